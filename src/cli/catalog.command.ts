@@ -1,0 +1,105 @@
+import { Command, Option } from 'commander';
+import type { DataSourceRecord } from '../domain/models.js';
+import type { Environment } from '../domain/tenancy.js';
+import { cliCaller, environmentOption, printJson, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';
+
+function positiveInteger(value: string): number {
+  const number = Number(value);
+  if (!Number.isSafeInteger(number) || number < 1) throw new Error(`"${value}" is not a positive whole number.`);
+  return number;
+}
+
+/** Prints the new object as JSON, or just its id for shell scripts. */
+function printCreated(created: { id: number } & Record<string, unknown>, json: boolean | undefined): void {
+  if (json) printJson(created);
+  else process.stdout.write(`${created.id}\n`);
+}
+
+export function schemasCommand(): Command {
+  const schemas = new Command('schemas').description('manage schemas (the keys of a group\'s mapping)');
+
+  subcommand(schemas, 'create', 'create a schema and print its id')
+    .addOption(new Option('--name <name>', 'schema name, unique in the workspace').makeOptionMandatory())
+    .action(async (options: CommonOptions & { name: string }) => {
+      await withRuntime(options, async (runtime) => {
+        const schema = await runtime.services.schemas.createSchema(await cliCaller(runtime, options.workspace), { name: options.name });
+        printCreated({ id: schema.id, name: schema.name }, options.json);
+      });
+    });
+
+  subcommand(schemas, 'list', 'list the schemas of a workspace').action(async (options: CommonOptions) => {
+    await withRuntime(options, async (runtime) => {
+      const rows = (await runtime.services.schemas.listSchemas(await cliCaller(runtime, options.workspace))).map(({ id, name }) => ({ id, name }));
+      printRows(rows, options.json);
+    });
+  });
+
+  return schemas;
+}
+
+const describeDataSource = (dataSource: DataSourceRecord) => ({
+  id: dataSource.id,
+  provided_id: dataSource.providedId,
+  name: dataSource.name,
+  schema_id: dataSource.schemaId,
+  api_environment_tag: dataSource.environment,
+});
+
+export function dataSourcesCommand(): Command {
+  const dataSources = new Command('data-sources').description('manage data sources (the values of a group\'s mapping)');
+
+  subcommand(dataSources, 'create', 'create a data source and print its id')
+    .addOption(new Option('--provided-id <id>', 'your own id for it, unique per workspace and environment').makeOptionMandatory())
+    .addOption(new Option('--name <name>', 'display name').makeOptionMandatory())
+    .addOption(new Option('--schema-id <id>', 'the schema it serves').argParser(positiveInteger).makeOptionMandatory())
+    .addOption(environmentOption().makeOptionMandatory())
+    .action(async (options: CommonOptions & { providedId: string; name: string; schemaId: number; environment: Environment }) => {
+      await withRuntime(options, async (runtime) => {
+        const caller = await cliCaller(runtime, options.workspace, options.environment);
+        const dataSource = await runtime.services.dataSources.createDataSource(caller, {
+          providedId: options.providedId,
+          name: options.name,
+          schemaId: options.schemaId,
+        });
+        printCreated(describeDataSource(dataSource), options.json);
+      });
+    });
+
+  subcommand(dataSources, 'list', 'list the data sources of one environment')
+    .addOption(environmentOption().default('Customer'))
+    .action(async (options: CommonOptions & { environment: Environment }) => {
+      await withRuntime(options, async (runtime) => {
+        const caller = await cliCaller(runtime, options.workspace, options.environment);
+        printRows((await runtime.services.dataSources.listDataSources(caller)).map(describeDataSource), options.json);
+      });
+    });
+
+  return dataSources;
+}
+
+export function workspacesCommand(): Command {
+  const workspaces = new Command('workspaces').description('manage workspaces (tenants of this deployment)');
+  const describeWorkspace = (workspace: { id: number; name: string; createdAt: string }) => ({
+    id: workspace.id,
+    name: workspace.name,
+    created_at: workspace.createdAt,
+  });
+
+  subcommand(workspaces, 'create', 'create a workspace', { workspace: false })
+    .argument('<name>', 'workspace name')
+    .action(async (name: string, options: Omit<CommonOptions, 'workspace'>) => {
+      await withRuntime(options, async (runtime) => {
+        const workspace = await runtime.services.workspaces.createWorkspace(name, { type: 'cli' });
+        if (options.json) printJson(describeWorkspace(workspace));
+        else process.stdout.write(`${workspace.name}\n`);
+      });
+    });
+
+  subcommand(workspaces, 'list', 'list workspaces', { workspace: false }).action(async (options: Omit<CommonOptions, 'workspace'>) => {
+    await withRuntime(options, async (runtime) => {
+      printRows((await runtime.services.workspaces.listWorkspaces()).map(describeWorkspace), options.json);
+    });
+  });
+
+  return workspaces;
+}

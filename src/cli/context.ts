@@ -1,0 +1,64 @@
+import { Option, type Command } from 'commander';
+import { DEFAULT_DATABASE_URL } from '../config/database-url.js';
+import type { Caller, Environment } from '../domain/tenancy.js';
+import { DEFAULT_WORKSPACE, ENVIRONMENTS } from '../domain/tenancy.js';
+import { openRuntime, type Runtime } from '../runtime.js';
+
+export const databaseOption = () =>
+  new Option('--database <url>', 'sqlite:<path> or postgres://…').env('UGS_DATABASE_URL').default(DEFAULT_DATABASE_URL);
+
+export const workspaceOption = () => new Option('--workspace <name>', 'workspace').default(DEFAULT_WORKSPACE);
+
+export const environmentOption = (description = 'environment') => new Option('--environment <environment>', description).choices(ENVIRONMENTS);
+
+export const jsonOption = () => new Option('--json', 'machine-readable JSON output');
+
+export interface CommonOptions {
+  workspace: string;
+  json?: boolean;
+  database: string;
+}
+
+/** A subcommand with the options most share: --json and --database, and --workspace unless it is about workspaces. */
+export function subcommand(parent: Command, name: string, description: string, { workspace = true } = {}): Command {
+  const command = parent.command(name).description(description);
+  if (workspace) command.addOption(workspaceOption());
+  return command.addOption(jsonOption()).addOption(databaseOption());
+}
+
+export function printRows(rows: Array<Record<string, unknown>>, json: boolean | undefined): void {
+  if (json) printJson(rows);
+  else printTable(rows);
+}
+
+/** Opens the database for one command and always closes it again. */
+export async function withRuntime<T>(options: { database: string }, run: (runtime: Runtime) => Promise<T>): Promise<T> {
+  const runtime = await openRuntime({ databaseUrl: options.database, encryptionKey: process.env.UGS_ENCRYPTION_KEY });
+  try {
+    return await run(runtime);
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** The CLI acts with full power inside the named workspace, recorded as actor `cli`. */
+export async function cliCaller(runtime: Runtime, workspaceName: string, environment: Environment = 'Customer'): Promise<Caller> {
+  const workspace = await runtime.services.workspaces.requireWorkspace(workspaceName);
+  return { tenant: { workspaceId: workspace.id, environment }, scope: 'admin', actor: { type: 'cli' }, requestId: null };
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+export function printTable(rows: Array<Record<string, unknown>>): void {
+  if (rows.length === 0) {
+    process.stdout.write('(none)\n');
+    return;
+  }
+  const columns = Object.keys(rows[0]!);
+  const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => String(row[column] ?? '').length)));
+  const format = (cells: string[]) => cells.map((cell, index) => cell.padEnd(widths[index]!)).join('  ').trimEnd();
+  process.stdout.write(`${format(columns)}\n`);
+  for (const row of rows) process.stdout.write(`${format(columns.map((column) => String(row[column] ?? '')))}\n`);
+}

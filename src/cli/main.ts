@@ -1,0 +1,36 @@
+import { Command, CommanderError } from 'commander';
+import { isAppError } from '../domain/errors.js';
+import { dataSourcesCommand, schemasCommand, workspacesCommand } from './catalog.command.js';
+import { migrateCommand, serveCommand } from './serve.command.js';
+import { tokensCommand } from './tokens.command.js';
+
+export function buildProgram(): Command {
+  const program = new Command('ugs')
+    .description('User Group Service: serve the API and administer its database')
+    .showHelpAfterError()
+    .exitOverride();
+  for (const command of [serveCommand(), migrateCommand(), tokensCommand(), schemasCommand(), dataSourcesCommand(), workspacesCommand()]) {
+    program.addCommand(command);
+  }
+  // Subcommands inherit exitOverride only when set on each; usage errors must not print a stack.
+  const applyExitOverride = (command: Command) => {
+    command.exitOverride();
+    command.commands.forEach(applyExitOverride);
+  };
+  applyExitOverride(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander has printed help or the usage error itself.
+      process.exitCode = error.exitCode;
+      return;
+    }
+    process.stderr.write(`ugs: ${isAppError(error) ? `${error.message} (${error.code})` : error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,133 @@
+import type { Environment, Scope, Tenant } from './tenancy.js';
+import type { Actor } from './tenancy.js';
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+/** ISO-8601 UTC timestamp with milliseconds, e.g. 2026-11-22T10:00:00.000Z. */
+export type Timestamp = string;
+
+export interface Workspace {
+  id: number;
+  name: string;
+  createdAt: Timestamp;
+}
+
+export interface ApiTokenRecord {
+  id: number;
+  workspaceId: number;
+  environment: Environment;
+  name: string;
+  scope: Scope;
+  createdAt: Timestamp;
+  lastUsedAt: Timestamp | null;
+  revokedAt: Timestamp | null;
+}
+
+export interface NewApiToken {
+  workspaceId: number;
+  environment: Environment;
+  name: string;
+  scope: Scope;
+  tokenHash: string;
+  createdAt: Timestamp;
+}
+
+export interface SchemaRecord {
+  id: number;
+  workspaceId: number;
+  name: string;
+  createdAt: Timestamp;
+}
+
+export interface DataSourceRecord {
+  id: number;
+  workspaceId: number;
+  environment: Environment;
+  providedId: string;
+  name: string;
+  schemaId: number;
+  createdAt: Timestamp;
+}
+
+export interface NewDataSource {
+  tenant: Tenant;
+  providedId: string;
+  name: string;
+  schemaId: number;
+  createdAt: Timestamp;
+}
+
+/** One resolved mapping entry: the group reads schema `schemaId` from data source `dataSourceId`. */
+export interface MappingEntry {
+  schemaId: number;
+  dataSourceId: number;
+}
+
+/** What a group holds, whether stored or about to be. */
+export interface UserGroupFields {
+  providedId: string;
+  name: string;
+  tokenHash: string;
+  tokenCiphertext: string;
+  properties: JsonObject | null;
+  /** Sorted by schemaId. */
+  mapping: MappingEntry[];
+  createdAt: Timestamp;
+}
+
+export interface UserGroupRecord extends UserGroupFields {
+  teamId: number;
+  workspaceId: number;
+  environment: Environment;
+  /** Bumped by every change; lets a conditional write detect that the row moved under it. */
+  version: number;
+  updatedAt: Timestamp;
+}
+
+export interface NewUserGroup extends UserGroupFields {
+  tenant: Tenant;
+}
+
+/** Fields a PUT may replace; an absent key stays as it is. */
+export interface UserGroupPatch {
+  providedId?: string;
+  name?: string;
+  properties?: JsonObject | null;
+  mapping?: MappingEntry[];
+}
+
+export type AuditAction =
+  | 'workspace.created'
+  | 'api_token.created'
+  | 'api_token.revoked'
+  | 'schema.created'
+  | 'data_source.created'
+  | 'user_group.created'
+  | 'user_group.updated'
+  | 'user_group.token_rotated'
+  | 'user_group.deleted';
+
+export type FieldChanges = Record<string, { before: unknown; after: unknown }>;
+
+/** What every change carries into its audit event; the store adds the entity it touched. */
+export interface AuditContext {
+  at: Timestamp;
+  actor: Actor;
+  requestId: string | null;
+  /** Changed fields with before and after values; never a secret. */
+  changes?: FieldChanges;
+}
+
+export interface AuditEventRecord {
+  id: number;
+  at: Timestamp;
+  workspaceId: number;
+  environment: Environment | null;
+  actor: Actor;
+  action: AuditAction;
+  teamId: number | null;
+  providedId: string | null;
+  changes: FieldChanges | null;
+  requestId: string | null;
+}

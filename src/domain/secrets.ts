@@ -1,0 +1,72 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import type { Environment } from './tenancy.js';
+
+export const USER_GROUP_TOKEN_PREFIX = 'ugt_';
+const API_TOKEN_PREFIX: Record<Environment, string> = { Customer: 'ugs_live_', Testing: 'ugs_test_' };
+
+/** `ugt_` + 64 lowercase hex characters: 256 bits from the OS CSPRNG. */
+export function generateUserGroupToken(): string {
+  return USER_GROUP_TOKEN_PREFIX + randomBytes(32).toString('hex');
+}
+
+/** The prefix tells an operator (and a secret scanner) which environment a leaked token opens. */
+export function generateApiToken(environment: Environment): string {
+  return API_TOKEN_PREFIX[environment] + randomBytes(32).toString('hex');
+}
+
+/** Lookup key for a secret. The secrets are 256-bit random values, so an unsalted hash is safe. */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+export const ENCRYPTION_KEY_BYTES = 32;
+
+/** Encrypts user group tokens at rest so get-or-create can return them; see docs/security.md. */
+export interface TokenCipher {
+  /** Short id of the key in use, written into each ciphertext so keys can rotate later. */
+  readonly keyId: string;
+  encrypt(plaintext: string): string;
+  decrypt(ciphertext: string): string;
+}
+
+const FORMAT_VERSION = 'v1';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+// Binds ciphertexts to their purpose: one made for something else under the same key fails to open.
+const ASSOCIATED_DATA = Buffer.from('ugs:user_group_token', 'utf8');
+
+export function encryptionKeyId(key: Buffer): string {
+  return createHash('sha256').update(key).digest('hex').slice(0, 8);
+}
+
+/** AES-256-GCM; ciphertext text form: `v1.<keyId>.<iv>.<tag>.<data>` (base64url parts). */
+export function createTokenCipher(key: Buffer): TokenCipher {
+  if (key.length !== ENCRYPTION_KEY_BYTES) {
+    throw new Error(`The encryption key must be ${ENCRYPTION_KEY_BYTES} bytes, got ${key.length}.`);
+  }
+  const keyId = encryptionKeyId(key);
+  return {
+    keyId,
+    encrypt(plaintext) {
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
+      cipher.setAAD(ASSOCIATED_DATA);
+      const data = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+      const tag = cipher.getAuthTag();
+      return [FORMAT_VERSION, keyId, iv.toString('base64url'), tag.toString('base64url'), data.toString('base64url')].join('.');
+    },
+    decrypt(ciphertext) {
+      const [version, cipherKeyId, iv, tag, data] = ciphertext.split('.');
+      if (version !== FORMAT_VERSION || iv === undefined || tag === undefined || data === undefined) {
+        throw new Error('Unrecognised token ciphertext format.');
+      }
+      if (cipherKeyId !== keyId) {
+        throw new Error(`Token ciphertext was made with key ${cipherKeyId}, but key ${keyId} is configured.`);
+      }
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), { authTagLength: TAG_BYTES });
+      decipher.setAAD(ASSOCIATED_DATA);
+      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+      return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
+    },
+  };
+}

@@ -1,0 +1,21 @@
+import { createApiTokenService } from './api-tokens.service.js';
+import type { Clock } from './clock.js';
+import { createDataSourceService } from './data-sources.service.js';
+import { createSchemaService } from './schemas.service.js';
+import type { TokenCipher } from './secrets.js';
+import { createUserGroupService } from './user-groups.service.js';
+import { createWorkspaceService } from './workspaces.service.js';
+import type { Store } from '../store/store.js';
+
+export type Services = ReturnType<typeof createServices>;
+
+/** The domain layer as one value: what the HTTP routes and the CLI both call. */
+export function createServices({ store, cipher, clock }: { store: Store; cipher: TokenCipher; clock: Clock }) {
+  return {
+    userGroups: createUserGroupService({ store, cipher, clock }),
+    apiTokens: createApiTokenService({ store, clock }),
+    schemas: createSchemaService({ store, clock }),
+    dataSources: createDataSourceService({ store, clock }),
+    workspaces: createWorkspaceService({ store, clock }),
+  };
+}

@@ -1,0 +1,34 @@
+export const ENVIRONMENTS = ['Customer', 'Testing'] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+
+/** Scopes in increasing power: each includes every scope before it. */
+export const SCOPES = ['read', 'write', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const DEFAULT_WORKSPACE = 'default';
+
+/** Where an operation acts: nothing it reads or writes crosses this boundary. */
+export interface Tenant {
+  workspaceId: number;
+  environment: Environment;
+}
+
+export type Actor =
+  | { type: 'api_token'; apiTokenId: number; name: string }
+  | { type: 'cli' };
+
+/** Who is asking, with what power, inside which tenant: the input of every domain operation. */
+export interface Caller {
+  tenant: Tenant;
+  scope: Scope;
+  actor: Actor;
+  requestId: string | null;
+}
+
+export function scopeIncludes(granted: Scope, needed: Scope): boolean {
+  return SCOPES.indexOf(granted) >= SCOPES.indexOf(needed);
+}
+
+export function isEnvironment(value: unknown): value is Environment {
+  return value === 'Customer' || value === 'Testing';
+}

@@ -1,0 +1,243 @@
+import { isDeepStrictEqual } from 'node:util';
+import { AppError } from './errors.js';
+import type { Clock } from './clock.js';
+import { resolveMapping, mappingToRecord, type MappingInput } from './mapping.js';
+import type { AuditContext, FieldChanges, JsonObject, UserGroupPatch, UserGroupRecord } from './models.js';
+import { assertPropertiesWithinLimits } from './properties.js';
+import { requireScope } from './scopes.js';
+import { generateUserGroupToken, hashSecret, USER_GROUP_TOKEN_PREFIX, type TokenCipher } from './secrets.js';
+import type { Caller, Environment } from './tenancy.js';
+import type { DataSourceStore, SchemaStore, UserGroupStore } from '../store/store.js';
+
+/** A group as every response shows it: all of it, with the token in the clear. */
+export interface UserGroupView {
+  teamId: number;
+  token: string;
+  name: string;
+  providedId: string;
+  properties: JsonObject | null;
+  mapping: Record<string, string>;
+  environment: Environment;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface GetOrCreateUserGroupInput {
+  userGroupId: string | number;
+  name?: string;
+  mapping?: MappingInput;
+  properties?: JsonObject | null;
+}
+
+export interface UpdateUserGroupInput {
+  userGroupId: string | number;
+  newUserGroupId?: string | number;
+  name?: string;
+  mapping?: MappingInput;
+  properties?: JsonObject | null;
+}
+
+export interface DeleteUserGroupInput {
+  currentToken?: string;
+  userGroupId?: string | number;
+  dataSourceProvidedId?: string;
+}
+
+export interface UserGroupServiceDeps {
+  store: UserGroupStore & Pick<SchemaStore, 'findSchemasByIds'> & Pick<DataSourceStore, 'findDataSources'>;
+  cipher: TokenCipher;
+  clock: Clock;
+}
+
+// A conditional write loses only to a concurrent change of the same group; re-reading and
+// re-deciding a few times resolves any realistic contention.
+const MAX_ATTEMPTS = 5;
+const TOKEN_SHAPE = new RegExp(`^${USER_GROUP_TOKEN_PREFIX}[0-9a-f]{64}$`);
+
+export type UserGroupService = ReturnType<typeof createUserGroupService>;
+
+export function createUserGroupService({ store, cipher, clock }: UserGroupServiceDeps) {
+  const view = (group: UserGroupRecord, knownToken?: string): UserGroupView => ({
+    teamId: group.teamId,
+    token: knownToken ?? cipher.decrypt(group.tokenCiphertext),
+    name: group.name,
+    providedId: group.providedId,
+    properties: group.properties,
+    mapping: mappingToRecord(group.mapping),
+    environment: group.environment,
+    createdAt: group.createdAt,
+    updatedAt: group.updatedAt,
+  });
+
+  const auditContext = (caller: Caller, changes?: FieldChanges): AuditContext => ({
+    at: clock(),
+    actor: caller.actor,
+    requestId: caller.requestId,
+    ...(changes ? { changes } : {}),
+  });
+
+  const notFound = () => new AppError('user_group_not_found', 'No user group matches in this environment.');
+
+  const findByToken = (caller: Caller, token: string) =>
+    TOKEN_SHAPE.test(token) ? store.findUserGroupByTokenHash(caller.tenant, hashSecret(token)) : Promise.resolve(null);
+
+  async function requireByProvidedId(caller: Caller, userGroupId: string | number): Promise<UserGroupRecord> {
+    const group = await store.findUserGroupByProvidedId(caller.tenant, providedIdOf(userGroupId));
+    if (!group) throw notFound();
+    return group;
+  }
+
+  async function retryOnConcurrentChange<T>(attempt: () => Promise<T | null>): Promise<T> {
+    for (let i = 0; i < MAX_ATTEMPTS; i += 1) {
+      const result = await attempt();
+      if (result !== null) return result;
+    }
+    throw new AppError('unavailable', 'The user group is changing too often to apply this request; retry shortly.', {
+      headers: { 'Retry-After': '1' },
+    });
+  }
+
+  return {
+    async getOrCreateUserGroup(caller: Caller, input: GetOrCreateUserGroupInput): Promise<{ userGroup: UserGroupView; created: boolean }> {
+      const providedId = providedIdOf(input.userGroupId);
+      // Input limits hold whether or not the group exists; only the catalogue lookups of a mapping
+      // wait until a create needs them.
+      const properties = input.properties ?? null;
+      assertPropertiesWithinLimits(properties);
+      const existing = await store.findUserGroupByProvidedId(caller.tenant, providedId);
+      if (existing) return { userGroup: view(existing), created: false };
+
+      requireScope(caller, 'write');
+      const mapping = await resolveMapping(store, caller.tenant, input.mapping ?? {});
+      const token = generateUserGroupToken();
+      const name = input.name ?? providedId;
+      const createdAt = clock();
+      const { group, created } = await store.insertUserGroupIfAbsent(
+        { tenant: caller.tenant, providedId, name, tokenHash: hashSecret(token), tokenCiphertext: cipher.encrypt(token), properties, mapping, createdAt },
+        auditContext(caller, {
+          provided_id: { before: null, after: providedId },
+          name: { before: null, after: name },
+          properties: { before: null, after: properties },
+          mapping: { before: null, after: mappingToRecord(mapping) },
+        }),
+      );
+      // Losing a creation race to another caller is a get: their token, not ours.
+      return { userGroup: created ? view(group, token) : view(group), created };
+    },
+
+    async updateUserGroup(caller: Caller, input: UpdateUserGroupInput): Promise<UserGroupView> {
+      requireScope(caller, 'write');
+      if (input.properties !== undefined) assertPropertiesWithinLimits(input.properties);
+      const mapping = input.mapping === undefined ? undefined : await resolveMapping(store, caller.tenant, input.mapping);
+      const requested: UserGroupPatch = {
+        ...(input.newUserGroupId !== undefined ? { providedId: providedIdOf(input.newUserGroupId) } : {}),
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.properties !== undefined ? { properties: input.properties } : {}),
+        ...(mapping !== undefined ? { mapping } : {}),
+      };
+
+      return retryOnConcurrentChange(async () => {
+        const existing = await requireByProvidedId(caller, input.userGroupId);
+        const { patch, changes } = diffUserGroup(existing, requested);
+        // An update that changes nothing writes nothing: no version bump, no audit event.
+        if (Object.keys(changes).length === 0) return view(existing);
+        const updated = await store.updateUserGroup(
+          { tenant: caller.tenant, teamId: existing.teamId, expectedVersion: existing.version, patch, updatedAt: clock() },
+          auditContext(caller, changes),
+        );
+        return updated && view(updated);
+      });
+    },
+
+    async rotateUserGroupToken(caller: Caller, currentToken: string): Promise<UserGroupView> {
+      requireScope(caller, 'write');
+      if (!TOKEN_SHAPE.test(currentToken)) throw notFound();
+      const token = generateUserGroupToken();
+      const rotated = await store.rotateUserGroupToken(
+        {
+          tenant: caller.tenant,
+          currentTokenHash: hashSecret(currentToken),
+          newTokenHash: hashSecret(token),
+          newTokenCiphertext: cipher.encrypt(token),
+          updatedAt: clock(),
+        },
+        auditContext(caller),
+      );
+      if (!rotated) throw notFound();
+      return view(rotated, token);
+    },
+
+    async deleteUserGroup(caller: Caller, input: DeleteUserGroupInput): Promise<void> {
+      requireScope(caller, 'write');
+      await retryOnConcurrentChange(async () => {
+        const group = await findGroupToDelete(caller, input);
+        if (input.dataSourceProvidedId !== undefined) await assertMapsDataSource(caller, group, input.dataSourceProvidedId);
+        const deleted = await store.deleteUserGroup(caller.tenant, group.teamId, group.version, auditContext(caller, {
+          provided_id: { before: group.providedId, after: null },
+          name: { before: group.name, after: null },
+          properties: { before: group.properties, after: null },
+          mapping: { before: mappingToRecord(group.mapping), after: null },
+        }));
+        return deleted ? true : null;
+      });
+    },
+
+    async verifyUserGroupToken(caller: Caller, token: string): Promise<UserGroupView> {
+      const group = await findByToken(caller, token);
+      if (!group) throw notFound();
+      return view(group, token);
+    },
+  };
+
+  async function findGroupToDelete(caller: Caller, input: DeleteUserGroupInput): Promise<UserGroupRecord> {
+    const byToken = input.currentToken === undefined ? undefined : await findByToken(caller, input.currentToken);
+    if (byToken === null) throw notFound();
+    if (input.userGroupId === undefined) {
+      if (!byToken) throw new AppError('missing_field', 'Give "current_token" or "user_group_id" to name the group.', { field: 'current_token' });
+      return byToken;
+    }
+    const byId = await requireByProvidedId(caller, input.userGroupId);
+    if (byToken && byToken.teamId !== byId.teamId) {
+      throw new AppError('user_group_mismatch', '"current_token" and "user_group_id" name different user groups.');
+    }
+    return byId;
+  }
+
+  async function assertMapsDataSource(caller: Caller, group: UserGroupRecord, dataSourceProvidedId: string): Promise<void> {
+    const [dataSource] = await store.findDataSources(caller.tenant, { ids: [], providedIds: [dataSourceProvidedId] });
+    const mapped = dataSource !== undefined && group.mapping.some((entry) => entry.dataSourceId === dataSource.id);
+    if (!mapped) {
+      throw new AppError('data_source_mismatch', `The user group's mapping does not include data source "${dataSourceProvidedId}".`, {
+        field: 'data_source_provided_id',
+      });
+    }
+  }
+}
+
+/** A JSON integer id is accepted and becomes its decimal string. */
+export function providedIdOf(userGroupId: string | number): string {
+  return typeof userGroupId === 'number' ? String(userGroupId) : userGroupId;
+}
+
+/** Keeps only the requested fields that differ from the stored group, with before/after for the audit trail. */
+function diffUserGroup(existing: UserGroupRecord, requested: UserGroupPatch): { patch: UserGroupPatch; changes: FieldChanges } {
+  const patch: UserGroupPatch = {};
+  const changes: FieldChanges = {};
+  if (requested.providedId !== undefined && requested.providedId !== existing.providedId) {
+    patch.providedId = requested.providedId;
+    changes.provided_id = { before: existing.providedId, after: requested.providedId };
+  }
+  if (requested.name !== undefined && requested.name !== existing.name) {
+    patch.name = requested.name;
+    changes.name = { before: existing.name, after: requested.name };
+  }
+  if (requested.properties !== undefined && !isDeepStrictEqual(requested.properties, existing.properties)) {
+    patch.properties = requested.properties;
+    changes.properties = { before: existing.properties, after: requested.properties };
+  }
+  if (requested.mapping !== undefined && !isDeepStrictEqual(requested.mapping, existing.mapping)) {
+    patch.mapping = requested.mapping;
+    changes.mapping = { before: mappingToRecord(existing.mapping), after: mappingToRecord(requested.mapping) };
+  }
+  return { patch, changes };
+}

@@ -1,0 +1,13 @@
+import { Type } from 'typebox';
+
+// No C0 or C1 control characters and no DEL; Ajv compiles patterns with the unicode flag.
+export const NO_CONTROL_CHARACTERS = '^[^\\x00-\\x1F\\x7F-\\x9F]*$';
+export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+
+export const EnvironmentTag = Type.Union([Type.Literal('Customer'), Type.Literal('Testing')]);
+
+export const Text256 = (description: string) => Type.String({ minLength: 1, maxLength: 256, pattern: NO_CONTROL_CHARACTERS, description });
+
+export const Id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_SAFE, description });
+
+export const Timestamp = Type.String({ format: 'date-time' });

@@ -1,0 +1,52 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, isAppError } from '../domain/errors.js';
+import { validationError } from './validation-errors.js';
+
+/** The one place a thrown error becomes the failure envelope. */
+export function sendError(error: AppError, request: FastifyRequest, reply: FastifyReply) {
+  return reply
+    .status(error.status)
+    .headers(error.headers)
+    .send({
+      success: 0,
+      error: { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}), request_id: request.id },
+    });
+}
+
+const FASTIFY_CODES: Record<string, () => AppError> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new AppError('payload_too_large', 'The request body is larger than 1 MiB.'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => unsupportedMediaType(),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new AppError('invalid_json', 'The request body does not match its Content-Length.'),
+  FST_ERR_CTP_INVALID_JSON_BODY: () => invalidJson(),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => invalidJson(),
+};
+
+const invalidJson = () => new AppError('invalid_json', 'The request body is not valid JSON.');
+
+export function unsupportedMediaType(): AppError {
+  return new AppError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json".');
+}
+
+function toAppError(error: FastifyError, request: FastifyRequest): AppError {
+  if (isAppError(error)) return error;
+  if (error.validation) return validationError(error.validation, request.routeOptions.schema?.body);
+  const known = error.code ? FASTIFY_CODES[error.code] : undefined;
+  if (known) return known();
+  // Any other client error Fastify detects (a malformed URL, say) is still the client's.
+  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+    return new AppError('bad_request', 'The request is malformed.');
+  }
+  return new AppError('internal_error', 'An internal error occurred.', { cause: error });
+}
+
+export function registerErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const appError = toAppError(error, request);
+    if (appError.status >= 500) {
+      request.log.error({ err: appError.cause ?? error, code: appError.code }, 'request failed');
+    } else {
+      request.log.info({ code: appError.code, field: appError.field }, 'request rejected');
+    }
+    return sendError(appError, request, reply);
+  });
+}

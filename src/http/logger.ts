@@ -1,0 +1,25 @@
+import { pino, type DestinationStream, type Logger } from 'pino';
+
+/**
+ * Structured JSON logs. Request lines carry the path without its query string and never headers
+ * or bodies, so no credential can reach a log; redaction is a second line of defence.
+ */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'ugs' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.token', '*.current_token', '*.secret'], censor: '[redacted]' },
+      serializers: {
+        req: (request: { method?: string; url?: string; ip?: string }) => ({
+          method: request.method,
+          path: request.url?.split('?', 1)[0],
+          remoteAddress: request.ip,
+        }),
+        res: (reply: { statusCode?: number }) => ({ statusCode: reply.statusCode }),
+      },
+    },
+    destination,
+  );
+}

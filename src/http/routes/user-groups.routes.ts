@@ -1,0 +1,163 @@
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { AppError } from '../../domain/errors.js';
+import type { JsonObject } from '../../domain/models.js';
+import type { UserGroupService, UserGroupView } from '../../domain/user-groups.service.js';
+import type { TSchema } from 'typebox';
+import { responses } from '../envelope.js';
+import {
+  DeleteUserGroupBody,
+  DeleteUserGroupResponse,
+  GetOrCreateUserGroupBody,
+  GetOrCreateUserGroupResponse,
+  RotateUserGroupTokenBody,
+  UpdateUserGroupBody,
+  UserGroupResponse,
+  VerifyUserGroupTokenBody,
+  type UserGroup,
+} from './user-groups.schemas.js';
+
+const routeSchema = <B extends TSchema, R extends TSchema>(summary: string, description: string, body: B, response: R) => ({
+  summary,
+  description,
+  tags: ['user groups'],
+  security: [{ apiToken: [] }],
+  body,
+  response: responses(response),
+});
+
+const withUserGroup = (view: UserGroupView) => ({ success: 1 as const, user_group: toUserGroup(view) });
+
+export function toUserGroup(view: UserGroupView): UserGroup {
+  return {
+    team_id: view.teamId,
+    token: view.token,
+    name: view.name,
+    provided_id: view.providedId,
+    properties: view.properties,
+    mapping: view.mapping,
+    api_environment_tag: view.environment,
+    created_at: view.createdAt,
+    updated_at: view.updatedAt,
+  };
+}
+
+// Query values that carry JSON documents rather than plain strings.
+const JSON_QUERY_FIELDS = new Set(['mapping', 'properties']);
+
+/**
+ * For clients that cannot send a GET body (fetch, browsers): the same fields from the query string,
+ * with mapping and properties as JSON text. Validation then runs on the result as on any body.
+ */
+function bodyFromQuery(query: Record<string, string | string[] | undefined>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(query).map(([field, value]) => {
+      if (typeof value !== 'string') {
+        throw new AppError('invalid_field', `"${field}" must appear once in the query string.`, { field });
+      }
+      if (!JSON_QUERY_FIELDS.has(field)) return [field, value];
+      try {
+        return [field, JSON.parse(value) as unknown];
+      } catch {
+        throw new AppError('invalid_json', `"${field}" in the query string is not valid JSON.`, { field });
+      }
+    }),
+  );
+}
+
+export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupService }> = async (app, { userGroups }) => {
+  app.get(
+    '/user',
+    {
+      schema: routeSchema(
+        'Get a user group, or create it',
+        'The fields travel in a JSON body, even on GET. A GET without a body may send them in the query string instead, with mapping and properties as JSON text. Creating needs the write scope.',
+        GetOrCreateUserGroupBody,
+        GetOrCreateUserGroupResponse,
+      ),
+      preValidation: async (request: FastifyRequest) => {
+        if (request.body === undefined) request.body = bodyFromQuery(request.query as Record<string, string | string[] | undefined>);
+      },
+    },
+    async (request) => {
+      const { body } = request;
+      const { userGroup, created } = await userGroups.getOrCreateUserGroup(request.caller, {
+        userGroupId: body.user_group_id,
+        ...(body.name !== undefined ? { name: body.name } : {}),
+        ...(body.mapping !== undefined ? { mapping: body.mapping } : {}),
+        ...(body.properties !== undefined ? { properties: body.properties as JsonObject | null } : {}),
+      });
+      return { success: 1 as const, new_user_group: created, user_group: toUserGroup(userGroup) };
+    },
+  );
+
+  app.put(
+    '/user',
+    {
+      schema: routeSchema(
+        'Update a user group',
+        'Absent fields stay as they are; mapping and properties are replaced whole. Never creates.',
+        UpdateUserGroupBody,
+        UserGroupResponse,
+      ),
+    },
+    async (request) => {
+      const { body } = request;
+      const userGroup = await userGroups.updateUserGroup(request.caller, {
+        userGroupId: body.user_group_id,
+        ...(body.new_user_group_id !== undefined ? { newUserGroupId: body.new_user_group_id } : {}),
+        ...(body.name !== undefined ? { name: body.name } : {}),
+        ...(body.mapping !== undefined ? { mapping: body.mapping } : {}),
+        ...(body.properties !== undefined ? { properties: body.properties as JsonObject | null } : {}),
+      });
+      return withUserGroup(userGroup);
+    },
+  );
+
+  app.post(
+    '/user',
+    {
+      schema: routeSchema(
+        'Rotate a user group token',
+        'The old token stops working at once. An unknown or already rotated token is user_group_not_found.',
+        RotateUserGroupTokenBody,
+        UserGroupResponse,
+      ),
+    },
+    async (request) => withUserGroup(await userGroups.rotateUserGroupToken(request.caller, request.body.current_token)),
+  );
+
+  app.delete(
+    '/user',
+    {
+      schema: routeSchema(
+        'Delete a user group',
+        'Name the group by current_token, user_group_id, or both (then they must agree). With data_source_provided_id, the group must map to that data source. Any failure deletes nothing.',
+        DeleteUserGroupBody,
+        DeleteUserGroupResponse,
+      ),
+    },
+    async (request) => {
+      const { body } = request;
+      await userGroups.deleteUserGroup(request.caller, {
+        ...(body.current_token !== undefined ? { currentToken: body.current_token } : {}),
+        ...(body.user_group_id !== undefined ? { userGroupId: body.user_group_id } : {}),
+        ...(body.data_source_provided_id !== undefined ? { dataSourceProvidedId: body.data_source_provided_id } : {}),
+      });
+      return { success: 1 as const };
+    },
+  );
+
+  app.post(
+    '/user/verify',
+    {
+      schema: routeSchema(
+        'Resolve a user group token',
+        'For the dashboard renderer: any scope; the group holding a live token in this environment.',
+        VerifyUserGroupTokenBody,
+        UserGroupResponse,
+      ),
+    },
+    async (request) => withUserGroup(await userGroups.verifyUserGroupToken(request.caller, request.body.token)),
+  );
+};

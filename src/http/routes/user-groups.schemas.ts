@@ -1,0 +1,90 @@
+import { Type, type Static } from 'typebox';
+import { MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from '../../domain/properties.js';
+import { EnvironmentTag, MAX_SAFE, NO_CONTROL_CHARACTERS, Text256, Timestamp } from '../common.schemas.js';
+import { Success } from '../envelope.js';
+
+const UserGroupIdentifier = (description: string) =>
+  Type.Union(
+    [
+      Type.String({ minLength: 1, maxLength: 256, pattern: NO_CONTROL_CHARACTERS }),
+      Type.Integer({ minimum: -MAX_SAFE, maximum: MAX_SAFE }),
+    ],
+    { description },
+  );
+
+const Mapping = Type.Record(
+  Type.String({ pattern: '^(0|[1-9][0-9]{0,15})$' }),
+  Type.Union([Type.Integer({ minimum: 1, maximum: MAX_SAFE }), Type.String({ minLength: 1, maxLength: 256, pattern: NO_CONTROL_CHARACTERS })]),
+  {
+    maxProperties: 64,
+    additionalProperties: false,
+    description:
+      'An object of at most 64 entries from schema id (a decimal integer) to a data source id (an integer or digit string) or a data source provided_id (a string).',
+  },
+);
+
+const PropertiesObject = Type.Object({}, { additionalProperties: true });
+const Properties = Type.Union([PropertiesObject, Type.Null()], {
+  description: `A JSON object (not an array or a scalar) of at most ${MAX_PROPERTIES_BYTES} bytes serialized and ${MAX_PROPERTIES_DEPTH} levels deep, or null.`,
+});
+
+const CurrentToken = Type.String({ maxLength: 256, description: 'The user group token, at most 256 characters.' });
+
+const ID_RULE = 'A string of 1 to 256 characters without control characters, or an integer (which becomes its decimal string).';
+const NAME_RULE = 'A string of 1 to 256 characters without control characters.';
+
+export const GetOrCreateUserGroupBody = Type.Object(
+  {
+    user_group_id: UserGroupIdentifier(ID_RULE),
+    name: Type.Optional(Text256(NAME_RULE)),
+    mapping: Type.Optional(Mapping),
+    properties: Type.Optional(Properties),
+  },
+  { additionalProperties: false },
+);
+export type GetOrCreateUserGroupBody = Static<typeof GetOrCreateUserGroupBody>;
+
+export const UpdateUserGroupBody = Type.Object(
+  {
+    user_group_id: UserGroupIdentifier(ID_RULE),
+    new_user_group_id: Type.Optional(UserGroupIdentifier(ID_RULE)),
+    name: Type.Optional(Text256(NAME_RULE)),
+    mapping: Type.Optional(Mapping),
+    properties: Type.Optional(Properties),
+  },
+  { additionalProperties: false },
+);
+export type UpdateUserGroupBody = Static<typeof UpdateUserGroupBody>;
+
+export const RotateUserGroupTokenBody = Type.Object({ current_token: CurrentToken }, { additionalProperties: false });
+export type RotateUserGroupTokenBody = Static<typeof RotateUserGroupTokenBody>;
+
+export const DeleteUserGroupBody = Type.Object(
+  {
+    current_token: Type.Optional(CurrentToken),
+    user_group_id: Type.Optional(UserGroupIdentifier(ID_RULE)),
+    data_source_provided_id: Type.Optional(Text256('The provided_id of a data source the group must map to.')),
+  },
+  { additionalProperties: false, description: 'Give current_token, user_group_id, or both (then they must name the same group).' },
+);
+export type DeleteUserGroupBody = Static<typeof DeleteUserGroupBody>;
+
+export const VerifyUserGroupTokenBody = Type.Object({ token: CurrentToken }, { additionalProperties: false });
+export type VerifyUserGroupTokenBody = Static<typeof VerifyUserGroupTokenBody>;
+
+export const UserGroup = Type.Object({
+  team_id: Type.Integer({ description: 'Internal id; unique in the deployment, never reused.' }),
+  token: Type.String({ description: 'The user group token: ugt_ followed by 64 lowercase hex characters.' }),
+  name: Type.String(),
+  provided_id: Type.String({ description: 'The caller\'s own id (user_group_id).' }),
+  properties: Type.Union([PropertiesObject, Type.Null()]),
+  mapping: Type.Record(Type.String(), Type.String(), { description: 'Schema id → data source id, both as strings.' }),
+  api_environment_tag: EnvironmentTag,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type UserGroup = Static<typeof UserGroup>;
+
+export const UserGroupResponse = Type.Object({ success: Success, user_group: UserGroup });
+export const GetOrCreateUserGroupResponse = Type.Object({ success: Success, new_user_group: Type.Boolean(), user_group: UserGroup });
+export const DeleteUserGroupResponse = Type.Object({ success: Success });

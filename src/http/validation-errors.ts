@@ -1,0 +1,40 @@
+import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
+import { AppError } from '../domain/errors.js';
+
+type BodySchema = { properties?: Record<string, { description?: string }> } | undefined;
+
+// Limits whose own wording is already exact; for the rest (type, pattern, anyOf...) the field's
+// documented rule is clearer than the validator's words.
+const SELF_EXPLAINING = new Set(['maxLength', 'minLength', 'maxProperties', 'minimum', 'maximum']);
+
+/** Maps the first schema violation to missing_field, unknown_field or invalid_field, naming the field. */
+export function validationError(errors: FastifySchemaValidationError[], bodySchema: unknown): AppError {
+  const first = errors[0];
+  if (!first) return new AppError('invalid_field', 'The request is invalid.');
+  const params = first.params as Record<string, unknown>;
+  const path = first.instancePath.split('/').slice(1).map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const field = path[0];
+
+  if (field === undefined) {
+    if (first.keyword === 'required') {
+      const missing = String(params.missingProperty);
+      return new AppError('missing_field', `"${missing}" is required.`, { field: missing });
+    }
+    if (first.keyword === 'additionalProperties') {
+      const unknown = String(params.additionalProperty);
+      return new AppError('unknown_field', `"${unknown}" is not a field of this request.`, { field: unknown });
+    }
+    return new AppError('invalid_json', 'The request body must be a JSON object.');
+  }
+
+  const rule = (bodySchema as BodySchema)?.properties?.[field]?.description;
+  const message =
+    SELF_EXPLAINING.has(first.keyword) || !rule
+      ? `"${path.join('.')}" ${first.message ?? 'is invalid'}.`
+      : `"${field}" is invalid: ${lowerFirst(rule)}`;
+  return new AppError('invalid_field', message, { field });
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}

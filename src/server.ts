@@ -1,0 +1,70 @@
+import type { FastifyInstance } from 'fastify';
+import type { IssuedApiToken } from './domain/api-tokens.service.js';
+import { buildApp } from './http/app.js';
+import { createLogger } from './http/logger.js';
+import type { Runtime } from './runtime.js';
+
+export interface ServeOptions {
+  port: number;
+  host: string;
+  logLevel: string;
+  rateLimitPerMinute: number | 'off';
+  version: string;
+  /** How long SIGTERM waits for in-flight requests before closing anyway. */
+  drainTimeoutMs: number;
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  /** The first-start admin tokens, when this start created them; else null. */
+  firstStartTokens: IssuedApiToken[] | null;
+  stop(): Promise<void>;
+}
+
+export async function startServer(runtime: Runtime, options: ServeOptions): Promise<RunningServer> {
+  const firstStartTokens = await runtime.services.apiTokens.issueFirstStartTokens(runtime.defaultWorkspace.id, { type: 'cli' });
+  const app = await buildApp({
+    services: runtime.services,
+    store: runtime.store,
+    logger: createLogger(options.logLevel),
+    rateLimitPerMinute: options.rateLimitPerMinute,
+    version: options.version,
+  });
+  await app.listen({ port: options.port, host: options.host });
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      // app.close() stops accepting, answers new requests on open sockets with 503 and waits for
+      // in-flight ones; the timer bounds a client that never finishes.
+      const timer = setTimeout(() => app.server.closeAllConnections(), options.drainTimeoutMs);
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(timer);
+        await runtime.close();
+      }
+    })();
+    return stopping;
+  };
+  return { app, firstStartTokens, stop };
+}
+
+export function firstStartBanner(tokens: IssuedApiToken[], baseUrl: string): string {
+  const line = '='.repeat(78);
+  const rows = tokens.map(({ record, secret }) => `  ${record.environment.padEnd(9)} ${secret}`);
+  const example = tokens[0]?.secret ?? '<API_TOKEN>';
+  return [
+    line,
+    ' User Group Service: first start. One admin API token per environment was created.',
+    ' They are shown only this once: store them somewhere safe now.',
+    '',
+    ...rows,
+    '',
+    ' Try it:',
+    `  curl -X GET ${baseUrl}/api/user -H 'Authorization: Token ${example}' \\`,
+    `    -H 'Content-Type: application/json' --data '{"user_group_id":"example_1","name":"Example 1"}'`,
+    line,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,38 @@
+import type { Database } from 'better-sqlite3';
+import type { Migration } from './migrations/index.js';
+
+/**
+ * Applies pending migrations one per BEGIN IMMEDIATE transaction. Each transaction reads the applied
+ * version under the write lock before acting, so processes racing on one file apply every step once;
+ * with nothing pending the only cost is one empty write transaction.
+ */
+export function migrateSqlite(db: Database, migrations: readonly Migration[]): void {
+  const latest = migrations.at(-1)?.version ?? 0;
+
+  const applyNext = db.transaction((): boolean => {
+    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY,
+      name TEXT NOT NULL,
+      applied_at TEXT NOT NULL
+    )`);
+    const applied = db.prepare('SELECT coalesce(max(version), 0) FROM schema_migrations').pluck().get() as number;
+    if (applied > latest) {
+      throw new Error(
+        `The database is at schema version ${applied}, newer than this program knows (${latest}); upgrade the program.`,
+      );
+    }
+    const next = migrations.find((migration) => migration.version > applied);
+    if (!next) return false;
+    db.exec(next.sql);
+    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+      next.version,
+      next.name,
+      new Date().toISOString(),
+    );
+    return true;
+  });
+
+  while (applyNext.immediate()) {
+    // Each pass applies one migration; stop once none is pending.
+  }
+}

@@ -1,0 +1,52 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+
+export interface SqliteStoreOptions {
+  path: string;
+  busyTimeoutMs?: number;
+}
+
+export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+const WAL_RETRY_PAUSE_MS = 10;
+
+function pauseSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * SQLite does not call the busy handler while switching a fresh file to WAL, so processes opening a
+ * new database together can get SQLITE_BUSY at once; retry for as long as the busy timeout allows.
+ */
+function enableWal(db: Database.Database, busyTimeoutMs: number): void {
+  const deadline = Date.now() + busyTimeoutMs;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      const busy = error instanceof Database.SqliteError && error.code.startsWith('SQLITE_BUSY');
+      if (!busy || Date.now() >= deadline) throw error;
+      pauseSync(WAL_RETRY_PAUSE_MS);
+    }
+  }
+}
+
+/** Opens (creating if need be) the database file with the connection settings the store relies on. */
+export function openSqliteDatabase(options: SqliteStoreOptions): Database.Database {
+  const busyTimeoutMs = Math.max(0, Math.trunc(options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS));
+  fs.mkdirSync(path.dirname(path.resolve(options.path)), { recursive: true });
+  const db = new Database(options.path, { timeout: busyTimeoutMs });
+  try {
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    enableWal(db, busyTimeoutMs);
+    // FULL syncs the WAL on every commit: a success is only reported once the change is on disk.
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}

@@ -1,0 +1,43 @@
+import { unavailable } from '../../domain/errors.js';
+import type { Store } from '../store.js';
+import { apiTokenMethods } from './api-tokens.js';
+import { auditEvents } from './audit-events.js';
+import { dataSourceMethods } from './data-sources.js';
+import { guard } from './guard.js';
+import { migrateSqlite } from './migrate.js';
+import { MIGRATIONS } from './migrations/index.js';
+import { preparedOnFirstUse } from './prepared.js';
+import { schemaMethods } from './schemas.js';
+import { openSqliteDatabase } from './sqlite-database.js';
+import type { SqliteStoreOptions } from './sqlite-database.js';
+import { userGroupMethods } from './user-groups.js';
+import { workspaceMethods } from './workspaces.js';
+
+export type { SqliteStoreOptions } from './sqlite-database.js';
+
+export function openSqliteStore(options: SqliteStoreOptions): Store {
+  const db = openSqliteDatabase(options);
+  const audit = auditEvents(db);
+  const sql = preparedOnFirstUse(db, { ping: 'SELECT 1' });
+  const methods = guard<Omit<Store, 'engine'>>({
+    ...workspaceMethods(db, audit),
+    ...apiTokenMethods(db, audit),
+    ...schemaMethods(db, audit),
+    ...dataSourceMethods(db, audit),
+    ...userGroupMethods(db, audit),
+    listAuditEvents: (query) => audit.list(query),
+    migrate: () => migrateSqlite(db, MIGRATIONS),
+    ping: () => {
+      try {
+        sql.ping.get();
+      } catch (error) {
+        // Readiness cares only whether the database answers, whatever the reason it does not.
+        throw unavailable(error);
+      }
+    },
+    close: () => {
+      if (db.open) db.close();
+    },
+  });
+  return { engine: 'sqlite', ...methods };
+}

@@ -1,0 +1,49 @@
+import type { Database } from 'better-sqlite3';
+import type { AuditContext, Workspace } from '../../domain/models.js';
+import type { WorkspaceStore } from '../store.js';
+import type { AuditEntry, AuditEvents } from './audit-events.js';
+import { creationChanges } from './audit-events.js';
+import type { Synchronous } from './guard.js';
+import { preparedOnFirstUse } from './prepared.js';
+
+const COLUMNS = 'id, name, created_at AS createdAt';
+
+function createdEntry(workspace: Workspace): AuditEntry {
+  return {
+    action: 'workspace.created',
+    workspaceId: workspace.id,
+    environment: null,
+    changes: creationChanges({ id: workspace.id, name: workspace.name }),
+  };
+}
+
+export function workspaceMethods(db: Database, audit: AuditEvents): Synchronous<WorkspaceStore> {
+  const sql = preparedOnFirstUse(db, {
+    insert: `INSERT INTO workspaces (name, created_at) VALUES (?, ?) RETURNING ${COLUMNS}`,
+    insertIfAbsent: `INSERT INTO workspaces (name, created_at) VALUES (?, ?)
+      ON CONFLICT (name) DO NOTHING RETURNING ${COLUMNS}`,
+    byName: `SELECT ${COLUMNS} FROM workspaces WHERE name = ?`,
+    byId: `SELECT ${COLUMNS} FROM workspaces WHERE id = ?`,
+    list: `SELECT ${COLUMNS} FROM workspaces ORDER BY id`,
+  });
+
+  const ensure = audit.withAudit((context: AuditContext, name: string) => {
+    const inserted = sql.insertIfAbsent.get(name, context.at) as Workspace | undefined;
+    if (inserted) return { result: { workspace: inserted, created: true }, entries: [createdEntry(inserted)] };
+    const existing = sql.byName.get(name) as Workspace;
+    return { result: { workspace: existing, created: false }, entries: [] };
+  });
+
+  const create = audit.withAudit((context: AuditContext, name: string) => {
+    const workspace = sql.insert.get(name, context.at) as Workspace;
+    return { result: workspace, entries: [createdEntry(workspace)] };
+  });
+
+  return {
+    ensureWorkspace: (name, context) => ensure(context, name),
+    createWorkspace: (name, context) => create(context, name),
+    findWorkspaceByName: (name) => (sql.byName.get(name) as Workspace | undefined) ?? null,
+    findWorkspaceById: (id) => (sql.byId.get(id) as Workspace | undefined) ?? null,
+    listWorkspaces: () => sql.list.all() as Workspace[],
+  };
+}

@@ -1,0 +1,125 @@
+import type {
+  ApiTokenRecord,
+  AuditContext,
+  AuditEventRecord,
+  DataSourceRecord,
+  NewApiToken,
+  NewDataSource,
+  NewUserGroup,
+  SchemaRecord,
+  UserGroupPatch,
+  UserGroupRecord,
+  Workspace,
+} from '../domain/models.js';
+import type { Environment, Tenant } from '../domain/tenancy.js';
+
+/*
+ * The one storage interface. Every method is atomic: a change and its audit event commit together
+ * or not at all. Implementations map driver failures to domain errors in one place:
+ * unique violations to the matching `*_taken` AppError, "busy"/"connection lost" to `unavailable`.
+ * Methods are async so that network-backed engines fit behind the same interface.
+ */
+
+export interface WorkspaceStore {
+  /** Returns the workspace named `name`, creating it (with an audit event) when absent. */
+  ensureWorkspace(name: string, audit: AuditContext): Promise<{ workspace: Workspace; created: boolean }>;
+  /** Throws `workspace_name_taken` when the name exists. */
+  createWorkspace(name: string, audit: AuditContext): Promise<Workspace>;
+  findWorkspaceByName(name: string): Promise<Workspace | null>;
+  findWorkspaceById(id: number): Promise<Workspace | null>;
+  listWorkspaces(): Promise<Workspace[]>;
+}
+
+export interface ApiTokenStore {
+  insertApiToken(token: NewApiToken, audit: AuditContext): Promise<ApiTokenRecord>;
+  /**
+   * Inserts all `tokens` (one workspace) only if that workspace has no API token at all, revoked or
+   * not; returns null when it already had one. Safe against concurrent first starts.
+   */
+  insertApiTokensIfWorkspaceHasNone(workspaceId: number, tokens: NewApiToken[], audit: AuditContext): Promise<ApiTokenRecord[] | null>;
+  /** Only live (not revoked) tokens are found. */
+  findApiTokenByHash(tokenHash: string): Promise<ApiTokenRecord | null>;
+  listApiTokens(workspaceId: number): Promise<ApiTokenRecord[]>;
+  /** Returns the revoked token, or null when no live token with that id is in the workspace. */
+  revokeApiToken(workspaceId: number, id: number, audit: AuditContext): Promise<ApiTokenRecord | null>;
+  /** Bookkeeping, not a change: writes no audit event. */
+  recordApiTokenUse(id: number, at: string): Promise<void>;
+}
+
+export interface SchemaStore {
+  /** Throws `schema_name_taken` when the workspace has a schema of that name. */
+  insertSchema(workspaceId: number, name: string, audit: AuditContext): Promise<SchemaRecord>;
+  listSchemas(workspaceId: number): Promise<SchemaRecord[]>;
+  findSchemasByIds(workspaceId: number, ids: number[]): Promise<SchemaRecord[]>;
+}
+
+/** References to data sources as a mapping or a guard names them, resolved inside one tenant. */
+export interface DataSourceRefs {
+  ids: number[];
+  providedIds: string[];
+}
+
+export interface DataSourceStore {
+  /** Throws `data_source_id_taken` when the tenant has a data source with that provided id. */
+  insertDataSource(dataSource: NewDataSource, audit: AuditContext): Promise<DataSourceRecord>;
+  listDataSources(workspaceId: number, environment?: Environment): Promise<DataSourceRecord[]>;
+  /** Every data source of the tenant whose id is in `refs.ids` or whose provided id is in `refs.providedIds`. */
+  findDataSources(tenant: Tenant, refs: DataSourceRefs): Promise<DataSourceRecord[]>;
+}
+
+export interface UserGroupUpdate {
+  tenant: Tenant;
+  teamId: number;
+  /** The version the caller read; the update applies only if the row still has it. */
+  expectedVersion: number;
+  patch: UserGroupPatch;
+  updatedAt: string;
+}
+
+export interface UserGroupTokenRotation {
+  tenant: Tenant;
+  currentTokenHash: string;
+  newTokenHash: string;
+  newTokenCiphertext: string;
+  updatedAt: string;
+}
+
+export interface UserGroupStore {
+  findUserGroupByProvidedId(tenant: Tenant, providedId: string): Promise<UserGroupRecord | null>;
+  findUserGroupByTokenHash(tenant: Tenant, tokenHash: string): Promise<UserGroupRecord | null>;
+  /**
+   * Creates the group unless the tenant already has one with that provided id; in that case returns
+   * the existing one untouched. Exactly one of any number of concurrent callers sees `created: true`.
+   */
+  insertUserGroupIfAbsent(group: NewUserGroup, audit: AuditContext): Promise<{ group: UserGroupRecord; created: boolean }>;
+  /**
+   * Applies the patch if the row still has `expectedVersion`; returns the new row, or null when the
+   * row is gone or moved on. Throws `user_group_id_taken` when a rename collides.
+   */
+  updateUserGroup(update: UserGroupUpdate, audit: AuditContext): Promise<UserGroupRecord | null>;
+  /** Swaps the token only while `currentTokenHash` is still the group's token; null otherwise. */
+  rotateUserGroupToken(rotation: UserGroupTokenRotation, audit: AuditContext): Promise<UserGroupRecord | null>;
+  /** Deletes the group only if it still has `expectedVersion`; false otherwise. */
+  deleteUserGroup(tenant: Tenant, teamId: number, expectedVersion: number, audit: AuditContext): Promise<boolean>;
+}
+
+export interface AuditEventQuery {
+  workspaceId: number;
+  environment?: Environment;
+  teamId?: number;
+  action?: string;
+  limit: number;
+}
+
+export interface AuditStore {
+  listAuditEvents(query: AuditEventQuery): Promise<AuditEventRecord[]>;
+}
+
+export interface Store extends WorkspaceStore, ApiTokenStore, SchemaStore, DataSourceStore, UserGroupStore, AuditStore {
+  readonly engine: 'sqlite' | 'postgres';
+  /** Applies pending migrations; safe to call from several processes at once. */
+  migrate(): Promise<void>;
+  /** Resolves when the database answers a trivial query; throws `unavailable` otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

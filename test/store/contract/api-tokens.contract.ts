@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { auditContext, newApiToken, T1, T2 } from '../store-fixtures.js';
+import type { ContractContext } from './context.js';
+
+export function describeApiTokenContract(t: ContractContext): void {
+  describe('api tokens', () => {
+    it('inserts a token and finds it by hash, without exposing the hash', async () => {
+      const input = newApiToken(t.fx.testing, { name: 'ci', scope: 'admin' });
+      const record = await t.store.insertApiToken(input, auditContext());
+      expect(record).toEqual({
+        id: expect.any(Number),
+        workspaceId: t.fx.workspace.id,
+        environment: 'Testing',
+        name: 'ci',
+        scope: 'admin',
+        createdAt: input.createdAt,
+        lastUsedAt: null,
+        revokedAt: null,
+      });
+      expect(await t.store.findApiTokenByHash(input.tokenHash)).toEqual(record);
+      expect(await t.store.findApiTokenByHash('0'.repeat(64))).toBeNull();
+    });
+
+    it('lists the tokens of one workspace only, in id order', async () => {
+      const first = await t.store.insertApiToken(newApiToken(t.fx.customer, { name: 'one' }), auditContext());
+      const second = await t.store.insertApiToken(newApiToken(t.fx.testing, { name: 'two' }), auditContext());
+      await t.store.insertApiToken(newApiToken(t.fx.otherCustomer), auditContext());
+      expect(await t.store.listApiTokens(t.fx.workspace.id)).toEqual([first, second]);
+    });
+
+    it('revokes a live token at once, and only once, and only inside its workspace', async () => {
+      const input = newApiToken(t.fx.customer);
+      const record = await t.store.insertApiToken(input, auditContext());
+      expect(await t.store.revokeApiToken(t.fx.otherWorkspace.id, record.id, auditContext())).toBeNull();
+      expect(await t.store.findApiTokenByHash(input.tokenHash)).toEqual(record);
+
+      const revoked = await t.store.revokeApiToken(t.fx.workspace.id, record.id, auditContext({ at: T1 }));
+      expect(revoked).toEqual({ ...record, revokedAt: T1 });
+      expect(await t.store.findApiTokenByHash(input.tokenHash)).toBeNull();
+      expect(await t.store.revokeApiToken(t.fx.workspace.id, record.id, auditContext())).toBeNull();
+      expect(await t.store.listApiTokens(t.fx.workspace.id)).toEqual([revoked]);
+    });
+
+    it('records the last use of a token', async () => {
+      const input = newApiToken(t.fx.customer);
+      const record = await t.store.insertApiToken(input, auditContext());
+      await t.store.recordApiTokenUse(record.id, T2);
+      expect(await t.store.findApiTokenByHash(input.tokenHash)).toEqual({ ...record, lastUsedAt: T2 });
+    });
+
+    it('insertApiTokensIfWorkspaceHasNone inserts all tokens into an empty workspace, then never again', async () => {
+      const tokens = [newApiToken(t.fx.customer, { scope: 'admin' }), newApiToken(t.fx.testing, { scope: 'admin' })];
+      const inserted = await t.store.insertApiTokensIfWorkspaceHasNone(t.fx.workspace.id, tokens, auditContext());
+      expect(inserted?.map((token) => [token.environment, token.scope])).toEqual([
+        ['Customer', 'admin'],
+        ['Testing', 'admin'],
+      ]);
+      for (const token of tokens) expect(await t.store.findApiTokenByHash(token.tokenHash)).not.toBeNull();
+
+      const again = [newApiToken(t.fx.customer)];
+      expect(await t.store.insertApiTokensIfWorkspaceHasNone(t.fx.workspace.id, again, auditContext())).toBeNull();
+      expect(await t.store.findApiTokenByHash(again[0]!.tokenHash)).toBeNull();
+    });
+
+    it('insertApiTokensIfWorkspaceHasNone counts revoked tokens too', async () => {
+      const record = await t.store.insertApiToken(newApiToken(t.fx.customer), auditContext());
+      await t.store.revokeApiToken(t.fx.workspace.id, record.id, auditContext());
+      const tokens = [newApiToken(t.fx.customer)];
+      expect(await t.store.insertApiTokensIfWorkspaceHasNone(t.fx.workspace.id, tokens, auditContext())).toBeNull();
+    });
+
+    it('insertApiTokensIfWorkspaceHasNone lets exactly one of concurrent first starts insert', async () => {
+      const attempts = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          t.store.insertApiTokensIfWorkspaceHasNone(t.fx.workspace.id, [newApiToken(t.fx.customer)], auditContext()),
+        ),
+      );
+      expect(attempts.filter((result) => result !== null)).toHaveLength(1);
+      expect(await t.store.listApiTokens(t.fx.workspace.id)).toHaveLength(1);
+    });
+  });
+}

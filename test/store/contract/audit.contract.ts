@@ -1,0 +1,181 @@
+import { describe, expect, it } from 'vitest';
+import type { AuditContext, AuditEventRecord } from '../../../src/domain/models.js';
+import {
+  API_ACTOR,
+  auditContext,
+  auditWrittenBy,
+  newApiToken,
+  newGroup,
+  onlyOne,
+  randomHex,
+  SAMPLE_CHANGES,
+  T1,
+  T2,
+} from '../store-fixtures.js';
+import type { ContractContext } from './context.js';
+
+export function describeAuditContract(t: ContractContext): void {
+  const apiContext: AuditContext = { at: T2, actor: API_ACTOR, requestId: 'req-42', changes: SAMPLE_CHANGES };
+
+  /** The single audit event of the fixture's workspace that `action` wrote. */
+  const auditOf = async (action: () => Promise<unknown>, workspaceId = t.fx.workspace.id): Promise<AuditEventRecord> =>
+    onlyOne(await auditWrittenBy(t.store, workspaceId, action));
+
+  describe('audit: user group changes', () => {
+    it('records a creation with actor, tenant, group, changes and request id', async () => {
+      const event = await auditOf(() => t.store.insertUserGroupIfAbsent(newGroup(t.fx.testing, 'g1'), apiContext));
+      const group = await t.store.findUserGroupByProvidedId(t.fx.testing, 'g1');
+      expect(event).toEqual({
+        id: expect.any(Number),
+        at: T2,
+        workspaceId: t.fx.workspace.id,
+        environment: 'Testing',
+        actor: API_ACTOR,
+        action: 'user_group.created',
+        teamId: group?.teamId,
+        providedId: 'g1',
+        changes: SAMPLE_CHANGES,
+        requestId: 'req-42',
+      });
+    });
+
+    it('records nothing when get-or-create found the group', async () => {
+      await t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, 'g1'), auditContext());
+      const events = await auditWrittenBy(t.store, t.fx.workspace.id, () =>
+        t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, 'g1'), apiContext),
+      );
+      expect(events).toEqual([]);
+    });
+
+    it('records an update under the new provided id, a rotation and a deletion', async () => {
+      const { group } = await t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, 'g1'), auditContext());
+      const tenant = t.fx.customer;
+      const renamed = await t.store.updateUserGroup(
+        { tenant, teamId: group.teamId, expectedVersion: 1, patch: { providedId: 'g1-new' }, updatedAt: T1 },
+        { ...apiContext, changes: { provided_id: { before: 'g1', after: 'g1-new' } } },
+      );
+      const events = await auditWrittenBy(t.store, t.fx.workspace.id, async () => {
+        await t.store.rotateUserGroupToken(
+          { tenant, currentTokenHash: group.tokenHash, newTokenHash: randomHex(), newTokenCiphertext: 'c', updatedAt: T2 },
+          { at: T2, actor: API_ACTOR, requestId: null },
+        );
+        await t.store.deleteUserGroup(tenant, group.teamId, 3, auditContext());
+      });
+      const [updated] = await t.store.listAuditEvents({ workspaceId: t.fx.workspace.id, action: 'user_group.updated', limit: 1 });
+      expect(renamed?.providedId).toBe('g1-new');
+      expect(updated).toMatchObject({ teamId: group.teamId, providedId: 'g1-new', changes: { provided_id: { before: 'g1', after: 'g1-new' } } });
+      expect(events.map(({ action, teamId, providedId, environment, changes, requestId }) => ({ action, teamId, providedId, environment, changes, requestId }))).toEqual([
+        { action: 'user_group.token_rotated', teamId: group.teamId, providedId: 'g1-new', environment: 'Customer', changes: null, requestId: null },
+        { action: 'user_group.deleted', teamId: group.teamId, providedId: 'g1-new', environment: 'Customer', changes: null, requestId: 'req-1' },
+      ]);
+      expect(events[1]?.actor).toEqual({ type: 'cli' });
+    });
+
+    it('records nothing for a failed or refused change', async () => {
+      const { group } = await t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, 'g1'), auditContext());
+      await t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, 'g2'), auditContext());
+      const tenant = t.fx.customer;
+      const events = await auditWrittenBy(t.store, t.fx.workspace.id, async () => {
+        const rename = { tenant, teamId: group.teamId, expectedVersion: 1, patch: { providedId: 'g2' }, updatedAt: T1 };
+        await t.store.updateUserGroup(rename, apiContext).catch(() => null);
+        await t.store.updateUserGroup({ ...rename, patch: { name: 'x' }, expectedVersion: 9 }, apiContext);
+        await t.store.rotateUserGroupToken(
+          { tenant, currentTokenHash: randomHex(), newTokenHash: randomHex(), newTokenCiphertext: 'c', updatedAt: T2 },
+          apiContext,
+        );
+        await t.store.deleteUserGroup(tenant, group.teamId, 9, apiContext);
+        await t.store.insertSchema(t.fx.workspace.id, 'sales', apiContext).catch(() => null);
+        await t.store.revokeApiToken(t.fx.workspace.id, 999_999, apiContext);
+      });
+      expect(events).toEqual([]);
+    });
+  });
+
+  describe('audit: administration', () => {
+    it('records a workspace creation in the new workspace, without environment, and none when it existed', async () => {
+      const created = await t.store.createWorkspace('initech', apiContext);
+      const [event] = await t.store.listAuditEvents({ workspaceId: created.id, limit: 10 });
+      expect(event).toMatchObject({ action: 'workspace.created', workspaceId: created.id, environment: null, actor: API_ACTOR });
+      const events = await auditWrittenBy(t.store, created.id, () => t.store.ensureWorkspace('initech', apiContext));
+      expect(events).toEqual([]);
+    });
+
+    it('records each created API token without its hash, and a revocation', async () => {
+      const input = newApiToken(t.fx.testing, { name: 'ci', scope: 'read' });
+      const created = await auditOf(() => t.store.insertApiToken(input, apiContext));
+      const [record] = await t.store.listApiTokens(t.fx.workspace.id);
+      expect(created).toMatchObject({
+        action: 'api_token.created',
+        environment: 'Testing',
+        actor: API_ACTOR,
+        teamId: null,
+        providedId: null,
+        changes: {
+          id: { before: null, after: record?.id },
+          name: { before: null, after: 'ci' },
+          scope: { before: null, after: 'read' },
+          environment: { before: null, after: 'Testing' },
+        },
+      });
+      expect(JSON.stringify(created)).not.toContain(input.tokenHash);
+      const revoked = await auditOf(() => t.store.revokeApiToken(t.fx.workspace.id, record?.id ?? 0, apiContext));
+      expect(revoked).toMatchObject({ action: 'api_token.revoked', environment: 'Testing', actor: API_ACTOR });
+    });
+
+    it('records one event per token of a first start, and none when the workspace had tokens', async () => {
+      const tokens = [newApiToken(t.fx.customer), newApiToken(t.fx.testing)];
+      const first = await auditWrittenBy(t.store, t.fx.workspace.id, () =>
+        t.store.insertApiTokensIfWorkspaceHasNone(t.fx.workspace.id, tokens, apiContext),
+      );
+      expect(first.map((event) => [event.action, event.environment])).toEqual([
+        ['api_token.created', 'Customer'],
+        ['api_token.created', 'Testing'],
+      ]);
+      const second = await auditWrittenBy(t.store, t.fx.workspace.id, () =>
+        t.store.insertApiTokensIfWorkspaceHasNone(t.fx.workspace.id, [newApiToken(t.fx.customer)], apiContext),
+      );
+      expect(second).toEqual([]);
+    });
+
+    it('records schema and data source creations, and no bookkeeping', async () => {
+      const schema = await auditOf(() => t.store.insertSchema(t.fx.workspace.id, 'finance', apiContext));
+      expect(schema).toMatchObject({ action: 'schema.created', environment: null, actor: API_ACTOR, requestId: 'req-42' });
+      const source = { tenant: t.fx.testing, providedId: '213', name: 'DW', schemaId: t.fx.schemaA.id, createdAt: T1 };
+      const dataSource = await auditOf(() => t.store.insertDataSource(source, apiContext));
+      expect(dataSource).toMatchObject({ action: 'data_source.created', environment: 'Testing', providedId: '213', teamId: null });
+      const token = await t.store.insertApiToken(newApiToken(t.fx.customer), auditContext());
+      expect(await auditWrittenBy(t.store, t.fx.workspace.id, () => t.store.recordApiTokenUse(token.id, T2))).toEqual([]);
+    });
+  });
+
+  describe('audit: listing', () => {
+    it('lists newest first, filtered by environment, team and action, limited, and per workspace', async () => {
+      const { group: a } = await t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, 'a'), auditContext());
+      const { group: b } = await t.store.insertUserGroupIfAbsent(newGroup(t.fx.testing, 'b'), auditContext());
+      await t.store.updateUserGroup(
+        { tenant: t.fx.customer, teamId: a.teamId, expectedVersion: 1, patch: { name: 'A' }, updatedAt: T1 },
+        auditContext(),
+      );
+      await t.store.insertUserGroupIfAbsent(newGroup(t.fx.otherCustomer, 'a'), auditContext());
+      const list = (query: Partial<Parameters<typeof t.store.listAuditEvents>[0]>) =>
+        t.store.listAuditEvents({ workspaceId: t.fx.workspace.id, limit: 100, ...query });
+      const brief = (events: AuditEventRecord[]) => events.map((event) => [event.action, event.providedId]);
+
+      const all = await list({});
+      expect(all.map((event) => event.id)).toEqual([...all.map((event) => event.id)].sort((x, y) => y - x));
+      expect(brief(await list({ limit: 3 }))).toEqual([
+        ['user_group.updated', 'a'],
+        ['user_group.created', 'b'],
+        ['user_group.created', 'a'],
+      ]);
+      expect(brief(await list({ environment: 'Testing', action: 'user_group.created' }))).toEqual([['user_group.created', 'b']]);
+      expect(brief(await list({ teamId: a.teamId }))).toEqual([
+        ['user_group.updated', 'a'],
+        ['user_group.created', 'a'],
+      ]);
+      expect(brief(await list({ teamId: b.teamId, environment: 'Customer' }))).toEqual([]);
+      const other = await t.store.listAuditEvents({ workspaceId: t.fx.otherWorkspace.id, action: 'user_group.created', limit: 10 });
+      expect(brief(other)).toEqual([['user_group.created', 'a']]);
+    });
+  });
+}

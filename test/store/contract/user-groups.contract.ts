@@ -1,0 +1,242 @@
+import { describe, expect, it } from 'vitest';
+import type { JsonObject, UserGroupPatch, UserGroupRecord } from '../../../src/domain/models.js';
+import type { Tenant } from '../../../src/domain/tenancy.js';
+import { auditContext, expectAppError, newGroup, randomHex, RICH_PROPERTIES, T1, T2 } from '../store-fixtures.js';
+import type { ContractContext } from './context.js';
+
+export function describeUserGroupContract(t: ContractContext): void {
+  const create = async (tenant: Tenant, providedId: string, overrides: Parameters<typeof newGroup>[2] = {}) => {
+    const result = await t.store.insertUserGroupIfAbsent(newGroup(tenant, providedId, overrides), auditContext());
+    expect(result.created).toBe(true);
+    return result.group;
+  };
+
+  const update = (group: UserGroupRecord, patch: UserGroupPatch, expectedVersion = group.version) =>
+    t.store.updateUserGroup(
+      { tenant: { workspaceId: group.workspaceId, environment: group.environment }, teamId: group.teamId, expectedVersion, patch, updatedAt: T1 },
+      auditContext(),
+    );
+
+  const rotate = (tenant: Tenant, currentTokenHash: string, newTokenHash = randomHex()) =>
+    t.store.rotateUserGroupToken(
+      { tenant, currentTokenHash, newTokenHash, newTokenCiphertext: `cipher-${newTokenHash}`, updatedAt: T2 },
+      auditContext(),
+    );
+
+  const tenantOf = (group: UserGroupRecord): Tenant => ({ workspaceId: group.workspaceId, environment: group.environment });
+
+  describe('user groups: create and find', () => {
+    it('creates a full record with the mapping sorted by schema id', async () => {
+      const { customer, customerA, customerB, schemaA, schemaB } = t.fx;
+      const input = newGroup(customer, 'example_1', {
+        name: 'Example 1',
+        properties: { filterValue: 'value' },
+        mapping: [
+          { schemaId: schemaB.id, dataSourceId: customerB.id },
+          { schemaId: schemaA.id, dataSourceId: customerA.id },
+        ],
+      });
+      const { group, created } = await t.store.insertUserGroupIfAbsent(input, auditContext());
+      expect(created).toBe(true);
+      expect(group).toEqual({
+        teamId: expect.any(Number),
+        workspaceId: customer.workspaceId,
+        environment: 'Customer',
+        providedId: 'example_1',
+        name: 'Example 1',
+        tokenHash: input.tokenHash,
+        tokenCiphertext: input.tokenCiphertext,
+        properties: { filterValue: 'value' },
+        mapping: [
+          { schemaId: schemaA.id, dataSourceId: customerA.id },
+          { schemaId: schemaB.id, dataSourceId: customerB.id },
+        ],
+        version: 1,
+        createdAt: input.createdAt,
+        updatedAt: input.createdAt,
+      });
+    });
+
+    it('finds a group by provided id and by token hash inside its tenant only', async () => {
+      const { customer, testing, otherCustomer } = t.fx;
+      const group = await create(customer, 'g1', { mapping: [{ schemaId: t.fx.schemaA.id, dataSourceId: t.fx.customerA.id }] });
+      expect(await t.store.findUserGroupByProvidedId(customer, 'g1')).toEqual(group);
+      expect(await t.store.findUserGroupByTokenHash(customer, group.tokenHash)).toEqual(group);
+      for (const stranger of [testing, otherCustomer]) {
+        expect(await t.store.findUserGroupByProvidedId(stranger, 'g1')).toBeNull();
+        expect(await t.store.findUserGroupByTokenHash(stranger, group.tokenHash)).toBeNull();
+      }
+      expect(await t.store.findUserGroupByProvidedId(customer, 'G1')).toBeNull();
+      expect(await t.store.findUserGroupByTokenHash(customer, randomHex())).toBeNull();
+    });
+
+    it('keeps the same provided id apart in each environment and workspace', async () => {
+      const { customer, testing, otherCustomer } = t.fx;
+      const groups = [await create(customer, 'same'), await create(testing, 'same'), await create(otherCustomer, 'same')];
+      expect(new Set(groups.map((group) => group.teamId)).size).toBe(3);
+      expect(await t.store.findUserGroupByProvidedId(testing, 'same')).toEqual(groups[1]);
+    });
+
+    it('get-or-create returns the existing group untouched, with created: false', async () => {
+      const first = await create(t.fx.customer, 'g1', { properties: { a: 1 } });
+      const retry = newGroup(t.fx.customer, 'g1', { name: 'Other', properties: { b: 2 }, createdAt: T2 });
+      const second = await t.store.insertUserGroupIfAbsent(retry, auditContext());
+      expect(second).toEqual({ group: first, created: false });
+      expect(await t.store.findUserGroupByTokenHash(t.fx.customer, retry.tokenHash)).toBeNull();
+    });
+
+    it('creates exactly one group from concurrent get-or-create calls', async () => {
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () => t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, 'race'), auditContext())),
+      );
+      expect(results.filter((result) => result.created)).toHaveLength(1);
+      const [first] = results;
+      for (const result of results) expect(result.group).toEqual(first?.group);
+    });
+
+    it('never reuses a team_id, even after the newest group is deleted', async () => {
+      const older = await create(t.fx.customer, 'older');
+      const newest = await create(t.fx.customer, 'g1');
+      expect(await t.store.deleteUserGroup(t.fx.customer, newest.teamId, newest.version, auditContext())).toBe(true);
+      const recreated = await create(t.fx.customer, 'g1');
+      expect(recreated.teamId).toBeGreaterThan(newest.teamId);
+      expect(recreated.teamId).not.toBe(older.teamId);
+      expect(recreated.tokenHash).not.toBe(newest.tokenHash);
+    });
+
+    it('round-trips properties deep-equal, and null as null', async () => {
+      const rich = await create(t.fx.customer, 'rich', { properties: RICH_PROPERTIES as JsonObject });
+      expect((await t.store.findUserGroupByProvidedId(t.fx.customer, 'rich'))?.properties).toEqual(RICH_PROPERTIES);
+      expect(rich.properties).toEqual(RICH_PROPERTIES);
+      const plain = await create(t.fx.customer, 'plain');
+      expect(plain.properties).toBeNull();
+      expect(plain.mapping).toEqual([]);
+    });
+  });
+
+  describe('user groups: update', () => {
+    it('changes only the name when only the name is patched, bumping version and updatedAt', async () => {
+      const group = await create(t.fx.customer, 'g1', { properties: { keep: true } });
+      const updated = await update(group, { name: 'Renamed' });
+      expect(updated).toEqual({ ...group, name: 'Renamed', version: group.version + 1, updatedAt: T1 });
+      expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'g1')).toEqual(updated);
+    });
+
+    it('replaces properties whole, and clears them with null', async () => {
+      const group = await create(t.fx.customer, 'g1', { properties: { a: 1, b: 2 } });
+      const replaced = await update(group, { properties: RICH_PROPERTIES as JsonObject });
+      expect(replaced?.properties).toEqual(RICH_PROPERTIES);
+      const cleared = await update(replaced!, { properties: null });
+      expect(cleared).toEqual({ ...group, properties: null, version: group.version + 2, updatedAt: T1 });
+    });
+
+    it('replaces the mapping whole, and clears it with an empty one', async () => {
+      const { schemaA, schemaB, customerA, customerB } = t.fx;
+      const group = await create(t.fx.customer, 'g1', { mapping: [{ schemaId: schemaA.id, dataSourceId: customerA.id }] });
+      const replaced = await update(group, { mapping: [{ schemaId: schemaB.id, dataSourceId: customerB.id }] });
+      expect(replaced?.mapping).toEqual([{ schemaId: schemaB.id, dataSourceId: customerB.id }]);
+      const cleared = await update(replaced!, { mapping: [] });
+      expect(cleared?.mapping).toEqual([]);
+      expect((await t.store.findUserGroupByProvidedId(t.fx.customer, 'g1'))?.mapping).toEqual([]);
+    });
+
+    it('leaves the mapping alone when the patch has none', async () => {
+      const mapping = [{ schemaId: t.fx.schemaA.id, dataSourceId: t.fx.customerA.id }];
+      const group = await create(t.fx.customer, 'g1', { mapping });
+      expect((await update(group, { properties: { x: 1 } }))?.mapping).toEqual(mapping);
+    });
+
+    it('renames the provided id, keeping team_id and token', async () => {
+      const group = await create(t.fx.customer, 'old-id');
+      const renamed = await update(group, { providedId: 'new-id' });
+      expect(renamed).toEqual({ ...group, providedId: 'new-id', version: 2, updatedAt: T1 });
+      expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'old-id')).toBeNull();
+      expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'new-id')).toEqual(renamed);
+      expect(await t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash)).toEqual(renamed);
+    });
+
+    it('refuses a rename onto another group of the tenant with user_group_id_taken, changing nothing', async () => {
+      const group = await create(t.fx.customer, 'g1');
+      await create(t.fx.customer, 'g2');
+      await expectAppError(update(group, { providedId: 'g2', name: 'lost' }), 'user_group_id_taken', 'new_user_group_id');
+      expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'g1')).toEqual(group);
+    });
+
+    it('allows a rename onto an id that exists only in another tenant', async () => {
+      await create(t.fx.testing, 'g2');
+      const group = await create(t.fx.customer, 'g1');
+      expect((await update(group, { providedId: 'g2' }))?.providedId).toBe('g2');
+    });
+
+    it('returns null and changes nothing when the version moved on', async () => {
+      const group = await create(t.fx.customer, 'g1');
+      expect(await update(group, { name: 'stale' }, group.version + 1)).toBeNull();
+      expect(await update(group, { mapping: [{ schemaId: t.fx.schemaA.id, dataSourceId: t.fx.customerA.id }] }, 0)).toBeNull();
+      expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'g1')).toEqual(group);
+    });
+
+    it('returns null for a group of another tenant', async () => {
+      const group = await create(t.fx.customer, 'g1');
+      const base = { teamId: group.teamId, expectedVersion: group.version, patch: { name: 'x' }, updatedAt: T1 };
+      for (const tenant of [t.fx.testing, t.fx.otherCustomer]) {
+        expect(await t.store.updateUserGroup({ ...base, tenant }, auditContext())).toBeNull();
+      }
+      expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'g1')).toEqual(group);
+    });
+  });
+
+  describe('user groups: rotate and delete', () => {
+    it('rotates the token: the new one works, the old one is dead at once', async () => {
+      const group = await create(t.fx.customer, 'g1');
+      const newHash = randomHex();
+      const rotated = await rotate(t.fx.customer, group.tokenHash, newHash);
+      expect(rotated).toEqual({
+        ...group,
+        tokenHash: newHash,
+        tokenCiphertext: `cipher-${newHash}`,
+        version: group.version + 1,
+        updatedAt: T2,
+      });
+      expect(await t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash)).toBeNull();
+      expect(await t.store.findUserGroupByTokenHash(t.fx.customer, newHash)).toEqual(rotated);
+      expect(await rotate(t.fx.customer, group.tokenHash)).toBeNull();
+      expect(await t.store.findUserGroupByTokenHash(t.fx.customer, newHash)).toEqual(rotated);
+    });
+
+    it('does not rotate a token from another tenant', async () => {
+      const group = await create(t.fx.customer, 'g1');
+      expect(await rotate(t.fx.testing, group.tokenHash)).toBeNull();
+      expect(await rotate(t.fx.otherCustomer, group.tokenHash)).toBeNull();
+      expect(await t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash)).toEqual(group);
+    });
+
+    it('lets exactly one of concurrent rotations with the same token win', async () => {
+      const group = await create(t.fx.customer, 'g1');
+      const results = await Promise.all(Array.from({ length: 5 }, () => rotate(t.fx.customer, group.tokenHash)));
+      expect(results.filter((result) => result !== null)).toHaveLength(1);
+    });
+
+    it('deletes only with the expected version and tenant', async () => {
+      const group = await create(t.fx.customer, 'g1');
+      expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version + 1, auditContext())).toBe(false);
+      expect(await t.store.deleteUserGroup(t.fx.testing, group.teamId, group.version, auditContext())).toBe(false);
+      expect(await t.store.deleteUserGroup(t.fx.otherCustomer, group.teamId, group.version, auditContext())).toBe(false);
+      expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'g1')).toEqual(group);
+
+      expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version, auditContext())).toBe(true);
+      expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'g1')).toBeNull();
+      expect(await t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash)).toBeNull();
+      expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version, auditContext())).toBe(false);
+    });
+
+    it('deletes a mapped group with its mapping; the id starts afresh', async () => {
+      const { schemaA, schemaB, customerA, customerB } = t.fx;
+      const group = await create(t.fx.customer, 'g1', { mapping: [{ schemaId: schemaA.id, dataSourceId: customerA.id }] });
+      expect(await t.store.deleteUserGroup(tenantOf(group), group.teamId, group.version, auditContext())).toBe(true);
+      const mapping = [{ schemaId: schemaB.id, dataSourceId: customerB.id }];
+      const recreated = await create(t.fx.customer, 'g1', { mapping });
+      expect(recreated.mapping).toEqual(mapping);
+      expect(recreated.version).toBe(1);
+    });
+  });
+}

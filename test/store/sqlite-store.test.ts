@@ -1,0 +1,146 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openSqliteDatabase } from '../../src/store/sqlite/sqlite-database.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
+import { describeStoreContract } from './store.contract.js';
+import { auditContext, expectAppError, newGroup, seed } from './store-fixtures.js';
+
+const run = promisify(execFile);
+const MIGRATE_PROCESS = fileURLToPath(new URL('./migrate-process.ts', import.meta.url));
+
+async function freshDatabasePath(): Promise<{ file: string; cleanup: () => Promise<void> }> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ugs-store-'));
+  // A missing parent directory is part of what openSqliteStore must handle.
+  return { file: path.join(dir, 'nested', 'ugs.db'), cleanup: () => fs.rm(dir, { recursive: true, force: true }) };
+}
+
+describeStoreContract('sqlite', async () => {
+  const { file, cleanup } = await freshDatabasePath();
+  return { store: openSqliteStore({ path: file }), cleanup };
+});
+
+describe('SQLite store specifics', () => {
+  let file: string;
+  let cleanup: () => Promise<void>;
+  const opened: Store[] = [];
+  const raw: Database.Database[] = [];
+
+  const open = (busyTimeoutMs?: number): Store => {
+    const store = openSqliteStore({ path: file, busyTimeoutMs });
+    opened.push(store);
+    return store;
+  };
+
+  const openRaw = (): Database.Database => {
+    const db = new Database(file);
+    raw.push(db);
+    return db;
+  };
+
+  beforeEach(async () => {
+    ({ file, cleanup } = await freshDatabasePath());
+  });
+
+  afterEach(async () => {
+    for (const db of raw.splice(0)) db.close();
+    for (const store of opened.splice(0)) await store.close();
+    await cleanup();
+  });
+
+  it('reports its engine and opens connections with WAL, synchronous FULL, foreign keys and the busy timeout', async () => {
+    expect(open().engine).toBe('sqlite');
+    const db = openSqliteDatabase({ path: file, busyTimeoutMs: 1234 });
+    raw.push(db);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('synchronous', { simple: true })).toBe(2);
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(1234);
+  });
+
+  it('migrates a fresh file, records the version, and a second migrate is a no-op', async () => {
+    const store = open();
+    await store.migrate();
+    await store.migrate();
+    await open().migrate();
+    const rows = openRaw().prepare('SELECT version, name FROM schema_migrations').all();
+    expect(rows).toEqual([{ version: 1, name: 'initial' }]);
+  });
+
+  it('migrates safely from several processes at once', async () => {
+    const startAt = Date.now() + 1500;
+    const outputs = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        run(process.execPath, ['--import', 'tsx', MIGRATE_PROCESS, file, String(startAt)]).then(({ stdout }) => stdout),
+      ),
+    );
+    expect(outputs.map((output) => JSON.parse(output) as { created: boolean }).filter((o) => o.created)).toHaveLength(1);
+    const db = openRaw();
+    expect(db.prepare('SELECT version FROM schema_migrations').pluck().all()).toEqual([1]);
+    expect(db.prepare("SELECT count(*) FROM audit_events WHERE action = 'workspace.created'").pluck().get()).toBe(1);
+  });
+
+  it('refuses a database newer than the code', async () => {
+    await open().migrate();
+    openRaw().prepare("INSERT INTO schema_migrations VALUES (999, 'future', '2030-01-01T00:00:00.000Z')").run();
+    await expect(open().migrate()).rejects.toThrow(/newer than this program/);
+  });
+
+  it('shows one instance the writes of another on the same file at once', async () => {
+    const writer = open();
+    await writer.migrate();
+    const { customer } = await seed(writer);
+    const reader = open();
+    const { group } = await writer.insertUserGroupIfAbsent(newGroup(customer, 'shared'), auditContext());
+    expect(await reader.findUserGroupByTokenHash(customer, group.tokenHash)).toEqual(group);
+    await reader.deleteUserGroup(customer, group.teamId, group.version, auditContext());
+    expect(await writer.findUserGroupByProvidedId(customer, 'shared')).toBeNull();
+  });
+
+  it('fails a write with unavailable and Retry-After while another connection holds the write lock', async () => {
+    const store = open(50);
+    await store.migrate();
+    const { customer } = await seed(store);
+    const blocker = openRaw();
+    blocker.exec('BEGIN EXCLUSIVE');
+    try {
+      const attempt = store.insertUserGroupIfAbsent(newGroup(customer, 'blocked'), auditContext());
+      await expectAppError(attempt, 'unavailable');
+      const error = await attempt.catch((caught: unknown) => caught);
+      expect((error as { headers: Record<string, string> }).headers['Retry-After']).toBeDefined();
+    } finally {
+      blocker.exec('ROLLBACK');
+    }
+    const retried = await store.insertUserGroupIfAbsent(newGroup(customer, 'blocked'), auditContext());
+    expect(retried.created).toBe(true);
+  });
+
+  it('removes mapping rows with their group, and keeps a mapped data source from being deleted', async () => {
+    const store = open();
+    await store.migrate();
+    const fx = await seed(store);
+    const mapping = [{ schemaId: fx.schemaA.id, dataSourceId: fx.customerA.id }];
+    const { group } = await store.insertUserGroupIfAbsent(newGroup(fx.customer, 'g1', { mapping }), auditContext());
+    const db = openRaw();
+    db.pragma('foreign_keys = ON');
+    const mappingRows = db.prepare('SELECT count(*) FROM user_group_mappings WHERE team_id = ?').pluck();
+    expect(mappingRows.get(group.teamId)).toBe(1);
+    expect(() => db.prepare('DELETE FROM data_sources WHERE id = ?').run(fx.customerA.id)).toThrow(/FOREIGN KEY/);
+    await store.deleteUserGroup(fx.customer, group.teamId, group.version, auditContext());
+    expect(mappingRows.get(group.teamId)).toBe(0);
+  });
+
+  it('answers ping, fails it with unavailable once closed, and closes twice without error', async () => {
+    const store = open();
+    await store.ping();
+    await store.close();
+    await store.close();
+    await expectAppError(store.ping(), 'unavailable');
+  });
+});

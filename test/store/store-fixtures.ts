@@ -1,0 +1,147 @@
+import { randomBytes } from 'node:crypto';
+import { expect } from 'vitest';
+import { isAppError } from '../../src/domain/errors.js';
+import type { ErrorCode } from '../../src/domain/errors.js';
+import type {
+  AuditContext,
+  AuditEventRecord,
+  DataSourceRecord,
+  FieldChanges,
+  NewApiToken,
+  NewUserGroup,
+  SchemaRecord,
+  Workspace,
+} from '../../src/domain/models.js';
+import type { Actor, Environment, Tenant } from '../../src/domain/tenancy.js';
+import type { Store } from '../../src/store/store.js';
+
+export const T0 = '2026-11-22T10:00:00.000Z';
+export const T1 = '2026-11-22T11:00:00.000Z';
+export const T2 = '2026-11-22T12:00:00.000Z';
+
+export const CLI: Actor = { type: 'cli' };
+export const API_ACTOR: Actor = { type: 'api_token', apiTokenId: 7, name: 'deploy bot' };
+
+export function auditContext(overrides: Partial<AuditContext> = {}): AuditContext {
+  return { at: T0, actor: CLI, requestId: 'req-1', ...overrides };
+}
+
+/** A fresh opaque string standing in for a SHA-256 hex digest or a ciphertext. */
+export function randomHex(): string {
+  return randomBytes(32).toString('hex');
+}
+
+export function newApiToken(tenant: Tenant, overrides: Partial<NewApiToken> = {}): NewApiToken {
+  return {
+    workspaceId: tenant.workspaceId,
+    environment: tenant.environment,
+    name: 'token',
+    scope: 'write',
+    tokenHash: randomHex(),
+    createdAt: T0,
+    ...overrides,
+  };
+}
+
+export function newGroup(tenant: Tenant, providedId: string, overrides: Partial<NewUserGroup> = {}): NewUserGroup {
+  return {
+    tenant,
+    providedId,
+    name: `Group ${providedId}`,
+    tokenHash: randomHex(),
+    tokenCiphertext: randomHex(),
+    properties: null,
+    mapping: [],
+    createdAt: T0,
+    ...overrides,
+  };
+}
+
+/** Two workspaces, both environments, two schemas and a few data sources: the world every test starts from. */
+export interface Fixture {
+  workspace: Workspace;
+  otherWorkspace: Workspace;
+  customer: Tenant;
+  testing: Tenant;
+  otherCustomer: Tenant;
+  schemaA: SchemaRecord;
+  schemaB: SchemaRecord;
+  otherSchema: SchemaRecord;
+  /** Customer, schema A, provided id "ds-a". */
+  customerA: DataSourceRecord;
+  /** Customer, schema B, provided id "ds-b". */
+  customerB: DataSourceRecord;
+  /** Testing, schema A, provided id "ds-a" too: provided ids are per environment. */
+  testingA: DataSourceRecord;
+  /** The other workspace's Customer environment, provided id "ds-a". */
+  otherA: DataSourceRecord;
+}
+
+export async function seed(store: Store): Promise<Fixture> {
+  const context = auditContext();
+  const { workspace } = await store.ensureWorkspace('acme', context);
+  const { workspace: otherWorkspace } = await store.ensureWorkspace('globex', context);
+  const tenant = (ws: Workspace, environment: Environment): Tenant => ({ workspaceId: ws.id, environment });
+  const customer = tenant(workspace, 'Customer');
+  const testing = tenant(workspace, 'Testing');
+  const otherCustomer = tenant(otherWorkspace, 'Customer');
+  const schemaA = await store.insertSchema(workspace.id, 'sales', context);
+  const schemaB = await store.insertSchema(workspace.id, 'marketing', context);
+  const otherSchema = await store.insertSchema(otherWorkspace.id, 'sales', context);
+  const dataSource = (t: Tenant, providedId: string, schema: SchemaRecord) =>
+    store.insertDataSource({ tenant: t, providedId, name: `DS ${providedId}`, schemaId: schema.id, createdAt: T0 }, context);
+  return {
+    workspace,
+    otherWorkspace,
+    customer,
+    testing,
+    otherCustomer,
+    schemaA,
+    schemaB,
+    otherSchema,
+    customerA: await dataSource(customer, 'ds-a', schemaA),
+    customerB: await dataSource(customer, 'ds-b', schemaB),
+    testingA: await dataSource(testing, 'ds-a', schemaA),
+    otherA: await dataSource(otherCustomer, 'ds-a', otherSchema),
+  };
+}
+
+/** Runs `action` and returns the audit events of `workspaceId` it wrote, oldest first. */
+export async function auditWrittenBy(store: Store, workspaceId: number, action: () => Promise<unknown>): Promise<AuditEventRecord[]> {
+  const list = () => store.listAuditEvents({ workspaceId, limit: 10_000 });
+  const lastIdBefore = (await list())[0]?.id ?? 0;
+  await action();
+  return (await list()).filter((event) => event.id > lastIdBefore).reverse();
+}
+
+export function onlyOne<T>(items: T[]): T {
+  expect(items).toHaveLength(1);
+  return items[0] as T;
+}
+
+export async function expectAppError(promise: Promise<unknown>, code: ErrorCode, field?: string): Promise<void> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(isAppError(error), `expected AppError ${code}, got ${String(error)}`).toBe(true);
+  if (!isAppError(error)) return;
+  expect(error.code).toBe(code);
+  if (field !== undefined) expect(error.field).toBe(field);
+}
+
+export const SAMPLE_CHANGES: FieldChanges = { name: { before: 'Old', after: 'New' } };
+
+/** Properties that exercise every JSON type, nesting, and characters outside ASCII. */
+export const RICH_PROPERTIES = {
+  filterValue: 'value',
+  unicode: 'Zürich — 東京 🎉 e\u0301 "quoted" \\ back\nslash',
+  'key.with.dots': true,
+  '': 'empty key',
+  numbers: [0, -1, 1.5, -0.25, 1e21, 123456789.125, Number.MAX_SAFE_INTEGER, 0.1],
+  booleans: { yes: true, no: false },
+  nothing: null,
+  nested: { a: { b: { c: [1, [2, [3, { d: 'deep' }]]] } } },
+  emptyArray: [],
+  emptyObject: {},
+};

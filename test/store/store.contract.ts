@@ -1,0 +1,44 @@
+import { afterEach, beforeEach, describe } from 'vitest';
+import type { Store } from '../../src/store/store.js';
+import { describeApiTokenContract } from './contract/api-tokens.contract.js';
+import { describeAuditContract } from './contract/audit.contract.js';
+import { describeCatalogContract } from './contract/catalog.contract.js';
+import type { ContractContext } from './contract/context.js';
+import { describeUserGroupContract } from './contract/user-groups.contract.js';
+import { describeWorkspaceContract } from './contract/workspaces.contract.js';
+import { seed } from './store-fixtures.js';
+
+export interface OpenedStore {
+  store: Store;
+  cleanup: () => Promise<void>;
+}
+
+/**
+ * The behaviour every Store engine must show, written against the interface alone so that each engine
+ * runs the same suite. `openStore` must hand back an empty, not yet migrated database per call.
+ */
+export function describeStoreContract(engineName: string, openStore: () => Promise<OpenedStore>): void {
+  describe(`Store contract (${engineName})`, () => {
+    const context = {} as ContractContext;
+    let cleanup: (() => Promise<void>) | undefined;
+
+    beforeEach(async () => {
+      const opened = await openStore();
+      cleanup = opened.cleanup;
+      context.store = opened.store;
+      await context.store.migrate();
+      context.fx = await seed(context.store);
+    });
+
+    afterEach(async () => {
+      await context.store.close();
+      await cleanup?.();
+    });
+
+    describeWorkspaceContract(context);
+    describeApiTokenContract(context);
+    describeCatalogContract(context);
+    describeUserGroupContract(context);
+    describeAuditContract(context);
+  });
+}
