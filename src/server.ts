@@ -22,7 +22,6 @@ export interface RunningServer {
 }
 
 export async function startServer(runtime: Runtime, options: ServeOptions): Promise<RunningServer> {
-  const firstStartTokens = await runtime.services.apiTokens.issueFirstStartTokens(runtime.defaultWorkspace.id, { type: 'cli' });
   const app = await buildApp({
     services: runtime.services,
     store: runtime.store,
@@ -31,6 +30,8 @@ export async function startServer(runtime: Runtime, options: ServeOptions): Prom
     version: options.version,
   });
   await app.listen({ port: options.port, host: options.host });
+  // Only once the server is up: a start that fails must not use up tokens that were never shown.
+  const firstStartTokens = await runtime.services.apiTokens.issueFirstStartTokens(runtime.defaultWorkspace.id, { type: 'cli' });
 
   let stopping: Promise<void> | undefined;
   const stop = () => {

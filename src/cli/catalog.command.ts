@@ -1,15 +1,9 @@
 import { Command, Option } from 'commander';
 import type { DataSourceRecord } from '../domain/models.js';
 import type { Environment } from '../domain/tenancy.js';
-import { cliCaller, environmentOption, printJson, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';
+import { cliCaller, environmentOption, positiveInteger, printJson, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';
 
-function positiveInteger(value: string): number {
-  const number = Number(value);
-  if (!Number.isSafeInteger(number) || number < 1) throw new Error(`"${value}" is not a positive whole number.`);
-  return number;
-}
-
-/** Prints the new object as JSON, or just its id for shell scripts. */
+/** Prints the new or changed object as JSON, or just its id for shell scripts. */
 function printCreated(created: { id: number } & Record<string, unknown>, json: boolean | undefined): void {
   if (json) printJson(created);
   else process.stdout.write(`${created.id}\n`);
@@ -71,6 +65,32 @@ export function dataSourcesCommand(): Command {
       await withRuntime(options, async (runtime) => {
         const caller = await cliCaller(runtime, options.workspace, options.environment);
         printRows((await runtime.services.dataSources.listDataSources(caller)).map(describeDataSource), options.json);
+      });
+    });
+
+  subcommand(dataSources, 'update', 'change a data source\'s provided id, name or schema')
+    .argument('<id>', 'data source id', positiveInteger)
+    .addOption(new Option('--provided-id <id>', 'new provided id'))
+    .addOption(new Option('--name <name>', 'new display name'))
+    .addOption(new Option('--schema-id <id>', 'new schema (refused while groups map to it)').argParser(positiveInteger))
+    .action(async (id: number, options: CommonOptions & { providedId?: string; name?: string; schemaId?: number }) => {
+      await withRuntime(options, async (runtime) => {
+        const dataSource = await runtime.services.dataSources.updateDataSource(await cliCaller(runtime, options.workspace), id, {
+          ...(options.providedId !== undefined ? { providedId: options.providedId } : {}),
+          ...(options.name !== undefined ? { name: options.name } : {}),
+          ...(options.schemaId !== undefined ? { schemaId: options.schemaId } : {}),
+        });
+        printCreated(describeDataSource(dataSource), options.json);
+      });
+    });
+
+  subcommand(dataSources, 'delete', 'delete a data source (refused while groups map to it)')
+    .argument('<id>', 'data source id', positiveInteger)
+    .action(async (id: number, options: CommonOptions) => {
+      await withRuntime(options, async (runtime) => {
+        const dataSource = await runtime.services.dataSources.deleteDataSource(await cliCaller(runtime, options.workspace), id);
+        if (options.json) printJson(describeDataSource(dataSource));
+        else process.stdout.write(`deleted data source ${dataSource.id} (${dataSource.providedId})\n`);
       });
     });
 

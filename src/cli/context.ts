@@ -62,3 +62,10 @@ export function printTable(rows: Array<Record<string, unknown>>): void {
   process.stdout.write(`${format(columns)}\n`);
   for (const row of rows) process.stdout.write(`${format(columns.map((column) => String(row[column] ?? '')))}\n`);
 }
+
+/** Parses a command-line id or count; commander reports the thrown message as a usage error. */
+export function positiveInteger(value: string): number {
+  const number = Number(value);
+  if (!Number.isSafeInteger(number) || number < 1) throw new Error(`"${value}" is not a positive whole number.`);
+  return number;
+}

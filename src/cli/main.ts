@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { isAppError } from '../domain/errors.js';
+import { auditCommand } from './audit.command.js';
 import { dataSourcesCommand, schemasCommand, workspacesCommand } from './catalog.command.js';
+import { groupsCommand } from './groups.command.js';
 import { migrateCommand, serveCommand } from './serve.command.js';
 import { tokensCommand } from './tokens.command.js';
 
@@ -9,7 +11,16 @@ export function buildProgram(): Command {
     .description('User Group Service: serve the API and administer its database')
     .showHelpAfterError()
     .exitOverride();
-  for (const command of [serveCommand(), migrateCommand(), tokensCommand(), schemasCommand(), dataSourcesCommand(), workspacesCommand()]) {
+  for (const command of [
+    serveCommand(),
+    migrateCommand(),
+    tokensCommand(),
+    schemasCommand(),
+    dataSourcesCommand(),
+    workspacesCommand(),
+    groupsCommand(),
+    auditCommand(),
+  ]) {
     program.addCommand(command);
   }
   // Subcommands inherit exitOverride only when set on each; usage errors must not print a stack.

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import type { ApiTokenRecord } from '../domain/models.js';
 import { SCOPES, type Environment, type Scope } from '../domain/tenancy.js';
-import { cliCaller, environmentOption, printJson, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';
+import { cliCaller, environmentOption, positiveInteger, printJson, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';
 
 const describe = (token: ApiTokenRecord, workspace: string) => ({
   id: token.id,
@@ -12,12 +12,6 @@ const describe = (token: ApiTokenRecord, workspace: string) => ({
   created_at: token.createdAt,
   last_used_at: token.lastUsedAt,
 });
-
-function apiTokenId(value: string): number {
-  const id = Number(value);
-  if (!Number.isSafeInteger(id) || id < 1) throw new Error(`"${value}" is not an API token id.`);
-  return id;
-}
 
 export function tokensCommand(): Command {
   const tokens = new Command('tokens').description('manage API tokens');
@@ -47,7 +41,7 @@ export function tokensCommand(): Command {
   });
 
   subcommand(tokens, 'revoke', 'revoke an API token; a running server refuses it from its next request')
-    .argument('<id>', 'API token id (see `ugs tokens list`)', apiTokenId)
+    .argument('<id>', 'API token id (see `ugs tokens list`)', positiveInteger)
     .action(async (id: number, options: CommonOptions) => {
       await withRuntime(options, async (runtime) => {
         const revoked = await runtime.services.apiTokens.revokeApiToken(await cliCaller(runtime, options.workspace), id);

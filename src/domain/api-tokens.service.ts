@@ -40,7 +40,9 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
       if (!record) throw new AppError('invalid_api_token', 'The API token is unknown or revoked.', { headers: { 'WWW-Authenticate': 'Token' } });
       const now = clock();
       if (record.lastUsedAt === null || Date.parse(now) - Date.parse(record.lastUsedAt) >= LAST_USED_RESOLUTION_MS) {
-        await store.recordApiTokenUse(record.id, now);
+        // Bookkeeping must never fail or delay a request (a busy database would do both): not awaited,
+        // and a failure only means the next request tries again.
+        store.recordApiTokenUse(record.id, now).catch(() => undefined);
       }
       return {
         tenant: { workspaceId: record.workspaceId, environment: record.environment },

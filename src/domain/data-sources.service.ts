@@ -1,9 +1,9 @@
 import { AppError } from './errors.js';
 import type { Clock } from './clock.js';
-import type { DataSourceRecord } from './models.js';
+import type { DataSourcePatch, DataSourceRecord, FieldChanges } from './models.js';
 import { requireScope } from './scopes.js';
 import type { Caller, Environment } from './tenancy.js';
-import type { DataSourceStore, SchemaStore } from '../store/store.js';
+import type { DataSourceChange, DataSourceStore, SchemaStore } from '../store/store.js';
 
 export interface NewDataSourceInput {
   providedId: string;
@@ -15,16 +15,30 @@ export interface NewDataSourceInput {
 
 export type DataSourceService = ReturnType<typeof createDataSourceService>;
 
+const WIRE_NAMES: Record<keyof DataSourcePatch, string> = { providedId: 'provided_id', name: 'name', schemaId: 'schema_id' };
+
 export function createDataSourceService({ store, clock }: { store: DataSourceStore & Pick<SchemaStore, 'findSchemasByIds'>; clock: Clock }) {
+  const audit = (caller: Caller, changes?: FieldChanges) => ({ at: clock(), actor: caller.actor, requestId: caller.requestId, ...(changes ? { changes } : {}) });
+
+  async function requireSchema(caller: Caller, schemaId: number): Promise<void> {
+    const [schema] = await store.findSchemasByIds(caller.tenant.workspaceId, [schemaId]);
+    if (!schema) throw new AppError('unknown_schema', `Schema ${schemaId} does not exist.`, { field: 'schema_id' });
+  }
+
+  async function requireDataSource(caller: Caller, id: number): Promise<DataSourceRecord> {
+    const dataSource = await store.findDataSourceById(caller.tenant.workspaceId, id);
+    if (!dataSource) throw notFound(id);
+    return dataSource;
+  }
+
   return {
     async createDataSource(caller: Caller, input: NewDataSourceInput): Promise<DataSourceRecord> {
       requireScope(caller, 'admin');
-      const [schema] = await store.findSchemasByIds(caller.tenant.workspaceId, [input.schemaId]);
-      if (!schema) throw new AppError('unknown_schema', `Schema ${input.schemaId} does not exist.`, { field: 'schema_id' });
+      await requireSchema(caller, input.schemaId);
       const environment = input.environment ?? caller.tenant.environment;
       return store.insertDataSource(
         { tenant: { workspaceId: caller.tenant.workspaceId, environment }, providedId: input.providedId, name: input.name, schemaId: input.schemaId, createdAt: clock() },
-        { at: clock(), actor: caller.actor, requestId: caller.requestId },
+        audit(caller),
       );
     },
 
@@ -33,5 +47,39 @@ export function createDataSourceService({ store, clock }: { store: DataSourceSto
       requireScope(caller, 'admin');
       return store.listDataSources(caller.tenant.workspaceId, environment ?? caller.tenant.environment);
     },
+
+    async getDataSource(caller: Caller, id: number): Promise<DataSourceRecord> {
+      requireScope(caller, 'admin');
+      return requireDataSource(caller, id);
+    },
+
+    /** Renames or re-ids it freely; moving it to another schema is refused while groups map to it. */
+    async updateDataSource(caller: Caller, id: number, patch: DataSourcePatch): Promise<DataSourceRecord> {
+      requireScope(caller, 'admin');
+      const existing = await requireDataSource(caller, id);
+      if (patch.schemaId !== undefined && patch.schemaId !== existing.schemaId) await requireSchema(caller, patch.schemaId);
+      const changes: FieldChanges = {};
+      for (const key of Object.keys(WIRE_NAMES) as Array<keyof DataSourcePatch>) {
+        if (patch[key] !== undefined && patch[key] !== existing[key]) changes[WIRE_NAMES[key]] = { before: existing[key], after: patch[key] };
+      }
+      if (Object.keys(changes).length === 0) return existing;
+      return outcome(id, await store.updateDataSource(caller.tenant.workspaceId, id, patch, audit(caller, changes)), 'its schema cannot change');
+    },
+
+    async deleteDataSource(caller: Caller, id: number): Promise<DataSourceRecord> {
+      requireScope(caller, 'admin');
+      return outcome(id, await store.deleteDataSource(caller.tenant.workspaceId, id, audit(caller)), 'remove it from their mappings first');
+    },
   };
+}
+
+function notFound(id: number): AppError {
+  return new AppError('data_source_not_found', `No data source with id ${id} in this workspace.`);
+}
+
+function outcome(id: number, change: DataSourceChange, whileInUse: string): DataSourceRecord {
+  if (change.status === 'changed') return change.dataSource;
+  if (change.status === 'not_found') throw notFound(id);
+  const groups = change.usedBy === 1 ? '1 user group maps' : `${change.usedBy} user groups map`;
+  throw new AppError('data_source_in_use', `${groups} to data source ${id}: ${whileInUse}.`);
 }

@@ -6,33 +6,55 @@ import type { Tenant } from './tenancy.js';
 /** As callers send it: schema id → data source id (number or digit string) or data source provided id. */
 export type MappingInput = Record<string, number | string>;
 
+export type MappingResolver = (input: MappingInput) => MappingEntry[];
+
+export type MappingCatalogueStore = Pick<SchemaStore, 'findSchemasByIds'> & Pick<DataSourceStore, 'findDataSources'>;
+
 const DIGITS = /^[0-9]+$/;
 
+/** Resolves one mapping inside the tenant; see `createMappingResolver` for the rules. */
+export async function resolveMapping(store: MappingCatalogueStore, tenant: Tenant, input: MappingInput): Promise<MappingEntry[]> {
+  if (Object.keys(input).length === 0) return [];
+  return (await createMappingResolver(store, tenant, [input]))(input);
+}
+
 /**
- * Resolves a mapping inside the tenant. A string value names a data source by provided id first
- * (the caller's own namespace) and, when it is all digits and no provided id matches, by id.
+ * Loads, in two queries, the schemas and data sources that `inputs` refer to, and returns a resolver
+ * for each of them, so that a bulk import does not query per line. A string value names a data
+ * source by provided id first (the caller's own namespace) and, when it is all digits and no provided
+ * id matches, by id. The resolver throws the AppError that names what is wrong.
  */
-export async function resolveMapping(
-  store: Pick<SchemaStore, 'findSchemasByIds'> & Pick<DataSourceStore, 'findDataSources'>,
+export async function createMappingResolver(
+  store: MappingCatalogueStore,
   tenant: Tenant,
-  input: MappingInput,
-): Promise<MappingEntry[]> {
-  const entries = Object.entries(input).map(([schemaKey, ref]) => ({ schemaId: Number(schemaKey), ref }));
-  if (entries.length === 0) return [];
-
-  const schemaIds = entries.map((entry) => entry.schemaId);
-  const knownSchemas = new Set((await store.findSchemasByIds(tenant.workspaceId, schemaIds)).map((schema) => schema.id));
-  const unknownSchema = entries.find((entry) => !knownSchemas.has(entry.schemaId));
-  if (unknownSchema) {
-    throw new AppError('unknown_schema', `Schema ${unknownSchema.schemaId} does not exist.`, { field: 'mapping' });
+  inputs: MappingInput[],
+): Promise<MappingResolver> {
+  const entries = inputs.flatMap((input) => Object.entries(input));
+  const schemaIds = [...new Set(entries.map(([schemaKey]) => Number(schemaKey)))];
+  const ids = new Set<number>();
+  const providedIds = new Set<string>();
+  for (const [, ref] of entries) {
+    if (typeof ref === 'number') ids.add(ref);
+    else {
+      providedIds.add(ref);
+      if (DIGITS.test(ref)) ids.add(Number(ref));
+    }
   }
+  const [schemas, dataSources] = await Promise.all([
+    schemaIds.length ? store.findSchemasByIds(tenant.workspaceId, schemaIds) : [],
+    ids.size || providedIds.size ? store.findDataSources(tenant, { ids: [...ids], providedIds: [...providedIds] }) : [],
+  ]);
+  const knownSchemas = new Set(schemas.map((schema) => schema.id));
+  return (input) => resolveWith(knownSchemas, dataSources, input);
+}
 
-  const ids = entries.flatMap(({ ref }) => (typeof ref === 'number' ? [ref] : DIGITS.test(ref) ? [Number(ref)] : []));
-  const providedIds = entries.flatMap(({ ref }) => (typeof ref === 'string' ? [ref] : []));
-  const dataSources = await store.findDataSources(tenant, { ids, providedIds });
-
-  return entries
-    .map(({ schemaId, ref }) => {
+function resolveWith(knownSchemas: Set<number>, dataSources: DataSourceRecord[], input: MappingInput): MappingEntry[] {
+  return Object.entries(input)
+    .map(([schemaKey, ref]) => {
+      const schemaId = Number(schemaKey);
+      if (!knownSchemas.has(schemaId)) {
+        throw new AppError('unknown_schema', `Schema ${schemaKey} does not exist.`, { field: 'mapping' });
+      }
       const dataSource = findReferenced(dataSources, ref);
       if (!dataSource) {
         throw new AppError('unknown_data_source', `Data source ${JSON.stringify(ref)} does not exist in this environment.`, { field: 'mapping' });

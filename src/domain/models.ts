@@ -50,6 +50,12 @@ export interface DataSourceRecord {
   createdAt: Timestamp;
 }
 
+export interface DataSourcePatch {
+  providedId?: string;
+  name?: string;
+  schemaId?: number;
+}
+
 export interface NewDataSource {
   tenant: Tenant;
   providedId: string;
@@ -89,12 +95,15 @@ export interface NewUserGroup extends UserGroupFields {
   tenant: Tenant;
 }
 
-/** Fields a PUT may replace; an absent key stays as it is. */
+/** Fields a PUT (or an import) may replace; an absent key stays as it is. */
 export interface UserGroupPatch {
   providedId?: string;
   name?: string;
   properties?: JsonObject | null;
   mapping?: MappingEntry[];
+  /** Only an import that carries tokens sets these, always together. */
+  tokenHash?: string;
+  tokenCiphertext?: string;
 }
 
 export type AuditAction =
@@ -103,6 +112,8 @@ export type AuditAction =
   | 'api_token.revoked'
   | 'schema.created'
   | 'data_source.created'
+  | 'data_source.updated'
+  | 'data_source.deleted'
   | 'user_group.created'
   | 'user_group.updated'
   | 'user_group.token_rotated'

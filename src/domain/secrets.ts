@@ -9,6 +9,13 @@ export function generateUserGroupToken(): string {
   return USER_GROUP_TOKEN_PREFIX + randomBytes(32).toString('hex');
 }
 
+const USER_GROUP_TOKEN_SHAPE = /^ugt_[0-9a-f]{64}$/;
+
+/** Whether a string could be a user group token at all; anything else is unknown without a lookup. */
+export function isUserGroupTokenShaped(value: string): boolean {
+  return USER_GROUP_TOKEN_SHAPE.test(value);
+}
+
 /** The prefix tells an operator (and a secret scanner) which environment a leaked token opens. */
 export function generateApiToken(environment: Environment): string {
   return API_TOKEN_PREFIX[environment] + randomBytes(32).toString('hex');

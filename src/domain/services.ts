@@ -1,8 +1,11 @@
 import { createApiTokenService } from './api-tokens.service.js';
+import { createAuditService } from './audit.service.js';
 import type { Clock } from './clock.js';
 import { createDataSourceService } from './data-sources.service.js';
 import { createSchemaService } from './schemas.service.js';
 import type { TokenCipher } from './secrets.js';
+import { createUserGroupAdminService } from './user-group-admin.service.js';
+import { createUserGroupTransferService } from './user-group-transfer.service.js';
 import { createUserGroupService } from './user-groups.service.js';
 import { createWorkspaceService } from './workspaces.service.js';
 import type { Store } from '../store/store.js';
@@ -13,6 +16,9 @@ export type Services = ReturnType<typeof createServices>;
 export function createServices({ store, cipher, clock }: { store: Store; cipher: TokenCipher; clock: Clock }) {
   return {
     userGroups: createUserGroupService({ store, cipher, clock }),
+    userGroupAdmin: createUserGroupAdminService({ store, cipher }),
+    userGroupTransfer: createUserGroupTransferService({ store, cipher, clock }),
+    audit: createAuditService({ store }),
     apiTokens: createApiTokenService({ store, clock }),
     schemas: createSchemaService({ store, clock }),
     dataSources: createDataSourceService({ store, clock }),

@@ -1,26 +1,14 @@
-import { isDeepStrictEqual } from 'node:util';
 import { AppError } from './errors.js';
 import type { Clock } from './clock.js';
-import { resolveMapping, mappingToRecord, type MappingInput } from './mapping.js';
+import { resolveMapping, type MappingInput } from './mapping.js';
 import type { AuditContext, FieldChanges, JsonObject, UserGroupPatch, UserGroupRecord } from './models.js';
 import { assertPropertiesWithinLimits } from './properties.js';
 import { requireScope } from './scopes.js';
-import { generateUserGroupToken, hashSecret, USER_GROUP_TOKEN_PREFIX, type TokenCipher } from './secrets.js';
-import type { Caller, Environment } from './tenancy.js';
+import { generateUserGroupToken, hashSecret, isUserGroupTokenShaped, type TokenCipher } from './secrets.js';
+import type { Caller } from './tenancy.js';
+import { diffUserGroup, wholeGroupChanges } from './user-group-diff.js';
+import { createUserGroupViewer, type UserGroupView } from './user-group-view.js';
 import type { DataSourceStore, SchemaStore, UserGroupStore } from '../store/store.js';
-
-/** A group as every response shows it: all of it, with the token in the clear. */
-export interface UserGroupView {
-  teamId: number;
-  token: string;
-  name: string;
-  providedId: string;
-  properties: JsonObject | null;
-  mapping: Record<string, string>;
-  environment: Environment;
-  createdAt: string;
-  updatedAt: string;
-}
 
 export interface GetOrCreateUserGroupInput {
   userGroupId: string | number;
@@ -52,22 +40,11 @@ export interface UserGroupServiceDeps {
 // A conditional write loses only to a concurrent change of the same group; re-reading and
 // re-deciding a few times resolves any realistic contention.
 const MAX_ATTEMPTS = 5;
-const TOKEN_SHAPE = new RegExp(`^${USER_GROUP_TOKEN_PREFIX}[0-9a-f]{64}$`);
 
 export type UserGroupService = ReturnType<typeof createUserGroupService>;
 
 export function createUserGroupService({ store, cipher, clock }: UserGroupServiceDeps) {
-  const view = (group: UserGroupRecord, knownToken?: string): UserGroupView => ({
-    teamId: group.teamId,
-    token: knownToken ?? cipher.decrypt(group.tokenCiphertext),
-    name: group.name,
-    providedId: group.providedId,
-    properties: group.properties,
-    mapping: mappingToRecord(group.mapping),
-    environment: group.environment,
-    createdAt: group.createdAt,
-    updatedAt: group.updatedAt,
-  });
+  const view = createUserGroupViewer(cipher);
 
   const auditContext = (caller: Caller, changes?: FieldChanges): AuditContext => ({
     at: clock(),
@@ -79,7 +56,7 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
   const notFound = () => new AppError('user_group_not_found', 'No user group matches in this environment.');
 
   const findByToken = (caller: Caller, token: string) =>
-    TOKEN_SHAPE.test(token) ? store.findUserGroupByTokenHash(caller.tenant, hashSecret(token)) : Promise.resolve(null);
+    isUserGroupTokenShaped(token) ? store.findUserGroupByTokenHash(caller.tenant, hashSecret(token)) : Promise.resolve(null);
 
   async function requireByProvidedId(caller: Caller, userGroupId: string | number): Promise<UserGroupRecord> {
     const group = await store.findUserGroupByProvidedId(caller.tenant, providedIdOf(userGroupId));
@@ -114,12 +91,7 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
       const createdAt = clock();
       const { group, created } = await store.insertUserGroupIfAbsent(
         { tenant: caller.tenant, providedId, name, tokenHash: hashSecret(token), tokenCiphertext: cipher.encrypt(token), properties, mapping, createdAt },
-        auditContext(caller, {
-          provided_id: { before: null, after: providedId },
-          name: { before: null, after: name },
-          properties: { before: null, after: properties },
-          mapping: { before: null, after: mappingToRecord(mapping) },
-        }),
+        auditContext(caller, wholeGroupChanges({ providedId, name, properties, mapping }, true)),
       );
       // Losing a creation race to another caller is a get: their token, not ours.
       return { userGroup: created ? view(group, token) : view(group), created };
@@ -151,7 +123,7 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
 
     async rotateUserGroupToken(caller: Caller, currentToken: string): Promise<UserGroupView> {
       requireScope(caller, 'write');
-      if (!TOKEN_SHAPE.test(currentToken)) throw notFound();
+      if (!isUserGroupTokenShaped(currentToken)) throw notFound();
       const token = generateUserGroupToken();
       const rotated = await store.rotateUserGroupToken(
         {
@@ -172,12 +144,7 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
       await retryOnConcurrentChange(async () => {
         const group = await findGroupToDelete(caller, input);
         if (input.dataSourceProvidedId !== undefined) await assertMapsDataSource(caller, group, input.dataSourceProvidedId);
-        const deleted = await store.deleteUserGroup(caller.tenant, group.teamId, group.version, auditContext(caller, {
-          provided_id: { before: group.providedId, after: null },
-          name: { before: group.name, after: null },
-          properties: { before: group.properties, after: null },
-          mapping: { before: mappingToRecord(group.mapping), after: null },
-        }));
+        const deleted = await store.deleteUserGroup(caller.tenant, group.teamId, group.version, auditContext(caller, wholeGroupChanges(group, false)));
         return deleted ? true : null;
       });
     },
@@ -193,7 +160,8 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
     const byToken = input.currentToken === undefined ? undefined : await findByToken(caller, input.currentToken);
     if (byToken === null) throw notFound();
     if (input.userGroupId === undefined) {
-      if (!byToken) throw new AppError('missing_field', 'Give "current_token" or "user_group_id" to name the group.', { field: 'current_token' });
+      // Either field would do, so the error names neither.
+      if (!byToken) throw new AppError('missing_field', 'Give "current_token" or "user_group_id" to name the group.');
       return byToken;
     }
     const byId = await requireByProvidedId(caller, input.userGroupId);
@@ -217,27 +185,4 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
 /** A JSON integer id is accepted and becomes its decimal string. */
 export function providedIdOf(userGroupId: string | number): string {
   return typeof userGroupId === 'number' ? String(userGroupId) : userGroupId;
-}
-
-/** Keeps only the requested fields that differ from the stored group, with before/after for the audit trail. */
-function diffUserGroup(existing: UserGroupRecord, requested: UserGroupPatch): { patch: UserGroupPatch; changes: FieldChanges } {
-  const patch: UserGroupPatch = {};
-  const changes: FieldChanges = {};
-  if (requested.providedId !== undefined && requested.providedId !== existing.providedId) {
-    patch.providedId = requested.providedId;
-    changes.provided_id = { before: existing.providedId, after: requested.providedId };
-  }
-  if (requested.name !== undefined && requested.name !== existing.name) {
-    patch.name = requested.name;
-    changes.name = { before: existing.name, after: requested.name };
-  }
-  if (requested.properties !== undefined && !isDeepStrictEqual(requested.properties, existing.properties)) {
-    patch.properties = requested.properties;
-    changes.properties = { before: existing.properties, after: requested.properties };
-  }
-  if (requested.mapping !== undefined && !isDeepStrictEqual(requested.mapping, existing.mapping)) {
-    patch.mapping = requested.mapping;
-    changes.mapping = { before: mappingToRecord(existing.mapping), after: mappingToRecord(requested.mapping) };
-  }
-  return { patch, changes };
 }

@@ -10,6 +10,9 @@ import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './json-body.js';
 import { registerNotFoundHandler } from './method-not-allowed.js';
 import { registerOpenApi, registerOpenApiRoute } from './openapi.js';
 import { requestIdOf } from './request-id.js';
+import { adminUserGroupRoutes } from './routes/admin-user-groups.routes.js';
+import { apiTokenRoutes } from './routes/api-tokens.routes.js';
+import { auditEventRoutes } from './routes/audit-events.routes.js';
 import { dataSourceRoutes } from './routes/data-sources.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
@@ -32,6 +35,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: BODY_LIMIT_BYTES,
     exposeHeadRoutes: false,
+    routerOptions: { ignoreTrailingSlash: true },
+    // While draining, requests still arriving on open connections get the spec's 503 envelope
+    // (from the hook below) rather than Fastify's own body.
+    return503OnClosing: false,
     ajv: {
       // Exact input: no type coercion, no silently dropped or defaulted fields.
       customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false },
@@ -41,8 +48,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // GET /api/user carries a JSON body by contract; Fastify ignores GET bodies unless told otherwise.
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
 
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new AppError('unavailable', 'The server is shutting down; retry on another instance or shortly.', { headers: { 'Retry-After': '1' } });
+    }
+    // API responses carry credentials (and errors about them): no cache along the way may keep one.
+    if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
   });
   registerJsonBodyParser(app);
   registerErrorHandler(app);
@@ -56,15 +73,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(
     async (api) => {
       api.addHook('onRequest', createAuthenticationHook(services.apiTokens));
-      // Responses carry credentials: no cache along the way may keep them.
-      api.addHook('onSend', async (_request, reply) => {
-        reply.header('cache-control', 'no-store');
-      });
       if (options.rateLimitPerMinute !== 'off') {
         await api.register(rateLimit, {
           max: options.rateLimitPerMinute,
           timeWindow: 60_000,
-          hook: 'preHandler',
+          // Right after authentication: rejected requests count against the limit too.
+          hook: 'onRequest',
           keyGenerator: (request) => request.caller.actor.type === 'api_token' ? request.caller.actor.apiTokenId : 'cli',
           errorResponseBuilder: (_request, context) =>
             new AppError('rate_limited', `This API token may make ${context.max} requests a minute; retry after ${context.after}.`, {
@@ -75,6 +89,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await api.register(userGroupRoutes, { userGroups: services.userGroups });
       await api.register(schemaRoutes, { schemas: services.schemas });
       await api.register(dataSourceRoutes, { dataSources: services.dataSources });
+      await api.register(adminUserGroupRoutes, { userGroupAdmin: services.userGroupAdmin });
+      await api.register(apiTokenRoutes, { apiTokens: services.apiTokens });
+      await api.register(auditEventRoutes, { audit: services.audit });
     },
     { prefix: '/api' },
   );

@@ -29,7 +29,10 @@ export function unsupportedMediaType(): AppError {
 
 function toAppError(error: FastifyError, request: FastifyRequest): AppError {
   if (isAppError(error)) return error;
-  if (error.validation) return validationError(error.validation, request.routeOptions.schema?.body);
+  if (error.validation) {
+    const context = (error.validationContext ?? 'body') as 'body' | 'querystring' | 'params' | 'headers';
+    return validationError(error.validation, context, request.routeOptions.schema?.[context]);
+  }
   const known = error.code ? FASTIFY_CODES[error.code] : undefined;
   if (known) return known();
   // Any other client error Fastify detects (a malformed URL, say) is still the client's.

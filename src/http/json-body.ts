@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { AppError } from '../domain/errors.js';
 import { unsupportedMediaType } from './error-handler.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -23,6 +24,24 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
       done(null, undefined);
       return;
     }
-    parseJson(request, text, done);
+    parseJson(request, text, (error, body) => {
+      // The safe parser refuses prototype-polluting keys with the same error as broken JSON; tell
+      // the caller which of the two it is.
+      if (error && isValidJson(text)) done(forbiddenKeys(), undefined);
+      else done(error, body);
+    });
   });
+}
+
+function isValidJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function forbiddenKeys(): AppError {
+  return new AppError('invalid_field', 'Object keys "__proto__" and "constructor.prototype" are not accepted anywhere in a request body.');
 }

@@ -1,14 +1,14 @@
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 import { AppError } from '../domain/errors.js';
 
-type BodySchema = { properties?: Record<string, { description?: string }> } | undefined;
+type ObjectSchema = { properties?: Record<string, { description?: string }> } | undefined;
 
 // Limits whose own wording is already exact; for the rest (type, pattern, anyOf...) the field's
 // documented rule is clearer than the validator's words.
 const SELF_EXPLAINING = new Set(['maxLength', 'minLength', 'maxProperties', 'minimum', 'maximum']);
 
-/** Maps the first schema violation to missing_field, unknown_field or invalid_field, naming the field. */
-export function validationError(errors: FastifySchemaValidationError[], bodySchema: unknown): AppError {
+/** Maps the first schema violation (of the body, query string or path) to missing_field, unknown_field or invalid_field, naming the field. */
+export function validationError(errors: FastifySchemaValidationError[], context: string, schema: unknown): AppError {
   const first = errors[0];
   if (!first) return new AppError('invalid_field', 'The request is invalid.');
   const params = first.params as Record<string, unknown>;
@@ -24,10 +24,11 @@ export function validationError(errors: FastifySchemaValidationError[], bodySche
       const unknown = String(params.additionalProperty);
       return new AppError('unknown_field', `"${unknown}" is not a field of this request.`, { field: unknown });
     }
-    return new AppError('invalid_json', 'The request body must be a JSON object.');
+    if (context === 'body') return new AppError('invalid_json', 'The request body must be a JSON object.');
+    return new AppError('invalid_field', `The ${context} of this request are invalid.`);
   }
 
-  const rule = (bodySchema as BodySchema)?.properties?.[field]?.description;
+  const rule = (schema as ObjectSchema)?.properties?.[field]?.description;
   const message =
     SELF_EXPLAINING.has(first.keyword) || !rule
       ? `"${path.join('.')}" ${first.message ?? 'is invalid'}.`

@@ -2,7 +2,9 @@ import type {
   ApiTokenRecord,
   AuditContext,
   AuditEventRecord,
+  DataSourcePatch,
   DataSourceRecord,
+  FieldChanges,
   NewApiToken,
   NewDataSource,
   NewUserGroup,
@@ -39,6 +41,7 @@ export interface ApiTokenStore {
   insertApiTokensIfWorkspaceHasNone(workspaceId: number, tokens: NewApiToken[], audit: AuditContext): Promise<ApiTokenRecord[] | null>;
   /** Only live (not revoked) tokens are found. */
   findApiTokenByHash(tokenHash: string): Promise<ApiTokenRecord | null>;
+  /** Live tokens only, in id order. */
   listApiTokens(workspaceId: number): Promise<ApiTokenRecord[]>;
   /** Returns the revoked token, or null when no live token with that id is in the workspace. */
   revokeApiToken(workspaceId: number, id: number, audit: AuditContext): Promise<ApiTokenRecord | null>;
@@ -59,12 +62,30 @@ export interface DataSourceRefs {
   providedIds: string[];
 }
 
+/**
+ * Outcome of a change to a data source that user groups may depend on: `in_use` means nothing was
+ * changed because `usedBy` groups map to it (counted inside the same transaction).
+ */
+export type DataSourceChange =
+  | { status: 'changed'; dataSource: DataSourceRecord }
+  | { status: 'not_found' }
+  | { status: 'in_use'; usedBy: number };
+
 export interface DataSourceStore {
   /** Throws `data_source_id_taken` when the tenant has a data source with that provided id. */
   insertDataSource(dataSource: NewDataSource, audit: AuditContext): Promise<DataSourceRecord>;
   listDataSources(workspaceId: number, environment?: Environment): Promise<DataSourceRecord[]>;
+  findDataSourceById(workspaceId: number, id: number): Promise<DataSourceRecord | null>;
   /** Every data source of the tenant whose id is in `refs.ids` or whose provided id is in `refs.providedIds`. */
   findDataSources(tenant: Tenant, refs: DataSourceRefs): Promise<DataSourceRecord[]>;
+  /**
+   * Applies the patch (audit action `data_source.updated`, changes from `audit.changes`). A change of
+   * `schemaId` while groups map to the data source is refused as `in_use`: their mappings would break.
+   * Throws `data_source_id_taken` when the new provided id collides.
+   */
+  updateDataSource(workspaceId: number, id: number, patch: DataSourcePatch, audit: AuditContext): Promise<DataSourceChange>;
+  /** Deletes it unless a group maps to it (`in_use`); audit action `data_source.deleted`. */
+  deleteDataSource(workspaceId: number, id: number, audit: AuditContext): Promise<DataSourceChange>;
 }
 
 export interface UserGroupUpdate {
@@ -84,8 +105,32 @@ export interface UserGroupTokenRotation {
   updatedAt: string;
 }
 
+export interface UserGroupQuery {
+  tenant: Tenant;
+  /** Matches a provided-id prefix (exact case) or a name substring (case-insensitive). */
+  search?: string;
+  /** Cursor: only groups with a larger team_id. */
+  afterTeamId?: number;
+  limit: number;
+}
+
+/** One write of a batch; `changes` goes into that group's audit event. */
+export type UserGroupWrite =
+  | { kind: 'create'; group: NewUserGroup; changes: FieldChanges }
+  | { kind: 'update'; update: UserGroupUpdate; changes: FieldChanges };
+
 export interface UserGroupStore {
   findUserGroupByProvidedId(tenant: Tenant, providedId: string): Promise<UserGroupRecord | null>;
+  findUserGroupsByProvidedIds(tenant: Tenant, providedIds: string[]): Promise<UserGroupRecord[]>;
+  findUserGroupByTeamId(tenant: Tenant, teamId: number): Promise<UserGroupRecord | null>;
+  /** In team_id order. */
+  listUserGroups(query: UserGroupQuery): Promise<UserGroupRecord[]>;
+  /**
+   * Applies every write in one transaction, or none: a create whose provided id exists, or an update
+   * whose row moved on from `expectedVersion`, throws `concurrent_change`; unique violations throw
+   * their `*_taken` code. One audit event per write (`user_group.created` / `user_group.updated`).
+   */
+  writeUserGroups(writes: UserGroupWrite[], audit: Omit<AuditContext, 'changes'>): Promise<void>;
   findUserGroupByTokenHash(tenant: Tenant, tokenHash: string): Promise<UserGroupRecord | null>;
   /**
    * Creates the group unless the tenant already has one with that provided id; in that case returns
@@ -108,6 +153,12 @@ export interface AuditEventQuery {
   environment?: Environment;
   teamId?: number;
   action?: string;
+  /** Inclusive lower bound on `at`. */
+  since?: string;
+  /** Exclusive upper bound on `at`. */
+  until?: string;
+  /** Cursor: only events with a smaller id (the list is newest first). */
+  beforeId?: number;
   limit: number;
 }
 

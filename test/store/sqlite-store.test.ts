@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openSqliteDatabase } from '../../src/store/sqlite/sqlite-database.js';
+import { openSqliteDatabase, SYNC_BUSY_WAIT_MS } from '../../src/store/sqlite/sqlite-database.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { describeStoreContract } from './store.contract.js';
@@ -54,14 +54,15 @@ describe('SQLite store specifics', () => {
     await cleanup();
   });
 
-  it('reports its engine and opens connections with WAL, synchronous FULL, foreign keys and the busy timeout', async () => {
+  it('reports its engine and opens connections with WAL, synchronous FULL, foreign keys and a short synchronous busy wait', async () => {
     expect(open().engine).toBe('sqlite');
     const db = openSqliteDatabase({ path: file, busyTimeoutMs: 1234 });
     raw.push(db);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('synchronous', { simple: true })).toBe(2);
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(db.pragma('busy_timeout', { simple: true })).toBe(1234);
+    // The connection blocks only briefly; the store retries asynchronously up to busyTimeoutMs.
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(SYNC_BUSY_WAIT_MS);
   });
 
   it('migrates a fresh file, records the version, and a second migrate is a no-op', async () => {
@@ -121,6 +122,24 @@ describe('SQLite store specifics', () => {
     expect(retried.created).toBe(true);
   });
 
+  it('keeps the event loop free while a write waits for a lock, and writes once the lock goes', async () => {
+    const store = open(5000);
+    await store.migrate();
+    const { customer } = await seed(store);
+    const blocker = openRaw();
+    blocker.exec('BEGIN EXCLUSIVE');
+    let settled = false;
+    const waiting = store.insertUserGroupIfAbsent(newGroup(customer, 'queued'), auditContext()).finally(() => {
+      settled = true;
+    });
+    // Reads and timers still run while the write is queued behind the lock.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await store.findWorkspaceById(customer.workspaceId)).not.toBeNull();
+    expect(settled).toBe(false);
+    blocker.exec('ROLLBACK');
+    expect((await waiting).created).toBe(true);
+  });
+
   it('removes mapping rows with their group, and keeps a mapped data source from being deleted', async () => {
     const store = open();
     await store.migrate();
@@ -134,6 +153,41 @@ describe('SQLite store specifics', () => {
     expect(() => db.prepare('DELETE FROM data_sources WHERE id = ?').run(fx.customerA.id)).toThrow(/FOREIGN KEY/);
     await store.deleteUserGroup(fx.customer, group.teamId, group.version, auditContext());
     expect(mappingRows.get(group.teamId)).toBe(0);
+  });
+
+  it('writes 20 batches of 1000 new groups, each with its audit event', async () => {
+    const store = open();
+    await store.migrate();
+    const { customer, schemaA, customerA } = await seed(store);
+    const mapping = [{ schemaId: schemaA.id, dataSourceId: customerA.id }];
+    for (let batch = 0; batch < 20; batch++) {
+      const writes = Array.from({ length: 1000 }, (_, i) => ({
+        kind: 'create' as const,
+        group: newGroup(customer, `bulk-${batch}-${i}`, { properties: { batch, i }, mapping }),
+        changes: { name: { before: null, after: `Group bulk-${batch}-${i}` } },
+      }));
+      await store.writeUserGroups(writes, auditContext());
+    }
+    const db = openRaw();
+    expect(db.prepare('SELECT count(*) FROM user_groups').pluck().get()).toBe(20_000);
+    expect(db.prepare('SELECT count(*) FROM user_group_mappings').pluck().get()).toBe(20_000);
+    expect(db.prepare("SELECT count(*) FROM audit_events WHERE action = 'user_group.created'").pluck().get()).toBe(20_000);
+    const [last] = await store.findUserGroupsByProvidedIds(customer, ['bulk-19-999']);
+    expect(last).toMatchObject({ properties: { batch: 19, i: 999 }, mapping, version: 1 });
+  });
+
+  it('folds case in JavaScript wherever LIKE alone would miss a match', async () => {
+    const store = open();
+    await store.migrate();
+    const { customer } = await seed(store);
+    for (const [providedId, name] of [['kilo', 'kilo'], ['kelvin', '\u212A'], ['other', 'other']]) {
+      await store.insertUserGroupIfAbsent(newGroup(customer, providedId!, { name: name! }), auditContext());
+    }
+    const search = async (text: string) =>
+      (await store.listUserGroups({ tenant: customer, search: text, limit: 10 })).map((group) => group.providedId);
+    // KELVIN SIGN lowercases to an ASCII k: an ASCII name must not bypass folding for a non-ASCII search.
+    expect(await search('\u212A')).toEqual(['kilo', 'kelvin']);
+    expect(await search('K')).toEqual(['kilo', 'kelvin']);
   });
 
   it('answers ping, fails it with unavailable once closed, and closes twice without error', async () => {

@@ -10,6 +10,7 @@ import type {
   NewApiToken,
   NewUserGroup,
   SchemaRecord,
+  UserGroupRecord,
   Workspace,
 } from '../../src/domain/models.js';
 import type { Actor, Environment, Tenant } from '../../src/domain/tenancy.js';
@@ -55,6 +56,39 @@ export function newGroup(tenant: Tenant, providedId: string, overrides: Partial<
     createdAt: T0,
     ...overrides,
   };
+}
+
+/** Creates a group whose provided id must be new in its tenant, and returns it. */
+export async function createGroup(
+  store: Store,
+  tenant: Tenant,
+  providedId: string,
+  overrides: Partial<NewUserGroup> = {},
+): Promise<UserGroupRecord> {
+  const result = await store.insertUserGroupIfAbsent(newGroup(tenant, providedId, overrides), auditContext());
+  expect(result.created).toBe(true);
+  return result.group;
+}
+
+/**
+ * Follows a cursor from the first page to the last (a page shorter than `limit`), checking that no
+ * page is longer than `limit`; returns every page.
+ */
+export async function allPages<T>(
+  limit: number,
+  fetchPage: (cursor: number | undefined) => Promise<T[]>,
+  cursorOf: (last: T) => number,
+): Promise<T[][]> {
+  const pages: T[][] = [];
+  let cursor: number | undefined;
+  for (;;) {
+    const page = await fetchPage(cursor);
+    expect(page.length).toBeLessThanOrEqual(limit);
+    pages.push(page);
+    const last = page.at(-1);
+    if (page.length < limit || last === undefined) return pages;
+    cursor = cursorOf(last);
+  }
 }
 
 /** Two workspaces, both environments, two schemas and a few data sources: the world every test starts from. */

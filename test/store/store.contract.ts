@@ -4,6 +4,8 @@ import { describeApiTokenContract } from './contract/api-tokens.contract.js';
 import { describeAuditContract } from './contract/audit.contract.js';
 import { describeCatalogContract } from './contract/catalog.contract.js';
 import type { ContractContext } from './contract/context.js';
+import { describeUserGroupBatchContract } from './contract/user-group-batch.contract.js';
+import { describeUserGroupQueryContract } from './contract/user-group-queries.contract.js';
 import { describeUserGroupContract } from './contract/user-groups.contract.js';
 import { describeWorkspaceContract } from './contract/workspaces.contract.js';
 import { seed } from './store-fixtures.js';
@@ -39,6 +41,8 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeApiTokenContract(context);
     describeCatalogContract(context);
     describeUserGroupContract(context);
+    describeUserGroupQueryContract(context);
+    describeUserGroupBatchContract(context);
     describeAuditContract(context);
   });
 }

@@ -3,11 +3,15 @@ import { Type, type Static } from 'typebox';
 import type { DataSourceService } from '../../domain/data-sources.service.js';
 import type { DataSourceRecord } from '../../domain/models.js';
 import { EnvironmentTag, Id, Text256 } from '../common.schemas.js';
-import { responses, Success } from '../envelope.js';
+import { IdParam } from '../cursor.js';
+import { Success } from '../envelope.js';
+import { apiRouteSchema } from '../route-schema.js';
+
+const ProvidedId = Text256('Your own id for the data source; unique per workspace and environment.');
 
 export const CreateDataSourceBody = Type.Object(
   {
-    provided_id: Text256('Your own id for the data source; unique per workspace and environment.'),
+    provided_id: ProvidedId,
     name: Text256('Display name.'),
     schema_id: Id('The schema this data source serves.'),
     environment: Type.Optional(EnvironmentTag),
@@ -15,6 +19,16 @@ export const CreateDataSourceBody = Type.Object(
   { additionalProperties: false },
 );
 export type CreateDataSourceBody = Static<typeof CreateDataSourceBody>;
+
+export const UpdateDataSourceBody = Type.Object(
+  {
+    provided_id: Type.Optional(ProvidedId),
+    name: Type.Optional(Text256('Display name.')),
+    schema_id: Type.Optional(Id('The schema this data source serves; cannot change while groups map to it.')),
+  },
+  { additionalProperties: false },
+);
+export type UpdateDataSourceBody = Static<typeof UpdateDataSourceBody>;
 
 export const DataSource = Type.Object({
   id: Type.Integer(),
@@ -26,6 +40,8 @@ export const DataSource = Type.Object({
 export type DataSource = Static<typeof DataSource>;
 
 const EnvironmentQuery = Type.Object({ environment: Type.Optional(EnvironmentTag) }, { additionalProperties: false });
+const DataSourceParams = Type.Object({ id: IdParam('Data source id.') });
+const DataSourceResponse = Type.Object({ success: Success, data_source: DataSource });
 
 const toDataSource = (record: DataSourceRecord): DataSource => ({
   id: record.id,
@@ -35,49 +51,74 @@ const toDataSource = (record: DataSourceRecord): DataSource => ({
   api_environment_tag: record.environment,
 });
 
-const tags = ['admin'];
-const security = [{ apiToken: [] }];
+const withDataSource = (record: DataSourceRecord) => ({ success: 1 as const, data_source: toDataSource(record) });
 
 export const dataSourceRoutes: FastifyPluginAsyncTypebox<{ dataSources: DataSourceService }> = async (app, { dataSources }) => {
   app.post(
     '/admin/data_sources',
-    {
-      schema: {
-        summary: 'Create a data source',
-        description: 'environment defaults to the API token\'s.',
-        tags,
-        security,
-        body: CreateDataSourceBody,
-        response: responses(Type.Object({ success: Success, data_source: DataSource })),
-      },
-    },
+    { schema: apiRouteSchema('admin', 'Create a data source', DataSourceResponse, { description: 'environment defaults to the API token\'s.', body: CreateDataSourceBody }) },
     async (request) => {
       const { body } = request;
-      const record = await dataSources.createDataSource(request.caller, {
-        providedId: body.provided_id,
-        name: body.name,
-        schemaId: body.schema_id,
-        ...(body.environment ? { environment: body.environment } : {}),
-      });
-      return { success: 1 as const, data_source: toDataSource(record) };
+      return withDataSource(
+        await dataSources.createDataSource(request.caller, {
+          providedId: body.provided_id,
+          name: body.name,
+          schemaId: body.schema_id,
+          environment: body.environment,
+        }),
+      );
     },
   );
 
   app.get(
     '/admin/data_sources',
     {
-      schema: {
-        summary: 'List data sources',
+      schema: apiRouteSchema('admin', 'List data sources', Type.Object({ success: Success, data_sources: Type.Array(DataSource) }), {
         description: 'The data sources of the given environment, by default the API token\'s.',
-        tags,
-        security,
         querystring: EnvironmentQuery,
-        response: responses(Type.Object({ success: Success, data_sources: Type.Array(DataSource) })),
-      },
+      }),
     },
     async (request) => ({
       success: 1 as const,
       data_sources: (await dataSources.listDataSources(request.caller, request.query.environment)).map(toDataSource),
     }),
+  );
+
+  app.get(
+    '/admin/data_sources/:id',
+    { schema: apiRouteSchema('admin', 'Get a data source', DataSourceResponse, { params: DataSourceParams }) },
+    async (request) => withDataSource(await dataSources.getDataSource(request.caller, Number(request.params.id))),
+  );
+
+  app.patch(
+    '/admin/data_sources/:id',
+    {
+      schema: apiRouteSchema('admin', 'Update a data source', DataSourceResponse, {
+        description: 'Absent fields stay. schema_id cannot change while user groups map to it (409 data_source_in_use).',
+        params: DataSourceParams,
+        body: UpdateDataSourceBody,
+      }),
+    },
+    async (request) => {
+      const { body } = request;
+      return withDataSource(
+        await dataSources.updateDataSource(request.caller, Number(request.params.id), {
+          providedId: body.provided_id,
+          name: body.name,
+          schemaId: body.schema_id,
+        }),
+      );
+    },
+  );
+
+  app.delete(
+    '/admin/data_sources/:id',
+    {
+      schema: apiRouteSchema('admin', 'Delete a data source', DataSourceResponse, {
+        description: 'Refused with 409 data_source_in_use, naming how many user groups map to it, while any does.',
+        params: DataSourceParams,
+      }),
+    },
+    async (request) => withDataSource(await dataSources.deleteDataSource(request.caller, Number(request.params.id))),
   );
 };

@@ -3,7 +3,8 @@ import { Type, type Static } from 'typebox';
 import type { SchemaRecord } from '../../domain/models.js';
 import type { SchemaService } from '../../domain/schemas.service.js';
 import { Text256 } from '../common.schemas.js';
-import { responses, Success } from '../envelope.js';
+import { Success } from '../envelope.js';
+import { apiRouteSchema } from '../route-schema.js';
 
 export const CreateSchemaBody = Type.Object({ name: Text256('Unique within the workspace.') }, { additionalProperties: false });
 export type CreateSchemaBody = Static<typeof CreateSchemaBody>;
@@ -13,19 +14,16 @@ export type Schema = Static<typeof Schema>;
 
 const toSchema = (record: SchemaRecord): Schema => ({ id: record.id, name: record.name });
 
-const tags = ['admin'];
-const security = [{ apiToken: [] }];
-
 export const schemaRoutes: FastifyPluginAsyncTypebox<{ schemas: SchemaService }> = async (app, { schemas }) => {
   app.post(
     '/admin/schemas',
-    { schema: { summary: 'Create a schema', tags, security, body: CreateSchemaBody, response: responses(Type.Object({ success: Success, schema: Schema })) } },
+    { schema: apiRouteSchema('admin', 'Create a schema', Type.Object({ success: Success, schema: Schema }), { body: CreateSchemaBody }) },
     async (request) => ({ success: 1 as const, schema: toSchema(await schemas.createSchema(request.caller, request.body)) }),
   );
 
   app.get(
     '/admin/schemas',
-    { schema: { summary: 'List the workspace\'s schemas', tags, security, response: responses(Type.Object({ success: Success, schemas: Type.Array(Schema) })) } },
+    { schema: apiRouteSchema('admin', 'List the workspace\'s schemas', Type.Object({ success: Success, schemas: Type.Array(Schema) }), {}) },
     async (request) => ({ success: 1 as const, schemas: (await schemas.listSchemas(request.caller)).map(toSchema) }),
   );
 };

@@ -2,9 +2,10 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '../../domain/errors.js';
 import type { JsonObject } from '../../domain/models.js';
-import type { UserGroupService, UserGroupView } from '../../domain/user-groups.service.js';
+import type { UserGroupService } from '../../domain/user-groups.service.js';
+import type { UserGroupView } from '../../domain/user-group-view.js';
 import type { TSchema } from 'typebox';
-import { responses } from '../envelope.js';
+import { apiRouteSchema } from '../route-schema.js';
 import {
   DeleteUserGroupBody,
   DeleteUserGroupResponse,
@@ -17,14 +18,8 @@ import {
   type UserGroup,
 } from './user-groups.schemas.js';
 
-const routeSchema = <B extends TSchema, R extends TSchema>(summary: string, description: string, body: B, response: R) => ({
-  summary,
-  description,
-  tags: ['user groups'],
-  security: [{ apiToken: [] }],
-  body,
-  response: responses(response),
-});
+const routeSchema = <B extends TSchema, R extends TSchema>(summary: string, description: string, body: B, success: R) =>
+  apiRouteSchema('user groups', summary, success, { description, body });
 
 const withUserGroup = (view: UserGroupView) => ({ success: 1 as const, user_group: toUserGroup(view) });
 
@@ -83,9 +78,9 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupS
       const { body } = request;
       const { userGroup, created } = await userGroups.getOrCreateUserGroup(request.caller, {
         userGroupId: body.user_group_id,
-        ...(body.name !== undefined ? { name: body.name } : {}),
-        ...(body.mapping !== undefined ? { mapping: body.mapping } : {}),
-        ...(body.properties !== undefined ? { properties: body.properties as JsonObject | null } : {}),
+        name: body.name,
+        mapping: body.mapping,
+        properties: body.properties as JsonObject | null | undefined,
       });
       return { success: 1 as const, new_user_group: created, user_group: toUserGroup(userGroup) };
     },
@@ -105,10 +100,10 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupS
       const { body } = request;
       const userGroup = await userGroups.updateUserGroup(request.caller, {
         userGroupId: body.user_group_id,
-        ...(body.new_user_group_id !== undefined ? { newUserGroupId: body.new_user_group_id } : {}),
-        ...(body.name !== undefined ? { name: body.name } : {}),
-        ...(body.mapping !== undefined ? { mapping: body.mapping } : {}),
-        ...(body.properties !== undefined ? { properties: body.properties as JsonObject | null } : {}),
+        newUserGroupId: body.new_user_group_id,
+        name: body.name,
+        mapping: body.mapping,
+        properties: body.properties as JsonObject | null | undefined,
       });
       return withUserGroup(userGroup);
     },
@@ -140,9 +135,9 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupS
     async (request) => {
       const { body } = request;
       await userGroups.deleteUserGroup(request.caller, {
-        ...(body.current_token !== undefined ? { currentToken: body.current_token } : {}),
-        ...(body.user_group_id !== undefined ? { userGroupId: body.user_group_id } : {}),
-        ...(body.data_source_provided_id !== undefined ? { dataSourceProvidedId: body.data_source_provided_id } : {}),
+        currentToken: body.current_token,
+        userGroupId: body.user_group_id,
+        dataSourceProvidedId: body.data_source_provided_id,
       });
       return { success: 1 as const };
     },

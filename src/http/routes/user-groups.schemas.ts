@@ -85,6 +85,25 @@ export const UserGroup = Type.Object({
 });
 export type UserGroup = Static<typeof UserGroup>;
 
+/**
+ * One JSON Lines record of `ugs groups export` / `import`: the group as the API shows it, with the
+ * mapping's data sources named by provided id, and the token only in exports made with tokens.
+ */
+export const TransferredUserGroupLine = Type.Object(
+  {
+    team_id: Type.Optional(Type.Integer({ description: 'Ignored on import: ids are local to a database.' })),
+    provided_id: UserGroupIdentifier(ID_RULE),
+    name: Type.Optional(Text256(NAME_RULE)),
+    properties: Type.Optional(Properties),
+    mapping: Type.Optional(Mapping),
+    api_environment_tag: Type.Optional(EnvironmentTag),
+    token: Type.Optional(CurrentToken),
+    created_at: Type.Optional(Type.String()),
+    updated_at: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
 export const UserGroupResponse = Type.Object({ success: Success, user_group: UserGroup });
 export const GetOrCreateUserGroupResponse = Type.Object({ success: Success, new_user_group: Type.Boolean(), user_group: UserGroup });
 export const DeleteUserGroupResponse = Type.Object({ success: Success });

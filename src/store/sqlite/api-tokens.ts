@@ -15,7 +15,7 @@ export function apiTokenMethods(db: Database, audit: AuditEvents): Synchronous<A
       VALUES (@workspaceId, @environment, @name, @scope, @tokenHash, @createdAt) RETURNING ${COLUMNS}`,
     anyInWorkspace: 'SELECT 1 FROM api_tokens WHERE workspace_id = ? LIMIT 1',
     liveByHash: `SELECT ${COLUMNS} FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL`,
-    list: `SELECT ${COLUMNS} FROM api_tokens WHERE workspace_id = ? ORDER BY id`,
+    list: `SELECT ${COLUMNS} FROM api_tokens WHERE workspace_id = ? AND revoked_at IS NULL ORDER BY id`,
     revoke: `UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL
       RETURNING ${COLUMNS}`,
     recordUse: 'UPDATE api_tokens SET last_used_at = ? WHERE id = ?',

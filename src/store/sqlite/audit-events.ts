@@ -25,6 +25,11 @@ export function creationChanges(fields: Record<string, unknown>): FieldChanges {
   return Object.fromEntries(Object.entries(fields).map(([key, after]) => [key, { before: null, after }]));
 }
 
+/** Audit changes of a deleted entity: every field went from its value to nothing. */
+export function deletionChanges(fields: Record<string, unknown>): FieldChanges {
+  return Object.fromEntries(Object.entries(fields).map(([key, before]) => [key, { before, after: null }]));
+}
+
 interface AuditRow {
   id: number;
   at: string;
@@ -71,6 +76,9 @@ export function auditEvents(db: Database) {
         AND (@environment IS NULL OR environment = @environment)
         AND (@teamId IS NULL OR team_id = @teamId)
         AND (@action IS NULL OR action = @action)
+        AND (@since IS NULL OR at >= @since)
+        AND (@until IS NULL OR at < @until)
+        AND id < @beforeId
       ORDER BY id DESC LIMIT @limit`,
   });
 
@@ -111,6 +119,10 @@ export function auditEvents(db: Database) {
         environment: query.environment ?? null,
         teamId: query.teamId ?? null,
         action: query.action ?? null,
+        since: query.since ?? null,
+        until: query.until ?? null,
+        // Always bound, so that a later page starts its walk of audit_events_workspace at the cursor.
+        beforeId: query.beforeId ?? Number.MAX_SAFE_INTEGER,
         limit: query.limit,
       });
       return (rows as AuditRow[]).map(toAuditEvent);

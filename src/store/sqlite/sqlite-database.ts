@@ -9,6 +9,13 @@ export interface SqliteStoreOptions {
 
 export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
+/** How long one statement may block the event loop waiting for a lock; `guard` retries beyond it. */
+export const SYNC_BUSY_WAIT_MS = 20;
+
+export function busyTimeoutOf(options: SqliteStoreOptions): number {
+  return Math.max(0, Math.trunc(options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS));
+}
+
 const WAL_RETRY_PAUSE_MS = 10;
 
 function pauseSync(ms: number): void {
@@ -35,11 +42,12 @@ function enableWal(db: Database.Database, busyTimeoutMs: number): void {
 
 /** Opens (creating if need be) the database file with the connection settings the store relies on. */
 export function openSqliteDatabase(options: SqliteStoreOptions): Database.Database {
-  const busyTimeoutMs = Math.max(0, Math.trunc(options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS));
+  const busyTimeoutMs = busyTimeoutOf(options);
+  const syncWaitMs = Math.min(busyTimeoutMs, SYNC_BUSY_WAIT_MS);
   fs.mkdirSync(path.dirname(path.resolve(options.path)), { recursive: true });
-  const db = new Database(options.path, { timeout: busyTimeoutMs });
+  const db = new Database(options.path, { timeout: syncWaitMs });
   try {
-    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    db.pragma(`busy_timeout = ${syncWaitMs}`);
     enableWal(db, busyTimeoutMs);
     // FULL syncs the WAL on every commit: a success is only reported once the change is on disk.
     db.pragma('synchronous = FULL');

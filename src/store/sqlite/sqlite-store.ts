@@ -8,7 +8,7 @@ import { migrateSqlite } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { preparedOnFirstUse } from './prepared.js';
 import { schemaMethods } from './schemas.js';
-import { openSqliteDatabase } from './sqlite-database.js';
+import { busyTimeoutOf, openSqliteDatabase } from './sqlite-database.js';
 import type { SqliteStoreOptions } from './sqlite-database.js';
 import { userGroupMethods } from './user-groups.js';
 import { workspaceMethods } from './workspaces.js';
@@ -38,6 +38,6 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     close: () => {
       if (db.open) db.close();
     },
-  });
+  }, { busyTimeoutMs: busyTimeoutOf(options) });
   return { engine: 'sqlite', ...methods };
 }

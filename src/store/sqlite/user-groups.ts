@@ -1,10 +1,11 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { AuditContext, JsonObject, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
+import { AppError } from '../../domain/errors.js';
+import type { AuditContext, FieldChanges, JsonObject, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
 import type { Environment, Tenant } from '../../domain/tenancy.js';
-import type { UserGroupStore, UserGroupTokenRotation, UserGroupUpdate } from '../store.js';
+import type { UserGroupQuery, UserGroupStore, UserGroupTokenRotation, UserGroupUpdate, UserGroupWrite } from '../store.js';
 import type { AuditEntry, AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
-import { preparedOnFirstUse } from './prepared.js';
+import { patchParameters, preparedOnFirstUse } from './prepared.js';
 
 interface UserGroupRow {
   team_id: number;
@@ -52,15 +53,64 @@ function serializeProperties(properties: JsonObject | null): string | null {
 
 type GroupIdentity = Pick<UserGroupRecord, 'teamId' | 'workspaceId' | 'environment' | 'providedId'>;
 
-function groupEntry(action: AuditEntry['action'], group: GroupIdentity, context: AuditContext): AuditEntry {
+/** The patch keys the update statement writes as columns; the mapping lives in its own table. */
+const PATCHABLE_COLUMNS = ['providedId', 'name', 'properties', 'tokenHash', 'tokenCiphertext'] as const;
+
+const RETURNING_IDENTITY = 'RETURNING team_id AS teamId, workspace_id AS workspaceId, environment, provided_id AS providedId';
+
+function groupEntry(action: AuditEntry['action'], group: GroupIdentity, changes: FieldChanges | undefined): AuditEntry {
   return {
     action,
     workspaceId: group.workspaceId,
     environment: group.environment,
     teamId: group.teamId,
     providedId: group.providedId,
-    changes: context.changes ?? null,
+    changes: changes ?? null,
   };
+}
+
+function concurrentChange(what: string): AppError {
+  return new AppError('concurrent_change', `${what} meanwhile, so the batch wrote nothing.`);
+}
+
+/**
+ * The smallest string above every string that starts with `prefix` in SQLite's BINARY order (UTF-8
+ * bytes, which is code point order), or null when no such string exists. Turns a prefix match into
+ * a range of plain comparisons, exact for every string (a NUL or U+10FFFF in it included), which the
+ * unique (workspace_id, environment, provided_id) index can serve whenever a query filters on it alone.
+ */
+function prefixUpperBound(prefix: string): string | null {
+  const codePoints = Array.from(prefix, (char) => char.codePointAt(0) ?? 0);
+  for (let last = codePoints.pop(); last !== undefined; last = codePoints.pop()) {
+    if (last < 0x10ffff) {
+      // Surrogates never occur in stored text, so the code point after U+D7FF is U+E000.
+      codePoints.push(last === 0xd7ff ? 0xe000 : last + 1);
+      return String.fromCodePoint(...codePoints);
+    }
+  }
+  return null;
+}
+
+/**
+ * Case folding for name search. SQLite's LIKE folds ASCII letters only, so it decides alone only
+ * when both the name and the search text are ASCII; otherwise this JavaScript function folds them.
+ */
+const CASEFOLD_FUNCTION = 'ugs_casefold';
+
+function casefold(text: string): string {
+  return text.toLowerCase();
+}
+
+/** A LIKE pattern (with ESCAPE '\') matching names that contain `text` literally, wildcards included. */
+function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, '\\$&')}%`;
+}
+
+/** Longer LIKE patterns hit SQLITE_MAX_LIKE_PATTERN_LENGTH; the folding path has no such limit. */
+const MAX_LIKE_SEARCH_LENGTH = 1000;
+
+function likeCanDecide(search: string): boolean {
+  return search.length <= MAX_LIKE_SEARCH_LENGTH && Buffer.byteLength(search) === search.length;
 }
 
 export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<UserGroupStore> {
@@ -68,6 +118,23 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
     byProvidedId: `${SELECT_GROUP} WHERE g.workspace_id = ? AND g.environment = ? AND g.provided_id = ?`,
     byTokenHash: `${SELECT_GROUP} WHERE g.token_hash = ? AND g.workspace_id = ? AND g.environment = ?`,
     byTeamId: `${SELECT_GROUP} WHERE g.team_id = ?`,
+    byTeamIdInTenant: `${SELECT_GROUP} WHERE g.team_id = ? AND g.workspace_id = ? AND g.environment = ?`,
+    // A JSON array parameter keeps one prepared statement for any number of ids. The unary + keeps
+    // the planner from walking the whole tenant in team_id order instead of probing the unique
+    // (workspace_id, environment, provided_id) index once per id: a batch of an import asks for 1000.
+    byProvidedIds: `${SELECT_GROUP} WHERE g.workspace_id = ? AND g.environment = ?
+      AND g.provided_id IN (SELECT value FROM json_each(?)) ORDER BY +g.team_id`,
+    // Walks the tenant in team_id order (index user_groups_tenant) and stops at the limit. The name
+    // substring test makes any search a scan of the tenant; the provided-id prefix is a range because
+    // that is exact for every string and cheap. length() <> octet_length() spots a non-ASCII name.
+    list: `${SELECT_GROUP}
+      WHERE g.workspace_id = @workspaceId AND g.environment = @environment AND g.team_id > @afterTeamId
+        AND (@search IS NULL
+          OR (g.provided_id >= @search AND (@searchEnd IS NULL OR g.provided_id < @searchEnd))
+          OR CASE WHEN @likeCanDecide AND length(g.name) = octet_length(g.name)
+            THEN g.name LIKE @namePattern ESCAPE '\\'
+            ELSE instr(${CASEFOLD_FUNCTION}(g.name), @foldedSearch) > 0 END)
+      ORDER BY g.team_id LIMIT @limit`,
     insert: `INSERT INTO user_groups
       (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, created_at, updated_at)
       VALUES (@workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties, @createdAt, @createdAt)
@@ -77,11 +144,13 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
         provided_id = CASE WHEN @setProvidedId THEN @providedId ELSE provided_id END,
         name = CASE WHEN @setName THEN @name ELSE name END,
         properties = CASE WHEN @setProperties THEN @properties ELSE properties END,
+        token_hash = CASE WHEN @setTokenHash THEN @tokenHash ELSE token_hash END,
+        token_ciphertext = CASE WHEN @setTokenCiphertext THEN @tokenCiphertext ELSE token_ciphertext END,
         version = version + 1,
         updated_at = @updatedAt
       WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment
         AND version = @expectedVersion
-      RETURNING team_id`,
+      ${RETURNING_IDENTITY}`,
     rotate: `UPDATE user_groups SET
         token_hash = @newTokenHash, token_ciphertext = @newTokenCiphertext,
         version = version + 1, updated_at = @updatedAt
@@ -89,10 +158,12 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
       RETURNING team_id`,
     delete: `DELETE FROM user_groups
       WHERE team_id = ? AND workspace_id = ? AND environment = ? AND version = ?
-      RETURNING team_id AS teamId, workspace_id AS workspaceId, environment, provided_id AS providedId`,
+      ${RETURNING_IDENTITY}`,
     insertMapping: 'INSERT INTO user_group_mappings (team_id, schema_id, data_source_id) VALUES (?, ?, ?)',
     clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = ?',
   });
+
+  db.function(CASEFOLD_FUNCTION, { deterministic: true }, (text: unknown) => (typeof text === 'string' ? casefold(text) : null));
 
   const findOne = (statement: Statement, ...params: unknown[]): UserGroupRecord | null => {
     const row = statement.get(...params) as UserGroupRow | undefined;
@@ -113,48 +184,97 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
     for (const entry of mapping) sql.insertMapping.run(teamId, entry.schemaId, entry.dataSourceId);
   };
 
-  const insertIfAbsent = audit.withAudit((context: AuditContext, group: NewUserGroup) => {
+  /** Inserts the group and its mapping; undefined (and nothing written) when its provided id exists. */
+  const insertGroup = (group: NewUserGroup): GroupIdentity | undefined => {
     const { tenant } = group;
     const inserted = sql.insert.get({ ...group, ...tenant, properties: serializeProperties(group.properties) }) as
       | { team_id: number }
       | undefined;
-    if (!inserted) {
-      const existing = byProvidedId(tenant, group.providedId);
-      if (!existing) throw new Error('user group insert conflicted with a row that cannot be found');
-      return { result: { group: existing, created: false }, entries: [] };
-    }
+    if (!inserted) return undefined;
     insertMapping(inserted.team_id, group.mapping);
-    const created = written(inserted.team_id);
-    return { result: { group: created, created: true }, entries: [groupEntry('user_group.created', created, context)] };
-  });
+    return { teamId: inserted.team_id, ...tenant, providedId: group.providedId };
+  };
 
-  const update = audit.withAudit((context: AuditContext, { tenant, teamId, expectedVersion, patch, updatedAt }: UserGroupUpdate) => {
+  /** Applies the patch if the row still has the expected version; undefined (and nothing written) otherwise. */
+  const applyUpdate = ({ tenant, teamId, expectedVersion, patch, updatedAt }: UserGroupUpdate): GroupIdentity | undefined => {
+    if ((patch.tokenHash === undefined) !== (patch.tokenCiphertext === undefined)) {
+      throw new Error('a user group patch sets tokenHash and tokenCiphertext together or neither');
+    }
+    const properties = patch.properties === undefined ? undefined : serializeProperties(patch.properties);
     const updated = sql.update.get({
       ...tenant,
       teamId,
       expectedVersion,
       updatedAt,
-      setProvidedId: patch.providedId === undefined ? 0 : 1,
-      providedId: patch.providedId ?? null,
-      setName: patch.name === undefined ? 0 : 1,
-      name: patch.name ?? null,
-      setProperties: patch.properties === undefined ? 0 : 1,
-      properties: patch.properties === undefined ? null : serializeProperties(patch.properties),
-    });
-    if (!updated) return { result: null, entries: [] };
-    if (patch.mapping) {
+      ...patchParameters(PATCHABLE_COLUMNS, { ...patch, properties }),
+    }) as GroupIdentity | undefined;
+    if (updated && patch.mapping) {
       sql.clearMapping.run(teamId);
       insertMapping(teamId, patch.mapping);
     }
-    const group = written(teamId);
-    return { result: group, entries: [groupEntry('user_group.updated', group, context)] };
+    return updated;
+  };
+
+  const insertIfAbsent = audit.withAudit((context: AuditContext, group: NewUserGroup) => {
+    const inserted = insertGroup(group);
+    if (!inserted) {
+      const existing = byProvidedId(group.tenant, group.providedId);
+      if (!existing) throw new Error('user group insert conflicted with a row that cannot be found');
+      return { result: { group: existing, created: false }, entries: [] };
+    }
+    const created = written(inserted.teamId);
+    return { result: { group: created, created: true }, entries: [groupEntry('user_group.created', created, context.changes)] };
   });
+
+  const update = audit.withAudit((context: AuditContext, groupUpdate: UserGroupUpdate) => {
+    const updated = applyUpdate(groupUpdate);
+    if (!updated) return { result: null, entries: [] };
+    const group = written(updated.teamId);
+    return { result: group, entries: [groupEntry('user_group.updated', group, context.changes)] };
+  });
+
+  // The batch path of an import: prepared statements only, no re-reads, one audit entry per write.
+  // Any refused write throws, which rolls the whole transaction back, audit entries included.
+  const writeBatch = audit.withAudit((_context: AuditContext, writes: UserGroupWrite[]) => {
+    const entries = writes.map((write): AuditEntry => {
+      if (write.kind === 'create') {
+        const created = insertGroup(write.group);
+        if (!created) throw concurrentChange(`A user group with id ${JSON.stringify(write.group.providedId)} was created`);
+        return groupEntry('user_group.created', created, write.changes);
+      }
+      const updated = applyUpdate(write.update);
+      if (!updated) throw concurrentChange(`User group ${write.update.teamId} changed or was deleted`);
+      return groupEntry('user_group.updated', updated, write.changes);
+    });
+    return { result: undefined, entries };
+  });
+
+  const list = (query: UserGroupQuery): UserGroupRecord[] => {
+    const { search } = query;
+    const searchParams =
+      search === undefined
+        ? { search: null, searchEnd: null, likeCanDecide: 0, namePattern: null, foldedSearch: null }
+        : {
+            search,
+            searchEnd: prefixUpperBound(search),
+            likeCanDecide: likeCanDecide(search) ? 1 : 0,
+            namePattern: containsPattern(search),
+            foldedSearch: casefold(search),
+          };
+    const rows = sql.list.all({
+      ...query.tenant,
+      ...searchParams,
+      afterTeamId: query.afterTeamId ?? 0,
+      limit: query.limit,
+    }) as UserGroupRow[];
+    return rows.map(toUserGroup);
+  };
 
   const rotate = audit.withAudit((context: AuditContext, rotation: UserGroupTokenRotation) => {
     const rotated = sql.rotate.get({ ...rotation, ...rotation.tenant }) as { team_id: number } | undefined;
     if (!rotated) return { result: null, entries: [] };
     const group = written(rotated.team_id);
-    return { result: group, entries: [groupEntry('user_group.token_rotated', group, context)] };
+    return { result: group, entries: [groupEntry('user_group.token_rotated', group, context.changes)] };
   });
 
   const remove = audit.withAudit((context: AuditContext, tenant: Tenant, teamId: number, expectedVersion: number) => {
@@ -162,11 +282,18 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
       | GroupIdentity
       | undefined;
     if (!deleted) return { result: false, entries: [] };
-    return { result: true, entries: [groupEntry('user_group.deleted', deleted, context)] };
+    return { result: true, entries: [groupEntry('user_group.deleted', deleted, context.changes)] };
   });
 
   return {
     findUserGroupByProvidedId: byProvidedId,
+    findUserGroupsByProvidedIds: (tenant, providedIds) =>
+      (sql.byProvidedIds.all(tenant.workspaceId, tenant.environment, JSON.stringify(providedIds)) as UserGroupRow[]).map(
+        toUserGroup,
+      ),
+    findUserGroupByTeamId: (tenant, teamId) => findOne(sql.byTeamIdInTenant, teamId, tenant.workspaceId, tenant.environment),
+    listUserGroups: list,
+    writeUserGroups: (writes, context) => writeBatch(context, writes),
     findUserGroupByTokenHash: (tenant, tokenHash) =>
       findOne(sql.byTokenHash, tokenHash, tenant.workspaceId, tenant.environment),
     insertUserGroupIfAbsent: (group, context) => insertIfAbsent(context, group),

@@ -40,7 +40,12 @@ export function workspaceMethods(db: Database, audit: AuditEvents): Synchronous<
   });
 
   return {
-    ensureWorkspace: (name, context) => ensure(context, name),
+    // Reading first keeps the common case (it exists) out of a write transaction, and spares an
+    // AUTOINCREMENT value that a conflicting insert would use up.
+    ensureWorkspace: (name, context) => {
+      const existing = sql.byName.get(name) as Workspace | undefined;
+      return existing ? { workspace: existing, created: false } : ensure(context, name);
+    },
     createWorkspace: (name, context) => create(context, name),
     findWorkspaceByName: (name) => (sql.byName.get(name) as Workspace | undefined) ?? null,
     findWorkspaceById: (id) => (sql.byId.get(id) as Workspace | undefined) ?? null,

@@ -1,14 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditContext, AuditEventRecord } from '../../../src/domain/models.js';
+import type { AuditEventQuery } from '../../../src/store/store.js';
 import {
+  allPages,
   API_ACTOR,
   auditContext,
   auditWrittenBy,
+  createGroup,
   newApiToken,
   newGroup,
   onlyOne,
   randomHex,
   SAMPLE_CHANGES,
+  T0,
   T1,
   T2,
 } from '../store-fixtures.js';
@@ -146,9 +150,60 @@ export function describeAuditContract(t: ContractContext): void {
       const token = await t.store.insertApiToken(newApiToken(t.fx.customer), auditContext());
       expect(await auditWrittenBy(t.store, t.fx.workspace.id, () => t.store.recordApiTokenUse(token.id, T2))).toEqual([]);
     });
+
+    it('records a data source update with the given changes, under its new provided id', async () => {
+      const { workspace, testingA } = t.fx;
+      const changes = { provided_id: { before: 'ds-a', after: 'ds-z' } };
+      const event = await auditOf(() => t.store.updateDataSource(workspace.id, testingA.id, { providedId: 'ds-z' }, { ...apiContext, changes }));
+      expect(event).toEqual({
+        id: expect.any(Number),
+        at: T2,
+        workspaceId: workspace.id,
+        environment: 'Testing',
+        actor: API_ACTOR,
+        action: 'data_source.updated',
+        teamId: null,
+        providedId: 'ds-z',
+        changes,
+        requestId: 'req-42',
+      });
+    });
+
+    it('records a data source deletion with every field of it as a before-value', async () => {
+      const { workspace, customerA } = t.fx;
+      const event = await auditOf(() => t.store.deleteDataSource(workspace.id, customerA.id, apiContext));
+      expect(event).toMatchObject({
+        action: 'data_source.deleted',
+        environment: 'Customer',
+        providedId: 'ds-a',
+        teamId: null,
+        actor: API_ACTOR,
+        changes: {
+          id: { before: customerA.id, after: null },
+          provided_id: { before: 'ds-a', after: null },
+          name: { before: customerA.name, after: null },
+          schema_id: { before: customerA.schemaId, after: null },
+        },
+      });
+    });
+
+    it('records nothing for a refused or missing data source change', async () => {
+      const { workspace, customerA, customerB, schemaA } = t.fx;
+      await createGroup(t.store, t.fx.customer, 'user', { mapping: [{ schemaId: customerB.schemaId, dataSourceId: customerB.id }] });
+      const events = await auditWrittenBy(t.store, workspace.id, async () => {
+        await t.store.updateDataSource(workspace.id, customerB.id, { schemaId: schemaA.id }, apiContext);
+        await t.store.deleteDataSource(workspace.id, customerB.id, apiContext);
+        await t.store.updateDataSource(workspace.id, customerA.id + 1000, { name: 'x' }, apiContext);
+        await t.store.deleteDataSource(t.fx.otherWorkspace.id, customerA.id, apiContext);
+        await t.store.updateDataSource(workspace.id, customerA.id, { providedId: 'ds-b' }, apiContext).catch(() => null);
+      });
+      expect(events).toEqual([]);
+    });
   });
 
   describe('audit: listing', () => {
+    const list = (query: Partial<AuditEventQuery>) => t.store.listAuditEvents({ workspaceId: t.fx.workspace.id, limit: 100, ...query });
+
     it('lists newest first, filtered by environment, team and action, limited, and per workspace', async () => {
       const { group: a } = await t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, 'a'), auditContext());
       const { group: b } = await t.store.insertUserGroupIfAbsent(newGroup(t.fx.testing, 'b'), auditContext());
@@ -157,8 +212,6 @@ export function describeAuditContract(t: ContractContext): void {
         auditContext(),
       );
       await t.store.insertUserGroupIfAbsent(newGroup(t.fx.otherCustomer, 'a'), auditContext());
-      const list = (query: Partial<Parameters<typeof t.store.listAuditEvents>[0]>) =>
-        t.store.listAuditEvents({ workspaceId: t.fx.workspace.id, limit: 100, ...query });
       const brief = (events: AuditEventRecord[]) => events.map((event) => [event.action, event.providedId]);
 
       const all = await list({});
@@ -176,6 +229,49 @@ export function describeAuditContract(t: ContractContext): void {
       expect(brief(await list({ teamId: b.teamId, environment: 'Customer' }))).toEqual([]);
       const other = await t.store.listAuditEvents({ workspaceId: t.fx.otherWorkspace.id, action: 'user_group.created', limit: 10 });
       expect(brief(other)).toEqual([['user_group.created', 'a']]);
+    });
+
+    it('filters by since (inclusive) and until (exclusive)', async () => {
+      for (const [providedId, at] of [['t0', T0], ['t1', T1], ['t2', T2]] as const) {
+        await t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, providedId), auditContext({ at }));
+      }
+      const created = (query: Partial<AuditEventQuery>) =>
+        list({ action: 'user_group.created', ...query }).then((events) => events.map((event) => event.providedId));
+      expect(await created({ since: T1 })).toEqual(['t2', 't1']);
+      expect(await created({ until: T1 })).toEqual(['t0']);
+      expect(await created({ since: T1, until: T2 })).toEqual(['t1']);
+      expect(await created({ since: T2, until: T2 })).toEqual([]);
+      expect(await created({ since: '2026-11-22T10:00:00.001Z' })).toEqual(['t2', 't1']);
+      const everything = await list({ until: T1 });
+      expect(everything.length).toBeGreaterThan(1);
+      for (const event of everything) expect(event.at < T1).toBe(true);
+    });
+
+    it('pages newest first with the beforeId cursor, alone and with filters, covering every event once', async () => {
+      const groups = [];
+      for (let i = 0; i < 4; i++) groups.push(await createGroup(t.store, i % 2 === 0 ? t.fx.customer : t.fx.testing, `g${i}`));
+      for (const group of groups) {
+        const tenant = { workspaceId: group.workspaceId, environment: group.environment };
+        await t.store.updateUserGroup({ tenant, teamId: group.teamId, expectedVersion: 1, patch: { name: 'n' }, updatedAt: T1 }, auditContext({ at: T1 }));
+      }
+      const filters: Partial<AuditEventQuery>[] = [
+        {},
+        { environment: 'Testing' },
+        { action: 'user_group.updated' },
+        { teamId: groups[2]!.teamId },
+        { since: T1, environment: 'Customer' },
+      ];
+      for (const filter of filters) {
+        const whole = await list(filter);
+        expect(whole.length).toBeGreaterThan(1);
+        for (const limit of [1, 2, 3]) {
+          const pages = await allPages(limit, (beforeId) => list({ ...filter, beforeId, limit }), (last) => last.id);
+          expect(pages.flat()).toEqual(whole);
+        }
+      }
+      const [newest] = await list({ limit: 1 });
+      expect(await list({ beforeId: newest!.id + 1, limit: 1 })).toEqual([newest]);
+      expect(await list({ beforeId: 1 })).toEqual([]);
     });
   });
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { auditContext, expectAppError, T1 } from '../store-fixtures.js';
+import type { DataSourceRecord } from '../../../src/domain/models.js';
+import { auditContext, createGroup, expectAppError, T1 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 
 export function describeCatalogContract(t: ContractContext): void {
@@ -61,6 +62,91 @@ export function describeCatalogContract(t: ContractContext): void {
       expect(await t.store.findDataSources(customer, { ids: [], providedIds: ['ds-a'] })).toEqual([customerA]);
       expect(await t.store.findDataSources(customer, { ids: [testingA.id], providedIds: [String(customerB.id)] })).toEqual([]);
       expect(await t.store.findDataSources(customer, { ids: [], providedIds: [] })).toEqual([]);
+    });
+
+    it('findDataSourceById finds a data source of either environment inside its workspace only', async () => {
+      const { workspace, otherWorkspace, customerA, testingA, otherA } = t.fx;
+      expect(await t.store.findDataSourceById(workspace.id, customerA.id)).toEqual(customerA);
+      expect(await t.store.findDataSourceById(workspace.id, testingA.id)).toEqual(testingA);
+      expect(await t.store.findDataSourceById(workspace.id, otherA.id)).toBeNull();
+      expect(await t.store.findDataSourceById(otherWorkspace.id, customerA.id)).toBeNull();
+      expect(await t.store.findDataSourceById(workspace.id, otherA.id + 1000)).toBeNull();
+    });
+  });
+
+  describe('data sources: update and delete', () => {
+    /** Maps `count` new Customer groups to `dataSource` under its schema. */
+    const mapGroupsTo = async (dataSource: DataSourceRecord, count: number) => {
+      const mapping = [{ schemaId: dataSource.schemaId, dataSourceId: dataSource.id }];
+      const groups = [];
+      for (let i = 0; i < count; i++) groups.push(await createGroup(t.store, t.fx.customer, `user-of-${dataSource.id}-${i}`, { mapping }));
+      return groups;
+    };
+
+    it('applies a patch of any fields and returns the changed record', async () => {
+      const { workspace, customerA, schemaB } = t.fx;
+      const renamed = await t.store.updateDataSource(workspace.id, customerA.id, { name: 'Renamed' }, auditContext());
+      expect(renamed).toEqual({ status: 'changed', dataSource: { ...customerA, name: 'Renamed' } });
+      const patch = { providedId: 'ds-new', name: 'Warehouse', schemaId: schemaB.id };
+      const everything = await t.store.updateDataSource(workspace.id, customerA.id, patch, auditContext());
+      const expected = { ...customerA, ...patch };
+      expect(everything).toEqual({ status: 'changed', dataSource: expected });
+      expect(await t.store.findDataSourceById(workspace.id, customerA.id)).toEqual(expected);
+      expect(await t.store.findDataSources(t.fx.customer, { ids: [], providedIds: ['ds-a', 'ds-new'] })).toEqual([expected]);
+    });
+
+    it('answers not_found for an unknown id or one of another workspace, changing nothing', async () => {
+      const { workspace, otherWorkspace, customerA, otherA } = t.fx;
+      expect(await t.store.updateDataSource(workspace.id, otherA.id, { name: 'x' }, auditContext())).toEqual({ status: 'not_found' });
+      expect(await t.store.updateDataSource(otherWorkspace.id, customerA.id, { name: 'x' }, auditContext())).toEqual({ status: 'not_found' });
+      expect(await t.store.deleteDataSource(otherWorkspace.id, customerA.id, auditContext())).toEqual({ status: 'not_found' });
+      expect(await t.store.deleteDataSource(workspace.id, otherA.id + 1000, auditContext())).toEqual({ status: 'not_found' });
+      expect(await t.store.findDataSourceById(workspace.id, customerA.id)).toEqual(customerA);
+      expect(await t.store.findDataSourceById(otherWorkspace.id, otherA.id)).toEqual(otherA);
+    });
+
+    it('refuses a schema change while groups map to the data source, counting them, and allows other changes', async () => {
+      const { workspace, customerA, schemaA, schemaB } = t.fx;
+      await mapGroupsTo(customerA, 3);
+      const change = await t.store.updateDataSource(workspace.id, customerA.id, { name: 'lost', schemaId: schemaB.id }, auditContext());
+      expect(change).toEqual({ status: 'in_use', usedBy: 3 });
+      expect(await t.store.findDataSourceById(workspace.id, customerA.id)).toEqual(customerA);
+
+      const sameSchema = { providedId: 'ds-a2', name: 'Kept', schemaId: schemaA.id };
+      const allowed = await t.store.updateDataSource(workspace.id, customerA.id, sameSchema, auditContext());
+      expect(allowed).toEqual({ status: 'changed', dataSource: { ...customerA, ...sameSchema } });
+    });
+
+    it('refuses a provided id another data source of the environment has, with data_source_id_taken', async () => {
+      const { workspace, customerA, testingA } = t.fx;
+      await expectAppError(
+        t.store.updateDataSource(workspace.id, customerA.id, { providedId: 'ds-b', name: 'lost' }, auditContext()),
+        'data_source_id_taken',
+        'provided_id',
+      );
+      expect(await t.store.findDataSourceById(workspace.id, customerA.id)).toEqual(customerA);
+      const moved = await t.store.updateDataSource(workspace.id, testingA.id, { providedId: 'ds-b' }, auditContext());
+      expect(moved).toEqual({ status: 'changed', dataSource: { ...testingA, providedId: 'ds-b' } });
+    });
+
+    it('deletes an unused data source, and refuses one in use with the count of its groups', async () => {
+      const { workspace, customerA, customerB } = t.fx;
+      const [user] = await mapGroupsTo(customerB, 2);
+      expect(await t.store.deleteDataSource(workspace.id, customerB.id, auditContext())).toEqual({ status: 'in_use', usedBy: 2 });
+      expect(await t.store.findDataSourceById(workspace.id, customerB.id)).toEqual(customerB);
+
+      expect(await t.store.deleteDataSource(workspace.id, customerA.id, auditContext())).toEqual({ status: 'changed', dataSource: customerA });
+      expect(await t.store.findDataSourceById(workspace.id, customerA.id)).toBeNull();
+      expect(await t.store.listDataSources(workspace.id, 'Customer')).toEqual([customerB]);
+      expect(await t.store.deleteDataSource(workspace.id, customerA.id, auditContext())).toEqual({ status: 'not_found' });
+
+      // Once no group maps to it any more, it can go.
+      const unmapped = await t.store.updateUserGroup(
+        { tenant: t.fx.customer, teamId: user!.teamId, expectedVersion: user!.version, patch: { mapping: [] }, updatedAt: T1 },
+        auditContext(),
+      );
+      expect(unmapped?.mapping).toEqual([]);
+      expect(await t.store.deleteDataSource(workspace.id, customerB.id, auditContext())).toEqual({ status: 'in_use', usedBy: 1 });
     });
   });
 }

@@ -1,15 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject, UserGroupPatch, UserGroupRecord } from '../../../src/domain/models.js';
 import type { Tenant } from '../../../src/domain/tenancy.js';
-import { auditContext, expectAppError, newGroup, randomHex, RICH_PROPERTIES, T1, T2 } from '../store-fixtures.js';
+import { auditContext, createGroup, expectAppError, newGroup, randomHex, RICH_PROPERTIES, T1, T2 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 
 export function describeUserGroupContract(t: ContractContext): void {
-  const create = async (tenant: Tenant, providedId: string, overrides: Parameters<typeof newGroup>[2] = {}) => {
-    const result = await t.store.insertUserGroupIfAbsent(newGroup(tenant, providedId, overrides), auditContext());
-    expect(result.created).toBe(true);
-    return result.group;
-  };
+  const create = (tenant: Tenant, providedId: string, overrides: Parameters<typeof newGroup>[2] = {}) =>
+    createGroup(t.store, tenant, providedId, overrides);
 
   const update = (group: UserGroupRecord, patch: UserGroupPatch, expectedVersion = group.version) =>
     t.store.updateUserGroup(
@@ -166,6 +163,17 @@ export function describeUserGroupContract(t: ContractContext): void {
       await create(t.fx.testing, 'g2');
       const group = await create(t.fx.customer, 'g1');
       expect((await update(group, { providedId: 'g2' }))?.providedId).toBe('g2');
+    });
+
+    it('swaps the token when the patch carries tokenHash and tokenCiphertext, and keeps it otherwise', async () => {
+      const group = await create(t.fx.customer, 'g1');
+      const kept = await update(group, { name: 'Same token' });
+      expect(kept).toMatchObject({ tokenHash: group.tokenHash, tokenCiphertext: group.tokenCiphertext });
+      const tokenHash = randomHex();
+      const swapped = await update(kept!, { tokenHash, tokenCiphertext: `cipher-${tokenHash}` });
+      expect(swapped).toEqual({ ...kept, tokenHash, tokenCiphertext: `cipher-${tokenHash}`, version: group.version + 2 });
+      expect(await t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash)).toBeNull();
+      expect(await t.store.findUserGroupByTokenHash(t.fx.customer, tokenHash)).toEqual(swapped);
     });
 
     it('returns null and changes nothing when the version moved on', async () => {

@@ -1,0 +1,119 @@
+import { createWriteStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { once } from 'node:events';
+import { Command, Option } from 'commander';
+import { AppError } from '../domain/errors.js';
+import { ENVIRONMENTS, type Environment } from '../domain/tenancy.js';
+import type { UserGroupView } from '../domain/user-group-view.js';
+import { toUserGroup } from '../http/routes/user-groups.routes.js';
+import { cliCaller, environmentOption, positiveInteger, printJson, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';
+import { readGroupLines } from './group-lines.js';
+
+const summaryRow = (group: UserGroupView) => ({
+  team_id: group.teamId,
+  provided_id: group.providedId,
+  name: group.name,
+  environment: group.environment,
+  updated_at: group.updatedAt,
+});
+
+/** Shows progress on a terminal only, so that logs and pipes stay clean. */
+function progressReporter(totalBytes: number | undefined) {
+  if (!process.stderr.isTTY) return { bytes: undefined, lines: undefined, done: () => undefined };
+  let bytes = 0;
+  let lastDraw = 0;
+  const draw = (lines: number) => {
+    const now = Date.now();
+    if (now - lastDraw < 100) return;
+    lastDraw = now;
+    const percent = totalBytes ? Math.min(100, Math.floor((bytes / totalBytes) * 100)) : undefined;
+    const bar = percent === undefined ? '' : `[${'#'.repeat(Math.floor(percent / 5)).padEnd(20, '.')}] ${percent}% `;
+    process.stderr.write(`\r${bar}${lines} lines`);
+  };
+  return {
+    bytes: (read: number) => (bytes = read),
+    lines: draw,
+    done: () => process.stderr.write('\n'),
+  };
+}
+
+export function groupsCommand(): Command {
+  const groups = new Command('groups').description('list, show, export and import user groups');
+
+  subcommand(groups, 'list', 'list or search the user groups of one environment, in team_id order')
+    .addOption(environmentOption().default('Customer'))
+    .addOption(new Option('--q <text>', 'provided_id prefix or name substring'))
+    .addOption(new Option('--limit <n>', 'at most this many').argParser(positiveInteger).default(100))
+    .action(async (options: CommonOptions & { environment: Environment; q?: string; limit: number }) => {
+      await withRuntime(options, async (runtime) => {
+        const caller = await cliCaller(runtime, options.workspace, options.environment);
+        const page = await runtime.services.userGroupAdmin.listUserGroups(caller, { ...(options.q ? { search: options.q } : {}), limit: options.limit });
+        printRows(page.items.map(summaryRow), options.json);
+      });
+    });
+
+  subcommand(groups, 'show', 'show one user group, token included, by provided id or --team-id')
+    .argument('[provided_id]', 'the group\'s user_group_id')
+    .addOption(new Option('--team-id <id>', 'look up by team_id instead').argParser(positiveInteger))
+    .addOption(environmentOption().default('Customer'))
+    .action(async (providedId: string | undefined, options: CommonOptions & { environment: Environment; teamId?: number }) => {
+      await withRuntime(options, async (runtime) => {
+        const caller = await cliCaller(runtime, options.workspace, options.environment);
+        let teamId = options.teamId;
+        if (teamId === undefined) {
+          if (providedId === undefined) throw new Error('Give a provided id or --team-id.');
+          const group = await runtime.store.findUserGroupByProvidedId(caller.tenant, providedId);
+          if (!group) throw new AppError('user_group_not_found', `No user group "${providedId}" in ${options.environment}.`);
+          teamId = group.teamId;
+        }
+        const group = toUserGroup(await runtime.services.userGroupAdmin.getUserGroup(caller, teamId));
+        if (options.json) printJson(group);
+        else process.stdout.write(`${JSON.stringify(group, null, 2)}\n`);
+      });
+    });
+
+  subcommand(groups, 'export', 'write user groups as JSON Lines (tokens only with --include-tokens)')
+    .addOption(environmentOption('only this environment (default: both)'))
+    .addOption(new Option('--include-tokens', 'include each group\'s token in the clear'))
+    .addOption(new Option('--output <file>', 'write here instead of stdout'))
+    .action(async (options: CommonOptions & { environment?: Environment; includeTokens?: boolean; output?: string }) => {
+      await withRuntime(options, async (runtime) => {
+        const out = options.output ? createWriteStream(options.output, { mode: options.includeTokens ? 0o600 : 0o644 }) : process.stdout;
+        let count = 0;
+        for (const environment of options.environment ? [options.environment] : ENVIRONMENTS) {
+          const caller = await cliCaller(runtime, options.workspace, environment);
+          for await (const group of runtime.services.userGroupTransfer.exportUserGroups(caller, { includeTokens: options.includeTokens === true })) {
+            if (!out.write(`${JSON.stringify(group)}\n`)) await once(out, 'drain');
+            count += 1;
+          }
+        }
+        if (out !== process.stdout) await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+        process.stderr.write(`exported ${count} user groups\n`);
+      });
+    });
+
+  subcommand(groups, 'import', 'upsert user groups by provided id from JSON Lines; safe to rerun')
+    .argument('<file>', 'JSON Lines file, or - for stdin')
+    .addOption(environmentOption('put every group in this environment (default: each line\'s api_environment_tag)'))
+    .addOption(new Option('--batch-size <n>', 'groups per transaction').argParser(positiveInteger).default(1000))
+    .action(async (file: string, options: CommonOptions & { environment?: Environment; batchSize: number }) => {
+      await withRuntime(options, async (runtime) => {
+        const caller = await cliCaller(runtime, options.workspace);
+        const progress = progressReporter(file === '-' ? undefined : (await stat(file)).size);
+        const summary = await runtime.services.userGroupTransfer.importUserGroups(caller, readGroupLines(file, progress.bytes), {
+          ...(options.environment ? { environment: options.environment } : {}),
+          batchSize: options.batchSize,
+          ...(progress.lines ? { onProgress: progress.lines } : {}),
+        });
+        progress.done();
+        if (options.json) printJson(summary);
+        else {
+          process.stdout.write(`created ${summary.created}, updated ${summary.updated}, unchanged ${summary.unchanged}, rejected ${summary.rejected.length}\n`);
+          for (const { line, reason } of summary.rejected) process.stdout.write(`  line ${line}: ${reason}\n`);
+        }
+        if (summary.rejected.length > 0) process.exitCode = 2;
+      });
+    });
+
+  return groups;
+}

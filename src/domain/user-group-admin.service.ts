@@ -1,0 +1,39 @@
+import { AppError } from './errors.js';
+import { fetchPage, type Page } from './pagination.js';
+import { requireScope } from './scopes.js';
+import type { TokenCipher } from './secrets.js';
+import type { Caller } from './tenancy.js';
+import { createUserGroupViewer, type UserGroupView } from './user-group-view.js';
+import type { UserGroupStore } from '../store/store.js';
+
+export interface UserGroupListQuery {
+  /** Provided-id prefix or name substring. */
+  search?: string;
+  afterTeamId?: number;
+  limit: number;
+}
+
+export type UserGroupAdminService = ReturnType<typeof createUserGroupAdminService>;
+
+/** Operators' read access to groups: list, search, and look up by team_id, inside the caller's tenant. */
+export function createUserGroupAdminService({ store, cipher }: { store: Pick<UserGroupStore, 'listUserGroups' | 'findUserGroupByTeamId'>; cipher: Pick<TokenCipher, 'decrypt'> }) {
+  const view = createUserGroupViewer(cipher);
+  return {
+    async listUserGroups(caller: Caller, query: UserGroupListQuery): Promise<Page<UserGroupView>> {
+      requireScope(caller, 'admin');
+      return fetchPage(
+        query.limit,
+        (limit) => store.listUserGroups({ tenant: caller.tenant, search: query.search, afterTeamId: query.afterTeamId, limit }),
+        (group) => group.teamId,
+        (group) => view(group),
+      );
+    },
+
+    async getUserGroup(caller: Caller, teamId: number): Promise<UserGroupView> {
+      requireScope(caller, 'admin');
+      const group = await store.findUserGroupByTeamId(caller.tenant, teamId);
+      if (!group) throw new AppError('user_group_not_found', `No user group with team_id ${teamId} in this environment.`);
+      return view(group);
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import { Type, type TSchema } from 'typebox';
+import type { Page } from '../domain/pagination.js';
+import { Success } from './envelope.js';
+import { AppError } from '../domain/errors.js';
+
+// Cursors are opaque to clients so the paging key can change without breaking them.
+const PREFIX = 'c1.';
+
+export function encodeCursor(key: number | null): string | null {
+  return key === null ? null : Buffer.from(`${PREFIX}${key}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string | undefined): number | undefined {
+  if (cursor === undefined) return undefined;
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const key = text.startsWith(PREFIX) ? Number(text.slice(PREFIX.length)) : NaN;
+  if (!Number.isSafeInteger(key) || key < 0) {
+    throw new AppError('invalid_field', '"cursor" is not a cursor this service handed out.', { field: 'cursor' });
+  }
+  return key;
+}
+
+export const MAX_PAGE_SIZE = 1000;
+export const DEFAULT_PAGE_SIZE = 100;
+
+/** Query parameters arrive as text; Ajv does not coerce, so numbers are checked by pattern. */
+export const PageQuery = {
+  limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$', description: `Page size, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).` })),
+  cursor: Type.Optional(Type.String({ maxLength: 64, description: 'next_cursor of the previous page.' })),
+};
+
+export function pageSize(limit: string | undefined): number {
+  const size = limit === undefined ? DEFAULT_PAGE_SIZE : Number(limit);
+  if (size > MAX_PAGE_SIZE) throw new AppError('invalid_field', `"limit" must be at most ${MAX_PAGE_SIZE}.`, { field: 'limit' });
+  return size;
+}
+
+const NextCursor = Type.Union([Type.String(), Type.Null()], { description: 'Pass as cursor for the next page; null on the last page.' });
+
+/** A page on the wire: `{success, <plural>: [...], next_cursor}`. */
+export function PageResponse<K extends string, S extends TSchema>(plural: K, item: S) {
+  return Type.Object({ success: Success, next_cursor: NextCursor, ...({ [plural]: Type.Array(item) } as Record<K, ReturnType<typeof Type.Array<S>>>) });
+}
+
+export function toPageResponse<K extends string, T, W>(plural: K, page: Page<T>, present: (item: T) => W) {
+  return { success: 1 as const, next_cursor: encodeCursor(page.next), ...({ [plural]: page.items.map(present) } as Record<K, W[]>) };
+}
+
+/** An id in a path, as text: digits only, within the safe integer range. */
+export const IdParam = (description: string) => Type.String({ pattern: '^[1-9][0-9]{0,15}$', description });

@@ -1,0 +1,55 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { inEnvironment } from '../../domain/tenancy.js';
+import type { UserGroupAdminService } from '../../domain/user-group-admin.service.js';
+import { EnvironmentTag } from '../common.schemas.js';
+import { decodeCursor, IdParam, PageQuery, PageResponse, pageSize, toPageResponse } from '../cursor.js';
+import { apiRouteSchema } from '../route-schema.js';
+import { UserGroup, UserGroupResponse } from './user-groups.schemas.js';
+import { toUserGroup } from './user-groups.routes.js';
+
+const EnvironmentQuery = { environment: Type.Optional(EnvironmentTag) };
+
+const ListQuery = Type.Object(
+  {
+    ...EnvironmentQuery,
+    q: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'A provided_id prefix or a name substring (case-insensitive).' })),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
+
+export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: UserGroupAdminService }> = async (app, { userGroupAdmin }) => {
+  app.get(
+    '/admin/user_groups',
+    {
+      schema: apiRouteSchema('admin', 'List or search user groups', PageResponse('user_groups', UserGroup), {
+        description: 'In team_id order, one environment (default: the API token\'s), cursor-paginated.',
+        querystring: ListQuery,
+      }),
+    },
+    async (request) => {
+      const { query } = request;
+      const page = await userGroupAdmin.listUserGroups(inEnvironment(request.caller, query.environment), {
+        search: query.q,
+        afterTeamId: decodeCursor(query.cursor),
+        limit: pageSize(query.limit),
+      });
+      return toPageResponse('user_groups', page, toUserGroup);
+    },
+  );
+
+  app.get(
+    '/admin/user_groups/:team_id',
+    {
+      schema: apiRouteSchema('admin', 'Get a user group by team_id', UserGroupResponse, {
+        params: Type.Object({ team_id: IdParam('The group\'s team_id.') }),
+        querystring: Type.Object(EnvironmentQuery, { additionalProperties: false }),
+      }),
+    },
+    async (request) => {
+      const caller = inEnvironment(request.caller, request.query.environment);
+      return { success: 1 as const, user_group: toUserGroup(await userGroupAdmin.getUserGroup(caller, Number(request.params.team_id))) };
+    },
+  );
+};

@@ -1,0 +1,101 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Tenant } from '../../src/domain/tenancy.js';
+import { send, type ApiResponse } from '../support/http-client.js';
+import type { TestApp } from '../support/test-app.js';
+import { DatabaseReader, bannerToken, createUserGroup, ensureBuilt, expectFailure, startServe, useTestApp, type ServeProcess } from '../security/helpers.js';
+
+const getOrCreate = (baseUrl: string, token: string, id: string) =>
+  send(baseUrl, { method: 'GET', path: '/api/user', token, body: { user_group_id: id, name: `Race ${id}` } });
+
+/** Every caller of a get-or-create race got the same one group, and exactly one of them created it. */
+function expectOneGroupForAll(responses: ApiResponse[]): void {
+  expect(responses.map((response) => response.status)).toEqual(responses.map(() => 200));
+  expect(new Set(responses.map((response) => response.body.user_group.team_id)).size).toBe(1);
+  expect(new Set(responses.map((response) => response.body.user_group.token)).size).toBe(1);
+  expect(responses.filter((response) => response.body.new_user_group === true)).toHaveLength(1);
+}
+
+function expectStoredOnce(reader: DatabaseReader, tenant: Tenant, id: string): void {
+  expect(reader.countGroups(tenant, id)).toBe(1);
+  expect(reader.countAuditEvents(tenant, 'user_group.created', id)).toBe(1);
+}
+
+describe('concurrent requests in one process, over a real socket', () => {
+  let t: TestApp;
+  let baseUrl: string;
+  let reader: DatabaseReader;
+  let tenant: Tenant;
+
+  const fixture = useTestApp();
+
+  beforeAll(async () => {
+    ({ t, reader, tenant } = fixture);
+    baseUrl = await t.listen();
+  });
+
+  it('creates exactly one group from 100 concurrent get-or-create calls for a new id', async () => {
+    const write = t.tokens.default.Customer.write;
+    const responses = await Promise.all(Array.from({ length: 100 }, () => getOrCreate(baseUrl, write, 'race-one-process')));
+    expectOneGroupForAll(responses);
+    expectStoredOnce(reader, tenant, 'race-one-process');
+  });
+
+  it('lets exactly one of 20 concurrent rotations with the same current token win', async () => {
+    const write = t.tokens.default.Customer.write;
+    const group = await createUserGroup((req) => send(baseUrl, req), write, { user_group_id: 'rotation-race' });
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () => send(baseUrl, { method: 'POST', path: '/api/user', token: write, body: { current_token: group.token } })),
+    );
+    const winners = responses.filter((response) => response.status === 200);
+    expect(winners).toHaveLength(1);
+    const losers = responses.filter((response) => response.status !== 200);
+    expect(losers).toHaveLength(19);
+    losers.forEach((response) => expectFailure(response, 404, 'user_group_not_found'));
+    expect(reader.countAuditEvents(tenant, 'user_group.token_rotated', 'rotation-race')).toBe(1);
+
+    const newToken = winners[0]!.body.user_group.token as string;
+    expect(newToken).not.toBe(group.token);
+    const verify = (token: string) => send(baseUrl, { method: 'POST', path: '/api/user/verify', token: t.tokens.default.Customer.read, body: { token } });
+    const verified = await verify(newToken);
+    expect(verified.status).toBe(200);
+    expect(verified.body.user_group.team_id).toBe(group.team_id);
+    expectFailure(await verify(group.token), 404, 'user_group_not_found');
+  });
+});
+
+describe('concurrent get-or-create across two `ugs serve` processes on one SQLite file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ugs-race-'));
+  const databasePath = join(dir, 'ugs.db');
+  const servers: ServeProcess[] = [];
+
+  beforeAll(async () => {
+    ensureBuilt();
+    // The first start creates the database and prints the admin tokens; the second joins it.
+    servers.push(await startServe(databasePath));
+    servers.push(await startServe(databasePath));
+  });
+
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('creates exactly one group from 50 concurrent calls at each process', async () => {
+    const [first, second] = servers as [ServeProcess, ServeProcess];
+    const admin = bannerToken(first.stdout, 'Customer');
+    const calls = Array.from({ length: 50 }, () => [getOrCreate(first.baseUrl, admin, 'race-two-processes'), getOrCreate(second.baseUrl, admin, 'race-two-processes')]);
+    const responses = await Promise.all(calls.flat());
+    expectOneGroupForAll(responses);
+
+    const reader = new DatabaseReader(databasePath);
+    try {
+      const workspace = reader.workspaceId('default');
+      expectStoredOnce(reader, { workspaceId: workspace, environment: 'Customer' }, 'race-two-processes');
+    } finally {
+      reader.close();
+    }
+  });
+});

@@ -1,0 +1,243 @@
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, expect } from 'vitest';
+import type { DataSourceRecord } from '../../src/domain/models.js';
+import type { Caller, Environment, Scope } from '../../src/domain/tenancy.js';
+import { injectClient, socketClient, type ApiRequest, type ApiResponse, type Client } from '../support/http-client.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+
+export const USER_PATH = '/api/user';
+export const VERIFY_PATH = '/api/user/verify';
+export const USER_GROUP_TOKEN = /^ugt_[0-9a-f]{64}$/;
+export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+export type Workspace = 'default' | 'other';
+/** A request before an API token is chosen for it. */
+export type UnsignedRequest = Omit<ApiRequest, 'token'>;
+
+/** Who sends a request: defaults to the default workspace's Customer admin. */
+export interface As {
+  workspace?: Workspace;
+  environment?: Environment;
+  scope?: Scope;
+}
+
+export function apiToken(t: TestApp, as: As = {}): string {
+  return t.tokens[as.workspace ?? 'default'][as.environment ?? 'Customer'][as.scope ?? 'admin'];
+}
+
+let counter = 0;
+/** An id no other test in this process uses, so tests on a shared app stay independent. */
+export function uniqueId(label: string): string {
+  counter += 1;
+  return `${label}-${counter}`;
+}
+
+/** An integer user_group_id no other test in this process uses. */
+export function uniqueNumber(): number {
+  counter += 1;
+  return 1_000_000 + counter;
+}
+
+/** One real app for the enclosing describe block. */
+export function useTestApp(): { readonly t: TestApp } {
+  let app: TestApp | undefined;
+  beforeAll(async () => {
+    app = await createTestApp();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+  return {
+    get t() {
+      if (!app) throw new Error('the test app exists only inside tests');
+      return app;
+    },
+  };
+}
+
+export interface Transport {
+  name: string;
+  connect(t: TestApp): Promise<Client>;
+}
+
+export const TRANSPORTS: Transport[] = [
+  { name: 'inject', connect: async (t) => injectClient(t.app) },
+  { name: 'a real socket', connect: async (t) => socketClient(await t.listen()) },
+];
+
+/** One real app and a client over `transport` for the enclosing describe block. */
+export function useClient(transport: Transport): { readonly t: TestApp; readonly client: Client } {
+  const holder = useTestApp();
+  let client: Client | undefined;
+  beforeAll(async () => {
+    client = await transport.connect(holder.t);
+  });
+  return {
+    get t() {
+      return holder.t;
+    },
+    get client() {
+      if (!client) throw new Error('the client exists only inside tests');
+      return client;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setting up state through the domain services (the HTTP API under test is not needed for it).
+
+export async function workspaceId(t: TestApp, workspace: Workspace = 'default'): Promise<number> {
+  if (workspace === 'default') return t.runtime.defaultWorkspace.id;
+  const found = await t.runtime.store.findWorkspaceByName(workspace);
+  if (!found) throw new Error(`workspace ${workspace} is missing`);
+  return found.id;
+}
+
+export async function adminCaller(t: TestApp, as: Omit<As, 'scope'> = {}): Promise<Caller> {
+  return {
+    tenant: { workspaceId: await workspaceId(t, as.workspace), environment: as.environment ?? 'Customer' },
+    scope: 'admin',
+    actor: { type: 'cli' },
+    requestId: null,
+  };
+}
+
+export async function seedSchema(t: TestApp, workspace: Workspace = 'default'): Promise<number> {
+  const caller = await adminCaller(t, { workspace });
+  return (await t.runtime.services.schemas.createSchema(caller, { name: uniqueId('schema') })).id;
+}
+
+export async function seedDataSource(t: TestApp, schemaId: number, as: Omit<As, 'scope'> = {}): Promise<DataSourceRecord> {
+  const caller = await adminCaller(t, as);
+  return t.runtime.services.dataSources.createDataSource(caller, { providedId: uniqueId('ds'), name: 'Data source', schemaId });
+}
+
+/** Two schemas with one data source each, in the default workspace's Customer environment. */
+export interface Catalog {
+  schemaA: number;
+  schemaB: number;
+  dsA: DataSourceRecord;
+  dsB: DataSourceRecord;
+}
+
+export async function seedCatalog(t: TestApp): Promise<Catalog> {
+  const schemaA = await seedSchema(t);
+  const schemaB = await seedSchema(t);
+  return { schemaA, schemaB, dsA: await seedDataSource(t, schemaA), dsB: await seedDataSource(t, schemaB) };
+}
+
+export interface SeededGroup {
+  id: string;
+  token: string;
+  teamId: number;
+}
+
+export async function seedGroup(
+  t: TestApp,
+  options: { as?: Omit<As, 'scope'>; mapping?: Record<string, number | string>; id?: string } = {},
+): Promise<SeededGroup> {
+  const caller = await adminCaller(t, options.as);
+  const id = options.id ?? uniqueId('group');
+  const { userGroup } = await t.runtime.services.userGroups.getOrCreateUserGroup(caller, {
+    userGroupId: id,
+    ...(options.mapping ? { mapping: options.mapping } : {}),
+  });
+  return { id, token: userGroup.token, teamId: userGroup.teamId };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Talking to /api/user.
+
+export function userGroupApi(client: Client, token: string) {
+  return {
+    getOrCreate: (body: unknown) => client({ method: 'GET', path: USER_PATH, token, body }),
+    update: (body: unknown) => client({ method: 'PUT', path: USER_PATH, token, body }),
+    rotate: (currentToken: string) => client({ method: 'POST', path: USER_PATH, token, body: { current_token: currentToken } }),
+    remove: (body: unknown) => client({ method: 'DELETE', path: USER_PATH, token, body }),
+    verify: (groupToken: string) => client({ method: 'POST', path: VERIFY_PATH, token, body: { token: groupToken } }),
+  };
+}
+
+export type UserGroupApi = ReturnType<typeof userGroupApi>;
+
+/** Asserts a 200 success envelope and returns the body. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function expectSuccess(res: ApiResponse): any {
+  expect({ status: res.status, body: res.body }).toMatchObject({ status: 200, body: { success: 1 } });
+  return res.body;
+}
+
+/**
+ * Asserts the failure envelope: status, code, a non-empty message, request_id equal to the
+ * X-Request-Id header, and nothing else. `field`: a string must match; null must be absent;
+ * undefined leaves it unchecked.
+ */
+export function expectError(res: ApiResponse, status: number, code: string, field?: string | null): void {
+  expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
+  expect(Object.keys(res.body).sort()).toEqual(['error', 'success']);
+  expect(res.body.success).toBe(0);
+  const { error } = res.body;
+  for (const key of Object.keys(error)) expect(['code', 'message', 'field', 'request_id']).toContain(key);
+  expect(typeof error.message).toBe('string');
+  expect(error.message.trim()).not.toBe('');
+  expect(typeof error.request_id).toBe('string');
+  expect(error.request_id).not.toBe('');
+  expect(error.request_id).toBe(res.headers['x-request-id']);
+  expect(res.headers['content-type']).toBe(JSON_CONTENT_TYPE);
+  if (field === null) expect(error).not.toHaveProperty('field');
+  else if (field !== undefined) expect(error.field).toBe(field);
+}
+
+// ---------------------------------------------------------------------------------------------
+// "Nothing is changed": the whole database, read through a second connection.
+
+/**
+ * Every row of every table (sqlite_sequence included, so a burned team_id shows). The one column
+ * left out is api_tokens.last_used_at: authenticating a request is bookkeeping, not a change.
+ */
+export function snapshotDatabase(t: TestApp): Record<string, unknown[]> {
+  const db = new Database(t.databasePath, { readonly: true, fileMustExist: true });
+  try {
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as string[];
+    return Object.fromEntries(
+      tables.map((table) => {
+        const rows = db.prepare(`SELECT * FROM "${table}"`).all() as Array<Record<string, unknown>>;
+        return [table, table === 'api_tokens' ? rows.map(({ last_used_at: _ignored, ...row }) => row) : rows];
+      }),
+    );
+  } finally {
+    db.close();
+  }
+}
+
+/** Runs `action` and asserts that the database is exactly as it was before. */
+export async function expectUnchanged<T>(t: TestApp, action: () => Promise<T>): Promise<T> {
+  const before = snapshotDatabase(t);
+  const result = await action();
+  expect(snapshotDatabase(t)).toEqual(before);
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values at and over the input limits.
+
+/** An object `levels` deep: level 1 is the object itself. */
+export function nestedObject(levels: number): Record<string, unknown> {
+  let value: Record<string, unknown> = { leaf: true };
+  for (let level = 1; level < levels; level += 1) value = { next: value };
+  return value;
+}
+
+/** An object whose JSON serialization is exactly `bytes` long. */
+export function propertiesOfSize(bytes: number): Record<string, string> {
+  const overhead = JSON.stringify({ p: '' }).length;
+  return { p: 'x'.repeat(bytes - overhead) };
+}
+
+/** A JSON body of exactly `bytes` bytes. */
+export function bodyOfSize(bytes: number, field = 'name'): string {
+  const head = `{"user_group_id":"big","${field}":"`;
+  const tail = '"}';
+  return head + 'x'.repeat(bytes - head.length - tail.length) + tail;
+}

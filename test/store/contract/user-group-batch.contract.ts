@@ -1,0 +1,157 @@
+import { describe, expect, it } from 'vitest';
+import type { AuditContext, FieldChanges, UserGroupPatch, UserGroupRecord } from '../../../src/domain/models.js';
+import type { UserGroupWrite } from '../../../src/store/store.js';
+import {
+  API_ACTOR,
+  auditWrittenBy,
+  createGroup,
+  expectAppError,
+  newGroup,
+  randomHex,
+  T0,
+  T1,
+  T2,
+} from '../store-fixtures.js';
+import type { ContractContext } from './context.js';
+
+export function describeUserGroupBatchContract(t: ContractContext): void {
+  const batchContext: Omit<AuditContext, 'changes'> = { at: T2, actor: API_ACTOR, requestId: 'import-1' };
+
+  const changesOf = (label: string): FieldChanges => ({ name: { before: null, after: label } });
+
+  const createWrite = (providedId: string, overrides: Parameters<typeof newGroup>[2] = {}): UserGroupWrite => ({
+    kind: 'create',
+    group: newGroup(t.fx.customer, providedId, overrides),
+    changes: changesOf(`create ${providedId}`),
+  });
+
+  const updateWrite = (group: UserGroupRecord, patch: UserGroupPatch, expectedVersion = group.version): UserGroupWrite => ({
+    kind: 'update',
+    update: {
+      tenant: { workspaceId: group.workspaceId, environment: group.environment },
+      teamId: group.teamId,
+      expectedVersion,
+      patch,
+      updatedAt: T1,
+    },
+    changes: changesOf(`update ${group.providedId}`),
+  });
+
+  /** Everything a batch could have touched: the fixture workspace's groups in both environments. */
+  const snapshot = async () => ({
+    customer: await t.store.listUserGroups({ tenant: t.fx.customer, limit: 1000 }),
+    testing: await t.store.listUserGroups({ tenant: t.fx.testing, limit: 1000 }),
+  });
+
+  /** Runs a batch that must fail with `code`, and checks that it changed nothing and audited nothing. */
+  const expectRefusedBatch = async (writes: UserGroupWrite[], code: 'concurrent_change' | 'user_group_id_taken') => {
+    const before = await snapshot();
+    const events = await auditWrittenBy(t.store, t.fx.workspace.id, () =>
+      expectAppError(t.store.writeUserGroups(writes, batchContext), code),
+    );
+    expect(events).toEqual([]);
+    expect(await snapshot()).toEqual(before);
+  };
+
+  describe('user groups: batch writes', () => {
+    it('applies creates and updates together, with one audit event per write in order', async () => {
+      const { customer, schemaA, schemaB, customerA, customerB } = t.fx;
+      const existing = await createGroup(t.store, customer, 'old', { properties: { keep: true } });
+      const mapping = [{ schemaId: schemaA.id, dataSourceId: customerA.id }];
+      const input = newGroup(customer, 'new-1', { name: 'New One', properties: { a: 1 }, mapping, createdAt: T0 });
+      const newMapping = [{ schemaId: schemaB.id, dataSourceId: customerB.id }];
+      const writes: UserGroupWrite[] = [
+        { kind: 'create', group: input, changes: changesOf('create new-1') },
+        updateWrite(existing, { providedId: 'renamed', name: 'Renamed', mapping: newMapping }),
+        createWrite('new-2'),
+      ];
+      const events = await auditWrittenBy(t.store, t.fx.workspace.id, () => t.store.writeUserGroups(writes, batchContext));
+
+      const created = await t.store.findUserGroupByProvidedId(customer, 'new-1');
+      expect(created).toEqual({
+        teamId: expect.any(Number),
+        workspaceId: customer.workspaceId,
+        environment: 'Customer',
+        providedId: 'new-1',
+        name: 'New One',
+        tokenHash: input.tokenHash,
+        tokenCiphertext: input.tokenCiphertext,
+        properties: { a: 1 },
+        mapping,
+        version: 1,
+        createdAt: T0,
+        updatedAt: T0,
+      });
+      const updated = await t.store.findUserGroupByTeamId(customer, existing.teamId);
+      expect(updated).toEqual({
+        ...existing,
+        providedId: 'renamed',
+        name: 'Renamed',
+        mapping: newMapping,
+        version: existing.version + 1,
+        updatedAt: T1,
+      });
+      const second = await t.store.findUserGroupByProvidedId(customer, 'new-2');
+      expect(second?.teamId).toBeGreaterThan(created?.teamId ?? Infinity);
+
+      expect(events.map(({ action, teamId, providedId, environment, changes }) => ({ action, teamId, providedId, environment, changes }))).toEqual([
+        { action: 'user_group.created', teamId: created?.teamId, providedId: 'new-1', environment: 'Customer', changes: changesOf('create new-1') },
+        { action: 'user_group.updated', teamId: existing.teamId, providedId: 'renamed', environment: 'Customer', changes: changesOf('update old') },
+        { action: 'user_group.created', teamId: second?.teamId, providedId: 'new-2', environment: 'Customer', changes: changesOf('create new-2') },
+      ]);
+      for (const event of events) expect(event).toMatchObject({ at: T2, actor: API_ACTOR, requestId: 'import-1' });
+    });
+
+    it('applies a token carried by an update write', async () => {
+      const group = await createGroup(t.store, t.fx.customer, 'g1');
+      const tokenHash = randomHex();
+      await t.store.writeUserGroups([updateWrite(group, { tokenHash, tokenCiphertext: 'imported-cipher' })], batchContext);
+      const updated = await t.store.findUserGroupByTokenHash(t.fx.customer, tokenHash);
+      expect(updated).toEqual({ ...group, tokenHash, tokenCiphertext: 'imported-cipher', version: 2, updatedAt: T1 });
+      expect(await t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash)).toBeNull();
+    });
+
+    it('writes nothing for an empty batch', async () => {
+      const events = await auditWrittenBy(t.store, t.fx.workspace.id, () => t.store.writeUserGroups([], batchContext));
+      expect(events).toEqual([]);
+    });
+
+    it('refuses the whole batch with concurrent_change when one create finds its provided id taken', async () => {
+      const existing = await createGroup(t.store, t.fx.customer, 'taken');
+      await expectRefusedBatch([createWrite('fresh-1'), updateWrite(existing, { name: 'x' }), createWrite('taken'), createWrite('fresh-2')], 'concurrent_change');
+      expect(await t.store.findUserGroupsByProvidedIds(t.fx.customer, ['fresh-1', 'fresh-2'])).toEqual([]);
+    });
+
+    it('refuses the whole batch when it creates one provided id twice', async () => {
+      await expectRefusedBatch([createWrite('twice'), createWrite('other'), createWrite('twice')], 'concurrent_change');
+    });
+
+    it('refuses the whole batch with concurrent_change when one update is stale', async () => {
+      const group = await createGroup(t.store, t.fx.customer, 'g1');
+      const other = await createGroup(t.store, t.fx.customer, 'g2');
+      const moved = await t.store.updateUserGroup(
+        { tenant: t.fx.customer, teamId: group.teamId, expectedVersion: 1, patch: { name: 'moved' }, updatedAt: T1 },
+        { at: T1, actor: API_ACTOR, requestId: null },
+      );
+      expect(moved?.version).toBe(2);
+      await expectRefusedBatch([createWrite('fresh'), updateWrite(other, { name: 'y' }), updateWrite(group, { name: 'stale' }, 1)], 'concurrent_change');
+    });
+
+    it('refuses the whole batch when one update targets a deleted group or another tenant', async () => {
+      const gone = await createGroup(t.store, t.fx.customer, 'gone');
+      await t.store.deleteUserGroup(t.fx.customer, gone.teamId, gone.version, batchContext);
+      await expectRefusedBatch([createWrite('fresh'), updateWrite(gone, { name: 'z' })], 'concurrent_change');
+
+      const inTesting = await createGroup(t.store, t.fx.testing, 'elsewhere');
+      const misdirected = updateWrite(inTesting, { name: 'z' });
+      if (misdirected.kind === 'update') misdirected.update.tenant = t.fx.customer;
+      await expectRefusedBatch([createWrite('fresh'), misdirected], 'concurrent_change');
+    });
+
+    it('refuses the whole batch with user_group_id_taken when an update renames onto another group', async () => {
+      const group = await createGroup(t.store, t.fx.customer, 'g1');
+      await createGroup(t.store, t.fx.customer, 'g2');
+      await expectRefusedBatch([createWrite('fresh'), updateWrite(group, { providedId: 'g2' })], 'user_group_id_taken');
+    });
+  });
+}
