@@ -12,6 +12,8 @@ export interface ServeOptions {
   version: string;
   /** How long SIGTERM waits for in-flight requests before closing anyway. */
   drainTimeoutMs: number;
+  /** Whether this process creates the first-start admin tokens (not a cluster worker). */
+  issueFirstStartTokens: boolean;
 }
 
 export interface RunningServer {
@@ -31,7 +33,9 @@ export async function startServer(runtime: Runtime, options: ServeOptions): Prom
   });
   await app.listen({ port: options.port, host: options.host });
   // Only once the server is up: a start that fails must not use up tokens that were never shown.
-  const firstStartTokens = await runtime.services.apiTokens.issueFirstStartTokens(runtime.defaultWorkspace.id, { type: 'cli' });
+  const firstStartTokens = options.issueFirstStartTokens
+    ? await runtime.services.apiTokens.issueFirstStartTokens(runtime.defaultWorkspace.id, { type: 'cli' })
+    : null;
 
   let stopping: Promise<void> | undefined;
   const stop = () => {

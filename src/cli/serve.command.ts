@@ -1,16 +1,130 @@
-import { Command, Option } from 'commander';
+import cluster from 'node:cluster';
+import { once } from 'node:events';
 import { createRequire } from 'node:module';
+import { Command, Option } from 'commander';
+import { createLogger } from '../http/logger.js';
 import { openRuntime } from '../runtime.js';
-import { firstStartBanner, startServer } from '../server.js';
-import { databaseOption } from './context.js';
+import { firstStartBanner, startServer, type ServeOptions } from '../server.js';
+import { databaseOption, positiveInteger } from './context.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+
+interface ServeFlags {
+  port: number;
+  host: string;
+  database: string;
+  logLevel: string;
+  rateLimit: string;
+  workers: number;
+}
 
 function parseRateLimit(value: string): number | 'off' {
   if (value === 'off') return 'off';
   const perMinute = Number(value);
   if (!Number.isInteger(perMinute) || perMinute < 1) throw new Error('UGS_RATE_LIMIT must be "off" or a positive whole number of requests per minute.');
   return perMinute;
+}
+
+const DRAIN_TIMEOUT_MS = 10_000;
+
+function serveOptions(flags: ServeFlags): ServeOptions {
+  return {
+    port: flags.port,
+    host: flags.host,
+    logLevel: flags.logLevel,
+    rateLimitPerMinute: parseRateLimit(flags.rateLimit),
+    version,
+    drainTimeoutMs: DRAIN_TIMEOUT_MS,
+    // In a cluster the primary issues them once every worker listens.
+    issueFirstStartTokens: cluster.isPrimary,
+  };
+}
+
+const openFor = (flags: ServeFlags) => openRuntime({ databaseUrl: flags.database, encryptionKey: process.env.UGS_ENCRYPTION_KEY });
+
+function onStopSignal(stop: (signal: NodeJS.Signals) => Promise<void>): void {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      stop(signal).then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    });
+  }
+}
+
+/** One process serving: the whole server, or one worker of a cluster. */
+async function serveInThisProcess(flags: ServeFlags): Promise<void> {
+  const runtime = await openFor(flags);
+  const server = await startServer(runtime, serveOptions(flags)).catch(async (error: unknown) => {
+    await runtime.close();
+    throw error;
+  });
+  if (server.firstStartTokens) {
+    const address = server.app.server.address();
+    const port = typeof address === 'object' && address ? address.port : flags.port;
+    process.stdout.write(firstStartBanner(server.firstStartTokens, `http://${flags.host}:${port}`));
+  }
+  onStopSignal(async (signal) => {
+    server.app.log.info({ signal }, 'draining before exit');
+    await server.stop().catch((error: unknown) => {
+      server.app.log.error({ err: error }, 'shutdown failed');
+      throw error;
+    });
+  });
+}
+
+/**
+ * The cluster primary serves nothing itself: it migrates before any worker races to, forks the
+ * workers (which share the listening socket), restarts one that dies, and on SIGTERM lets each
+ * drain before it exits.
+ */
+async function superviseWorkers(flags: ServeFlags): Promise<void> {
+  const log = createLogger(flags.logLevel);
+  const runtime = await openFor(flags);
+  let stopping = false;
+  const listening = new Promise<number>((resolve, reject) => {
+    let count = 0;
+    cluster.on('listening', (_worker, address) => {
+      count += 1;
+      if (count === flags.workers) resolve(address.port);
+    });
+    cluster.on('exit', (worker, code, signal) => {
+      if (stopping) return;
+      if (count < flags.workers) {
+        reject(new Error(`A worker exited (code ${code ?? signal}) before the server was up; see its error above.`));
+        return;
+      }
+      log.error({ pid: worker.process.pid, code, signal }, 'worker died; starting another');
+      cluster.fork();
+    });
+  });
+  for (let i = 0; i < flags.workers; i += 1) cluster.fork();
+
+  onStopSignal(async (signal) => {
+    stopping = true;
+    log.info({ signal }, 'stopping workers');
+    const exits = Object.values(cluster.workers ?? {}).map(async (worker) => {
+      if (!worker || worker.isDead()) return;
+      const exited = once(worker, 'exit');
+      worker.process.kill('SIGTERM');
+      await exited;
+    });
+    await Promise.all(exits);
+    await runtime.close();
+  });
+
+  try {
+    const port = await listening;
+    const tokens = await runtime.services.apiTokens.issueFirstStartTokens(runtime.defaultWorkspace.id, { type: 'cli' });
+    if (tokens) process.stdout.write(firstStartBanner(tokens, `http://${flags.host}:${port}`));
+    log.info({ workers: flags.workers, port }, 'all workers listening');
+  } catch (error) {
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    await runtime.close();
+    throw error;
+  }
 }
 
 export function serveCommand(): Command {
@@ -21,36 +135,10 @@ export function serveCommand(): Command {
     .addOption(databaseOption())
     .addOption(new Option('--log-level <level>', 'fatal|error|warn|info|debug|trace').env('UGS_LOG_LEVEL').default('info'))
     .addOption(new Option('--rate-limit <perMinute>', 'requests per minute per API token, or "off"').env('UGS_RATE_LIMIT').default('100000'))
-    .action(async (options: { port: number; host: string; database: string; logLevel: string; rateLimit: string }) => {
-      const runtime = await openRuntime({ databaseUrl: options.database, encryptionKey: process.env.UGS_ENCRYPTION_KEY });
-      const server = await startServer(runtime, {
-        port: options.port,
-        host: options.host,
-        logLevel: options.logLevel,
-        rateLimitPerMinute: parseRateLimit(options.rateLimit),
-        version,
-        drainTimeoutMs: 10_000,
-      }).catch(async (error: unknown) => {
-        await runtime.close();
-        throw error;
-      });
-      if (server.firstStartTokens) {
-        const address = server.app.server.address();
-        const port = typeof address === 'object' && address ? address.port : options.port;
-        process.stdout.write(firstStartBanner(server.firstStartTokens, `http://${options.host}:${port}`));
-      }
-      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-        process.once(signal, () => {
-          server.app.log.info({ signal }, 'draining before exit');
-          server.stop().then(
-            () => process.exit(0),
-            (error: unknown) => {
-              server.app.log.error({ err: error }, 'shutdown failed');
-              process.exit(1);
-            },
-          );
-        });
-      }
+    .addOption(new Option('--workers <n>', 'number of server processes (node:cluster)').env('UGS_WORKERS').default(1).argParser(positiveInteger))
+    .action(async (flags: ServeFlags) => {
+      if (flags.workers > 1 && cluster.isPrimary) await superviseWorkers(flags);
+      else await serveInThisProcess(flags);
     });
 }
 

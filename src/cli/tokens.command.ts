@@ -36,7 +36,7 @@ export function tokensCommand(): Command {
   subcommand(tokens, 'list', 'list the live API tokens of a workspace (never their secrets)').action(async (options: CommonOptions) => {
     await withRuntime(options, async (runtime) => {
       const caller = await cliCaller(runtime, options.workspace);
-      printRows((await runtime.services.apiTokens.listApiTokens(caller)).map((token) => describe(token, options.workspace)), options.json);
+      printRows((await runtime.services.apiTokens.listApiTokens(caller, 'workspace')).map((token) => describe(token, options.workspace)), options.json);
     });
   });
 

@@ -58,9 +58,11 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
       return { record: await store.insertApiToken(token, audit(caller.actor, caller.requestId)), secret };
     },
 
-    async listApiTokens(caller: Caller): Promise<ApiTokenRecord[]> {
+    /** The live tokens of the caller's environment (admin callers pick it with `inEnvironment`), or of the whole workspace. */
+    async listApiTokens(caller: Caller, scope: 'environment' | 'workspace' = 'environment'): Promise<ApiTokenRecord[]> {
       requireScope(caller, 'admin');
-      return store.listApiTokens(caller.tenant.workspaceId);
+      const tokens = await store.listApiTokens(caller.tenant.workspaceId);
+      return scope === 'workspace' ? tokens : tokens.filter((token) => token.environment === caller.tenant.environment);
     },
 
     async revokeApiToken(caller: Caller, id: number): Promise<ApiTokenRecord> {

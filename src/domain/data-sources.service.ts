@@ -25,9 +25,10 @@ export function createDataSourceService({ store, clock }: { store: DataSourceSto
     if (!schema) throw new AppError('unknown_schema', `Schema ${schemaId} does not exist.`, { field: 'schema_id' });
   }
 
+  /** By id within the caller's environment, like every other admin lookup (ids are unique per workspace). */
   async function requireDataSource(caller: Caller, id: number): Promise<DataSourceRecord> {
     const dataSource = await store.findDataSourceById(caller.tenant.workspaceId, id);
-    if (!dataSource) throw notFound(id);
+    if (!dataSource || dataSource.environment !== caller.tenant.environment) throw notFound(id);
     return dataSource;
   }
 
@@ -68,13 +69,14 @@ export function createDataSourceService({ store, clock }: { store: DataSourceSto
 
     async deleteDataSource(caller: Caller, id: number): Promise<DataSourceRecord> {
       requireScope(caller, 'admin');
+      await requireDataSource(caller, id);
       return outcome(id, await store.deleteDataSource(caller.tenant.workspaceId, id, audit(caller)), 'remove it from their mappings first');
     },
   };
 }
 
 function notFound(id: number): AppError {
-  return new AppError('data_source_not_found', `No data source with id ${id} in this workspace.`);
+  return new AppError('data_source_not_found', `No data source with id ${id} in this environment.`);
 }
 
 function outcome(id: number, change: DataSourceChange, whileInUse: string): DataSourceRecord {

@@ -23,6 +23,7 @@ export const ERROR_STATUS = {
   user_group_mismatch: 409,
   data_source_mismatch: 409,
   data_source_id_taken: 409,
+  user_group_token_taken: 409,
   schema_name_taken: 409,
   data_source_in_use: 409,
   concurrent_change: 409,

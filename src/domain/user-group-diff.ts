@@ -8,7 +8,10 @@ type GroupContent = Pick<UserGroupRecord, 'providedId' | 'name' | 'properties' |
 export function wholeGroupChanges(group: GroupContent, appearing: boolean): FieldChanges {
   const values = { provided_id: group.providedId, name: group.name, properties: group.properties, mapping: mappingToRecord(group.mapping) };
   return Object.fromEntries(
-    Object.entries(values).map(([field, value]) => [field, appearing ? { before: null, after: value } : { before: value, after: null }]),
+    Object.entries(values)
+      // An absent value (no properties) is not a change.
+      .filter(([, value]) => value !== null)
+      .map(([field, value]) => [field, appearing ? { before: null, after: value } : { before: value, after: null }]),
   );
 }
 

@@ -149,7 +149,7 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
         summary[write.kind === 'create' ? 'created' : 'updated'] += 1;
       } catch (error) {
         if (isAppError(error) && error.code === 'unavailable') throw error;
-        summary.rejected.push({ line, reason: isAppError(error) ? error.message : 'The group could not be written (its token may belong to another group).' });
+        summary.rejected.push({ line, reason: isAppError(error) ? error.message : 'The group could not be written.' });
       }
     }
   }

@@ -5,6 +5,8 @@ import { AppError } from '../domain/errors.js';
 
 // Cursors are opaque to clients so the paging key can change without breaking them.
 const PREFIX = 'c1.';
+// Exactly what encodeCursor writes: anything else (1e3, 0x10, padding) was not handed out.
+const CURSOR_TEXT = /^c1\.([1-9][0-9]{0,15})$/;
 
 export function encodeCursor(key: number | null): string | null {
   return key === null ? null : Buffer.from(`${PREFIX}${key}`, 'utf8').toString('base64url');
@@ -12,9 +14,9 @@ export function encodeCursor(key: number | null): string | null {
 
 export function decodeCursor(cursor: string | undefined): number | undefined {
   if (cursor === undefined) return undefined;
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const key = text.startsWith(PREFIX) ? Number(text.slice(PREFIX.length)) : NaN;
-  if (!Number.isSafeInteger(key) || key < 0) {
+  const match = CURSOR_TEXT.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  const key = match ? Number(match[1]) : NaN;
+  if (!Number.isSafeInteger(key)) {
     throw new AppError('invalid_field', '"cursor" is not a cursor this service handed out.', { field: 'cursor' });
   }
   return key;
@@ -45,6 +47,9 @@ export function PageResponse<K extends string, S extends TSchema>(plural: K, ite
 export function toPageResponse<K extends string, T, W>(plural: K, page: Page<T>, present: (item: T) => W) {
   return { success: 1 as const, next_cursor: encodeCursor(page.next), ...({ [plural]: page.items.map(present) } as Record<K, W[]>) };
 }
+
+/** For routes that take no query parameters: a stray one is an error, not silently ignored. */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
 
 /** An id in a path, as text: digits only, within the safe integer range. */
 export const IdParam = (description: string) => Type.String({ pattern: '^[1-9][0-9]{0,15}$', description });

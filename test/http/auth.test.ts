@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ENVIRONMENTS, SCOPES, type Environment, type Scope } from '../../src/domain/tenancy.js';
 import { inject } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
+import { ADMIN, issueApiToken } from './admin-helpers.js';
 import { describeAuth, type MakeRequest } from './auth.suite.js';
 import {
   adminCaller,
@@ -9,18 +10,20 @@ import {
   expectError,
   expectSuccess,
   expectUnchanged,
+  seedDataSource,
   seedGroup,
   seedSchema,
   uniqueId,
   useTestApp,
   USER_PATH,
   VERIFY_PATH,
+  type SeededGroup,
   type UnsignedRequest,
 } from './helpers.js';
 
 const newGroup: MakeRequest = async () => ({ method: 'GET', path: USER_PATH, body: { user_group_id: uniqueId('auth') } });
 const withGroup =
-  (build: (group: { id: string; token: string }) => UnsignedRequest): MakeRequest =>
+  (build: (group: SeededGroup) => UnsignedRequest): MakeRequest =>
   async (t) =>
     build(await seedGroup(t));
 const newDataSource: MakeRequest = async (t) => ({
@@ -28,6 +31,11 @@ const newDataSource: MakeRequest = async (t) => ({
   path: '/api/admin/data_sources',
   body: { provided_id: uniqueId('ds'), name: 'Data source', schema_id: await seedSchema(t) },
 });
+/** A request on a fresh, unused data source of the default workspace's Customer environment. */
+const withDataSource =
+  (method: string, body?: unknown): MakeRequest =>
+  async (t) => ({ method, path: `${ADMIN.dataSources}/${(await seedDataSource(t, await seedSchema(t))).id}`, ...(body === undefined ? {} : { body }) });
+const newApiToken = () => ({ name: uniqueId('token'), scope: 'read' });
 
 const ENDPOINTS: Array<[string, MakeRequest]> = [
   ['GET /api/user (create)', newGroup],
@@ -40,6 +48,15 @@ const ENDPOINTS: Array<[string, MakeRequest]> = [
   ['GET /api/admin/schemas', async () => ({ method: 'GET', path: '/api/admin/schemas' })],
   ['POST /api/admin/data_sources', newDataSource],
   ['GET /api/admin/data_sources', async () => ({ method: 'GET', path: '/api/admin/data_sources' })],
+  ['GET /api/admin/data_sources/:id', withDataSource('GET')],
+  ['PATCH /api/admin/data_sources/:id', withDataSource('PATCH', { name: 'Renamed' })],
+  ['DELETE /api/admin/data_sources/:id', withDataSource('DELETE')],
+  ['GET /api/admin/user_groups', async () => ({ method: 'GET', path: ADMIN.userGroups })],
+  ['GET /api/admin/user_groups/:team_id', withGroup((g) => ({ method: 'GET', path: `${ADMIN.userGroups}/${g.teamId}` }))],
+  ['POST /api/admin/api_tokens', async () => ({ method: 'POST', path: ADMIN.apiTokens, body: newApiToken() })],
+  ['GET /api/admin/api_tokens', async () => ({ method: 'GET', path: ADMIN.apiTokens })],
+  ['DELETE /api/admin/api_tokens/:id', async (t) => ({ method: 'DELETE', path: `${ADMIN.apiTokens}/${(await issueApiToken(t)).record.id}` })],
+  ['GET /api/admin/audit_events', async () => ({ method: 'GET', path: ADMIN.auditEvents })],
 ];
 
 for (const [name, makeRequest] of ENDPOINTS) describeAuth(name, makeRequest);
@@ -52,7 +69,7 @@ interface Operation {
 }
 
 /** A group's whole state through the API, with a read token (GET of an existing group). */
-async function groupOperation(t: TestApp, environment: Environment, build: (group: { id: string; token: string }) => UnsignedRequest) {
+async function groupOperation(t: TestApp, environment: Environment, build: (group: SeededGroup) => UnsignedRequest) {
   const group = await seedGroup(t, { as: { environment } });
   const read = apiToken(t, { environment, scope: 'read' });
   return {
@@ -64,6 +81,15 @@ async function groupOperation(t: TestApp, environment: Environment, build: (grou
 /** An admin list through the API. */
 const adminList = (t: TestApp, environment: Environment, path: string) => async () =>
   expectSuccess(await inject(t.app, { method: 'GET', path, token: apiToken(t, { environment }) }));
+
+/** An admin operation on a fresh, unused data source of `environment`, observed through GET of it. */
+async function dataSourceOperation(t: TestApp, environment: Environment, method: string, body?: unknown) {
+  const path = `${ADMIN.dataSources}/${(await seedDataSource(t, await seedSchema(t), { environment })).id}`;
+  return { request: { method, path, ...(body === undefined ? {} : { body }) }, observe: adminList(t, environment, path) };
+}
+
+/** A read of an admin list, which the request must leave as it was. */
+const adminRead = (path: string) => async (t: TestApp, env: Environment) => ({ request: { method: 'GET', path }, observe: adminList(t, env, path) });
 
 const OPERATIONS: Operation[] = [
   {
@@ -111,11 +137,7 @@ const OPERATIONS: Operation[] = [
       observe: adminList(t, env, '/api/admin/schemas'),
     }),
   },
-  {
-    name: 'list schemas',
-    needs: 'admin',
-    prepare: async (t, env) => ({ request: { method: 'GET', path: '/api/admin/schemas' }, observe: adminList(t, env, '/api/admin/schemas') }),
-  },
+  { name: 'list schemas', needs: 'admin', prepare: adminRead(ADMIN.schemas) },
   {
     name: 'create a data source',
     needs: 'admin',
@@ -124,11 +146,31 @@ const OPERATIONS: Operation[] = [
       observe: adminList(t, env, '/api/admin/data_sources'),
     }),
   },
+  { name: 'list data sources', needs: 'admin', prepare: adminRead(ADMIN.dataSources) },
+  { name: 'get a data source', needs: 'admin', prepare: (t, env) => dataSourceOperation(t, env, 'GET') },
+  { name: 'update a data source', needs: 'admin', prepare: (t, env) => dataSourceOperation(t, env, 'PATCH', { name: 'Changed' }) },
+  { name: 'delete a data source', needs: 'admin', prepare: (t, env) => dataSourceOperation(t, env, 'DELETE') },
+  { name: 'list user groups', needs: 'admin', prepare: adminRead(ADMIN.userGroups) },
   {
-    name: 'list data sources',
+    name: 'get a user group by team_id',
     needs: 'admin',
-    prepare: async (t, env) => ({ request: { method: 'GET', path: '/api/admin/data_sources' }, observe: adminList(t, env, '/api/admin/data_sources') }),
+    prepare: (t, env) => groupOperation(t, env, (g) => ({ method: 'GET', path: `${ADMIN.userGroups}/${g.teamId}` })),
   },
+  {
+    name: 'create an API token',
+    needs: 'admin',
+    prepare: async (t, env) => ({ request: { method: 'POST', path: ADMIN.apiTokens, body: newApiToken() }, observe: adminList(t, env, ADMIN.apiTokens) }),
+  },
+  { name: 'list API tokens', needs: 'admin', prepare: adminRead(ADMIN.apiTokens) },
+  {
+    name: 'revoke an API token',
+    needs: 'admin',
+    prepare: async (t, environment) => {
+      const { record } = await issueApiToken(t, { as: { environment } });
+      return { request: { method: 'DELETE', path: `${ADMIN.apiTokens}/${record.id}` }, observe: adminList(t, environment, ADMIN.apiTokens) };
+    },
+  },
+  { name: 'list audit events', needs: 'admin', prepare: adminRead(ADMIN.auditEvents) },
 ];
 
 /** SPEC §2/§3: what each scope may do, written out rather than taken from the code under test. */

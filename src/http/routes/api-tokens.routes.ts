@@ -3,7 +3,8 @@ import { Type } from 'typebox';
 import type { ApiTokenService } from '../../domain/api-tokens.service.js';
 import type { ApiTokenRecord } from '../../domain/models.js';
 import { EnvironmentTag, Text256, Timestamp } from '../common.schemas.js';
-import { IdParam } from '../cursor.js';
+import { IdParam, NoQuery } from '../cursor.js';
+import { inEnvironment } from '../../domain/tenancy.js';
 import { Success } from '../envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
 
@@ -46,6 +47,7 @@ export const apiTokenRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokenServ
       schema: apiRouteSchema('admin', 'Create an API token', Type.Object({ success: Success, api_token: IssuedApiToken }), {
         description: 'environment defaults to the API token\'s. The secret appears in this response only.',
         body: CreateApiTokenBody,
+        querystring: NoQuery,
       }),
     },
     async (request) => {
@@ -61,8 +63,16 @@ export const apiTokenRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokenServ
 
   app.get(
     '/admin/api_tokens',
-    { schema: apiRouteSchema('admin', 'List the workspace\'s live API tokens (without secrets)', Type.Object({ success: Success, api_tokens: Type.Array(ApiToken) }), {}) },
-    async (request) => ({ success: 1 as const, api_tokens: (await apiTokens.listApiTokens(request.caller)).map(toApiToken) }),
+    {
+      schema: apiRouteSchema('admin', 'List live API tokens (without secrets)', Type.Object({ success: Success, api_tokens: Type.Array(ApiToken) }), {
+        description: 'The tokens of one environment: the given one, else the API token\'s.',
+        querystring: Type.Object({ environment: Type.Optional(EnvironmentTag) }, { additionalProperties: false }),
+      }),
+    },
+    async (request) => ({
+      success: 1 as const,
+      api_tokens: (await apiTokens.listApiTokens(inEnvironment(request.caller, request.query.environment))).map(toApiToken),
+    }),
   );
 
   app.delete(
@@ -71,6 +81,7 @@ export const apiTokenRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokenServ
       schema: apiRouteSchema('admin', 'Revoke an API token', Type.Object({ success: Success, api_token: ApiToken }), {
         description: 'Refused from the very next request, on every instance.',
         params: Type.Object({ id: IdParam('API token id.') }),
+        querystring: NoQuery,
       }),
     },
     async (request) => ({ success: 1 as const, api_token: toApiToken(await apiTokens.revokeApiToken(request.caller, Number(request.params.id))) }),

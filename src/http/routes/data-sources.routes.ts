@@ -2,8 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import type { DataSourceService } from '../../domain/data-sources.service.js';
 import type { DataSourceRecord } from '../../domain/models.js';
+import { inEnvironment, type Caller, type Environment } from '../../domain/tenancy.js';
 import { EnvironmentTag, Id, Text256 } from '../common.schemas.js';
-import { IdParam } from '../cursor.js';
+import { IdParam, NoQuery } from '../cursor.js';
 import { Success } from '../envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
 
@@ -40,6 +41,7 @@ export const DataSource = Type.Object({
 export type DataSource = Static<typeof DataSource>;
 
 const EnvironmentQuery = Type.Object({ environment: Type.Optional(EnvironmentTag) }, { additionalProperties: false });
+const inQueryEnvironment = (request: { caller: Caller; query: { environment?: Environment } }) => inEnvironment(request.caller, request.query.environment);
 const DataSourceParams = Type.Object({ id: IdParam('Data source id.') });
 const DataSourceResponse = Type.Object({ success: Success, data_source: DataSource });
 
@@ -56,7 +58,7 @@ const withDataSource = (record: DataSourceRecord) => ({ success: 1 as const, dat
 export const dataSourceRoutes: FastifyPluginAsyncTypebox<{ dataSources: DataSourceService }> = async (app, { dataSources }) => {
   app.post(
     '/admin/data_sources',
-    { schema: apiRouteSchema('admin', 'Create a data source', DataSourceResponse, { description: 'environment defaults to the API token\'s.', body: CreateDataSourceBody }) },
+    { schema: apiRouteSchema('admin', 'Create a data source', DataSourceResponse, { description: 'environment defaults to the API token\'s.', body: CreateDataSourceBody, querystring: NoQuery }) },
     async (request) => {
       const { body } = request;
       return withDataSource(
@@ -86,8 +88,8 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<{ dataSources: DataSour
 
   app.get(
     '/admin/data_sources/:id',
-    { schema: apiRouteSchema('admin', 'Get a data source', DataSourceResponse, { params: DataSourceParams }) },
-    async (request) => withDataSource(await dataSources.getDataSource(request.caller, Number(request.params.id))),
+    { schema: apiRouteSchema('admin', 'Get a data source', DataSourceResponse, { params: DataSourceParams, querystring: EnvironmentQuery }) },
+    async (request) => withDataSource(await dataSources.getDataSource(inQueryEnvironment(request), Number(request.params.id))),
   );
 
   app.patch(
@@ -96,13 +98,14 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<{ dataSources: DataSour
       schema: apiRouteSchema('admin', 'Update a data source', DataSourceResponse, {
         description: 'Absent fields stay. schema_id cannot change while user groups map to it (409 data_source_in_use).',
         params: DataSourceParams,
+        querystring: EnvironmentQuery,
         body: UpdateDataSourceBody,
       }),
     },
     async (request) => {
       const { body } = request;
       return withDataSource(
-        await dataSources.updateDataSource(request.caller, Number(request.params.id), {
+        await dataSources.updateDataSource(inQueryEnvironment(request), Number(request.params.id), {
           providedId: body.provided_id,
           name: body.name,
           schemaId: body.schema_id,
@@ -117,8 +120,9 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<{ dataSources: DataSour
       schema: apiRouteSchema('admin', 'Delete a data source', DataSourceResponse, {
         description: 'Refused with 409 data_source_in_use, naming how many user groups map to it, while any does.',
         params: DataSourceParams,
+        querystring: EnvironmentQuery,
       }),
     },
-    async (request) => withDataSource(await dataSources.deleteDataSource(request.caller, Number(request.params.id))),
+    async (request) => withDataSource(await dataSources.deleteDataSource(inQueryEnvironment(request), Number(request.params.id))),
   );
 };

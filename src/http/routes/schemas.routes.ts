@@ -3,6 +3,7 @@ import { Type, type Static } from 'typebox';
 import type { SchemaRecord } from '../../domain/models.js';
 import type { SchemaService } from '../../domain/schemas.service.js';
 import { Text256 } from '../common.schemas.js';
+import { NoQuery } from '../cursor.js';
 import { Success } from '../envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
 
@@ -17,13 +18,13 @@ const toSchema = (record: SchemaRecord): Schema => ({ id: record.id, name: recor
 export const schemaRoutes: FastifyPluginAsyncTypebox<{ schemas: SchemaService }> = async (app, { schemas }) => {
   app.post(
     '/admin/schemas',
-    { schema: apiRouteSchema('admin', 'Create a schema', Type.Object({ success: Success, schema: Schema }), { body: CreateSchemaBody }) },
+    { schema: apiRouteSchema('admin', 'Create a schema', Type.Object({ success: Success, schema: Schema }), { body: CreateSchemaBody, querystring: NoQuery }) },
     async (request) => ({ success: 1 as const, schema: toSchema(await schemas.createSchema(request.caller, request.body)) }),
   );
 
   app.get(
     '/admin/schemas',
-    { schema: apiRouteSchema('admin', 'List the workspace\'s schemas', Type.Object({ success: Success, schemas: Type.Array(Schema) }), {}) },
+    { schema: apiRouteSchema('admin', 'List the workspace\'s schemas', Type.Object({ success: Success, schemas: Type.Array(Schema) }), { querystring: NoQuery }) },
     async (request) => ({ success: 1 as const, schemas: (await schemas.listSchemas(request.caller)).map(toSchema) }),
   );
 };

@@ -1,8 +1,9 @@
 import type { Database } from 'better-sqlite3';
 import type { ApiTokenRecord, AuditContext, NewApiToken } from '../../domain/models.js';
 import type { ApiTokenStore } from '../store.js';
-import type { Audited, AuditEvents } from './audit-events.js';
-import { creationChanges } from './audit-events.js';
+import { apiTokenCreatedEntry, apiTokenRevokedEntry } from '../audit-entries.js';
+import type { Audited } from '../audit-entries.js';
+import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
 import { preparedOnFirstUse } from './prepared.js';
 
@@ -23,13 +24,7 @@ export function apiTokenMethods(db: Database, audit: AuditEvents): Synchronous<A
 
   const insertAll = (tokens: NewApiToken[]): Audited<ApiTokenRecord[]> => {
     const records = tokens.map((token) => sql.insert.get(token) as ApiTokenRecord);
-    const entries = records.map((record) => ({
-      action: 'api_token.created' as const,
-      workspaceId: record.workspaceId,
-      environment: record.environment,
-      changes: creationChanges({ id: record.id, name: record.name, scope: record.scope, environment: record.environment }),
-    }));
-    return { result: records, entries };
+    return { result: records, entries: records.map(apiTokenCreatedEntry) };
   };
 
   const insertOne = audit.withAudit((_context: AuditContext, token: NewApiToken) => insertAll([token]));
@@ -43,13 +38,7 @@ export function apiTokenMethods(db: Database, audit: AuditEvents): Synchronous<A
   const revoke = audit.withAudit((context: AuditContext, workspaceId: number, id: number) => {
     const record = sql.revoke.get(context.at, id, workspaceId) as ApiTokenRecord | undefined;
     if (!record) return { result: null, entries: [] };
-    const entry = {
-      action: 'api_token.revoked' as const,
-      workspaceId,
-      environment: record.environment,
-      changes: { revoked_at: { before: null, after: record.revokedAt } },
-    };
-    return { result: record, entries: [entry] };
+    return { result: record, entries: [apiTokenRevokedEntry(record)] };
   });
 
   return {

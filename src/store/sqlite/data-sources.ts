@@ -1,24 +1,17 @@
 import type { Database } from 'better-sqlite3';
 import type { AuditContext, DataSourcePatch, DataSourceRecord, NewDataSource } from '../../domain/models.js';
 import type { DataSourceChange, DataSourceStore } from '../store.js';
-import type { AuditEntry, AuditEvents, Audited } from './audit-events.js';
-import { creationChanges, deletionChanges } from './audit-events.js';
+import { creationChanges, dataSourceAuditFields, dataSourceEntry, deletionChanges } from '../audit-entries.js';
+import type { Audited } from '../audit-entries.js';
+import { patchParameters } from '../user-group-records.js';
+import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
-import { patchParameters, preparedOnFirstUse } from './prepared.js';
+import { preparedOnFirstUse } from './prepared.js';
 
 const COLUMNS = `id, workspace_id AS workspaceId, environment, provided_id AS providedId, name,
   schema_id AS schemaId, created_at AS createdAt`;
 
 const PATCHABLE = ['providedId', 'name', 'schemaId'] as const;
-
-/** The audited fields of a data source, under the snake_case names its audit events use. */
-function auditFields(record: DataSourceRecord): Record<string, unknown> {
-  return { id: record.id, provided_id: record.providedId, name: record.name, schema_id: record.schemaId };
-}
-
-function dataSourceEntry(action: AuditEntry['action'], record: DataSourceRecord, changes: AuditEntry['changes']): AuditEntry {
-  return { action, workspaceId: record.workspaceId, environment: record.environment, providedId: record.providedId, changes };
-}
 
 export function dataSourceMethods(db: Database, audit: AuditEvents): Synchronous<DataSourceStore> {
   const sql = preparedOnFirstUse(db, {
@@ -51,7 +44,7 @@ export function dataSourceMethods(db: Database, audit: AuditEvents): Synchronous
   const insert = audit.withAudit((_context: AuditContext, source: NewDataSource) => {
     const { tenant } = source;
     const record = sql.insert.get({ ...source, ...tenant }) as DataSourceRecord;
-    return { result: record, entries: [dataSourceEntry('data_source.created', record, creationChanges(auditFields(record)))] };
+    return { result: record, entries: [dataSourceEntry('data_source.created', record, creationChanges(dataSourceAuditFields(record)))] };
   });
 
   // The usage count is read under the write lock of the same immediate transaction, so no group can
@@ -74,7 +67,7 @@ export function dataSourceMethods(db: Database, audit: AuditEvents): Synchronous
     const count = usedBy(id);
     if (count > 0) return unchanged({ status: 'in_use', usedBy: count });
     sql.delete.run(id);
-    const entry = dataSourceEntry('data_source.deleted', current, deletionChanges(auditFields(current)));
+    const entry = dataSourceEntry('data_source.deleted', current, deletionChanges(dataSourceAuditFields(current)));
     return { result: { status: 'changed', dataSource: current }, entries: [entry] };
   });
 

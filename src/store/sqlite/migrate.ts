@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import type { Migration } from './migrations/index.js';
+import { assertNotNewer } from '../migration.js';
+import type { Migration } from '../migration.js';
 
 /**
  * Applies pending migrations one per BEGIN IMMEDIATE transaction. Each transaction reads the applied
@@ -7,8 +8,6 @@ import type { Migration } from './migrations/index.js';
  * with nothing pending the only cost is one empty write transaction.
  */
 export function migrateSqlite(db: Database, migrations: readonly Migration[]): void {
-  const latest = migrations.at(-1)?.version ?? 0;
-
   const applyNext = db.transaction((): boolean => {
     db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY,
@@ -16,11 +15,7 @@ export function migrateSqlite(db: Database, migrations: readonly Migration[]): v
       applied_at TEXT NOT NULL
     )`);
     const applied = db.prepare('SELECT coalesce(max(version), 0) FROM schema_migrations').pluck().get() as number;
-    if (applied > latest) {
-      throw new Error(
-        `The database is at schema version ${applied}, newer than this program knows (${latest}); upgrade the program.`,
-      );
-    }
+    assertNotNewer(applied, migrations);
     const next = migrations.find((migration) => migration.version > applied);
     if (!next) return false;
     db.exec(next.sql);

@@ -1,27 +1,25 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { AppError } from '../../domain/errors.js';
-import type { AuditContext, FieldChanges, JsonObject, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
-import type { Environment, Tenant } from '../../domain/tenancy.js';
+import type { AuditContext, JsonObject, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
+import type { Tenant } from '../../domain/tenancy.js';
+import { groupEntry } from '../audit-entries.js';
+import type { AuditEntry, GroupIdentity } from '../audit-entries.js';
 import type { UserGroupQuery, UserGroupStore, UserGroupTokenRotation, UserGroupUpdate, UserGroupWrite } from '../store.js';
-import type { AuditEntry, AuditEvents } from './audit-events.js';
+import {
+  assertTokenPatchComplete,
+  concurrentChange,
+  PATCHABLE_GROUP_COLUMNS,
+  patchParameters,
+  prefixUpperBound,
+  serializeProperties,
+  userGroupFromRow,
+} from '../user-group-records.js';
+import type { UserGroupRow } from '../user-group-records.js';
+import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
-import { patchParameters, preparedOnFirstUse } from './prepared.js';
+import { preparedOnFirstUse } from './prepared.js';
 
-interface UserGroupRow {
-  team_id: number;
-  workspace_id: number;
-  environment: Environment;
-  provided_id: string;
-  name: string;
-  token_hash: string;
-  token_ciphertext: string;
-  properties: string | null;
-  version: number;
-  created_at: string;
-  updated_at: string;
-  /** JSON array of [schema_id, data_source_id] pairs, sorted by schema_id. */
-  mapping: string;
-}
+/** user_groups as SQLite returns it: properties and mapping are JSON text. */
+type SqliteUserGroupRow = Omit<UserGroupRow, 'properties' | 'mapping'> & { properties: string | null; mapping: string };
 
 // The mapping rides along as JSON so that every lookup is a single statement.
 const SELECT_GROUP = `SELECT g.*,
@@ -29,67 +27,15 @@ const SELECT_GROUP = `SELECT g.*,
      FROM user_group_mappings m WHERE m.team_id = g.team_id) AS mapping
   FROM user_groups g`;
 
-function toUserGroup(row: UserGroupRow): UserGroupRecord {
-  const pairs = JSON.parse(row.mapping) as [number, number][];
-  return {
-    teamId: row.team_id,
-    workspaceId: row.workspace_id,
-    environment: row.environment,
-    providedId: row.provided_id,
-    name: row.name,
-    tokenHash: row.token_hash,
-    tokenCiphertext: row.token_ciphertext,
+function toUserGroup(row: SqliteUserGroupRow): UserGroupRecord {
+  return userGroupFromRow({
+    ...row,
     properties: row.properties === null ? null : (JSON.parse(row.properties) as JsonObject),
-    mapping: pairs.map(([schemaId, dataSourceId]) => ({ schemaId, dataSourceId })),
-    version: row.version,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
+    mapping: JSON.parse(row.mapping) as [number, number][],
+  });
 }
-
-function serializeProperties(properties: JsonObject | null): string | null {
-  return properties === null ? null : JSON.stringify(properties);
-}
-
-type GroupIdentity = Pick<UserGroupRecord, 'teamId' | 'workspaceId' | 'environment' | 'providedId'>;
-
-/** The patch keys the update statement writes as columns; the mapping lives in its own table. */
-const PATCHABLE_COLUMNS = ['providedId', 'name', 'properties', 'tokenHash', 'tokenCiphertext'] as const;
 
 const RETURNING_IDENTITY = 'RETURNING team_id AS teamId, workspace_id AS workspaceId, environment, provided_id AS providedId';
-
-function groupEntry(action: AuditEntry['action'], group: GroupIdentity, changes: FieldChanges | undefined): AuditEntry {
-  return {
-    action,
-    workspaceId: group.workspaceId,
-    environment: group.environment,
-    teamId: group.teamId,
-    providedId: group.providedId,
-    changes: changes ?? null,
-  };
-}
-
-function concurrentChange(what: string): AppError {
-  return new AppError('concurrent_change', `${what} meanwhile, so the batch wrote nothing.`);
-}
-
-/**
- * The smallest string above every string that starts with `prefix` in SQLite's BINARY order (UTF-8
- * bytes, which is code point order), or null when no such string exists. Turns a prefix match into
- * a range of plain comparisons, exact for every string (a NUL or U+10FFFF in it included), which the
- * unique (workspace_id, environment, provided_id) index can serve whenever a query filters on it alone.
- */
-function prefixUpperBound(prefix: string): string | null {
-  const codePoints = Array.from(prefix, (char) => char.codePointAt(0) ?? 0);
-  for (let last = codePoints.pop(); last !== undefined; last = codePoints.pop()) {
-    if (last < 0x10ffff) {
-      // Surrogates never occur in stored text, so the code point after U+D7FF is U+E000.
-      codePoints.push(last === 0xd7ff ? 0xe000 : last + 1);
-      return String.fromCodePoint(...codePoints);
-    }
-  }
-  return null;
-}
 
 /**
  * Case folding for name search. SQLite's LIKE folds ASCII letters only, so it decides alone only
@@ -166,7 +112,7 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
   db.function(CASEFOLD_FUNCTION, { deterministic: true }, (text: unknown) => (typeof text === 'string' ? casefold(text) : null));
 
   const findOne = (statement: Statement, ...params: unknown[]): UserGroupRecord | null => {
-    const row = statement.get(...params) as UserGroupRow | undefined;
+    const row = statement.get(...params) as SqliteUserGroupRow | undefined;
     return row ? toUserGroup(row) : null;
   };
 
@@ -197,16 +143,14 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
 
   /** Applies the patch if the row still has the expected version; undefined (and nothing written) otherwise. */
   const applyUpdate = ({ tenant, teamId, expectedVersion, patch, updatedAt }: UserGroupUpdate): GroupIdentity | undefined => {
-    if ((patch.tokenHash === undefined) !== (patch.tokenCiphertext === undefined)) {
-      throw new Error('a user group patch sets tokenHash and tokenCiphertext together or neither');
-    }
+    assertTokenPatchComplete(patch);
     const properties = patch.properties === undefined ? undefined : serializeProperties(patch.properties);
     const updated = sql.update.get({
       ...tenant,
       teamId,
       expectedVersion,
       updatedAt,
-      ...patchParameters(PATCHABLE_COLUMNS, { ...patch, properties }),
+      ...patchParameters(PATCHABLE_GROUP_COLUMNS, { ...patch, properties }),
     }) as GroupIdentity | undefined;
     if (updated && patch.mapping) {
       sql.clearMapping.run(teamId);
@@ -266,7 +210,7 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
       ...searchParams,
       afterTeamId: query.afterTeamId ?? 0,
       limit: query.limit,
-    }) as UserGroupRow[];
+    }) as SqliteUserGroupRow[];
     return rows.map(toUserGroup);
   };
 
@@ -288,7 +232,7 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
   return {
     findUserGroupByProvidedId: byProvidedId,
     findUserGroupsByProvidedIds: (tenant, providedIds) =>
-      (sql.byProvidedIds.all(tenant.workspaceId, tenant.environment, JSON.stringify(providedIds)) as UserGroupRow[]).map(
+      (sql.byProvidedIds.all(tenant.workspaceId, tenant.environment, JSON.stringify(providedIds)) as SqliteUserGroupRow[]).map(
         toUserGroup,
       ),
     findUserGroupByTeamId: (tenant, teamId) => findOne(sql.byTeamIdInTenant, teamId, tenant.workspaceId, tenant.environment),

@@ -1,21 +1,12 @@
 import type { Database } from 'better-sqlite3';
 import type { AuditContext, Workspace } from '../../domain/models.js';
 import type { WorkspaceStore } from '../store.js';
-import type { AuditEntry, AuditEvents } from './audit-events.js';
-import { creationChanges } from './audit-events.js';
+import { workspaceCreatedEntry } from '../audit-entries.js';
+import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
 import { preparedOnFirstUse } from './prepared.js';
 
 const COLUMNS = 'id, name, created_at AS createdAt';
-
-function createdEntry(workspace: Workspace): AuditEntry {
-  return {
-    action: 'workspace.created',
-    workspaceId: workspace.id,
-    environment: null,
-    changes: creationChanges({ id: workspace.id, name: workspace.name }),
-  };
-}
 
 export function workspaceMethods(db: Database, audit: AuditEvents): Synchronous<WorkspaceStore> {
   const sql = preparedOnFirstUse(db, {
@@ -29,14 +20,14 @@ export function workspaceMethods(db: Database, audit: AuditEvents): Synchronous<
 
   const ensure = audit.withAudit((context: AuditContext, name: string) => {
     const inserted = sql.insertIfAbsent.get(name, context.at) as Workspace | undefined;
-    if (inserted) return { result: { workspace: inserted, created: true }, entries: [createdEntry(inserted)] };
+    if (inserted) return { result: { workspace: inserted, created: true }, entries: [workspaceCreatedEntry(inserted)] };
     const existing = sql.byName.get(name) as Workspace;
     return { result: { workspace: existing, created: false }, entries: [] };
   });
 
   const create = audit.withAudit((context: AuditContext, name: string) => {
     const workspace = sql.insert.get(name, context.at) as Workspace;
-    return { result: workspace, entries: [createdEntry(workspace)] };
+    return { result: workspace, entries: [workspaceCreatedEntry(workspace)] };
   });
 
   return {

@@ -1,4 +1,4 @@
-import type { Migration } from './migration.js';
+import type { Migration } from '../../migration.js';
 
 export const initial: Migration = {
   version: 1,

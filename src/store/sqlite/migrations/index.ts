@@ -1,7 +1,5 @@
 import { initial } from './0001-initial.js';
-import type { Migration } from './migration.js';
-
-export type { Migration } from './migration.js';
+import type { Migration } from '../../migration.js';
 
 /** In version order; append only. */
 export const MIGRATIONS: readonly Migration[] = [initial];

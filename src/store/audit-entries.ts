@@ -1,0 +1,167 @@
+import type {
+  ApiTokenRecord,
+  AuditAction,
+  AuditEventRecord,
+  DataSourceRecord,
+  FieldChanges,
+  SchemaRecord,
+  UserGroupRecord,
+  Workspace,
+} from '../domain/models.js';
+import type { Actor, Environment } from '../domain/tenancy.js';
+import type { AuditEventQuery } from './store.js';
+
+/*
+ * What both engines write into audit_events and read back out of it. Keeping the entry builders in
+ * one place means a change is audited the same way whichever engine commits it.
+ */
+
+/** What the store knows about the entity a change touched; the AuditContext supplies the rest. */
+export interface AuditEntry {
+  action: AuditAction;
+  workspaceId: number;
+  environment: Environment | null;
+  teamId?: number;
+  providedId?: string;
+  changes: FieldChanges | null;
+}
+
+/** A mutation's result together with the audit entries that must commit with it. */
+export interface Audited<R> {
+  result: R;
+  entries: AuditEntry[];
+}
+
+/** Audit changes of a newly created entity: every field went from nothing to its value. */
+export function creationChanges(fields: Record<string, unknown>): FieldChanges {
+  return Object.fromEntries(Object.entries(fields).map(([key, after]) => [key, { before: null, after }]));
+}
+
+/** Audit changes of a deleted entity: every field went from its value to nothing. */
+export function deletionChanges(fields: Record<string, unknown>): FieldChanges {
+  return Object.fromEntries(Object.entries(fields).map(([key, before]) => [key, { before, after: null }]));
+}
+
+export function workspaceCreatedEntry(workspace: Workspace): AuditEntry {
+  return {
+    action: 'workspace.created',
+    workspaceId: workspace.id,
+    environment: null,
+    changes: creationChanges({ id: workspace.id, name: workspace.name }),
+  };
+}
+
+/** The token's hash never enters its audit event: only what an admin may see. */
+export function apiTokenCreatedEntry(record: ApiTokenRecord): AuditEntry {
+  return {
+    action: 'api_token.created',
+    workspaceId: record.workspaceId,
+    environment: record.environment,
+    changes: creationChanges({ id: record.id, name: record.name, scope: record.scope, environment: record.environment }),
+  };
+}
+
+export function apiTokenRevokedEntry(record: ApiTokenRecord): AuditEntry {
+  return {
+    action: 'api_token.revoked',
+    workspaceId: record.workspaceId,
+    environment: record.environment,
+    changes: { revoked_at: { before: null, after: record.revokedAt } },
+  };
+}
+
+export function schemaCreatedEntry(schema: SchemaRecord): AuditEntry {
+  return {
+    action: 'schema.created',
+    workspaceId: schema.workspaceId,
+    environment: null,
+    changes: creationChanges({ id: schema.id, name: schema.name }),
+  };
+}
+
+/** The audited fields of a data source, under the snake_case names its audit events use. */
+export function dataSourceAuditFields(record: DataSourceRecord): Record<string, unknown> {
+  return { id: record.id, provided_id: record.providedId, name: record.name, schema_id: record.schemaId };
+}
+
+export function dataSourceEntry(action: AuditAction, record: DataSourceRecord, changes: FieldChanges | null): AuditEntry {
+  return { action, workspaceId: record.workspaceId, environment: record.environment, providedId: record.providedId, changes };
+}
+
+/** What a user group's audit event names: enough to find the group, never its token. */
+export type GroupIdentity = Pick<UserGroupRecord, 'teamId' | 'workspaceId' | 'environment' | 'providedId'>;
+
+export function groupEntry(action: AuditAction, group: GroupIdentity, changes: FieldChanges | undefined): AuditEntry {
+  return {
+    action,
+    workspaceId: group.workspaceId,
+    environment: group.environment,
+    teamId: group.teamId,
+    providedId: group.providedId,
+    changes: changes ?? null,
+  };
+}
+
+/** The actor as the audit_events columns hold it. */
+export function actorColumns(actor: Actor): { actorType: Actor['type']; actorApiTokenId: number | null; actorName: string | null } {
+  return actor.type === 'api_token'
+    ? { actorType: 'api_token', actorApiTokenId: actor.apiTokenId, actorName: actor.name }
+    : { actorType: 'cli', actorApiTokenId: null, actorName: null };
+}
+
+/** An audit_events row once the engine has decoded its own types (ids, timestamps, JSON). */
+export interface AuditEventRow {
+  id: number;
+  at: string;
+  workspace_id: number;
+  environment: Environment | null;
+  actor_type: Actor['type'];
+  actor_api_token_id: number | null;
+  actor_name: string | null;
+  action: AuditAction;
+  team_id: number | null;
+  provided_id: string | null;
+  changes: FieldChanges | null;
+  request_id: string | null;
+}
+
+function toActor(row: AuditEventRow): Actor {
+  return row.actor_type === 'api_token'
+    ? { type: 'api_token', apiTokenId: row.actor_api_token_id ?? 0, name: row.actor_name ?? '' }
+    : { type: 'cli' };
+}
+
+export function auditEventFromRow(row: AuditEventRow): AuditEventRecord {
+  return {
+    id: row.id,
+    at: row.at,
+    workspaceId: row.workspace_id,
+    environment: row.environment,
+    actor: toActor(row),
+    action: row.action,
+    teamId: row.team_id,
+    providedId: row.provided_id,
+    changes: row.changes,
+    requestId: row.request_id,
+  };
+}
+
+/** The `changes` column's text; null stays SQL NULL rather than the JSON text "null". */
+export function serializeChanges(entry: AuditEntry): string | null {
+  return entry.changes === null ? null : JSON.stringify(entry.changes);
+}
+
+/** The named parameters of both engines' audit listing statement: an absent filter is null. */
+export function auditQueryParameters(query: AuditEventQuery): Record<string, unknown> {
+  return {
+    workspaceId: query.workspaceId,
+    environment: query.environment ?? null,
+    teamId: query.teamId ?? null,
+    action: query.action ?? null,
+    since: query.since ?? null,
+    until: query.until ?? null,
+    // Always bound, so that a later page starts its walk of audit_events_workspace at the cursor.
+    beforeId: query.beforeId ?? Number.MAX_SAFE_INTEGER,
+    limit: query.limit,
+  };
+}

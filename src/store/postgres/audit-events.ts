@@ -1,0 +1,90 @@
+import type { AuditContext, AuditEventRecord } from '../../domain/models.js';
+import { actorColumns, auditEventFromRow, auditQueryParameters, serializeChanges } from '../audit-entries.js';
+import type { AuditEntry, AuditEventRow, Audited } from '../audit-entries.js';
+import type { AuditEventQuery } from '../store.js';
+import type { PostgresDatabase, Queryable } from './postgres-database.js';
+import { iso, nullableNumber, toNumber } from './rows.js';
+import type { Int8 } from './rows.js';
+import { statements } from './statements.js';
+
+/** audit_events as node-postgres returns it: bigints as strings, timestamps as Dates, JSON parsed. */
+type PostgresAuditRow = Omit<AuditEventRow, 'id' | 'at' | 'workspace_id' | 'actor_api_token_id' | 'team_id'> & {
+  id: Int8;
+  at: Date;
+  workspace_id: Int8;
+  actor_api_token_id: Int8 | null;
+  team_id: Int8 | null;
+};
+
+function toAuditEvent(row: PostgresAuditRow): AuditEventRecord {
+  return auditEventFromRow({
+    ...row,
+    id: toNumber(row.id),
+    at: iso(row.at),
+    workspace_id: toNumber(row.workspace_id),
+    actor_api_token_id: nullableNumber(row.actor_api_token_id),
+    team_id: nullableNumber(row.team_id),
+  });
+}
+
+const sql = statements({
+  // One statement for any number of entries: the per-entry columns travel as parallel arrays, and
+  // WITH ORDINALITY keeps the ids in the order the entries were made.
+  insert: `INSERT INTO audit_events
+      (at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id, changes, request_id)
+    SELECT @at::timestamptz, e.workspace_id, e.environment, @actorType::text, @actorApiTokenId::bigint, @actorName::text,
+      e.action, e.team_id, e.provided_id, e.changes, @requestId::text
+    FROM unnest(@workspaceIds::bigint[], @environments::text[], @actions::text[], @teamIds::bigint[], @providedIds::text[],
+      @changes::json[]) WITH ORDINALITY AS e(workspace_id, environment, action, team_id, provided_id, changes, n)
+    ORDER BY e.n`,
+  list: `SELECT * FROM audit_events
+    WHERE workspace_id = @workspaceId
+      AND (@environment::text IS NULL OR environment = @environment)
+      AND (@teamId::bigint IS NULL OR team_id = @teamId)
+      AND (@action::text IS NULL OR action = @action)
+      AND (@since::timestamptz IS NULL OR at >= @since)
+      AND (@until::timestamptz IS NULL OR at < @until)
+      AND id < @beforeId
+    ORDER BY id DESC LIMIT @limit`,
+});
+
+export function auditEvents(db: PostgresDatabase) {
+  const write = async (tx: Queryable, context: AuditContext, entries: AuditEntry[]): Promise<void> => {
+    if (entries.length === 0) return;
+    await tx.rows(
+      sql.insert({
+        at: context.at,
+        ...actorColumns(context.actor),
+        requestId: context.requestId,
+        workspaceIds: entries.map((entry) => entry.workspaceId),
+        environments: entries.map((entry) => entry.environment),
+        actions: entries.map((entry) => entry.action),
+        teamIds: entries.map((entry) => entry.teamId ?? null),
+        providedIds: entries.map((entry) => entry.providedId ?? null),
+        changes: entries.map(serializeChanges),
+      }),
+    );
+  };
+
+  return {
+    /**
+     * Wraps a mutation in one transaction and writes its audit entries inside it, so the change and
+     * its audit events commit together or not at all.
+     */
+    withAudit<A extends unknown[], R>(mutation: (tx: Queryable, context: AuditContext, ...args: A) => Promise<Audited<R>>) {
+      return (context: AuditContext, ...args: A): Promise<R> =>
+        db.transaction(async (tx) => {
+          const { result, entries } = await mutation(tx, context, ...args);
+          await write(tx, context, entries);
+          return result;
+        });
+    },
+
+    async list(query: AuditEventQuery): Promise<AuditEventRecord[]> {
+      const rows = await db.rows<PostgresAuditRow>(sql.list(auditQueryParameters(query)));
+      return rows.map(toAuditEvent);
+    },
+  };
+}
+
+export type AuditEvents = ReturnType<typeof auditEvents>;

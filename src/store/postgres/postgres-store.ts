@@ -1,0 +1,50 @@
+import { unavailable } from '../../domain/errors.js';
+import type { Store } from '../store.js';
+import { apiTokenMethods } from './api-tokens.js';
+import { auditEvents } from './audit-events.js';
+import { dataSourceMethods } from './data-sources.js';
+import { guard } from './guard.js';
+import { migratePostgres } from './migrate.js';
+import { MIGRATIONS } from './migrations/index.js';
+import { openPostgresDatabase } from './postgres-database.js';
+import type { PostgresStoreOptions } from './postgres-database.js';
+import { schemaMethods } from './schemas.js';
+import { statement } from './statements.js';
+import { userGroupMethods } from './user-groups.js';
+import { workspaceMethods } from './workspaces.js';
+
+export type { PostgresStoreOptions } from './postgres-database.js';
+
+const PING = statement('SELECT 1');
+
+/**
+ * The store on PostgreSQL. Several instances (processes or machines) may share one database: every
+ * race the interface promises to settle is settled by the database (conflict clauses, conditional
+ * updates, row locks), never by a read-then-write in this process.
+ */
+export function openPostgresStore(options: PostgresStoreOptions): Store {
+  const db = openPostgresDatabase(options);
+  const audit = auditEvents(db);
+  const methods = guard<Omit<Store, 'engine' | 'ping'>>({
+    ...workspaceMethods(db, audit),
+    ...apiTokenMethods(db, audit),
+    ...schemaMethods(db, audit),
+    ...dataSourceMethods(db, audit),
+    ...userGroupMethods(db, audit),
+    listAuditEvents: (query) => audit.list(query),
+    migrate: () => migratePostgres(db, MIGRATIONS),
+    close: () => db.close(),
+  });
+  return {
+    engine: 'postgres',
+    ...methods,
+    ping: async () => {
+      try {
+        await db.rows(PING());
+      } catch (error) {
+        // Readiness cares only whether the database answers, whatever the reason it does not.
+        throw unavailable(error);
+      }
+    },
+  };
+}

@@ -1,0 +1,273 @@
+import type { AuditContext, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
+import type { Environment, Tenant } from '../../domain/tenancy.js';
+import { groupEntry } from '../audit-entries.js';
+import type { AuditEntry, GroupIdentity } from '../audit-entries.js';
+import type { UserGroupQuery, UserGroupStore, UserGroupTokenRotation, UserGroupUpdate, UserGroupWrite } from '../store.js';
+import {
+  assertTokenPatchComplete,
+  concurrentChange,
+  PATCHABLE_GROUP_COLUMNS,
+  patchParameters,
+  prefixUpperBound,
+  serializeProperties,
+  userGroupFromRow,
+} from '../user-group-records.js';
+import type { UserGroupRow } from '../user-group-records.js';
+import type { AuditEvents } from './audit-events.js';
+import type { PostgresDatabase, Queryable } from './postgres-database.js';
+import { iso, toNumber } from './rows.js';
+import type { Int8 } from './rows.js';
+import { statements } from './statements.js';
+import type { Statement } from './statements.js';
+
+/** user_groups as node-postgres returns it: bigints as strings, timestamps as Dates, JSON parsed. */
+type PostgresUserGroupRow = Omit<UserGroupRow, 'team_id' | 'workspace_id' | 'created_at' | 'updated_at'> & {
+  team_id: Int8;
+  workspace_id: Int8;
+  created_at: Date;
+  updated_at: Date;
+};
+
+function toUserGroup(row: PostgresUserGroupRow): UserGroupRecord {
+  return userGroupFromRow({
+    ...row,
+    team_id: toNumber(row.team_id),
+    workspace_id: toNumber(row.workspace_id),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  });
+}
+
+interface IdentityRow {
+  team_id: Int8;
+  workspace_id: Int8;
+  environment: Environment;
+  provided_id: string;
+}
+
+function toIdentity(row: IdentityRow): GroupIdentity {
+  return { teamId: toNumber(row.team_id), workspaceId: toNumber(row.workspace_id), environment: row.environment, providedId: row.provided_id };
+}
+
+// The mapping rides along as JSON so that every lookup is a single statement.
+const SELECT_GROUP = `SELECT g.team_id, g.workspace_id, g.environment, g.provided_id, g.name, g.token_hash,
+    g.token_ciphertext, g.properties, g.version, g.created_at, g.updated_at,
+    COALESCE((SELECT json_agg(json_build_array(m.schema_id, m.data_source_id) ORDER BY m.schema_id)
+      FROM user_group_mappings m WHERE m.team_id = g.team_id), '[]') AS mapping
+  FROM user_groups g`;
+
+const RETURNING_IDENTITY = 'RETURNING team_id, workspace_id, environment, provided_id';
+
+const TENANT = 'g.workspace_id = @workspaceId AND g.environment = @environment';
+
+const sql = statements({
+  byProvidedId: `${SELECT_GROUP} WHERE ${TENANT} AND g.provided_id = @providedId`,
+  byTokenHash: `${SELECT_GROUP} WHERE g.token_hash = @tokenHash AND ${TENANT}`,
+  byTeamId: `${SELECT_GROUP} WHERE g.team_id = @teamId`,
+  byTeamIdInTenant: `${SELECT_GROUP} WHERE g.team_id = @teamId AND ${TENANT}`,
+  // An array parameter keeps one statement for any number of ids.
+  byProvidedIds: `${SELECT_GROUP} WHERE ${TENANT} AND g.provided_id = ANY(@providedIds::text[]) ORDER BY g.team_id`,
+  // Walks the tenant in team_id order (index user_groups_tenant) and stops at the limit. The name
+  // substring test makes any search a scan of the tenant; the provided-id prefix is a range because
+  // that is exact for every string under the column's "C" collation. strpos() takes the search text
+  // literally, so %, _ and backslash need no escaping; lower() folds case beyond ASCII on a database
+  // with a UTF-8 locale.
+  list: `${SELECT_GROUP}
+    WHERE ${TENANT} AND g.team_id > @afterTeamId
+      AND (@search::text IS NULL
+        OR (g.provided_id >= @search AND (@searchEnd::text IS NULL OR g.provided_id < @searchEnd))
+        OR strpos(lower(g.name), lower(@search)) > 0)
+    ORDER BY g.team_id LIMIT @limit`,
+  // The group and its mapping in one statement. ON CONFLICT DO NOTHING waits for a concurrent insert
+  // of the same provided id to finish, then returns no row if it committed: exactly one caller creates.
+  insert: `WITH inserted AS (
+      INSERT INTO user_groups
+        (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, created_at, updated_at)
+      VALUES (@workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties::json,
+        @createdAt, @createdAt)
+      ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING
+      RETURNING team_id
+    ), mapped AS (
+      INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
+      SELECT inserted.team_id, m.schema_id, m.data_source_id
+      FROM inserted CROSS JOIN unnest(@schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(schema_id, data_source_id)
+    )
+    SELECT team_id FROM inserted`,
+  // One statement for every patch shape: a field is written only when its flag is set.
+  update: `UPDATE user_groups SET
+      provided_id = CASE WHEN @setProvidedId::boolean THEN @providedId::text ELSE provided_id END,
+      name = CASE WHEN @setName::boolean THEN @name::text ELSE name END,
+      properties = CASE WHEN @setProperties::boolean THEN @properties::json ELSE properties END,
+      token_hash = CASE WHEN @setTokenHash::boolean THEN @tokenHash::text ELSE token_hash END,
+      token_ciphertext = CASE WHEN @setTokenCiphertext::boolean THEN @tokenCiphertext::text ELSE token_ciphertext END,
+      version = version + 1,
+      updated_at = @updatedAt
+    WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment
+      AND version = @expectedVersion
+    ${RETURNING_IDENTITY}`,
+  // A concurrent rotation of the same token holds the row until it commits; this one then re-checks
+  // the WHERE clause against the committed row, finds the old hash gone, and changes nothing.
+  rotate: `UPDATE user_groups SET
+      token_hash = @newTokenHash, token_ciphertext = @newTokenCiphertext,
+      version = version + 1, updated_at = @updatedAt
+    WHERE token_hash = @currentTokenHash AND workspace_id = @workspaceId AND environment = @environment
+    RETURNING team_id`,
+  delete: `DELETE FROM user_groups
+    WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment AND version = @expectedVersion
+    ${RETURNING_IDENTITY}`,
+  clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = @teamId',
+  insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
+    SELECT @teamId::bigint, m.schema_id, m.data_source_id
+    FROM unnest(@schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(schema_id, data_source_id)`,
+});
+
+/** A mapping as the two parallel arrays the statements unnest. */
+function mappingParameters(mapping: MappingEntry[]): { schemaIds: number[]; dataSourceIds: number[] } {
+  return { schemaIds: mapping.map((entry) => entry.schemaId), dataSourceIds: mapping.map((entry) => entry.dataSourceId) };
+}
+
+/**
+ * How often get-or-create tries again when its insert met a group that is gone by the time it reads
+ * it (deleted in between). Each try is a fresh statement snapshot, so a second one settles it unless
+ * the id is being created and deleted in a tight loop.
+ */
+const MAX_GET_OR_CREATE_TRIES = 3;
+
+export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): UserGroupStore {
+  const findOne = async (q: Queryable, statement: Statement): Promise<UserGroupRecord | null> => {
+    const [row] = await q.rows<PostgresUserGroupRow>(statement);
+    return row ? toUserGroup(row) : null;
+  };
+
+  const findMany = async (q: Queryable, statement: Statement): Promise<UserGroupRecord[]> =>
+    (await q.rows<PostgresUserGroupRow>(statement)).map(toUserGroup);
+
+  const byProvidedId = (q: Queryable, tenant: Tenant, providedId: string) => findOne(q, sql.byProvidedId({ ...tenant, providedId }));
+
+  /** Re-reads a row this transaction just wrote, so it is there by construction. */
+  const written = async (tx: Queryable, teamId: number): Promise<UserGroupRecord> => {
+    const group = await findOne(tx, sql.byTeamId({ teamId }));
+    if (!group) throw new Error(`user group ${teamId} vanished inside its own transaction`);
+    return group;
+  };
+
+  /** Inserts the group and its mapping; undefined (and nothing written) when its provided id exists. */
+  const insertGroup = async (tx: Queryable, group: NewUserGroup): Promise<GroupIdentity | undefined> => {
+    const { tenant, providedId, name, tokenHash, tokenCiphertext, createdAt } = group;
+    const [inserted] = await tx.rows<{ team_id: Int8 }>(
+      sql.insert({
+        ...tenant,
+        providedId,
+        name,
+        tokenHash,
+        tokenCiphertext,
+        properties: serializeProperties(group.properties),
+        createdAt,
+        ...mappingParameters(group.mapping),
+      }),
+    );
+    return inserted && { teamId: toNumber(inserted.team_id), ...tenant, providedId };
+  };
+
+  /** Applies the patch if the row still has the expected version; undefined (and nothing written) otherwise. */
+  const applyUpdate = async (tx: Queryable, { tenant, teamId, expectedVersion, patch, updatedAt }: UserGroupUpdate) => {
+    assertTokenPatchComplete(patch);
+    const properties = patch.properties === undefined ? undefined : serializeProperties(patch.properties);
+    const [updated] = await tx.rows<IdentityRow>(
+      sql.update({
+        ...tenant,
+        teamId,
+        expectedVersion,
+        updatedAt,
+        ...patchParameters(PATCHABLE_GROUP_COLUMNS, { ...patch, properties }),
+      }),
+    );
+    if (updated && patch.mapping) {
+      await tx.rows(sql.clearMapping({ teamId }));
+      await tx.rows(sql.insertMapping({ teamId, ...mappingParameters(patch.mapping) }));
+    }
+    return updated && toIdentity(updated);
+  };
+
+  const insertIfAbsent = audit.withAudit(async (tx, context: AuditContext, group: NewUserGroup) => {
+    for (let tries = 1; ; tries++) {
+      const inserted = await insertGroup(tx, group);
+      if (inserted) {
+        const created = await written(tx, inserted.teamId);
+        return { result: { group: created, created: true }, entries: [groupEntry('user_group.created', created, context.changes)] };
+      }
+      // READ COMMITTED gives this read a snapshot taken after the conflicting insert committed.
+      const existing = await byProvidedId(tx, group.tenant, group.providedId);
+      if (existing) return { result: { group: existing, created: false }, entries: [] };
+      if (tries >= MAX_GET_OR_CREATE_TRIES) throw new Error('user group insert conflicted with a row that cannot be found');
+    }
+  });
+
+  const update = audit.withAudit(async (tx, context: AuditContext, groupUpdate: UserGroupUpdate) => {
+    const updated = await applyUpdate(tx, groupUpdate);
+    if (!updated) return { result: null, entries: [] };
+    const group = await written(tx, updated.teamId);
+    return { result: group, entries: [groupEntry('user_group.updated', group, context.changes)] };
+  });
+
+  // The batch path of an import: no re-reads, one audit entry per write. Any refused write throws,
+  // which rolls the whole transaction back, audit entries included.
+  const writeBatch = audit.withAudit(async (tx, _context: AuditContext, writes: UserGroupWrite[]) => {
+    const entries: AuditEntry[] = [];
+    for (const write of writes) {
+      if (write.kind === 'create') {
+        const created = await insertGroup(tx, write.group);
+        if (!created) throw concurrentChange(`A user group with id ${JSON.stringify(write.group.providedId)} was created`);
+        entries.push(groupEntry('user_group.created', created, write.changes));
+      } else {
+        const updated = await applyUpdate(tx, write.update);
+        if (!updated) throw concurrentChange(`User group ${write.update.teamId} changed or was deleted`);
+        entries.push(groupEntry('user_group.updated', updated, write.changes));
+      }
+    }
+    return { result: undefined, entries };
+  });
+
+  const list = (query: UserGroupQuery): Promise<UserGroupRecord[]> => {
+    const { search } = query;
+    return findMany(
+      db,
+      sql.list({
+        ...query.tenant,
+        search: search ?? null,
+        searchEnd: search === undefined ? null : prefixUpperBound(search),
+        afterTeamId: query.afterTeamId ?? 0,
+        limit: query.limit,
+      }),
+    );
+  };
+
+  const rotate = audit.withAudit(async (tx, context: AuditContext, rotation: UserGroupTokenRotation) => {
+    const { tenant, currentTokenHash, newTokenHash, newTokenCiphertext, updatedAt } = rotation;
+    const [rotated] = await tx.rows<{ team_id: Int8 }>(
+      sql.rotate({ ...tenant, currentTokenHash, newTokenHash, newTokenCiphertext, updatedAt }),
+    );
+    if (!rotated) return { result: null, entries: [] };
+    const group = await written(tx, toNumber(rotated.team_id));
+    return { result: group, entries: [groupEntry('user_group.token_rotated', group, context.changes)] };
+  });
+
+  const remove = audit.withAudit(async (tx, context: AuditContext, tenant: Tenant, teamId: number, expectedVersion: number) => {
+    const [deleted] = await tx.rows<IdentityRow>(sql.delete({ ...tenant, teamId, expectedVersion }));
+    if (!deleted) return { result: false, entries: [] };
+    return { result: true, entries: [groupEntry('user_group.deleted', toIdentity(deleted), context.changes)] };
+  });
+
+  return {
+    findUserGroupByProvidedId: (tenant, providedId) => byProvidedId(db, tenant, providedId),
+    findUserGroupsByProvidedIds: (tenant, providedIds) => findMany(db, sql.byProvidedIds({ ...tenant, providedIds })),
+    findUserGroupByTeamId: (tenant, teamId) => findOne(db, sql.byTeamIdInTenant({ ...tenant, teamId })),
+    listUserGroups: list,
+    writeUserGroups: (writes, context) => writeBatch(context, writes),
+    findUserGroupByTokenHash: (tenant, tokenHash) => findOne(db, sql.byTokenHash({ ...tenant, tokenHash })),
+    insertUserGroupIfAbsent: (group, context) => insertIfAbsent(context, group),
+    updateUserGroup: (groupUpdate, context) => update(context, groupUpdate),
+    rotateUserGroupToken: (rotation, context) => rotate(context, rotation),
+    deleteUserGroup: (tenant, teamId, expectedVersion, context) => remove(context, tenant, teamId, expectedVersion),
+  };
+}

@@ -1,0 +1,168 @@
+import { expect } from 'vitest';
+import type { ApiTokenRecord, DataSourceRecord, JsonObject } from '../../src/domain/models.js';
+import type { Environment, Scope } from '../../src/domain/tenancy.js';
+import { inject, type ApiResponse } from '../support/http-client.js';
+import type { TestApp } from '../support/test-app.js';
+import { adminCaller, apiToken, expectSuccess, uniqueId, USER_PATH, type As } from './helpers.js';
+
+/** Shared by the admin API test files (SPEC §6). */
+
+export const ADMIN = {
+  userGroups: '/api/admin/user_groups',
+  apiTokens: '/api/admin/api_tokens',
+  dataSources: '/api/admin/data_sources',
+  schemas: '/api/admin/schemas',
+  auditEvents: '/api/admin/audit_events',
+} as const;
+
+export type Query = Record<string, string | number | undefined>;
+
+/** `path` with `query` appended; undefined values are left out. */
+export function withQuery(path: string, query: Query = {}): string {
+  const entries = Object.entries(query).filter((entry): entry is [string, string | number] => entry[1] !== undefined);
+  return entries.length === 0 ? path : `${path}?${new URLSearchParams(entries.map(([key, value]): [string, string] => [key, String(value)])).toString()}`;
+}
+
+export interface AdminRequest {
+  method?: string;
+  path: string;
+  query?: Query;
+  body?: unknown;
+  /** Whose token sends it (default: the default workspace's Customer admin); ignored when `token` is given. */
+  as?: As;
+  token?: string;
+  requestId?: string;
+}
+
+/** One request to the admin API over inject. */
+export function adminCall(t: TestApp, req: AdminRequest): Promise<ApiResponse> {
+  return inject(t.app, {
+    method: req.method ?? 'GET',
+    path: withQuery(req.path, req.query),
+    token: req.token ?? apiToken(t, req.as),
+    ...(req.body === undefined ? {} : { body: req.body }),
+    ...(req.requestId === undefined ? {} : { headers: { 'x-request-id': req.requestId } }),
+  });
+}
+
+/** The success body of an admin request. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function adminOk(t: TestApp, req: AdminRequest): Promise<any> {
+  return expectSuccess(await adminCall(t, req));
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Item = any;
+
+export interface Pages {
+  /** Each page's items, in the order they came. */
+  pages: Item[][];
+  items: Item[];
+  /** The next_cursor of every page; the last is null. */
+  cursors: Array<string | null>;
+}
+
+/** Walks a cursor-paginated list from its first page (or `query.cursor`) to its last. */
+export async function collectPages(t: TestApp, path: string, plural: string, query: Query = {}, as?: As): Promise<Pages> {
+  const result: Pages = { pages: [], items: [], cursors: [] };
+  let cursor = query.cursor === undefined ? undefined : String(query.cursor);
+  do {
+    const body = await adminOk(t, { path, query: { ...query, cursor }, as });
+    expect(Object.keys(body).sort()).toEqual(['next_cursor', plural, 'success'].sort());
+    result.pages.push(body[plural]);
+    result.items.push(...body[plural]);
+    result.cursors.push(body.next_cursor);
+    cursor = body.next_cursor ?? undefined;
+    if (result.pages.length > 10_000) throw new Error(`${path} never reached its last page`);
+  } while (cursor !== undefined);
+  return result;
+}
+
+/** Every item of a list, in as few pages as the API allows. */
+export async function listAll(t: TestApp, path: string, plural: string, query: Query = {}, as?: As): Promise<Item[]> {
+  return (await collectPages(t, path, plural, { limit: 1000, ...query }, as)).items;
+}
+
+export const ids = (items: Array<{ id: number }>): number[] => items.map((item) => item.id);
+export const teamIds = (items: Array<{ team_id: number }>): number[] => items.map((item) => item.team_id);
+
+const cursorOf = (text: string) => Buffer.from(text, 'utf8').toString('base64url');
+
+/**
+ * Paging parameters every cursor-paginated admin list refuses (400 invalid_field naming it), and
+ * unknown parameters (400 unknown_field). Forged cursors include encodings of keys this service
+ * never hands out: it hands out `c1.<positive decimal>` only.
+ */
+export const PAGING_QUERY_ERRORS: Array<[string, Query, string, string]> = [
+  ['limit 1001', { limit: 1001 }, 'invalid_field', 'limit'],
+  ['limit 0', { limit: 0 }, 'invalid_field', 'limit'],
+  ['a negative limit', { limit: -1 }, 'invalid_field', 'limit'],
+  ['a fractional limit', { limit: '1.5' }, 'invalid_field', 'limit'],
+  ['a word as limit', { limit: 'ten' }, 'invalid_field', 'limit'],
+  ['an empty limit', { limit: '' }, 'invalid_field', 'limit'],
+  ['a huge limit', { limit: '99999999999999999999' }, 'invalid_field', 'limit'],
+  ['a cursor of garbage', { cursor: 'garbage' }, 'invalid_field', 'cursor'],
+  ['an empty cursor', { cursor: '' }, 'invalid_field', 'cursor'],
+  ['an unencoded cursor', { cursor: 'c1.5' }, 'invalid_field', 'cursor'],
+  ['a cursor of another version', { cursor: cursorOf('c2.5') }, 'invalid_field', 'cursor'],
+  ['a cursor with a word for a key', { cursor: cursorOf('c1.abc') }, 'invalid_field', 'cursor'],
+  ['a cursor with a negative key', { cursor: cursorOf('c1.-1') }, 'invalid_field', 'cursor'],
+  ['a cursor with a fractional key', { cursor: cursorOf('c1.1.5') }, 'invalid_field', 'cursor'],
+  ['a cursor with no key', { cursor: cursorOf('c1.') }, 'invalid_field', 'cursor'],
+  ['a cursor with an exponent key', { cursor: cursorOf('c1.1e3') }, 'invalid_field', 'cursor'],
+  ['a cursor with a hexadecimal key', { cursor: cursorOf('c1.0x10') }, 'invalid_field', 'cursor'],
+  ['a cursor with a blank before the key', { cursor: cursorOf('c1. 7') }, 'invalid_field', 'cursor'],
+  ['a cursor over 64 characters', { cursor: cursorOf(`c1.${'1'.repeat(60)}`) }, 'invalid_field', 'cursor'],
+  ['an unknown environment', { environment: 'Production' }, 'invalid_field', 'environment'],
+  ['a lower-case environment', { environment: 'testing' }, 'invalid_field', 'environment'],
+  ['an unknown parameter', { foo: '1' }, 'unknown_field', 'foo'],
+  ['a parameter in the wrong case', { Limit: '10' }, 'unknown_field', 'Limit'],
+];
+
+// ---------------------------------------------------------------------------------------------
+// State set up through the domain services.
+
+export interface NamedGroupInput {
+  id?: string;
+  name?: string;
+  properties?: JsonObject;
+  mapping?: Record<string, number | string>;
+  as?: Omit<As, 'scope'>;
+}
+
+/** Creates a group with the given fields; returns its team_id and provided id. */
+export async function seedNamedGroup(t: TestApp, input: NamedGroupInput = {}): Promise<{ teamId: number; id: string }> {
+  const id = input.id ?? uniqueId('group');
+  const { userGroup } = await t.runtime.services.userGroups.getOrCreateUserGroup(await adminCaller(t, input.as), {
+    userGroupId: id,
+    ...(input.name === undefined ? {} : { name: input.name }),
+    ...(input.properties === undefined ? {} : { properties: input.properties }),
+    ...(input.mapping === undefined ? {} : { mapping: input.mapping }),
+  });
+  return { teamId: userGroup.teamId, id };
+}
+
+/** A group as /api/user shows it (GET of an existing group with a read token of its environment). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function userGroupAsUserApiShowsIt(t: TestApp, id: string, as: Omit<As, 'scope'> = {}): Promise<any> {
+  const res = await inject(t.app, { method: 'GET', path: USER_PATH, token: apiToken(t, { ...as, scope: 'read' }), body: { user_group_id: id } });
+  return expectSuccess(res).user_group;
+}
+
+/** Issues an API token through the service (as the CLI would). */
+export async function issueApiToken(
+  t: TestApp,
+  options: { as?: Omit<As, 'scope'>; scope?: Scope; environment?: Environment; name?: string } = {},
+): Promise<{ record: ApiTokenRecord; secret: string }> {
+  const caller = await adminCaller(t, options.as);
+  return t.runtime.services.apiTokens.createApiToken(caller, {
+    name: options.name ?? uniqueId('token'),
+    scope: options.scope ?? 'read',
+    environment: options.environment ?? caller.tenant.environment,
+  });
+}
+
+/** A data source as the API shows it. */
+export function wireDataSource(record: DataSourceRecord) {
+  return { id: record.id, provided_id: record.providedId, name: record.name, schema_id: record.schemaId, api_environment_tag: record.environment };
+}

@@ -1,0 +1,550 @@
+import { randomBytes } from 'node:crypto';
+import { connect, createServer } from 'node:net';
+import type { Server, Socket } from 'node:net';
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AppError, isAppError } from '../../src/domain/errors.js';
+import { mapPostgresError } from '../../src/store/postgres/postgres-errors.js';
+import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
+import type { PostgresStoreOptions } from '../../src/store/postgres/postgres-store.js';
+import type { Store } from '../../src/store/store.js';
+import { describeStoreContract } from './store.contract.js';
+import { auditContext, expectAppError, newApiToken, newGroup, randomHex, seed, T1 } from './store-fixtures.js';
+
+/*
+ * Runs against a real PostgreSQL: UGS_TEST_POSTGRES_URL, or the local server CI starts. Each test
+ * gets a fresh schema of its own (the store works in its connection's search_path), so tests never
+ * see each other's rows. When PostgreSQL cannot be reached every test fails: nothing here skips.
+ */
+const BASE_URL = process.env.UGS_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+async function withAdmin<R>(work: (client: pg.Client) => Promise<R>): Promise<R> {
+  const client = new pg.Client({ connectionString: BASE_URL, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The database URL with its search_path (and optionally other parameters) set through the URL. */
+function urlFor(schema: string, parameters: Record<string, string> = {}): string {
+  const url = new URL(BASE_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  for (const [key, value] of Object.entries(parameters)) url.searchParams.set(key, value);
+  return url.toString();
+}
+
+async function freshSchema(): Promise<{ schema: string; url: string; cleanup: () => Promise<void> }> {
+  const schema = `t_${randomBytes(8).toString('hex')}`;
+  await withAdmin((client) => client.query(`CREATE SCHEMA ${schema}`));
+  return {
+    schema,
+    url: urlFor(schema),
+    cleanup: () => withAdmin((client) => client.query(`DROP SCHEMA ${schema} CASCADE`)).then(() => undefined),
+  };
+}
+
+describeStoreContract('postgres', async () => {
+  const { url, cleanup } = await freshSchema();
+  return { store: openPostgresStore({ url }), cleanup };
+});
+
+/** Elapsed milliseconds of `work`, which must reject with AppError `unavailable`. */
+async function timeUnavailable(work: Promise<unknown>): Promise<number> {
+  const started = Date.now();
+  const error: unknown = await work.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(isAppError(error) && error.code, `expected unavailable, got ${String(error)}`).toBe('unavailable');
+  expect((error as AppError).headers['Retry-After']).toBeDefined();
+  return Date.now() - started;
+}
+
+/** A TCP server that accepts connections and never says a word: a database host gone silent. */
+async function silentServer(): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return {
+    port: address.port,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * A relay to PostgreSQL that can stop passing bytes while keeping every connection open, as a
+ * network that silently drops packets does, and start again.
+ */
+async function stallableRelay(target: URL): Promise<{ port: number; stall: (on: boolean) => void; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  let stalled = false;
+  const relay = (from: Socket, to: Socket) =>
+    from.on('data', (chunk: Buffer) => {
+      if (!stalled) to.write(chunk);
+    });
+  const server: Server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    relay(client, upstream);
+    relay(upstream, client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return {
+    port: address.port,
+    stall: (on) => {
+      stalled = on;
+    },
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('PostgreSQL store specifics', () => {
+  let schema: string;
+  let url: string;
+  let cleanup: () => Promise<void>;
+  const opened: Store[] = [];
+  const teardown: (() => Promise<void>)[] = [];
+
+  const open = (options: Partial<PostgresStoreOptions> = {}): Store => {
+    const store = openPostgresStore({ url, ...options });
+    opened.push(store);
+    return store;
+  };
+
+  /** `count` stores on the one fresh schema, migrated and seeded through the first. */
+  const openSeeded = async (count: number, options: Partial<PostgresStoreOptions> = {}) => {
+    const stores = Array.from({ length: count }, () => open(options));
+    await stores[0]!.migrate();
+    const fx = await seed(stores[0]!);
+    return { stores, fx };
+  };
+
+  const inSchema = <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) =>
+    withAdmin(async (client) => {
+      await client.query(`SET search_path = ${schema}`);
+      return (await client.query<R>(text, values)).rows;
+    });
+
+  beforeEach(async () => {
+    ({ schema, url, cleanup } = await freshSchema());
+  });
+
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+    for (const step of teardown.splice(0)) await step();
+    await cleanup();
+  });
+
+  it('reports its engine, and migrates into the schema its URL names, once', async () => {
+    const store = open();
+    expect(store.engine).toBe('postgres');
+    await store.migrate();
+    await store.migrate();
+    await open().migrate();
+    const tables = await withAdmin(async (client) =>
+      (await client.query<{ table_name: string }>(
+        'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
+        [schema],
+      )).rows.map((row) => row.table_name),
+    );
+    expect(tables).toEqual([
+      'api_tokens',
+      'audit_events',
+      'data_sources',
+      'schema_migrations',
+      'schemas',
+      'user_group_mappings',
+      'user_groups',
+      'workspaces',
+    ]);
+    expect(await inSchema('SELECT version, name FROM schema_migrations')).toEqual([{ version: 1, name: 'initial' }]);
+  });
+
+  it('refuses a database newer than the code', async () => {
+    await open().migrate();
+    await inSchema("INSERT INTO schema_migrations VALUES (999, 'future', now())");
+    await expect(open().migrate()).rejects.toThrow(/newer than this program/);
+  });
+
+  it('migrates safely from several store instances at once', async () => {
+    const stores = Array.from({ length: 6 }, () => open({ poolSize: 2 }));
+    const created = await Promise.all(
+      stores.map(async (store) => {
+        await store.migrate();
+        return (await store.ensureWorkspace('default', auditContext())).created;
+      }),
+    );
+    expect(created.filter(Boolean)).toHaveLength(1);
+    expect(await inSchema('SELECT version FROM schema_migrations')).toEqual([{ version: 1 }]);
+    const [events] = await inSchema<{ count: string }>("SELECT count(*) FROM audit_events WHERE action = 'workspace.created'");
+    expect(events?.count).toBe('1');
+  });
+
+  it('shows one instance the writes of another at once', async () => {
+    const {
+      stores: [writer, reader],
+      fx: { customer },
+    } = await openSeeded(2);
+    const { group } = await writer!.insertUserGroupIfAbsent(newGroup(customer, 'shared'), auditContext());
+    expect(await reader!.findUserGroupByTokenHash(customer, group.tokenHash)).toEqual(group);
+    expect(await reader!.deleteUserGroup(customer, group.teamId, group.version, auditContext())).toBe(true);
+    expect(await writer!.findUserGroupByProvidedId(customer, 'shared')).toBeNull();
+    expect(await writer!.findUserGroupByTokenHash(customer, group.tokenHash)).toBeNull();
+  });
+
+  it('creates exactly one group from 96 concurrent get-or-create calls spread over four instances', async () => {
+    const { stores, fx } = await openSeeded(4, { poolSize: 5 });
+    const mapping = [{ schemaId: fx.schemaA.id, dataSourceId: fx.customerA.id }];
+    const results = await Promise.all(
+      Array.from({ length: 96 }, (_, i) =>
+        stores[i % stores.length]!.insertUserGroupIfAbsent(newGroup(fx.customer, 'race', { mapping }), auditContext()),
+      ),
+    );
+    expect(results.filter((result) => result.created)).toHaveLength(1);
+    const first = results[0]!.group;
+    for (const { group } of results) expect(group).toEqual(first);
+    expect(first.mapping).toEqual(mapping);
+    expect(await inSchema("SELECT count(*)::int AS n FROM user_groups WHERE provided_id = 'race'")).toEqual([{ n: 1 }]);
+    expect(await inSchema("SELECT count(*)::int AS n FROM audit_events WHERE action = 'user_group.created'")).toEqual([{ n: 1 }]);
+  });
+
+  it('lets exactly one of concurrent rotations with the same token win, across instances', async () => {
+    const { stores, fx } = await openSeeded(3);
+    const { group } = await stores[0]!.insertUserGroupIfAbsent(newGroup(fx.customer, 'g1'), auditContext());
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => {
+        const newTokenHash = randomHex();
+        return stores[i % stores.length]!.rotateUserGroupToken(
+          { tenant: fx.customer, currentTokenHash: group.tokenHash, newTokenHash, newTokenCiphertext: `c-${newTokenHash}`, updatedAt: T1 },
+          auditContext(),
+        );
+      }),
+    );
+    const winners = results.filter((result) => result !== null);
+    expect(winners).toHaveLength(1);
+    expect(await stores[1]!.findUserGroupByTokenHash(fx.customer, group.tokenHash)).toBeNull();
+    expect(await stores[2]!.findUserGroupByTokenHash(fx.customer, winners[0]!.tokenHash)).toEqual(winners[0]);
+  });
+
+  it('lets one of concurrent updates of the same version win, and one of two renames onto one id', async () => {
+    const { stores, fx } = await openSeeded(2);
+    const [a, b] = await Promise.all(
+      ['a', 'b'].map(async (id) => (await stores[0]!.insertUserGroupIfAbsent(newGroup(fx.customer, id), auditContext())).group),
+    );
+    const updates = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        stores[i % 2]!.updateUserGroup(
+          { tenant: fx.customer, teamId: a!.teamId, expectedVersion: a!.version, patch: { name: `n${i}` }, updatedAt: T1 },
+          auditContext(),
+        ),
+      ),
+    );
+    expect(updates.filter((result) => result !== null)).toHaveLength(1);
+
+    const renames = await Promise.allSettled(
+      [b!, (await stores[0]!.findUserGroupByTeamId(fx.customer, a!.teamId))!].map((group, i) =>
+        stores[i]!.updateUserGroup(
+          { tenant: fx.customer, teamId: group.teamId, expectedVersion: group.version, patch: { providedId: 'same' }, updatedAt: T1 },
+          auditContext(),
+        ),
+      ),
+    );
+    expect(renames.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    const refused = renames.find((outcome) => outcome.status === 'rejected');
+    expect(refused?.status === 'rejected' && (refused.reason as AppError).code).toBe('user_group_id_taken');
+  });
+
+  it('settles crossing batches (a deadlock when they interleave) with one applied and one concurrent_change', async () => {
+    const { stores, fx } = await openSeeded(2);
+    const [a, b] = await Promise.all(
+      ['a', 'b'].map(async (id) => (await stores[0]!.insertUserGroupIfAbsent(newGroup(fx.customer, id), auditContext())).group),
+    );
+    const updateOf = (group: typeof a, name: string) => ({
+      kind: 'update' as const,
+      update: { tenant: fx.customer, teamId: group!.teamId, expectedVersion: group!.version, patch: { name }, updatedAt: T1 },
+      changes: {},
+    });
+    // Both instances hold an open connection, so the two transactions start together and interleave.
+    await stores[1]!.ping();
+    const outcomes = await Promise.allSettled([
+      stores[0]!.writeUserGroups([updateOf(a, 'first'), updateOf(b, 'first')], auditContext()),
+      stores[1]!.writeUserGroups([updateOf(b, 'second'), updateOf(a, 'second')], auditContext()),
+    ]);
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    const refused = outcomes.find((outcome) => outcome.status === 'rejected');
+    expect(refused?.status === 'rejected' && (refused.reason as AppError).code).toBe('concurrent_change');
+    const names = (await stores[0]!.findUserGroupsByProvidedIds(fx.customer, ['a', 'b'])).map((group) => group.name);
+    expect(new Set(names).size).toBe(1);
+  });
+
+  it('inserts the first-start API tokens once when instances start together', async () => {
+    const { stores, fx } = await openSeeded(3);
+    const attempts = await Promise.all(
+      Array.from({ length: 9 }, (_, i) =>
+        stores[i % 3]!.insertApiTokensIfWorkspaceHasNone(
+          fx.workspace.id,
+          [newApiToken(fx.customer, { scope: 'admin' }), newApiToken(fx.testing, { scope: 'admin' })],
+          auditContext(),
+        ),
+      ),
+    );
+    expect(attempts.filter((result) => result !== null)).toHaveLength(1);
+    expect(await stores[1]!.listApiTokens(fx.workspace.id)).toHaveLength(2);
+  });
+
+  it('refuses to delete a data source that a group maps to concurrently, or deletes it before the group maps it', async () => {
+    const { stores, fx } = await openSeeded(2);
+    const mapping = [{ schemaId: fx.customerA.schemaId, dataSourceId: fx.customerA.id }];
+    const [created, deleted] = await Promise.allSettled([
+      stores[0]!.insertUserGroupIfAbsent(newGroup(fx.customer, 'mapped', { mapping }), auditContext()),
+      stores[1]!.deleteDataSource(fx.workspace.id, fx.customerA.id, auditContext()),
+    ]);
+    const group = await stores[0]!.findUserGroupByProvidedId(fx.customer, 'mapped');
+    const dataSource = await stores[0]!.findDataSourceById(fx.workspace.id, fx.customerA.id);
+    // Either order is fine; a group mapping to a data source that is gone never is.
+    if (group) {
+      expect(dataSource).not.toBeNull();
+      expect(deleted).toEqual({ status: 'fulfilled', value: { status: 'in_use', usedBy: 1 } });
+    } else {
+      expect(dataSource).toBeNull();
+      expect(created.status).toBe('rejected');
+    }
+  });
+
+  it('keeps to its pool size under more concurrent calls than connections', async () => {
+    const applicationName = `ugs-test-${randomBytes(6).toString('hex')}`;
+    const store = open({ poolSize: 2, url: urlFor(schema, { application_name: applicationName }) });
+    await store.migrate();
+    const { customer } = await seed(store);
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        i % 2 === 0
+          ? store.insertUserGroupIfAbsent(newGroup(customer, `g${i}`), auditContext()).then((result) => result.created)
+          : store.findUserGroupByProvidedId(customer, `g${i - 1}`).then(() => true),
+      ),
+    );
+    expect(results.every(Boolean)).toBe(true);
+    const [connections] = await withAdmin(async (client) =>
+      (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [applicationName])).rows,
+    );
+    expect(connections?.n).toBeGreaterThan(0);
+    expect(connections?.n).toBeLessThanOrEqual(2);
+  });
+
+  it('round-trips properties as the exact JSON text, key order and \\u0000 included', async () => {
+    const { stores: [store], fx } = await openSeeded(1);
+    const properties = { zebra: 1, apple: 'nul \u0000 inside', nested: { y: [1, { b: 2, a: 1 }], x: null }, '': 'empty' };
+    const { group } = await store!.insertUserGroupIfAbsent(newGroup(fx.customer, 'json', { properties }), auditContext());
+    const found = await store!.findUserGroupByProvidedId(fx.customer, 'json');
+    for (const record of [group, found]) {
+      expect(JSON.stringify(record?.properties)).toBe(JSON.stringify(properties));
+    }
+    expect(await inSchema("SELECT properties::text AS text FROM user_groups WHERE provided_id = 'json'")).toEqual([
+      { text: JSON.stringify(properties) },
+    ]);
+  });
+
+  it('stores timestamps as timestamptz and returns them exactly, to the millisecond', async () => {
+    const { stores: [store], fx } = await openSeeded(1);
+    const createdAt = '2026-11-22T10:00:00.123Z';
+    const { group } = await store!.insertUserGroupIfAbsent(newGroup(fx.customer, 'ts', { createdAt }), auditContext({ at: createdAt }));
+    expect(group).toMatchObject({ createdAt, updatedAt: createdAt });
+    const [event] = await store!.listAuditEvents({ workspaceId: fx.workspace.id, limit: 1 });
+    expect(event?.at).toBe(createdAt);
+    expect(await inSchema("SELECT pg_typeof(created_at)::text AS type FROM user_groups WHERE provided_id = 'ts'")).toEqual([
+      { type: 'timestamp with time zone' },
+    ]);
+  });
+
+  it('folds case beyond ASCII in name search, where the database locale is UTF-8', async () => {
+    const { stores: [store], fx } = await openSeeded(1);
+    for (const [providedId, name] of [['kilo', 'kilo'], ['kelvin', '\u212A'], ['other', 'other']] as const) {
+      await store!.insertUserGroupIfAbsent(newGroup(fx.customer, providedId, { name }), auditContext());
+    }
+    const search = async (text: string) =>
+      (await store!.listUserGroups({ tenant: fx.customer, search: text, limit: 10 })).map((group) => group.providedId);
+    // KELVIN SIGN lowercases to an ASCII k.
+    expect(await search('\u212A')).toEqual(['kilo', 'kelvin']);
+    expect(await search('K')).toEqual(['kilo', 'kelvin']);
+  });
+
+  it('writes 10 batches of 1000 new groups, each with its audit event', async () => {
+    const { stores: [store], fx } = await openSeeded(1);
+    const mapping = [{ schemaId: fx.schemaA.id, dataSourceId: fx.customerA.id }];
+    for (let batch = 0; batch < 10; batch++) {
+      const writes = Array.from({ length: 1000 }, (_, i) => ({
+        kind: 'create' as const,
+        group: newGroup(fx.customer, `bulk-${batch}-${i}`, { properties: { batch, i }, mapping }),
+        changes: { name: { before: null, after: `Group bulk-${batch}-${i}` } },
+      }));
+      await store!.writeUserGroups(writes, auditContext());
+    }
+    expect(
+      await inSchema(`SELECT (SELECT count(*)::int FROM user_groups) AS groups, (SELECT count(*)::int FROM user_group_mappings) AS mappings,
+        (SELECT count(*)::int FROM audit_events WHERE action = 'user_group.created') AS events`),
+    ).toEqual([{ groups: 10_000, mappings: 10_000, events: 10_000 }]);
+    const [last] = await store!.findUserGroupsByProvidedIds(fx.customer, ['bulk-9-999']);
+    expect(last).toMatchObject({ properties: { batch: 9, i: 999 }, mapping, version: 1 });
+  });
+
+  it('answers ping, fails it with unavailable once closed, and closes twice without error', async () => {
+    const store = open();
+    await store.ping();
+    await Promise.all([store.close(), store.close()]);
+    await store.close();
+    await expectAppError(store.ping(), 'unavailable');
+    await expectAppError(store.findWorkspaceByName('acme'), 'unavailable');
+  });
+
+  it('fails every kind of call with unavailable at once when nothing listens on the port', async () => {
+    const store = open({ url: 'postgres://postgres@127.0.0.1:1/test', connectionTimeoutMs: 1000 });
+    const elapsed = [
+      await timeUnavailable(store.ping()),
+      await timeUnavailable(store.migrate()),
+      await timeUnavailable(store.findWorkspaceByName('default')),
+      await timeUnavailable(store.ensureWorkspace('default', auditContext())),
+    ];
+    for (const ms of elapsed) expect(ms).toBeLessThan(1000);
+  });
+
+  it('gives up within the connection timeout on a host that accepts connections but never answers', async () => {
+    const server = await silentServer();
+    teardown.push(server.close);
+    const store = open({ url: `postgres://postgres@127.0.0.1:${server.port}/test`, connectionTimeoutMs: 300 });
+    for (const call of [() => store.ping(), () => store.findWorkspaceByName('default'), () => store.createWorkspace('x', auditContext())]) {
+      const ms = await timeUnavailable(call());
+      expect(ms).toBeGreaterThanOrEqual(250);
+      expect(ms).toBeLessThan(1500);
+    }
+  });
+
+  it('cancels a statement stuck on a lock at statement_timeout with unavailable, and keeps working', async () => {
+    const { stores: [store], fx } = await openSeeded(1, { statementTimeoutMs: 300 });
+    const { group } = await store!.insertUserGroupIfAbsent(newGroup(fx.customer, 'locked'), auditContext());
+    const blocker = new pg.Client({ connectionString: urlFor(schema) });
+    await blocker.connect();
+    teardown.push(() => blocker.end());
+    await blocker.query('BEGIN');
+    await blocker.query('SELECT 1 FROM user_groups WHERE team_id = $1 FOR UPDATE', [group.teamId]);
+    const update = { tenant: fx.customer, teamId: group.teamId, expectedVersion: group.version, patch: { name: 'x' }, updatedAt: T1 };
+    const ms = await timeUnavailable(store!.updateUserGroup(update, auditContext()));
+    expect(ms).toBeGreaterThanOrEqual(250);
+    expect(ms).toBeLessThan(1500);
+    await blocker.query('ROLLBACK');
+    expect(await store!.updateUserGroup(update, auditContext())).toMatchObject({ name: 'x', version: 2 });
+  });
+
+  it('gives up on a query the network stopped answering, and recovers by itself once it answers again', async () => {
+    const relay = await stallableRelay(new URL(BASE_URL));
+    teardown.push(relay.close);
+    const through = new URL(urlFor(schema));
+    through.hostname = '127.0.0.1';
+    through.port = String(relay.port);
+    const { stores: [store] } = await openSeeded(1, { url: through.toString(), statementTimeoutMs: 300, connectionTimeoutMs: 500 });
+    expect(await store!.findWorkspaceByName('acme')).not.toBeNull();
+
+    relay.stall(true);
+    // statement_timeout cannot help when the server's answers are lost: the client-side limit must.
+    for (const call of [() => store!.findWorkspaceByName('acme'), () => store!.createWorkspace('during', auditContext()), () => store!.ping()]) {
+      expect(await timeUnavailable(call())).toBeLessThan(2500);
+    }
+
+    relay.stall(false);
+    expect(await store!.findWorkspaceByName('acme')).not.toBeNull();
+    await store!.createWorkspace('after', auditContext());
+    expect((await store!.listWorkspaces()).map((workspace) => workspace.name)).toEqual(['acme', 'globex', 'after']);
+  });
+
+  it('survives the server ending an idle connection, and opens a fresh one for the next call', async () => {
+    const applicationName = `ugs-test-${randomBytes(6).toString('hex')}`;
+    const store = open({ url: urlFor(schema, { application_name: applicationName }) });
+    await store.migrate();
+    await store.ping();
+    const terminated = await withAdmin(async (client) =>
+      (await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [applicationName])).rowCount,
+    );
+    expect(terminated).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await store.ping();
+    expect(await store.findWorkspaceByName('nope')).toBeNull();
+  });
+});
+
+describe('PostgreSQL error mapping', () => {
+  const withCode = (code: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(`error ${code}`), { code, ...extra });
+
+  const mapped = (error: unknown): unknown => {
+    try {
+      return mapPostgresError(error);
+    } catch (caught) {
+      return caught;
+    }
+  };
+
+  it('turns each unique violation into its *_taken error, naming the field', () => {
+    const cases = [
+      ['user_groups_provided_id_key', 'user_group_id_taken', 'new_user_group_id'],
+      ['data_sources_provided_id_key', 'data_source_id_taken', 'provided_id'],
+      ['schemas_name_key', 'schema_name_taken', 'name'],
+      ['workspaces_name_key', 'workspace_name_taken', 'name'],
+      ['user_groups_token_hash_key', 'user_group_token_taken', 'token'],
+    ] as const;
+    for (const [constraint, code, field] of cases) {
+      expect(mapped(withCode('23505', { constraint }))).toMatchObject({ code, field });
+    }
+    const other = withCode('23505', { constraint: 'api_tokens_token_hash_key' });
+    expect(mapped(other)).toBe(other);
+  });
+
+  it('reports a mapping whose data source vanished mid-write as unknown_data_source', () => {
+    expect(mapped(withCode('23503'))).toMatchObject({ code: 'unknown_data_source', field: 'mapping' });
+  });
+
+  it('turns connection failures, timeouts and server shutdowns into unavailable, and passes anything else through', () => {
+    const unavailableCases: unknown[] = [
+      withCode('ECONNREFUSED'),
+      withCode('ECONNRESET'),
+      withCode('ETIMEDOUT'),
+      withCode('EPIPE'),
+      new AggregateError([withCode('ECONNREFUSED'), withCode('ECONNREFUSED')]),
+      new Error('Connection terminated unexpectedly'),
+      new Error('Connection terminated due to connection timeout'),
+      new Error('timeout exceeded when trying to connect'),
+      new Error('Query read timeout'),
+      withCode('08006'),
+      withCode('57P01'),
+      withCode('57P02'),
+      withCode('57P03'),
+      withCode('53300'),
+      withCode('57014'),
+      withCode('40P01'),
+    ];
+    for (const error of unavailableCases) expect(mapped(error)).toMatchObject({ code: 'unavailable', cause: error });
+    for (const error of [new Error('boom'), withCode('42P01'), new AppError('concurrent_change', 'x')]) {
+      expect(mapped(error)).toBe(error);
+    }
+  });
+});
