@@ -18,10 +18,10 @@ export interface Runtime {
  * The composition root shared by the server and every CLI command: opens the database, applies
  * migrations and makes sure workspace `default` exists, so any command works on an empty database.
  */
-export async function openRuntime(options: { databaseUrl: string; encryptionKey: string | undefined }): Promise<Runtime> {
+export async function openRuntime(options: { databaseUrl: string; encryptionKey: string | undefined; poolSize?: number }): Promise<Runtime> {
   const location = parseDatabaseUrl(options.databaseUrl);
   const cipher = createTokenCipher(loadEncryptionKey(location, options.encryptionKey));
-  const store = openStore(location);
+  const store = openStore(location, { poolSize: options.poolSize });
   try {
     await store.migrate();
     const services = createServices({ store, cipher, clock: systemClock });

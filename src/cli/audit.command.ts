@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import type { Environment } from '../domain/tenancy.js';
-import { cliCaller, environmentOption, positiveInteger, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';
+import { cliCaller, environmentOption, pageLimit, positiveInteger, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';
 
 export function auditCommand(): Command {
   const audit = new Command('audit').description('read the audit trail');
@@ -11,7 +11,7 @@ export function auditCommand(): Command {
     .addOption(new Option('--action <action>', 'e.g. user_group.created'))
     .addOption(new Option('--since <time>', 'ISO time, inclusive'))
     .addOption(new Option('--until <time>', 'ISO time, exclusive'))
-    .addOption(new Option('--limit <n>', 'at most this many (up to 1000)').argParser(positiveInteger).default(50))
+    .addOption(new Option('--limit <n>', 'at most this many (up to 1000)').argParser(pageLimit).default(50))
     .action(async (options: CommonOptions & { environment?: Environment; teamId?: number; action?: string; since?: string; until?: string; limit: number }) => {
       await withRuntime(options, async (runtime) => {
         const caller = await cliCaller(runtime, options.workspace);

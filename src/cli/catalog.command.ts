@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import type { DataSourceRecord } from '../domain/models.js';
-import type { Environment } from '../domain/tenancy.js';
+import { inEnvironment, type Caller, type Environment } from '../domain/tenancy.js';
+import type { Runtime } from '../runtime.js';
 import { cliCaller, environmentOption, positiveInteger, printJson, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';
 
 /** Prints the new or changed object as JSON, or just its id for shell scripts. */
@@ -29,6 +30,12 @@ export function schemasCommand(): Command {
   });
 
   return schemas;
+}
+
+/** Data source ids are unique per workspace, so the CLI acts in whichever environment the id lives in. */
+async function dataSourceCaller(runtime: Runtime, workspace: string, id: number): Promise<Caller> {
+  const caller = await cliCaller(runtime, workspace);
+  return inEnvironment(caller, await runtime.services.dataSources.environmentOfDataSource(caller, id));
 }
 
 const describeDataSource = (dataSource: DataSourceRecord) => ({
@@ -75,7 +82,7 @@ export function dataSourcesCommand(): Command {
     .addOption(new Option('--schema-id <id>', 'new schema (refused while groups map to it)').argParser(positiveInteger))
     .action(async (id: number, options: CommonOptions & { providedId?: string; name?: string; schemaId?: number }) => {
       await withRuntime(options, async (runtime) => {
-        const dataSource = await runtime.services.dataSources.updateDataSource(await cliCaller(runtime, options.workspace), id, {
+        const dataSource = await runtime.services.dataSources.updateDataSource(await dataSourceCaller(runtime, options.workspace, id), id, {
           ...(options.providedId !== undefined ? { providedId: options.providedId } : {}),
           ...(options.name !== undefined ? { name: options.name } : {}),
           ...(options.schemaId !== undefined ? { schemaId: options.schemaId } : {}),
@@ -88,7 +95,7 @@ export function dataSourcesCommand(): Command {
     .argument('<id>', 'data source id', positiveInteger)
     .action(async (id: number, options: CommonOptions) => {
       await withRuntime(options, async (runtime) => {
-        const dataSource = await runtime.services.dataSources.deleteDataSource(await cliCaller(runtime, options.workspace), id);
+        const dataSource = await runtime.services.dataSources.deleteDataSource(await dataSourceCaller(runtime, options.workspace, id), id);
         if (options.json) printJson(describeDataSource(dataSource));
         else process.stdout.write(`deleted data source ${dataSource.id} (${dataSource.providedId})\n`);
       });

@@ -69,3 +69,12 @@ export function positiveInteger(value: string): number {
   if (!Number.isSafeInteger(number) || number < 1) throw new Error(`"${value}" is not a positive whole number.`);
   return number;
 }
+
+export const MAX_PAGE_LIMIT = 1000;
+
+/** A page size, as the admin API allows it. */
+export function pageLimit(value: string): number {
+  const limit = positiveInteger(value);
+  if (limit > MAX_PAGE_LIMIT) throw new Error(`"${value}" is more than ${MAX_PAGE_LIMIT}.`);
+  return limit;
+}

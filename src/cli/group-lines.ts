@@ -4,6 +4,7 @@ import { Compile } from 'typebox/compile';
 import type { JsonObject } from '../domain/models.js';
 import type { ImportLine, TransferredUserGroup } from '../domain/user-group-transfer.service.js';
 import { TransferredUserGroupLine } from '../http/routes/user-groups.schemas.js';
+import { validationError } from '../http/validation-errors.js';
 
 // The same schema rules as the API's, compiled once for the whole file.
 const lineValidator = Compile(TransferredUserGroupLine);
@@ -18,8 +19,10 @@ export async function* readGroupLines(path: string, onBytes?: (bytesRead: number
     line += 1;
     bytes += Buffer.byteLength(text) + 1;
     onBytes?.(bytes);
-    if (text.trim() === '') continue;
-    yield parseGroupLine(text, line);
+    // Editors on some systems start UTF-8 files with a byte-order mark; it is not part of the JSON.
+    const content = line === 1 ? text.replace(/^\uFEFF/, '') : text;
+    if (content.trim() === '') continue;
+    yield parseGroupLine(content, line);
   }
 }
 
@@ -35,12 +38,18 @@ export function parseGroupLine(text: string, line: number): ImportLine {
 }
 
 function describeFirstError(value: unknown): string {
-  const errors = [...lineValidator.Errors(value)];
-  const unknown = errors.find((error) => error.keyword === 'additionalProperties' && error.instancePath === '');
-  const extra = (unknown?.params as { additionalProperties?: string[] } | undefined)?.additionalProperties?.[0];
-  if (extra !== undefined) return `unknown field "${extra}"`;
-  const first = errors.find((error) => error.keyword !== 'boolean' && error.keyword !== 'anyOf') ?? errors[0];
-  if (!first) return 'invalid user group';
-  const field = first.instancePath.split('/').slice(1).join('.');
-  return field === '' ? `${first.message}` : `"${field}" ${first.message}`;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'a line must be a JSON object';
+  // TypeBox lists a root-level problem after the nested "schema is false" entries it causes; report
+  // it first, as the API would, and word it as the API does.
+  const errors = [...lineValidator.Errors(value)].filter((error) => error.keyword !== 'boolean').map(asAjvError);
+  errors.sort((a, b) => Number(b.instancePath === '') - Number(a.instancePath === ''));
+  return validationError(errors, 'line', TransferredUserGroupLine).message;
+}
+
+/** TypeBox names all missing or extra properties at once; Ajv (whose shape the API's wording reads) names one. */
+function asAjvError<E extends { keyword: string; params: object }>(error: E): E {
+  const params = error.params as { requiredProperties?: string[]; additionalProperties?: string[] };
+  if (error.keyword === 'required') return { ...error, params: { missingProperty: params.requiredProperties?.[0] } };
+  if (error.keyword === 'additionalProperties') return { ...error, params: { additionalProperty: params.additionalProperties?.[0] } };
+  return error;
 }

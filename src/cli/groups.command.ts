@@ -1,13 +1,11 @@
-import { createWriteStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
 import { once } from 'node:events';
 import { Command, Option } from 'commander';
-import { AppError } from '../domain/errors.js';
 import { ENVIRONMENTS, type Environment } from '../domain/tenancy.js';
 import type { UserGroupView } from '../domain/user-group-view.js';
-import { toUserGroup } from '../http/routes/user-groups.routes.js';
-import { cliCaller, environmentOption, positiveInteger, printJson, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';
-import { readGroupLines } from './group-lines.js';
+import { toUserGroup } from '../http/routes/user-group.presenter.js';
+import { cliCaller, environmentOption, pageLimit, positiveInteger, printJson, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';
 
 const summaryRow = (group: UserGroupView) => ({
   team_id: group.teamId,
@@ -16,6 +14,18 @@ const summaryRow = (group: UserGroupView) => ({
   environment: group.environment,
   updated_at: group.updatedAt,
 });
+
+/**
+ * Opens the export file before anything is read, so a bad path is a clean error. A file that will
+ * hold tokens is made owner-only even when it already existed with looser permissions.
+ */
+async function openOutput(path: string, holdsTokens: boolean): Promise<Writable> {
+  const file = await open(path, 'w', holdsTokens ? 0o600 : 0o644).catch((error: NodeJS.ErrnoException) => {
+    throw new Error(`Cannot write ${path}: ${error.code === 'ENOENT' ? 'no such directory' : (error.code ?? error.message)}.`);
+  });
+  if (holdsTokens) await file.chmod(0o600);
+  return file.createWriteStream();
+}
 
 /** Shows progress on a terminal only, so that logs and pipes stay clean. */
 function progressReporter(totalBytes: number | undefined) {
@@ -43,7 +53,7 @@ export function groupsCommand(): Command {
   subcommand(groups, 'list', 'list or search the user groups of one environment, in team_id order')
     .addOption(environmentOption().default('Customer'))
     .addOption(new Option('--q <text>', 'provided_id prefix or name substring'))
-    .addOption(new Option('--limit <n>', 'at most this many').argParser(positiveInteger).default(100))
+    .addOption(new Option('--limit <n>', 'at most this many (up to 1000)').argParser(pageLimit).default(100))
     .action(async (options: CommonOptions & { environment: Environment; q?: string; limit: number }) => {
       await withRuntime(options, async (runtime) => {
         const caller = await cliCaller(runtime, options.workspace, options.environment);
@@ -59,14 +69,10 @@ export function groupsCommand(): Command {
     .action(async (providedId: string | undefined, options: CommonOptions & { environment: Environment; teamId?: number }) => {
       await withRuntime(options, async (runtime) => {
         const caller = await cliCaller(runtime, options.workspace, options.environment);
-        let teamId = options.teamId;
-        if (teamId === undefined) {
-          if (providedId === undefined) throw new Error('Give a provided id or --team-id.');
-          const group = await runtime.store.findUserGroupByProvidedId(caller.tenant, providedId);
-          if (!group) throw new AppError('user_group_not_found', `No user group "${providedId}" in ${options.environment}.`);
-          teamId = group.teamId;
-        }
-        const group = toUserGroup(await runtime.services.userGroupAdmin.getUserGroup(caller, teamId));
+        const admin = runtime.services.userGroupAdmin;
+        if (options.teamId === undefined && providedId === undefined) throw new Error('Give a provided id or --team-id.');
+        const view = options.teamId !== undefined ? await admin.getUserGroup(caller, options.teamId) : await admin.getUserGroupByProvidedId(caller, providedId!);
+        const group = toUserGroup(view);
         if (options.json) printJson(group);
         else process.stdout.write(`${JSON.stringify(group, null, 2)}\n`);
       });
@@ -78,7 +84,7 @@ export function groupsCommand(): Command {
     .addOption(new Option('--output <file>', 'write here instead of stdout'))
     .action(async (options: CommonOptions & { environment?: Environment; includeTokens?: boolean; output?: string }) => {
       await withRuntime(options, async (runtime) => {
-        const out = options.output ? createWriteStream(options.output, { mode: options.includeTokens ? 0o600 : 0o644 }) : process.stdout;
+        const out = options.output ? await openOutput(options.output, options.includeTokens === true) : process.stdout;
         let count = 0;
         for (const environment of options.environment ? [options.environment] : ENVIRONMENTS) {
           const caller = await cliCaller(runtime, options.workspace, environment);
@@ -98,6 +104,8 @@ export function groupsCommand(): Command {
     .addOption(new Option('--batch-size <n>', 'groups per transaction').argParser(positiveInteger).default(1000))
     .action(async (file: string, options: CommonOptions & { environment?: Environment; batchSize: number }) => {
       await withRuntime(options, async (runtime) => {
+        // The line validator is compiled on load; only this command pays for it.
+        const { readGroupLines } = await import('./group-lines.js');
         const caller = await cliCaller(runtime, options.workspace);
         const progress = progressReporter(file === '-' ? undefined : (await stat(file)).size);
         const summary = await runtime.services.userGroupTransfer.importUserGroups(caller, readGroupLines(file, progress.bytes), {

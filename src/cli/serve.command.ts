@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { Command, Option } from 'commander';
 import { createLogger } from '../http/logger.js';
 import { openRuntime } from '../runtime.js';
-import { firstStartBanner, startServer, type ServeOptions } from '../server.js';
+import type { ServeOptions } from '../server.js';
 import { databaseOption, positiveInteger } from './context.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
@@ -16,6 +16,7 @@ interface ServeFlags {
   logLevel: string;
   rateLimit: string;
   workers: number;
+  dbPoolSize: number;
 }
 
 function parseRateLimit(value: string): number | 'off' {
@@ -40,7 +41,8 @@ function serveOptions(flags: ServeFlags): ServeOptions {
   };
 }
 
-const openFor = (flags: ServeFlags) => openRuntime({ databaseUrl: flags.database, encryptionKey: process.env.UGS_ENCRYPTION_KEY });
+const openFor = (flags: ServeFlags) =>
+  openRuntime({ databaseUrl: flags.database, encryptionKey: process.env.UGS_ENCRYPTION_KEY, poolSize: flags.dbPoolSize });
 
 function onStopSignal(stop: (signal: NodeJS.Signals) => Promise<void>): void {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -55,6 +57,8 @@ function onStopSignal(stop: (signal: NodeJS.Signals) => Promise<void>): void {
 
 /** One process serving: the whole server, or one worker of a cluster. */
 async function serveInThisProcess(flags: ServeFlags): Promise<void> {
+  // Loaded here, not at the top: every other command would otherwise pay for loading the HTTP stack.
+  const { firstStartBanner, startServer } = await import('../server.js');
   const runtime = await openFor(flags);
   const server = await startServer(runtime, serveOptions(flags)).catch(async (error: unknown) => {
     await runtime.close();
@@ -80,6 +84,7 @@ async function serveInThisProcess(flags: ServeFlags): Promise<void> {
  * drain before it exits.
  */
 async function superviseWorkers(flags: ServeFlags): Promise<void> {
+  const { firstStartBanner } = await import('../server.js');
   const log = createLogger(flags.logLevel);
   const runtime = await openFor(flags);
   let stopping = false;
@@ -136,6 +141,7 @@ export function serveCommand(): Command {
     .addOption(new Option('--log-level <level>', 'fatal|error|warn|info|debug|trace').env('UGS_LOG_LEVEL').default('info'))
     .addOption(new Option('--rate-limit <perMinute>', 'requests per minute per API token, or "off"').env('UGS_RATE_LIMIT').default('100000'))
     .addOption(new Option('--workers <n>', 'number of server processes (node:cluster)').env('UGS_WORKERS').default(1).argParser(positiveInteger))
+    .addOption(new Option('--db-pool-size <n>', 'PostgreSQL connections per process').env('UGS_DB_POOL_SIZE').default(10).argParser(positiveInteger))
     .action(async (flags: ServeFlags) => {
       if (flags.workers > 1 && cluster.isPrimary) await superviseWorkers(flags);
       else await serveInThisProcess(flags);

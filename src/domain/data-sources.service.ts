@@ -49,6 +49,14 @@ export function createDataSourceService({ store, clock }: { store: DataSourceSto
       return store.listDataSources(caller.tenant.workspaceId, environment ?? caller.tenant.environment);
     },
 
+    /** Where a data source lives, for callers (the CLI) that name it by its workspace-unique id alone. */
+    async environmentOfDataSource(caller: Caller, id: number): Promise<Environment> {
+      requireScope(caller, 'admin');
+      const dataSource = await store.findDataSourceById(caller.tenant.workspaceId, id);
+      if (!dataSource) throw notFound(id);
+      return dataSource.environment;
+    },
+
     async getDataSource(caller: Caller, id: number): Promise<DataSourceRecord> {
       requireScope(caller, 'admin');
       return requireDataSource(caller, id);

@@ -16,7 +16,7 @@ export interface UserGroupListQuery {
 export type UserGroupAdminService = ReturnType<typeof createUserGroupAdminService>;
 
 /** Operators' read access to groups: list, search, and look up by team_id, inside the caller's tenant. */
-export function createUserGroupAdminService({ store, cipher }: { store: Pick<UserGroupStore, 'listUserGroups' | 'findUserGroupByTeamId'>; cipher: Pick<TokenCipher, 'decrypt'> }) {
+export function createUserGroupAdminService({ store, cipher }: { store: Pick<UserGroupStore, 'listUserGroups' | 'findUserGroupByTeamId' | 'findUserGroupByProvidedId'>; cipher: Pick<TokenCipher, 'decrypt'> }) {
   const view = createUserGroupViewer(cipher);
   return {
     async listUserGroups(caller: Caller, query: UserGroupListQuery): Promise<Page<UserGroupView>> {
@@ -27,6 +27,13 @@ export function createUserGroupAdminService({ store, cipher }: { store: Pick<Use
         (group) => group.teamId,
         (group) => view(group),
       );
+    },
+
+    async getUserGroupByProvidedId(caller: Caller, providedId: string): Promise<UserGroupView> {
+      requireScope(caller, 'admin');
+      const group = await store.findUserGroupByProvidedId(caller.tenant, providedId);
+      if (!group) throw new AppError('user_group_not_found', `No user group "${providedId}" in ${caller.tenant.environment}.`);
+      return view(group);
     },
 
     async getUserGroup(caller: Caller, teamId: number): Promise<UserGroupView> {

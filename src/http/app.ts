@@ -7,6 +7,7 @@ import type { Store } from '../store/store.js';
 import { createAuthenticationHook } from './auth.js';
 import { registerErrorHandler } from './error-handler.js';
 import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './json-body.js';
+import { registerMetrics } from './metrics.js';
 import { registerNotFoundHandler } from './method-not-allowed.js';
 import { registerOpenApi, registerOpenApiRoute } from './openapi.js';
 import { requestIdOf } from './request-id.js';
@@ -20,7 +21,7 @@ import { userGroupRoutes } from './routes/user-groups.routes.js';
 
 export interface AppOptions {
   services: Services;
-  store: Pick<Store, 'ping'>;
+  store: Pick<Store, 'ping' | 'connectionStats'>;
   logger: FastifyBaseLogger | false;
   /** Requests per minute per API token, or 'off'. */
   rateLimitPerMinute: number | 'off';
@@ -66,6 +67,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerNotFoundHandler(app);
   await registerOpenApi(app, options.version);
 
+  // Before any route: each route copies the hooks that exist when it is registered.
+  registerMetrics(app, options.store);
   await app.register(healthRoutes, { store: options.store });
   registerOpenApiRoute(app);
 

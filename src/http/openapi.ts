@@ -4,6 +4,11 @@ import type { FastifyInstance } from 'fastify';
 /** Registers the generator before the routes so that it sees every route schema as it is added. */
 export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
   await app.register(swagger, {
+    transformObject: (documents) => {
+      if (!('openapiObject' in documents)) return documents.swaggerObject;
+      documentGetQueryForm(documents.openapiObject as OpenApiDocument);
+      return documents.openapiObject;
+    },
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -27,4 +32,30 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
 
 export function registerOpenApiRoute(app: FastifyInstance): void {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}
+
+type Schema = { properties?: Record<string, Schema>; required?: string[]; description?: string };
+type Operation = { requestBody?: { required?: boolean; content?: Record<string, { schema?: Schema }> }; parameters?: unknown[] };
+type OpenApiDocument = { paths?: Record<string, Record<string, Operation>> };
+
+// Query values that carry JSON text rather than plain strings (see user-groups.routes.ts).
+const JSON_QUERY_FIELDS = new Set(['mapping', 'properties']);
+
+/**
+ * GET /api/user takes its fields from a JSON body or, without one, from the query string. Fastify
+ * validates the query form through the body schema, so derive its documentation from that schema
+ * too: one parameter per body field, and the body becomes optional.
+ */
+function documentGetQueryForm(document: OpenApiDocument): void {
+  const operation = document.paths?.['/api/user']?.get;
+  const body = operation?.requestBody?.content?.['application/json']?.schema;
+  if (!operation?.requestBody || !body?.properties) return;
+  operation.requestBody.required = false;
+  operation.parameters = Object.entries(body.properties).map(([name, schema]) => ({
+    name,
+    in: 'query',
+    required: false,
+    description: `${schema.description ?? ''} Only when the request has no body${JSON_QUERY_FIELDS.has(name) ? '; as JSON text' : ''}.`.trim(),
+    ...(JSON_QUERY_FIELDS.has(name) ? { content: { 'application/json': { schema } } } : { schema }),
+  }));
 }

@@ -3,6 +3,7 @@ import { openPostgresStore } from './postgres/postgres-store.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
-export function openStore(location: DatabaseLocation): Store {
-  return location.engine === 'sqlite' ? openSqliteStore({ path: location.path }) : openPostgresStore({ url: location.url });
+/** `poolSize` bounds a PostgreSQL store's connections; SQLite has one connection per process. */
+export function openStore(location: DatabaseLocation, options: { poolSize?: number } = {}): Store {
+  return location.engine === 'sqlite' ? openSqliteStore({ path: location.path }) : openPostgresStore({ url: location.url, poolSize: options.poolSize });
 }

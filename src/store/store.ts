@@ -166,11 +166,20 @@ export interface AuditStore {
   listAuditEvents(query: AuditEventQuery): Promise<AuditEventRecord[]>;
 }
 
+export interface ConnectionStats {
+  total: number;
+  idle: number;
+  /** Callers queued for a connection. */
+  waiting: number;
+}
+
 export interface Store extends WorkspaceStore, ApiTokenStore, SchemaStore, DataSourceStore, UserGroupStore, AuditStore {
   readonly engine: 'sqlite' | 'postgres';
   /** Applies pending migrations; safe to call from several processes at once. */
   migrate(): Promise<void>;
   /** Resolves when the database answers a trivial query; throws `unavailable` otherwise. */
   ping(): Promise<void>;
+  /** Connection pool figures for /metrics; null for an engine without a pool. */
+  connectionStats(): ConnectionStats | null;
   close(): Promise<void>;
 }

@@ -2,11 +2,13 @@
 // files in temp dirs, real sockets. `npm test` builds first; run `npm run build` before
 // `npx vitest run test/cli` on its own.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 import { send, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 
 export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -26,6 +28,8 @@ export interface RunOptions {
   /** Added to a copy of this process's environment from which every UGS_* variable was removed. */
   env?: Record<string, string>;
   cwd?: string;
+  /** Written to the command's stdin, which is then closed (left open and empty when absent). */
+  input?: string;
 }
 
 /** The environment a test controls fully: no UGS_* leaks in from the shell, rate limiting off. */
@@ -37,10 +41,11 @@ export function ugsEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 /** Runs a command to its end and returns its exit code and output. */
 export function run(file: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
   return new Promise((resolvePromise) => {
-    execFile(file, args, { env: ugsEnv(options.env), cwd: options.cwd ?? REPO, timeout: 20_000 }, (error, stdout, stderr) => {
+    const child = execFile(file, args, { env: ugsEnv(options.env), cwd: options.cwd ?? REPO, timeout: 20_000 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
       resolvePromise({ code, stdout, stderr });
     });
+    if (options.input !== undefined) child.stdin?.end(options.input);
   });
 }
 
@@ -151,6 +156,8 @@ export interface Sandbox {
   databaseUrl: string;
   /** `ugs <args> --database sqlite:<dir>/ugs.db`. */
   ugs(...args: string[]): Promise<RunResult>;
+  /** The same, with `input` on the command's stdin. */
+  ugsWithStdin(input: string, ...args: string[]): Promise<RunResult>;
   /** `ugs serve --database sqlite:<dir>/ugs.db` on a free port. */
   serve(options?: RunOptions): Promise<ServerProcess>;
 }
@@ -167,6 +174,7 @@ export function sandbox(): Sandbox {
     databasePath,
     databaseUrl,
     ugs: (...args) => runUgs([...args, '--database', databaseUrl]),
+    ugsWithStdin: (input, ...args) => runUgs([...args, '--database', databaseUrl], { input }),
     serve: (options) => startServer(['--database', databaseUrl], options),
   };
 }
@@ -198,4 +206,109 @@ export function bannerTokens(server: ServerProcess): { Customer: string; Testing
 /** GET /api/user with a JSON body: get or create the group `userGroupId`. */
 export function getOrCreate(server: ServerProcess, token: string, body: Record<string, unknown>): Promise<ApiResponse> {
   return server.request({ method: 'GET', path: '/api/user', token, body });
+}
+
+/** The JSON a command printed on stdout; throws, showing its stderr, unless it exited 0. */
+export function jsonOutput<T = unknown>(result: RunResult): T {
+  if (result.code !== 0) throw new Error(`expected exit 0, got ${result.code}\nstderr:\n${result.stderr}\nstdout:\n${result.stdout}`);
+  return JSON.parse(result.stdout) as T;
+}
+
+/** Writes a JSON Lines file: each value as one line of JSON, except strings, written as they are (for malformed lines). */
+export function writeJsonLines(path: string, lines: readonly unknown[]): void {
+  writeFileSync(path, lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n') + '\n');
+}
+
+/** Every non-blank line of a JSON Lines file, parsed. */
+export function readJsonLines<T = Record<string, unknown>>(path: string): T[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as T);
+}
+
+/** How many rows the audit_events table of a sandbox's SQLite database holds, read directly. */
+export function auditEventCount(box: Sandbox): number {
+  const db = new Database(box.databasePath, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare('SELECT count(*) FROM audit_events').pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
+
+/** `ugs schemas create --name <name>`; the new schema's id. */
+export async function createSchema(box: Sandbox, name: string): Promise<number> {
+  return jsonOutput<{ id: number }>(await box.ugs('schemas', 'create', '--name', name, '--json')).id;
+}
+
+/** `ugs data-sources create`; the new data source's id. */
+export async function createDataSource(
+  box: Sandbox,
+  source: { providedId: string; schemaId: number; environment: 'Customer' | 'Testing'; name?: string },
+): Promise<number> {
+  const created = await box.ugs(
+    'data-sources', 'create', '--json',
+    '--provided-id', source.providedId,
+    '--name', source.name ?? source.providedId,
+    '--schema-id', String(source.schemaId),
+    '--environment', source.environment,
+  );
+  return jsonOutput<{ id: number }>(created).id;
+}
+
+/** A failure as a user should see it: a non-zero exit, nothing on stdout, `message` on stderr and no stack trace. */
+export function expectCleanFailure(result: RunResult, message: RegExp): void {
+  expect({ ...result, code: result.code === 0 ? 'exit 0' : 'non-zero' }).toMatchObject({ code: 'non-zero', stdout: '', stderr: expect.stringMatching(message) });
+  expect(result.stderr).not.toMatch(/^\s+at /m);
+}
+
+export type Environment = 'Customer' | 'Testing';
+
+/** One line of `ugs groups export`. */
+export interface ExportedGroup {
+  team_id: number;
+  provided_id: string;
+  name: string;
+  properties: Record<string, unknown> | null;
+  /** Schema id → data source provided id. */
+  mapping: Record<string, string>;
+  api_environment_tag: Environment;
+  created_at: string;
+  updated_at: string;
+  token?: string;
+}
+
+/** What `ugs groups import --json` prints at the end. */
+export interface ImportSummary {
+  created: number;
+  updated: number;
+  unchanged: number;
+  rejected: Array<{ line: number; reason: string }>;
+}
+
+let transferFiles = 0;
+const transferFile = (box: Sandbox, kind: 'import' | 'export') => join(box.dir, `${kind}-${++transferFiles}.jsonl`);
+
+/** `ugs groups import <path> --json <flags>`; the summary (throws unless it exits 0). */
+export async function importFile(box: Sandbox, path: string, ...flags: string[]): Promise<ImportSummary> {
+  return jsonOutput<ImportSummary>(await box.ugs('groups', 'import', path, '--json', ...flags));
+}
+
+/** Writes `lines` (see writeJsonLines) to a new file in the sandbox and imports it like importFile. */
+export async function importGroups(box: Sandbox, lines: readonly unknown[], ...flags: string[]): Promise<ImportSummary> {
+  const path = transferFile(box, 'import');
+  writeJsonLines(path, lines);
+  return importFile(box, path, ...flags);
+}
+
+/** `ugs groups export --output <new file in the sandbox> <flags>`: the file, its text and its groups. */
+export async function exportGroups(box: Sandbox, ...flags: string[]): Promise<{ path: string; text: string; groups: ExportedGroup[] }> {
+  const path = transferFile(box, 'export');
+  const result = await box.ugs('groups', 'export', '--output', path, ...flags);
+  expect(result, result.stderr).toMatchObject({ code: 0, stdout: '' });
+  const text = readFileSync(path, 'utf8');
+  const groups = readJsonLines<ExportedGroup>(path);
+  expect(result.stderr).toBe(`exported ${groups.length} user groups\n`);
+  return { path, text, groups };
 }

@@ -6,7 +6,7 @@ import { EnvironmentTag } from '../common.schemas.js';
 import { decodeCursor, IdParam, PageQuery, PageResponse, pageSize, toPageResponse } from '../cursor.js';
 import { apiRouteSchema } from '../route-schema.js';
 import { UserGroup, UserGroupResponse } from './user-groups.schemas.js';
-import { toUserGroup } from './user-groups.routes.js';
+import { toUserGroup } from './user-group.presenter.js';
 
 const EnvironmentQuery = { environment: Type.Optional(EnvironmentTag) };
 

@@ -4,6 +4,7 @@ import { AppError } from '../../domain/errors.js';
 import type { JsonObject } from '../../domain/models.js';
 import type { UserGroupService } from '../../domain/user-groups.service.js';
 import type { UserGroupView } from '../../domain/user-group-view.js';
+import { toUserGroup } from './user-group.presenter.js';
 import type { TSchema } from 'typebox';
 import { apiRouteSchema } from '../route-schema.js';
 import {
@@ -15,7 +16,6 @@ import {
   UpdateUserGroupBody,
   UserGroupResponse,
   VerifyUserGroupTokenBody,
-  type UserGroup,
 } from './user-groups.schemas.js';
 
 const routeSchema = <B extends TSchema, R extends TSchema>(summary: string, description: string, body: B, success: R) =>
@@ -23,19 +23,6 @@ const routeSchema = <B extends TSchema, R extends TSchema>(summary: string, desc
 
 const withUserGroup = (view: UserGroupView) => ({ success: 1 as const, user_group: toUserGroup(view) });
 
-export function toUserGroup(view: UserGroupView): UserGroup {
-  return {
-    team_id: view.teamId,
-    token: view.token,
-    name: view.name,
-    provided_id: view.providedId,
-    properties: view.properties,
-    mapping: view.mapping,
-    api_environment_tag: view.environment,
-    created_at: view.createdAt,
-    updated_at: view.updatedAt,
-  };
-}
 
 // Query values that carry JSON documents rather than plain strings.
 const JSON_QUERY_FIELDS = new Set(['mapping', 'properties']);

@@ -96,7 +96,7 @@ export const TransferredUserGroupLine = Type.Object(
     name: Type.Optional(Text256(NAME_RULE)),
     properties: Type.Optional(Properties),
     mapping: Type.Optional(Mapping),
-    api_environment_tag: Type.Optional(EnvironmentTag),
+    api_environment_tag: Type.Optional(Type.Union([Type.Literal('Customer'), Type.Literal('Testing')], { description: 'Customer or Testing.' })),
     token: Type.Optional(CurrentToken),
     created_at: Type.Optional(Type.String()),
     updated_at: Type.Optional(Type.String()),

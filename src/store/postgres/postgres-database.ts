@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import type { ConnectionStats } from '../store.js';
 import type { QueryResultRow } from 'pg';
 import { isConnectionFailure, isTransientConflict } from './postgres-errors.js';
 import type { Statement } from './statements.js';
@@ -47,6 +48,7 @@ export interface PostgresDatabase extends Queryable {
   transaction<R>(work: (tx: Queryable) => Promise<R>): Promise<R>;
   /** Ends the pool once it is idle; later calls are no-ops. */
   close(): Promise<void>;
+  stats(): ConnectionStats;
 }
 
 function clampMs(value: number | undefined, fallback: number): number {
@@ -126,5 +128,7 @@ export function openPostgresDatabase(options: PostgresStoreOptions): PostgresDat
       closing ??= pool.end();
       return closing;
     },
+
+    stats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
 }

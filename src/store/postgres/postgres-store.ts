@@ -25,7 +25,7 @@ const PING = statement('SELECT 1');
 export function openPostgresStore(options: PostgresStoreOptions): Store {
   const db = openPostgresDatabase(options);
   const audit = auditEvents(db);
-  const methods = guard<Omit<Store, 'engine' | 'ping'>>({
+  const methods = guard<Omit<Store, 'engine' | 'ping' | 'connectionStats'>>({
     ...workspaceMethods(db, audit),
     ...apiTokenMethods(db, audit),
     ...schemaMethods(db, audit),
@@ -38,6 +38,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
   return {
     engine: 'postgres',
     ...methods,
+    connectionStats: () => db.stats(),
     ping: async () => {
       try {
         await db.rows(PING());

@@ -19,7 +19,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   const db = openSqliteDatabase(options);
   const audit = auditEvents(db);
   const sql = preparedOnFirstUse(db, { ping: 'SELECT 1' });
-  const methods = guard<Omit<Store, 'engine'>>({
+  const methods = guard<Omit<Store, 'engine' | 'connectionStats'>>({
     ...workspaceMethods(db, audit),
     ...apiTokenMethods(db, audit),
     ...schemaMethods(db, audit),
@@ -39,5 +39,5 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       if (db.open) db.close();
     },
   }, { busyTimeoutMs: busyTimeoutOf(options) });
-  return { engine: 'sqlite', ...methods };
+  return { engine: 'sqlite', ...methods, connectionStats: () => null };
 }

@@ -1,0 +1,75 @@
+import type { FastifyInstance } from 'fastify';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Store } from '../store/store.js';
+
+// Process metrics (CPU, memory, event loop lag, GC) belong to the process, not to one app: collected
+// once, into a registry every app's /metrics merges with its own.
+let processRegistry: Registry | undefined;
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry, prefix: 'ugs_' });
+  }
+  return processRegistry;
+}
+
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * GET /metrics in the Prometheus text format: requests by route, method and status, latency
+ * histograms, and the database pool. Routes are labelled by their pattern (unmatched paths share
+ * one label) so that label cardinality stays bounded whatever clients send.
+ */
+export function registerMetrics(app: FastifyInstance, store: Pick<Store, 'connectionStats'>): void {
+  const registry = new Registry();
+  const requests = new Counter({
+    name: 'ugs_http_requests_total',
+    help: 'HTTP requests answered, by route pattern, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'ugs_http_request_duration_seconds',
+    help: 'Time from receiving a request to finishing its response, by route pattern and method.',
+    labelNames: ['route', 'method'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'ugs_db_pool_connections',
+    help: 'Database pool connections by state (total, idle, and callers waiting for one); absent on SQLite.',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const stats = store.connectionStats();
+      if (!stats) return;
+      this.set({ state: 'total' }, stats.total);
+      this.set({ state: 'idle' }, stats.idle);
+      this.set({ state: 'waiting' }, stats.waiting);
+    },
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    requests.inc({ route, method: request.method, status: String(reply.statusCode) });
+    latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+  });
+
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        summary: 'Prometheus metrics',
+        description: 'Text exposition format. Not authenticated: expose the port only to your monitoring network.',
+        tags: ['operations'],
+        produces: ['text/plain'],
+        response: { 200: { type: 'string', description: 'Prometheus text format 0.0.4.' } },
+      },
+    },
+    async (_request, reply) => {
+      const merged = Registry.merge([processMetrics(), registry]);
+      reply.type(merged.contentType);
+      return merged.metrics();
+    },
+  );
+}

@@ -1,0 +1,17 @@
+import type { UserGroupView } from '../../domain/user-group-view.js';
+import type { UserGroup } from './user-groups.schemas.js';
+
+/** The wire form of a group: what every response that carries one shows, and what the CLI prints. */
+export function toUserGroup(view: UserGroupView): UserGroup {
+  return {
+    team_id: view.teamId,
+    token: view.token,
+    name: view.name,
+    provided_id: view.providedId,
+    properties: view.properties,
+    mapping: view.mapping,
+    api_environment_tag: view.environment,
+    created_at: view.createdAt,
+    updated_at: view.updatedAt,
+  };
+}

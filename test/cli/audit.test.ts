@@ -1,0 +1,165 @@
+// `ugs audit list`: CLI changes recorded with actor `cli`, newest first, and each filter on its own
+// and together, checked against the unfiltered list of the same database.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  bannerTokens,
+  cleanUp,
+  createDataSource,
+  createSchema,
+  expectCleanFailure,
+  getOrCreate,
+  importGroups,
+  jsonOutput,
+  sandbox,
+  type Environment,
+  type Sandbox,
+} from './helpers.js';
+
+// The history below is built once and only read by the tests.
+afterAll(cleanUp);
+
+interface AuditEvent {
+  id: number;
+  at: string;
+  environment: Environment | null;
+  actor: string;
+  action: string;
+  team_id: number | null;
+  provided_id: string | null;
+  changes: Record<string, { before: unknown; after: unknown }> | null;
+  request_id: string | null;
+}
+
+const auditList = async (box: Sandbox, ...flags: string[]) => jsonOutput<AuditEvent[]>(await box.ugs('audit', 'list', '--json', '--limit', '1000', ...flags));
+
+describe('ugs audit list', { timeout: 60_000 }, () => {
+  const groupToken = `ugt_${'b'.repeat(64)}`;
+  let box: Sandbox;
+  let apiTokenSecret: string;
+  /** Every event of the history, as `audit list --json` gives it unfiltered. */
+  let all: AuditEvent[];
+  const teamIdOf = (providedId: string) => all.find((event) => event.provided_id === providedId)?.team_id;
+
+  /** Each step is its own process, so each later step's events carry a later time. */
+  beforeAll(async () => {
+    box = sandbox();
+    const sales = await createSchema(box, 'sales');
+    const dataSource = await createDataSource(box, { providedId: 'warehouse', schemaId: sales, environment: 'Customer' });
+    await importGroups(box, [
+      { provided_id: 'alpha', name: 'Alpha', mapping: { [sales]: 'warehouse' } },
+      { provided_id: 'beta', name: 'Beta', api_environment_tag: 'Testing' },
+    ]);
+    await importGroups(box, [{ provided_id: 'alpha', name: 'Alpha renamed' }]);
+    await importGroups(box, [{ provided_id: 'alpha', token: groupToken }]);
+    apiTokenSecret = jsonOutput<{ token: string }>(await box.ugs('tokens', 'create', '--environment', 'Testing', '--scope', 'read', '--json')).token;
+    expect((await box.ugs('data-sources', 'update', String(dataSource), '--name', 'Main warehouse')).code).toBe(0);
+    all = await auditList(box);
+  }, 60_000);
+
+  it('lists every change newest first, by actor cli, with its changes and never a token', async () => {
+    expect(all.map((event) => [event.action, event.environment, event.provided_id])).toEqual([
+      ['data_source.updated', 'Customer', 'warehouse'],
+      ['api_token.created', 'Testing', null],
+      ['user_group.updated', 'Customer', 'alpha'],
+      ['user_group.updated', 'Customer', 'alpha'],
+      ['user_group.created', 'Testing', 'beta'],
+      ['user_group.created', 'Customer', 'alpha'],
+      ['data_source.created', 'Customer', 'warehouse'],
+      ['schema.created', null, null],
+      ['workspace.created', null, null],
+    ]);
+    const ids = all.map((event) => event.id);
+    expect(ids).toEqual([...ids].sort((a, b) => b - a));
+    const times = all.map((event) => event.at);
+    expect(times).toEqual([...times].sort().reverse());
+    expect(new Set(all.map((event) => event.actor))).toEqual(new Set(['cli']));
+    expect(all.every((event) => event.request_id === null)).toBe(true);
+
+    expect(all[3]?.changes).toEqual({ name: { before: 'Alpha', after: 'Alpha renamed' } });
+    expect(all[2]?.changes).toEqual({ token: expect.anything() });
+    expect(all[0]?.changes).toEqual({ name: { before: 'warehouse', after: 'Main warehouse' } });
+    const text = JSON.stringify(all);
+    expect(text).not.toContain(groupToken);
+    expect(text).not.toContain(apiTokenSecret);
+    expect(text).not.toMatch(/ugt_[0-9a-f]{64}|ugs_(live|test)_/);
+  });
+
+  it('prints a table by default, newest first, with the actor and without the changes', async () => {
+    const table = await box.ugs('audit', 'list');
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    const [header, ...rows] = table.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^id\s+at\s+environment\s+actor\s+action\s+team_id\s+provided_id$/);
+    expect(rows).toHaveLength(all.length);
+    expect(rows[0]).toMatch(new RegExp(`^${all[0]!.id}\\s+${all[0]!.at}\\s+Customer\\s+cli\\s+data_source\\.updated\\s+warehouse$`));
+    expect(rows.at(-1)).toMatch(/^\d+\s+\S+\s+cli\s+workspace\.created$/);
+    expect(table.stdout).not.toMatch(/before|after|ugt_/);
+  });
+
+  it('--action, --team-id, --environment and --limit keep just the matching events, newest first', async () => {
+    const alpha = teamIdOf('alpha');
+    const cases: Array<[string[], (event: AuditEvent) => boolean]> = [
+      [['--action', 'user_group.updated'], (event) => event.action === 'user_group.updated'],
+      [['--team-id', String(alpha)], (event) => event.team_id === alpha],
+      [['--environment', 'Testing'], (event) => event.environment === 'Testing'],
+      [['--environment', 'Customer', '--action', 'user_group.created'], (event) => event.environment === 'Customer' && event.action === 'user_group.created'],
+      [['--action', 'user_group.deleted'], () => false],
+    ];
+    const filtered = await Promise.all(cases.map(([flags]) => auditList(box, ...flags)));
+    expect(filtered).toEqual(cases.map(([, keep]) => all.filter(keep)));
+    expect(filtered[1]!.map((event) => event.action)).toEqual(['user_group.updated', 'user_group.updated', 'user_group.created']);
+    expect(filtered[2]!.map((event) => event.action)).toEqual(['api_token.created', 'user_group.created']);
+
+    expect(jsonOutput(await box.ugs('audit', 'list', '--json', '--limit', '2'))).toEqual(all.slice(0, 2));
+  });
+
+  it('--since is inclusive and --until exclusive, alone, together and with a time zone offset', async () => {
+    const renamed = all[3]!; // the rename of alpha, a step of its own
+    const tokenChange = all[2]!;
+    const shifted = new Date(Date.parse(renamed.at) + 2 * 3_600_000).toISOString().replace('Z', '+02:00');
+    const cases: Array<[string[], (event: AuditEvent) => boolean]> = [
+      [['--since', renamed.at], (event) => event.at >= renamed.at],
+      [['--until', renamed.at], (event) => event.at < renamed.at],
+      [['--since', renamed.at, '--until', tokenChange.at], (event) => event.at >= renamed.at && event.at < tokenChange.at],
+      [['--since', shifted], (event) => event.at >= renamed.at],
+      [['--since', renamed.at, '--environment', 'Testing'], (event) => event.at >= renamed.at && event.environment === 'Testing'],
+    ];
+    const filtered = await Promise.all(cases.map(([flags]) => auditList(box, ...flags)));
+    expect(filtered).toEqual(cases.map(([, keep]) => all.filter(keep)));
+    expect(filtered[2]).toEqual([renamed]);
+    expect(filtered[0]!.length).toBeGreaterThan(1);
+    expect(filtered[1]!.length).toBeGreaterThan(1);
+  });
+
+  it('a filter value that is not a time, a number or an environment fails on stderr', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['--since', 'yesterday'], /yesterday/],
+      [['--until', '2026-13-45'], /2026-13-45/],
+      [['--team-id', 'alpha'], /alpha/],
+      [['--environment', 'Production'], /Production/],
+      [['--limit', '0'], /"0"/],
+    ];
+    const results = await Promise.all(cases.map(([flags]) => box.ugs('audit', 'list', ...flags)));
+    results.forEach((result, index) => expectCleanFailure(result, cases[index]![1]));
+  });
+});
+
+describe('ugs audit list with a server on the same database', { timeout: 60_000 }, () => {
+  it('names the API token of an API change and cli for a CLI change', async () => {
+    const box = sandbox();
+    const server = await box.serve();
+    const { Customer: token } = bannerTokens(server);
+    expect((await getOrCreate(server, token, { user_group_id: 'from-api' })).status).toBe(200);
+    await importGroups(box, [{ provided_id: 'from-api', name: 'Renamed by the CLI' }]);
+    expect(await server.stop()).toBe(0);
+
+    const apiToken = jsonOutput<Array<{ id: number; name: string; environment: string }>>(await box.ugs('tokens', 'list', '--json')).find(
+      (listed) => listed.environment === 'Customer',
+    );
+    const events = await auditList(box, '--action', 'user_group.created');
+    expect(events).toEqual([expect.objectContaining({ provided_id: 'from-api', actor: `api_token:${apiToken?.id} (${apiToken?.name})`, request_id: expect.any(String) })]);
+    const updates = await auditList(box, '--team-id', String(events[0]?.team_id), '--action', 'user_group.updated');
+    expect(updates).toEqual([expect.objectContaining({ actor: 'cli', changes: { name: { before: 'from-api', after: 'Renamed by the CLI' } } })]);
+    const table = await box.ugs('audit', 'list', '--action', 'user_group.created');
+    expect(table.stdout).toContain(`api_token:${apiToken?.id} (${apiToken?.name})`);
+  });
+});
