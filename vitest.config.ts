@@ -1,12 +1,49 @@
 import { defineConfig } from 'vitest/config';
 
+/*
+ * One `vitest run` runs three projects (`--project <name>` picks one):
+ * - store: the store contract and engine specifics; those files run each engine themselves.
+ * - sqlite: every other suite on SQLite (UGS_TEST_ENGINE=sqlite), PostgreSQL-only files aside.
+ * - postgres: the HTTP, security and scale suites again on PostgreSQL (UGS_TEST_ENGINE=postgres),
+ *   SQLite-only files aside. PostgreSQL that cannot be reached fails these tests; nothing skips.
+ *   The CLI suites stay SQLite-only: quickstart, key file and first start are the embedded default's.
+ * test/support/test-database.ts reads UGS_TEST_ENGINE; test/scale/workers.test.ts loops over both
+ * engines itself, so it runs once, in the sqlite project.
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Server-process tests spawn real processes; two cores do not gain from more parallel files.
+    // Shared by all projects (one group): server-process tests spawn real processes, two cores do
+    // not gain from more parallel files, and it bounds the PostgreSQL connections open at once
+    // (each test app's pool holds up to 10 of the server's 100).
     maxWorkers: 2,
     reporters: ['default'],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'store', include: ['test/store/**/*.test.ts'] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'sqlite',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/store/**', '**/*.postgres.test.ts'],
+          env: { UGS_TEST_ENGINE: 'sqlite' },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'postgres',
+          include: ['test/{http,security,scale}/**/*.test.ts'],
+          exclude: ['**/*.sqlite.test.ts', 'test/scale/workers.test.ts'],
+          env: { UGS_TEST_ENGINE: 'postgres' },
+          // Fails each file outright when PostgreSQL cannot be reached (rather than skipping its tests).
+          setupFiles: ['test/support/require-postgres.setup.ts'],
+        },
+      },
+    ],
   },
 });

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/test-app.js';
 import { ADMIN, adminCall, adminOk, issueApiToken, listAll, seedNamedGroup, type AdminRequest } from './admin-helpers.js';
@@ -40,14 +39,9 @@ interface AuditEvent {
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** Every row of audit_events, every column as text, read through a read-only connection of its own. */
-function rawAuditTable(t: TestApp): { count: number; text: string } {
-  const db = new Database(t.databasePath, { readonly: true, fileMustExist: true });
-  try {
-    const rows = db.prepare('SELECT * FROM audit_events').all() as Array<Record<string, unknown>>;
-    return { count: rows.length, text: rows.map((row) => Object.values(row).map(String).join('\u0000')).join('\n') };
-  } finally {
-    db.close();
-  }
+async function rawAuditTable(t: TestApp): Promise<{ count: number; text: string }> {
+  const rows = await (await t.reader()).select('SELECT * FROM audit_events ORDER BY id');
+  return { count: rows.length, text: rows.map((row) => Object.values(row).map(String).join('\u0000')).join('\n') };
 }
 
 const auditEventsSince = async (t: TestApp, afterId: number): Promise<AuditEvent[]> =>
@@ -192,10 +186,10 @@ describe('the audit trail: one change of every kind', () => {
     expect(event!.actor).toStrictEqual({ type: 'cli' });
   });
 
-  it('the audit_events table holds no token value: no secret, no secret body, no hash of one', () => {
+  it('the audit_events table holds no token value: no secret, no secret body, no hash of one', async () => {
     const all = [...secrets, ...Object.values(ctx.t.tokens).flatMap((set) => Object.values(set).flatMap((byScope) => Object.values(byScope)))];
     expect(all.length).toBeGreaterThan(3);
-    const { count, text } = rawAuditTable(ctx.t);
+    const { count, text } = await rawAuditTable(ctx.t);
     expect(count).toBeGreaterThanOrEqual(trail.length);
     for (const secret of all) {
       expect(text).not.toContain(secret);
@@ -261,9 +255,9 @@ describe('a change whose transaction fails leaves no audit event', () => {
 
   it.each(FAILURES)('%s: the error, and the audit trail and everything else unchanged', async (_label, prepare) => {
     const { request, status, code } = await prepare();
-    const before = rawAuditTable(ctx.t).count;
+    const before = (await rawAuditTable(ctx.t)).count;
     const res = await expectUnchanged(ctx.t, () => adminCall(ctx.t, request));
     expectError(res, status, code);
-    expect(rawAuditTable(ctx.t).count).toBe(before);
+    expect((await rawAuditTable(ctx.t)).count).toBe(before);
   });
 });

@@ -1,11 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tenant } from '../../src/domain/tenancy.js';
 import { send, type ApiResponse } from '../support/http-client.js';
+import { startServeProcess, type ServeProcess } from '../support/serve-process.js';
 import type { TestApp } from '../support/test-app.js';
-import { DatabaseReader, bannerToken, createUserGroup, ensureBuilt, expectFailure, startServe, useTestApp, type ServeProcess } from '../security/helpers.js';
+import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../support/test-database.js';
+import { DatabaseReader, createUserGroup, expectFailure, useTestApp } from '../security/helpers.js';
 
 const getOrCreate = (baseUrl: string, token: string, id: string) =>
   send(baseUrl, { method: 'GET', path: '/api/user', token, body: { user_group_id: id, name: `Race ${id}` } });
@@ -18,9 +17,9 @@ function expectOneGroupForAll(responses: ApiResponse[]): void {
   expect(responses.filter((response) => response.body.new_user_group === true)).toHaveLength(1);
 }
 
-function expectStoredOnce(reader: DatabaseReader, tenant: Tenant, id: string): void {
-  expect(reader.countGroups(tenant, id)).toBe(1);
-  expect(reader.countAuditEvents(tenant, 'user_group.created', id)).toBe(1);
+async function expectStoredOnce(reader: DatabaseReader, tenant: Tenant, id: string): Promise<void> {
+  expect(await reader.countGroups(tenant, id)).toBe(1);
+  expect(await reader.countAuditEvents(tenant, 'user_group.created', id)).toBe(1);
 }
 
 describe('concurrent requests in one process, over a real socket', () => {
@@ -40,7 +39,7 @@ describe('concurrent requests in one process, over a real socket', () => {
     const write = t.tokens.default.Customer.write;
     const responses = await Promise.all(Array.from({ length: 100 }, () => getOrCreate(baseUrl, write, 'race-one-process')));
     expectOneGroupForAll(responses);
-    expectStoredOnce(reader, tenant, 'race-one-process');
+    await expectStoredOnce(reader, tenant, 'race-one-process');
   });
 
   it('lets exactly one of 20 concurrent rotations with the same current token win', async () => {
@@ -54,7 +53,7 @@ describe('concurrent requests in one process, over a real socket', () => {
     const losers = responses.filter((response) => response.status !== 200);
     expect(losers).toHaveLength(19);
     losers.forEach((response) => expectFailure(response, 404, 'user_group_not_found'));
-    expect(reader.countAuditEvents(tenant, 'user_group.token_rotated', 'rotation-race')).toBe(1);
+    expect(await reader.countAuditEvents(tenant, 'user_group.token_rotated', 'rotation-race')).toBe(1);
 
     const newToken = winners[0]!.body.user_group.token as string;
     expect(newToken).not.toBe(group.token);
@@ -66,36 +65,37 @@ describe('concurrent requests in one process, over a real socket', () => {
   });
 });
 
-describe('concurrent get-or-create across two `ugs serve` processes on one SQLite file', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'ugs-race-'));
-  const databasePath = join(dir, 'ugs.db');
+const SHARED_DATABASE = TEST_ENGINE === 'sqlite' ? 'one SQLite file' : 'one PostgreSQL database';
+
+describe(`concurrent get-or-create across two \`ugs serve\` processes on ${SHARED_DATABASE}`, () => {
+  let db: TestDatabase;
   const servers: ServeProcess[] = [];
 
   beforeAll(async () => {
-    ensureBuilt();
+    db = await createTestDatabase(TEST_ENGINE);
     // The first start creates the database and prints the admin tokens; the second joins it.
-    servers.push(await startServe(databasePath));
-    servers.push(await startServe(databasePath));
+    servers.push(await startServeProcess(db));
+    servers.push(await startServeProcess(db));
   });
 
   afterAll(async () => {
     await Promise.all(servers.map((server) => server.stop()));
-    rmSync(dir, { recursive: true, force: true });
+    await db?.drop();
   });
 
   it('creates exactly one group from 50 concurrent calls at each process', async () => {
     const [first, second] = servers as [ServeProcess, ServeProcess];
-    const admin = bannerToken(first.stdout, 'Customer');
+    const admin = first.adminTokens().Customer;
     const calls = Array.from({ length: 50 }, () => [getOrCreate(first.baseUrl, admin, 'race-two-processes'), getOrCreate(second.baseUrl, admin, 'race-two-processes')]);
     const responses = await Promise.all(calls.flat());
     expectOneGroupForAll(responses);
 
-    const reader = new DatabaseReader(databasePath);
+    const reader = await DatabaseReader.open(db);
     try {
-      const workspace = reader.workspaceId('default');
-      expectStoredOnce(reader, { workspaceId: workspace, environment: 'Customer' }, 'race-two-processes');
+      const workspace = await reader.workspaceId('default');
+      await expectStoredOnce(reader, { workspaceId: workspace, environment: 'Customer' }, 'race-two-processes');
     } finally {
-      reader.close();
+      await reader.close();
     }
   });
 });

@@ -1,10 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tenant } from '../../src/domain/tenancy.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createUserGroup, expectFailure, issueApiToken, openSecondInstance, unusedUserGroupToken, useTestApp, type DatabaseReader } from '../security/helpers.js';
+import {
+  createUserGroup,
+  expectFailure,
+  holdWriteLock,
+  issueApiToken,
+  openSecondInstance,
+  unusedUserGroupToken,
+  useTestApp,
+  type DatabaseReader,
+} from '../security/helpers.js';
 
 interface GroupRef {
   id: string;
@@ -48,11 +56,11 @@ describe('rate limiting at 3 requests a minute per API token', () => {
     const token = await freshToken();
     for (let i = 0; i < 3; i += 1) expect((await call({ ...operation(ghost()), token })).status).not.toBe(429);
 
-    const before = reader.snapshot(tenant);
+    const before = await reader.snapshot(tenant);
     const limited = await call({ ...operation(ghost()), token });
     expectFailure(limited, 429, 'rate_limited');
     expectRetryAfter(limited, 60);
-    expect(reader.snapshot(tenant)).toEqual(before);
+    expect(await reader.snapshot(tenant)).toEqual(before);
 
     // Another token of the same tenant still has its whole budget.
     const other = await call({ ...operation(ghost()), token: await freshToken() });
@@ -73,16 +81,6 @@ describe('a database locked by another connection', () => {
   let reader: DatabaseReader;
   let tenant: Tenant;
 
-  /** Another connection takes the write lock and keeps it until released. */
-  function lockDatabase() {
-    const connection = new Database(t.databasePath);
-    connection.exec('BEGIN EXCLUSIVE');
-    return () => {
-      connection.exec('ROLLBACK');
-      connection.close();
-    };
-  }
-
   const fixture = useTestApp();
   beforeAll(() => ({ t, reader, tenant } = fixture));
 
@@ -92,37 +90,38 @@ describe('a database locked by another connection', () => {
     expect(ready.body).toEqual({ status: 'ok' });
   });
 
-  it('answers a create with 503 and Retry-After once the default busy timeout runs out, then recovers', { timeout: 20_000 }, async () => {
+  it('answers a create with 503 and Retry-After once the default lock wait runs out, then recovers', { timeout: 20_000 }, async () => {
     const token = t.tokens.default.Customer.write;
     const request = { method: 'GET', path: '/api/user', token, body: { user_group_id: 'created-after-the-lock' } };
     // The token's first use records last_used_at, a write; make it before the lock.
     expect((await inject(t.app, { ...request, body: { user_group_id: 'warm-up' } })).status).toBe(200);
 
-    const release = lockDatabase();
+    const release = await holdWriteLock(t.db);
     let locked: ApiResponse;
     const started = Date.now();
     try {
       locked = await inject(t.app, request);
     } finally {
-      release();
+      await release();
     }
+    // SQLite's busy timeout and PostgreSQL's statement timeout are 5 s by default.
     expect(Date.now() - started).toBeLessThan(8_000);
     expectFailure(locked, 503, 'unavailable');
     expectRetryAfter(locked, 60);
-    expect(reader.countGroups(tenant, 'created-after-the-lock')).toBe(0);
+    expect(await reader.countGroups(tenant, 'created-after-the-lock')).toBe(0);
 
     const recovered = await inject(t.app, request);
     expect(recovered.status).toBe(200);
     expect(recovered.body.new_user_group).toBe(true);
   });
 
-  describe('on an instance with a 100 ms busy timeout', () => {
+  describe('on an instance that waits 100 ms for a lock', () => {
     let instance: Awaited<ReturnType<typeof openSecondInstance>>;
     const targets: Record<string, GroupRef> = {};
     const call = (req: Omit<ApiRequest, 'token'>, token = t.tokens.default.Customer.write) => inject(instance.app, { ...req, token });
 
     beforeAll(async () => {
-      instance = await openSecondInstance(t.databasePath, 100);
+      instance = await openSecondInstance(t.db, 100);
       for (const name of [...Object.keys(WRITES), ...Object.keys(READS)]) {
         const group = await createUserGroup((req) => inject(instance.app, req), t.tokens.default.Customer.write, { user_group_id: `locked-${name}` });
         targets[name] = { id: group.provided_id, token: group.token };
@@ -132,15 +131,15 @@ describe('a database locked by another connection', () => {
     afterAll(() => instance.close());
 
     it('answers every write with 503 and Retry-After, serves reads, changes nothing, and recovers by itself', async () => {
-      const before = reader.snapshot(tenant);
-      const release = lockDatabase();
+      const before = await reader.snapshot(tenant);
+      const release = await holdWriteLock(t.db);
       try {
         for (const [name, operation] of Object.entries(WRITES)) {
           const response = await call(operation(targets[name]!));
           expectFailure(response, 503, 'unavailable');
           expectRetryAfter(response, 60);
         }
-        // WAL readers are not blocked by a writer: the hot path keeps working.
+        // Readers are not blocked by a writer (SQLite's WAL; PostgreSQL's MVCC): the hot path keeps working.
         for (const [name, operation] of Object.entries(READS)) {
           const response = await call(operation(targets[name]!));
           expect(response.status, name).toBe(200);
@@ -148,9 +147,9 @@ describe('a database locked by another connection', () => {
         }
         expect((await call({ method: 'GET', path: '/healthz' })).status).toBe(200);
       } finally {
-        release();
+        await release();
       }
-      expect(reader.snapshot(tenant)).toEqual(before);
+      expect(await reader.snapshot(tenant)).toEqual(before);
 
       for (const [name, operation] of Object.entries(WRITES)) {
         expect((await call(operation(targets[name]!))).status, name).toBe(200);

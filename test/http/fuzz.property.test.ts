@@ -106,7 +106,7 @@ describe('random and malformed requests', () => {
 
   /** The invariants every request must keep, whatever it carries. */
   async function expectHandled(req: Omit<ApiRequest, 'token'>, scope: 'write' | 'admin'): Promise<void> {
-    const before = reader.snapshot(tenant);
+    const before = await reader.snapshot(tenant);
     const response = await inject(t.app, { ...req, token: t.tokens.default.Customer[scope] });
     statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
     const context = `${req.method} ${req.path} ${String(req.rawBody ?? JSON.stringify(req.body)).slice(0, 200)} -> ${response.status} ${response.raw.slice(0, 300)}`;
@@ -117,7 +117,7 @@ describe('random and malformed requests', () => {
       expect(response.body.error.code, context).toMatch(SNAKE_CASE);
       expect(response.body.error.message, context).toEqual(expect.any(String));
       expect(response.body.error.request_id, context).toBe(response.headers['x-request-id']);
-      expect(reader.snapshot(tenant), context).toEqual(before);
+      expect(await reader.snapshot(tenant), context).toEqual(before);
     }
   }
 

@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { DataSourceRecord } from '../../src/domain/models.js';
 import type { Caller, Environment, Scope } from '../../src/domain/tenancy.js';
@@ -190,32 +189,24 @@ export function expectError(res: ApiResponse, status: number, code: string, fiel
 }
 
 // ---------------------------------------------------------------------------------------------
-// "Nothing is changed": the whole database, read through a second connection.
+// "Nothing is changed": the whole database, read through a connection of its own.
 
 /**
- * Every row of every table (sqlite_sequence included, so a burned team_id shows). The one column
- * left out is api_tokens.last_used_at: authenticating a request is bookkeeping, not a change.
+ * Every row of every table, the identity counters included (SQLite's sqlite_sequence, PostgreSQL's
+ * sequences), so a burned team_id shows. The one column left out is api_tokens.last_used_at:
+ * authenticating a request is bookkeeping, not a change.
  */
-export function snapshotDatabase(t: TestApp): Record<string, unknown[]> {
-  const db = new Database(t.databasePath, { readonly: true, fileMustExist: true });
-  try {
-    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as string[];
-    return Object.fromEntries(
-      tables.map((table) => {
-        const rows = db.prepare(`SELECT * FROM "${table}"`).all() as Array<Record<string, unknown>>;
-        return [table, table === 'api_tokens' ? rows.map(({ last_used_at: _ignored, ...row }) => row) : rows];
-      }),
-    );
-  } finally {
-    db.close();
-  }
+export async function snapshotDatabase(t: TestApp): Promise<Record<string, unknown[]>> {
+  const tables = await (await t.reader()).readAll();
+  tables.api_tokens = (tables.api_tokens ?? []).map(({ last_used_at: _ignored, ...row }) => row);
+  return tables;
 }
 
 /** Runs `action` and asserts that the database is exactly as it was before. */
 export async function expectUnchanged<T>(t: TestApp, action: () => Promise<T>): Promise<T> {
-  const before = snapshotDatabase(t);
+  const before = await snapshotDatabase(t);
   const result = await action();
-  expect(snapshotDatabase(t)).toEqual(before);
+  expect(await snapshotDatabase(t)).toEqual(before);
   return result;
 }
 

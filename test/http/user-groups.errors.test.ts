@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DataSourceRecord } from '../../src/domain/models.js';
 import {
+  adminCaller,
   apiToken,
   bodyOfSize,
   expectError,
@@ -434,8 +435,23 @@ describe.each(TRANSPORTS)('user group errors over $name', (transport) => {
   });
 
   it('the snapshot behind "nothing changed" does see a change', async () => {
-    const before = snapshotDatabase(ctx.t);
+    const before = await snapshotDatabase(ctx.t);
     expectSuccess(await ctx.client({ method: 'PUT', path: USER_PATH, token: apiToken(ctx.t), body: { user_group_id: fixtures.g2.id, name: 'Seen' } }));
-    expect(snapshotDatabase(ctx.t)).not.toEqual(before);
+    expect(await snapshotDatabase(ctx.t)).not.toEqual(before);
+  });
+
+  it('the snapshot sees a team_id used up even when no row is left to show it', async () => {
+    /** The team_id counter: SQLite's sqlite_sequence row, or PostgreSQL's identity sequence. */
+    const teamIdCounter = (snapshot: Record<string, unknown[]>) =>
+      ([...(snapshot.sqlite_sequence ?? []), ...(snapshot.pg_sequences ?? [])] as Array<Record<string, unknown>>).find(
+        (row) => row.name === 'user_groups' || row.sequencename === 'user_groups_team_id_seq',
+      );
+    const before = await snapshotDatabase(ctx.t);
+    const group = await seedGroup(ctx.t);
+    await ctx.t.runtime.services.userGroups.deleteUserGroup(await adminCaller(ctx.t), { userGroupId: group.id });
+    const after = await snapshotDatabase(ctx.t);
+    expect(after.user_groups).toEqual(before.user_groups);
+    expect(teamIdCounter(after)).toBeDefined();
+    expect(teamIdCounter(after)).not.toEqual(teamIdCounter(before));
   });
 });

@@ -1,26 +1,26 @@
 /*
  * Helpers shared by the security, concurrency, fuzz and fault suites: a test app with a read-only
- * view of its database, extra API tokens, the failure-envelope assertion, a second in-process
- * instance on the same database, and `ugs serve` processes.
+ * view of its database, extra API tokens, the failure-envelope assertion, and a second in-process
+ * instance on the same database. (`ugs serve` processes: test/support/serve-process.ts.)
  */
-import { spawn, execFileSync, type ChildProcessByStdio } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { Readable } from 'node:stream';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { FastifyInstance } from 'fastify';
+import { parseDatabaseUrl } from '../../src/config/database-url.js';
 import { loadEncryptionKey } from '../../src/config/encryption-key.js';
 import { systemClock } from '../../src/domain/clock.js';
 import { createTokenCipher } from '../../src/domain/secrets.js';
 import { createServices } from '../../src/domain/services.js';
 import type { Environment, Scope, Tenant } from '../../src/domain/tenancy.js';
 import { buildApp } from '../../src/http/app.js';
+import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { openDatabaseReader, type RawDatabaseReader } from '../support/database-reader.js';
 import type { ApiResponse } from '../support/http-client.js';
 import { createTestApp, type TestApp, type TestAppOptions } from '../support/test-app.js';
+import type { TestDatabase } from '../support/test-database.js';
 
 export type WorkspaceName = 'default' | 'other';
 
@@ -48,11 +48,10 @@ export function useTestApp(options: TestAppOptions = {}): AppFixture {
   const fixture = {} as AppFixture;
   beforeAll(async () => {
     fixture.t = await createTestApp(options);
-    fixture.reader = new DatabaseReader(fixture.t.databasePath);
+    fixture.reader = await DatabaseReader.of(fixture.t);
     fixture.tenant = await tenantOf(fixture.t, 'default', 'Customer');
   });
   afterAll(async () => {
-    fixture.reader?.close();
     await fixture.t?.close();
   });
   return fixture;
@@ -97,40 +96,58 @@ export interface DatabaseSnapshot {
 }
 
 /**
- * A second, read-only connection to the test database. WAL lets it read what the app has committed
- * while the app keeps writing, so tests can check the stored state without going through the API.
+ * The stored state of the test database, read on a read-only connection of its own, so tests can
+ * check it without going through the API. It sees what the app has committed while the app keeps
+ * writing (SQLite's WAL; PostgreSQL's READ COMMITTED).
  */
 export class DatabaseReader {
-  private readonly db: Database.Database;
+  private constructor(
+    private readonly raw: RawDatabaseReader,
+    private readonly owned: boolean,
+  ) {}
 
-  constructor(databasePath: string) {
-    this.db = new Database(databasePath, { readonly: true, fileMustExist: true });
+  /** A reader of its own on `db`: close it when done. */
+  static async open(db: TestDatabase): Promise<DatabaseReader> {
+    return new DatabaseReader(await openDatabaseReader(db), true);
   }
 
-  snapshot(tenant: Tenant): DatabaseSnapshot {
-    const userGroups = this.db
-      .prepare(
-        `SELECT g.*, (SELECT json_group_array(json_array(m.schema_id, m.data_source_id) ORDER BY m.schema_id)
-           FROM user_group_mappings m WHERE m.team_id = g.team_id) AS mapping_rows
-         FROM user_groups g WHERE g.workspace_id = ? AND g.environment = ? ORDER BY g.team_id`,
-      )
-      .all(tenant.workspaceId, tenant.environment);
+  /** The test app's reader, which closes with the app. */
+  static async of(t: TestApp): Promise<DatabaseReader> {
+    return new DatabaseReader(await t.reader(), false);
+  }
+
+  async snapshot(tenant: Tenant): Promise<DatabaseSnapshot> {
+    const groups = await this.raw.select(
+      'SELECT * FROM user_groups WHERE workspace_id = ? AND environment = ? ORDER BY team_id',
+      tenant.workspaceId,
+      tenant.environment,
+    );
+    const mappings = await this.raw.select<{ team_id: number; schema_id: number; data_source_id: number }>(
+      `SELECT m.team_id, m.schema_id, m.data_source_id FROM user_group_mappings m JOIN user_groups g ON g.team_id = m.team_id
+       WHERE g.workspace_id = ? AND g.environment = ? ORDER BY m.team_id, m.schema_id`,
+      tenant.workspaceId,
+      tenant.environment,
+    );
+    const userGroups = groups.map((group) => ({
+      ...group,
+      mapping_rows: mappings.filter((row) => row.team_id === group.team_id).map((row) => [row.schema_id, row.data_source_id]),
+    }));
     return {
       userGroups,
-      tenantAuditEvents: this.count('audit_events WHERE workspace_id = ? AND environment = ?', tenant.workspaceId, tenant.environment),
-      allAuditEvents: this.count('audit_events'),
-      schemas: this.count('schemas'),
-      dataSources: this.count('data_sources'),
+      tenantAuditEvents: await this.raw.count('audit_events WHERE workspace_id = ? AND environment = ?', tenant.workspaceId, tenant.environment),
+      allAuditEvents: await this.raw.count('audit_events'),
+      schemas: await this.raw.count('schemas'),
+      dataSources: await this.raw.count('data_sources'),
     };
   }
 
   /** How many groups of the tenant have this provided id. */
-  countGroups(tenant: Tenant, providedId: string): number {
-    return this.count('user_groups WHERE workspace_id = ? AND environment = ? AND provided_id = ?', tenant.workspaceId, tenant.environment, providedId);
+  countGroups(tenant: Tenant, providedId: string): Promise<number> {
+    return this.raw.count('user_groups WHERE workspace_id = ? AND environment = ? AND provided_id = ?', tenant.workspaceId, tenant.environment, providedId);
   }
 
-  countAuditEvents(tenant: Tenant, action: string, providedId: string): number {
-    return this.count(
+  countAuditEvents(tenant: Tenant, action: string, providedId: string): Promise<number> {
+    return this.raw.count(
       'audit_events WHERE workspace_id = ? AND environment = ? AND action = ? AND provided_id = ?',
       tenant.workspaceId,
       tenant.environment,
@@ -139,18 +156,14 @@ export class DatabaseReader {
     );
   }
 
-  workspaceId(name: WorkspaceName): number {
-    const row = this.db.prepare('SELECT id FROM workspaces WHERE name = ?').get(name) as { id: number } | undefined;
+  async workspaceId(name: WorkspaceName): Promise<number> {
+    const [row] = await this.raw.select<{ id: number }>('SELECT id FROM workspaces WHERE name = ?', name);
     if (!row) throw new Error(`workspace ${name} is missing from the database`);
     return row.id;
   }
 
-  close(): void {
-    this.db.close();
-  }
-
-  private count(from: string, ...params: unknown[]): number {
-    return (this.db.prepare(`SELECT count(*) AS n FROM ${from}`).get(...params) as { n: number }).n;
+  async close(): Promise<void> {
+    if (this.owned) await this.raw.close();
   }
 }
 
@@ -180,12 +193,47 @@ export interface UserGroupBody {
 }
 
 /**
- * A second instance of the service on the database of a test app, wired as the runtime wires it but
- * with its own SQLite busy timeout, so that lock contention can be tested without 5-second waits.
+ * Another connection takes the write lock of the whole database and keeps it until released: SQLite's
+ * exclusive lock; on PostgreSQL an EXCLUSIVE lock on every table, which (like SQLite's WAL mode) lets
+ * plain reads through and makes every write wait.
  */
-export async function openSecondInstance(databasePath: string, busyTimeoutMs: number): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
-  const store = openSqliteStore({ path: databasePath, busyTimeoutMs });
-  const cipher = createTokenCipher(loadEncryptionKey({ engine: 'sqlite', path: databasePath }, undefined));
+export async function holdWriteLock(db: TestDatabase): Promise<() => Promise<void>> {
+  if (db.engine === 'sqlite') {
+    const connection = new Database(db.sqlitePath!, { fileMustExist: true });
+    connection.exec('BEGIN EXCLUSIVE');
+    return async () => {
+      connection.exec('ROLLBACK');
+      connection.close();
+    };
+  }
+  const client = new pg.Client({ connectionString: db.url, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    await client.query('BEGIN');
+    const { rows } = await client.query<{ name: string }>('SELECT quote_ident(tablename) AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename');
+    await client.query(`LOCK TABLE ${rows.map((row) => row.name).join(', ')} IN EXCLUSIVE MODE`);
+  } catch (error) {
+    await client.end();
+    throw error;
+  }
+  return async () => {
+    await client.query('ROLLBACK');
+    await client.end();
+  };
+}
+
+/**
+ * A second instance of the service on the database of a test app, wired as the runtime wires it but
+ * with its own, short wait for a lock held by another connection (SQLite's busy timeout, PostgreSQL's
+ * statement timeout), so that lock contention can be tested without 5-second waits.
+ */
+export async function openSecondInstance(db: TestDatabase, lockWaitMs: number): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
+  const location = parseDatabaseUrl(db.url);
+  const store =
+    location.engine === 'sqlite'
+      ? openSqliteStore({ path: location.path, busyTimeoutMs: lockWaitMs })
+      : openPostgresStore({ url: location.url, statementTimeoutMs: lockWaitMs, poolSize: 4 });
+  const cipher = createTokenCipher(loadEncryptionKey(location, db.encryptionKey));
   const services = createServices({ store, cipher, clock: systemClock });
   const app = await buildApp({ services, store, logger: false, rateLimitPerMinute: 'off', version: 'test' });
   await app.ready();
@@ -196,86 +244,4 @@ export async function openSecondInstance(databasePath: string, busyTimeoutMs: nu
       await store.close();
     },
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// `ugs serve` as a separate process
-
-const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-/** The CLI runs from dist: build it unless a build is already there (`npm test` builds first). */
-export function ensureBuilt(): void {
-  if (!existsSync(join(REPO_ROOT, 'dist', 'cli', 'main.js'))) {
-    execFileSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, stdio: 'inherit' });
-  }
-}
-
-export interface ServeProcess {
-  baseUrl: string;
-  /** Everything the process wrote to stdout up to the moment it was listening. */
-  stdout: string;
-  stop(): Promise<void>;
-}
-
-const LISTENING = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/;
-
-/** Starts `ugs serve` on an ephemeral port and resolves once it listens. */
-export async function startServe(databasePath: string, env: Record<string, string> = {}): Promise<ServeProcess> {
-  const { UGS_ENCRYPTION_KEY: _ignored, ...inherited } = process.env;
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'ugs.js'), 'serve', '--port', '0', '--database', `sqlite:${databasePath}`], {
-    cwd: REPO_ROOT,
-    env: { ...inherited, UGS_RATE_LIMIT: 'off', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
-  };
-  try {
-    const baseUrl = await waitForListening(child, () => stdout, () => stderr);
-    // The banner is written right after listening starts; give it the same chance to arrive.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    return { baseUrl, stdout, stop };
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-}
-
-function waitForListening(child: ChildProcessByStdio<null, Readable, Readable>, stdout: () => string, stderr: () => string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`ugs serve did not start in time:\n${stdout()}\n${stderr()}`)), 20_000);
-    const check = () => {
-      const match = LISTENING.exec(stdout());
-      if (match?.[1]) finish(() => resolve(match[1]!));
-    };
-    const onExit = (code: number | null) => fail(new Error(`ugs serve exited with ${code}:\n${stdout()}\n${stderr()}`));
-    const finish = (then: () => void) => {
-      clearTimeout(timer);
-      child.stdout.off('data', check);
-      child.off('exit', onExit);
-      then();
-    };
-    const fail = (error: Error) => finish(() => reject(error));
-    child.stdout.on('data', check);
-    child.once('exit', onExit);
-    check();
-  });
-}
-
-/** The first-start admin token of an environment, from the banner on stdout. */
-export function bannerToken(stdout: string, environment: Environment): string {
-  const prefix = environment === 'Customer' ? 'ugs_live_' : 'ugs_test_';
-  const match = new RegExp(`^\\s+${environment}\\s+(${prefix}[0-9a-f]{64})$`, 'm').exec(stdout);
-  if (!match?.[1]) throw new Error(`no ${environment} admin token in the banner:\n${stdout}`);
-  return match[1];
 }

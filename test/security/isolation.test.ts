@@ -48,8 +48,8 @@ describe('isolation between environments and workspaces', () => {
   const call = (req: ApiRequest) => inject(t.app, req);
   const homeWrite = () => t.tokens.default.Customer.write;
   /** The home tenant's stored groups and its audit trail: what no foreign caller may change. */
-  const homeState = () => {
-    const { userGroups, tenantAuditEvents } = reader.snapshot(home);
+  const homeState = async () => {
+    const { userGroups, tenantAuditEvents } = await reader.snapshot(home);
     return { userGroups, tenantAuditEvents };
   };
 
@@ -97,7 +97,7 @@ describe('isolation between environments and workspaces', () => {
   describe.each(FOREIGN)('a caller of workspace %s, environment %s', (workspace, environment) => {
     it('fails on a home group exactly as on a group that exists nowhere, with every scope and operation', async () => {
       const original = await createHomeGroup(`iso-${workspace}-${environment}`);
-      const before = homeState();
+      const before = await homeState();
       for (const scope of SCOPES) {
         const token = t.tokens[workspace][environment][scope];
         for (const [name, operation] of Object.entries(OPERATIONS)) {
@@ -108,13 +108,13 @@ describe('isolation between environments and workspaces', () => {
           expectFailure(elsewhere, status, code);
         }
       }
-      expect(homeState()).toEqual(before);
+      expect(await homeState()).toEqual(before);
       await expectHomeGroupIntact(original);
     });
 
     it('get-or-create of a home id makes a separate group in its own tenant and leaves the home one alone', async () => {
       const original = await createHomeGroup(`goc-${workspace}-${environment}`);
-      const before = homeState();
+      const before = await homeState();
       const getOrCreate = (scope: Scope, id: string) =>
         call({ method: 'GET', path: '/api/user', token: t.tokens[workspace][environment][scope], body: { user_group_id: id, name: 'Foreign' } });
 
@@ -136,7 +136,7 @@ describe('isolation between environments and workspaces', () => {
       expectFailure(await verify(t.tokens[workspace][environment].read, original.token), 404, 'user_group_not_found');
       expect((await verify(t.tokens[workspace][environment].read, created.body.user_group.token)).body.user_group).toEqual(created.body.user_group);
 
-      expect(homeState()).toEqual(before);
+      expect(await homeState()).toEqual(before);
       await expectHomeGroupIntact(original);
     });
   });
@@ -147,7 +147,7 @@ describe('isolation between environments and workspaces', () => {
     expect(testing.api_environment_tag).toBe('Testing');
     expect(testing.team_id).not.toBe(customer.group.team_id);
     expect(testing.token).not.toBe(customer.token);
-    const before = homeState();
+    const before = await homeState();
 
     const testingWrite = t.tokens.default.Testing.write;
     const renamed = await call({ method: 'PUT', path: '/api/user', token: testingWrite, body: { user_group_id: 'twin', name: 'Renamed in Testing' } });
@@ -156,9 +156,9 @@ describe('isolation between environments and workspaces', () => {
     expect(rotated.status).toBe(200);
     const deleted = await call({ method: 'DELETE', path: '/api/user', token: testingWrite, body: { user_group_id: 'twin' } });
     expect(deleted.body).toEqual({ success: 1 });
-    expect(reader.countGroups(await tenantOf(t, 'default', 'Testing'), 'twin')).toBe(0);
+    expect(await reader.countGroups(await tenantOf(t, 'default', 'Testing'), 'twin')).toBe(0);
 
-    expect(homeState()).toEqual(before);
+    expect(await homeState()).toEqual(before);
     await expectHomeGroupIntact(customer);
   });
 
@@ -166,7 +166,7 @@ describe('isolation between environments and workspaces', () => {
     const original = await createHomeGroup('admin-target');
     const expendable = await issueApiToken(t, home, 'read', 'cross-workspace target');
     const [tokenRecord] = (await t.runtime.store.listApiTokens(home.workspaceId)).filter((token) => token.name === 'cross-workspace target');
-    const before = homeState();
+    const before = await homeState();
     const ABSENT = 999_999;
     // Messages may echo the id asked for; apart from that, a foreign id and an absent one must read alike.
     const revealed = (response: ApiResponse, id: number) => JSON.parse(JSON.stringify(observable(response)).replaceAll(String(id), '<id>'));
@@ -190,7 +190,7 @@ describe('isolation between environments and workspaces', () => {
       expect(events.body.audit_events.filter((event: { team_id: number | null }) => event.team_id === original.group.team_id)).toEqual([]);
     }
 
-    expect(homeState()).toEqual(before);
+    expect(await homeState()).toEqual(before);
     await expectHomeGroupIntact(original);
     expect((await call({ method: 'GET', path: '/api/admin/data_sources', token: t.tokens.default.Customer.admin })).body.data_sources).toContainEqual(
       expect.objectContaining({ id: dataSources.homeWarehouse, name: 'warehouse' }),
@@ -219,7 +219,7 @@ describe('isolation between environments and workspaces', () => {
 
     it('rejects another tenant\'s data source on create and on update as unknown_data_source, changing nothing', async () => {
       const original = await createHomeGroup('mapping-target');
-      const before = homeState();
+      const before = await homeState();
       for (const [label, reference] of foreignReferences()) {
         const mapping = { [schemaId]: reference };
         const create = await call({ method: 'GET', path: '/api/user', token: homeWrite(), body: { user_group_id: 'mapping-new', mapping } });
@@ -228,15 +228,15 @@ describe('isolation between environments and workspaces', () => {
         const update = await call({ method: 'PUT', path: '/api/user', token: homeWrite(), body: { user_group_id: original.id, mapping } });
         expectFailure(update, 400, 'unknown_data_source');
       }
-      expect(homeState()).toEqual(before);
-      expect(reader.countGroups(home, 'mapping-new')).toBe(0);
+      expect(await homeState()).toEqual(before);
+      expect(await reader.countGroups(home, 'mapping-new')).toBe(0);
       await expectHomeGroupIntact(original);
     });
 
     it('rejects another workspace\'s schema as unknown_schema', async () => {
       const response = await call({ method: 'GET', path: '/api/user', token: homeWrite(), body: { user_group_id: 'schema-new', mapping: { [otherSchemaId]: 'warehouse' } } });
       expectFailure(response, 400, 'unknown_schema');
-      expect(reader.countGroups(home, 'schema-new')).toBe(0);
+      expect(await reader.countGroups(home, 'schema-new')).toBe(0);
     });
 
     it('lists only the caller\'s workspace in the admin catalogue', async () => {

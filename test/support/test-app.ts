@@ -1,67 +1,107 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/http/app.js';
 import type { Environment, Scope } from '../../src/domain/tenancy.js';
 import { ENVIRONMENTS, SCOPES } from '../../src/domain/tenancy.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { openDatabaseReader, type RawDatabaseReader } from './database-reader.js';
+import { createTestDatabase, TEST_ENGINE, type TestDatabase } from './test-database.js';
 
 export type TokenSet = Record<Environment, Record<Scope, string>>;
 
 export interface TestApp {
   app: FastifyInstance;
   runtime: Runtime;
-  /** Directory holding the SQLite file, its WAL and the key file. */
+  /** The database the app runs on: TEST_ENGINE's, unless the options named one. */
+  db: TestDatabase;
+  /** The test's scratch directory (on SQLite it holds the database file, its WAL and the key file). */
   dir: string;
-  databasePath: string;
+  /** The SQLite file, for SQLite-only tests that read it raw; undefined on PostgreSQL. */
+  databasePath: string | undefined;
   /** API token secrets: workspace `default` and a second workspace `other`, every environment and scope. */
   tokens: { default: TokenSet; other: TokenSet };
+  /** A raw read-only view of the database on a connection of its own: opened on first use, closed with the app. */
+  reader(): Promise<RawDatabaseReader>;
   /** Starts listening on an ephemeral loopback port; returns the base URL. */
   listen(): Promise<string>;
+  /** Closes the app, its runtime and its reader; drops the database unless the options handed it in. */
   close(): Promise<void>;
 }
 
 export interface TestAppOptions {
   rateLimitPerMinute?: number | 'off';
+  /** UGS_ENCRYPTION_KEY to open the database with; the database's own key otherwise (SQLite: the key file). */
   encryptionKey?: string;
-  /** Reuse an existing directory (e.g. to reopen a database); a fresh temp dir otherwise. */
+  /** Open this existing database (e.g. to reopen one another app used); the caller drops it. */
+  database?: TestDatabase;
+  /** SQLite only: the database `ugs.db` in this existing directory; the caller removes it. */
   dir?: string;
 }
 
-/** A real app on a real SQLite file in a temp dir, with API tokens of every kind ready to use. */
+/** A SQLite database in an existing directory, which stays when the database is "dropped". */
+function sqliteDatabaseIn(dir: string): TestDatabase {
+  const sqlitePath = join(dir, 'ugs.db');
+  return { engine: 'sqlite', url: `sqlite:${sqlitePath}`, encryptionKey: undefined, dir, sqlitePath, drop: async () => undefined };
+}
+
+async function databaseFor(options: TestAppOptions): Promise<{ db: TestDatabase; owned: boolean }> {
+  if (options.database && options.dir) throw new Error('createTestApp takes `database` or `dir`, not both');
+  if (options.database) return { db: options.database, owned: false };
+  if (options.dir) return { db: sqliteDatabaseIn(options.dir), owned: false };
+  return { db: await createTestDatabase(TEST_ENGINE), owned: true };
+}
+
+/**
+ * A real app on a real database of the engine under test (UGS_TEST_ENGINE, see vitest.config.ts), with
+ * API tokens of every kind ready to use.
+ */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'ugs-test-'));
-  const databasePath = join(dir, 'ugs.db');
-  const runtime = await openRuntime({ databaseUrl: `sqlite:${databasePath}`, encryptionKey: options.encryptionKey });
-  const other = (await runtime.store.findWorkspaceByName('other')) ?? (await runtime.services.workspaces.createWorkspace('other', { type: 'cli' }));
-  const tokens = {
-    default: await issueTokenSet(runtime, runtime.defaultWorkspace.id),
-    other: await issueTokenSet(runtime, other.id),
+  const { db, owned } = await databaseFor(options);
+  let runtime: Runtime | undefined;
+  let app: FastifyInstance | undefined;
+  let reader: Promise<RawDatabaseReader> | undefined;
+  const close = async () => {
+    try {
+      await reader?.then((opened) => opened.close(), () => undefined);
+      await app?.close();
+      await runtime?.close();
+    } finally {
+      if (owned) await db.drop();
+    }
   };
-  const app = await buildApp({
-    services: runtime.services,
-    store: runtime.store,
-    logger: false,
-    rateLimitPerMinute: options.rateLimitPerMinute ?? 'off',
-    version: 'test',
-  });
-  await app.ready();
-  return {
-    app,
-    runtime,
-    dir,
-    databasePath,
-    tokens,
-    async listen() {
-      return app.listen({ port: 0, host: '127.0.0.1' });
-    },
-    async close() {
-      await app.close();
-      await runtime.close();
-      if (!options.dir) rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  try {
+    runtime = await openRuntime({ databaseUrl: db.url, encryptionKey: options.encryptionKey ?? db.encryptionKey });
+    const opened = runtime;
+    const other = (await opened.store.findWorkspaceByName('other')) ?? (await opened.services.workspaces.createWorkspace('other', { type: 'cli' }));
+    const tokens = {
+      default: await issueTokenSet(opened, opened.defaultWorkspace.id),
+      other: await issueTokenSet(opened, other.id),
+    };
+    app = await buildApp({
+      services: opened.services,
+      store: opened.store,
+      logger: false,
+      rateLimitPerMinute: options.rateLimitPerMinute ?? 'off',
+      version: 'test',
+    });
+    await app.ready();
+    const server = app;
+    return {
+      app: server,
+      runtime: opened,
+      db,
+      dir: db.dir,
+      databasePath: db.sqlitePath,
+      tokens,
+      reader: () => (reader ??= openDatabaseReader(db)),
+      listen: () => server.listen({ port: 0, host: '127.0.0.1' }),
+      close,
+    };
+  } catch (error) {
+    // Nothing may outlive a failed start: no pool holding connections, no schema left behind.
+    await close().catch(() => undefined);
+    throw error;
+  }
 }
 
 async function issueTokenSet(runtime: Runtime, workspaceId: number): Promise<TokenSet> {

@@ -1,3 +1,4 @@
+import { takenError } from '../unique-constraints.js';
 import type { AuditContext, DataSourcePatch, DataSourceRecord, NewDataSource } from '../../domain/models.js';
 import type { Environment } from '../../domain/tenancy.js';
 import { creationChanges, dataSourceAuditFields, dataSourceEntry, deletionChanges } from '../audit-entries.js';
@@ -38,8 +39,12 @@ const COLUMNS = 'id, workspace_id, environment, provided_id, name, schema_id, cr
 const PATCHABLE = ['providedId', 'name', 'schemaId'] as const;
 
 const sql = statements({
+  // As for schemas: a taken provided id inserts no row and so draws no id from the sequence.
   insert: `INSERT INTO data_sources (workspace_id, environment, provided_id, name, schema_id, created_at)
-    VALUES (@workspaceId, @environment, @providedId, @name, @schemaId, @createdAt) RETURNING ${COLUMNS}`,
+    SELECT @workspaceId, @environment, @providedId, @name, @schemaId, @createdAt
+    WHERE NOT EXISTS (SELECT 1 FROM data_sources
+      WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @providedId)
+    RETURNING ${COLUMNS}`,
   list: `SELECT ${COLUMNS} FROM data_sources
     WHERE workspace_id = @workspaceId AND (@environment::text IS NULL OR environment = @environment) ORDER BY id`,
   byId: `SELECT ${COLUMNS} FROM data_sources WHERE id = @id AND workspace_id = @workspaceId`,
@@ -77,8 +82,9 @@ export function dataSourceMethods(db: PostgresDatabase, audit: AuditEvents): Dat
 
   const insert = audit.withAudit(async (tx, _context: AuditContext, source: NewDataSource) => {
     const { tenant, providedId, name, schemaId, createdAt } = source;
-    const rows = await tx.rows<DataSourceRow>(sql.insert({ ...tenant, providedId, name, schemaId, createdAt }));
-    const record = toDataSource(onlyRow(rows, 'data source insert'));
+    const [row] = await tx.rows<DataSourceRow>(sql.insert({ ...tenant, providedId, name, schemaId, createdAt }));
+    if (!row) throw takenError('data_source_provided_id', undefined);
+    const record = toDataSource(row);
     return { result: record, entries: [dataSourceEntry('data_source.created', record, creationChanges(dataSourceAuditFields(record)))] };
   });
 

@@ -1,9 +1,10 @@
+import { takenError } from '../unique-constraints.js';
 import type { AuditContext, SchemaRecord } from '../../domain/models.js';
 import { schemaCreatedEntry } from '../audit-entries.js';
 import type { SchemaStore } from '../store.js';
 import type { AuditEvents } from './audit-events.js';
 import type { PostgresDatabase } from './postgres-database.js';
-import { iso, onlyRow, toNumber } from './rows.js';
+import { iso, toNumber } from './rows.js';
 import type { Int8 } from './rows.js';
 import { statements } from './statements.js';
 
@@ -21,7 +22,13 @@ function toSchema(row: SchemaRow): SchemaRecord {
 const COLUMNS = 'id, workspace_id, name, created_at';
 
 const sql = statements({
-  insert: `INSERT INTO schemas (workspace_id, name, created_at) VALUES (@workspaceId, @name, @at) RETURNING ${COLUMNS}`,
+  // INSERT … SELECT … WHERE NOT EXISTS rather than VALUES: a taken name produces no row, so no id is
+  // drawn from the sequence (a rejected request changes nothing); the unique constraint still
+  // settles a true race.
+  insert: `INSERT INTO schemas (workspace_id, name, created_at)
+    SELECT @workspaceId, @name, @at
+    WHERE NOT EXISTS (SELECT 1 FROM schemas WHERE workspace_id = @workspaceId AND name = @name)
+    RETURNING ${COLUMNS}`,
   list: `SELECT ${COLUMNS} FROM schemas WHERE workspace_id = @workspaceId ORDER BY id`,
   // An array parameter keeps one statement for any number of ids.
   byIds: `SELECT ${COLUMNS} FROM schemas WHERE workspace_id = @workspaceId AND id = ANY(@ids::bigint[]) ORDER BY id`,
@@ -29,7 +36,9 @@ const sql = statements({
 
 export function schemaMethods(db: PostgresDatabase, audit: AuditEvents): SchemaStore {
   const insert = audit.withAudit(async (tx, context: AuditContext, workspaceId: number, name: string) => {
-    const schema = toSchema(onlyRow(await tx.rows<SchemaRow>(sql.insert({ workspaceId, name, at: context.at })), 'schema insert'));
+    const [row] = await tx.rows<SchemaRow>(sql.insert({ workspaceId, name, at: context.at }));
+    if (!row) throw takenError('schema_name', undefined);
+    const schema = toSchema(row);
     return { result: schema, entries: [schemaCreatedEntry(schema)] };
   });
 

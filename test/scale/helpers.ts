@@ -1,0 +1,132 @@
+// Shared by the scale-out suites: calls that never hang a test, the API calls they repeat, the
+// failure assertions, bounded polling and a look at a process's children in /proc.
+import { readdirSync, readFileSync } from 'node:fs';
+import { expect } from 'vitest';
+import { send, type ApiRequest, type ApiResponse } from '../support/http-client.js';
+import type { ServeProcess } from '../support/serve-process.js';
+
+/**
+ * Far beyond the service's own limits (3 s to get a connection, 5 s + 1 s per statement), so an
+ * answer that has not come by then means a hung request: the call fails instead of waiting on.
+ */
+export const REQUEST_TIMEOUT_MS = 15_000;
+
+/** One request over a socket, failing after REQUEST_TIMEOUT_MS without an answer. */
+export async function call(server: Pick<ServeProcess, 'baseUrl'>, req: ApiRequest): Promise<ApiResponse> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms to ${req.method} ${req.path} on ${server.baseUrl}`)), REQUEST_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([send(server.baseUrl, req), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** GET /api/user with a body: get the group `user_group_id`, or create it. */
+export function getOrCreate(server: Pick<ServeProcess, 'baseUrl'>, token: string, userGroupId: string, name = userGroupId): Promise<ApiResponse> {
+  return call(server, { method: 'GET', path: '/api/user', token, body: { user_group_id: userGroupId, name } });
+}
+
+/** POST /api/user/verify: the group holding `userGroupToken`. */
+export function verify(server: Pick<ServeProcess, 'baseUrl'>, token: string, userGroupToken: string): Promise<ApiResponse> {
+  return call(server, { method: 'POST', path: '/api/user/verify', token, body: { token: userGroupToken } });
+}
+
+/** A user group as the API returns it (the fields these suites read). */
+export interface UserGroupBody {
+  team_id: number;
+  token: string;
+  provided_id: string;
+}
+
+/** Creates the group `userGroupId` and returns it; fails unless it is new. */
+export async function createGroup(server: Pick<ServeProcess, 'baseUrl'>, token: string, userGroupId: string): Promise<UserGroupBody> {
+  const response = await getOrCreate(server, token, userGroupId);
+  expect(response.status, response.raw).toBe(200);
+  expect(response.body.new_user_group).toBe(true);
+  return response.body.user_group as UserGroupBody;
+}
+
+/** The failure envelope with this status and code, carrying the response's request id. */
+export function expectFailure(response: ApiResponse, status: number, code: string): void {
+  expect({ status: response.status, code: response.body?.error?.code }, response.raw).toEqual({ status, code });
+  expect(response.body).toMatchObject({ success: 0, error: { message: expect.any(String), request_id: response.headers['x-request-id'] } });
+}
+
+/** 503 `unavailable` with a Retry-After of whole seconds. */
+export function expectUnavailable(response: ApiResponse): void {
+  expectFailure(response, 503, 'unavailable');
+  expect(response.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Polls `probe` until it returns something other than undefined; fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`gave up after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  state: string;
+}
+
+/** /proc/<pid>/stat, or undefined when there is no such process (any more). */
+function processInfo(pid: number): ProcessInfo | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ")".
+  const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pid, ppid: Number(ppid), state: state ?? '?' };
+}
+
+/** Every live (not zombie) process, from /proc. */
+function liveProcesses(): ProcessInfo[] {
+  return readdirSync('/proc')
+    .filter((name) => /^[0-9]+$/.test(name))
+    .map((name) => processInfo(Number(name)))
+    .filter((info): info is ProcessInfo => info !== undefined && info.state !== 'Z');
+}
+
+/** The live child processes of `pid` (what `ps --ppid <pid>` shows). */
+export function childPids(pid: number): number[] {
+  return liveProcesses()
+    .filter((info) => info.ppid === pid)
+    .map((info) => info.pid)
+    .sort((a, b) => a - b);
+}
+
+/** The live processes whose command line has this argument (say, a test's database URL). */
+export function pidsWithArgument(argument: string): number[] {
+  return liveProcesses()
+    .filter((info) => commandLine(info.pid)?.includes(argument))
+    .map((info) => info.pid);
+}
+
+/** The command line of a process, or undefined when it is gone. */
+export function commandLine(pid: number): string[] | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((part) => part !== '');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a `ugs serve` process with this pid still exists (a recycled pid running something else does not count). */
+export function isUgsProcessAlive(pid: number): boolean {
+  const info = processInfo(pid);
+  return info !== undefined && info.state !== 'Z' && (commandLine(pid) ?? []).some((part) => part.endsWith('ugs.js'));
+}

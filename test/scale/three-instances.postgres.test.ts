@@ -1,0 +1,138 @@
+// Three `ugs serve` processes on one PostgreSQL database, as N instances behind a load balancer:
+// races between them are settled by the database, and no instance serves a stale credential.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiResponse } from '../support/http-client.js';
+import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
+import { createTestDatabase, withPostgresClient, type TestDatabase } from '../support/test-database.js';
+import { call, createGroup, expectFailure, getOrCreate, verify, type UserGroupBody } from './helpers.js';
+
+let db: TestDatabase;
+let instances: ServeProcess[];
+/** The first instance's first-start admin token (environment Customer). */
+let admin: string;
+
+const uniqueId = (label: string) => `${label}_${randomBytes(6).toString('hex')}`;
+
+beforeAll(async () => {
+  db = await createTestDatabase('postgres');
+  const first = await startServeProcess(db);
+  admin = first.adminTokens().Customer;
+  instances = [first, ...(await Promise.all([startServeProcess(db), startServeProcess(db)]))];
+});
+
+afterAll(async () => {
+  await stopAllServeProcesses();
+  await db?.drop();
+});
+
+/** The same call on every instance, one after the other; the responses in instance order. */
+async function onEach(request: (instance: ServeProcess) => Promise<ApiResponse>, on = instances): Promise<ApiResponse[]> {
+  const responses: ApiResponse[] = [];
+  for (const instance of on) responses.push(await request(instance));
+  return responses;
+}
+
+/** Checks `userGroupToken` verifies as `group` on the given instances (by default all three). */
+async function expectVerifies(userGroupToken: string, group: UserGroupBody, on = instances): Promise<void> {
+  for (const response of await onEach((instance) => verify(instance, admin, userGroupToken), on)) {
+    expect(response.status, response.raw).toBe(200);
+    expect(response.body.user_group).toMatchObject({ team_id: group.team_id, provided_id: group.provided_id, token: userGroupToken });
+  }
+}
+
+describe('three ugs serve processes on one PostgreSQL database', () => {
+  it('96 concurrent get-or-create calls for one new id, 32 per instance, create exactly one group with one token', async () => {
+    const userGroupId = uniqueId('race');
+    const responses = await Promise.all(Array.from({ length: 96 }, (_, index) => getOrCreate(instances[index % 3]!, admin, userGroupId, 'Race')));
+
+    for (const response of responses) expect(response.status, response.raw).toBe(200);
+    expect(responses.filter((response) => response.body.new_user_group === true)).toHaveLength(1);
+    expect(new Set(responses.map((response) => response.body.user_group.team_id)).size).toBe(1);
+    expect(new Set(responses.map((response) => response.body.user_group.token)).size).toBe(1);
+    const teamId = responses[0]!.body.user_group.team_id as number;
+
+    // The database holds one group and recorded one creation: through the API of another instance…
+    const listed = await call(instances[2]!, { method: 'GET', path: `/api/admin/user_groups?q=${userGroupId}`, token: admin });
+    expect(listed.status, listed.raw).toBe(200);
+    expect(listed.body.user_groups).toEqual([expect.objectContaining({ team_id: teamId, provided_id: userGroupId })]);
+    const audited = await call(instances[1]!, { method: 'GET', path: `/api/admin/audit_events?action=user_group.created&team_id=${teamId}`, token: admin });
+    expect(audited.status, audited.raw).toBe(200);
+    expect(audited.body.audit_events).toHaveLength(1);
+    // …and in the tables themselves.
+    const rows = await withPostgresClient((client) => client.query('SELECT team_id FROM user_groups WHERE provided_id = $1', [userGroupId]), db.url);
+    expect(rows.rows.map((row: { team_id: string | number }) => Number(row.team_id))).toEqual([teamId]);
+  });
+
+  it('a token rotated through instance 1 is refused by instances 2 and 3 on their next request; the new one verifies on all three', async () => {
+    const group = await createGroup(instances[0]!, admin, uniqueId('rotated'));
+    // Every instance has just accepted the old token: a cache, if any, holds it now.
+    await expectVerifies(group.token, group);
+
+    const rotated = await call(instances[0]!, { method: 'POST', path: '/api/user', token: admin, body: { current_token: group.token } });
+    expect(rotated.status, rotated.raw).toBe(200);
+    const newToken = rotated.body.user_group.token as string;
+    expect(newToken).not.toBe(group.token);
+    expect(rotated.body.user_group.team_id).toBe(group.team_id);
+
+    for (const response of await onEach((instance) => verify(instance, admin, group.token), [instances[1]!, instances[2]!, instances[0]!])) {
+      expectFailure(response, 404, 'user_group_not_found');
+    }
+    await expectVerifies(newToken, group);
+  });
+
+  it('concurrent rotations of one token through all three instances: exactly one wins, the others find no such token', async () => {
+    const group = await createGroup(instances[1]!, admin, uniqueId('rotation_race'));
+    const responses = await Promise.all(
+      Array.from({ length: 12 }, (_, index) => call(instances[index % 3]!, { method: 'POST', path: '/api/user', token: admin, body: { current_token: group.token } })),
+    );
+
+    const winners = responses.filter((response) => response.status === 200);
+    expect(winners, responses.map((response) => response.raw).join('\n')).toHaveLength(1);
+    for (const response of responses.filter((candidate) => candidate.status !== 200)) expectFailure(response, 404, 'user_group_not_found');
+    const newToken = winners[0]!.body.user_group.token as string;
+    await expectVerifies(newToken, group);
+    for (const response of await onEach((instance) => verify(instance, admin, group.token))) expectFailure(response, 404, 'user_group_not_found');
+  });
+
+  it('an API token created and revoked through instance 1 is refused with 401 invalid_api_token by every instance on the next request', async () => {
+    const group = await createGroup(instances[0]!, admin, uniqueId('api_token_target'));
+    const created = await call(instances[0]!, { method: 'POST', path: '/api/admin/api_tokens', token: admin, body: { name: 'short-lived', scope: 'read' } });
+    expect(created.status, created.raw).toBe(200);
+    const { id, token } = created.body.api_token as { id: number; token: string };
+    // Every instance has just accepted the API token.
+    for (const response of await onEach((instance) => verify(instance, token, group.token))) expect(response.status, response.raw).toBe(200);
+
+    const revoked = await call(instances[0]!, { method: 'DELETE', path: `/api/admin/api_tokens/${id}`, token: admin });
+    expect(revoked.status, revoked.raw).toBe(200);
+
+    for (const response of await onEach((instance) => verify(instance, token, group.token), [instances[1]!, instances[2]!, instances[0]!])) {
+      expectFailure(response, 401, 'invalid_api_token');
+      expect(response.headers['www-authenticate']).toBe('Token');
+    }
+  });
+
+  it('a user group deleted by its token through instance 2 is refused at once by instances 1 and 3', async () => {
+    const group = await createGroup(instances[2]!, admin, uniqueId('deleted'));
+    await expectVerifies(group.token, group);
+
+    const deleted = await call(instances[1]!, { method: 'DELETE', path: '/api/user', token: admin, body: { current_token: group.token } });
+    expect(deleted.status, deleted.raw).toBe(200);
+    expect(deleted.body).toEqual({ success: 1 });
+
+    for (const response of await onEach((instance) => verify(instance, admin, group.token), [instances[0]!, instances[2]!, instances[1]!])) {
+      expectFailure(response, 404, 'user_group_not_found');
+    }
+  });
+
+  it('only the first instance printed the first-start banner, and all three stop cleanly on SIGTERM', async () => {
+    const [first, second, third] = instances as [ServeProcess, ServeProcess, ServeProcess];
+    expect(await Promise.all(instances.map((instance) => instance.stop()))).toEqual([0, 0, 0]);
+    // Stopped, so their output is complete.
+    expect(first.adminTokens().Customer).toBe(admin);
+    for (const later of [second, third]) {
+      expect(later.stdout()).not.toMatch(/ugs_(live|test)_/);
+      expect(() => later.adminTokens()).toThrow(/no first-start banner/);
+    }
+  });
+});

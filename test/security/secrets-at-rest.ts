@@ -1,0 +1,109 @@
+/*
+ * Shared by the secrets-at-rest suites of both engines (secrets-at-rest.sqlite.test.ts reads the
+ * SQLite files, secrets-at-rest.postgres.test.ts a pg_dump): the secrets a run makes, the byte
+ * search for them, and what a database opened with the wrong key may answer.
+ */
+import { expect } from 'vitest';
+import { encryptionKeyId, hashSecret } from '../../src/domain/secrets.js';
+import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
+import type { TestApp } from '../support/test-app.js';
+import { createUserGroup, expectFailure, issueApiToken, tenantOf } from './helpers.js';
+
+export interface Secrets {
+  /** Every user group token handed out: current ones and those rotated away or deleted. */
+  userGroupTokens: string[];
+  /** Every API token secret: the test app's, an extra one and a revoked one. */
+  apiTokens: string[];
+  /** The groups still there, with their current token. */
+  live: Array<{ id: string; token: string }>;
+}
+
+/**
+ * Makes secrets of every kind: 12 groups, a third rotated twice and a third once, one deleted; API
+ * tokens of the Testing environment, one of them revoked.
+ */
+export async function makeSecrets(t: TestApp): Promise<Secrets> {
+  const secrets: Secrets = { userGroupTokens: [], apiTokens: [], live: [] };
+  const call = (req: ApiRequest) => inject(t.app, req);
+  const write = t.tokens.default.Customer.write;
+  for (let i = 0; i < 12; i += 1) {
+    const group = await createUserGroup(call, write, { user_group_id: `secret-${i}`, properties: { n: i } });
+    secrets.userGroupTokens.push(group.token);
+    let token = group.token;
+    // Rotate a third of them twice and a third once: the rotated-away tokens must not linger either.
+    for (let r = 0; r < i % 3; r += 1) {
+      const rotated = await call({ method: 'POST', path: '/api/user', token: write, body: { current_token: token } });
+      expect(rotated.status).toBe(200);
+      token = rotated.body.user_group.token as string;
+      secrets.userGroupTokens.push(token);
+    }
+    secrets.live.push({ id: group.provided_id, token });
+  }
+  const deleted = await call({ method: 'DELETE', path: '/api/user', token: write, body: { user_group_id: 'secret-0' } });
+  expect(deleted.status).toBe(200);
+  secrets.live.shift();
+
+  secrets.apiTokens.push(...Object.values(t.tokens).flatMap((set) => Object.values(set).flatMap((scopes) => Object.values(scopes))));
+  const tenant = await tenantOf(t, 'default', 'Testing');
+  secrets.apiTokens.push(await issueApiToken(t, tenant, 'write', 'at-rest'));
+  const revoked = await issueApiToken(t, tenant, 'read', 'to revoke');
+  secrets.apiTokens.push(revoked);
+  const [record] = (await t.runtime.store.listApiTokens(tenant.workspaceId)).filter((token) => token.name === 'to revoke');
+  await t.runtime.services.apiTokens.revokeApiToken({ tenant, scope: 'admin', actor: { type: 'cli' }, requestId: null }, record!.id);
+  return secrets;
+}
+
+/** The forms a secret could take if written in the clear: itself, its 64-hex body, the raw bytes of that body. */
+function plaintextForms(secret: string): Buffer[] {
+  const body = /[0-9a-f]{64}$/.exec(secret)?.[0];
+  if (!body) throw new Error(`not a token: ${secret}`);
+  return [Buffer.from(secret, 'utf8'), Buffer.from(body, 'utf8'), Buffer.from(body, 'hex')];
+}
+
+/** Secrets found in any of the named byte blobs (files, dumps), with where: empty when nothing leaked. */
+export function leaks(blobs: Map<string, Buffer>, secrets: string[]): string[] {
+  const found: string[] = [];
+  for (const [where, bytes] of blobs) {
+    for (const secret of secrets) {
+      if (plaintextForms(secret).some((form) => bytes.includes(form))) found.push(`${secret} in ${where}`);
+    }
+  }
+  return found;
+}
+
+/** Positive control: the lookup hash of every secret is stored, so the byte search does see the data. */
+export function expectHashesStored(blobs: Map<string, Buffer>, secrets: string[]): void {
+  const all = Buffer.concat([...blobs.values()]);
+  const missing = secrets.filter((secret) => !all.includes(Buffer.from(hashSecret(secret), 'utf8')));
+  expect(missing).toEqual([]);
+}
+
+/** The key, as text and as bytes, is nowhere in the blobs. */
+export function expectKeyAbsent(blobs: Map<string, Buffer>, base64Key: string): void {
+  const all = Buffer.concat([...blobs.values()]);
+  expect(all.includes(Buffer.from(base64Key, 'utf8'))).toBe(false);
+  expect(all.includes(Buffer.from(base64Key, 'base64'))).toBe(false);
+}
+
+/** Asks an app on the stored data for an existing group, by get-or-create and by update. */
+export async function askForGroup(app: TestApp, group: { id: string }): Promise<{ getOrCreate: ApiResponse; update: ApiResponse }> {
+  const token = app.tokens.default.Customer.write;
+  const getOrCreate = await inject(app.app, { method: 'GET', path: '/api/user', token, body: { user_group_id: group.id } });
+  const update = await inject(app.app, { method: 'PUT', path: '/api/user', token, body: { user_group_id: group.id, name: 'changed' } });
+  return { getOrCreate, update };
+}
+
+/**
+ * An app holding the wrong key produced no token and said nothing of why: a bare 500 internal_error,
+ * no word of decryption, keys or code, no key id, no stack, no token.
+ */
+export function expectNoTokenAndNoInternals(response: ApiResponse, keys: Buffer[], group: { token: string }): void {
+  expectFailure(response, 500, 'internal_error');
+  expect(Object.keys(response.body.error).sort()).toEqual(['code', 'message', 'request_id']);
+  const { message } = response.body.error as { message: string };
+  expect(message).not.toMatch(/decrypt|cipher|key|aes|gcm|auth tag|\bat\s|\.ts\b|\.js\b|\//i);
+  for (const internal of [...keys.map(encryptionKeyId), 'stack', 'Error', group.token]) {
+    expect(response.raw).not.toContain(internal);
+  }
+  expect(response.raw).not.toMatch(/ugt_[0-9a-f]{64}/);
+}
