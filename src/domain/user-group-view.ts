@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { mappingToRecord } from './mapping.js';
 import type { JsonObject, UserGroupRecord } from './models.js';
 import type { TokenCipher } from './secrets.js';
@@ -16,11 +17,25 @@ export interface UserGroupView {
   updatedAt: string;
 }
 
-/** `knownToken` saves a decryption when the caller already holds the token (verify, rotate, create). */
+/** Plaintexts kept per process; a few MB at most. */
+export const DECRYPTED_TOKEN_CACHE_SIZE = 20_000;
+
+/**
+ * Decrypting the token is a large share of a read's cost, so plaintexts are cached by token hash.
+ * That key cannot serve a stale token: a rotated token has a new hash, and whether a group (and so
+ * its token) exists is still decided by the database read that produced `group`. `knownToken` saves
+ * the decryption when the caller already holds the token (verify, rotate, create).
+ */
 export function createUserGroupViewer(cipher: Pick<TokenCipher, 'decrypt'>) {
+  const plaintexts = new LRUCache<string, string>({ max: DECRYPTED_TOKEN_CACHE_SIZE });
+  const tokenOf = (group: UserGroupRecord, knownToken: string | undefined): string => {
+    const token = knownToken ?? plaintexts.get(group.tokenHash) ?? cipher.decrypt(group.tokenCiphertext);
+    plaintexts.set(group.tokenHash, token);
+    return token;
+  };
   return (group: UserGroupRecord, knownToken?: string): UserGroupView => ({
     teamId: group.teamId,
-    token: knownToken ?? cipher.decrypt(group.tokenCiphertext),
+    token: tokenOf(group, knownToken),
     name: group.name,
     providedId: group.providedId,
     properties: group.properties,

@@ -4,12 +4,14 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { send, type ApiRequest, type ApiResponse } from '../support/http-client.js';
+import { freePort } from '../support/free-port.js';
+
+export { freePort };
 
 export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const UGS_BIN = join(REPO, 'bin', 'ugs.js');
@@ -54,18 +56,6 @@ export function runUgs(args: string[], options: RunOptions = {}): Promise<RunRes
   return run(process.execPath, [UGS_BIN, ...args], options);
 }
 
-/** A port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolvePromise(port));
-    });
-  });
-}
 
 export const sleep = (ms: number) => new Promise<void>((resolvePromise) => setTimeout(resolvePromise, ms));
 

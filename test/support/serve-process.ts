@@ -2,12 +2,12 @@
 // database of either engine, for tests that need several processes or a process's whole life.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { send } from './http-client.js';
 import { withPostgresClient, type TestDatabase } from './test-database.js';
+import { freePort } from './free-port.js';
 
 export interface ServeProcess {
   baseUrl: string;
@@ -47,17 +47,6 @@ const started = new Set<Started>();
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 function serveEnv(db: TestDatabase, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('UGS_')));

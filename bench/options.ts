@@ -1,0 +1,113 @@
+import { parseArgs } from 'node:util';
+
+export const ENGINES = ['sqlite', 'postgres'] as const;
+export type Engine = (typeof ENGINES)[number];
+
+/** Run order: verify before rotate (rotate retires the tokens verify uses), create last (it grows the table). */
+export const SCENARIOS = ['get-existing', 'verify', 'update', 'rotate', 'create'] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+export const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface BenchOptions {
+  engines: Engine[];
+  sizes: number[];
+  /** Seconds each measured scenario runs (the ceiling included). */
+  duration: number;
+  /** Seconds of unrecorded load before each measurement, so the JIT and caches are warm. */
+  warmup: number;
+  /**
+   * Seconds of unrecorded get-existing load on a freshly started service before anything is
+   * measured: V8 needs some ten thousand requests before the read path runs optimised code.
+   */
+  serverWarmup: number;
+  connections: number;
+  scenarios: ScenarioName[];
+  quick: boolean;
+  postgresUrl: string;
+  /** Groups per writeUserGroups call (one transaction each). */
+  seedBatch: number;
+  /** Batches written at once on PostgreSQL (SQLite writes one at a time: it has one writer). */
+  seedParallel: number;
+  /** How many seeded groups (ids and tokens) the scenarios rotate over. */
+  sample: number;
+  /** Start the service under `node --cpu-prof` and keep the profiles in bench/profiles/. */
+  cpuProf: boolean;
+}
+
+export const USAGE = `Usage: npm run bench -- [flags]
+
+  --engines sqlite,postgres   engines to measure (default: both)
+  --sizes 10000,1000000       seeded groups per database (default: both)
+  --duration 10               seconds per scenario, the ceiling included (default 10; below 10 is a smoke run)
+  --warmup 2                  seconds of unrecorded load before each measurement (default 2; 0: none)
+  --server-warmup 10          seconds of unrecorded get-existing load on each fresh service first (default 10)
+  --connections 64            concurrent keep-alive connections (default 64)
+  --scenarios a,b             any of ${SCENARIOS.join(', ')} (default: all; the ceiling always runs)
+  --quick                     smoke run: sizes 10000, duration 3, warmup 1, server warmup 5 (explicit flags still win)
+  --seed-batch 5000           groups per store transaction while seeding (default 5000)
+  --seed-parallel 8           PostgreSQL seeding transactions in flight (default 8)
+  --sample 50000              seeded groups the scenarios rotate over (default 50000)
+  --cpu-prof                  run the service under node --cpu-prof; profiles go to bench/profiles/
+  --help
+
+Environment: UGS_BENCH_POSTGRES_URL (default ${DEFAULT_POSTGRES_URL}).`;
+
+function list<T extends string>(value: string, allowed: readonly T[], flag: string): T[] {
+  const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  for (const item of items) {
+    if (!allowed.includes(item as T)) throw new Error(`--${flag}: "${item}" is not one of ${allowed.join(', ')}`);
+  }
+  if (items.length === 0) throw new Error(`--${flag} needs at least one value`);
+  return [...new Set(items as T[])];
+}
+
+function positive(value: string, flag: string, { integer = true, min = 1 } = {}): number {
+  const number = Number(value.replace(/_/g, ''));
+  if (!Number.isFinite(number) || number < min || (integer && !Number.isInteger(number))) {
+    throw new Error(`--${flag} must be ${integer ? 'a whole number' : 'a number'} of at least ${min}, got "${value}"`);
+  }
+  return number;
+}
+
+export function parseOptions(argv: string[]): BenchOptions | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      engines: { type: 'string' },
+      sizes: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      'server-warmup': { type: 'string' },
+      connections: { type: 'string' },
+      scenarios: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      'seed-batch': { type: 'string' },
+      'seed-parallel': { type: 'string' },
+      sample: { type: 'string' },
+      'cpu-prof': { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) return 'help';
+  const quick = values.quick === true;
+  const sizes = values.sizes === undefined ? (quick ? [10_000] : [10_000, 1_000_000]) : values.sizes.split(',').map((size) => positive(size, 'sizes', { min: 1000 }));
+  return {
+    engines: values.engines === undefined ? [...ENGINES] : list(values.engines, ENGINES, 'engines'),
+    sizes: [...new Set(sizes)],
+    duration: values.duration === undefined ? (quick ? 3 : 10) : positive(values.duration, 'duration'),
+    warmup: values.warmup === undefined ? (quick ? 1 : 2) : positive(values.warmup, 'warmup', { min: 0 }),
+    serverWarmup: values['server-warmup'] === undefined ? (quick ? 5 : 10) : positive(values['server-warmup'], 'server-warmup', { min: 0 }),
+    connections: values.connections === undefined ? 64 : positive(values.connections, 'connections'),
+    // Always in run order, whatever order the flag lists them in.
+    scenarios: values.scenarios === undefined ? [...SCENARIOS] : SCENARIOS.filter((name) => list(values.scenarios!, SCENARIOS, 'scenarios').includes(name)),
+    quick,
+    postgresUrl: process.env.UGS_BENCH_POSTGRES_URL || DEFAULT_POSTGRES_URL,
+    seedBatch: values['seed-batch'] === undefined ? 5000 : positive(values['seed-batch'], 'seed-batch'),
+    seedParallel: values['seed-parallel'] === undefined ? 8 : positive(values['seed-parallel'], 'seed-parallel'),
+    sample: values.sample === undefined ? 50_000 : positive(values.sample, 'sample', { min: 100 }),
+    cpuProf: values['cpu-prof'] === true,
+  };
+}

@@ -1,0 +1,69 @@
+import { cpus, loadavg, release, totalmem, type as osType } from 'node:os';
+import type { LoadFigures } from './load.js';
+
+export interface Row {
+  engine: string;
+  size: number;
+  scenario: string;
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  /** req/s ÷ the ceiling's req/s measured just before, on the same database block. */
+  ratioToCeiling: number | null;
+  rssMb: number | null;
+}
+
+export function machine() {
+  const all = cpus();
+  return {
+    os: `${osType()} ${release()}`,
+    arch: process.arch,
+    cpuModel: all[0]?.model ?? 'unknown',
+    cpuCount: all.length,
+    totalMemoryMb: Math.round(totalmem() / 1024 / 1024),
+    node: process.version,
+    loadAverageAtStart: loadavg().map((load) => Math.round(load * 100) / 100),
+  };
+}
+
+export function row(engine: string, size: number, scenario: string, figures: LoadFigures, ceilingPerSecond: number | null, rssMb: number | null): Row {
+  return {
+    engine,
+    size,
+    scenario,
+    reqPerSec: Math.round(figures.okPerSecond),
+    p50Ms: figures.latencyMs.p50,
+    p99Ms: figures.latencyMs.p99,
+    errors: figures.errors.total,
+    ratioToCeiling: ceilingPerSecond ? Math.round((figures.okPerSecond / ceilingPerSecond) * 100) / 100 : null,
+    rssMb,
+  };
+}
+
+const HEADINGS = ['engine', 'size', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', '× ceiling', 'RSS MB'];
+
+function cells(r: Row): string[] {
+  return [
+    r.engine,
+    r.size.toLocaleString('en-US'),
+    r.scenario,
+    r.reqPerSec.toLocaleString('en-US'),
+    String(r.p50Ms),
+    String(r.p99Ms),
+    String(r.errors),
+    r.ratioToCeiling === null ? '–' : r.ratioToCeiling.toFixed(2),
+    r.rssMb === null ? '–' : r.rssMb.toFixed(0),
+  ];
+}
+
+/** A Markdown table, padded so it also reads well in a terminal. */
+export function table(rows: Row[]): string {
+  const body = rows.map(cells);
+  const widths = HEADINGS.map((heading, column) => Math.max(heading.length, ...body.map((line) => line[column]!.length)));
+  const numeric = (column: number) => column === 1 || column >= 3;
+  const format = (line: string[]) =>
+    `| ${line.map((cell, column) => (numeric(column) ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!))).join(' | ')} |`;
+  const rule = `|${widths.map((width, column) => (numeric(column) ? `${'-'.repeat(width + 1)}:` : '-'.repeat(width + 2))).join('|')}|`;
+  return [format(HEADINGS), rule, ...body.map(format)].join('\n');
+}

@@ -1,0 +1,320 @@
+// `npm run bench`: seeds each engine × size, starts `ugs serve` (built dist, NODE_ENV=production,
+// one process) and a bare node:http ceiling server, drives both with autocannon from this process,
+// prints a table and writes bench/results/<timestamp>.json and bench/results/latest.json.
+// See bench/README.md.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { postgresDatabase, postgresServerVersion, redact, sqliteDatabase, type BenchDatabase } from './databases.js';
+import { drive, measure, type LoadFigures } from './load.js';
+import { parseOptions, USAGE, type BenchOptions, type Engine } from './options.js';
+import { freePort, killChildrenNow, send, startNodeProcess, type Child } from './processes.js';
+import { machine, row, table, type Row } from './report.js';
+import { getExisting, SCENARIO_FACTORIES, type Scenario, type ScenarioData } from './scenarios.js';
+import { seed, type Seeded } from './seed.js';
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+const RUN_ID = `${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+const DATA_DIR = join(REPO, 'bench', '.data', RUN_ID);
+const RESULTS_DIR = join(REPO, 'bench', 'results');
+const PROFILES_DIR = join(REPO, 'bench', 'profiles', RUN_ID);
+
+function log(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+/** Removes this run's scratch files, and bench/.data itself once no other run uses it. */
+function removeDataDir(): void {
+  rmSync(DATA_DIR, { recursive: true, force: true });
+  try {
+    rmdirSync(dirname(DATA_DIR));
+  } catch {
+    // another run's files are still there
+  }
+}
+
+/** Work to undo on any way out (drop a schema, remove files), newest first. */
+const cleanups: (() => Promise<void>)[] = [];
+
+/** Registers `cleanup` for any way out; the returned function runs it now (once) and unregisters it. */
+function defer(cleanup: () => Promise<void>): () => Promise<void> {
+  cleanups.push(cleanup);
+  return async () => {
+    const index = cleanups.lastIndexOf(cleanup);
+    if (index === -1) return;
+    cleanups.splice(index, 1);
+    await cleanup();
+  };
+}
+
+async function runCleanups(): Promise<void> {
+  while (cleanups.length > 0) {
+    const cleanup = cleanups.pop()!;
+    await cleanup().catch((error: unknown) => log(`cleanup failed: ${String(error)}`));
+  }
+}
+
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    interrupted = true;
+    log(`\n${signal}: stopping every process this run started`);
+    killChildrenNow();
+    const bail = setTimeout(() => process.exit(130), 10_000);
+    void runCleanups().finally(() => {
+      clearTimeout(bail);
+      process.exit(130);
+    });
+  });
+}
+
+/** The environment of a child: ours without UGS_* (a developer's settings must not leak in), plus `extra`. */
+function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('UGS_')));
+  return { ...inherited, NODE_ENV: 'production', ...extra };
+}
+
+async function startService(db: BenchDatabase, options: BenchOptions, label: string): Promise<Child & { release(): Promise<void> }> {
+  const port = await freePort();
+  const profile = options.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', join(PROFILES_DIR, label)] : [];
+  const service = await startNodeProcess({
+    name: `ugs serve (${label})`,
+    args: [
+      ...profile,
+      join(REPO, 'bin', 'ugs.js'),
+      'serve',
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+      '--database',
+      db.url,
+      '--log-level',
+      'warn',
+      '--rate-limit',
+      'off',
+      '--workers',
+      '1',
+    ],
+    port,
+    readyPath: '/readyz',
+    cwd: REPO,
+    env: childEnv(db.encryptionKey === undefined ? {} : { UGS_ENCRYPTION_KEY: db.encryptionKey }),
+  });
+  return { ...service, release: defer(() => service.stop()) };
+}
+
+const REPLAYED_HEADER_SKIP = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+
+/** One real get-or-create response of the service, saved for the ceiling server to replay byte for byte. */
+async function captureResponse(service: Child, seeded: Seeded, file: string): Promise<number> {
+  const request = getExisting({ seeded, createPrefix: '' }).requests[0]!;
+  const built = request.setupRequest!({ ...request }, {});
+  const reply = await send(service.port, 'GET', '/api/user', request.headers, String(built.body));
+  if (reply.status !== 200 || !reply.body.includes('"new_user_group":false')) {
+    throw new Error(`get-or-create of a seeded group answered ${reply.status}: ${reply.body.toString('utf8').slice(0, 500)}`);
+  }
+  const headers = Object.fromEntries(
+    Object.entries(reply.headers).filter(([name, value]) => !REPLAYED_HEADER_SKIP.has(name) && typeof value === 'string'),
+  );
+  writeFileSync(file, JSON.stringify({ headers, bodyBase64: reply.body.toString('base64') }));
+  return reply.body.length;
+}
+
+interface ScenarioResult {
+  scenario: string;
+  describe: string;
+  figures: LoadFigures;
+  rssMb: number | null;
+  ratioToCeiling: number | null;
+}
+
+interface BlockResult {
+  engine: Engine;
+  size: number;
+  database: string;
+  seed: { groups: number; seconds: number; groupsPerSecond: number; batch: number; parallel: number };
+  responseBytes: number;
+  ceiling: ScenarioResult;
+  scenarios: ScenarioResult[];
+}
+
+async function runBlock(engine: Engine, size: number, options: BenchOptions, rows: Row[]): Promise<BlockResult> {
+  const label = `${engine}-${size}`;
+  log(`\n== ${engine}, ${size.toLocaleString('en-US')} groups`);
+  const db = engine === 'sqlite' ? sqliteDatabase(DATA_DIR, size) : await postgresDatabase(options.postgresUrl, size);
+  const dropDatabase = defer(() => db.drop());
+  log(`  database: ${db.describe}`);
+
+  const seeded = await seed(db, size, { batch: options.seedBatch, parallel: options.seedParallel, sample: options.sample });
+  const groupsPerSecond = Math.round(size / seeded.seconds);
+  log(`  seeding: ${size.toLocaleString('en-US')} groups in ${seeded.seconds.toFixed(1)} s (${groupsPerSecond.toLocaleString('en-US')} groups/s)`);
+  if (engine === 'postgres') {
+    const analyzeStarted = performance.now();
+    await db.analyze();
+    log(`  ANALYZE of the schema's tables: ${((performance.now() - analyzeStarted) / 1000).toFixed(1)} s`);
+  }
+
+  const service = await startService(db, options, label);
+  log(`  service: pid ${service.pid}, port ${service.port}, RSS ${service.rssMb() ?? '?'} MB at start`);
+
+  const captureFile = join(DATA_DIR, `capture-${label}.json`);
+  mkdirSync(DATA_DIR, { recursive: true });
+  const responseBytes = await captureResponse(service, seeded, captureFile);
+
+  const load = { connections: options.connections, seconds: options.duration, warmup: options.warmup };
+  const data: ScenarioData = { seeded, createPrefix: `new-${RUN_ID}-` };
+
+  if (options.serverWarmup > 0) {
+    log(`  warming the service up: ${options.serverWarmup} s of get-existing, not recorded`);
+    await drive(service.port, getExisting(data), options.connections, options.serverWarmup);
+  }
+
+  // The ceiling, measured right before the scenarios it is compared with, with the same requests.
+  const ceilingPort = await freePort();
+  const ceilingServer = await startNodeProcess({
+    name: 'ceiling server',
+    args: ['--import', 'tsx', join(REPO, 'bench', 'ceiling-server.ts'), String(ceilingPort), captureFile],
+    port: ceilingPort,
+    readyPath: '/',
+    cwd: REPO,
+    env: childEnv({}),
+  });
+  const stopCeiling = defer(() => ceilingServer.stop());
+  log(`  ceiling: node:http answering the ${responseBytes} bytes of a real get-or-create response`);
+  const ceilingScenario = getExisting(data, 'ceiling');
+  const ceilingFigures = await measure(ceilingPort, ceilingScenario, load);
+  const ceilingRss = ceilingServer.rssMb();
+  await stopCeiling();
+  const ceilingPerSecond = ceilingFigures.okPerSecond;
+  rows.push(row(engine, size, 'ceiling (node:http)', ceilingFigures, ceilingPerSecond, ceilingRss));
+  log(`  ceiling: ${Math.round(ceilingPerSecond)} req/s, p99 ${ceilingFigures.latencyMs.p99} ms, errors ${ceilingFigures.errors.total}`);
+  const ceiling: ScenarioResult = { scenario: 'ceiling', describe: ceilingScenario.describe, figures: ceilingFigures, rssMb: ceilingRss, ratioToCeiling: 1 };
+
+  const scenarios: ScenarioResult[] = [];
+  for (const name of options.scenarios) {
+    if (interrupted) break;
+    const scenario: Scenario = SCENARIO_FACTORIES[name](data);
+    const figures = await measure(service.port, scenario, load);
+    const rssMb = service.rssMb();
+    const result = row(engine, size, name, figures, ceilingPerSecond, rssMb);
+    rows.push(result);
+    scenarios.push({ scenario: name, describe: scenario.describe, figures, rssMb, ratioToCeiling: result.ratioToCeiling });
+    const codes = Object.entries(figures.statusCodes).map(([code, count]) => `${code}×${count}`).join(' ');
+    log(
+      `  ${name}: ${result.reqPerSec} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, errors ${result.errors}` +
+        ` (${codes || 'no responses'}${figures.errors.socket ? `, ${figures.errors.socket} socket errors` : ''}` +
+        `${figures.errors.wrongOutcome ? `, ${figures.errors.wrongOutcome} wrong outcomes` : ''}), ×${result.ratioToCeiling ?? '–'}, RSS ${rssMb ?? '?'} MB`,
+    );
+  }
+
+  await service.release();
+  await dropDatabase();
+  return {
+    engine,
+    size,
+    database: db.describe,
+    seed: { groups: size, seconds: Math.round(seeded.seconds * 10) / 10, groupsPerSecond, batch: options.seedBatch, parallel: engine === 'postgres' ? options.seedParallel : 1 },
+    responseBytes,
+    ceiling,
+    scenarios,
+  };
+}
+
+async function main(): Promise<number> {
+  let parsed: ReturnType<typeof parseOptions>;
+  try {
+    parsed = parseOptions(process.argv.slice(2));
+  } catch (error) {
+    log(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  if (parsed === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const options = parsed;
+  const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
+  const startedAt = new Date();
+  const host = machine();
+  const engines: Record<string, string> = {};
+  if (options.engines.includes('sqlite')) engines.sqlite = 'better-sqlite3 (WAL, synchronous=FULL)';
+  if (options.engines.includes('postgres')) {
+    const version = await postgresServerVersion(options.postgresUrl).catch((error: unknown) => {
+      throw new Error(
+        `PostgreSQL at ${redact(options.postgresUrl)} does not answer (${String(error)}): set UGS_BENCH_POSTGRES_URL, or run --engines sqlite`,
+      );
+    });
+    engines.postgres = `PostgreSQL ${version} at ${redact(options.postgresUrl)}`;
+  }
+  log(`${command}\n${host.cpuCount} × ${host.cpuModel}, ${host.totalMemoryMb} MB, Node ${host.node}, load ${host.loadAverageAtStart.join(' ')}`);
+  if (options.duration < 10) log(`note: ${options.duration} s per scenario is a smoke run; the figures of record use at least 10 s`);
+
+  const rows: Row[] = [];
+  const blocks: BlockResult[] = [];
+  let failure: unknown;
+  defer(async () => removeDataDir());
+  try {
+    for (const engine of options.engines) {
+      for (const size of options.sizes) {
+        if (interrupted) break;
+        blocks.push(await runBlock(engine, size, options, rows));
+      }
+    }
+  } catch (error) {
+    failure = error;
+  } finally {
+    await runCleanups();
+  }
+
+  const finishedAt = new Date();
+  process.stdout.write(`\n${command}\n`);
+  process.stdout.write(`${host.cpuCount} × ${host.cpuModel}, ${host.totalMemoryMb} MB RAM, Node ${host.node}, ${host.os}\n`);
+  process.stdout.write(
+    `${options.connections} connections, ${options.duration} s per scenario after ${options.warmup} s warm-up` +
+      ` (each service first warmed up for ${options.serverWarmup} s); req/s counts successful responses only\n\n`,
+  );
+  process.stdout.write(`${table(rows)}\n`);
+  for (const block of blocks) {
+    process.stdout.write(`seeding ${block.engine} ${block.size.toLocaleString('en-US')}: ${block.seed.seconds} s (${block.seed.groupsPerSecond.toLocaleString('en-US')} groups/s)\n`);
+  }
+
+  const results = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    command,
+    options: { ...options, postgresUrl: redact(options.postgresUrl) },
+    machine: { ...host, loadAverageAtEnd: loadavg().map((load) => Math.round(load * 100) / 100) },
+    engines,
+    rows,
+    blocks,
+    ...(failure === undefined ? {} : { error: String(failure instanceof Error ? (failure.stack ?? failure.message) : failure) }),
+  };
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = join(RESULTS_DIR, `${startedAt.toISOString().replace(/:/g, '-')}.json`);
+  const json = `${JSON.stringify(results, null, 2)}\n`;
+  writeFileSync(file, json);
+  writeFileSync(join(RESULTS_DIR, 'latest.json'), json);
+  process.stdout.write(`\nresults: ${file}\n`);
+  if (options.cpuProf) process.stdout.write(`profiles: ${PROFILES_DIR}\n`);
+
+  if (failure !== undefined) {
+    log(`\nbench failed: ${failure instanceof Error ? (failure.stack ?? failure.message) : String(failure)}`);
+    return 1;
+  }
+  return interrupted ? 130 : 0;
+}
+
+main().then(
+  (code) => {
+    killChildrenNow();
+    process.exit(code);
+  },
+  (error: unknown) => {
+    log(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    killChildrenNow();
+    process.exit(1);
+  },
+);

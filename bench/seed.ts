@@ -1,0 +1,125 @@
+// Seeds N user groups through the store's batch path (writeUserGroups: one transaction per batch,
+// one audit event per group, exactly what an import writes), not through HTTP.
+import { parseDatabaseUrl } from '../src/config/database-url.js';
+import { loadEncryptionKey } from '../src/config/encryption-key.js';
+import type { JsonObject, MappingEntry } from '../src/domain/models.js';
+import { createTokenCipher, generateUserGroupToken, hashSecret } from '../src/domain/secrets.js';
+import type { Caller, Tenant } from '../src/domain/tenancy.js';
+import { wholeGroupChanges } from '../src/domain/user-group-diff.js';
+import { openRuntime } from '../src/runtime.js';
+import type { UserGroupWrite } from '../src/store/store.js';
+import type { BenchDatabase } from './databases.js';
+
+/** What the scenarios need to know about the seeded data. */
+export interface Seeded {
+  /** A `write` API token of the Customer environment. */
+  apiToken: string;
+  /** Mapping every seeded group has, as a request names it: schema id → data source provided id. */
+  mappingInput: Record<string, string>;
+  /** An evenly spread sample of the groups: index i is the same group in every array. */
+  ids: string[];
+  names: string[];
+  tokens: string[];
+  seconds: number;
+  groups: number;
+}
+
+const PLANS = ['free', 'pro', 'enterprise'];
+const REGIONS = ['eu', 'us', 'ap', 'sa'];
+
+export const groupId = (i: number) => `grp-${i}`;
+export const groupName = (i: number) => `Group ${i}`;
+export const groupProperties = (i: number): JsonObject => ({ plan: PLANS[i % PLANS.length]!, region: REGIONS[i % REGIONS.length]!, seats: (i % 50) + 1 });
+
+function log(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+export async function seed(
+  db: BenchDatabase,
+  size: number,
+  options: { batch: number; parallel: number; sample: number },
+): Promise<Seeded> {
+  const parallel = db.engine === 'postgres' ? options.parallel : 1;
+  const runtime = await openRuntime({ databaseUrl: db.url, encryptionKey: db.encryptionKey, poolSize: parallel + 1 });
+  try {
+    // The same key the server will load: the SQLite key file openRuntime just created, or UGS_ENCRYPTION_KEY.
+    const cipher = createTokenCipher(loadEncryptionKey(parseDatabaseUrl(db.url), db.encryptionKey));
+    const tenant: Tenant = { workspaceId: runtime.defaultWorkspace.id, environment: 'Customer' };
+    const admin: Caller = { tenant, scope: 'admin', actor: { type: 'cli' }, requestId: null };
+    const { services, store } = runtime;
+    const { secret } = await services.apiTokens.createApiToken(admin, { name: 'bench', scope: 'write', environment: 'Customer' });
+    const schema = await services.schemas.createSchema(admin, { name: 'bench' });
+    const dataSource = await services.dataSources.createDataSource(admin, { providedId: 'bench_warehouse', name: 'Bench warehouse', schemaId: schema.id });
+    const mapping: MappingEntry[] = [{ schemaId: schema.id, dataSourceId: dataSource.id }];
+
+    const stride = Math.max(1, Math.floor(size / options.sample));
+    const sample: Pick<Seeded, 'ids' | 'names' | 'tokens'> = { ids: [], names: [], tokens: [] };
+    const batches = Math.ceil(size / options.batch);
+    const audit = { at: new Date().toISOString(), actor: { type: 'cli' as const }, requestId: null };
+
+    const writeBatch = async (b: number) => {
+      const first = b * options.batch + 1;
+      const last = Math.min(size, first + options.batch - 1);
+      const writes: UserGroupWrite[] = [];
+      const createdAt = new Date().toISOString();
+      for (let i = first; i <= last; i += 1) {
+        const token = generateUserGroupToken();
+        const content = { providedId: groupId(i), name: groupName(i), properties: groupProperties(i), mapping };
+        writes.push({
+          kind: 'create',
+          group: { tenant, ...content, tokenHash: hashSecret(token), tokenCiphertext: cipher.encrypt(token), createdAt },
+          changes: wholeGroupChanges(content, true),
+        });
+        if (i % stride === 0 && sample.ids.length < options.sample) {
+          sample.ids.push(content.providedId);
+          sample.names.push(content.name);
+          sample.tokens.push(token);
+        }
+      }
+      await store.writeUserGroups(writes, audit);
+    };
+
+    const started = performance.now();
+    let next = 0;
+    let done = 0;
+    let reported = 0;
+    const worker = async () => {
+      while (next < batches) {
+        const b = next;
+        next += 1;
+        await writeBatch(b);
+        done += 1;
+        const percent = Math.floor((done / batches) * 10) * 10;
+        if (percent > reported && batches >= 10) {
+          reported = percent;
+          log(`  seeded ${Math.min(size, done * options.batch)} / ${size} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(parallel, batches) }, worker));
+    const seconds = (performance.now() - started) / 1000;
+
+    // Spread the sample so neighbouring requests do not hit neighbouring rows.
+    shuffleTogether([sample.ids, sample.names, sample.tokens]);
+    return { apiToken: secret, mappingInput: { [String(schema.id)]: dataSource.providedId }, ...sample, seconds, groups: size };
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** Fisher–Yates with a fixed seed, applying the same permutation to every array. */
+function shuffleTogether(arrays: unknown[][]): void {
+  let state = 0x9e3779b9;
+  const random = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 0x1_0000_0000;
+  };
+  const length = arrays[0]?.length ?? 0;
+  for (let i = length - 1; i > 0; i -= 1) {
+    const j = Math.floor(random() * (i + 1));
+    for (const array of arrays) [array[i], array[j]] = [array[j], array[i]];
+  }
+}
