@@ -6,6 +6,8 @@ import { ENVIRONMENTS, SCOPES } from '../../src/domain/tenancy.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { openDatabaseReader, type RawDatabaseReader } from './database-reader.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from './test-database.js';
+import type { DestinationStream } from 'pino';
+import { createLogger } from '../../src/http/logger.js';
 
 export type TokenSet = Record<Environment, Record<Scope, string>>;
 
@@ -36,6 +38,8 @@ export interface TestAppOptions {
   database?: TestDatabase;
   /** SQLite only: the database `ugs.db` in this existing directory; the caller removes it. */
   dir?: string;
+  /** Log through the service's own logger at this level into `destination`; no logging otherwise. */
+  log?: { level: string; destination: DestinationStream };
 }
 
 /** A SQLite database in an existing directory, which stays when the database is "dropped". */
@@ -80,7 +84,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     app = await buildApp({
       services: opened.services,
       store: opened.store,
-      logger: false,
+      logger: options.log ? createLogger(options.log.level, options.log.destination) : false,
       rateLimitPerMinute: options.rateLimitPerMinute ?? 'off',
       version: 'test',
     });

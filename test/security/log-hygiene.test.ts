@@ -1,0 +1,70 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { send, type ApiRequest } from '../support/http-client.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+
+/** Every byte the service logs, at the most talkative level. */
+class LogCapture extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString('utf8');
+    done();
+  }
+}
+
+describe('log hygiene', () => {
+  const logs = new LogCapture();
+  let t: TestApp;
+  let baseUrl: string;
+  /** Every credential the run handles: none may appear in the logs. */
+  const secrets = new Set<string>();
+
+  const call = async (req: ApiRequest) => {
+    const response = await send(baseUrl, req);
+    for (const token of response.raw.match(/ug[st]_[a-z_]*[0-9a-f]{64}/g) ?? []) secrets.add(token);
+    return response;
+  };
+
+  beforeAll(async () => {
+    t = await createTestApp({ log: { level: 'trace', destination: logs } });
+    baseUrl = await t.listen();
+    for (const set of Object.values(t.tokens)) for (const scopes of Object.values(set)) for (const token of Object.values(scopes)) secrets.add(token);
+  });
+  afterAll(() => t.close());
+
+  it('logs requests, including failed ones, but never a token or an Authorization header', async () => {
+    const admin = t.tokens.default.Customer.admin;
+    const schema = (await call({ method: 'POST', path: '/api/admin/schemas', token: admin, body: { name: 'sales' } })).body.schema;
+    await call({ method: 'POST', path: '/api/admin/data_sources', token: admin, body: { provided_id: 'ds', name: 'DS', schema_id: schema.id } });
+    const created = await call({ method: 'GET', path: '/api/user', token: admin, body: { user_group_id: 'g1', mapping: { [schema.id]: 'ds' } } });
+    const token: string = created.body.user_group.token;
+    await call({ method: 'GET', path: '/api/user?user_group_id=g2&properties=%7B%22a%22%3A1%7D', token: admin });
+    await call({ method: 'PUT', path: '/api/user', token: admin, body: { user_group_id: 'g1', name: 'renamed' } });
+    await call({ method: 'POST', path: '/api/user/verify', token: admin, body: { token } });
+    const rotated: string = (await call({ method: 'POST', path: '/api/user', token: admin, body: { current_token: token } })).body.user_group.token;
+    await call({ method: 'POST', path: '/api/user', token: admin, body: { current_token: token } }); // 404: already rotated
+    await call({ method: 'DELETE', path: '/api/user', token: admin, body: { current_token: rotated, user_group_id: 'g1' } });
+    const issued = await call({ method: 'POST', path: '/api/admin/api_tokens', token: admin, body: { name: 'temp', scope: 'read' } });
+    await call({ method: 'DELETE', path: `/api/admin/api_tokens/${issued.body.api_token.id}`, token: admin });
+    await call({ method: 'GET', path: '/api/user', token: issued.body.api_token.token, body: { user_group_id: 'g3' } }); // 401: revoked
+    await call({ method: 'GET', path: '/api/user', headers: { authorization: 'Basic dXNlcjpwYXNz' }, body: { user_group_id: 'g3' } });
+    await call({ method: 'GET', path: '/api/user?current_token=ugt_' + 'a'.repeat(64), token: admin }); // a credential in a URL
+    await call({ method: 'GET', path: '/api/user', token: admin, rawBody: '{"user_group_id": ' }); // 400 invalid_json
+    await call({ method: 'GET', path: '/api/admin/user_groups', token: admin });
+    await call({ method: 'GET', path: '/api/admin/audit_events', token: admin });
+
+    // The capture really holds the request log, so an absence below means something.
+    expect(logs.text).toContain('"path":"/api/user"');
+    expect(logs.text).toContain('request completed');
+    expect(logs.text).toContain('"code":"invalid_api_token"');
+    // 12 fixture API tokens, the group tokens of g1 (before and after rotation) and g2, and the issued API token.
+    expect(secrets.size).toBeGreaterThanOrEqual(16);
+    for (const secret of secrets) {
+      expect(logs.text, `a secret leaked into the logs: ${secret.slice(0, 12)}…`).not.toContain(secret);
+      expect(logs.text).not.toContain(secret.slice(-64));
+    }
+    expect(logs.text).not.toContain('ugt_' + 'a'.repeat(64));
+    expect(logs.text).not.toMatch(/authorization/i);
+    expect(logs.text).not.toContain('dXNlcjpwYXNz');
+  });
+});
