@@ -1,6 +1,7 @@
+import { auditContextOf } from './audit-context.js';
 import { AppError } from './errors.js';
 import type { Clock } from './clock.js';
-import type { ApiTokenRecord, AuditContext } from './models.js';
+import type { ApiTokenRecord } from './models.js';
 import { requireScope } from './scopes.js';
 import { generateApiToken, hashSecret } from './secrets.js';
 import type { Actor, Caller, Environment, Scope } from './tenancy.js';
@@ -26,7 +27,6 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 export type ApiTokenService = ReturnType<typeof createApiTokenService>;
 
 export function createApiTokenService({ store, clock }: { store: ApiTokenStore; clock: Clock }) {
-  const audit = (actor: Actor, requestId: string | null): AuditContext => ({ at: clock(), actor, requestId });
 
   const draft = (workspaceId: number, input: NewApiTokenInput) => {
     const secret = generateApiToken(input.environment);
@@ -55,7 +55,7 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
     async createApiToken(caller: Caller, input: NewApiTokenInput): Promise<IssuedApiToken> {
       requireScope(caller, 'admin');
       const { secret, token } = draft(caller.tenant.workspaceId, input);
-      return { record: await store.insertApiToken(token, audit(caller.actor, caller.requestId)), secret };
+      return { record: await store.insertApiToken(token, auditContextOf(clock, caller)), secret };
     },
 
     /** The live tokens of the caller's environment (admin callers pick it with `inEnvironment`), or of the whole workspace. */
@@ -67,7 +67,7 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
 
     async revokeApiToken(caller: Caller, id: number): Promise<ApiTokenRecord> {
       requireScope(caller, 'admin');
-      const revoked = await store.revokeApiToken(caller.tenant.workspaceId, id, audit(caller.actor, caller.requestId));
+      const revoked = await store.revokeApiToken(caller.tenant.workspaceId, id, auditContextOf(clock, caller));
       if (!revoked) throw new AppError('api_token_not_found', `No live API token with id ${id} in this workspace.`);
       return revoked;
     },
@@ -80,7 +80,7 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
       const drafts = (['Customer', 'Testing'] as const).map((environment) =>
         draft(workspaceId, { name: `first-start admin (${environment})`, scope: 'admin', environment }),
       );
-      const records = await store.insertApiTokensIfWorkspaceHasNone(workspaceId, drafts.map((d) => d.token), audit(actor, null));
+      const records = await store.insertApiTokensIfWorkspaceHasNone(workspaceId, drafts.map((d) => d.token), auditContextOf(clock, { actor, requestId: null }));
       return records && records.map((record, index) => ({ record, secret: drafts[index]!.secret }));
     },
   };

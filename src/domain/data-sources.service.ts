@@ -1,3 +1,4 @@
+import { auditContextOf } from './audit-context.js';
 import { AppError } from './errors.js';
 import type { Clock } from './clock.js';
 import type { DataSourcePatch, DataSourceRecord, FieldChanges } from './models.js';
@@ -18,8 +19,6 @@ export type DataSourceService = ReturnType<typeof createDataSourceService>;
 const WIRE_NAMES: Record<keyof DataSourcePatch, string> = { providedId: 'provided_id', name: 'name', schemaId: 'schema_id' };
 
 export function createDataSourceService({ store, clock }: { store: DataSourceStore & Pick<SchemaStore, 'findSchemasByIds'>; clock: Clock }) {
-  const audit = (caller: Caller, changes?: FieldChanges) => ({ at: clock(), actor: caller.actor, requestId: caller.requestId, ...(changes ? { changes } : {}) });
-
   async function requireSchema(caller: Caller, schemaId: number): Promise<void> {
     const [schema] = await store.findSchemasByIds(caller.tenant.workspaceId, [schemaId]);
     if (!schema) throw new AppError('unknown_schema', `Schema ${schemaId} does not exist.`, { field: 'schema_id' });
@@ -39,7 +38,7 @@ export function createDataSourceService({ store, clock }: { store: DataSourceSto
       const environment = input.environment ?? caller.tenant.environment;
       return store.insertDataSource(
         { tenant: { workspaceId: caller.tenant.workspaceId, environment }, providedId: input.providedId, name: input.name, schemaId: input.schemaId, createdAt: clock() },
-        audit(caller),
+        auditContextOf(clock, caller),
       );
     },
 
@@ -72,13 +71,13 @@ export function createDataSourceService({ store, clock }: { store: DataSourceSto
         if (patch[key] !== undefined && patch[key] !== existing[key]) changes[WIRE_NAMES[key]] = { before: existing[key], after: patch[key] };
       }
       if (Object.keys(changes).length === 0) return existing;
-      return outcome(id, await store.updateDataSource(caller.tenant.workspaceId, id, patch, audit(caller, changes)), 'its schema cannot change');
+      return outcome(id, await store.updateDataSource(caller.tenant.workspaceId, id, patch, auditContextOf(clock, caller, changes)), 'its schema cannot change');
     },
 
     async deleteDataSource(caller: Caller, id: number): Promise<DataSourceRecord> {
       requireScope(caller, 'admin');
       await requireDataSource(caller, id);
-      return outcome(id, await store.deleteDataSource(caller.tenant.workspaceId, id, audit(caller)), 'remove it from their mappings first');
+      return outcome(id, await store.deleteDataSource(caller.tenant.workspaceId, id, auditContextOf(clock, caller)), 'remove it from their mappings first');
     },
   };
 }

@@ -1,3 +1,4 @@
+import { auditContextOf } from './audit-context.js';
 import type { Clock } from './clock.js';
 import type { SchemaRecord } from './models.js';
 import { requireScope } from './scopes.js';
@@ -10,7 +11,7 @@ export function createSchemaService({ store, clock }: { store: SchemaStore; cloc
   return {
     async createSchema(caller: Caller, input: { name: string }): Promise<SchemaRecord> {
       requireScope(caller, 'admin');
-      return store.insertSchema(caller.tenant.workspaceId, input.name, { at: clock(), actor: caller.actor, requestId: caller.requestId });
+      return store.insertSchema(caller.tenant.workspaceId, input.name, auditContextOf(clock, caller));
     },
 
     async listSchemas(caller: Caller): Promise<SchemaRecord[]> {

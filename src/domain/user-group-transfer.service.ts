@@ -1,7 +1,8 @@
+import { auditContextOf } from './audit-context.js';
 import { AppError, isAppError } from './errors.js';
 import type { Clock } from './clock.js';
 import { createMappingResolver, type MappingInput, type MappingResolver } from './mapping.js';
-import type { AuditContext, JsonObject, UserGroupPatch, UserGroupRecord } from './models.js';
+import type { JsonObject, UserGroupPatch, UserGroupRecord } from './models.js';
 import { assertPropertiesWithinLimits } from './properties.js';
 import { requireScope } from './scopes.js';
 import { generateUserGroupToken, hashSecret, isUserGroupTokenShaped, type TokenCipher } from './secrets.js';
@@ -125,7 +126,7 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
     for (let attempt = 1; ; attempt += 1) {
       const plan = await planBatch(caller, batch);
       try {
-        await store.writeUserGroups(plan.writes.map((write) => write.write), audit(caller));
+        await store.writeUserGroups(plan.writes.map((write) => write.write), auditContextOf(clock, caller));
       } catch (error) {
         if (isAppError(error) && error.code === 'concurrent_change' && attempt < MAX_BATCH_ATTEMPTS) continue;
         if (isAppError(error) && error.code === 'unavailable') throw error;
@@ -145,7 +146,7 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
   async function writeOneByOne(caller: Caller, writes: Array<{ line: number; write: UserGroupWrite }>, summary: ImportSummary): Promise<void> {
     for (const { line, write } of writes) {
       try {
-        await store.writeUserGroups([write], audit(caller));
+        await store.writeUserGroups([write], auditContextOf(clock, caller));
         summary[write.kind === 'create' ? 'created' : 'updated'] += 1;
       } catch (error) {
         if (isAppError(error) && error.code === 'unavailable') throw error;
@@ -210,7 +211,6 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
     return { kind: 'update', update: { tenant: caller.tenant, teamId: existing.teamId, expectedVersion: existing.version, patch, updatedAt: now }, changes };
   }
 
-  const audit = (caller: Caller): Omit<AuditContext, 'changes'> => ({ at: clock(), actor: caller.actor, requestId: caller.requestId });
 
   return { exportUserGroups, importUserGroups };
 }

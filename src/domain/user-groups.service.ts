@@ -1,7 +1,8 @@
+import { auditContextOf } from './audit-context.js';
 import { AppError } from './errors.js';
 import type { Clock } from './clock.js';
 import { resolveMapping, type MappingInput } from './mapping.js';
-import type { AuditContext, FieldChanges, JsonObject, UserGroupPatch, UserGroupRecord } from './models.js';
+import type { JsonObject, UserGroupPatch, UserGroupRecord } from './models.js';
 import { assertPropertiesWithinLimits } from './properties.js';
 import { requireScope } from './scopes.js';
 import { generateUserGroupToken, hashSecret, isUserGroupTokenShaped, type TokenCipher } from './secrets.js';
@@ -46,12 +47,6 @@ export type UserGroupService = ReturnType<typeof createUserGroupService>;
 export function createUserGroupService({ store, cipher, clock }: UserGroupServiceDeps) {
   const view = createUserGroupViewer(cipher);
 
-  const auditContext = (caller: Caller, changes?: FieldChanges): AuditContext => ({
-    at: clock(),
-    actor: caller.actor,
-    requestId: caller.requestId,
-    ...(changes ? { changes } : {}),
-  });
 
   const notFound = () => new AppError('user_group_not_found', 'No user group matches in this environment.');
 
@@ -91,7 +86,7 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
       const createdAt = clock();
       const { group, created } = await store.insertUserGroupIfAbsent(
         { tenant: caller.tenant, providedId, name, tokenHash: hashSecret(token), tokenCiphertext: cipher.encrypt(token), properties, mapping, createdAt },
-        auditContext(caller, wholeGroupChanges({ providedId, name, properties, mapping }, true)),
+        auditContextOf(clock, caller, wholeGroupChanges({ providedId, name, properties, mapping }, true)),
       );
       // Losing a creation race to another caller is a get: their token, not ours.
       return { userGroup: created ? view(group, token) : view(group), created };
@@ -115,7 +110,7 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
         if (Object.keys(changes).length === 0) return view(existing);
         const updated = await store.updateUserGroup(
           { tenant: caller.tenant, teamId: existing.teamId, expectedVersion: existing.version, patch, updatedAt: clock() },
-          auditContext(caller, changes),
+          auditContextOf(clock, caller, changes),
         );
         return updated && view(updated);
       });
@@ -133,7 +128,7 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
           newTokenCiphertext: cipher.encrypt(token),
           updatedAt: clock(),
         },
-        auditContext(caller),
+        auditContextOf(clock, caller),
       );
       if (!rotated) throw notFound();
       return view(rotated, token);
@@ -144,7 +139,7 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
       await retryOnConcurrentChange(async () => {
         const group = await findGroupToDelete(caller, input);
         if (input.dataSourceProvidedId !== undefined) await assertMapsDataSource(caller, group, input.dataSourceProvidedId);
-        const deleted = await store.deleteUserGroup(caller.tenant, group.teamId, group.version, auditContext(caller, wholeGroupChanges(group, false)));
+        const deleted = await store.deleteUserGroup(caller.tenant, group.teamId, group.version, auditContextOf(clock, caller, wholeGroupChanges(group, false)));
         return deleted ? true : null;
       });
     },

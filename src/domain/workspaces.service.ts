@@ -1,3 +1,4 @@
+import { auditContextOf } from './audit-context.js';
 import { AppError } from './errors.js';
 import type { Clock } from './clock.js';
 import type { Workspace } from './models.js';
@@ -10,12 +11,12 @@ export function createWorkspaceService({ store, clock }: { store: WorkspaceStore
   return {
     /** Every command that opens a database calls this, so an empty database is usable at once. */
     async ensureDefaultWorkspace(actor: Actor): Promise<Workspace> {
-      const { workspace } = await store.ensureWorkspace(DEFAULT_WORKSPACE, { at: clock(), actor, requestId: null });
+      const { workspace } = await store.ensureWorkspace(DEFAULT_WORKSPACE, auditContextOf(clock, { actor, requestId: null }));
       return workspace;
     },
 
     async createWorkspace(name: string, actor: Actor): Promise<Workspace> {
-      return store.createWorkspace(name, { at: clock(), actor, requestId: null });
+      return store.createWorkspace(name, auditContextOf(clock, { actor, requestId: null }));
     },
 
     async listWorkspaces(): Promise<Workspace[]> {
