@@ -66,8 +66,9 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
       (await store.listDataSources(caller.tenant.workspaceId, caller.tenant.environment)).map((dataSource) => [dataSource.id, dataSource.providedId]),
     );
     const pageSize = options.pageSize ?? DEFAULT_BATCH;
-    for (let afterTeamId: number | undefined, page: UserGroupRecord[] = []; ; afterTeamId = page[page.length - 1]?.teamId) {
-      page = await store.listUserGroups({ tenant: caller.tenant, ...(afterTeamId !== undefined ? { afterTeamId } : {}), limit: pageSize });
+    let afterTeamId: number | undefined;
+    for (;;) {
+      const page = await store.listUserGroups({ tenant: caller.tenant, afterTeamId, limit: pageSize });
       for (const group of page) {
         yield {
           team_id: group.teamId,
@@ -81,7 +82,9 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
           ...(options.includeTokens ? { token: cipher.decrypt(group.tokenCiphertext) } : {}),
         };
       }
-      if (page.length < pageSize) return;
+      const last = page[page.length - 1];
+      if (page.length < pageSize || last === undefined) return;
+      afterTeamId = last.teamId;
     }
   }
 
@@ -127,16 +130,13 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
       const plan = await planBatch(caller, batch);
       try {
         await store.writeUserGroups(plan.writes.map((write) => write.write), auditContextOf(clock, caller));
+        for (const { write } of plan.writes) summary[write.kind === 'create' ? 'created' : 'updated'] += 1;
       } catch (error) {
         if (isAppError(error) && error.code === 'concurrent_change' && attempt < MAX_BATCH_ATTEMPTS) continue;
         if (isAppError(error) && error.code === 'unavailable') throw error;
         // One bad row fails its whole batch; write the rows one by one to learn which.
         await writeOneByOne(caller, plan.writes, summary);
-        summary.unchanged += plan.unchanged;
-        summary.rejected.push(...plan.rejected);
-        return;
       }
-      for (const { write } of plan.writes) summary[write.kind === 'create' ? 'created' : 'updated'] += 1;
       summary.unchanged += plan.unchanged;
       summary.rejected.push(...plan.rejected);
       return;
