@@ -1,3 +1,4 @@
+import { MAX_PAGE_SIZE } from '../domain/pagination.js';
 import { Option, type Command } from 'commander';
 import { DEFAULT_DATABASE_URL } from '../config/database-url.js';
 import type { Caller, Environment } from '../domain/tenancy.js';
@@ -70,11 +71,9 @@ export function positiveInteger(value: string): number {
   return number;
 }
 
-export const MAX_PAGE_LIMIT = 1000;
-
 /** A page size, as the admin API allows it. */
 export function pageLimit(value: string): number {
   const limit = positiveInteger(value);
-  if (limit > MAX_PAGE_LIMIT) throw new Error(`"${value}" is more than ${MAX_PAGE_LIMIT}.`);
+  if (limit > MAX_PAGE_SIZE) throw new Error(`"${value}" is more than ${MAX_PAGE_SIZE}.`);
   return limit;
 }

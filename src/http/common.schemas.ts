@@ -6,6 +6,9 @@ export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
 export const EnvironmentTag = Type.Union([Type.Literal('Customer'), Type.Literal('Testing')]);
 
+/** `?environment=`: which environment an admin call acts in (default: the API token's); nothing else. */
+export const EnvironmentQuery = Type.Object({ environment: Type.Optional(EnvironmentTag) }, { additionalProperties: false });
+
 export const Text256 = (description: string) => Type.String({ minLength: 1, maxLength: 256, pattern: NO_CONTROL_CHARACTERS, description });
 
 export const Id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_SAFE, description });

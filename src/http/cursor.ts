@@ -1,5 +1,5 @@
 import { Type, type TSchema } from 'typebox';
-import type { Page } from '../domain/pagination.js';
+import { MAX_PAGE_SIZE, type Page } from '../domain/pagination.js';
 import { Success } from './envelope.js';
 import { AppError } from '../domain/errors.js';
 
@@ -22,7 +22,6 @@ export function decodeCursor(cursor: string | undefined): number | undefined {
   return key;
 }
 
-export const MAX_PAGE_SIZE = 1000;
 export const DEFAULT_PAGE_SIZE = 100;
 
 /** Query parameters arrive as text; Ajv does not coerce, so numbers are checked by pattern. */

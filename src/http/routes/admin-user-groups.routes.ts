@@ -2,17 +2,16 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { inEnvironment } from '../../domain/tenancy.js';
 import type { UserGroupAdminService } from '../../domain/user-group-admin.service.js';
-import { EnvironmentTag } from '../common.schemas.js';
+import { EnvironmentQuery } from '../common.schemas.js';
 import { decodeCursor, IdParam, PageQuery, PageResponse, pageSize, toPageResponse } from '../cursor.js';
 import { apiRouteSchema } from '../route-schema.js';
 import { UserGroup, UserGroupResponse } from './user-groups.schemas.js';
 import { toUserGroup } from './user-group.presenter.js';
 
-const EnvironmentQuery = { environment: Type.Optional(EnvironmentTag) };
 
 const ListQuery = Type.Object(
   {
-    ...EnvironmentQuery,
+    ...EnvironmentQuery.properties,
     q: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'A provided_id prefix or a name substring (case-insensitive).' })),
     ...PageQuery,
   },
@@ -44,7 +43,7 @@ export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: U
     {
       schema: apiRouteSchema('admin', 'Get a user group by team_id', UserGroupResponse, {
         params: Type.Object({ team_id: IdParam('The group\'s team_id.') }),
-        querystring: Type.Object(EnvironmentQuery, { additionalProperties: false }),
+        querystring: EnvironmentQuery,
       }),
     },
     async (request) => {

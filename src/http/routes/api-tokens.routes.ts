@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { ApiTokenService } from '../../domain/api-tokens.service.js';
 import type { ApiTokenRecord } from '../../domain/models.js';
-import { EnvironmentTag, Text256, Timestamp } from '../common.schemas.js';
+import { EnvironmentQuery, EnvironmentTag, Text256, Timestamp } from '../common.schemas.js';
 import { IdParam, NoQuery } from '../cursor.js';
 import { inEnvironment } from '../../domain/tenancy.js';
 import { Success } from '../envelope.js';
@@ -66,7 +66,7 @@ export const apiTokenRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokenServ
     {
       schema: apiRouteSchema('admin', 'List live API tokens (without secrets)', Type.Object({ success: Success, api_tokens: Type.Array(ApiToken) }), {
         description: 'The tokens of one environment: the given one, else the API token\'s.',
-        querystring: Type.Object({ environment: Type.Optional(EnvironmentTag) }, { additionalProperties: false }),
+        querystring: EnvironmentQuery,
       }),
     },
     async (request) => ({

@@ -3,7 +3,7 @@ import { Type, type Static } from 'typebox';
 import type { DataSourceService } from '../../domain/data-sources.service.js';
 import type { DataSourceRecord } from '../../domain/models.js';
 import { inEnvironment, type Caller, type Environment } from '../../domain/tenancy.js';
-import { EnvironmentTag, Id, Text256 } from '../common.schemas.js';
+import { EnvironmentQuery, EnvironmentTag, Id, Text256 } from '../common.schemas.js';
 import { IdParam, NoQuery } from '../cursor.js';
 import { Success } from '../envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
@@ -40,7 +40,6 @@ export const DataSource = Type.Object({
 });
 export type DataSource = Static<typeof DataSource>;
 
-const EnvironmentQuery = Type.Object({ environment: Type.Optional(EnvironmentTag) }, { additionalProperties: false });
 const inQueryEnvironment = (request: { caller: Caller; query: { environment?: Environment } }) => inEnvironment(request.caller, request.query.environment);
 const DataSourceParams = Type.Object({ id: IdParam('Data source id.') });
 const DataSourceResponse = Type.Object({ success: Success, data_source: DataSource });
