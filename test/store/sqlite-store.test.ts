@@ -10,7 +10,7 @@ import { openSqliteDatabase, SYNC_BUSY_WAIT_MS } from '../../src/store/sqlite/sq
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { describeStoreContract } from './store.contract.js';
-import { auditContext, expectAppError, newGroup, seed } from './store-fixtures.js';
+import { auditContext, expectAppError, newApiToken, newGroup, seed, T2 } from './store-fixtures.js';
 
 const run = promisify(execFile);
 const MIGRATE_PROCESS = fileURLToPath(new URL('./migrate-process.ts', import.meta.url));
@@ -102,6 +102,27 @@ describe('SQLite store specifics', () => {
     expect(await reader.findUserGroupByTokenHash(customer, group.tokenHash)).toEqual(group);
     await reader.deleteUserGroup(customer, group.teamId, group.version, auditContext());
     expect(await writer.findUserGroupByProvidedId(customer, 'shared')).toBeNull();
+  });
+
+  it('refuses at once an API token revoked or changed through another connection, though each caches live tokens', async () => {
+    const server = open();
+    await server.migrate();
+    const { customer, workspace } = await seed(server);
+    const cli = open();
+    const input = newApiToken(customer);
+    const record = await cli.insertApiToken(input, auditContext());
+    expect(await server.findApiTokenByHash(input.tokenHash)).toEqual(record);
+    expect(await server.findApiTokenByHash(input.tokenHash)).toEqual(record);
+    await cli.recordApiTokenUse(record.id, T2);
+    expect(await server.findApiTokenByHash(input.tokenHash)).toEqual({ ...record, lastUsedAt: T2 });
+    await cli.revokeApiToken(workspace.id, record.id, auditContext());
+    expect(await server.findApiTokenByHash(input.tokenHash)).toBeNull();
+    // A raw write, as another program might make, is seen as well.
+    const other = newApiToken(customer);
+    const otherRecord = await server.insertApiToken(other, auditContext());
+    expect(await server.findApiTokenByHash(other.tokenHash)).toEqual(otherRecord);
+    openRaw().prepare('UPDATE api_tokens SET revoked_at = ? WHERE id = ?').run(T2, otherRecord.id);
+    expect(await server.findApiTokenByHash(other.tokenHash)).toBeNull();
   });
 
   it('fails a write with unavailable and Retry-After while another connection holds the write lock', async () => {

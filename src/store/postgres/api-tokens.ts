@@ -47,7 +47,7 @@ const sql = statements({
   revoke: `UPDATE api_tokens SET revoked_at = @at WHERE id = @id AND workspace_id = @workspaceId AND revoked_at IS NULL
     RETURNING ${COLUMNS}`,
   recordUse: 'UPDATE api_tokens SET last_used_at = @at WHERE id = @id',
-});
+}, { prepared: true });
 
 export function apiTokenMethods(db: PostgresDatabase, audit: AuditEvents): ApiTokenStore {
   const insertAll = async (tx: Queryable, tokens: NewApiToken[]): Promise<Audited<ApiTokenRecord[]>> => {

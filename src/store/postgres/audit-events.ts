@@ -37,7 +37,9 @@ const sql = statements({
     FROM unnest(@workspaceIds::bigint[], @environments::text[], @actions::text[], @teamIds::bigint[], @providedIds::text[],
       @changes::json[]) WITH ORDINALITY AS e(workspace_id, environment, action, team_id, provided_id, changes, n)
     ORDER BY e.n`,
-  list: `SELECT * FROM audit_events
+  list: `SELECT id, at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id,
+      changes, request_id
+    FROM audit_events
     WHERE workspace_id = @workspaceId
       AND (@environment::text IS NULL OR environment = @environment)
       AND (@teamId::bigint IS NULL OR team_id = @teamId)
@@ -46,7 +48,7 @@ const sql = statements({
       AND (@until::timestamptz IS NULL OR at < @until)
       AND id < @beforeId
     ORDER BY id DESC LIMIT @limit`,
-});
+}, { prepared: true });
 
 export function auditEvents(db: PostgresDatabase) {
   const write = async (tx: Queryable, context: AuditContext, entries: AuditEntry[]): Promise<void> => {

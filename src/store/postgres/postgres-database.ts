@@ -75,7 +75,7 @@ export function openPostgresDatabase(options: PostgresStoreOptions): PostgresDat
   pool.on('error', () => undefined);
 
   const runOn = async <R extends QueryResultRow>(client: pg.Pool | pg.PoolClient, statement: Statement): Promise<R[]> =>
-    (await client.query<R>(statement.text, statement.values)).rows;
+    (await client.query<R>(statement)).rows;
 
   const attempt = async <R>(work: (tx: Queryable) => Promise<R>): Promise<R> => {
     const client = await pool.connect();

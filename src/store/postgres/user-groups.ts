@@ -119,7 +119,7 @@ const sql = statements({
   insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
     SELECT @teamId::bigint, m.schema_id, m.data_source_id
     FROM unnest(@schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(schema_id, data_source_id)`,
-});
+}, { prepared: true });
 
 /** A mapping as the two parallel arrays the statements unnest. */
 function mappingParameters(mapping: MappingEntry[]): { schemaIds: number[]; dataSourceIds: number[] } {

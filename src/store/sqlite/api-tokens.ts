@@ -1,4 +1,5 @@
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
+import { LRUCache } from 'lru-cache';
 import type { ApiTokenRecord, AuditContext, NewApiToken } from '../../domain/models.js';
 import type { ApiTokenStore } from '../store.js';
 import { apiTokenCreatedEntry, apiTokenRevokedEntry } from '../audit-entries.js';
@@ -10,7 +11,36 @@ import { preparedOnFirstUse } from './prepared.js';
 const COLUMNS = `id, workspace_id AS workspaceId, environment, name, scope,
   created_at AS createdAt, last_used_at AS lastUsedAt, revoked_at AS revokedAt`;
 
+/** Live tokens remembered per connection; misses are not kept, so unknown tokens cannot fill it. */
+const CACHED_TOKENS = 10_000;
+
+/**
+ * Every request looks its API token up, so live tokens are cached; a cached token can never outlive
+ * a change. The cache is dropped whenever another connection has committed anything (PRAGMA
+ * data_version moves: another worker, a CLI command) and whenever this connection changes a token.
+ * Checking data_version costs a fraction of the lookup it saves.
+ */
+function liveTokenCache(db: Database) {
+  const tokens = new LRUCache<string, ApiTokenRecord>({ max: CACHED_TOKENS });
+  let dataVersion: Statement | undefined;
+  let seenVersion: unknown;
+  return {
+    /** The cache, emptied first if another connection has committed since the last look. */
+    current(): LRUCache<string, ApiTokenRecord> {
+      const version = (dataVersion ??= db.prepare('PRAGMA data_version').pluck()).get();
+      if (version !== seenVersion) {
+        tokens.clear();
+        seenVersion = version;
+      }
+      return tokens;
+    },
+    /** Called by every change this connection makes to api_tokens. */
+    invalidate: () => tokens.clear(),
+  };
+}
+
 export function apiTokenMethods(db: Database, audit: AuditEvents): Synchronous<ApiTokenStore> {
+  const cache = liveTokenCache(db);
   const sql = preparedOnFirstUse(db, {
     insert: `INSERT INTO api_tokens (workspace_id, environment, name, scope, token_hash, created_at)
       VALUES (@workspaceId, @environment, @name, @scope, @tokenHash, @createdAt) RETURNING ${COLUMNS}`,
@@ -36,6 +66,7 @@ export function apiTokenMethods(db: Database, audit: AuditEvents): Synchronous<A
   );
 
   const revoke = audit.withAudit((context: AuditContext, workspaceId: number, id: number) => {
+    cache.invalidate();
     const record = sql.revoke.get(context.at, id, workspaceId) as ApiTokenRecord | undefined;
     if (!record) return { result: null, entries: [] };
     return { result: record, entries: [apiTokenRevokedEntry(record)] };
@@ -48,10 +79,19 @@ export function apiTokenMethods(db: Database, audit: AuditEvents): Synchronous<A
       return record;
     },
     insertApiTokensIfWorkspaceHasNone: (workspaceId, tokens, context) => insertIfNone(context, workspaceId, tokens),
-    findApiTokenByHash: (tokenHash) => (sql.liveByHash.get(tokenHash) as ApiTokenRecord | undefined) ?? null,
+    findApiTokenByHash: (tokenHash) => {
+      const tokens = cache.current();
+      const cached = tokens.get(tokenHash);
+      if (cached) return cached;
+      const record = sql.liveByHash.get(tokenHash) as ApiTokenRecord | undefined;
+      if (!record) return null;
+      tokens.set(tokenHash, record);
+      return record;
+    },
     listApiTokens: (workspaceId) => sql.list.all(workspaceId) as ApiTokenRecord[],
     revokeApiToken: (workspaceId, id, context) => revoke(context, workspaceId, id),
     recordApiTokenUse: (id, at) => {
+      cache.invalidate();
       sql.recordUse.run(at, id);
     },
   };

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
+import { isBusy, MAX_BUSY_PAUSE_MS } from './busy.js';
+import type { GroupCommit } from './group-commit.js';
 import { mapSqliteError } from './sqlite-errors.js';
 
 /** The synchronous shape of an async interface: better-sqlite3 does the work, `guard` makes it async. */
@@ -7,25 +8,29 @@ export type Synchronous<T> = {
   [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => R : never;
 };
 
-const MAX_PAUSE_MS = 50;
-
-function isBusy(error: unknown): boolean {
-  return error instanceof Database.SqliteError && (error.code.startsWith('SQLITE_BUSY') || error.code.startsWith('SQLITE_LOCKED'));
-}
-
 /**
  * Turns synchronous methods into the async interface, sending every failure through mapSqliteError.
  * better-sqlite3 waits for a lock synchronously, which would stall every request of the process, so
  * the connection waits only briefly and a busy method is retried here, asynchronously, until
  * `busyTimeoutMs` has passed. Each method is one transaction, so a busy attempt changed nothing.
+ * The methods named in `grouped` (the hot writes) go through the group commit instead, which does the
+ * same waiting for a whole batch.
  */
-export function guard<T>(methods: Synchronous<T>, { busyTimeoutMs }: { busyTimeoutMs: number }): T {
+export function guard<T>(
+  methods: Synchronous<T>,
+  { busyTimeoutMs, grouped }: { busyTimeoutMs: number; grouped?: { commit: GroupCommit; methods: ReadonlyArray<keyof T> } },
+): T {
   const guarded: Record<string, unknown> = {};
   for (const [name, method] of Object.entries(methods)) {
     const call = method as (...args: unknown[]) => unknown;
+    if (grouped?.methods.includes(name as keyof T)) {
+      const { commit } = grouped;
+      guarded[name] = (...args: unknown[]) => commit.run(() => call(...args));
+      continue;
+    }
     guarded[name] = async (...args: unknown[]) => {
       const deadline = Date.now() + busyTimeoutMs;
-      for (let pause = 2; ; pause = Math.min(pause * 2, MAX_PAUSE_MS)) {
+      for (let pause = 2; ; pause = Math.min(pause * 2, MAX_BUSY_PAUSE_MS)) {
         try {
           return call(...args);
         } catch (error) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject, UserGroupPatch, UserGroupRecord } from '../../../src/domain/models.js';
 import type { Tenant } from '../../../src/domain/tenancy.js';
-import { auditContext, createGroup, expectAppError, newGroup, randomHex, RICH_PROPERTIES, T1, T2 } from '../store-fixtures.js';
+import { auditContext, auditWrittenBy, createGroup, expectAppError, newGroup, randomHex, RICH_PROPERTIES, T1, T2 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 
 export function describeUserGroupContract(t: ContractContext): void {
@@ -157,6 +157,26 @@ export function describeUserGroupContract(t: ContractContext): void {
       await create(t.fx.customer, 'g2');
       await expectAppError(update(group, { providedId: 'g2', name: 'lost' }), 'user_group_id_taken', 'new_user_group_id');
       expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'g1')).toEqual(group);
+    });
+
+    it('keeps concurrent writes apart: a refused one changes nothing and the others all commit with their audit events', async () => {
+      const g1 = await create(t.fx.customer, 'c1');
+      await create(t.fx.customer, 'c2');
+      const events = await auditWrittenBy(t.store, t.fx.workspace.id, async () => {
+        // Issued together, so an engine that commits writes in groups puts them in one batch.
+        const results = await Promise.allSettled([
+          ...Array.from({ length: 10 }, (_, i) => create(t.fx.customer, `batch-${i}`)),
+          update(g1, { providedId: 'c2', name: 'lost' }),
+          rotate(t.fx.customer, g1.tokenHash),
+        ]);
+        expect(results.map((result) => result.status)).toEqual([...Array(10).fill('fulfilled'), 'rejected', 'fulfilled']);
+        await expectAppError(Promise.reject((results[10] as PromiseRejectedResult).reason), 'user_group_id_taken');
+      });
+      expect(events.map((event) => event.action).sort()).toEqual([...Array(10).fill('user_group.created'), 'user_group.token_rotated']);
+      for (let i = 0; i < 10; i++) expect(await t.store.findUserGroupByProvidedId(t.fx.customer, `batch-${i}`)).not.toBeNull();
+      const after = await t.store.findUserGroupByProvidedId(t.fx.customer, 'c1');
+      expect(after).toMatchObject({ name: g1.name, version: g1.version + 1 });
+      expect(after?.tokenHash).not.toBe(g1.tokenHash);
     });
 
     it('allows a rename onto an id that exists only in another tenant', async () => {
