@@ -34,7 +34,8 @@ export function userGroupFromRow(row: UserGroupRow): UserGroupRecord {
     tokenHash: row.token_hash,
     tokenCiphertext: row.token_ciphertext,
     properties: row.properties,
-    mapping: row.mapping.map(([schemaId, dataSourceId]) => ({ schemaId, dataSourceId })),
+    // Sorted here rather than by the aggregate in SQL, which would cost every lookup a temporary sort.
+    mapping: row.mapping.map(([schemaId, dataSourceId]) => ({ schemaId, dataSourceId })).sort((a, b) => a.schemaId - b.schemaId),
     version: row.version,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

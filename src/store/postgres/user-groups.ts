@@ -52,7 +52,7 @@ function toIdentity(row: IdentityRow): GroupIdentity {
 // The mapping rides along as JSON so that every lookup is a single statement.
 const SELECT_GROUP = `SELECT g.team_id, g.workspace_id, g.environment, g.provided_id, g.name, g.token_hash,
     g.token_ciphertext, g.properties, g.version, g.created_at, g.updated_at,
-    COALESCE((SELECT json_agg(json_build_array(m.schema_id, m.data_source_id) ORDER BY m.schema_id)
+    COALESCE((SELECT json_agg(json_build_array(m.schema_id, m.data_source_id))
       FROM user_group_mappings m WHERE m.team_id = g.team_id), '[]') AS mapping
   FROM user_groups g`;
 

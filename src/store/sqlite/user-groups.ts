@@ -23,7 +23,7 @@ type SqliteUserGroupRow = Omit<UserGroupRow, 'properties' | 'mapping'> & { prope
 
 // The mapping rides along as JSON so that every lookup is a single statement.
 const SELECT_GROUP = `SELECT g.*,
-  (SELECT json_group_array(json_array(m.schema_id, m.data_source_id) ORDER BY m.schema_id)
+  (SELECT json_group_array(json_array(m.schema_id, m.data_source_id))
      FROM user_group_mappings m WHERE m.team_id = g.team_id) AS mapping
   FROM user_groups g`;
 
