@@ -49,12 +49,17 @@ function toIdentity(row: IdentityRow): GroupIdentity {
   return { teamId: toNumber(row.team_id), workspaceId: toNumber(row.workspace_id), environment: row.environment, providedId: row.provided_id };
 }
 
+const GROUP_COLUMNS = `team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties,
+  version, created_at, updated_at`;
+
+const mappingOf = (table: string) => `COALESCE((SELECT json_agg(json_build_array(m.schema_id, m.data_source_id))
+  FROM user_group_mappings m WHERE m.team_id = ${table}.team_id), '[]') AS mapping`;
+
 // The mapping rides along as JSON so that every lookup is a single statement.
-const SELECT_GROUP = `SELECT g.team_id, g.workspace_id, g.environment, g.provided_id, g.name, g.token_hash,
-    g.token_ciphertext, g.properties, g.version, g.created_at, g.updated_at,
-    COALESCE((SELECT json_agg(json_build_array(m.schema_id, m.data_source_id))
-      FROM user_group_mappings m WHERE m.team_id = g.team_id), '[]') AS mapping
-  FROM user_groups g`;
+const SELECT_GROUP = `SELECT ${GROUP_COLUMNS.replace(/(\w+)/g, 'g.$1')}, ${mappingOf('g')} FROM user_groups g`;
+
+/** Writes return the row they wrote, which saves a round trip to read it back. */
+const RETURNING_GROUP = `RETURNING ${GROUP_COLUMNS}, ${mappingOf('user_groups')}`;
 
 const RETURNING_IDENTITY = 'RETURNING team_id, workspace_id, environment, provided_id';
 
@@ -63,7 +68,6 @@ const TENANT = 'g.workspace_id = @workspaceId AND g.environment = @environment';
 const sql = statements({
   byProvidedId: `${SELECT_GROUP} WHERE ${TENANT} AND g.provided_id = @providedId`,
   byTokenHash: `${SELECT_GROUP} WHERE g.token_hash = @tokenHash AND ${TENANT}`,
-  byTeamId: `${SELECT_GROUP} WHERE g.team_id = @teamId`,
   byTeamIdInTenant: `${SELECT_GROUP} WHERE g.team_id = @teamId AND ${TENANT}`,
   // An array parameter keeps one statement for any number of ids.
   byProvidedIds: `${SELECT_GROUP} WHERE ${TENANT} AND g.provided_id = ANY(@providedIds::text[]) ORDER BY g.team_id`,
@@ -86,13 +90,13 @@ const sql = statements({
       VALUES (@workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties::json,
         @createdAt, @createdAt)
       ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING
-      RETURNING team_id
+      RETURNING ${GROUP_COLUMNS}
     ), mapped AS (
       INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
       SELECT inserted.team_id, m.schema_id, m.data_source_id
       FROM inserted CROSS JOIN unnest(@schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(schema_id, data_source_id)
     )
-    SELECT team_id FROM inserted`,
+    SELECT ${GROUP_COLUMNS} FROM inserted`,
   // One statement for every patch shape: a field is written only when its flag is set.
   update: `UPDATE user_groups SET
       provided_id = CASE WHEN @setProvidedId::boolean THEN @providedId::text ELSE provided_id END,
@@ -104,14 +108,14 @@ const sql = statements({
       updated_at = @updatedAt
     WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment
       AND version = @expectedVersion
-    ${RETURNING_IDENTITY}`,
+    ${RETURNING_GROUP}`,
   // A concurrent rotation of the same token holds the row until it commits; this one then re-checks
   // the WHERE clause against the committed row, finds the old hash gone, and changes nothing.
   rotate: `UPDATE user_groups SET
       token_hash = @newTokenHash, token_ciphertext = @newTokenCiphertext,
       version = version + 1, updated_at = @updatedAt
     WHERE token_hash = @currentTokenHash AND workspace_id = @workspaceId AND environment = @environment
-    RETURNING team_id`,
+    ${RETURNING_GROUP}`,
   delete: `DELETE FROM user_groups
     WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment AND version = @expectedVersion
     ${RETURNING_IDENTITY}`,
@@ -144,17 +148,10 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
 
   const byProvidedId = (q: Queryable, tenant: Tenant, providedId: string) => findOne(q, sql.byProvidedId({ ...tenant, providedId }));
 
-  /** Re-reads a row this transaction just wrote, so it is there by construction. */
-  const written = async (tx: Queryable, teamId: number): Promise<UserGroupRecord> => {
-    const group = await findOne(tx, sql.byTeamId({ teamId }));
-    if (!group) throw new Error(`user group ${teamId} vanished inside its own transaction`);
-    return group;
-  };
-
   /** Inserts the group and its mapping; undefined (and nothing written) when its provided id exists. */
-  const insertGroup = async (tx: Queryable, group: NewUserGroup): Promise<GroupIdentity | undefined> => {
+  const insertGroup = async (tx: Queryable, group: NewUserGroup): Promise<UserGroupRecord | undefined> => {
     const { tenant, providedId, name, tokenHash, tokenCiphertext, createdAt } = group;
-    const [inserted] = await tx.rows<{ team_id: Int8 }>(
+    const [inserted] = await tx.rows<Omit<PostgresUserGroupRow, 'mapping'>>(
       sql.insert({
         ...tenant,
         providedId,
@@ -166,14 +163,18 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
         ...mappingParameters(group.mapping),
       }),
     );
-    return inserted && { teamId: toNumber(inserted.team_id), ...tenant, providedId };
+    // The statement's RETURNING cannot see the mapping rows its sibling CTE inserts; they are the input.
+    return inserted && toUserGroup({ ...inserted, mapping: group.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]) });
   };
 
   /** Applies the patch if the row still has the expected version; undefined (and nothing written) otherwise. */
-  const applyUpdate = async (tx: Queryable, { tenant, teamId, expectedVersion, patch, updatedAt }: UserGroupUpdate) => {
+  const applyUpdate = async (
+    tx: Queryable,
+    { tenant, teamId, expectedVersion, patch, updatedAt }: UserGroupUpdate,
+  ): Promise<UserGroupRecord | undefined> => {
     assertTokenPatchComplete(patch);
     const properties = patch.properties === undefined ? undefined : serializeProperties(patch.properties);
-    const [updated] = await tx.rows<IdentityRow>(
+    const [updated] = await tx.rows<PostgresUserGroupRow>(
       sql.update({
         ...tenant,
         teamId,
@@ -182,18 +183,18 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
         ...patchParameters(PATCHABLE_GROUP_COLUMNS, { ...patch, properties }),
       }),
     );
-    if (updated && patch.mapping) {
-      await tx.rows(sql.clearMapping({ teamId }));
-      await tx.rows(sql.insertMapping({ teamId, ...mappingParameters(patch.mapping) }));
-    }
-    return updated && toIdentity(updated);
+    if (!updated) return undefined;
+    if (!patch.mapping) return toUserGroup(updated);
+    await tx.rows(sql.clearMapping({ teamId }));
+    await tx.rows(sql.insertMapping({ teamId, ...mappingParameters(patch.mapping) }));
+    // RETURNING showed the mapping as it was before this statement; the new one is the patch's.
+    return toUserGroup({ ...updated, mapping: patch.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]) });
   };
 
   const insertIfAbsent = audit.withAudit(async (tx, context: AuditContext, group: NewUserGroup) => {
     for (let tries = 1; ; tries++) {
-      const inserted = await insertGroup(tx, group);
-      if (inserted) {
-        const created = await written(tx, inserted.teamId);
+      const created = await insertGroup(tx, group);
+      if (created) {
         return { result: { group: created, created: true }, entries: [groupEntry('user_group.created', created, context.changes)] };
       }
       // READ COMMITTED gives this read a snapshot taken after the conflicting insert committed.
@@ -204,9 +205,8 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
   });
 
   const update = audit.withAudit(async (tx, context: AuditContext, groupUpdate: UserGroupUpdate) => {
-    const updated = await applyUpdate(tx, groupUpdate);
-    if (!updated) return { result: null, entries: [] };
-    const group = await written(tx, updated.teamId);
+    const group = await applyUpdate(tx, groupUpdate);
+    if (!group) return { result: null, entries: [] };
     return { result: group, entries: [groupEntry('user_group.updated', group, context.changes)] };
   });
 
@@ -244,11 +244,11 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
 
   const rotate = audit.withAudit(async (tx, context: AuditContext, rotation: UserGroupTokenRotation) => {
     const { tenant, currentTokenHash, newTokenHash, newTokenCiphertext, updatedAt } = rotation;
-    const [rotated] = await tx.rows<{ team_id: Int8 }>(
+    const [rotated] = await tx.rows<PostgresUserGroupRow>(
       sql.rotate({ ...tenant, currentTokenHash, newTokenHash, newTokenCiphertext, updatedAt }),
     );
     if (!rotated) return { result: null, entries: [] };
-    const group = await written(tx, toNumber(rotated.team_id));
+    const group = toUserGroup(rotated);
     return { result: group, entries: [groupEntry('user_group.token_rotated', group, context.changes)] };
   });
 
