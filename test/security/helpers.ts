@@ -17,7 +17,7 @@ import type { Environment, Scope, Tenant } from '../../src/domain/tenancy.js';
 import { buildApp } from '../../src/http/app.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { openDatabaseReader, type RawDatabaseReader } from '../support/database-reader.js';
+import { openDatabaseReader, type RawDatabaseReader, type Row } from '../support/database-reader.js';
 import type { ApiResponse } from '../support/http-client.js';
 import { createTestApp, type TestApp, type TestAppOptions } from '../support/test-app.js';
 import type { TestDatabase } from '../support/test-database.js';
@@ -138,6 +138,25 @@ export class DatabaseReader {
       allAuditEvents: await this.raw.count('audit_events'),
       schemas: await this.raw.count('schemas'),
       dataSources: await this.raw.count('data_sources'),
+    };
+  }
+
+  /**
+   * Everything of one tenant that a caller could see or change: its groups with their mapping rows,
+   * its data sources, its API tokens (but for last_used_at, which the tenant's own requests bump in
+   * the background), its audit events and its workspace's schemas and workspace-wide events.
+   */
+  async tenantState(tenant: Tenant) {
+    const inTenant = [tenant.workspaceId, tenant.environment] as const;
+    return {
+      userGroups: (await this.snapshot(tenant)).userGroups as Row[],
+      dataSources: await this.raw.select('SELECT * FROM data_sources WHERE workspace_id = ? AND environment = ? ORDER BY id', ...inTenant),
+      apiTokens: await this.raw.select(
+        'SELECT id, workspace_id, environment, name, scope, token_hash, created_at, revoked_at FROM api_tokens WHERE workspace_id = ? AND environment = ? ORDER BY id',
+        ...inTenant,
+      ),
+      auditEvents: await this.raw.select('SELECT * FROM audit_events WHERE workspace_id = ? AND (environment = ? OR environment IS NULL) ORDER BY id', ...inTenant),
+      schemas: await this.raw.select('SELECT * FROM schemas WHERE workspace_id = ? ORDER BY id', tenant.workspaceId),
     };
   }
 
