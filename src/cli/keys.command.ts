@@ -17,7 +17,10 @@ const countColumns = (counts: CiphertextCounts) => Object.fromEntries(CIPHERTEXT
 const describeUsage = (key: KeyUsage) => ({ key_id: key.keyId, current: key.current, configured: key.configured, ...countColumns(key.ciphertexts) });
 
 /** `a1b2c3d4 (3 tokens, not configured)` for messages. */
-const describeLeft = (key: KeyUsage) => `${key.keyId} (${totalOf(key.ciphertexts)} tokens${key.configured ? '' : ', not configured'})`;
+const describeLeft = (key: KeyUsage) => {
+  const count = totalOf(key.ciphertexts);
+  return `${key.keyId} (${count} token${count === 1 ? '' : 's'}${key.configured ? '' : ', not configured'})`;
+};
 
 export function keysCommand(): Command {
   const keys = new Command('keys').description('manage the keys that encrypt user group tokens at rest');
@@ -112,7 +115,7 @@ function printRotation(summary: ReEncryptionSummary, keyGenerated: boolean, json
     process.stderr.write(
       unknown
         ? 'Some tokens are under keys that are not configured: add those keys (after the current one) and run ugs keys rotate again.\n'
-        : 'Tokens are still being written under an old key: make every server encrypt with the current key (restart it), then run ugs keys rotate again.\n',
+        : 'Tokens are left under an old key: a server still encrypts with it (give every server the current key first), or they could not be decrypted. Run ugs keys rotate again; ugs keys list shows what is left.\n',
     );
     process.exitCode = 2;
   }

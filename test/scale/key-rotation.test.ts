@@ -124,7 +124,8 @@ describe(`ugs keys rotate while ugs serve is serving (${TEST_ENGINE})`, () => {
     expect(seeded.code, seeded.stderr).toBe(0);
     const oldKeyId = db.encryptionKey === undefined ? idOf(readFileSync(`${db.sqlitePath}.key`, 'utf8').trim()) : idOf(db.encryptionKey);
 
-    const server = await startServeProcess(db, { env: rotationEnv });
+    // At info, so that its log shows the key file reload.
+    const server = await startServeProcess(db, { env: { ...rotationEnv, UGS_LOG_LEVEL: 'info' } });
     const admin = server.adminTokens().Customer;
     const traffic = startTraffic(server, admin, owned);
 
@@ -157,6 +158,8 @@ describe(`ugs keys rotate while ugs serve is serving (${TEST_ENGINE})`, () => {
     }
     if (db.encryptionKey === undefined) {
       expect(readFileSync(`${db.sqlitePath}.key`, 'utf8').trim().split('\n').map(idOf)).toEqual([summary.key_id, oldKeyId]);
+      const reloads = server.stdout().split('\n').filter((line) => line.includes('encryption keys reloaded')).map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(reloads).toEqual([expect.objectContaining({ level: 30, keyId: summary.key_id, keyIds: [summary.key_id, oldKeyId] })]);
     }
 
     // Every group, rotated during the run or not, still verifies and get-or-create returns its token.
