@@ -1,8 +1,7 @@
 import { parseDatabaseUrl } from './config/database-url.js';
-import { loadEncryptionKey } from './config/encryption-key.js';
+import { openKeyring, type KeyReload, type KeyringHandle } from './config/keyring-source.js';
 import { systemClock } from './domain/clock.js';
 import type { Workspace } from './domain/models.js';
-import { createTokenCipher } from './domain/secrets.js';
 import { createServices, type Services } from './domain/services.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
@@ -11,6 +10,8 @@ export interface Runtime {
   store: Store;
   services: Services;
   defaultWorkspace: Workspace;
+  /** The encryption keys, where they come from, and (key file) their reload. */
+  keys: KeyringHandle;
   close(): Promise<void>;
 }
 
@@ -18,17 +19,33 @@ export interface Runtime {
  * The composition root shared by the server and every CLI command: opens the database, applies
  * migrations and makes sure workspace `default` exists, so any command works on an empty database.
  */
-export async function openRuntime(options: { databaseUrl: string; encryptionKey: string | undefined; poolSize?: number }): Promise<Runtime> {
+export async function openRuntime(options: {
+  databaseUrl: string;
+  encryptionKey: string | undefined;
+  poolSize?: number;
+  /** Told of every reload of the key file (SQLite without UGS_ENCRYPTION_KEY). */
+  onKeyReload?: (event: KeyReload) => void;
+}): Promise<Runtime> {
   const location = parseDatabaseUrl(options.databaseUrl);
-  const cipher = createTokenCipher(loadEncryptionKey(location, options.encryptionKey));
-  const store = openStore(location, { poolSize: options.poolSize });
+  const keys = openKeyring(location, options.encryptionKey, options.onKeyReload);
+  let store: Store;
+  try {
+    store = openStore(location, { poolSize: options.poolSize });
+  } catch (error) {
+    keys.close();
+    throw error;
+  }
+  const close = async () => {
+    keys.close();
+    await store.close();
+  };
   try {
     await store.migrate();
-    const services = createServices({ store, cipher, clock: systemClock });
+    const services = createServices({ store, cipher: keys.keyring, clock: systemClock });
     const defaultWorkspace = await services.workspaces.ensureDefaultWorkspace({ type: 'cli' });
-    return { store, services, defaultWorkspace, close: () => store.close() };
+    return { store, services, defaultWorkspace, keys, close };
   } catch (error) {
-    await store.close();
+    await close();
     throw error;
   }
 }

@@ -3,6 +3,7 @@ import { isAppError } from '../domain/errors.js';
 import { auditCommand } from './audit.command.js';
 import { dataSourcesCommand, schemasCommand, workspacesCommand } from './catalog.command.js';
 import { groupsCommand } from './groups.command.js';
+import { keysCommand } from './keys.command.js';
 import { migrateCommand, serveCommand } from './serve.command.js';
 import { tokensCommand } from './tokens.command.js';
 
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
     workspacesCommand(),
     groupsCommand(),
     auditCommand(),
+    keysCommand(),
   ]) {
     program.addCommand(command);
   }

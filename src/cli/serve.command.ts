@@ -41,8 +41,18 @@ function serveOptions(flags: ServeFlags): ServeOptions {
   };
 }
 
-const openFor = (flags: ServeFlags) =>
-  openRuntime({ databaseUrl: flags.database, encryptionKey: process.env.UGS_ENCRYPTION_KEY, poolSize: flags.dbPoolSize });
+function openFor(flags: ServeFlags) {
+  const log = createLogger(flags.logLevel);
+  return openRuntime({
+    databaseUrl: flags.database,
+    encryptionKey: process.env.UGS_ENCRYPTION_KEY,
+    poolSize: flags.dbPoolSize,
+    onKeyReload: (event) => {
+      if ('error' in event) log.error({ err: event.error }, 'the encryption key file could not be reloaded; the previous keys stay in use');
+      else log.info({ keyId: event.keyId, keyIds: event.keyIds }, 'encryption keys reloaded');
+    },
+  });
+}
 
 function onStopSignal(stop: (signal: NodeJS.Signals) => Promise<void>): void {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

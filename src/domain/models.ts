@@ -106,6 +106,31 @@ export interface UserGroupPatch {
   tokenCiphertext?: string;
 }
 
+/**
+ * The kinds of secret stored encrypted under the TokenCipher (each one column of one table).
+ * Key rotation re-encrypts every kind, and `ugs keys list` counts each.
+ */
+export const CIPHERTEXT_KINDS = ['user_group_token'] as const;
+export type CiphertextKind = (typeof CIPHERTEXT_KINDS)[number];
+
+/** One stored ciphertext: which kind, the id of its row, and the ciphertext itself. */
+export interface StoredCiphertext {
+  kind: CiphertextKind;
+  id: number;
+  ciphertext: string;
+}
+
+/** Replace `ciphertext` by `replacement`, only if the row still holds `ciphertext`. */
+export interface CiphertextReplacement extends StoredCiphertext {
+  replacement: string;
+}
+
+export interface CiphertextCount {
+  kind: CiphertextKind;
+  keyId: string;
+  count: number;
+}
+
 export type AuditAction =
   | 'workspace.created'
   | 'api_token.created'
@@ -117,7 +142,8 @@ export type AuditAction =
   | 'user_group.created'
   | 'user_group.updated'
   | 'user_group.token_rotated'
-  | 'user_group.deleted';
+  | 'user_group.deleted'
+  | 'encryption_key.rotated';
 
 export type FieldChanges = Record<string, { before: unknown; after: unknown }>;
 

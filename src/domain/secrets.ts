@@ -30,7 +30,7 @@ export const ENCRYPTION_KEY_BYTES = 32;
 
 /** Encrypts user group tokens at rest so get-or-create can return them; see docs/security.md. */
 export interface TokenCipher {
-  /** Short id of the key in use, written into each ciphertext so keys can rotate later. */
+  /** Short id of the key that encrypts, written into each ciphertext so that keys can rotate. */
   readonly keyId: string;
   encrypt(plaintext: string): string;
   decrypt(ciphertext: string): string;
@@ -46,7 +46,21 @@ export function encryptionKeyId(key: Buffer): string {
   return createHash('sha256').update(key).digest('hex').slice(0, 8);
 }
 
-/** AES-256-GCM; ciphertext text form: `v1.<keyId>.<iv>.<tag>.<data>` (base64url parts). */
+/** The id of the key a ciphertext was made with, or undefined when it is not in this format at all. */
+export function keyIdOfCiphertext(ciphertext: string): string | undefined {
+  const [version, keyId] = ciphertext.split('.', 2);
+  return version === FORMAT_VERSION ? keyId : undefined;
+}
+
+/** A fresh random key, as `ugs keys rotate` and `ugs keys generate` make them. */
+export function generateEncryptionKey(): Buffer {
+  return randomBytes(ENCRYPTION_KEY_BYTES);
+}
+
+/**
+ * AES-256-GCM under one key; ciphertext text form: `v1.<keyId>.<iv>.<tag>.<data>` (base64url parts).
+ * The stores find a ciphertext's key id at characters 4 to 11 (src/store/ciphertext-columns.ts).
+ */
 export function createTokenCipher(key: Buffer): TokenCipher {
   if (key.length !== ENCRYPTION_KEY_BYTES) {
     throw new Error(`The encryption key must be ${ENCRYPTION_KEY_BYTES} bytes, got ${key.length}.`);

@@ -2,8 +2,9 @@ import { createApiTokenService } from './api-tokens.service.js';
 import { createAuditService } from './audit.service.js';
 import type { Clock } from './clock.js';
 import { createDataSourceService } from './data-sources.service.js';
+import { createKeyRotationService } from './key-rotation.service.js';
+import type { Keyring } from './keyring.js';
 import { createSchemaService } from './schemas.service.js';
-import type { TokenCipher } from './secrets.js';
 import { createUserGroupAdminService } from './user-group-admin.service.js';
 import { createUserGroupTransferService } from './user-group-transfer.service.js';
 import { createUserGroupService } from './user-groups.service.js';
@@ -13,7 +14,7 @@ import type { Store } from '../store/store.js';
 export type Services = ReturnType<typeof createServices>;
 
 /** The domain layer as one value: what the HTTP routes and the CLI both call. */
-export function createServices({ store, cipher, clock }: { store: Store; cipher: TokenCipher; clock: Clock }) {
+export function createServices({ store, cipher, clock }: { store: Store; cipher: Keyring; clock: Clock }) {
   return {
     userGroups: createUserGroupService({ store, cipher, clock }),
     userGroupAdmin: createUserGroupAdminService({ store, cipher }),
@@ -23,5 +24,6 @@ export function createServices({ store, cipher, clock }: { store: Store; cipher:
     schemas: createSchemaService({ store, clock }),
     dataSources: createDataSourceService({ store, clock }),
     workspaces: createWorkspaceService({ store, clock }),
+    keyRotation: createKeyRotationService({ store, keyring: cipher, clock }),
   };
 }

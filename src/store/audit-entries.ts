@@ -102,6 +102,11 @@ export function groupEntry(action: AuditAction, group: GroupIdentity, changes: F
   };
 }
 
+/** A deployment-wide event, recorded in the workspace of the operator who ran it. */
+export function keyRotationEntry(workspaceId: number, changes: FieldChanges | undefined): AuditEntry {
+  return { action: 'encryption_key.rotated', workspaceId, environment: null, changes: changes ?? null };
+}
+
 /** The actor as the audit_events columns hold it. */
 export function actorColumns(actor: Actor): { actorType: Actor['type']; actorApiTokenId: number | null; actorName: string | null } {
   return actor.type === 'api_token'

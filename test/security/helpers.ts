@@ -9,9 +9,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { parseDatabaseUrl } from '../../src/config/database-url.js';
-import { loadEncryptionKey } from '../../src/config/encryption-key.js';
+import { loadEncryptionKeys } from '../../src/config/encryption-key.js';
 import { systemClock } from '../../src/domain/clock.js';
-import { createTokenCipher } from '../../src/domain/secrets.js';
+import { createKeyring } from '../../src/domain/keyring.js';
 import { createServices } from '../../src/domain/services.js';
 import type { Environment, Scope, Tenant } from '../../src/domain/tenancy.js';
 import { buildApp } from '../../src/http/app.js';
@@ -252,7 +252,7 @@ export async function openSecondInstance(db: TestDatabase, lockWaitMs: number): 
     location.engine === 'sqlite'
       ? openSqliteStore({ path: location.path, busyTimeoutMs: lockWaitMs })
       : openPostgresStore({ url: location.url, statementTimeoutMs: lockWaitMs, poolSize: 4 });
-  const cipher = createTokenCipher(loadEncryptionKey(location, db.encryptionKey));
+  const cipher = createKeyring(loadEncryptionKeys(location, db.encryptionKey).keys);
   const services = createServices({ store, cipher, clock: systemClock });
   const app = await buildApp({ services, store, logger: false, rateLimitPerMinute: 'off', version: 'test' });
   await app.ready();

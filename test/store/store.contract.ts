@@ -3,6 +3,7 @@ import type { Store } from '../../src/store/store.js';
 import { describeApiTokenContract } from './contract/api-tokens.contract.js';
 import { describeAuditContract } from './contract/audit.contract.js';
 import { describeCatalogContract } from './contract/catalog.contract.js';
+import { describeCiphertextContract } from './contract/ciphertexts.contract.js';
 import type { ContractContext } from './contract/context.js';
 import { describeUserGroupBatchContract } from './contract/user-group-batch.contract.js';
 import { describeUserGroupQueryContract } from './contract/user-group-queries.contract.js';
@@ -44,5 +45,6 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeUserGroupQueryContract(context);
     describeUserGroupBatchContract(context);
     describeAuditContract(context);
+    describeCiphertextContract(context);
   });
 }

@@ -2,6 +2,7 @@ import { unavailable } from '../../domain/errors.js';
 import type { Store } from '../store.js';
 import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
+import { ciphertextMethods } from './ciphertexts.js';
 import { dataSourceMethods } from './data-sources.js';
 import { guard } from './guard.js';
 import { migratePostgres } from './migrate.js';
@@ -31,6 +32,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     ...schemaMethods(db, audit),
     ...dataSourceMethods(db, audit),
     ...userGroupMethods(db, audit),
+    ...ciphertextMethods(db, audit),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migratePostgres(db, MIGRATIONS),
     close: () => db.close(),

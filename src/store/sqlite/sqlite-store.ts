@@ -2,6 +2,7 @@ import { unavailable } from '../../domain/errors.js';
 import type { Store } from '../store.js';
 import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
+import { ciphertextMethods } from './ciphertexts.js';
 import { dataSourceMethods } from './data-sources.js';
 import { createGroupCommit } from './group-commit.js';
 import { guard } from './guard.js';
@@ -42,6 +43,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...schemaMethods(db, audit),
     ...dataSourceMethods(db, audit),
     ...userGroupMethods(db, audit),
+    ...ciphertextMethods(db, audit),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migrateSqlite(db, MIGRATIONS),
     ping: () => {

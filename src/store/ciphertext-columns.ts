@@ -1,0 +1,29 @@
+import { CIPHERTEXT_KINDS, type CiphertextKind } from '../domain/models.js';
+
+/**
+ * Where each kind of ciphertext lives, for both engines: key rotation walks these. A new encrypted
+ * column joins rotation by being listed here (and in CIPHERTEXT_KINDS); its table needs an integer
+ * key to page by.
+ */
+export const CIPHERTEXT_COLUMNS: Record<CiphertextKind, { table: string; id: string; column: string }> = {
+  user_group_token: { table: 'user_groups', id: 'team_id', column: 'token_ciphertext' },
+};
+
+/** The key id inside a ciphertext (`v1.<8 hex>.…`); the same SQL on SQLite and PostgreSQL. */
+export const keyIdOf = (column: string) => `substr(${column}, 4, 8)`;
+
+/** One statement of each kind, built from its column: `build(kind, columns)`. */
+export function perKind<S>(build: (columns: (typeof CIPHERTEXT_COLUMNS)[CiphertextKind]) => S): Record<CiphertextKind, S> {
+  return Object.fromEntries(CIPHERTEXT_KINDS.map((kind) => [kind, build(CIPHERTEXT_COLUMNS[kind])])) as Record<CiphertextKind, S>;
+}
+
+/** Selects `kind`, `key_id` and `count` for every kind and key id, over all the ciphertext columns. */
+export const COUNT_BY_KEY = CIPHERTEXT_KINDS.map((kind) => {
+  const { table, column } = CIPHERTEXT_COLUMNS[kind];
+  return `SELECT '${kind}' AS kind, ${keyIdOf(column)} AS key_id, count(*) AS count FROM ${table} GROUP BY ${keyIdOf(column)}`;
+}).join('\nUNION ALL\n');
+
+/** The rows of `kind` with an id above a bound whose ciphertext is not under a key id, in id order. */
+export const listNotUnderKey = ({ table, id, column }: (typeof CIPHERTEXT_COLUMNS)[CiphertextKind]) =>
+  `SELECT ${id} AS id, ${column} AS ciphertext FROM ${table}
+    WHERE ${id} > @afterId AND ${keyIdOf(column)} <> @keyId ORDER BY ${id} LIMIT @limit`;

@@ -1,0 +1,62 @@
+import type { AuditContext, CiphertextKind } from '../../domain/models.js';
+import { keyRotationEntry } from '../audit-entries.js';
+import { COUNT_BY_KEY, listNotUnderKey, perKind } from '../ciphertext-columns.js';
+import type { CiphertextStore } from '../store.js';
+import type { AuditEvents } from './audit-events.js';
+import type { PostgresDatabase } from './postgres-database.js';
+import { toNumber, type Int8 } from './rows.js';
+import { statement, statements } from './statements.js';
+
+const list = statements(perKind(listNotUnderKey));
+
+// A whole batch of one kind in one statement. Compare-and-swap on the ciphertext read: under READ
+// COMMITTED a row another transaction changed meanwhile is re-checked after that one commits, and
+// left alone when its ciphertext moved on.
+const replace = statements(
+  perKind(
+    ({ table, id, column }) => `UPDATE ${table} t SET ${column} = r.replacement
+      FROM unnest(@ids::bigint[], @ciphertexts::text[], @replacements::text[]) AS r(id, ciphertext, replacement)
+      WHERE t.${id} = r.id AND t.${column} = r.ciphertext
+      RETURNING t.${id}`,
+  ),
+);
+
+const countByKey = statement(COUNT_BY_KEY);
+
+export function ciphertextMethods(db: PostgresDatabase, audit: AuditEvents): CiphertextStore {
+  const record = audit.withAudit(async (_tx, context: AuditContext, workspaceId: number) => ({
+    result: undefined,
+    entries: [keyRotationEntry(workspaceId, context.changes)],
+  }));
+
+  return {
+    async listCiphertextsNotUnderKey(kind, keyId, afterId, limit) {
+      const rows = await db.rows<{ id: Int8; ciphertext: string }>(list[kind]({ keyId, afterId, limit }));
+      return rows.map((row) => ({ kind, id: toNumber(row.id), ciphertext: row.ciphertext }));
+    },
+
+    replaceCiphertexts: (replacements) =>
+      db.transaction(async (tx) => {
+        let written = 0;
+        for (const kind of new Set(replacements.map((replacement) => replacement.kind))) {
+          const ofKind = replacements.filter((replacement) => replacement.kind === kind);
+          const rows = await tx.rows(
+            replace[kind]({
+              ids: ofKind.map((replacement) => replacement.id),
+              ciphertexts: ofKind.map((replacement) => replacement.ciphertext),
+              replacements: ofKind.map((replacement) => replacement.replacement),
+            }),
+          );
+          written += rows.length;
+        }
+        return written;
+      }),
+
+    async countCiphertextsByKey() {
+      const rows = await db.rows<{ kind: CiphertextKind; key_id: string; count: Int8 }>(countByKey());
+      return rows.map((row) => ({ kind: row.kind, keyId: row.key_id, count: toNumber(row.count) }));
+    },
+
+    recordKeyRotation: (workspaceId, context) => record(context, workspaceId),
+  };
+}
