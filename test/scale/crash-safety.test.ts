@@ -44,12 +44,6 @@ interface GroupLog {
   writes: Write[];
 }
 
-interface RoundFigures {
-  acknowledged: number;
-  inFlight: number;
-  groups: number;
-}
-
 const ACTIONS: Record<WriteKind, string> = { create: 'user_group.created', update: 'user_group.updated', rotate: 'user_group.token_rotated' };
 
 const acknowledged = (writes: Write[]) => writes.filter((write) => write.acknowledged !== undefined);
@@ -89,9 +83,9 @@ class Workload {
     this.stopping = true;
   }
 
-  figures(): RoundFigures {
-    const writes = this.groups.flatMap((group) => group.writes);
-    return { acknowledged: this.acknowledgedCount, inFlight: writes.filter((write) => !write.acknowledged && !write.refused).length, groups: this.groups.length };
+  /** The writes that got no answer: in flight when the server died. */
+  inFlight(): Write[] {
+    return this.groups.flatMap((group) => group.writes).filter((write) => !write.acknowledged && !write.refused);
   }
 
   private async runLane(lane: number): Promise<void> {
@@ -180,9 +174,11 @@ interface StoredGroup {
 /**
  * The checks after a restart, for every group written so far: what was acknowledged is there, the
  * write in flight applied whole or not at all, the stored token is the one its hash finds, every
- * token rotated away is refused, and the audit trail holds one event per applied write.
+ * token rotated away is refused, and the audit trail holds one event per applied write. Returns the
+ * request ids of the writes in flight that applied.
  */
-async function checkGroups(server: ServeProcess, adminToken: string, groups: GroupLog[]): Promise<void> {
+async function checkGroups(server: ServeProcess, adminToken: string, groups: GroupLog[]): Promise<Set<string>> {
+  const appliedInFlight = new Set<string>();
   const stored = new Map((await listAll<StoredGroup>(server, adminToken, '/api/admin/user_groups', 'user_groups')).map((group) => [group.provided_id, group]));
   const events = await listAll<AuditEvent>(server, adminToken, '/api/admin/audit_events', 'audit_events');
   const eventsByRequest = groupBy(events, (event) => event.request_id);
@@ -207,6 +203,7 @@ async function checkGroups(server: ServeProcess, adminToken: string, groups: Gro
     expect(ours.status, ours.raw).toBe(200);
     expect(ours.body.new_user_group, what).toBe(false);
     const current: StoredGroup = ours.body.user_group;
+    expect(found, `${what}: the admin list and get-or-create disagree`).toEqual(current);
     const teamId = group.writes[0]!.acknowledged?.teamId ?? current.team_id;
     expect(current.team_id, what).toBe(teamId);
 
@@ -217,7 +214,9 @@ async function checkGroups(server: ServeProcess, adminToken: string, groups: Gro
     if (inFlight?.kind === 'rotate') inFlightApplied = current.token !== lastKnownToken(group);
     const content = inFlight?.kind !== 'rotate' && inFlightApplied ? inFlight! : lastKnownContent(group);
     expect({ name: current.name, properties: current.properties }, what).toEqual({ name: content?.name, properties: content?.properties });
-    if (!inFlightApplied && lastKnownToken(group) !== undefined) expect(current.token, `${what}: token`).toBe(lastKnownToken(group));
+    if (inFlight && inFlightApplied) appliedInFlight.add(inFlight.requestId);
+    const rotatedInFlight = inFlight?.kind === 'rotate' && inFlightApplied;
+    if (!rotatedInFlight && lastKnownToken(group) !== undefined) expect(current.token, `${what}: token`).toBe(lastKnownToken(group));
 
     // The token get-or-create decrypts is the one its stored hash finds; every earlier one is dead.
     const verified = await call(server, { method: 'POST', path: '/api/user/verify', token: adminToken, body: { token: current.token } });
@@ -239,6 +238,7 @@ async function checkGroups(server: ServeProcess, adminToken: string, groups: Gro
     if (inFlight && !inFlightApplied) expect(eventsByRequest.get(inFlight.requestId), `${what}: event of a write that did not apply`).toBeUndefined();
     expect(eventsByTeam.get(teamId)?.length, `${what}: audit events in all`).toBe(applied.length);
   });
+  return appliedInFlight;
 }
 
 /** SQLite: the files as the kill left them, copied aside (no -shm, as after a power cut) and checked. */
@@ -289,13 +289,16 @@ describe.each(['sqlite', 'postgres'] as const)('SIGKILL under concurrent writes 
       expect(await server.stop('SIGKILL')).toBeNull();
       await lanes;
       groups.push(...workload.groups);
-      const figures = workload.figures();
-      await annotate(`round ${round}: ${figures.acknowledged} writes acknowledged, ${figures.inFlight} in flight at the kill, ${figures.groups} groups`);
-      expect(figures.inFlight, 'requests in flight at the kill').toBeGreaterThan(0);
+      const inFlight = workload.inFlight();
+      expect(inFlight.length, 'requests in flight at the kill').toBeGreaterThan(0);
 
       if (engine === 'sqlite') checkSqliteImage(db);
       server = await startServeProcess(db);
-      await checkGroups(server, adminToken, groups);
+      const appliedInFlight = await checkGroups(server, adminToken, groups);
+      const applied = inFlight.filter((write) => appliedInFlight.has(write.requestId)).length;
+      await annotate(
+        `round ${round}: ${workload.acknowledgedCount} writes acknowledged on ${workload.groups.length} groups; ${inFlight.length} in flight at the kill, of which ${applied} applied`,
+      );
     }
 
     expect(await server.stop('SIGTERM')).toBe(0);
