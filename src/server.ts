@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { IssuedApiToken } from './domain/api-tokens.service.js';
 import { buildApp } from './http/app.js';
 import { createLogger } from './http/logger.js';
+import type { ServerTimeouts } from './http/server-limits.js';
 import type { Runtime } from './runtime.js';
 
 export interface ServeOptions {
@@ -12,6 +13,8 @@ export interface ServeOptions {
   version: string;
   /** How long SIGTERM waits for in-flight requests before closing anyway. */
   drainTimeoutMs: number;
+  /** How long the server waits on slow or idle clients. */
+  timeouts: ServerTimeouts;
   /** Whether this process creates the first-start admin tokens (not a cluster worker). */
   issueFirstStartTokens: boolean;
 }
@@ -30,6 +33,7 @@ export async function startServer(runtime: Runtime, options: ServeOptions): Prom
     logger: createLogger(options.logLevel),
     rateLimitPerMinute: options.rateLimitPerMinute,
     version: options.version,
+    timeouts: options.timeouts,
   });
   await app.listen({ port: options.port, host: options.host });
   // Only once the server is up: a start that fails must not use up tokens that were never shown.

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { Command, Option } from 'commander';
 import { createLogger } from '../http/logger.js';
+import { DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from '../http/server-limits.js';
 import { openRuntime } from '../runtime.js';
 import type { ServeOptions } from '../server.js';
 import { databaseOption, positiveInteger } from './context.js';
@@ -17,6 +18,10 @@ interface ServeFlags {
   rateLimit: string;
   workers: number;
   dbPoolSize: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  idleTimeoutMs: number;
 }
 
 function parseRateLimit(value: string): number | 'off' {
@@ -28,6 +33,17 @@ function parseRateLimit(value: string): number | 'off' {
 
 const DRAIN_TIMEOUT_MS = 10_000;
 
+function serverTimeouts(flags: ServeFlags): ServerTimeouts {
+  if (flags.headersTimeoutMs > flags.requestTimeoutMs) {
+    throw new Error('--headers-timeout-ms (UGS_HEADERS_TIMEOUT_MS) must not be longer than --request-timeout-ms (UGS_REQUEST_TIMEOUT_MS): the headers are part of the request.');
+  }
+  return { headersMs: flags.headersTimeoutMs, requestMs: flags.requestTimeoutMs, keepAliveMs: flags.keepAliveTimeoutMs, idleMs: flags.idleTimeoutMs };
+}
+
+/** A duration in milliseconds, from a flag or its UGS_ variable. */
+const millisecondsOption = (flag: string, variable: string, fallback: number, description: string) =>
+  new Option(`--${flag} <ms>`, description).env(variable).default(fallback).argParser(positiveInteger);
+
 function serveOptions(flags: ServeFlags): ServeOptions {
   return {
     port: flags.port,
@@ -36,6 +52,7 @@ function serveOptions(flags: ServeFlags): ServeOptions {
     rateLimitPerMinute: parseRateLimit(flags.rateLimit),
     version,
     drainTimeoutMs: DRAIN_TIMEOUT_MS,
+    timeouts: serverTimeouts(flags),
     // In a cluster the primary issues them once every worker listens.
     issueFirstStartTokens: cluster.isPrimary,
   };
@@ -69,8 +86,10 @@ function onStopSignal(stop: (signal: NodeJS.Signals) => Promise<void>): void {
 async function serveInThisProcess(flags: ServeFlags): Promise<void> {
   // Loaded here, not at the top: every other command would otherwise pay for loading the HTTP stack.
   const { firstStartBanner, startServer } = await import('../server.js');
+  // Before the database opens: a bad flag must not leave a pool open behind its error.
+  const options = serveOptions(flags);
   const runtime = await openFor(flags);
-  const server = await startServer(runtime, serveOptions(flags)).catch(async (error: unknown) => {
+  const server = await startServer(runtime, options).catch(async (error: unknown) => {
     await runtime.close();
     throw error;
   });
@@ -152,6 +171,10 @@ export function serveCommand(): Command {
     .addOption(new Option('--rate-limit <perMinute>', 'requests per minute per API token, or "off"').env('UGS_RATE_LIMIT').default('100000'))
     .addOption(new Option('--workers <n>', 'number of server processes (node:cluster)').env('UGS_WORKERS').default(1).argParser(positiveInteger))
     .addOption(new Option('--db-pool-size <n>', 'PostgreSQL connections per process').env('UGS_DB_POOL_SIZE').default(10).argParser(positiveInteger))
+    .addOption(millisecondsOption('headers-timeout-ms', 'UGS_HEADERS_TIMEOUT_MS', DEFAULT_SERVER_TIMEOUTS.headersMs, 'a request\'s headers must arrive within this'))
+    .addOption(millisecondsOption('request-timeout-ms', 'UGS_REQUEST_TIMEOUT_MS', DEFAULT_SERVER_TIMEOUTS.requestMs, 'a whole request, body included, must arrive within this'))
+    .addOption(millisecondsOption('keep-alive-timeout-ms', 'UGS_KEEP_ALIVE_TIMEOUT_MS', DEFAULT_SERVER_TIMEOUTS.keepAliveMs, 'an idle keep-alive connection is kept this long (above your load balancer\'s idle timeout)'))
+    .addOption(millisecondsOption('idle-timeout-ms', 'UGS_IDLE_TIMEOUT_MS', DEFAULT_SERVER_TIMEOUTS.idleMs, 'a connection on which nothing moves this long is closed'))
     .action(async (flags: ServeFlags) => {
       if (flags.workers > 1 && cluster.isPrimary) await superviseWorkers(flags);
       else await serveInThisProcess(flags);

@@ -19,6 +19,7 @@ export const ERROR_STATUS = {
   data_source_not_found: 404,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   user_group_id_taken: 409,
   user_group_mismatch: 409,
   data_source_mismatch: 409,
@@ -31,6 +32,7 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  headers_too_large: 431,
   internal_error: 500,
   unavailable: 503,
 } as const;

@@ -11,6 +11,7 @@ import { registerMetrics } from './metrics.js';
 import { registerNotFoundHandler } from './method-not-allowed.js';
 import { registerOpenApi, registerOpenApiRoute } from './openapi.js';
 import { requestIdOf } from './request-id.js';
+import { DEFAULT_SERVER_TIMEOUTS, serverLimitOptions, type ServerTimeouts } from './server-limits.js';
 import { adminUserGroupRoutes } from './routes/admin-user-groups.routes.js';
 import { apiTokenRoutes } from './routes/api-tokens.routes.js';
 import { auditEventRoutes } from './routes/audit-events.routes.js';
@@ -26,6 +27,8 @@ export interface AppOptions {
   /** Requests per minute per API token, or 'off'. */
   rateLimitPerMinute: number | 'off';
   version: string;
+  /** Only a listening server uses them; DEFAULT_SERVER_TIMEOUTS when not given. */
+  timeouts?: ServerTimeouts;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -35,6 +38,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestIdHeader: false,
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: BODY_LIMIT_BYTES,
+    ...serverLimitOptions(options.timeouts ?? DEFAULT_SERVER_TIMEOUTS),
     exposeHeadRoutes: false,
     routerOptions: { ignoreTrailingSlash: true },
     // While draining, requests still arriving on open connections get the spec's 503 envelope

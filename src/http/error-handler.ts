@@ -2,15 +2,17 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError, isAppError } from '../domain/errors.js';
 import { validationError } from './validation-errors.js';
 
-/** The one place a thrown error becomes the failure envelope. */
+/** The failure envelope of an error. */
+export function errorBody(error: AppError, requestId: string) {
+  return {
+    success: 0 as const,
+    error: { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}), request_id: requestId },
+  };
+}
+
+/** The one place a thrown error becomes the failure envelope of a response. */
 export function sendError(error: AppError, request: FastifyRequest, reply: FastifyReply) {
-  return reply
-    .status(error.status)
-    .headers(error.headers)
-    .send({
-      success: 0,
-      error: { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}), request_id: request.id },
-    });
+  return reply.status(error.status).headers(error.headers).send(errorBody(error, request.id));
 }
 
 const FASTIFY_CODES: Record<string, () => AppError> = {

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   bannerTokens,
   cleanUp,
+  expectCleanFailure,
   getOrCreate,
   LIVE_TOKEN,
   run,
@@ -378,5 +379,17 @@ describe('encryption key', () => {
     expect(result.stderr).toMatch(/32 bytes/);
     expect(result.stdout).toBe('');
     expect(readdirSync(box.dir).filter((name) => name.endsWith('.key'))).toEqual([]);
+  });
+});
+
+describe('server timeouts', () => {
+  it('a headers timeout longer than the request timeout, or a timeout that is not a positive number, stops serve before the database is opened', async () => {
+    const box = sandbox();
+    expectCleanFailure(
+      await box.ugs('serve', '--port', '0', '--headers-timeout-ms', '5000', '--request-timeout-ms', '1000'),
+      /--headers-timeout-ms \(UGS_HEADERS_TIMEOUT_MS\) must not be longer than --request-timeout-ms/,
+    );
+    expectCleanFailure(await runUgs(['serve', '--port', '0', '--database', box.databaseUrl], { env: { UGS_KEEP_ALIVE_TIMEOUT_MS: '0' } }), /"0" is not a positive whole number/);
+    expect(existsSync(box.databasePath)).toBe(false);
   });
 });

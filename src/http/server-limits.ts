@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ConnectionError, FastifyInstance } from 'fastify';
+import { AppError } from '../domain/errors.js';
+import { errorBody } from './error-handler.js';
+
+/** How long the server waits on a client, in milliseconds (docs/security.md, "Hardening"). */
+export interface ServerTimeouts {
+  /** From a connection's (or a request's) first byte to the end of its headers: slowloris. */
+  headersMs: number;
+  /** From a request's first byte to the end of its body: a body trickled in. */
+  requestMs: number;
+  /** How long an idle keep-alive connection waits for its next request; longer than a load balancer's idle timeout. */
+  keepAliveMs: number;
+  /** A connection on which nothing moves either way for this long is closed (say, a client that stopped reading). */
+  idleMs: number;
+}
+
+export const DEFAULT_SERVER_TIMEOUTS: ServerTimeouts = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000, idleMs: 60_000 };
+
+/** Request line plus headers (Node's default, made explicit); more is 431. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
+/** How often Node checks open connections against the headers and request timeouts (its default, 30 s, is coarser than they are). */
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+
+/** The Fastify options that bound what a client can hold: timeouts, header size, and the answer when one is exceeded. */
+export function serverLimitOptions(timeouts: ServerTimeouts) {
+  return {
+    connectionTimeout: timeouts.idleMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    requestTimeout: timeouts.requestMs,
+    http: {
+      headersTimeout: timeouts.headersMs,
+      // Node checks headersTimeout <= requestTimeout against this one when it creates the server.
+      requestTimeout: timeouts.requestMs,
+      maxHeaderSize: MAX_HEADER_BYTES,
+      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+    },
+    clientErrorHandler: clientErrorHandler(timeouts),
+  };
+}
+
+/**
+ * Errors Node finds before there is a request to route (headers too large, a request not in within
+ * its time, bytes that are not HTTP) get the failure envelope too, and the connection is closed:
+ * the stream can no longer be trusted to be at a request boundary.
+ */
+function clientErrorHandler(timeouts: ServerTimeouts) {
+  return function onClientError(this: FastifyInstance, error: ConnectionError, socket: Socket): void {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const appError = toAppError(error, timeouts);
+    const requestId = randomUUID();
+    // The error's raw bytes may hold an Authorization header: only the code is logged.
+    this.log.info({ code: appError.code, request_id: requestId }, 'connection rejected');
+    // As Node's own handler: no answer into a response that has already started on this socket.
+    const inProgress = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+    if (socket.writable && !inProgress?.headersSent) socket.write(rawResponse(appError, requestId));
+    socket.destroy();
+  };
+}
+
+function toAppError(error: ConnectionError, timeouts: ServerTimeouts): AppError {
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    return new AppError('headers_too_large', `The request line and headers are larger than ${MAX_HEADER_BYTES / 1024} KiB.`);
+  }
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return new AppError(
+      'request_timeout',
+      `The request did not arrive in time: headers are due within ${timeouts.headersMs} ms, the whole request within ${timeouts.requestMs} ms.`,
+    );
+  }
+  return new AppError('bad_request', 'The request is not valid HTTP.');
+}
+
+function rawResponse(error: AppError, requestId: string): string {
+  const body = JSON.stringify(errorBody(error, requestId));
+  return [
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${requestId}`,
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n');
+}
