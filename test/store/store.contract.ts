@@ -4,6 +4,7 @@ import { describeApiTokenContract } from './contract/api-tokens.contract.js';
 import { describeAuditContract } from './contract/audit.contract.js';
 import { describeCatalogContract } from './contract/catalog.contract.js';
 import type { ContractContext } from './contract/context.js';
+import { describeIdempotencyKeyContract } from './contract/idempotency-keys.contract.js';
 import { describeUserGroupBatchContract } from './contract/user-group-batch.contract.js';
 import { describeUserGroupQueryContract } from './contract/user-group-queries.contract.js';
 import { describeUserGroupContract } from './contract/user-groups.contract.js';
@@ -44,5 +45,6 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeUserGroupQueryContract(context);
     describeUserGroupBatchContract(context);
     describeAuditContract(context);
+    describeIdempotencyKeyContract(context);
   });
 }

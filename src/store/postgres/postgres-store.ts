@@ -4,6 +4,7 @@ import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
 import { dataSourceMethods } from './data-sources.js';
 import { guard } from './guard.js';
+import { idempotencyKeyMethods } from './idempotency-keys.js';
 import { migratePostgres } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { openPostgresDatabase } from './postgres-database.js';
@@ -31,6 +32,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     ...schemaMethods(db, audit),
     ...dataSourceMethods(db, audit),
     ...userGroupMethods(db, audit),
+    ...idempotencyKeyMethods(db),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migratePostgres(db, MIGRATIONS),
     close: () => db.close(),

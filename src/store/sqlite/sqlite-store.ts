@@ -4,6 +4,7 @@ import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
 import { dataSourceMethods } from './data-sources.js';
 import { guard } from './guard.js';
+import { idempotencyKeyMethods } from './idempotency-keys.js';
 import { migrateSqlite } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { preparedOnFirstUse } from './prepared.js';
@@ -25,6 +26,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...schemaMethods(db, audit),
     ...dataSourceMethods(db, audit),
     ...userGroupMethods(db, audit),
+    ...idempotencyKeyMethods(db),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migrateSqlite(db, MIGRATIONS),
     ping: () => {
