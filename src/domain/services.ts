@@ -2,6 +2,7 @@ import { createApiTokenService } from './api-tokens.service.js';
 import { createAuditService } from './audit.service.js';
 import type { Clock } from './clock.js';
 import { createDataSourceService } from './data-sources.service.js';
+import { createIdempotencyService } from './idempotency.service.js';
 import { createSchemaService } from './schemas.service.js';
 import type { TokenCipher } from './secrets.js';
 import { createUserGroupAdminService } from './user-group-admin.service.js';
@@ -23,5 +24,6 @@ export function createServices({ store, cipher, clock }: { store: Store; cipher:
     schemas: createSchemaService({ store, clock }),
     dataSources: createDataSourceService({ store, clock }),
     workspaces: createWorkspaceService({ store, clock }),
+    idempotency: createIdempotencyService({ store, cipher, clock }),
   };
 }
