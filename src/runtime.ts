@@ -1,6 +1,6 @@
 import { parseDatabaseUrl } from './config/database-url.js';
 import { openKeyring, type KeyReload, type KeyringHandle } from './config/keyring-source.js';
-import { systemClock } from './domain/clock.js';
+import { systemClock, type Clock } from './domain/clock.js';
 import type { Workspace } from './domain/models.js';
 import { createServices, type Services } from './domain/services.js';
 import { openStore } from './store/open-store.js';
@@ -25,6 +25,8 @@ export async function openRuntime(options: {
   poolSize?: number;
   /** Told of every reload of the key file (SQLite without UGS_ENCRYPTION_KEY). */
   onKeyReload?: (event: KeyReload) => void;
+  /** The services' time: the system clock unless given. */
+  clock?: Clock;
 }): Promise<Runtime> {
   const location = parseDatabaseUrl(options.databaseUrl);
   const keys = openKeyring(location, options.encryptionKey, options.onKeyReload);
@@ -41,7 +43,7 @@ export async function openRuntime(options: {
   };
   try {
     await store.migrate();
-    const services = createServices({ store, cipher: keys.keyring, clock: systemClock });
+    const services = createServices({ store, cipher: keys.keyring, clock: options.clock ?? systemClock });
     const defaultWorkspace = await services.workspaces.ensureDefaultWorkspace({ type: 'cli' });
     return { store, services, defaultWorkspace, keys, close };
   } catch (error) {

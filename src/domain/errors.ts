@@ -29,6 +29,8 @@ export const ERROR_STATUS = {
   data_source_in_use: 409,
   concurrent_change: 409,
   workspace_name_taken: 409,
+  idempotency_key_reused: 409,
+  idempotency_key_in_progress: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

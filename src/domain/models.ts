@@ -110,7 +110,7 @@ export interface UserGroupPatch {
  * The kinds of secret stored encrypted under the TokenCipher (each one column of one table).
  * Key rotation re-encrypts every kind, and `ugs keys list` counts each.
  */
-export const CIPHERTEXT_KINDS = ['user_group_token'] as const;
+export const CIPHERTEXT_KINDS = ['user_group_token', 'idempotent_response'] as const;
 export type CiphertextKind = (typeof CIPHERTEXT_KINDS)[number];
 
 /** One stored ciphertext: which kind, the id of its row, and the ciphertext itself. */

@@ -4,6 +4,7 @@ import type { Clock } from './clock.js';
 import { createDataSourceService } from './data-sources.service.js';
 import { createKeyRotationService } from './key-rotation.service.js';
 import type { Keyring } from './keyring.js';
+import { createIdempotencyService } from './idempotency.service.js';
 import { createSchemaService } from './schemas.service.js';
 import { createUserGroupAdminService } from './user-group-admin.service.js';
 import { createUserGroupTransferService } from './user-group-transfer.service.js';
@@ -25,5 +26,6 @@ export function createServices({ store, cipher, clock }: { store: Store; cipher:
     dataSources: createDataSourceService({ store, clock }),
     workspaces: createWorkspaceService({ store, clock }),
     keyRotation: createKeyRotationService({ store, keyring: cipher, clock }),
+    idempotency: createIdempotencyService({ store, cipher, clock }),
   };
 }

@@ -6,6 +6,7 @@ import type { Services } from '../domain/services.js';
 import type { Store } from '../store/store.js';
 import { createAuthenticationHook } from './auth.js';
 import { registerErrorHandler } from './error-handler.js';
+import { registerIdempotency } from './idempotency.js';
 import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './json-body.js';
 import { registerMetrics } from './metrics.js';
 import { registerNotFoundHandler } from './method-not-allowed.js';
@@ -80,6 +81,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(
     async (api) => {
       api.addHook('onRequest', createAuthenticationHook(services.apiTokens));
+      registerIdempotency(api, services.idempotency);
       if (options.rateLimitPerMinute !== 'off') {
         await api.register(rateLimit, {
           max: options.rateLimitPerMinute,

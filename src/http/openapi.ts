@@ -1,5 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
+import { IDEMPOTENT_METHODS } from './idempotency.js';
 
 /** Registers the generator before the routes so that it sees every route schema as it is added. */
 export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
@@ -7,6 +8,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
     transformObject: (documents) => {
       if (!('openapiObject' in documents)) return documents.swaggerObject;
       documentGetQueryForm(documents.openapiObject as OpenApiDocument);
+      documentIdempotencyKey(documents.openapiObject as OpenApiDocument);
       return documents.openapiObject;
     },
     openapi: {
@@ -58,4 +60,24 @@ function documentGetQueryForm(document: OpenApiDocument): void {
     description: `${schema.description ?? ''} Only when the request has no body${JSON_QUERY_FIELDS.has(name) ? '; as JSON text' : ''}.`.trim(),
     ...(JSON_QUERY_FIELDS.has(name) ? { content: { 'application/json': { schema } } } : { schema }),
   }));
+}
+
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes a retry safe: the same key with the same request within 24 hours answers with the first response again (with Idempotent-Replayed: true) instead of running twice. The same key with another request is 409 idempotency_key_reused; while the first is still running, 409 idempotency_key_in_progress.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]+$' },
+};
+
+/** Every write under /api takes an optional Idempotency-Key header (see idempotency.ts). */
+function documentIdempotencyKey(document: OpenApiDocument): void {
+  for (const [path, operations] of Object.entries(document.paths ?? {})) {
+    if (!path.startsWith('/api/')) continue;
+    for (const method of IDEMPOTENT_METHODS) {
+      const operation = operations[method.toLowerCase()];
+      if (operation) operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY_PARAMETER];
+    }
+  }
 }

@@ -7,6 +7,8 @@ import { CIPHERTEXT_KINDS, type CiphertextKind } from '../domain/models.js';
  */
 export const CIPHERTEXT_COLUMNS: Record<CiphertextKind, { table: string; id: string; column: string }> = {
   user_group_token: { table: 'user_groups', id: 'team_id', column: 'token_ciphertext' },
+  // Responses kept for safe retries; NULL while the request is still running (then nothing to rotate).
+  idempotent_response: { table: 'idempotency_keys', id: 'id', column: 'response' },
 };
 
 /** The key id inside a ciphertext (`v1.<8 hex>.…`); the same SQL on SQLite and PostgreSQL. */
@@ -20,7 +22,8 @@ export function perKind<S>(build: (columns: (typeof CIPHERTEXT_COLUMNS)[Cipherte
 /** Selects `kind`, `key_id` and `count` for every kind and key id, over all the ciphertext columns. */
 export const COUNT_BY_KEY = CIPHERTEXT_KINDS.map((kind) => {
   const { table, column } = CIPHERTEXT_COLUMNS[kind];
-  return `SELECT '${kind}' AS kind, ${keyIdOf(column)} AS key_id, count(*) AS count FROM ${table} GROUP BY ${keyIdOf(column)}`;
+  return `SELECT '${kind}' AS kind, ${keyIdOf(column)} AS key_id, count(*) AS count FROM ${table}
+    WHERE ${column} IS NOT NULL GROUP BY ${keyIdOf(column)}`;
 }).join('\nUNION ALL\n');
 
 /** The rows of `kind` with an id above a bound whose ciphertext is not under a key id, in id order. */

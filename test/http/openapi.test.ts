@@ -128,6 +128,13 @@ describe('GET /openapi.json', () => {
     }
   });
 
+  it('documents the optional Idempotency-Key header on every /api write, and on no read', () => {
+    for (const { key, operation } of apiOperations()) {
+      const header = operation.parameters?.find((parameter) => parameter.in === 'header' && parameter.name === 'Idempotency-Key');
+      expect(header !== undefined, key).toBe(!key.startsWith('GET '));
+    }
+  });
+
   it('declares the API token scheme and requires it on every /api operation, and on no probe', () => {
     expect(spec.components.securitySchemes.apiToken).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
     for (const { key, operation } of operations()) {

@@ -5,6 +5,7 @@
  */
 import { expect } from 'vitest';
 import { encryptionKeyId, hashSecret } from '../../src/domain/secrets.js';
+import { openDatabaseReader } from '../support/database-reader.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
 import { createUserGroup, expectFailure, issueApiToken, tenantOf } from './helpers.js';
@@ -20,7 +21,8 @@ export interface Secrets {
 
 /**
  * Makes secrets of every kind: 12 groups, a third rotated twice and a third once, one deleted; API
- * tokens of the Testing environment, one of them revoked.
+ * tokens of the Testing environment, one of them revoked. Every rotation carries an Idempotency-Key,
+ * so its response, new token and all, is kept in the database for replays.
  */
 export async function makeSecrets(t: TestApp): Promise<Secrets> {
   const secrets: Secrets = { userGroupTokens: [], apiTokens: [], live: [] };
@@ -32,13 +34,17 @@ export async function makeSecrets(t: TestApp): Promise<Secrets> {
     let token = group.token;
     // Rotate a third of them twice and a third once: the rotated-away tokens must not linger either.
     for (let r = 0; r < i % 3; r += 1) {
-      const rotated = await call({ method: 'POST', path: '/api/user', token: write, body: { current_token: token } });
+      const rotation = { method: 'POST', path: '/api/user', token: write, body: { current_token: token }, headers: { 'idempotency-key': `rotate-${i}-${r}` } };
+      const rotated = await call(rotation);
       expect(rotated.status).toBe(200);
+      // Control: the kept response is there to replay, with the new token in it.
+      expect((await call(rotation)).raw).toBe(rotated.raw);
       token = rotated.body.user_group.token as string;
       secrets.userGroupTokens.push(token);
     }
     secrets.live.push({ id: group.provided_id, token });
   }
+  await expectKeptResponses(t, secrets.userGroupTokens.length - 12);
   const deleted = await call({ method: 'DELETE', path: '/api/user', token: write, body: { user_group_id: 'secret-0' } });
   expect(deleted.status).toBe(200);
   secrets.live.shift();
@@ -51,6 +57,19 @@ export async function makeSecrets(t: TestApp): Promise<Secrets> {
   const [record] = (await t.runtime.store.listApiTokens(tenant.workspaceId)).filter((token) => token.name === 'to revoke');
   await t.runtime.services.apiTokens.revokeApiToken({ tenant, scope: 'admin', actor: { type: 'cli' }, requestId: null }, record!.id);
   return secrets;
+}
+
+/**
+ * Control: the responses of the keyed rotations are in the database. On a reader of its own, closed
+ * at once: an open one would keep SQLite from checkpointing its WAL into the file when the app closes.
+ */
+async function expectKeptResponses(t: TestApp, count: number): Promise<void> {
+  const reader = await openDatabaseReader(t.db);
+  try {
+    expect(await reader.count('idempotency_keys WHERE response IS NOT NULL')).toBe(count);
+  } finally {
+    await reader.close();
+  }
 }
 
 /** The forms a secret could take if written in the clear: itself, its 64-hex body, the raw bytes of that body. */

@@ -5,6 +5,7 @@ import { describeAuditContract } from './contract/audit.contract.js';
 import { describeCatalogContract } from './contract/catalog.contract.js';
 import { describeCiphertextContract } from './contract/ciphertexts.contract.js';
 import type { ContractContext } from './contract/context.js';
+import { describeIdempotencyKeyContract } from './contract/idempotency-keys.contract.js';
 import { describeUserGroupBatchContract } from './contract/user-group-batch.contract.js';
 import { describeUserGroupQueryContract } from './contract/user-group-queries.contract.js';
 import { describeUserGroupContract } from './contract/user-groups.contract.js';
@@ -46,5 +47,6 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeUserGroupBatchContract(context);
     describeAuditContract(context);
     describeCiphertextContract(context);
+    describeIdempotencyKeyContract(context);
   });
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/http/app.js';
+import type { Clock } from '../../src/domain/clock.js';
 import type { Environment, Scope } from '../../src/domain/tenancy.js';
 import { ENVIRONMENTS, SCOPES } from '../../src/domain/tenancy.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
@@ -40,6 +41,8 @@ export interface TestAppOptions {
   dir?: string;
   /** Log through the service's own logger at this level into `destination`; no logging otherwise. */
   log?: { level: string; destination: DestinationStream };
+  /** The services' time (e.g. one a test moves forward); the system clock otherwise. */
+  clock?: Clock;
 }
 
 /** A SQLite database in an existing directory, which stays when the database is "dropped". */
@@ -74,7 +77,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     }
   };
   try {
-    runtime = await openRuntime({ databaseUrl: db.url, encryptionKey: options.encryptionKey ?? db.encryptionKey });
+    runtime = await openRuntime({ databaseUrl: db.url, encryptionKey: options.encryptionKey ?? db.encryptionKey, clock: options.clock });
     const opened = runtime;
     const other = (await opened.store.findWorkspaceByName('other')) ?? (await opened.services.workspaces.createWorkspace('other', { type: 'cli' }));
     const tokens = {

@@ -5,6 +5,7 @@ import { auditEvents } from './audit-events.js';
 import { ciphertextMethods } from './ciphertexts.js';
 import { dataSourceMethods } from './data-sources.js';
 import { guard } from './guard.js';
+import { idempotencyKeyMethods } from './idempotency-keys.js';
 import { migratePostgres } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { openPostgresDatabase } from './postgres-database.js';
@@ -33,6 +34,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     ...dataSourceMethods(db, audit),
     ...userGroupMethods(db, audit),
     ...ciphertextMethods(db, audit),
+    ...idempotencyKeyMethods(db),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migratePostgres(db, MIGRATIONS),
     close: () => db.close(),

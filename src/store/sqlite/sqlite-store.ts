@@ -6,6 +6,7 @@ import { ciphertextMethods } from './ciphertexts.js';
 import { dataSourceMethods } from './data-sources.js';
 import { createGroupCommit } from './group-commit.js';
 import { guard } from './guard.js';
+import { idempotencyKeyMethods } from './idempotency-keys.js';
 import { migrateSqlite } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { preparedOnFirstUse } from './prepared.js';
@@ -44,6 +45,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...dataSourceMethods(db, audit),
     ...userGroupMethods(db, audit),
     ...ciphertextMethods(db, audit),
+    ...idempotencyKeyMethods(db),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migrateSqlite(db, MIGRATIONS),
     ping: () => {

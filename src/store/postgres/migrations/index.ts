@@ -1,5 +1,6 @@
 import type { Migration } from '../../migration.js';
 import { initial } from './0001-initial.js';
+import { idempotencyKeys } from './0002-idempotency-keys.js';
 
 /** In version order; append only. */
-export const MIGRATIONS: readonly Migration[] = [initial];
+export const MIGRATIONS: readonly Migration[] = [initial, idempotencyKeys];

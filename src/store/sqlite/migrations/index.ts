@@ -1,5 +1,6 @@
 import { initial } from './0001-initial.js';
+import { idempotencyKeys } from './0002-idempotency-keys.js';
 import type { Migration } from '../../migration.js';
 
 /** In version order; append only. */
-export const MIGRATIONS: readonly Migration[] = [initial];
+export const MIGRATIONS: readonly Migration[] = [initial, idempotencyKeys];

@@ -1,0 +1,67 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { IdempotencyClaim, IdempotencyService, RecordedResponse } from '../domain/idempotency.service.js';
+
+/** The methods that change something; GET is idempotent by contract and ignores the header. */
+export const IDEMPOTENT_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
+const WRITE_METHODS = new Set<string>(IDEMPOTENT_METHODS);
+
+/** Only an error envelope carries a request id; a replay carries the retry's, as its X-Request-Id does. */
+function forThisRequest(response: RecordedResponse, requestId: string): string {
+  if (response.status < 400) return response.body;
+  const envelope = JSON.parse(response.body) as { error: { request_id: string } };
+  envelope.error.request_id = requestId;
+  return JSON.stringify(envelope);
+}
+
+/**
+ * `Idempotency-Key` on the /api writes (docs/api.md). The key is claimed once the request is
+ * authenticated and valid, so a refused request records nothing; the response is recorded as it
+ * is sent, after the change's own transaction. Requests without the header cost nothing here.
+ * Hooks, not a plugin: the routes registered after this on `api` must copy them.
+ */
+export function registerIdempotency(api: FastifyInstance, idempotency: IdempotencyService): void {
+  const claims = new WeakMap<FastifyRequest, IdempotencyClaim>();
+
+  api.addHook('preHandler', async (request, reply) => {
+    const header = request.headers['idempotency-key'];
+    const { actor } = request.caller;
+    // Every /api caller is an API token (the CLI never comes through HTTP); keys are its own.
+    if (header === undefined || !WRITE_METHODS.has(request.method) || actor.type !== 'api_token') return;
+    // A repeated header is refused like any other value with a space in it.
+    const key = Array.isArray(header) ? header.join(', ') : header;
+    const start = await idempotency.start(actor.apiTokenId, key, {
+      method: request.method,
+      route: request.routeOptions.url ?? request.url,
+      params: request.params,
+      query: request.query,
+      body: request.body,
+    });
+    if (start.kind === 'execute') {
+      claims.set(request, start.claim);
+      return;
+    }
+    return reply
+      .code(start.response.status)
+      .header('idempotent-replayed', 'true')
+      .type('application/json; charset=utf-8')
+      .send(forThisRequest(start.response, request.id));
+  });
+
+  api.addHook('onSend', async (request, reply, payload) => {
+    const claim = claims.get(request);
+    if (!claim) return payload;
+    claims.delete(request);
+    try {
+      // A failure of the service is not an answer (and only JSON text is ever kept): the claim goes,
+      // so that a retry runs the request again.
+      if (reply.statusCode >= 500 || typeof payload !== 'string') await idempotency.release(claim);
+      else if (!(await idempotency.complete(claim, { status: reply.statusCode, body: payload }))) {
+        request.log.warn('the idempotency key was taken over while the request ran; its response is not kept');
+      }
+    } catch (error) {
+      // The change is done whatever became of its record: the response goes out all the same.
+      request.log.error({ err: error }, 'could not record the response for its idempotency key');
+    }
+    return payload;
+  });
+}

@@ -1,0 +1,52 @@
+import type { IdempotencyStore } from '../store.js';
+import type { PostgresDatabase } from './postgres-database.js';
+import { iso } from './rows.js';
+import { statements } from './statements.js';
+
+interface IdempotencyKeyRow {
+  fingerprint: string;
+  created_at: Date;
+  response: string | null;
+}
+
+const sql = statements({
+  // The primary key settles races: a conflicting row is replaced only when it is expired, or an
+  // abandoned claim of the same request. A conflicting row that is not replaced is still locked
+  // until the transaction ends, so the read that follows finds it.
+  claim: `INSERT INTO idempotency_keys (api_token_id, key_hash, fingerprint, created_at)
+    VALUES (@apiTokenId, @keyHash, @fingerprint, @createdAt)
+    ON CONFLICT (api_token_id, key_hash) DO UPDATE
+      SET fingerprint = excluded.fingerprint, created_at = excluded.created_at, response = NULL
+      WHERE idempotency_keys.created_at <= @expiredBefore::timestamptz
+        OR (idempotency_keys.response IS NULL AND idempotency_keys.created_at <= @abandonedBefore::timestamptz
+          AND idempotency_keys.fingerprint = excluded.fingerprint)
+    RETURNING 1`,
+  find: `SELECT fingerprint, created_at, response FROM idempotency_keys
+    WHERE api_token_id = @apiTokenId AND key_hash = @keyHash`,
+  complete: `UPDATE idempotency_keys SET response = @response
+    WHERE api_token_id = @apiTokenId AND key_hash = @keyHash AND created_at = @createdAt AND response IS NULL
+    RETURNING 1`,
+  release: `DELETE FROM idempotency_keys
+    WHERE api_token_id = @apiTokenId AND key_hash = @keyHash AND created_at = @createdAt AND response IS NULL`,
+  purge: `DELETE FROM idempotency_keys WHERE (api_token_id, key_hash) IN
+    (SELECT api_token_id, key_hash FROM idempotency_keys WHERE created_at <= @createdBefore::timestamptz LIMIT @limit)
+    RETURNING 1`,
+});
+
+export function idempotencyKeyMethods(db: PostgresDatabase): IdempotencyStore {
+  return {
+    claimIdempotencyKey: (attempt) =>
+      db.transaction(async (tx) => {
+        if ((await tx.rows(sql.claim({ ...attempt }))).length > 0) return { claimed: true };
+        const [row] = await tx.rows<IdempotencyKeyRow>(sql.find({ ...attempt }));
+        if (!row) throw new Error('idempotency key neither claimed nor found');
+        return { claimed: false, record: { fingerprint: row.fingerprint, createdAt: iso(row.created_at), response: row.response } };
+      }),
+    completeIdempotencyKey: async ({ apiTokenId, keyHash, createdAt }, response) =>
+      (await db.rows(sql.complete({ apiTokenId, keyHash, createdAt, response }))).length === 1,
+    releaseIdempotencyKey: async ({ apiTokenId, keyHash, createdAt }) => {
+      await db.rows(sql.release({ apiTokenId, keyHash, createdAt }));
+    },
+    purgeIdempotencyKeys: async (createdBefore, limit) => (await db.rows(sql.purge({ createdBefore, limit }))).length,
+  };
+}

@@ -1,0 +1,43 @@
+import type { Database } from 'better-sqlite3';
+import type { IdempotencyClaimAttempt, IdempotencyClaimResult, IdempotencyKeyRecord, IdempotencyStore } from '../store.js';
+import type { Synchronous } from './guard.js';
+import { preparedOnFirstUse } from './prepared.js';
+
+export function idempotencyKeyMethods(db: Database): Synchronous<IdempotencyStore> {
+  const sql = preparedOnFirstUse(db, {
+    // The primary key settles races: a conflicting row is replaced only when it is expired, or an
+    // abandoned claim of the same request; otherwise nothing is written and nothing returned.
+    claim: `INSERT INTO idempotency_keys (api_token_id, key_hash, fingerprint, created_at)
+      VALUES (@apiTokenId, @keyHash, @fingerprint, @createdAt)
+      ON CONFLICT (api_token_id, key_hash) DO UPDATE
+        SET fingerprint = excluded.fingerprint, created_at = excluded.created_at, response = NULL
+        WHERE idempotency_keys.created_at <= @expiredBefore
+          OR (idempotency_keys.response IS NULL AND idempotency_keys.created_at <= @abandonedBefore
+            AND idempotency_keys.fingerprint = excluded.fingerprint)
+      RETURNING 1`,
+    find: `SELECT fingerprint, created_at AS createdAt, response FROM idempotency_keys
+      WHERE api_token_id = @apiTokenId AND key_hash = @keyHash`,
+    complete: `UPDATE idempotency_keys SET response = @response
+      WHERE api_token_id = @apiTokenId AND key_hash = @keyHash AND created_at = @createdAt AND response IS NULL`,
+    release: `DELETE FROM idempotency_keys
+      WHERE api_token_id = @apiTokenId AND key_hash = @keyHash AND created_at = @createdAt AND response IS NULL`,
+    purge: `DELETE FROM idempotency_keys WHERE (api_token_id, key_hash) IN
+      (SELECT api_token_id, key_hash FROM idempotency_keys WHERE created_at <= @createdBefore LIMIT @limit)`,
+  });
+
+  // Claim and read in one write transaction, so the row that beat us cannot vanish in between.
+  const claim = db.transaction((attempt: IdempotencyClaimAttempt): IdempotencyClaimResult => {
+    if (sql.claim.get(attempt) !== undefined) return { claimed: true };
+    return { claimed: false, record: sql.find.get(attempt) as IdempotencyKeyRecord };
+  });
+
+  return {
+    claimIdempotencyKey: (attempt) => claim.immediate(attempt),
+    completeIdempotencyKey: ({ apiTokenId, keyHash, createdAt }, response) =>
+      sql.complete.run({ apiTokenId, keyHash, createdAt, response }).changes === 1,
+    releaseIdempotencyKey: ({ apiTokenId, keyHash, createdAt }) => {
+      sql.release.run({ apiTokenId, keyHash, createdAt });
+    },
+    purgeIdempotencyKeys: (createdBefore, limit) => sql.purge.run({ createdBefore, limit }).changes,
+  };
+}

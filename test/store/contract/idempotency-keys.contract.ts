@@ -1,0 +1,127 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { IdempotencyClaimAttempt } from '../../../src/store/store.js';
+import { auditContext, newApiToken, randomHex, T0, T1, T2 } from '../store-fixtures.js';
+import type { ContractContext } from './context.js';
+
+/** Before every timestamp the tests use: with it, nothing counts as expired or abandoned. */
+const LONG_AGO = '2020-01-01T00:00:00.000Z';
+
+export function describeIdempotencyKeyContract(t: ContractContext): void {
+  describe('idempotency keys', () => {
+    let tokenId: number;
+    let otherTokenId: number;
+
+    beforeEach(async () => {
+      tokenId = (await t.store.insertApiToken(newApiToken(t.fx.customer), auditContext())).id;
+      otherTokenId = (await t.store.insertApiToken(newApiToken(t.fx.customer), auditContext())).id;
+    });
+
+    const attempt = (overrides: Partial<IdempotencyClaimAttempt> = {}): IdempotencyClaimAttempt => ({
+      apiTokenId: tokenId,
+      keyHash: 'key-1',
+      fingerprint: 'request-1',
+      createdAt: T0,
+      expiredBefore: LONG_AGO,
+      abandonedBefore: LONG_AGO,
+      ...overrides,
+    });
+
+    it('lets the first claim of a key win and shows the unfinished claim to the next one', async () => {
+      expect(await t.store.claimIdempotencyKey(attempt())).toEqual({ claimed: true });
+      expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T1 }))).toEqual({
+        claimed: false,
+        record: { fingerprint: 'request-1', createdAt: T0, response: null },
+      });
+      expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T1, fingerprint: 'request-2' }))).toEqual({
+        claimed: false,
+        record: { fingerprint: 'request-1', createdAt: T0, response: null },
+      });
+    });
+
+    it('keeps keys apart per API token and per key', async () => {
+      expect(await t.store.claimIdempotencyKey(attempt())).toEqual({ claimed: true });
+      expect(await t.store.claimIdempotencyKey(attempt({ apiTokenId: otherTokenId }))).toEqual({ claimed: true });
+      expect(await t.store.claimIdempotencyKey(attempt({ keyHash: 'key-2' }))).toEqual({ claimed: true });
+    });
+
+    it('stores the response of the claim once, and only for the claim that holds the key', async () => {
+      await t.store.claimIdempotencyKey(attempt());
+      expect(await t.store.completeIdempotencyKey({ apiTokenId: tokenId, keyHash: 'key-1', createdAt: T1 }, 'not ours')).toBe(false);
+      expect(await t.store.completeIdempotencyKey({ apiTokenId: tokenId, keyHash: 'key-1', createdAt: T0 }, 'sealed response')).toBe(true);
+      expect(await t.store.completeIdempotencyKey({ apiTokenId: tokenId, keyHash: 'key-1', createdAt: T0 }, 'again')).toBe(false);
+      expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T1 }))).toEqual({
+        claimed: false,
+        record: { fingerprint: 'request-1', createdAt: T0, response: 'sealed response' },
+      });
+    });
+
+    it('releases an unfinished claim, so the key can be claimed again, but never a finished one', async () => {
+      const claim = { apiTokenId: tokenId, keyHash: 'key-1', createdAt: T0 };
+      await t.store.claimIdempotencyKey(attempt());
+      await t.store.releaseIdempotencyKey({ ...claim, createdAt: T1 });
+      expect((await t.store.claimIdempotencyKey(attempt({ createdAt: T1 }))).claimed).toBe(false);
+      await t.store.releaseIdempotencyKey(claim);
+      expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T1 }))).toEqual({ claimed: true });
+
+      const finished = { ...claim, createdAt: T1 };
+      await t.store.completeIdempotencyKey(finished, 'sealed response');
+      await t.store.releaseIdempotencyKey(finished);
+      expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T2 }))).toMatchObject({ claimed: false, record: { response: 'sealed response' } });
+    });
+
+    it('replaces an expired record as if it were absent, whatever request it answered', async () => {
+      await t.store.claimIdempotencyKey(attempt());
+      await t.store.completeIdempotencyKey({ apiTokenId: tokenId, keyHash: 'key-1', createdAt: T0 }, 'sealed response');
+      expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T2, fingerprint: 'request-2', expiredBefore: T0 }))).toEqual({ claimed: true });
+      expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T2, fingerprint: 'request-2' }))).toEqual({
+        claimed: false,
+        record: { fingerprint: 'request-2', createdAt: T2, response: null },
+      });
+    });
+
+    it('lets a request with the same fingerprint take over an abandoned claim, and nothing else', async () => {
+      await t.store.claimIdempotencyKey(attempt());
+      // Not old enough yet, or another request: the claim stands.
+      expect((await t.store.claimIdempotencyKey(attempt({ createdAt: T1, abandonedBefore: LONG_AGO }))).claimed).toBe(false);
+      expect((await t.store.claimIdempotencyKey(attempt({ createdAt: T1, fingerprint: 'request-2', abandonedBefore: T0 }))).claimed).toBe(false);
+
+      expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T1, abandonedBefore: T0 }))).toEqual({ claimed: true });
+      // The first claimant, back late, can neither record its response nor release the new claim.
+      expect(await t.store.completeIdempotencyKey({ apiTokenId: tokenId, keyHash: 'key-1', createdAt: T0 }, 'late')).toBe(false);
+      await t.store.releaseIdempotencyKey({ apiTokenId: tokenId, keyHash: 'key-1', createdAt: T0 });
+      expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T2 }))).toEqual({
+        claimed: false,
+        record: { fingerprint: 'request-1', createdAt: T1, response: null },
+      });
+    });
+
+    it('never takes over a finished record that has not expired', async () => {
+      await t.store.claimIdempotencyKey(attempt());
+      await t.store.completeIdempotencyKey({ apiTokenId: tokenId, keyHash: 'key-1', createdAt: T0 }, 'sealed response');
+      expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T2, abandonedBefore: T1 }))).toMatchObject({
+        claimed: false,
+        record: { response: 'sealed response' },
+      });
+    });
+
+    it('lets exactly one of concurrent claims of one key win', async () => {
+      const results = await Promise.all(Array.from({ length: 10 }, () => t.store.claimIdempotencyKey(attempt())));
+      expect(results.filter((result) => result.claimed)).toHaveLength(1);
+    });
+
+    it('purges at most `limit` records created at or before the bound, and no other', async () => {
+      const keys = Array.from({ length: 5 }, () => randomHex());
+      for (const keyHash of keys) await t.store.claimIdempotencyKey(attempt({ keyHash, createdAt: T0 }));
+      await t.store.claimIdempotencyKey(attempt({ keyHash: 'young', createdAt: T2 }));
+
+      expect(await t.store.purgeIdempotencyKeys(T1, 3)).toBe(3);
+      expect(await t.store.purgeIdempotencyKeys(T1, 3)).toBe(2);
+      expect(await t.store.purgeIdempotencyKeys(T1, 3)).toBe(0);
+      // The purged keys are free again; the young one still stands.
+      for (const keyHash of keys) {
+        expect(await t.store.claimIdempotencyKey(attempt({ keyHash, fingerprint: 'request-2', createdAt: T2 }))).toEqual({ claimed: true });
+      }
+      expect((await t.store.claimIdempotencyKey(attempt({ keyHash: 'young', fingerprint: 'request-2', createdAt: T2 }))).claimed).toBe(false);
+    });
+  });
+}
