@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createKeyring } from '../../../src/domain/keyring.js';
 import type { UserGroupRecord } from '../../../src/domain/models.js';
 import { generateEncryptionKey } from '../../../src/domain/secrets.js';
-import { auditContext, auditWrittenBy, createGroup, randomHex, T1, T2 } from '../store-fixtures.js';
+import { auditContext, auditWrittenBy, createGroup, newApiToken, randomHex, T0, T1, T2 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 
 /** Real ciphertexts of two keys: the stores find the key id inside them. */
@@ -85,6 +85,25 @@ export function describeCiphertextContract(t: ContractContext): void {
       const keptNow = await t.store.findUserGroupByTeamId(t.fx.customer, kept!.teamId);
       expect(newKey.decrypt(keptNow!.tokenCiphertext)).toBe(oldKey.decrypt(kept!.tokenCiphertext));
       expect(await t.store.replaceCiphertexts([])).toBe(0);
+    });
+
+    it('covers the stored responses of safe retries too: finished ones are listed, counted and replaced; unfinished claims hold none', async () => {
+      const apiTokenId = (await t.store.insertApiToken(newApiToken(t.fx.customer), auditContext())).id;
+      const claim = (keyHash: string) => ({ apiTokenId, keyHash, fingerprint: 'f', createdAt: T1, expiredBefore: T0, abandonedBefore: T0 });
+      const response = oldKey.encrypt('{"status":200}');
+      expect(await t.store.claimIdempotencyKey(claim('finished'))).toEqual({ claimed: true });
+      expect(await t.store.completeIdempotencyKey(claim('finished'), response)).toBe(true);
+      expect(await t.store.claimIdempotencyKey(claim('running'))).toEqual({ claimed: true });
+
+      expect(await t.store.countCiphertextsByKey()).toEqual([{ kind: 'idempotent_response', keyId: oldKey.keyId, count: 1 }]);
+      const [listed, ...rest] = await t.store.listCiphertextsNotUnderKey('idempotent_response', newKey.keyId, 0, 100);
+      expect(rest).toEqual([]);
+      expect(listed).toEqual({ kind: 'idempotent_response', id: expect.any(Number), ciphertext: response });
+      const replacement = newKey.encrypt(oldKey.decrypt(response));
+      expect(await t.store.replaceCiphertexts([{ ...listed!, replacement }])).toBe(1);
+      expect(await t.store.countCiphertextsByKey()).toEqual([{ kind: 'idempotent_response', keyId: newKey.keyId, count: 1 }]);
+      const replayed = await t.store.claimIdempotencyKey(claim('finished'));
+      expect(replayed).toEqual({ claimed: false, record: { fingerprint: 'f', createdAt: T1, response: replacement } });
     });
 
     it('records a key rotation as one audit event of the workspace, with no environment', async () => {
