@@ -1,5 +1,6 @@
 import type { Migration } from '../../migration.js';
 import { initial } from './0001-initial.js';
+import { apiTokenRateLimits } from './0003-api-token-rate-limits.js';
 
 /** In version order; append only. */
-export const MIGRATIONS: readonly Migration[] = [initial];
+export const MIGRATIONS: readonly Migration[] = [initial, apiTokenRateLimits];

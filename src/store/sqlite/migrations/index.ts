@@ -1,5 +1,6 @@
 import { initial } from './0001-initial.js';
+import { apiTokenRateLimits } from './0003-api-token-rate-limits.js';
 import type { Migration } from '../../migration.js';
 
 /** In version order; append only. */
-export const MIGRATIONS: readonly Migration[] = [initial];
+export const MIGRATIONS: readonly Migration[] = [initial, apiTokenRateLimits];
