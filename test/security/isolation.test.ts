@@ -175,6 +175,7 @@ describe('isolation between environments and workspaces', () => {
       ['GET data source', (id) => ({ method: 'GET', path: `/api/admin/data_sources/${id}?environment=Customer` }), dataSources.homeWarehouse!],
       ['PATCH data source', (id) => ({ method: 'PATCH', path: `/api/admin/data_sources/${id}`, body: { name: 'renamed' } }), dataSources.homeWarehouse!],
       ['DELETE data source', (id) => ({ method: 'DELETE', path: `/api/admin/data_sources/${id}` }), dataSources.homeWarehouse!],
+      ['PATCH API token', (id) => ({ method: 'PATCH', path: `/api/admin/api_tokens/${id}`, body: { rate_limit: { per_second: 1, burst: 1 } } }), tokenRecord!.id],
       ['DELETE API token', (id) => ({ method: 'DELETE', path: `/api/admin/api_tokens/${id}` }), tokenRecord!.id],
     ];
     for (const environment of ['Customer', 'Testing'] as const) {

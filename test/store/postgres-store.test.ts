@@ -4,6 +4,7 @@ import type { Server, Socket } from 'node:net';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AppError, isAppError } from '../../src/domain/errors.js';
+import { MIGRATIONS } from '../../src/store/postgres/migrations/index.js';
 import { mapPostgresError } from '../../src/store/postgres/postgres-errors.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { PostgresStoreOptions } from '../../src/store/postgres/postgres-store.js';
@@ -180,7 +181,7 @@ describe('PostgreSQL store specifics', () => {
       'user_groups',
       'workspaces',
     ]);
-    expect(await inSchema('SELECT version, name FROM schema_migrations')).toEqual([{ version: 1, name: 'initial' }]);
+    expect(await inSchema('SELECT version, name FROM schema_migrations ORDER BY version')).toEqual(MIGRATIONS.map(({ version, name }) => ({ version, name })));
   });
 
   it('refuses a database newer than the code', async () => {
@@ -198,7 +199,7 @@ describe('PostgreSQL store specifics', () => {
       }),
     );
     expect(created.filter(Boolean)).toHaveLength(1);
-    expect(await inSchema('SELECT version FROM schema_migrations')).toEqual([{ version: 1 }]);
+    expect(await inSchema('SELECT version FROM schema_migrations ORDER BY version')).toEqual(MIGRATIONS.map(({ version }) => ({ version })));
     const [events] = await inSchema<{ count: string }>("SELECT count(*) FROM audit_events WHERE action = 'workspace.created'");
     expect(events?.count).toBe('1');
   });

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations/index.js';
 import { openSqliteDatabase, SYNC_BUSY_WAIT_MS } from '../../src/store/sqlite/sqlite-database.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -70,8 +71,8 @@ describe('SQLite store specifics', () => {
     await store.migrate();
     await store.migrate();
     await open().migrate();
-    const rows = openRaw().prepare('SELECT version, name FROM schema_migrations').all();
-    expect(rows).toEqual([{ version: 1, name: 'initial' }]);
+    const rows = openRaw().prepare('SELECT version, name FROM schema_migrations ORDER BY version').all();
+    expect(rows).toEqual(MIGRATIONS.map(({ version, name }) => ({ version, name })));
   });
 
   it('migrates safely from several processes at once', async () => {
@@ -83,7 +84,7 @@ describe('SQLite store specifics', () => {
     );
     expect(outputs.map((output) => JSON.parse(output) as { created: boolean }).filter((o) => o.created)).toHaveLength(1);
     const db = openRaw();
-    expect(db.prepare('SELECT version FROM schema_migrations').pluck().all()).toEqual([1]);
+    expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all()).toEqual(MIGRATIONS.map(({ version }) => version));
     expect(db.prepare("SELECT count(*) FROM audit_events WHERE action = 'workspace.created'").pluck().get()).toBe(1);
   });
 
