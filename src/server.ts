@@ -3,13 +3,14 @@ import type { IssuedApiToken } from './domain/api-tokens.service.js';
 import { buildApp } from './http/app.js';
 import { createLogger } from './http/logger.js';
 import type { ServerTimeouts } from './http/server-limits.js';
+import type { RateLimitOption } from './http/rate-limit.js';
 import type { Runtime } from './runtime.js';
 
 export interface ServeOptions {
   port: number;
   host: string;
   logLevel: string;
-  rateLimitPerMinute: number | 'off';
+  rateLimit: RateLimitOption;
   version: string;
   /** How long SIGTERM waits for in-flight requests before closing anyway. */
   drainTimeoutMs: number;
@@ -31,7 +32,7 @@ export async function startServer(runtime: Runtime, options: ServeOptions): Prom
     services: runtime.services,
     store: runtime.store,
     logger: createLogger(options.logLevel),
-    rateLimitPerMinute: options.rateLimitPerMinute,
+    rateLimit: options.rateLimit,
     version: options.version,
     timeouts: options.timeouts,
   });

@@ -1,5 +1,5 @@
 import { MAX_PAGE_SIZE } from '../domain/pagination.js';
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DEFAULT_DATABASE_URL } from '../config/database-url.js';
 import type { Caller, Environment } from '../domain/tenancy.js';
 import { DEFAULT_WORKSPACE, ENVIRONMENTS } from '../domain/tenancy.js';
@@ -58,10 +58,11 @@ export function printTable(rows: Array<Record<string, unknown>>): void {
     return;
   }
   const columns = Object.keys(rows[0]!);
-  const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => String(row[column] ?? '').length)));
-  const format = (cells: string[]) => cells.map((cell, index) => cell.padEnd(widths[index]!)).join('  ').trimEnd();
+  const cell = (value: unknown) => (typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value ?? ''));
+  const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => cell(row[column]).length)));
+  const format = (cells: string[]) => cells.map((text, index) => text.padEnd(widths[index]!)).join('  ').trimEnd();
   process.stdout.write(`${format(columns)}\n`);
-  for (const row of rows) process.stdout.write(`${format(columns.map((column) => String(row[column] ?? '')))}\n`);
+  for (const row of rows) process.stdout.write(`${format(columns.map((column) => cell(row[column])))}\n`);
 }
 
 /** Parses a command-line id or count; commander reports the thrown message as a usage error. */
@@ -69,6 +70,17 @@ export function positiveInteger(value: string): number {
   const number = Number(value);
   if (!Number.isSafeInteger(number) || number < 1) throw new Error(`"${value}" is not a positive whole number.`);
   return number;
+}
+
+/** An option's parser from a parse function: commander then reports its error naming the option (or variable). */
+export function optionParser<T>(parse: (text: string) => T): (text: string) => T {
+  return (text) => {
+    try {
+      return parse(text);
+    } catch (error) {
+      throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+    }
+  };
 }
 
 /** A page size, as the admin API allows it. */

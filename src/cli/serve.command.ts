@@ -4,9 +4,14 @@ import { createRequire } from 'node:module';
 import { Command, Option } from 'commander';
 import { createLogger } from '../http/logger.js';
 import { DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from '../http/server-limits.js';
+import type { RateLimitOption } from '../http/rate-limit.js';
+import { createWorkerRateLimiter, serveRateLimitsToWorkers } from '../rate-limit/cluster-rate-limiter.js';
+import { createLocalRateLimiter } from '../rate-limit/rate-limiter.js';
+import { DEFAULT_RATE_LIMIT, parseBurst, parseRate, parseRateSetting, rateLimitPolicy, type Rate } from '../rate-limit/rate-limit-setting.js';
+import type { RateLimitPolicy } from '../rate-limit/token-bucket.js';
 import { openRuntime } from '../runtime.js';
 import type { ServeOptions } from '../server.js';
-import { databaseOption, positiveInteger } from './context.js';
+import { databaseOption, optionParser, positiveInteger } from './context.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -15,7 +20,8 @@ interface ServeFlags {
   host: string;
   database: string;
   logLevel: string;
-  rateLimit: string;
+  rateLimit: Rate | 'off';
+  rateLimitBurst?: number;
   workers: number;
   dbPoolSize: number;
   headersTimeoutMs: number;
@@ -24,11 +30,14 @@ interface ServeFlags {
   idleTimeoutMs: number;
 }
 
-function parseRateLimit(value: string): number | 'off' {
-  if (value === 'off') return 'off';
-  const perMinute = Number(value);
-  if (!Number.isInteger(perMinute) || perMinute < 1) throw new Error('UGS_RATE_LIMIT must be "off" or a positive whole number of requests per minute.');
-  return perMinute;
+/**
+ * A single process keeps the buckets itself; a cluster worker asks the primary, which keeps those
+ * of the whole server, and falls back to buckets of its own when the primary does not answer.
+ */
+function rateLimitOption(setting: RateLimitPolicy | 'off'): RateLimitOption {
+  if (setting === 'off') return 'off';
+  const local = createLocalRateLimiter();
+  return { limiter: cluster.worker ? createWorkerRateLimiter(local, cluster.worker) : local, defaultPolicy: setting };
 }
 
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -44,12 +53,12 @@ function serverTimeouts(flags: ServeFlags): ServerTimeouts {
 const millisecondsOption = (flag: string, variable: string, fallback: number, description: string) =>
   new Option(`--${flag} <ms>`, description).env(variable).default(fallback).argParser(positiveInteger);
 
-function serveOptions(flags: ServeFlags): ServeOptions {
+function serveOptions(flags: ServeFlags, rateLimit: RateLimitPolicy | 'off'): ServeOptions {
   return {
     port: flags.port,
     host: flags.host,
     logLevel: flags.logLevel,
-    rateLimitPerMinute: parseRateLimit(flags.rateLimit),
+    rateLimit: rateLimitOption(rateLimit),
     version,
     drainTimeoutMs: DRAIN_TIMEOUT_MS,
     timeouts: serverTimeouts(flags),
@@ -83,11 +92,11 @@ function onStopSignal(stop: (signal: NodeJS.Signals) => Promise<void>): void {
 }
 
 /** One process serving: the whole server, or one worker of a cluster. */
-async function serveInThisProcess(flags: ServeFlags): Promise<void> {
+async function serveInThisProcess(flags: ServeFlags, rateLimit: RateLimitPolicy | 'off'): Promise<void> {
   // Loaded here, not at the top: every other command would otherwise pay for loading the HTTP stack.
   const { firstStartBanner, startServer } = await import('../server.js');
   // Before the database opens: a bad flag must not leave a pool open behind its error.
-  const options = serveOptions(flags);
+  const options = serveOptions(flags, rateLimit);
   const runtime = await openFor(flags);
   const server = await startServer(runtime, options).catch(async (error: unknown) => {
     await runtime.close();
@@ -109,13 +118,14 @@ async function serveInThisProcess(flags: ServeFlags): Promise<void> {
 
 /**
  * The cluster primary serves nothing itself: it migrates before any worker races to, forks the
- * workers (which share the listening socket), restarts one that dies, and on SIGTERM lets each
- * drain before it exits.
+ * workers (which share the listening socket), keeps the rate limit buckets of them all, restarts
+ * one that dies, and on SIGTERM lets each drain before it exits.
  */
-async function superviseWorkers(flags: ServeFlags): Promise<void> {
+async function superviseWorkers(flags: ServeFlags, rateLimit: RateLimitPolicy | 'off'): Promise<void> {
   const { firstStartBanner } = await import('../server.js');
   const log = createLogger(flags.logLevel);
   const runtime = await openFor(flags);
+  if (rateLimit !== 'off') serveRateLimitsToWorkers(cluster, createLocalRateLimiter());
   let stopping = false;
   const listening = new Promise<number>((resolve, reject) => {
     let count = 0;
@@ -168,7 +178,17 @@ export function serveCommand(): Command {
     .addOption(new Option('--host <host>', 'address to bind').env('UGS_HOST').default('127.0.0.1'))
     .addOption(databaseOption())
     .addOption(new Option('--log-level <level>', 'fatal|error|warn|info|debug|trace').env('UGS_LOG_LEVEL').default('info'))
-    .addOption(new Option('--rate-limit <perMinute>', 'requests per minute per API token, or "off"').env('UGS_RATE_LIMIT').default('100000'))
+    .addOption(
+      new Option('--rate-limit <rate>', 'default limit per API token: <n>/s, <n>/min (a bare <n> is per minute), or "off"')
+        .env('UGS_RATE_LIMIT')
+        .default(parseRate(DEFAULT_RATE_LIMIT), DEFAULT_RATE_LIMIT)
+        .argParser(optionParser(parseRateSetting)),
+    )
+    .addOption(
+      new Option('--rate-limit-burst <n>', 'requests an idle API token may make at once (default: the <n> of --rate-limit)')
+        .env('UGS_RATE_LIMIT_BURST')
+        .argParser(optionParser(parseBurst)),
+    )
     .addOption(new Option('--workers <n>', 'number of server processes (node:cluster)').env('UGS_WORKERS').default(1).argParser(positiveInteger))
     .addOption(new Option('--db-pool-size <n>', 'PostgreSQL connections per process').env('UGS_DB_POOL_SIZE').default(10).argParser(positiveInteger))
     .addOption(millisecondsOption('headers-timeout-ms', 'UGS_HEADERS_TIMEOUT_MS', DEFAULT_SERVER_TIMEOUTS.headersMs, 'a request\'s headers must arrive within this'))
@@ -176,8 +196,10 @@ export function serveCommand(): Command {
     .addOption(millisecondsOption('keep-alive-timeout-ms', 'UGS_KEEP_ALIVE_TIMEOUT_MS', DEFAULT_SERVER_TIMEOUTS.keepAliveMs, 'an idle keep-alive connection is kept this long (above your load balancer\'s idle timeout)'))
     .addOption(millisecondsOption('idle-timeout-ms', 'UGS_IDLE_TIMEOUT_MS', DEFAULT_SERVER_TIMEOUTS.idleMs, 'a connection on which nothing moves this long is closed'))
     .action(async (flags: ServeFlags) => {
-      if (flags.workers > 1 && cluster.isPrimary) await superviseWorkers(flags);
-      else await serveInThisProcess(flags);
+      // Off means off: a burst set alongside (checked all the same) changes nothing.
+      const rateLimit = flags.rateLimit === 'off' ? 'off' : rateLimitPolicy(flags.rateLimit, flags.rateLimitBurst);
+      if (flags.workers > 1 && cluster.isPrimary) await superviseWorkers(flags, rateLimit);
+      else await serveInThisProcess(flags, rateLimit);
     });
 }
 

@@ -1,7 +1,7 @@
 import { auditContextOf } from './audit-context.js';
 import { AppError } from './errors.js';
 import type { Clock } from './clock.js';
-import type { ApiTokenRecord } from './models.js';
+import type { ApiTokenRecord, RateLimit } from './models.js';
 import { requireScope } from './scopes.js';
 import { generateApiToken, hashSecret } from './secrets.js';
 import type { Actor, Caller, Environment, Scope } from './tenancy.js';
@@ -17,6 +17,31 @@ export interface NewApiTokenInput {
   name: string;
   scope: Scope;
   environment: Environment;
+  /** Absent or null: the server's default limit applies. */
+  rateLimit?: RateLimit | null;
+}
+
+/** Who an API token speaks for, with that token's own rate limit (null: the server's default). */
+export interface ApiTokenCaller extends Caller {
+  actor: Extract<Actor, { type: 'api_token' }>;
+  rateLimit: RateLimit | null;
+}
+
+/** The range of a token's own rate limit: from one request in about 17 minutes to a million a second. */
+export const RATE_LIMIT_BOUNDS = {
+  perSecond: { minimum: 0.001, maximum: 1_000_000 },
+  burst: { minimum: 1, maximum: 1_000_000 },
+} as const;
+
+function checkRateLimit(rateLimit: RateLimit | null | undefined): void {
+  if (!rateLimit) return;
+  const { perSecond, burst } = RATE_LIMIT_BOUNDS;
+  if (!(rateLimit.perSecond >= perSecond.minimum && rateLimit.perSecond <= perSecond.maximum)) {
+    throw new AppError('invalid_field', `A rate limit's per_second must be from ${perSecond.minimum} to ${perSecond.maximum}.`, { field: 'rate_limit' });
+  }
+  if (!(Number.isInteger(rateLimit.burst) && rateLimit.burst >= burst.minimum && rateLimit.burst <= burst.maximum)) {
+    throw new AppError('invalid_field', `A rate limit's burst must be a whole number from ${burst.minimum} to ${burst.maximum}.`, { field: 'rate_limit' });
+  }
 }
 
 const API_TOKEN_SHAPE = /^ugs_(live|test)_[0-9a-f]{64}$/;
@@ -35,7 +60,7 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
 
   return {
     /** Resolves a presented API token to the caller it speaks for; the request id is filled in later. */
-    async authenticateApiToken(secret: string, requestId: string | null): Promise<Caller> {
+    async authenticateApiToken(secret: string, requestId: string | null): Promise<ApiTokenCaller> {
       const record = API_TOKEN_SHAPE.test(secret) ? await store.findApiTokenByHash(hashSecret(secret)) : null;
       if (!record) throw new AppError('invalid_api_token', 'The API token is unknown or revoked.', { headers: { 'WWW-Authenticate': 'Token' } });
       const now = clock();
@@ -49,11 +74,13 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
         scope: record.scope,
         actor: { type: 'api_token', apiTokenId: record.id, name: record.name },
         requestId,
+        rateLimit: record.rateLimit,
       };
     },
 
     async createApiToken(caller: Caller, input: NewApiTokenInput): Promise<IssuedApiToken> {
       requireScope(caller, 'admin');
+      checkRateLimit(input.rateLimit);
       const { secret, token } = draft(caller.tenant.workspaceId, input);
       return { record: await store.insertApiToken(token, auditContextOf(clock, caller)), secret };
     },
@@ -65,10 +92,19 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
       return scope === 'workspace' ? tokens : tokens.filter((token) => token.environment === caller.tenant.environment);
     },
 
+    /** Sets the token's own rate limit, or with null puts it back on the server's default; from its next request on. */
+    async updateApiTokenRateLimit(caller: Caller, id: number, rateLimit: RateLimit | null): Promise<ApiTokenRecord> {
+      requireScope(caller, 'admin');
+      checkRateLimit(rateLimit);
+      const updated = await store.updateApiTokenRateLimit(caller.tenant.workspaceId, id, rateLimit, auditContextOf(clock, caller));
+      if (!updated) throw notFound(id);
+      return updated;
+    },
+
     async revokeApiToken(caller: Caller, id: number): Promise<ApiTokenRecord> {
       requireScope(caller, 'admin');
       const revoked = await store.revokeApiToken(caller.tenant.workspaceId, id, auditContextOf(clock, caller));
-      if (!revoked) throw new AppError('api_token_not_found', `No live API token with id ${id} in this workspace.`);
+      if (!revoked) throw notFound(id);
       return revoked;
     },
 
@@ -84,4 +120,8 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
       return records && records.map((record, index) => ({ record, secret: drafts[index]!.secret }));
     },
   };
+}
+
+function notFound(id: number): AppError {
+  return new AppError('api_token_not_found', `No live API token with id ${id} in this workspace.`);
 }

@@ -13,12 +13,20 @@ export interface Workspace {
   createdAt: Timestamp;
 }
 
+/** An API token's own rate limit: a bucket of `burst` requests that refills `perSecond` a second. */
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
+}
+
 export interface ApiTokenRecord {
   id: number;
   workspaceId: number;
   environment: Environment;
   name: string;
   scope: Scope;
+  /** Null: the server's default limit applies. */
+  rateLimit: RateLimit | null;
   createdAt: Timestamp;
   lastUsedAt: Timestamp | null;
   revokedAt: Timestamp | null;
@@ -29,6 +37,8 @@ export interface NewApiToken {
   environment: Environment;
   name: string;
   scope: Scope;
+  /** Absent or null: the server's default limit applies. */
+  rateLimit?: RateLimit | null;
   tokenHash: string;
   createdAt: Timestamp;
 }
@@ -134,6 +144,7 @@ export interface CiphertextCount {
 export type AuditAction =
   | 'workspace.created'
   | 'api_token.created'
+  | 'api_token.updated'
   | 'api_token.revoked'
   | 'schema.created'
   | 'data_source.created'

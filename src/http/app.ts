@@ -1,4 +1,3 @@
-import rateLimit from '@fastify/rate-limit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { AppError } from '../domain/errors.js';
@@ -11,6 +10,7 @@ import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './json-body.js';
 import { registerMetrics } from './metrics.js';
 import { registerNotFoundHandler } from './method-not-allowed.js';
 import { registerOpenApi, registerOpenApiRoute } from './openapi.js';
+import { createRateLimitHook, type RateLimitOption } from './rate-limit.js';
 import { requestIdOf } from './request-id.js';
 import { DEFAULT_SERVER_TIMEOUTS, serverLimitOptions, type ServerTimeouts } from './server-limits.js';
 import { adminUserGroupRoutes } from './routes/admin-user-groups.routes.js';
@@ -25,8 +25,8 @@ export interface AppOptions {
   services: Services;
   store: Pick<Store, 'ping' | 'connectionStats'>;
   logger: FastifyBaseLogger | false;
-  /** Requests per minute per API token, or 'off'. */
-  rateLimitPerMinute: number | 'off';
+  /** Per API token; 'off' sends no RateLimit headers and does no limiter work at all. */
+  rateLimit: RateLimitOption;
   version: string;
   /** Only a listening server uses them; DEFAULT_SERVER_TIMEOUTS when not given. */
   timeouts?: ServerTimeouts;
@@ -82,19 +82,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     async (api) => {
       api.addHook('onRequest', createAuthenticationHook(services.apiTokens));
       registerIdempotency(api, services.idempotency);
-      if (options.rateLimitPerMinute !== 'off') {
-        await api.register(rateLimit, {
-          max: options.rateLimitPerMinute,
-          timeWindow: 60_000,
-          // Right after authentication: rejected requests count against the limit too.
-          hook: 'onRequest',
-          keyGenerator: (request) => request.caller.actor.type === 'api_token' ? request.caller.actor.apiTokenId : 'cli',
-          errorResponseBuilder: (_request, context) =>
-            new AppError('rate_limited', `This API token may make ${context.max} requests a minute; retry after ${context.after}.`, {
-              headers: { 'Retry-After': String(Math.max(1, Math.ceil(context.ttl / 1000))) },
-            }),
-        });
-      }
+      if (options.rateLimit !== 'off') api.addHook('onRequest', createRateLimitHook(options.rateLimit));
       await api.register(userGroupRoutes, { userGroups: services.userGroups });
       await api.register(schemaRoutes, { schemas: services.schemas });
       await api.register(dataSourceRoutes, { dataSources: services.dataSources });

@@ -1,12 +1,11 @@
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors.js';
-import type { ApiTokenService } from '../domain/api-tokens.service.js';
-import type { Caller } from '../domain/tenancy.js';
+import type { ApiTokenCaller, ApiTokenService } from '../domain/api-tokens.service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the authentication hook on every /api route, before the body is read. */
-    caller: Caller;
+    caller: ApiTokenCaller;
   }
 }
 

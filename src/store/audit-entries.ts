@@ -4,6 +4,7 @@ import type {
   AuditEventRecord,
   DataSourceRecord,
   FieldChanges,
+  RateLimit,
   SchemaRecord,
   UserGroupRecord,
   Workspace,
@@ -51,13 +52,29 @@ export function workspaceCreatedEntry(workspace: Workspace): AuditEntry {
   };
 }
 
+/** A token's rate limit as the API and its audit events show it. */
+export function rateLimitAuditValue(rateLimit: RateLimit | null): { per_second: number; burst: number } | null {
+  return rateLimit && { per_second: rateLimit.perSecond, burst: rateLimit.burst };
+}
+
 /** The token's hash never enters its audit event: only what an admin may see. */
 export function apiTokenCreatedEntry(record: ApiTokenRecord): AuditEntry {
+  const fields = { id: record.id, name: record.name, scope: record.scope, environment: record.environment };
   return {
     action: 'api_token.created',
     workspaceId: record.workspaceId,
     environment: record.environment,
-    changes: creationChanges({ id: record.id, name: record.name, scope: record.scope, environment: record.environment }),
+    // A token on the server's default limit records no rate_limit, as before there were per-token limits.
+    changes: creationChanges(record.rateLimit ? { ...fields, rate_limit: rateLimitAuditValue(record.rateLimit) } : fields),
+  };
+}
+
+export function apiTokenUpdatedEntry(before: ApiTokenRecord, after: ApiTokenRecord): AuditEntry {
+  return {
+    action: 'api_token.updated',
+    workspaceId: after.workspaceId,
+    environment: after.environment,
+    changes: { rate_limit: { before: rateLimitAuditValue(before.rateLimit), after: rateLimitAuditValue(after.rateLimit) } },
   };
 }
 

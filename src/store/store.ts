@@ -11,6 +11,7 @@ import type {
   NewApiToken,
   NewDataSource,
   NewUserGroup,
+  RateLimit,
   SchemaRecord,
   StoredCiphertext,
   UserGroupPatch,
@@ -47,6 +48,12 @@ export interface ApiTokenStore {
   findApiTokenByHash(tokenHash: string): Promise<ApiTokenRecord | null>;
   /** Live tokens only, in id order. */
   listApiTokens(workspaceId: number): Promise<ApiTokenRecord[]>;
+  /**
+   * Sets the token's own rate limit (null: back to the server's default) with an `api_token.updated`
+   * audit event holding the before and after values, read inside the same transaction; setting the
+   * value it has already writes nothing. Null when no live token with that id is in the workspace.
+   */
+  updateApiTokenRateLimit(workspaceId: number, id: number, rateLimit: RateLimit | null, audit: AuditContext): Promise<ApiTokenRecord | null>;
   /** Returns the revoked token, or null when no live token with that id is in the workspace. */
   revokeApiToken(workspaceId: number, id: number, audit: AuditContext): Promise<ApiTokenRecord | null>;
   /** Bookkeeping, not a change: writes no audit event. */

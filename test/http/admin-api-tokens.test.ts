@@ -20,7 +20,7 @@ import {
 
 const API_TOKEN = /^ugs_(live|test)_[0-9a-f]{64}$/;
 const PREFIX: Record<Environment, string> = { Customer: 'ugs_live_', Testing: 'ugs_test_' };
-const LISTED_FIELDS = ['created_at', 'environment', 'id', 'last_used_at', 'name', 'scope'];
+const LISTED_FIELDS = ['created_at', 'environment', 'id', 'last_used_at', 'name', 'rate_limit', 'scope'];
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 const revokePath = (id: number | string) => `${ADMIN.apiTokens}/${id}`;
@@ -52,7 +52,7 @@ describe('the admin API token API', () => {
       const body = expectSuccess(await create({ name, scope, environment }));
       expect(body).toStrictEqual({
         success: 1,
-        api_token: { id: expect.any(Number), name, scope, environment, created_at: expect.stringMatching(ISO_TIMESTAMP), last_used_at: null, token: expect.stringMatching(API_TOKEN) },
+        api_token: { id: expect.any(Number), name, scope, environment, rate_limit: null, created_at: expect.stringMatching(ISO_TIMESTAMP), last_used_at: null, token: expect.stringMatching(API_TOKEN) },
       });
       const secret: string = body.api_token.token;
       expect(secret.startsWith(PREFIX[environment])).toBe(true);
@@ -155,7 +155,7 @@ describe('the admin API token API', () => {
       const body = expectSuccess(await revoke(issued.record.id));
       expect(body).toStrictEqual({
         success: 1,
-        api_token: { id: issued.record.id, name: issued.record.name, scope: 'write', environment: 'Customer', created_at: issued.record.createdAt, last_used_at: expect.stringMatching(ISO_TIMESTAMP) },
+        api_token: { id: issued.record.id, name: issued.record.name, scope: 'write', environment: 'Customer', rate_limit: null, created_at: issued.record.createdAt, last_used_at: expect.stringMatching(ISO_TIMESTAMP) },
       });
       const refused = (await verifyWith(issued.secret, 'Customer')).res;
       expectError(refused, 401, 'invalid_api_token', null);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tenant } from '../../src/domain/tenancy.js';
+import { createLocalRateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import {
@@ -40,7 +41,8 @@ function expectRetryAfter(response: ApiResponse, max: number): void {
   expect(Number(value)).toBeLessThanOrEqual(max);
 }
 
-describe('rate limiting at 3 requests a minute per API token', () => {
+// A bucket of 3 that refills at 3 a minute, on a clock that stands still: no refill can blur the count.
+describe('rate limiting at 3 requests a minute, burst 3, per API token', () => {
   let t: TestApp;
   let reader: DatabaseReader;
   let tenant: Tenant;
@@ -48,7 +50,7 @@ describe('rate limiting at 3 requests a minute per API token', () => {
   const freshToken = () => issueApiToken(t, tenant, 'write');
   const ghost = (): GroupRef => ({ id: `rl-${randomUUID()}`, token: unusedUserGroupToken() });
 
-  const fixture = useTestApp({ rateLimitPerMinute: 3 });
+  const fixture = useTestApp({ rateLimit: { limiter: createLocalRateLimiter(() => 0), defaultPolicy: { perSecond: 3 / 60, burst: 3 } } });
   beforeAll(() => ({ t, reader, tenant } = fixture));
 
   it.each(Object.keys(OPERATIONS))('answers the 4th %s of one token with 429 and Retry-After, changing nothing', async (name) => {
@@ -60,6 +62,8 @@ describe('rate limiting at 3 requests a minute per API token', () => {
     const limited = await call({ ...operation(ghost()), token });
     expectFailure(limited, 429, 'rate_limited');
     expectRetryAfter(limited, 60);
+    // The next token comes in 60 s / 3.
+    expect(limited.headers['retry-after']).toBe('20');
     expect(await reader.snapshot(tenant)).toEqual(before);
 
     // Another token of the same tenant still has its whole budget.

@@ -254,7 +254,7 @@ export async function openSecondInstance(db: TestDatabase, lockWaitMs: number): 
       : openPostgresStore({ url: location.url, statementTimeoutMs: lockWaitMs, poolSize: 4 });
   const cipher = createKeyring(loadEncryptionKeys(location, db.encryptionKey).keys);
   const services = createServices({ store, cipher, clock: systemClock });
-  const app = await buildApp({ services, store, logger: false, rateLimitPerMinute: 'off', version: 'test' });
+  const app = await buildApp({ services, store, logger: false, rateLimit: 'off', version: 'test' });
   await app.ready();
   return {
     app,

@@ -62,7 +62,13 @@ const OPERATIONS: Operation[] = [
     admin(fails(404, 'data_source_not_found')),
   ),
   ...inBothForms('DELETE data_sources/{id}', (g, query) => ({ method: 'DELETE', path: withQuery(`${ADMIN}/data_sources/${g.dataSourceId}`, query) }), admin(fails(404, 'data_source_not_found'))),
-  // API tokens are the workspace's: an admin of either environment revokes any of them.
+  // API tokens are the workspace's: an admin of either environment changes or revokes any of them.
+  {
+    name: 'PATCH api_tokens/{id}',
+    request: (g) => ({ method: 'PATCH', path: `${ADMIN}/api_tokens/${g.apiTokenId}`, body: { rate_limit: { per_second: 1, burst: 1 } } }),
+    absent: admin(fails(404, 'api_token_not_found')),
+    reaches: sameWorkspaceAdmin,
+  },
   { name: 'DELETE api_tokens/{id}', request: (g) => ({ method: 'DELETE', path: `${ADMIN}/api_tokens/${g.apiTokenId}` }), absent: admin(fails(404, 'api_token_not_found')), reaches: sameWorkspaceAdmin },
   // Audit events span the workspace unless an environment is named.
   { name: 'GET audit_events?team_id=', request: (g) => auditOf(g, {}), absent: admin(emptyList('audit_events')), reaches: sameWorkspaceAdmin },

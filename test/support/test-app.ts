@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/http/app.js';
 import type { Clock } from '../../src/domain/clock.js';
+import type { RateLimitOption } from '../../src/http/rate-limit.js';
 import type { Environment, Scope } from '../../src/domain/tenancy.js';
 import { ENVIRONMENTS, SCOPES } from '../../src/domain/tenancy.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
@@ -32,7 +33,8 @@ export interface TestApp {
 }
 
 export interface TestAppOptions {
-  rateLimitPerMinute?: number | 'off';
+  /** Off unless given; a test may hand in a limiter on a clock of its own. */
+  rateLimit?: RateLimitOption;
   /** UGS_ENCRYPTION_KEY to open the database with; the database's own key otherwise (SQLite: the key file). */
   encryptionKey?: string;
   /** Open this existing database (e.g. to reopen one another app used); the caller drops it. */
@@ -88,7 +90,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       services: opened.services,
       store: opened.store,
       logger: options.log ? createLogger(options.log.level, options.log.destination) : false,
-      rateLimitPerMinute: options.rateLimitPerMinute ?? 'off',
+      rateLimit: options.rateLimit ?? 'off',
       version: 'test',
     });
     await app.ready();

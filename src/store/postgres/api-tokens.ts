@@ -1,6 +1,7 @@
-import type { ApiTokenRecord, AuditContext, NewApiToken } from '../../domain/models.js';
+import type { ApiTokenRecord, AuditContext, NewApiToken, RateLimit } from '../../domain/models.js';
 import type { Environment, Scope } from '../../domain/tenancy.js';
-import { apiTokenCreatedEntry, apiTokenRevokedEntry } from '../audit-entries.js';
+import { rateLimitFromColumns, rateLimitParameters, sameRateLimit } from '../api-token-records.js';
+import { apiTokenCreatedEntry, apiTokenRevokedEntry, apiTokenUpdatedEntry } from '../audit-entries.js';
 import type { Audited } from '../audit-entries.js';
 import type { ApiTokenStore } from '../store.js';
 import type { AuditEvents } from './audit-events.js';
@@ -15,6 +16,8 @@ interface ApiTokenRow {
   environment: Environment;
   name: string;
   scope: Scope;
+  rate_limit_per_second: number | null;
+  rate_limit_burst: number | null;
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
@@ -27,23 +30,28 @@ function toApiToken(row: ApiTokenRow): ApiTokenRecord {
     environment: row.environment,
     name: row.name,
     scope: row.scope,
+    rateLimit: rateLimitFromColumns(row.rate_limit_per_second, row.rate_limit_burst),
     createdAt: iso(row.created_at),
     lastUsedAt: nullableIso(row.last_used_at),
     revokedAt: nullableIso(row.revoked_at),
   };
 }
 
-const COLUMNS = 'id, workspace_id, environment, name, scope, created_at, last_used_at, revoked_at';
+const COLUMNS = 'id, workspace_id, environment, name, scope, rate_limit_per_second, rate_limit_burst, created_at, last_used_at, revoked_at';
 
 const sql = statements({
-  insert: `INSERT INTO api_tokens (workspace_id, environment, name, scope, token_hash, created_at)
-    VALUES (@workspaceId, @environment, @name, @scope, @tokenHash, @createdAt) RETURNING ${COLUMNS}`,
+  insert: `INSERT INTO api_tokens (workspace_id, environment, name, scope, rate_limit_per_second, rate_limit_burst, token_hash, created_at)
+    VALUES (@workspaceId, @environment, @name, @scope, @rateLimitPerSecond, @rateLimitBurst, @tokenHash, @createdAt) RETURNING ${COLUMNS}`,
   // FOR UPDATE conflicts with the FOR KEY SHARE lock that every insert referencing the workspace
   // takes for its foreign key check, so while this lock is held no API token can appear in it.
   lockWorkspace: 'SELECT id FROM workspaces WHERE id = @workspaceId FOR UPDATE',
   anyInWorkspace: 'SELECT 1 FROM api_tokens WHERE workspace_id = @workspaceId LIMIT 1',
   liveByHash: `SELECT ${COLUMNS} FROM api_tokens WHERE token_hash = @tokenHash AND revoked_at IS NULL`,
+  // FOR UPDATE: the audited before is the value the update replaces, whatever runs alongside.
+  liveByIdForUpdate: `SELECT ${COLUMNS} FROM api_tokens WHERE id = @id AND workspace_id = @workspaceId AND revoked_at IS NULL FOR UPDATE`,
   list: `SELECT ${COLUMNS} FROM api_tokens WHERE workspace_id = @workspaceId AND revoked_at IS NULL ORDER BY id`,
+  setRateLimit: `UPDATE api_tokens SET rate_limit_per_second = @rateLimitPerSecond, rate_limit_burst = @rateLimitBurst
+    WHERE id = @id RETURNING ${COLUMNS}`,
   revoke: `UPDATE api_tokens SET revoked_at = @at WHERE id = @id AND workspace_id = @workspaceId AND revoked_at IS NULL
     RETURNING ${COLUMNS}`,
   recordUse: 'UPDATE api_tokens SET last_used_at = @at WHERE id = @id',
@@ -53,7 +61,7 @@ export function apiTokenMethods(db: PostgresDatabase, audit: AuditEvents): ApiTo
   const insertAll = async (tx: Queryable, tokens: NewApiToken[]): Promise<Audited<ApiTokenRecord[]>> => {
     const records: ApiTokenRecord[] = [];
     for (const token of tokens) {
-      records.push(toApiToken(onlyRow(await tx.rows<ApiTokenRow>(sql.insert({ ...token })), 'api token insert')));
+      records.push(toApiToken(onlyRow(await tx.rows<ApiTokenRow>(sql.insert({ ...token, ...rateLimitParameters(token.rateLimit) })), 'api token insert')));
     }
     return { result: records, entries: records.map(apiTokenCreatedEntry) };
   };
@@ -66,6 +74,14 @@ export function apiTokenMethods(db: PostgresDatabase, audit: AuditEvents): ApiTo
     await tx.rows(sql.lockWorkspace({ workspaceId }));
     const existing = await tx.rows(sql.anyInWorkspace({ workspaceId }));
     return existing.length > 0 ? { result: null, entries: [] } : insertAll(tx, tokens);
+  });
+
+  const updateRateLimit = audit.withAudit(async (tx, _context: AuditContext, workspaceId: number, id: number, rateLimit: RateLimit | null): Promise<Audited<ApiTokenRecord | null>> => {
+    const [row] = await tx.rows<ApiTokenRow>(sql.liveByIdForUpdate({ id, workspaceId }));
+    const before = row ? toApiToken(row) : null;
+    if (!before || sameRateLimit(before.rateLimit, rateLimit)) return { result: before, entries: [] };
+    const after = toApiToken(onlyRow(await tx.rows<ApiTokenRow>(sql.setRateLimit({ id, ...rateLimitParameters(rateLimit) })), 'api token update'));
+    return { result: after, entries: [apiTokenUpdatedEntry(before, after)] };
   });
 
   const revoke = audit.withAudit(async (tx, context: AuditContext, workspaceId: number, id: number) => {
@@ -83,6 +99,7 @@ export function apiTokenMethods(db: PostgresDatabase, audit: AuditEvents): ApiTo
       return row ? toApiToken(row) : null;
     },
     listApiTokens: async (workspaceId) => (await db.rows<ApiTokenRow>(sql.list({ workspaceId }))).map(toApiToken),
+    updateApiTokenRateLimit: (workspaceId, id, rateLimit, context) => updateRateLimit(context, workspaceId, id, rateLimit),
     revokeApiToken: (workspaceId, id, context) => revoke(context, workspaceId, id),
     // One statement, so atomic on its own; bookkeeping writes no audit event.
     recordApiTokenUse: async (id, at) => {

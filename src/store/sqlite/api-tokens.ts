@@ -1,59 +1,44 @@
-import type { Database, Statement } from 'better-sqlite3';
-import { LRUCache } from 'lru-cache';
-import type { ApiTokenRecord, AuditContext, NewApiToken } from '../../domain/models.js';
+import type { Database } from 'better-sqlite3';
+import type { ApiTokenRecord, AuditContext, NewApiToken, RateLimit } from '../../domain/models.js';
 import type { ApiTokenStore } from '../store.js';
-import { apiTokenCreatedEntry, apiTokenRevokedEntry } from '../audit-entries.js';
+import { rateLimitFromColumns, rateLimitParameters, sameRateLimit } from '../api-token-records.js';
+import { apiTokenCreatedEntry, apiTokenRevokedEntry, apiTokenUpdatedEntry } from '../audit-entries.js';
 import type { Audited } from '../audit-entries.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
+import { liveTokenCache } from './live-token-cache.js';
 import { preparedOnFirstUse } from './prepared.js';
 
 const COLUMNS = `id, workspace_id AS workspaceId, environment, name, scope,
+  rate_limit_per_second AS rateLimitPerSecond, rate_limit_burst AS rateLimitBurst,
   created_at AS createdAt, last_used_at AS lastUsedAt, revoked_at AS revokedAt`;
 
-/** Live tokens remembered per connection; misses are not kept, so unknown tokens cannot fill it. */
-const CACHED_TOKENS = 10_000;
+type ApiTokenRow = Omit<ApiTokenRecord, 'rateLimit'> & { rateLimitPerSecond: number | null; rateLimitBurst: number | null };
 
-/**
- * Every request looks its API token up, so live tokens are cached; a cached token can never outlive
- * a change. The cache is dropped whenever another connection has committed anything (PRAGMA
- * data_version moves: another worker, a CLI command) and whenever this connection changes a token.
- * Checking data_version costs a fraction of the lookup it saves.
- */
-function liveTokenCache(db: Database) {
-  const tokens = new LRUCache<string, ApiTokenRecord>({ max: CACHED_TOKENS });
-  let dataVersion: Statement | undefined;
-  let seenVersion: unknown;
-  return {
-    /** The cache, emptied first if another connection has committed since the last look. */
-    current(): LRUCache<string, ApiTokenRecord> {
-      const version = (dataVersion ??= db.prepare('PRAGMA data_version').pluck()).get();
-      if (version !== seenVersion) {
-        tokens.clear();
-        seenVersion = version;
-      }
-      return tokens;
-    },
-    /** Called by every change this connection makes to api_tokens. */
-    invalidate: () => tokens.clear(),
-  };
+function toApiToken({ rateLimitPerSecond, rateLimitBurst, ...row }: ApiTokenRow): ApiTokenRecord {
+  return { ...row, rateLimit: rateLimitFromColumns(rateLimitPerSecond, rateLimitBurst) };
 }
+
+const nullableApiToken = (row: unknown): ApiTokenRecord | null => (row === undefined ? null : toApiToken(row as ApiTokenRow));
 
 export function apiTokenMethods(db: Database, audit: AuditEvents): Synchronous<ApiTokenStore> {
   const cache = liveTokenCache(db);
   const sql = preparedOnFirstUse(db, {
-    insert: `INSERT INTO api_tokens (workspace_id, environment, name, scope, token_hash, created_at)
-      VALUES (@workspaceId, @environment, @name, @scope, @tokenHash, @createdAt) RETURNING ${COLUMNS}`,
+    insert: `INSERT INTO api_tokens (workspace_id, environment, name, scope, rate_limit_per_second, rate_limit_burst, token_hash, created_at)
+      VALUES (@workspaceId, @environment, @name, @scope, @rateLimitPerSecond, @rateLimitBurst, @tokenHash, @createdAt) RETURNING ${COLUMNS}`,
     anyInWorkspace: 'SELECT 1 FROM api_tokens WHERE workspace_id = ? LIMIT 1',
     liveByHash: `SELECT ${COLUMNS} FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL`,
+    liveById: `SELECT ${COLUMNS} FROM api_tokens WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL`,
     list: `SELECT ${COLUMNS} FROM api_tokens WHERE workspace_id = ? AND revoked_at IS NULL ORDER BY id`,
+    setRateLimit: `UPDATE api_tokens SET rate_limit_per_second = @rateLimitPerSecond, rate_limit_burst = @rateLimitBurst
+      WHERE id = @id RETURNING ${COLUMNS}`,
     revoke: `UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL
       RETURNING ${COLUMNS}`,
     recordUse: 'UPDATE api_tokens SET last_used_at = ? WHERE id = ?',
   });
 
   const insertAll = (tokens: NewApiToken[]): Audited<ApiTokenRecord[]> => {
-    const records = tokens.map((token) => sql.insert.get(token) as ApiTokenRecord);
+    const records = tokens.map((token) => toApiToken(sql.insert.get({ ...token, ...rateLimitParameters(token.rateLimit) }) as ApiTokenRow));
     return { result: records, entries: records.map(apiTokenCreatedEntry) };
   };
 
@@ -65,9 +50,19 @@ export function apiTokenMethods(db: Database, audit: AuditEvents): Synchronous<A
     sql.anyInWorkspace.get(workspaceId) === undefined ? insertAll(tokens) : { result: null, entries: [] },
   );
 
+  // Read and written under the write lock of one immediate transaction: the audited before is the
+  // value the update replaced.
+  const updateRateLimit = audit.withAudit((_context: AuditContext, workspaceId: number, id: number, rateLimit: RateLimit | null): Audited<ApiTokenRecord | null> => {
+    const before = nullableApiToken(sql.liveById.get(id, workspaceId));
+    if (!before || sameRateLimit(before.rateLimit, rateLimit)) return { result: before, entries: [] };
+    cache.invalidate();
+    const after = toApiToken(sql.setRateLimit.get({ id, ...rateLimitParameters(rateLimit) }) as ApiTokenRow);
+    return { result: after, entries: [apiTokenUpdatedEntry(before, after)] };
+  });
+
   const revoke = audit.withAudit((context: AuditContext, workspaceId: number, id: number) => {
     cache.invalidate();
-    const record = sql.revoke.get(context.at, id, workspaceId) as ApiTokenRecord | undefined;
+    const record = nullableApiToken(sql.revoke.get(context.at, id, workspaceId));
     if (!record) return { result: null, entries: [] };
     return { result: record, entries: [apiTokenRevokedEntry(record)] };
   });
@@ -83,12 +78,12 @@ export function apiTokenMethods(db: Database, audit: AuditEvents): Synchronous<A
       const tokens = cache.current();
       const cached = tokens.get(tokenHash);
       if (cached) return cached;
-      const record = sql.liveByHash.get(tokenHash) as ApiTokenRecord | undefined;
-      if (!record) return null;
-      tokens.set(tokenHash, record);
+      const record = nullableApiToken(sql.liveByHash.get(tokenHash));
+      if (record) tokens.set(tokenHash, record);
       return record;
     },
-    listApiTokens: (workspaceId) => sql.list.all(workspaceId) as ApiTokenRecord[],
+    listApiTokens: (workspaceId) => (sql.list.all(workspaceId) as ApiTokenRow[]).map(toApiToken),
+    updateApiTokenRateLimit: (workspaceId, id, rateLimit, context) => updateRateLimit(context, workspaceId, id, rateLimit),
     revokeApiToken: (workspaceId, id, context) => revoke(context, workspaceId, id),
     recordApiTokenUse: (id, at) => {
       cache.invalidate();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { auditContext, newApiToken, T1, T2 } from '../store-fixtures.js';
+import { auditContext, auditWrittenBy, newApiToken, T1, T2 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 
 export function describeApiTokenContract(t: ContractContext): void {
@@ -13,6 +13,7 @@ export function describeApiTokenContract(t: ContractContext): void {
         environment: 'Testing',
         name: 'ci',
         scope: 'admin',
+        rateLimit: null,
         createdAt: input.createdAt,
         lastUsedAt: null,
         revokedAt: null,
@@ -47,6 +48,40 @@ export function describeApiTokenContract(t: ContractContext): void {
       const record = await t.store.insertApiToken(input, auditContext());
       await t.store.recordApiTokenUse(record.id, T2);
       expect(await t.store.findApiTokenByHash(input.tokenHash)).toEqual({ ...record, lastUsedAt: T2 });
+    });
+
+    it('stores a token\'s own rate limit, fractions included, and null for the default', async () => {
+      const limited = newApiToken(t.fx.customer, { rateLimit: { perSecond: 0.5, burst: 30 } });
+      const record = await t.store.insertApiToken(limited, auditContext());
+      expect(record.rateLimit).toEqual({ perSecond: 0.5, burst: 30 });
+      expect(await t.store.findApiTokenByHash(limited.tokenHash)).toEqual(record);
+      const plain = await t.store.insertApiToken(newApiToken(t.fx.customer, { rateLimit: null }), auditContext());
+      expect(plain.rateLimit).toBeNull();
+    });
+
+    it('updates a live token\'s rate limit with its before and after in one audit event, and only inside its workspace', async () => {
+      const input = newApiToken(t.fx.testing);
+      const record = await t.store.insertApiToken(input, auditContext());
+      const update = (workspaceId: number, rateLimit: { perSecond: number; burst: number } | null) =>
+        auditWrittenBy(t.store, t.fx.workspace.id, async () => expect(await t.store.updateApiTokenRateLimit(workspaceId, record.id, rateLimit, auditContext({ at: T1 }))).toEqual(
+          workspaceId === t.fx.workspace.id ? { ...record, rateLimit } : null,
+        ));
+
+      expect(await update(t.fx.otherWorkspace.id, { perSecond: 1, burst: 1 })).toEqual([]);
+      const [set] = await update(t.fx.workspace.id, { perSecond: 5, burst: 10 });
+      expect(set).toMatchObject({ action: 'api_token.updated', at: T1, environment: 'Testing', teamId: null, requestId: 'req-1', changes: { rate_limit: { before: null, after: { per_second: 5, burst: 10 } } } });
+      expect(await t.store.findApiTokenByHash(input.tokenHash)).toEqual({ ...record, rateLimit: { perSecond: 5, burst: 10 } });
+      // The same value again is no change: nothing written, nothing audited.
+      expect(await update(t.fx.workspace.id, { perSecond: 5, burst: 10 })).toEqual([]);
+      const [cleared] = await update(t.fx.workspace.id, null);
+      expect(cleared?.changes).toEqual({ rate_limit: { before: { per_second: 5, burst: 10 }, after: null } });
+      expect(await t.store.findApiTokenByHash(input.tokenHash)).toEqual(record);
+    });
+
+    it('does not update a revoked token', async () => {
+      const record = await t.store.insertApiToken(newApiToken(t.fx.customer), auditContext());
+      await t.store.revokeApiToken(t.fx.workspace.id, record.id, auditContext());
+      expect(await t.store.updateApiTokenRateLimit(t.fx.workspace.id, record.id, { perSecond: 1, burst: 1 }, auditContext())).toBeNull();
     });
 
     it('insertApiTokensIfWorkspaceHasNone inserts all tokens into an empty workspace, then never again', async () => {

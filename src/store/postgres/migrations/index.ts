@@ -1,6 +1,7 @@
 import type { Migration } from '../../migration.js';
 import { initial } from './0001-initial.js';
 import { idempotencyKeys } from './0002-idempotency-keys.js';
+import { apiTokenRateLimits } from './0003-api-token-rate-limits.js';
 
 /** In version order; append only. */
-export const MIGRATIONS: readonly Migration[] = [initial, idempotencyKeys];
+export const MIGRATIONS: readonly Migration[] = [initial, idempotencyKeys, apiTokenRateLimits];

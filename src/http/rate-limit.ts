@@ -1,0 +1,63 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../domain/errors.js';
+import type { RateLimiter } from '../rate-limit/rate-limiter.js';
+import type { RateLimitDecision, RateLimitPolicy } from '../rate-limit/token-bucket.js';
+
+/** Rate limiting of /api: where the buckets are, and the policy of a token without one of its own. */
+export interface RateLimiting {
+  limiter: RateLimiter;
+  defaultPolicy: RateLimitPolicy;
+}
+
+export type RateLimitOption = RateLimiting | 'off';
+
+const WINDOWS = [
+  { seconds: 1, unit: 'second' },
+  { seconds: 60, unit: 'minute' },
+  { seconds: 3600, unit: 'hour' },
+] as const;
+
+/** The rate as a whole number of requests per second, minute or hour: exact when it can be. */
+function quotaPerWindow(perSecond: number): { quota: number; seconds: number; unit: string } {
+  const exact = WINDOWS.find(({ seconds }) => {
+    const quota = perSecond * seconds;
+    return quota >= 1 && Math.abs(quota - Math.round(quota)) < 1e-6;
+  });
+  const window = exact ?? WINDOWS[2];
+  return { quota: Math.max(1, Math.round(perSecond * window.seconds)), seconds: window.seconds, unit: window.unit };
+}
+
+/**
+ * The IETF draft's headers (draft-ietf-httpapi-ratelimit-headers): the limit is the bucket's size,
+ * the reset is when it is full again, and the policy says how fast it refills.
+ */
+function rateLimitHeaders(policy: RateLimitPolicy, decision: RateLimitDecision): Record<string, string> {
+  const { quota, seconds } = quotaPerWindow(policy.perSecond);
+  return {
+    'RateLimit-Limit': String(policy.burst),
+    'RateLimit-Remaining': String(decision.remaining),
+    'RateLimit-Reset': String(decision.resetSeconds),
+    'RateLimit-Policy': `${quota};w=${seconds};burst=${policy.burst}`,
+  };
+}
+
+/**
+ * Runs right after authentication, before the body is read: every authenticated request takes a
+ * token from its API token's bucket, refused ones included.
+ */
+export function createRateLimitHook({ limiter, defaultPolicy }: RateLimiting) {
+  return async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const { caller } = request;
+    const policy = caller.rateLimit ?? defaultPolicy;
+    const decision = await limiter.take(String(caller.actor.apiTokenId), policy);
+    reply.headers(rateLimitHeaders(policy, decision));
+    if (!decision.allowed) {
+      const { quota, unit } = quotaPerWindow(policy.perSecond);
+      throw new AppError(
+        'rate_limited',
+        `This API token may make ${quota} request${quota === 1 ? '' : 's'} a ${unit}, up to ${policy.burst} at once; retry in ${decision.retryAfterSeconds} s.`,
+        { headers: { 'Retry-After': String(decision.retryAfterSeconds) } },
+      );
+    }
+  };
+}

@@ -1,0 +1,45 @@
+import type { RateLimitPolicy } from './token-bucket.js';
+
+/*
+ * How rates are written on the command line and in the environment: `<n>/s`, `<n>/min`, or a bare
+ * `<n>`, which means per minute (what --rate-limit took before it had units).
+ */
+
+/** What `ugs serve --rate-limit` says when unset: generous enough never to slow a dashboard's backend. */
+export const DEFAULT_RATE_LIMIT = '1000/s';
+
+const RATE = /^([1-9][0-9]*)(?:\/(s|min))?$/;
+const SECONDS_PER_UNIT = { s: 1, min: 60 } as const;
+
+export interface Rate {
+  perSecond: number;
+  /** The burst when none is given: one unit's worth, the `n` of `<n>/<unit>`. */
+  defaultBurst: number;
+}
+
+export function parseRate(text: string): Rate {
+  const match = RATE.exec(text.trim());
+  const count = Number(match?.[1]);
+  if (!match || !Number.isSafeInteger(count)) {
+    throw new Error(`"${text}" is not a rate: write <n>/s or <n>/min with a positive whole number n (a bare n means per minute).`);
+  }
+  const unit = (match[2] ?? 'min') as keyof typeof SECONDS_PER_UNIT;
+  return { perSecond: count / SECONDS_PER_UNIT[unit], defaultBurst: count };
+}
+
+/** A rate, or `off`. */
+export function parseRateSetting(text: string): Rate | 'off' {
+  return text.trim() === 'off' ? 'off' : parseRate(text);
+}
+
+/** A burst: how many requests a full bucket admits at once. */
+export function parseBurst(text: string): number {
+  const burst = Number(text);
+  if (!/^[1-9][0-9]*$/.test(text.trim()) || !Number.isSafeInteger(burst)) throw new Error(`"${text}" is not a burst: write a positive whole number of requests.`);
+  return burst;
+}
+
+/** The bucket a rate and an optional burst describe. */
+export function rateLimitPolicy(rate: Rate, burst: number | undefined): RateLimitPolicy {
+  return { perSecond: rate.perSecond, burst: burst ?? rate.defaultBurst };
+}
