@@ -136,7 +136,11 @@ async function openPostgresReader(db: TestDatabase): Promise<RawDatabaseReader> 
       const all: Record<string, Row[]> = {};
       for (const { table, sql } of await planOf()) all[table] = await select(sql);
       // Sequences are not transactional: a value handed out stays used, even by a rolled-back insert.
-      all.pg_sequences = await select('SELECT sequencename, last_value FROM pg_sequences WHERE schemaname = current_schema() ORDER BY sequencename');
+      // Except idempotency_keys': its ids are internal row handles (for key rotation, never shown),
+      // and a claim that finds the key taken draws one all the same (ON CONFLICT evaluates the
+      // insert's defaults first), though it changes nothing.
+      all.pg_sequences = await select(`SELECT sequencename, last_value FROM pg_sequences
+        WHERE schemaname = current_schema() AND sequencename <> 'idempotency_keys_id_seq' ORDER BY sequencename`);
       return all;
     },
     async count(from, ...params) {
