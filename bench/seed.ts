@@ -1,9 +1,7 @@
 // Seeds N user groups through the store's batch path (writeUserGroups: one transaction per batch,
 // one audit event per group, exactly what an import writes), not through HTTP.
-import { parseDatabaseUrl } from '../src/config/database-url.js';
-import { loadEncryptionKey } from '../src/config/encryption-key.js';
 import type { JsonObject, MappingEntry } from '../src/domain/models.js';
-import { createTokenCipher, generateUserGroupToken, hashSecret } from '../src/domain/secrets.js';
+import { generateUserGroupToken, hashSecret } from '../src/domain/secrets.js';
 import type { Caller, Tenant } from '../src/domain/tenancy.js';
 import { wholeGroupChanges } from '../src/domain/user-group-diff.js';
 import { openRuntime } from '../src/runtime.js';
@@ -44,7 +42,7 @@ export async function seed(
   const runtime = await openRuntime({ databaseUrl: db.url, encryptionKey: db.encryptionKey, poolSize: parallel + 1 });
   try {
     // The same key the server will load: the SQLite key file openRuntime just created, or UGS_ENCRYPTION_KEY.
-    const cipher = createTokenCipher(loadEncryptionKey(parseDatabaseUrl(db.url), db.encryptionKey));
+    const cipher = runtime.keys.keyring;
     const tenant: Tenant = { workspaceId: runtime.defaultWorkspace.id, environment: 'Customer' };
     const admin: Caller = { tenant, scope: 'admin', actor: { type: 'cli' }, requestId: null };
     const { services, store } = runtime;
