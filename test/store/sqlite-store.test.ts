@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations/index.js';
-import { openSqliteDatabase, SYNC_BUSY_WAIT_MS } from '../../src/store/sqlite/sqlite-database.js';
+import { openSqliteDatabase, PAGE_CACHE_KIB, SYNC_BUSY_WAIT_MS } from '../../src/store/sqlite/sqlite-database.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { describeStoreContract } from './store.contract.js';
@@ -55,13 +55,14 @@ describe('SQLite store specifics', () => {
     await cleanup();
   });
 
-  it('reports its engine and opens connections with WAL, synchronous FULL, foreign keys and a short synchronous busy wait', async () => {
+  it('reports its engine and opens connections with WAL, synchronous FULL, foreign keys, a 64 MiB page cache and a short synchronous busy wait', async () => {
     expect(open().engine).toBe('sqlite');
     const db = openSqliteDatabase({ path: file, busyTimeoutMs: 1234 });
     raw.push(db);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('synchronous', { simple: true })).toBe(2);
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(db.pragma('cache_size', { simple: true })).toBe(-PAGE_CACHE_KIB);
     // The connection blocks only briefly; the store retries asynchronously up to busyTimeoutMs.
     expect(db.pragma('busy_timeout', { simple: true })).toBe(SYNC_BUSY_WAIT_MS);
   });
