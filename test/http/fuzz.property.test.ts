@@ -34,6 +34,7 @@ const OPERATIONS: readonly Operation[] = [
   { method: 'DELETE', path: '/api/admin/data_sources/{id}', fields: [], id: 'dataSource' },
   { method: 'POST', path: '/api/admin/api_tokens', fields: ['name', 'scope', 'environment'] },
   { method: 'GET', path: '/api/admin/api_tokens', fields: [] },
+  { method: 'PATCH', path: '/api/admin/api_tokens/{id}', fields: ['rate_limit'], id: 'apiToken' },
   { method: 'DELETE', path: '/api/admin/api_tokens/{id}', fields: [], id: 'apiToken' },
   { method: 'GET', path: '/api/admin/user_groups', fields: [] },
   { method: 'GET', path: '/api/admin/user_groups/{id}', fields: [], id: 'teamId' },
@@ -41,6 +42,7 @@ const OPERATIONS: readonly Operation[] = [
 ];
 const PATHS = [...new Map(OPERATIONS.map((operation) => [operation.path, operation])).values()];
 const QUERY_OPERATIONS = OPERATIONS.filter((operation) => operation.method === 'GET');
+const WRITE_OPERATIONS = OPERATIONS.filter((operation) => operation.method !== 'GET');
 // HEAD is left out: its answer has no body by definition, so there is no envelope to check.
 const METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS'];
 const FIELDS = [...new Set(OPERATIONS.flatMap((operation) => operation.fields))];
@@ -153,6 +155,7 @@ describe('random and malformed requests', () => {
     weighted(1, fc.integer({ min: 1, max: 40 }).map(nested)),
     weighted(1, fc.constant({ blob: 'x'.repeat(70_000) })),
     weighted(1, fc.object({ maxDepth: 2 })),
+    weighted(1, fc.record({ per_second: fc.oneof(fc.double(), fc.integer()), burst: fc.oneof(fc.integer(), fc.double()) }, { requiredKeys: [] })),
   );
   const fieldObject = fc.record(Object.fromEntries(FIELDS.map((field) => [field, fieldValue])), { requiredKeys: [] });
 
@@ -200,6 +203,25 @@ describe('random and malformed requests', () => {
       },
     )));
 
+  // A few keys come back again and again, so replays and reuse with another request happen too.
+  const idempotencyKey = fc.oneof(
+    weighted(3, fc.constantFrom('fz-key-1', 'fz-key-2', 'fz-key-3')),
+    weighted(2, fc.string({ unit: 'grapheme-ascii', maxLength: 300 })),
+    weighted(1, fc.constantFrom('', ' ', 'a b', 'x'.repeat(255), 'x'.repeat(256), 'ключ', 'a,b', 'a, b')),
+  );
+
+  it('answers any Idempotency-Key on any write', () =>
+    run(fc.asyncProperty(
+      target(WRITE_OPERATIONS),
+      scope,
+      fieldObject,
+      idempotencyKey,
+      async ({ method, path, fields }, tokenScope, values, key) => {
+        const body = Object.fromEntries(Object.entries(values).filter(([field]) => fields.includes(field)));
+        await expectHandled({ method, path, body, headers: { 'idempotency-key': key } }, tokenScope);
+      },
+    )));
+
   it('answers any method on every path', () =>
     run(fc.asyncProperty(
       fc.constantFrom(...METHODS),
@@ -224,7 +246,7 @@ describe('random and malformed requests', () => {
 
   it('met successes and every kind of rejection along the way, and the process is still up', async () => {
     // The properties above are only as strong as the variety of outcomes they reached.
-    for (const status of [200, 400, 403, 404, 405, 413, 415]) {
+    for (const status of [200, 400, 403, 404, 405, 409, 413, 415]) {
       expect(statuses.get(status) ?? 0, `responses with status ${status} among ${JSON.stringify(Object.fromEntries(statuses))}`).toBeGreaterThan(0);
     }
     const health = await inject(t.app, { method: 'GET', path: '/healthz' });
