@@ -1,4 +1,4 @@
-import type { AuditContext, AuditEventRecord } from '../../domain/models.js';
+import type { AuditAction, AuditContext, AuditEventRecord } from '../../domain/models.js';
 import { actorColumns, auditEventFromRow, auditQueryParameters, serializeChanges } from '../audit-entries.js';
 import type { AuditEntry, AuditEventRow, Audited } from '../audit-entries.js';
 import type { AuditEventQuery } from '../store.js';
@@ -25,6 +25,28 @@ function toAuditEvent(row: PostgresAuditRow): AuditEventRecord {
     actor_api_token_id: nullableNumber(row.actor_api_token_id),
     team_id: nullableNumber(row.team_id),
   });
+}
+
+/**
+ * For a change made in one statement: a CTE that writes one audit event per row of `source` (a CTE
+ * returning workspace_id, environment, team_id and provided_id), committing with the change itself.
+ * Its parameters come from `auditParameters`.
+ */
+export const auditEventPerRow = (source: string, action: AuditAction) => `audited AS (
+    INSERT INTO audit_events
+      (at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id, changes, request_id)
+    SELECT @at::timestamptz, s.workspace_id, s.environment, @actorType::text, @actorApiTokenId::bigint, @actorName::text,
+      '${action}', s.team_id, s.provided_id, @changes::json, @requestId::text
+    FROM ${source} s
+  )`;
+
+export function auditParameters(context: AuditContext): Record<string, unknown> {
+  return {
+    at: context.at,
+    ...actorColumns(context.actor),
+    requestId: context.requestId,
+    changes: context.changes === undefined ? null : JSON.stringify(context.changes),
+  };
 }
 
 const sql = statements({

@@ -1,7 +1,7 @@
 import type { AuditContext, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
-import type { Environment, Tenant } from '../../domain/tenancy.js';
+import type { Tenant } from '../../domain/tenancy.js';
 import { groupEntry } from '../audit-entries.js';
-import type { AuditEntry, GroupIdentity } from '../audit-entries.js';
+import type { AuditEntry } from '../audit-entries.js';
 import type { UserGroupQuery, UserGroupStore, UserGroupTokenRotation, UserGroupUpdate, UserGroupWrite } from '../store.js';
 import {
   assertTokenPatchComplete,
@@ -13,7 +13,8 @@ import {
   userGroupFromRow,
 } from '../user-group-records.js';
 import type { UserGroupRow } from '../user-group-records.js';
-import type { AuditEvents } from './audit-events.js';
+import { auditEventPerRow, auditParameters, type AuditEvents } from './audit-events.js';
+import { isTransientConflict } from './postgres-errors.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, toNumber } from './rows.js';
 import type { Int8 } from './rows.js';
@@ -38,17 +39,6 @@ function toUserGroup(row: PostgresUserGroupRow): UserGroupRecord {
   });
 }
 
-interface IdentityRow {
-  team_id: Int8;
-  workspace_id: Int8;
-  environment: Environment;
-  provided_id: string;
-}
-
-function toIdentity(row: IdentityRow): GroupIdentity {
-  return { teamId: toNumber(row.team_id), workspaceId: toNumber(row.workspace_id), environment: row.environment, providedId: row.provided_id };
-}
-
 const GROUP_COLUMNS = `team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties,
   version, created_at, updated_at`;
 
@@ -62,6 +52,20 @@ const SELECT_GROUP = `SELECT ${GROUP_COLUMNS.replace(/(\w+)/g, 'g.$1')}, ${mappi
 const RETURNING_GROUP = `RETURNING ${GROUP_COLUMNS}, ${mappingOf('user_groups')}`;
 
 const RETURNING_IDENTITY = 'RETURNING team_id, workspace_id, environment, provided_id';
+
+/** Inserts a group and its mapping unless its provided id exists: the CTEs `inserted` and `mapped`. */
+const INSERT_GROUP = `WITH inserted AS (
+    INSERT INTO user_groups
+      (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, created_at, updated_at)
+    VALUES (@workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties::json,
+      @createdAt, @createdAt)
+    ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING
+    RETURNING ${GROUP_COLUMNS}
+  ), mapped AS (
+    INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
+    SELECT inserted.team_id, m.schema_id, m.data_source_id
+    FROM inserted CROSS JOIN unnest(@schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(schema_id, data_source_id)
+  )`;
 
 const TENANT = 'g.workspace_id = @workspaceId AND g.environment = @environment';
 
@@ -84,19 +88,9 @@ const sql = statements({
     ORDER BY g.team_id LIMIT @limit`,
   // The group and its mapping in one statement. ON CONFLICT DO NOTHING waits for a concurrent insert
   // of the same provided id to finish, then returns no row if it committed: exactly one caller creates.
-  insert: `WITH inserted AS (
-      INSERT INTO user_groups
-        (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, created_at, updated_at)
-      VALUES (@workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties::json,
-        @createdAt, @createdAt)
-      ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING
-      RETURNING ${GROUP_COLUMNS}
-    ), mapped AS (
-      INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
-      SELECT inserted.team_id, m.schema_id, m.data_source_id
-      FROM inserted CROSS JOIN unnest(@schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(schema_id, data_source_id)
-    )
-    SELECT ${GROUP_COLUMNS} FROM inserted`,
+  insert: `${INSERT_GROUP} SELECT ${GROUP_COLUMNS} FROM inserted`,
+  // The same, with its audit event: one statement is one transaction, with no BEGIN and COMMIT round trips.
+  insertAudited: `${INSERT_GROUP}, ${auditEventPerRow('inserted', 'user_group.created')} SELECT ${GROUP_COLUMNS} FROM inserted`,
   // One statement for every patch shape: a field is written only when its flag is set.
   update: `UPDATE user_groups SET
       provided_id = CASE WHEN @setProvidedId::boolean THEN @providedId::text ELSE provided_id END,
@@ -111,14 +105,21 @@ const sql = statements({
     ${RETURNING_GROUP}`,
   // A concurrent rotation of the same token holds the row until it commits; this one then re-checks
   // the WHERE clause against the committed row, finds the old hash gone, and changes nothing.
-  rotate: `UPDATE user_groups SET
-      token_hash = @newTokenHash, token_ciphertext = @newTokenCiphertext,
-      version = version + 1, updated_at = @updatedAt
-    WHERE token_hash = @currentTokenHash AND workspace_id = @workspaceId AND environment = @environment
-    ${RETURNING_GROUP}`,
-  delete: `DELETE FROM user_groups
-    WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment AND version = @expectedVersion
-    ${RETURNING_IDENTITY}`,
+  // Rotation and deletion write their audit event in the same statement, like a create.
+  rotate: `WITH rotated AS (
+      UPDATE user_groups SET
+        token_hash = @newTokenHash, token_ciphertext = @newTokenCiphertext,
+        version = version + 1, updated_at = @updatedAt
+      WHERE token_hash = @currentTokenHash AND workspace_id = @workspaceId AND environment = @environment
+      ${RETURNING_GROUP}
+    ), ${auditEventPerRow('rotated', 'user_group.token_rotated')}
+    SELECT ${GROUP_COLUMNS}, mapping FROM rotated`,
+  delete: `WITH deleted AS (
+      DELETE FROM user_groups
+      WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment AND version = @expectedVersion
+      ${RETURNING_IDENTITY}
+    ), ${auditEventPerRow('deleted', 'user_group.deleted')}
+    SELECT team_id, workspace_id, environment, provided_id FROM deleted`,
   clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = @teamId',
   insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
     SELECT @teamId::bigint, m.schema_id, m.data_source_id
@@ -132,8 +133,8 @@ function mappingParameters(mapping: MappingEntry[]): { schemaIds: number[]; data
 
 /**
  * How often get-or-create tries again when its insert met a group that is gone by the time it reads
- * it (deleted in between). Each try is a fresh statement snapshot, so a second one settles it unless
- * the id is being created and deleted in a tight loop.
+ * it (deleted in between), or lost a deadlock. Each try is a fresh statement snapshot, so a second
+ * one settles it unless the id is being created and deleted in a tight loop.
  */
 const MAX_GET_OR_CREATE_TRIES = 3;
 
@@ -149,19 +150,24 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
   const byProvidedId = (q: Queryable, tenant: Tenant, providedId: string) => findOne(q, sql.byProvidedId({ ...tenant, providedId }));
 
   /** Inserts the group and its mapping; undefined (and nothing written) when its provided id exists. */
-  const insertGroup = async (tx: Queryable, group: NewUserGroup): Promise<UserGroupRecord | undefined> => {
+  const insertGroup = async (
+    q: Queryable,
+    group: NewUserGroup,
+    audited?: AuditContext,
+  ): Promise<UserGroupRecord | undefined> => {
     const { tenant, providedId, name, tokenHash, tokenCiphertext, createdAt } = group;
-    const [inserted] = await tx.rows<Omit<PostgresUserGroupRow, 'mapping'>>(
-      sql.insert({
-        ...tenant,
-        providedId,
-        name,
-        tokenHash,
-        tokenCiphertext,
-        properties: serializeProperties(group.properties),
-        createdAt,
-        ...mappingParameters(group.mapping),
-      }),
+    const parameters = {
+      ...tenant,
+      providedId,
+      name,
+      tokenHash,
+      tokenCiphertext,
+      properties: serializeProperties(group.properties),
+      createdAt,
+      ...mappingParameters(group.mapping),
+    };
+    const [inserted] = await q.rows<Omit<PostgresUserGroupRow, 'mapping'>>(
+      audited ? sql.insertAudited({ ...parameters, ...auditParameters(audited) }) : sql.insert(parameters),
     );
     // The statement's RETURNING cannot see the mapping rows its sibling CTE inserts; they are the input.
     return inserted && toUserGroup({ ...inserted, mapping: group.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]) });
@@ -191,18 +197,25 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
     return toUserGroup({ ...updated, mapping: patch.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]) });
   };
 
-  const insertIfAbsent = audit.withAudit(async (tx, context: AuditContext, group: NewUserGroup) => {
+  // The hot write: group, mapping and audit event in one statement (atomic by itself), so a create
+  // costs one round trip instead of BEGIN, insert, audit and COMMIT.
+  const insertIfAbsent = async (group: NewUserGroup, context: AuditContext) => {
     for (let tries = 1; ; tries++) {
-      const created = await insertGroup(tx, group);
-      if (created) {
-        return { result: { group: created, created: true }, entries: [groupEntry('user_group.created', created, context.changes)] };
+      let created: UserGroupRecord | undefined;
+      try {
+        created = await insertGroup(db, group, context);
+      } catch (error) {
+        if (!isTransientConflict(error) || tries >= MAX_GET_OR_CREATE_TRIES) throw error;
+        continue;
       }
-      // READ COMMITTED gives this read a snapshot taken after the conflicting insert committed.
-      const existing = await byProvidedId(tx, group.tenant, group.providedId);
-      if (existing) return { result: { group: existing, created: false }, entries: [] };
+      if (created) return { group: created, created: true };
+      // The conflicting insert has committed by now (ON CONFLICT waited for it), and this read is a new
+      // statement with a new snapshot.
+      const existing = await byProvidedId(db, group.tenant, group.providedId);
+      if (existing) return { group: existing, created: false };
       if (tries >= MAX_GET_OR_CREATE_TRIES) throw new Error('user group insert conflicted with a row that cannot be found');
     }
-  });
+  };
 
   const update = audit.withAudit(async (tx, context: AuditContext, groupUpdate: UserGroupUpdate) => {
     const group = await applyUpdate(tx, groupUpdate);
@@ -242,21 +255,16 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
     );
   };
 
-  const rotate = audit.withAudit(async (tx, context: AuditContext, rotation: UserGroupTokenRotation) => {
+  const rotate = async (rotation: UserGroupTokenRotation, context: AuditContext): Promise<UserGroupRecord | null> => {
     const { tenant, currentTokenHash, newTokenHash, newTokenCiphertext, updatedAt } = rotation;
-    const [rotated] = await tx.rows<PostgresUserGroupRow>(
-      sql.rotate({ ...tenant, currentTokenHash, newTokenHash, newTokenCiphertext, updatedAt }),
+    const [rotated] = await db.rows<PostgresUserGroupRow>(
+      sql.rotate({ ...tenant, currentTokenHash, newTokenHash, newTokenCiphertext, updatedAt, ...auditParameters(context) }),
     );
-    if (!rotated) return { result: null, entries: [] };
-    const group = toUserGroup(rotated);
-    return { result: group, entries: [groupEntry('user_group.token_rotated', group, context.changes)] };
-  });
+    return rotated ? toUserGroup(rotated) : null;
+  };
 
-  const remove = audit.withAudit(async (tx, context: AuditContext, tenant: Tenant, teamId: number, expectedVersion: number) => {
-    const [deleted] = await tx.rows<IdentityRow>(sql.delete({ ...tenant, teamId, expectedVersion }));
-    if (!deleted) return { result: false, entries: [] };
-    return { result: true, entries: [groupEntry('user_group.deleted', toIdentity(deleted), context.changes)] };
-  });
+  const remove = async (tenant: Tenant, teamId: number, expectedVersion: number, context: AuditContext): Promise<boolean> =>
+    (await db.rows(sql.delete({ ...tenant, teamId, expectedVersion, ...auditParameters(context) }))).length > 0;
 
   return {
     findUserGroupByProvidedId: (tenant, providedId) => byProvidedId(db, tenant, providedId),
@@ -265,9 +273,9 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
     listUserGroups: list,
     writeUserGroups: (writes, context) => writeBatch(context, writes),
     findUserGroupByTokenHash: (tenant, tokenHash) => findOne(db, sql.byTokenHash({ ...tenant, tokenHash })),
-    insertUserGroupIfAbsent: (group, context) => insertIfAbsent(context, group),
+    insertUserGroupIfAbsent: insertIfAbsent,
     updateUserGroup: (groupUpdate, context) => update(context, groupUpdate),
-    rotateUserGroupToken: (rotation, context) => rotate(context, rotation),
-    deleteUserGroup: (tenant, teamId, expectedVersion, context) => remove(context, tenant, teamId, expectedVersion),
+    rotateUserGroupToken: rotate,
+    deleteUserGroup: remove,
   };
 }
