@@ -55,6 +55,7 @@ const ENDPOINTS: Array<[string, MakeRequest]> = [
   ['GET /api/admin/user_groups/:team_id', withGroup((g) => ({ method: 'GET', path: `${ADMIN.userGroups}/${g.teamId}` }))],
   ['POST /api/admin/api_tokens', async () => ({ method: 'POST', path: ADMIN.apiTokens, body: newApiToken() })],
   ['GET /api/admin/api_tokens', async () => ({ method: 'GET', path: ADMIN.apiTokens })],
+  ['PATCH /api/admin/api_tokens/:id', async (t) => ({ method: 'PATCH', path: `${ADMIN.apiTokens}/${(await issueApiToken(t)).record.id}`, body: { rate_limit: { per_second: 5, burst: 10 } } })],
   ['DELETE /api/admin/api_tokens/:id', async (t) => ({ method: 'DELETE', path: `${ADMIN.apiTokens}/${(await issueApiToken(t)).record.id}` })],
   ['GET /api/admin/audit_events', async () => ({ method: 'GET', path: ADMIN.auditEvents })],
 ];
@@ -162,6 +163,17 @@ const OPERATIONS: Operation[] = [
     prepare: async (t, env) => ({ request: { method: 'POST', path: ADMIN.apiTokens, body: newApiToken() }, observe: adminList(t, env, ADMIN.apiTokens) }),
   },
   { name: 'list API tokens', needs: 'admin', prepare: adminRead(ADMIN.apiTokens) },
+  {
+    name: "change an API token's rate limit",
+    needs: 'admin',
+    prepare: async (t, environment) => {
+      const { record } = await issueApiToken(t, { as: { environment } });
+      return {
+        request: { method: 'PATCH', path: `${ADMIN.apiTokens}/${record.id}`, body: { rate_limit: { per_second: 5, burst: 10 } } },
+        observe: adminList(t, environment, ADMIN.apiTokens),
+      };
+    },
+  },
   {
     name: 'revoke an API token',
     needs: 'admin',
