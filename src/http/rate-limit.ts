@@ -31,8 +31,11 @@ function quotaPerWindow(perSecond: number): { quota: number; seconds: number; un
  * The IETF draft's headers (draft-ietf-httpapi-ratelimit-headers): the limit is the bucket's size,
  * the reset is when it is full again, and the policy says how fast it refills.
  */
-function rateLimitHeaders(policy: RateLimitPolicy, decision: RateLimitDecision): Record<string, string> {
-  const { quota, seconds } = quotaPerWindow(policy.perSecond);
+function rateLimitHeaders(
+  policy: RateLimitPolicy,
+  { quota, seconds }: ReturnType<typeof quotaPerWindow>,
+  decision: RateLimitDecision,
+): Record<string, string> {
   return {
     'RateLimit-Limit': String(policy.burst),
     'RateLimit-Remaining': String(decision.remaining),
@@ -50,9 +53,10 @@ export function createRateLimitHook({ limiter, defaultPolicy }: RateLimiting) {
     const { caller } = request;
     const policy = caller.rateLimit ?? defaultPolicy;
     const decision = await limiter.take(String(caller.actor.apiTokenId), policy);
-    reply.headers(rateLimitHeaders(policy, decision));
+    const window = quotaPerWindow(policy.perSecond);
+    reply.headers(rateLimitHeaders(policy, window, decision));
     if (!decision.allowed) {
-      const { quota, unit } = quotaPerWindow(policy.perSecond);
+      const { quota, unit } = window;
       throw new AppError(
         'rate_limited',
         `This API token may make ${quota} request${quota === 1 ? '' : 's'} a ${unit}, up to ${policy.burst} at once; retry in ${decision.retryAfterSeconds} s.`,

@@ -40,13 +40,13 @@ export const auditEventPerRow = (source: string, action: AuditAction) => `audite
     FROM ${source} s
   )`;
 
+/** The parameters an audit event takes from its context: when, who, and in which request. */
+function contextParameters(context: AuditContext) {
+  return { at: context.at, ...actorColumns(context.actor), requestId: context.requestId };
+}
+
 export function auditParameters(context: AuditContext): Record<string, unknown> {
-  return {
-    at: context.at,
-    ...actorColumns(context.actor),
-    requestId: context.requestId,
-    changes: context.changes === undefined ? null : JSON.stringify(context.changes),
-  };
+  return { ...contextParameters(context), changes: context.changes === undefined ? null : JSON.stringify(context.changes) };
 }
 
 const sql = statements({
@@ -77,9 +77,7 @@ export function auditEvents(db: PostgresDatabase) {
     if (entries.length === 0) return;
     await tx.rows(
       sql.insert({
-        at: context.at,
-        ...actorColumns(context.actor),
-        requestId: context.requestId,
+        ...contextParameters(context),
         workspaceIds: entries.map((entry) => entry.workspaceId),
         environments: entries.map((entry) => entry.environment),
         actions: entries.map((entry) => entry.action),

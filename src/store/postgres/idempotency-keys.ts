@@ -10,9 +10,9 @@ interface IdempotencyKeyRow {
 }
 
 const sql = statements({
-  // The primary key settles races: a conflicting row is replaced only when it is expired, or an
-  // abandoned claim of the same request. A conflicting row that is not replaced is still locked
-  // until the transaction ends, so the read that follows finds it.
+  // The unique key (api_token_id, key_hash) settles races: a conflicting row is replaced only when
+  // it is expired, or an abandoned claim of the same request. A conflicting row that is not replaced
+  // is still locked until the transaction ends, so the read that follows finds it.
   claim: `INSERT INTO idempotency_keys (api_token_id, key_hash, fingerprint, created_at)
     VALUES (@apiTokenId, @keyHash, @fingerprint, @createdAt)
     ON CONFLICT (api_token_id, key_hash) DO UPDATE

@@ -5,8 +5,8 @@ import { preparedOnFirstUse } from './prepared.js';
 
 export function idempotencyKeyMethods(db: Database): Synchronous<IdempotencyStore> {
   const sql = preparedOnFirstUse(db, {
-    // The primary key settles races: a conflicting row is replaced only when it is expired, or an
-    // abandoned claim of the same request; otherwise nothing is written and nothing returned.
+    // The unique key (api_token_id, key_hash) settles races: a conflicting row is replaced only when
+    // it is expired, or an abandoned claim of the same request; otherwise nothing is written.
     claim: `INSERT INTO idempotency_keys (api_token_id, key_hash, fingerprint, created_at)
       VALUES (@apiTokenId, @keyHash, @fingerprint, @createdAt)
       ON CONFLICT (api_token_id, key_hash) DO UPDATE
