@@ -1,4 +1,4 @@
-import { statSync, unwatchFile, watchFile, type Stats } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 import { createKeyring, UnknownEncryptionKeyError, type Keyring } from '../domain/keyring.js';
 import type { DatabaseLocation } from './database-url.js';
 import { loadEncryptionKeys, readKeyFile, type KeySource } from './encryption-key.js';
@@ -8,7 +8,8 @@ export const KEY_FILE_POLL_MS = 1_000;
 
 /**
  * By then every process using the key file has switched to its current key: one poll interval,
- * doubled for a busy event loop. `ugs keys rotate` makes its final pass no earlier than this after
+ * doubled for the turn of a busy event loop in which the due poll waits (a process encrypts only
+ * while its loop turns, so a stalled loop writes nothing under the old key meanwhile). `ugs keys rotate` makes its final pass no earlier than this after
  * writing the file, so no server is still encrypting under an old key when it reports.
  */
 export const KEY_FILE_PICKUP_MS = 2 * KEY_FILE_POLL_MS;
@@ -66,7 +67,11 @@ export function openKeyring(location: DatabaseLocation, configured: string | und
   };
 
   const onChange = () => void reload();
-  watchFile(path, { interval: KEY_FILE_POLL_MS, persistent: false }, onChange);
+  // Polled against the version this process actually loaded, not with fs.watchFile: that takes its
+  // baseline with an asynchronous stat on libuv's thread pool, so when the pool is busy the file can
+  // be replaced before the baseline is taken, and that change is then never reported at all.
+  const poll = setInterval(onChange, KEY_FILE_POLL_MS);
+  poll.unref();
 
   const keyring: Keyring = {
     get keyId() {
@@ -85,7 +90,7 @@ export function openKeyring(location: DatabaseLocation, configured: string | und
       }
     },
   };
-  return { keyring, source, reload: onChange, close: () => unwatchFile(path, onChange) };
+  return { keyring, source, reload: onChange, close: () => clearInterval(poll) };
 }
 
 /** Changes whenever the file is replaced (rename) or rewritten. */

@@ -1,6 +1,7 @@
 // Where the keys come from: UGS_ENCRYPTION_KEY or the SQLite key file, their validation, the
 // key file's atomic rewrite and lock, and a process following the key file while it runs.
 import { spawnSync } from 'node:child_process';
+import { pbkdf2 } from 'node:crypto';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -157,6 +158,18 @@ describe('a running process and its keys', () => {
     writeKeyFile(keyFile, [k2, k1]);
     await waitFor('the key file to be reloaded', () => handle.keyring.keyId === encryptionKeyId(k2));
     expect(createKeyring([k2]).decrypt(handle.keyring.encrypt(TOKEN))).toBe(TOKEN);
+  });
+
+  it('notices a key file replaced right after it started, even while the thread pool is busy', async () => {
+    const { location, keyFile } = databaseIn();
+    writeFileSync(keyFile, `${b64(k1)}\n`);
+    // Every thread of libuv's pool busy, as in a loaded process: a watcher whose first look at the
+    // file waits for the pool takes the replaced file as its starting point and never reports it.
+    const busy = Array.from({ length: 4 }, () => new Promise((resolve) => pbkdf2('busy', 'pool', 400_000, 32, 'sha512', resolve)));
+    const { handle } = open(location);
+    writeKeyFile(keyFile, [k2, k1]);
+    await waitFor('the key file to be reloaded', () => handle.keyring.keyId === encryptionKeyId(k2));
+    await Promise.all(busy);
   });
 
   it('keeps its keys when the key file becomes unreadable, says why, and takes the next good file', async () => {
