@@ -10,6 +10,8 @@ export const IDEMPOTENCY_RECORD_TTL_MS = 24 * 60 * 60 * 1000;
 export const ABANDONED_CLAIM_MS = 60 * 1000;
 const PURGE_INTERVAL_MS = 60 * 1000;
 const PURGE_BATCH = 1000;
+/** Live keys one API token may hold (SPEC §3): bounds what a caller can make the service keep. */
+export const MAX_LIVE_KEYS_PER_TOKEN = 10_000;
 
 const IDEMPOTENCY_KEY_FIELD = 'Idempotency-Key';
 const IDEMPOTENCY_KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
@@ -80,8 +82,14 @@ export function createIdempotencyService({ store, cipher, clock }: IdempotencySe
         ...claim,
         expiredBefore: isoAt(now - IDEMPOTENCY_RECORD_TTL_MS),
         abandonedBefore: isoAt(now - ABANDONED_CLAIM_MS),
+        maxLiveKeys: MAX_LIVE_KEYS_PER_TOKEN,
       });
       if (result.claimed) return { kind: 'execute', claim };
+      if ('limitReached' in result) {
+        throw new AppError('idempotency_key_limit', `This API token holds ${MAX_LIVE_KEYS_PER_TOKEN} live Idempotency-Keys, the most it may; reuse none, retry without a key, or wait until the oldest expire (24 h after their first use).`, {
+          field: IDEMPOTENCY_KEY_FIELD,
+        });
+      }
       const { record } = result;
       if (record.fingerprint !== claim.fingerprint) {
         throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used for another request (method, path, query or body); send a new key with a new request.', {

@@ -12,6 +12,13 @@ export type MappingCatalogueStore = Pick<SchemaStore, 'findSchemasByIds'> & Pick
 
 const DIGITS = /^[0-9]+$/;
 
+/** The data source id a digit string may be; none when it is too large for one (then it is a provided id only). */
+function idOf(ref: string): number | undefined {
+  if (!DIGITS.test(ref)) return undefined;
+  const id = Number(ref);
+  return Number.isSafeInteger(id) ? id : undefined;
+}
+
 /** Resolves one mapping inside the tenant; see `createMappingResolver` for the rules. */
 export async function resolveMapping(store: MappingCatalogueStore, tenant: Tenant, input: MappingInput): Promise<MappingEntry[]> {
   if (Object.keys(input).length === 0) return [];
@@ -37,7 +44,8 @@ export async function createMappingResolver(
     if (typeof ref === 'number') ids.add(ref);
     else {
       providedIds.add(ref);
-      if (DIGITS.test(ref)) ids.add(Number(ref));
+      const id = idOf(ref);
+      if (id !== undefined) ids.add(id);
     }
   }
   const [schemas, dataSources] = await Promise.all([
@@ -75,7 +83,7 @@ function findReferenced(dataSources: DataSourceRecord[], ref: number | string): 
   if (typeof ref === 'number') return dataSources.find((dataSource) => dataSource.id === ref);
   return (
     dataSources.find((dataSource) => dataSource.providedId === ref) ??
-    (DIGITS.test(ref) ? dataSources.find((dataSource) => dataSource.id === Number(ref)) : undefined)
+    dataSources.find((dataSource) => dataSource.id === idOf(ref))
   );
 }
 

@@ -10,6 +10,7 @@ import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './json-body.js';
 import { registerMetrics } from './metrics.js';
 import { registerNotFoundHandler } from './method-not-allowed.js';
 import { registerOpenApi, registerOpenApiRoute } from './openapi.js';
+import { assertQueryText } from './query-text.js';
 import { createRateLimitHook, type RateLimitOption } from './rate-limit.js';
 import { requestIdOf } from './request-id.js';
 import { DEFAULT_SERVER_TIMEOUTS, serverLimitOptions, type ServerTimeouts } from './server-limits.js';
@@ -67,6 +68,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // API responses carry credentials (and errors about them): no cache along the way may keep one.
     if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
   });
+  // Every route's query values, before the route's own hooks and validation read them.
+  app.addHook('preValidation', async (request) => assertQueryText(request.url));
   registerJsonBodyParser(app);
   registerErrorHandler(app);
   registerNotFoundHandler(app);

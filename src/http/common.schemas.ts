@@ -14,3 +14,14 @@ export const Text256 = (description: string) => Type.String({ minLength: 1, maxL
 export const Id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_SAFE, description });
 
 export const Timestamp = Type.String({ format: 'date-time' });
+
+/**
+ * A timestamp a caller sends: RFC 3339's grammar exactly (a `T` between date and time, an offset),
+ * without the leap second JavaScript cannot represent; `date-time` adds the calendar check.
+ */
+export const TimestampInput = (description: string) =>
+  Type.String({
+    format: 'date-time',
+    pattern: '^\\d{4}-\\d{2}-\\d{2}[Tt]([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d+)?([Zz]|[+-]([01]\\d|2[0-3]):[0-5]\\d)$',
+    description: `${description}: an RFC 3339 timestamp such as 2026-11-24T10:00:00Z (no leap second).`,
+  });

@@ -19,11 +19,7 @@ const FASTIFY_CODES: Record<string, () => AppError> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => new AppError('payload_too_large', 'The request body is larger than 1 MiB.'),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () => unsupportedMediaType(),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new AppError('invalid_json', 'The request body does not match its Content-Length.'),
-  FST_ERR_CTP_INVALID_JSON_BODY: () => invalidJson(),
-  FST_ERR_CTP_EMPTY_JSON_BODY: () => invalidJson(),
 };
-
-const invalidJson = () => new AppError('invalid_json', 'The request body is not valid JSON.');
 
 export function unsupportedMediaType(): AppError {
   return new AppError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json".');

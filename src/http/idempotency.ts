@@ -1,6 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { IdempotencyClaim, IdempotencyService, RecordedResponse } from '../domain/idempotency.service.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A POST that changes nothing (verify): like a GET, it ignores Idempotency-Key. */
+    readOnly?: boolean;
+  }
+}
+
 /** The methods that change something; GET is idempotent by contract and ignores the header. */
 export const IDEMPOTENT_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const WRITE_METHODS = new Set<string>(IDEMPOTENT_METHODS);
@@ -26,7 +33,7 @@ export function registerIdempotency(api: FastifyInstance, idempotency: Idempoten
     const header = request.headers['idempotency-key'];
     const { actor } = request.caller;
     // Every /api caller is an API token (the CLI never comes through HTTP); keys are its own.
-    if (header === undefined || !WRITE_METHODS.has(request.method) || actor.type !== 'api_token') return;
+    if (header === undefined || !WRITE_METHODS.has(request.method) || request.routeOptions.config.readOnly || actor.type !== 'api_token') return;
     // A repeated header is refused like any other value with a space in it.
     const key = Array.isArray(header) ? header.join(', ') : header;
     const start = await idempotency.start(actor.apiTokenId, key, {

@@ -1,47 +1,40 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../domain/errors.js';
 import { unsupportedMediaType } from './error-handler.js';
+import { jsonDefectError, MAX_BODY_DEPTH, parseStrictJson } from './strict-json.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 const UTF8_CHARSET = /^utf-?8$/i;
+// fatal: bytes that are not UTF-8 are refused, not replaced with U+FFFD (which would alter the input).
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * JSON is the only body format. An empty body reads as "no body" (rather than invalid JSON) so
- * that a GET sending only a query string with a JSON content type still works.
+ * JSON is the only body format, and a body is taken exactly or not at all (SPEC §3): UTF-8 bytes
+ * only, one meaning per key, bounded nesting. An empty body reads as "no body" (rather than invalid
+ * JSON) so that a GET sending only a query string with a JSON content type still works.
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, (request, body, done) => {
     const charset = /;\s*charset=("?)([^";]+)\1/i.exec(request.headers['content-type'] ?? '')?.[2];
     if (charset !== undefined && !UTF8_CHARSET.test(charset)) {
       done(unsupportedMediaType(), undefined);
       return;
     }
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+    let text: string;
+    try {
+      text = utf8.decode(body as Buffer);
+    } catch {
+      done(new AppError('invalid_json', 'The request body is not valid UTF-8.'), undefined);
+      return;
+    }
     if (text === '') {
       done(null, undefined);
       return;
     }
-    parseJson(request, text, (error, body) => {
-      // The safe parser refuses prototype-polluting keys with the same error as broken JSON; tell
-      // the caller which of the two it is.
-      if (error && isValidJson(text)) done(forbiddenKeys(), undefined);
-      else done(error, body);
-    });
+    const parsed = parseStrictJson(text, MAX_BODY_DEPTH);
+    if (parsed.ok) done(null, parsed.value);
+    else done(jsonDefectError(parsed.defect), undefined);
   });
-}
-
-function isValidJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function forbiddenKeys(): AppError {
-  return new AppError('invalid_field', 'Object keys "__proto__" and "constructor.prototype" are not accepted anywhere in a request body.');
 }

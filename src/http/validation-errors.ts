@@ -1,4 +1,5 @@
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
+import { echoable } from '../domain/caller-text.js';
 import { AppError } from '../domain/errors.js';
 
 type ObjectSchema = { properties?: Record<string, { description?: string }> } | undefined;
@@ -12,16 +13,17 @@ export function validationError(errors: FastifySchemaValidationError[], context:
   const first = errors[0];
   if (!first) return new AppError('invalid_field', 'The request is invalid.');
   const params = first.params as Record<string, unknown>;
-  const path = first.instancePath.split('/').slice(1).map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+  // Field names come from the caller: what is echoed of them is cut (SPEC §3).
+  const path = first.instancePath.split('/').slice(1).map((segment) => echoable(segment.replace(/~1/g, '/').replace(/~0/g, '~')));
   const field = path[0];
 
   if (field === undefined) {
     if (first.keyword === 'required') {
-      const missing = String(params.missingProperty);
+      const missing = echoable(String(params.missingProperty));
       return new AppError('missing_field', `"${missing}" is required.`, { field: missing });
     }
     if (first.keyword === 'additionalProperties') {
-      const unknown = String(params.additionalProperty);
+      const unknown = echoable(String(params.additionalProperty));
       return new AppError('unknown_field', `"${unknown}" is not a field of this request.`, { field: unknown });
     }
     if (context === 'body') return new AppError('invalid_json', 'The request body must be a JSON object.');

@@ -215,6 +215,8 @@ export interface IdempotencyClaimAttempt extends IdempotencyClaimRef {
   expiredBefore: string;
   /** An unfinished claim created at or before this is abandoned: a request of the same fingerprint takes it over. */
   abandonedBefore: string;
+  /** The most live (unexpired) keys the API token may hold, this claim's included. */
+  maxLiveKeys: number;
 }
 
 export interface IdempotencyKeyRecord {
@@ -224,14 +226,19 @@ export interface IdempotencyKeyRecord {
   response: string | null;
 }
 
-/** Outcome of a claim: ours, or the live record that stands in the way. */
-export type IdempotencyClaimResult = { claimed: true } | { claimed: false; record: IdempotencyKeyRecord };
+/** Outcome of a claim: ours, the live record that stands in the way, or none because the token holds too many keys. */
+export type IdempotencyClaimResult =
+  | { claimed: true }
+  | { claimed: false; record: IdempotencyKeyRecord }
+  | { claimed: false; limitReached: true };
 
 /** Bookkeeping of safe retries: no method writes an audit event, and none is part of a change's transaction. */
 export interface IdempotencyStore {
   /**
    * Inserts an unfinished claim unless a live record holds the key; an expired record, or an abandoned
    * claim with the same fingerprint, is replaced. Of concurrent claims of one key exactly one wins.
+   * A claim that would take the token's live keys beyond `maxLiveKeys` is not made, also when claims
+   * of one token race.
    */
   claimIdempotencyKey(attempt: IdempotencyClaimAttempt): Promise<IdempotencyClaimResult>;
   /** Stores the response of the claim, if the claim is still this one and unfinished; false otherwise. */

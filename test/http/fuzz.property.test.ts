@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Tenant } from '../../src/domain/tenancy.js';
-import { inject, type ApiRequest } from '../support/http-client.js';
+import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
 import { createUserGroup, issueApiToken, useTestApp, type DatabaseReader } from '../security/helpers.js';
 
@@ -107,7 +107,7 @@ describe('random and malformed requests', () => {
   });
 
   /** The invariants every request must keep, whatever it carries. */
-  async function expectHandled(req: Omit<ApiRequest, 'token'>, scope: 'write' | 'admin'): Promise<void> {
+  async function expectHandled(req: Omit<ApiRequest, 'token'>, scope: 'write' | 'admin'): Promise<ApiResponse> {
     const before = await reader.snapshot(tenant);
     const response = await inject(t.app, { ...req, token: t.tokens.default.Customer[scope] });
     statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
@@ -121,6 +121,7 @@ describe('random and malformed requests', () => {
       expect(response.body.error.request_id, context).toBe(response.headers['x-request-id']);
       expect(await reader.snapshot(tenant), context).toEqual(before);
     }
+    return response;
   }
 
   const run = <T>(property: fc.IAsyncProperty<T>) => fc.assert(property, { numRuns: NUM_RUNS });
@@ -241,6 +242,83 @@ describe('random and malformed requests', () => {
       async ({ method, path }, entries, tokenScope) => {
         const query = new URLSearchParams(entries).toString();
         await expectHandled({ method, path: `${path}${query ? `?${query}` : ''}` }, tokenScope);
+      },
+    )));
+
+  // What an outside review found answered with a 500 or stored altered (issue 10): each value below
+  // is one the service must refuse wherever a field of the request carries it.
+  const deepText = fc
+    .tuple(fc.integer({ min: 18, max: 5000 }), fc.constantFrom(['{"a":', '}'], ['[', ']']))
+    .map(([depth, [open, close]]) => `${open.repeat(depth)}1${close.repeat(depth)}`);
+  const inexactNumber = fc.oneof(
+    fc.constantFrom('1e400', '-1e400', '1e309', '12345678901234567890', '9007199254740992', '-9007199254740993', '1e16', '-2e300'),
+    fc.tuple(fc.constantFrom('', '-'), fc.bigInt({ min: 2n ** 53n, max: 2n ** 80n })).map(([sign, big]) => `${sign}${big}`),
+  );
+  const illFormedString = fc
+    .tuple(fc.string({ maxLength: 6 }), fc.constantFrom('\\ud800', '\\udbff', '\\udc00', '\\udfff', '\\ud83d', '\\u0000'), fc.string({ maxLength: 6 }))
+    .map(([before, bad, after]) => `${JSON.stringify(before).slice(0, -1)}${bad}${JSON.stringify(after).slice(1)}`);
+  const longName = fc.integer({ min: 257, max: 200_000 }).map((length) => JSON.stringify('n'.repeat(length)));
+  /** A JSON text that can be put where a value goes, and is refused there. */
+  const hostileValue = fc.oneof(deepText, inexactNumber.map((number) => `{"n":${number}}`), illFormedString, illFormedString.map((text) => `{${text}:1}`));
+  const BODY_OPERATIONS = OPERATIONS.filter((operation) => operation.fields.length > 0);
+
+  it('refuses deep, inexact, ill-formed, repeated and oversized content in any field, changing nothing', () =>
+    run(fc.asyncProperty(
+      target(BODY_OPERATIONS),
+      fc.constantFrom('value', 'properties', 'duplicate', 'name'),
+      hostileValue,
+      fc.oneof(hostileValue, inexactNumber),
+      longName,
+      async ({ method, path, fields }, where, value, property, name) => {
+        const field = JSON.stringify(fields[0]);
+        const rawBody = {
+          // The defect as the value of one of the operation's own fields.
+          value: `{${field}:${value}}`,
+          // Inside properties, where any JSON is otherwise welcome (only GET and PUT /api/user have it).
+          properties: `{${field}:"fz-1","properties":{"p":${property}}}`,
+          duplicate: `{${field}:"a","x":{"k":1},${field}:"b"}`,
+          name: `{${field}:"fz-1",${name}:1}`,
+        }[where];
+        const response = await expectHandled({ method, path, rawBody }, 'admin');
+        expect(response.status, `${method} ${path} ${rawBody.slice(0, 200)}`).toBeGreaterThanOrEqual(400);
+        if (where === 'name') expect(response.raw.length).toBeLessThan(4096);
+      },
+    )));
+
+  it('refuses bytes that are not UTF-8 in a body, changing nothing', () =>
+    run(fc.asyncProperty(
+      target(BODY_OPERATIONS),
+      fc.uint8Array({ minLength: 1, maxLength: 8 }).filter((bytes) => {
+        try {
+          new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+          return false;
+        } catch {
+          return true;
+        }
+      }),
+      async ({ method, path, fields }, bytes) => {
+        const rawBody = Buffer.concat([Buffer.from(`{"${fields[0]}":"`), Buffer.from(bytes), Buffer.from('"}')]);
+        const response = await expectHandled({ method, path, rawBody }, 'admin');
+        expect(response.status).toBeGreaterThanOrEqual(400);
+      },
+    )));
+
+  // Bytes no query value may carry, whichever parameter it is.
+  const illFormedQueryText = fc.constantFrom('%00', 'a%00', '%FF', '%C3', '%ED%A0%80', '%F4%90%80%80', '%C0%AF');
+  // JSON texts refused where a query value is JSON (mapping and properties of GET /api/user; elsewhere they are unknown).
+  const hostileQueryJson = fc
+    .oneof(illFormedString, deepText.filter((text) => text.length < 4000), inexactNumber.map((number) => `{"n":${number}}`), fc.constantFrom('{"k":1,"k":2}', '{"__proto__":{"x":1}}'))
+    .map(encodeURIComponent);
+
+  it('refuses ill-formed query values on every GET, changing nothing', () =>
+    run(fc.asyncProperty(
+      target(QUERY_OPERATIONS),
+      fc.oneof(fc.tuple(fc.constantFrom(...QUERY_FIELDS), illFormedQueryText), fc.tuple(fc.constantFrom('mapping', 'properties'), hostileQueryJson)),
+      async ({ method, path }, [field, value]) => {
+        // A group id alongside, so that GET /api/user would otherwise succeed.
+        const query = `${field}=${value}${field === 'user_group_id' ? '' : '&user_group_id=fz-1'}`;
+        const response = await expectHandled({ method, path: `${path}?${query}` }, 'admin');
+        expect(response.status, `${path}?${query.slice(0, 100)}`).toBeGreaterThanOrEqual(400);
       },
     )));
 

@@ -15,7 +15,8 @@ export interface ApiRequest {
   token?: string;
   /** Sent as JSON unless `rawBody` is given. */
   body?: unknown;
-  rawBody?: string;
+  /** Sent as it is: text (as UTF-8) or bytes (which need not be UTF-8). */
+  rawBody?: string | Buffer;
   headers?: Record<string, string>;
 }
 

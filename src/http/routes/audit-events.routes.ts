@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AuditService } from '../../domain/audit.service.js';
 import type { AuditEventRecord } from '../../domain/models.js';
-import { EnvironmentTag, Timestamp } from '../common.schemas.js';
+import { AppError } from '../../domain/errors.js';
+import { EnvironmentTag, Timestamp, TimestampInput } from '../common.schemas.js';
 import { decodeCursor, IdParam, PageQuery, PageResponse, pageSize, toPageResponse } from '../cursor.js';
 import { apiRouteSchema } from '../route-schema.js';
 
@@ -27,8 +28,8 @@ const AuditQuery = Type.Object(
     environment: Type.Optional(EnvironmentTag),
     team_id: Type.Optional(IdParam('Only events of this group.')),
     action: Type.Optional(Type.String({ maxLength: 64, description: 'e.g. user_group.created' })),
-    since: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive lower bound on at.' })),
-    until: Type.Optional(Type.String({ format: 'date-time', description: 'Exclusive upper bound on at.' })),
+    since: Type.Optional(TimestampInput('Inclusive lower bound on at')),
+    until: Type.Optional(TimestampInput('Exclusive upper bound on at')),
     ...PageQuery,
   },
   { additionalProperties: false },
@@ -46,8 +47,19 @@ const toAuditEvent = (event: AuditEventRecord) => ({
   request_id: event.requestId,
 });
 
-/** Timestamps are stored in one canonical form (ISO, UTC, milliseconds), so bounds are normalised to it. */
-const canonical = (timestamp: string | undefined) => (timestamp === undefined ? undefined : new Date(timestamp).toISOString());
+/**
+ * Timestamps are stored in one canonical form (ISO, UTC, milliseconds), so bounds are normalised to
+ * it; an offset that moves the instant out of the years 0001 to 9999 leaves that form, and both
+ * engines' range, so it is refused.
+ */
+function canonical(field: 'since' | 'until', timestamp: string | undefined): string | undefined {
+  if (timestamp === undefined) return undefined;
+  const instant = new Date(timestamp).toISOString();
+  if (!/^\d{4}-/.test(instant) || instant.startsWith('0000-')) {
+    throw new AppError('invalid_field', `"${field}" must fall within the years 0001 to 9999 (UTC).`, { field });
+  }
+  return instant;
+}
 
 export const auditEventRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }> = async (app, { audit }) => {
   app.get(
@@ -64,8 +76,8 @@ export const auditEventRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }
         environment: query.environment,
         teamId: query.team_id === undefined ? undefined : Number(query.team_id),
         action: query.action,
-        since: canonical(query.since),
-        until: canonical(query.until),
+        since: canonical('since', query.since),
+        until: canonical('until', query.until),
         beforeId: decodeCursor(query.cursor),
         limit: pageSize(query.limit),
       });

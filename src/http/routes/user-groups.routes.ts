@@ -1,6 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { echoable } from '../../domain/caller-text.js';
 import { AppError } from '../../domain/errors.js';
+import { MAX_PROPERTIES_DEPTH } from '../../domain/properties.js';
+import { jsonDefectError, parseStrictJson } from '../strict-json.js';
 import type { JsonObject } from '../../domain/models.js';
 import type { UserGroupService } from '../../domain/user-groups.service.js';
 import type { UserGroupView } from '../../domain/user-group-view.js';
@@ -29,22 +32,24 @@ const JSON_QUERY_FIELDS = new Set(['mapping', 'properties']);
 
 /**
  * For clients that cannot send a GET body (fetch, browsers): the same fields from the query string,
- * with mapping and properties as JSON text. Validation then runs on the result as on any body.
+ * with mapping and properties as JSON text, held to the same rules as in a body (SPEC §3).
+ * Validation then runs on the result as on any body.
  */
 function bodyFromQuery(query: Record<string, string | string[] | undefined>): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(query).map(([field, value]) => {
       if (typeof value !== 'string') {
-        throw new AppError('invalid_field', `"${field}" must appear once in the query string.`, { field });
+        throw new AppError('invalid_field', `"${echoable(field)}" must appear once in the query string.`, { field: echoable(field) });
       }
-      if (!JSON_QUERY_FIELDS.has(field)) return [field, value];
-      try {
-        return [field, JSON.parse(value) as unknown];
-      } catch {
-        throw new AppError('invalid_json', `"${field}" in the query string is not valid JSON.`, { field });
-      }
+      return [field, JSON_QUERY_FIELDS.has(field) ? jsonFromQuery(field, value) : value];
     }),
   );
+}
+
+function jsonFromQuery(field: string, text: string): unknown {
+  const parsed = parseStrictJson(text, MAX_PROPERTIES_DEPTH);
+  if (parsed.ok) return parsed.value;
+  throw jsonDefectError(parsed.defect, field);
 }
 
 export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupService }> = async (app, { userGroups }) => {
@@ -139,6 +144,8 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupS
         VerifyUserGroupTokenBody,
         UserGroupResponse,
       ),
+      // A POST that changes nothing: it takes no Idempotency-Key (SPEC §3).
+      config: { readOnly: true },
     },
     async (request) => withUserGroup(await userGroups.verifyUserGroupToken(request.caller, request.body.token)),
   );

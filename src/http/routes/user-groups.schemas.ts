@@ -28,7 +28,7 @@ const Properties = Type.Union([PropertiesObject, Type.Null()], {
   description: `A JSON object (not an array or a scalar) of at most ${MAX_PROPERTIES_BYTES} bytes serialized and ${MAX_PROPERTIES_DEPTH} levels deep, or null.`,
 });
 
-const CurrentToken = Type.String({ maxLength: 256, description: 'The user group token, at most 256 characters.' });
+const CurrentToken = Type.String({ maxLength: 256, pattern: NO_CONTROL_CHARACTERS, description: 'The user group token, at most 256 characters without control characters.' });
 
 const ID_RULE = 'A string of 1 to 256 characters without control characters, or an integer (which becomes its decimal string).';
 const NAME_RULE = 'A string of 1 to 256 characters without control characters.';

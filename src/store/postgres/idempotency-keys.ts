@@ -1,4 +1,4 @@
-import type { IdempotencyStore } from '../store.js';
+import type { IdempotencyClaimResult, IdempotencyStore } from '../store.js';
 import type { PostgresDatabase } from './postgres-database.js';
 import { iso } from './rows.js';
 import { statements } from './statements.js';
@@ -9,7 +9,15 @@ interface IdempotencyKeyRow {
   response: string | null;
 }
 
+/** First half of the advisory lock key that serialises one API token's claims; "ugsi" in ASCII. */
+const CLAIM_LOCK_CLASS = 0x75677369;
+
 const sql = statements({
+  // Claims of one token in turn, so that concurrent ones cannot pass the live-key limit together.
+  // The second half of the key is the token id folded into int4; a collision only serialises more.
+  lockToken: `SELECT pg_advisory_xact_lock(${CLAIM_LOCK_CLASS}, (@apiTokenId::bigint % 2147483647)::int)`,
+  countLive: `SELECT count(*)::int AS count FROM idempotency_keys
+    WHERE api_token_id = @apiTokenId AND created_at > @expiredBefore::timestamptz`,
   // The unique key (api_token_id, key_hash) settles races: a conflicting row is replaced only when
   // it is expired, or an abandoned claim of the same request. A conflicting row that is not replaced
   // is still locked until the transaction ends, so the read that follows finds it.
@@ -36,8 +44,14 @@ const sql = statements({
 export function idempotencyKeyMethods(db: PostgresDatabase): IdempotencyStore {
   return {
     claimIdempotencyKey: (attempt) =>
-      db.transaction(async (tx) => {
-        if ((await tx.rows(sql.claim({ ...attempt }))).length > 0) return { claimed: true };
+      db.transaction(async (tx): Promise<IdempotencyClaimResult> => {
+        await tx.rows(sql.lockToken({ apiTokenId: attempt.apiTokenId }));
+        if ((await tx.rows(sql.claim({ ...attempt }))).length > 0) {
+          const [live] = await tx.rows<{ count: number }>(sql.countLive({ apiTokenId: attempt.apiTokenId, expiredBefore: attempt.expiredBefore }));
+          if (live && live.count <= attempt.maxLiveKeys) return { claimed: true };
+          await tx.rows(sql.release({ apiTokenId: attempt.apiTokenId, keyHash: attempt.keyHash, createdAt: attempt.createdAt }));
+          return { claimed: false, limitReached: true };
+        }
         const [row] = await tx.rows<IdempotencyKeyRow>(sql.find({ ...attempt }));
         if (!row) throw new Error('idempotency key neither claimed nor found');
         return { claimed: false, record: { fingerprint: row.fingerprint, createdAt: iso(row.created_at), response: row.response } };

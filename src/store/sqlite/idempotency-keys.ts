@@ -15,6 +15,8 @@ export function idempotencyKeyMethods(db: Database): Synchronous<IdempotencyStor
           OR (idempotency_keys.response IS NULL AND idempotency_keys.created_at <= @abandonedBefore
             AND idempotency_keys.fingerprint = excluded.fingerprint)
       RETURNING 1`,
+    countLive: `SELECT count(*) AS count FROM idempotency_keys
+      WHERE api_token_id = @apiTokenId AND created_at > @expiredBefore`,
     find: `SELECT fingerprint, created_at AS createdAt, response FROM idempotency_keys
       WHERE api_token_id = @apiTokenId AND key_hash = @keyHash`,
     complete: `UPDATE idempotency_keys SET response = @response
@@ -25,10 +27,13 @@ export function idempotencyKeyMethods(db: Database): Synchronous<IdempotencyStor
       (SELECT api_token_id, key_hash FROM idempotency_keys WHERE created_at <= @createdBefore LIMIT @limit)`,
   });
 
-  // Claim and read in one write transaction, so the row that beat us cannot vanish in between.
+  // Claim and read (or count) in one write transaction, so the row that beat us cannot vanish in
+  // between and claims of one token cannot pass the limit together.
   const claim = db.transaction((attempt: IdempotencyClaimAttempt): IdempotencyClaimResult => {
-    if (sql.claim.get(attempt) !== undefined) return { claimed: true };
-    return { claimed: false, record: sql.find.get(attempt) as IdempotencyKeyRecord };
+    if (sql.claim.get(attempt) === undefined) return { claimed: false, record: sql.find.get(attempt) as IdempotencyKeyRecord };
+    if ((sql.countLive.get(attempt) as { count: number }).count <= attempt.maxLiveKeys) return { claimed: true };
+    sql.release.run(attempt);
+    return { claimed: false, limitReached: true };
   });
 
   return {

@@ -89,7 +89,7 @@ export function describeCiphertextContract(t: ContractContext): void {
 
     it('covers the stored responses of safe retries too: finished ones are listed, counted and replaced; unfinished claims hold none', async () => {
       const apiTokenId = (await t.store.insertApiToken(newApiToken(t.fx.customer), auditContext())).id;
-      const claim = (keyHash: string) => ({ apiTokenId, keyHash, fingerprint: 'f', createdAt: T1, expiredBefore: T0, abandonedBefore: T0 });
+      const claim = (keyHash: string) => ({ apiTokenId, keyHash, fingerprint: 'f', createdAt: T1, expiredBefore: T0, abandonedBefore: T0, maxLiveKeys: 10 });
       const response = oldKey.encrypt('{"status":200}');
       expect(await t.store.claimIdempotencyKey(claim('finished'))).toEqual({ claimed: true });
       expect(await t.store.completeIdempotencyKey(claim('finished'), response)).toBe(true);

@@ -23,7 +23,28 @@ export function describeIdempotencyKeyContract(t: ContractContext): void {
       createdAt: T0,
       expiredBefore: LONG_AGO,
       abandonedBefore: LONG_AGO,
+      maxLiveKeys: 100,
       ...overrides,
+    });
+
+    it('keeps a token within its live-key limit, counting only unexpired keys and never another token\'s', async () => {
+      for (const keyHash of ['a', 'b', 'c']) expect(await t.store.claimIdempotencyKey(attempt({ keyHash, maxLiveKeys: 3 }))).toEqual({ claimed: true });
+      expect(await t.store.claimIdempotencyKey(attempt({ keyHash: 'd', maxLiveKeys: 3 }))).toEqual({ claimed: false, limitReached: true });
+      // Refused means not kept: the key is still free once there is room.
+      expect(await t.store.claimIdempotencyKey(attempt({ keyHash: 'd', maxLiveKeys: 4 }))).toEqual({ claimed: true });
+      // A key the token already holds is answered as before, limit or not.
+      expect(await t.store.claimIdempotencyKey(attempt({ keyHash: 'a', createdAt: T1, maxLiveKeys: 1 }))).toMatchObject({ claimed: false, record: { createdAt: T0 } });
+      expect(await t.store.claimIdempotencyKey(attempt({ apiTokenId: otherTokenId, keyHash: 'e', maxLiveKeys: 1 }))).toEqual({ claimed: true });
+      // Keys created at or before expiredBefore are not live: they do not count.
+      expect(await t.store.claimIdempotencyKey(attempt({ keyHash: 'f', createdAt: T2, expiredBefore: T0, maxLiveKeys: 1 }))).toEqual({ claimed: true });
+    });
+
+    it('lets no two concurrent claims of one token pass the limit together', async () => {
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, index) => t.store.claimIdempotencyKey(attempt({ keyHash: `race-${index}`, maxLiveKeys: 5 }))),
+      );
+      expect(results.filter((result) => result.claimed)).toHaveLength(5);
+      expect(results.filter((result) => 'limitReached' in result)).toHaveLength(7);
     });
 
     it('lets the first claim of a key win and shows the unfinished claim to the next one', async () => {

@@ -1,0 +1,117 @@
+import { echoable } from '../domain/caller-text.js';
+import { AppError } from '../domain/errors.js';
+import { MAX_PROPERTIES_DEPTH, nestedTooDeeply } from '../domain/properties.js';
+
+/**
+ * How deep a request body may nest: `properties` sits one level below the body and may itself be
+ * MAX_PROPERTIES_DEPTH deep; every other field is shallower. Deeper text is refused before any code
+ * walks the parsed value, so nothing downstream (validation, the idempotency fingerprint) meets it.
+ */
+export const MAX_BODY_DEPTH = MAX_PROPERTIES_DEPTH + 1;
+
+/** What JSON.parse accepts but the service refuses (SPEC §3): each has one meaning, or none. */
+export type JsonDefect =
+  | { kind: 'syntax' }
+  | { kind: 'duplicate_key'; key: string }
+  | { kind: 'lone_surrogate' }
+  | { kind: 'forbidden_key' }
+  /** `field`: the key of the outermost object under which the nesting went too deep, if any. */
+  | { kind: 'too_deep'; field: string | undefined };
+
+export type StrictJson = { ok: true; value: unknown } | { ok: false; defect: JsonDefect };
+
+/**
+ * JSON.parse, then one iterative pass over the text for what it lets through: a key twice in one
+ * object (JSON.parse silently keeps the last, a proxy may keep the first), a lone surrogate in an
+ * escape (which no UTF-8 text can carry), prototype-polluting keys, and nesting beyond `maxDepth`.
+ */
+export function parseStrictJson(text: string, maxDepth: number): StrictJson {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, defect: { kind: 'syntax' } };
+  }
+  const defect = findDefect(text, maxDepth);
+  return defect ? { ok: false, defect } : { ok: true, value };
+}
+
+interface Frame {
+  /** The keys seen so far in an object; null for an array. */
+  keys: Set<string> | null;
+  /** In an object: the next string is a key (after `{` or `,`), not a value. */
+  expectsKey: boolean;
+  /** The key this object or array is the value of, when its parent is an object. */
+  parentKey: string | undefined;
+  lastKey: string | undefined;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+
+// Runs only on text JSON.parse accepted, so its structure is known to be sound.
+function findDefect(text: string, maxDepth: number): JsonDefect | undefined {
+  const frames: Frame[] = [];
+  for (let at = 0; at < text.length; at += 1) {
+    const code = text.charCodeAt(at);
+    const frame = frames.at(-1);
+    if (code === QUOTE) {
+      const end = endOfString(text, at);
+      const literal = text.slice(at, end + 1);
+      const escaped = literal.includes('\\');
+      const string = escaped ? (JSON.parse(literal) as string) : literal.slice(1, -1);
+      if (escaped && !string.isWellFormed()) return { kind: 'lone_surrogate' };
+      if (frame?.keys && frame.expectsKey) {
+        if (frame.keys.has(string)) return { kind: 'duplicate_key', key: string };
+        if (string === '__proto__' || (string === 'prototype' && frame.parentKey === 'constructor')) return { kind: 'forbidden_key' };
+        frame.keys.add(string);
+        frame.expectsKey = false;
+        frame.lastKey = string;
+      }
+      at = end;
+    } else if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
+      if (frames.length >= maxDepth) return { kind: 'too_deep', field: frames[0]?.lastKey };
+      frames.push({ keys: code === OPEN_OBJECT ? new Set() : null, expectsKey: code === OPEN_OBJECT, parentKey: frame?.keys ? frame.lastKey : undefined, lastKey: undefined });
+    } else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) {
+      frames.pop();
+    } else if (code === COMMA && frame?.keys) {
+      frame.expectsKey = true;
+    }
+  }
+  return undefined;
+}
+
+/** The index of the quote that closes the string opened at `start`. */
+function endOfString(text: string, start: number): number {
+  let at = start + 1;
+  while (text.charCodeAt(at) !== QUOTE) at += text.charCodeAt(at) === BACKSLASH ? 2 : 1;
+  return at;
+}
+
+/**
+ * The error for a defect of the request body (`field` undefined) or of the JSON text in the query
+ * value `field`. A lone surrogate is bad JSON in a body but a bad value in a query (SPEC §3).
+ */
+export function jsonDefectError(defect: JsonDefect, field?: string): AppError {
+  const where = field === undefined ? 'The request body' : `"${field}" in the query string`;
+  const options = field === undefined ? {} : { field };
+  switch (defect.kind) {
+    case 'syntax':
+      return new AppError('invalid_json', `${where} is not valid JSON.`, options);
+    case 'duplicate_key':
+      return new AppError('invalid_json', `${where} has the key "${echoable(defect.key)}" twice in one object.`, options);
+    case 'lone_surrogate':
+      return new AppError(field === undefined ? 'invalid_json' : 'invalid_field', `${where} has a lone surrogate escape (\\ud800 to \\udfff unpaired), which is not text.`, options);
+    case 'forbidden_key':
+      return new AppError('invalid_field', 'Object keys "__proto__" and "constructor.prototype" are not accepted anywhere in a request.', options);
+    case 'too_deep': {
+      const deepField = field ?? defect.field;
+      return deepField === undefined ? new AppError('invalid_json', 'The request body must be a JSON object.') : nestedTooDeeply(echoable(deepField));
+    }
+  }
+}
