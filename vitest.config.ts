@@ -7,8 +7,9 @@ import { defineConfig } from 'vitest/config';
  * - postgres: the HTTP, security and scale suites again on PostgreSQL (UGS_TEST_ENGINE=postgres),
  *   SQLite-only files aside. PostgreSQL that cannot be reached fails these tests; nothing skips.
  *   The CLI suites stay SQLite-only: quickstart, key file and first start are the embedded default's.
- * test/support/test-database.ts reads UGS_TEST_ENGINE; test/scale/workers.test.ts and
- * test/scale/crash-safety.test.ts loop over both engines themselves, so they run once, in the sqlite project.
+ * test/support/test-database.ts reads UGS_TEST_ENGINE; test/scale/workers.test.ts,
+ * test/scale/crash-safety.test.ts and test/scale/contention.test.ts loop over both engines
+ * themselves, so they run once, in the sqlite project.
  */
 export default defineConfig({
   test: {
@@ -38,7 +39,7 @@ export default defineConfig({
         test: {
           name: 'postgres',
           include: ['test/{http,security,scale}/**/*.test.ts'],
-          exclude: ['**/*.sqlite.test.ts', 'test/scale/workers.test.ts', 'test/scale/crash-safety.test.ts'],
+          exclude: ['**/*.sqlite.test.ts', 'test/scale/workers.test.ts', 'test/scale/crash-safety.test.ts', 'test/scale/contention.test.ts'],
           env: { UGS_TEST_ENGINE: 'postgres' },
           // Fails each file outright when PostgreSQL cannot be reached (rather than skipping its tests).
           setupFiles: ['test/support/require-postgres.setup.ts'],

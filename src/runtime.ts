@@ -27,6 +27,11 @@ export async function openRuntime(options: {
   onKeyReload?: (event: KeyReload) => void;
   /** The services' time: the system clock unless given. */
   clock?: Clock;
+  /**
+   * Whether to refuse a database with ciphertexts under keys not configured (true unless given):
+   * only `ugs keys list|rotate|prune`, which show and handle them, open such a database.
+   */
+  requireAllKeys?: boolean;
 }): Promise<Runtime> {
   const location = parseDatabaseUrl(options.databaseUrl);
   const keys = openKeyring(location, options.encryptionKey, options.onKeyReload);
@@ -44,6 +49,7 @@ export async function openRuntime(options: {
   try {
     await store.migrate();
     const services = createServices({ store, cipher: keys.keyring, clock: options.clock ?? systemClock });
+    if (options.requireAllKeys !== false) await services.keyRotation.assertKeysOpenAllData();
     const defaultWorkspace = await services.workspaces.ensureDefaultWorkspace({ type: 'cli' });
     return { store, services, defaultWorkspace, keys, close };
   } catch (error) {

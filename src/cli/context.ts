@@ -33,8 +33,11 @@ export function printRows(rows: Array<Record<string, unknown>>, json: boolean | 
 }
 
 /** Opens the database for one command and always closes it again. */
-export async function withRuntime<T>(options: { database: string }, run: (runtime: Runtime) => Promise<T>): Promise<T> {
-  const runtime = await openRuntime({ databaseUrl: options.database, encryptionKey: process.env.UGS_ENCRYPTION_KEY });
+export async function withRuntime<T>(
+  options: { database: string; requireAllKeys?: boolean },
+  run: (runtime: Runtime) => Promise<T>,
+): Promise<T> {
+  const runtime = await openRuntime({ databaseUrl: options.database, encryptionKey: process.env.UGS_ENCRYPTION_KEY, requireAllKeys: options.requireAllKeys });
   try {
     return await run(runtime);
   } finally {

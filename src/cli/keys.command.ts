@@ -22,6 +22,11 @@ const describeLeft = (key: KeyUsage) => {
   return `${key.keyId} (${count} token${count === 1 ? '' : 's'}${key.configured ? '' : ', not configured'})`;
 };
 
+/**
+ * list, rotate and prune open a database whose ciphertexts name keys this process lacks (every other
+ * command refuses it): they are how an operator finds which key is missing, moves what can be read,
+ * and reports what cannot.
+ */
 export function keysCommand(): Command {
   const keys = new Command('keys').description('manage the keys that encrypt user group tokens at rest');
 
@@ -37,7 +42,7 @@ export function keysCommand(): Command {
 
   subcommand(keys, 'list', 'list the keys, which one encrypts, and how many tokens each one encrypts', { workspace: false }).action(
     async (options: Omit<CommonOptions, 'workspace'>) => {
-      await withRuntime(options, async (runtime) => {
+      await withRuntime({ ...options, requireAllKeys: false }, async (runtime) => {
         printRows((await runtime.services.keyRotation.keyUsage()).map(describeUsage), options.json);
       });
     },
@@ -45,7 +50,7 @@ export function keysCommand(): Command {
 
   subcommand(keys, 'rotate', 're-encrypt every token under a new key (key file) or the first key of UGS_ENCRYPTION_KEY').action(
     async (options: CommonOptions) => {
-      await withRuntime(options, async (runtime) => {
+      await withRuntime({ ...options, requireAllKeys: false }, async (runtime) => {
         // The run's audit event goes to this workspace; checked before the key file changes.
         const { id: workspaceId } = await runtime.services.workspaces.requireWorkspace(options.workspace);
         const { source } = runtime.keys;
@@ -60,7 +65,7 @@ export function keysCommand(): Command {
 
   subcommand(keys, 'prune', 'remove from the key file the keys no token is encrypted under any more', { workspace: false }).action(
     async (options: Omit<CommonOptions, 'workspace'>) => {
-      await withRuntime(options, async (runtime) => {
+      await withRuntime({ ...options, requireAllKeys: false }, async (runtime) => {
         const { source } = runtime.keys;
         if (source.kind === 'file') await withKeyFileLock(source.path, () => pruneKeyFile(runtime, source.path, options.json));
         else await reportPrunableKeys(runtime, options.json);

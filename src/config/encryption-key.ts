@@ -75,7 +75,7 @@ function decodeKeys(source: string, entries: KeyEntry[]): Buffer[] {
 }
 
 function createKeyFileIfMissing(path: string): void {
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   try {
     // 'wx' fails if the file exists, so concurrent first starts agree on one key.
     writeFileSync(path, keyFileText([generateEncryptionKey()]), { flag: 'wx', mode: 0o600 });

@@ -52,6 +52,11 @@ export const totalOf = (counts: CiphertextCounts): number => Object.values(count
 
 export type KeyRotationService = ReturnType<typeof createKeyRotationService>;
 
+/** Keys missing for data the database holds: a configuration error that stops a process before it serves. */
+export class MissingEncryptionKeysError extends Error {
+  override readonly name = 'MissingEncryptionKeysError';
+}
+
 /**
  * Moves every stored ciphertext under the keyring's current key. Rows are read in batches and
  * written back with a compare-and-swap on the ciphertext read, so a concurrent change (a token
@@ -118,6 +123,20 @@ export function createKeyRotationService({ store, keyring, clock }: { store: Cip
 
   return {
     keyUsage,
+
+    /**
+     * Refuses to go on (SPEC §8) when the database holds ciphertexts under keys this process does
+     * not have: it could only answer 500 for them. Named, so the operator knows which key to bring.
+     */
+    async assertKeysOpenAllData(): Promise<void> {
+      const missing = (await keyUsage()).filter((key) => !key.configured && totalOf(key.ciphertexts) > 0);
+      if (missing.length === 0) return;
+      const found = missing.map((key) => `${key.keyId} (${totalOf(key.ciphertexts)} ciphertexts)`).join(', ');
+      throw new MissingEncryptionKeysError(
+        `The database holds tokens encrypted under key ${found}, which the configured keys (${keyring.keyIds.join(', ')}) do not include. ` +
+          'Start with the keys the database was written with (UGS_ENCRYPTION_KEY, or the key file beside a SQLite database); `ugs keys list` shows every key id in use.',
+      );
+    },
 
     async reEncrypt({ audit, keyGenerated, beforeFinalSweep }: ReEncryptionOptions): Promise<ReEncryptionSummary> {
       const before = await keyUsage();

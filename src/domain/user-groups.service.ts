@@ -1,5 +1,6 @@
 import { auditContextOf } from './audit-context.js';
-import { AppError } from './errors.js';
+import { AppError, unavailable } from './errors.js';
+import { LOST, retryWhileContended } from './retry-policy.js';
 import type { Clock } from './clock.js';
 import { resolveMapping, type MappingInput } from './mapping.js';
 import type { JsonObject, UserGroupPatch, UserGroupRecord } from './models.js';
@@ -38,10 +39,6 @@ export interface UserGroupServiceDeps {
   clock: Clock;
 }
 
-// A conditional write loses only to a concurrent change of the same group; re-reading and
-// re-deciding a few times resolves any realistic contention.
-const MAX_ATTEMPTS = 5;
-
 export type UserGroupService = ReturnType<typeof createUserGroupService>;
 
 export function createUserGroupService({ store, cipher, clock }: UserGroupServiceDeps) {
@@ -59,15 +56,13 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
     return group;
   }
 
-  async function retryOnConcurrentChange<T>(attempt: () => Promise<T | null>): Promise<T> {
-    for (let i = 0; i < MAX_ATTEMPTS; i += 1) {
-      const result = await attempt();
-      if (result !== null) return result;
-    }
-    throw new AppError('unavailable', 'The user group is changing too often to apply this request; retry shortly.', {
-      headers: { 'Retry-After': '1' },
-    });
-  }
+  /**
+   * Read, decide, then write only if the group is still the version read: a write that lost to a
+   * concurrent change of the group (null) re-reads and re-decides, so concurrent writes apply one
+   * after the other, each on the state the one before it left (the retry policy's budget aside).
+   */
+  const retryOnConcurrentChange = <T>(attempt: () => Promise<T | null>): Promise<T> =>
+    retryWhileContended(async () => (await attempt()) ?? LOST, () => unavailable(new Error('a user group write kept losing to concurrent changes')));
 
   return {
     async getOrCreateUserGroup(caller: Caller, input: GetOrCreateUserGroupInput): Promise<{ userGroup: UserGroupView; created: boolean }> {

@@ -61,6 +61,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // HTTP/1.1 requires Host (RFC 9112 §3.2); HTTP/1.0 has none to send.
+    if (request.headers.host === undefined && request.raw.httpVersion !== '1.0') {
+      throw new AppError('bad_request', 'Send a Host header: HTTP/1.1 requires one.', { field: 'Host' });
+    }
     if (closing) {
       reply.header('connection', 'close');
       throw new AppError('unavailable', 'The server is shutting down; retry on another instance or shortly.', { headers: { 'Retry-After': '1' } });

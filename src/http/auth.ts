@@ -12,12 +12,26 @@ declare module 'fastify' {
 // "Token" is the documented scheme; "Bearer" is accepted because many HTTP clients only speak it.
 const AUTHORIZATION = /^(?:token|bearer) +(\S+) *$/i;
 
+const unauthenticated = (message: string) => new AppError('unauthenticated', message, { headers: { 'WWW-Authenticate': 'Token' } });
+
+/** rawHeaders alternates names and values, as the client sent them. */
+function authorizationHeaderCount(rawHeaders: string[]): number {
+  let count = 0;
+  for (let index = 0; index < rawHeaders.length; index += 2) if (rawHeaders[index]!.toLowerCase() === 'authorization') count += 1;
+  return count;
+}
+
 export function createAuthenticationHook(apiTokens: Pick<ApiTokenService, 'authenticateApiToken'>) {
   return async function authenticate(request: FastifyRequest): Promise<void> {
+    // Node keeps the first of two Authorization headers; a proxy in front may have read the other.
+    // Two meanings are none: refused like a missing one (SPEC §3).
+    if (authorizationHeaderCount(request.raw.rawHeaders) > 1) {
+      throw unauthenticated('Send exactly one "Authorization: Token <API_TOKEN>" header.');
+    }
     const header = request.headers.authorization;
     const secret = header === undefined ? undefined : AUTHORIZATION.exec(header)?.[1];
     if (secret === undefined) {
-      throw new AppError('unauthenticated', 'Send "Authorization: Token <API_TOKEN>".', { headers: { 'WWW-Authenticate': 'Token' } });
+      throw unauthenticated('Send "Authorization: Token <API_TOKEN>".');
     }
     request.caller = await apiTokens.authenticateApiToken(secret, request.id);
   };

@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { echoable } from '../domain/caller-text.js';
 
 /**
  * Structured JSON logs. Request lines carry the path without its query string and never headers
@@ -14,7 +15,8 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       serializers: {
         req: (request: { method?: string; url?: string; ip?: string }) => ({
           method: request.method,
-          path: request.url?.split('?', 1)[0],
+          // The caller's text: cut, like everything a caller sends that is echoed.
+          path: request.url === undefined ? undefined : echoable(request.url.split('?', 1)[0] ?? ''),
           remoteAddress: request.ip,
         }),
         res: (reply: { statusCode?: number }) => ({ statusCode: reply.statusCode }),

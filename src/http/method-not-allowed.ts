@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../domain/errors.js';
 import { sendError } from './error-handler.js';
+import { echoable } from '../domain/caller-text.js';
 
 /**
  * Fastify answers 404 for a known path with an unrouted method; the spec wants 405 with Allow.
@@ -27,6 +28,6 @@ export function registerNotFoundHandler(app: FastifyInstance): void {
         reply,
       );
     }
-    return sendError(new AppError('not_found', `There is nothing at ${path}.`), request, reply);
+    return sendError(new AppError('not_found', `There is nothing at ${echoable(path)}.`), request, reply);
   });
 }

@@ -55,6 +55,8 @@ export function registerMetrics(app: FastifyInstance, store: Pick<Store, 'connec
     latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
   });
 
+  const merged = Registry.merge([processMetrics(), registry]);
+  let collecting: Promise<string> | undefined;
   app.get(
     '/metrics',
     {
@@ -67,9 +69,13 @@ export function registerMetrics(app: FastifyInstance, store: Pick<Store, 'connec
       },
     },
     async (_request, reply) => {
-      const merged = Registry.merge([processMetrics(), registry]);
       reply.type(merged.contentType);
-      return merged.metrics();
+      // Scrapes that arrive while a collection runs share it: collecting is the costly part, and
+      // the endpoint is public.
+      collecting ??= merged.metrics().finally(() => {
+        collecting = undefined;
+      });
+      return collecting;
     },
   );
 }

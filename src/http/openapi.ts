@@ -33,7 +33,13 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
 }
 
 export function registerOpenApiRoute(app: FastifyInstance): void {
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // The document is fixed once the app is ready: serialised once, not on every request (it is
+  // public, so its cost is anyone's to cause).
+  let serialized: string | undefined;
+  app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => {
+    serialized ??= JSON.stringify(app.swagger());
+    return reply.type('application/json; charset=utf-8').send(serialized);
+  });
 }
 
 type Schema = { properties?: Record<string, Schema>; required?: string[]; description?: string };

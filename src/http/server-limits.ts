@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type RequestListener, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyInstance } from 'fastify';
 import { AppError } from '../domain/errors.js';
 import { errorBody } from './error-handler.js';
+import { boundPipelining } from './pipelining.js';
 
 /** How long the server waits on a client, in milliseconds (docs/security.md, "Hardening"). */
 export interface ServerTimeouts {
@@ -25,18 +26,27 @@ export const MAX_HEADER_BYTES = 16 * 1024;
 /** How often Node checks open connections against the headers and request timeouts (its default, 30 s, is coarser than they are). */
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
-/** The Fastify options that bound what a client can hold: timeouts, header size, and the answer when one is exceeded. */
+/** The Fastify options that bound what a client can hold: timeouts, header size, pipelining, and the answer when one is exceeded. */
 export function serverLimitOptions(timeouts: ServerTimeouts) {
   return {
-    connectionTimeout: timeouts.idleMs,
-    keepAliveTimeout: timeouts.keepAliveMs,
-    requestTimeout: timeouts.requestMs,
-    http: {
-      headersTimeout: timeouts.headersMs,
-      // Node checks headersTimeout <= requestTimeout against this one when it creates the server.
-      requestTimeout: timeouts.requestMs,
-      maxHeaderSize: MAX_HEADER_BYTES,
-      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+    // Fastify's own timeout options only apply to a server it creates; this one is created here,
+    // so that pipelined requests pass the gate before they reach Fastify (pipelining.ts).
+    serverFactory: (handler: RequestListener) => {
+      const server = createServer(
+        {
+          headersTimeout: timeouts.headersMs,
+          requestTimeout: timeouts.requestMs,
+          maxHeaderSize: MAX_HEADER_BYTES,
+          connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+          // Node would answer a missing Host with a bare 400 of its own; the app refuses it instead,
+          // with the envelope and a request id like any other bad request (app.ts).
+          requireHostHeader: false,
+        },
+        boundPipelining(handler, timeouts.idleMs),
+      );
+      server.keepAliveTimeout = timeouts.keepAliveMs;
+      server.setTimeout(timeouts.idleMs);
+      return server;
     },
     clientErrorHandler: clientErrorHandler(timeouts),
   };

@@ -48,3 +48,14 @@ export function takenError(constraint: UniqueConstraint, cause: unknown): AppErr
 export function vanishedReferenceError(cause: unknown): AppError {
   return new AppError('unknown_data_source', 'A data source of the mapping no longer exists in this environment.', { field: 'mapping', cause });
 }
+
+/**
+ * A mapping row whose data source changed schema between the domain's check and the write (the
+ * database's own check caught it): the same error as naming a data source of another schema.
+ */
+export function mappingSchemaChangedError(cause: unknown): AppError {
+  return new AppError('data_source_schema_mismatch', 'A data source of the mapping now serves another schema; map it under that schema or choose another data source.', {
+    field: 'mapping',
+    cause,
+  });
+}

@@ -242,6 +242,21 @@ describe('keys from UGS_ENCRYPTION_KEY', () => {
     expect(keyIdsInUse(box)).toEqual([idOf(lostKey)]);
   });
 
+  it('serve and every other command refuse a database with tokens under a key they lack, naming the key ids; keys list, rotate and prune still run', async () => {
+    const box = sandbox();
+    const [lostKey, otherKey] = [newKey(), newKey()];
+    await seedGroups(box, { UGS_ENCRYPTION_KEY: lostKey });
+    const refusal = new RegExp(`key ${idOf(lostKey)} \\(8 ciphertexts\\), which the configured keys \\(${idOf(otherKey)}\\) do not include`);
+    for (const args of [['serve', '--port', '0'], ['groups', 'list'], ['schemas', 'list']]) {
+      expectCleanFailure(await ugsWith(box, { UGS_ENCRYPTION_KEY: otherKey }, ...args), refusal);
+    }
+    // The key file beside the database holds another key as well.
+    expectCleanFailure(await box.ugs('groups', 'list'), new RegExp(`key ${idOf(lostKey)} \\(8 ciphertexts\\)`));
+    for (const args of [['keys', 'list'], ['keys', 'prune']]) expect((await ugsWith(box, { UGS_ENCRYPTION_KEY: otherKey }, ...args)).code, args.join(' ')).toBe(0);
+    // With the key it was written with, all is well again.
+    expect((await ugsWith(box, { UGS_ENCRYPTION_KEY: `${otherKey},${lostKey}` }, 'groups', 'list')).code).toBe(0);
+  });
+
   it.each([
     ['a key listed twice', (key: string) => `${key},${key}`, /UGS_ENCRYPTION_KEY: key 2 of 2 is the same key as key 1 of 2/],
     ['a key that is not 32 bytes', (key: string) => `${key},${randomBytes(16).toString('base64')}`, /UGS_ENCRYPTION_KEY, key 2 of 2, must be the base64 encoding of exactly 32 bytes/],

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tenant } from '../../src/domain/tenancy.js';
+import { openDatabaseReader } from '../support/database-reader.js';
 import { send, type ApiResponse } from '../support/http-client.js';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.js';
 import type { TestApp } from '../support/test-app.js';
@@ -94,6 +95,36 @@ describe(`concurrent get-or-create across two \`ugs serve\` processes on ${SHARE
     try {
       const workspace = await reader.workspaceId('default');
       await expectStoredOnce(reader, { workspaceId: workspace, environment: 'Customer' }, 'race-two-processes');
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('never stores a mapping that contradicts its data source\'s schema: a PUT mapping it races a PATCH moving it to another schema, 60 times', async () => {
+    const [first, second] = servers as [ServeProcess, ServeProcess];
+    const admin = first.adminTokens().Customer;
+    const post = (path: string, body: unknown) => send(first.baseUrl, { method: 'POST', path, token: admin, body });
+    const [schemaA, schemaB] = await Promise.all([post('/api/admin/schemas', { name: 'race-a' }), post('/api/admin/schemas', { name: 'race-b' })]);
+    const [a, b] = [schemaA.body.schema.id as number, schemaB.body.schema.id as number];
+    const outcomes = new Map<string, number>();
+    for (let round = 0; round < 60; round += 1) {
+      const dataSource = (await post('/api/admin/data_sources', { provided_id: `race-ds-${round}`, name: 'Racing', schema_id: a })).body.data_source;
+      await getOrCreate(first.baseUrl, admin, `race-map-${round}`);
+      // Each request on its own process, which of them goes first alternating.
+      const [mapServer, patchServer] = round % 2 === 0 ? [first, second] : [second, first];
+      const [mapped, moved] = await Promise.all([
+        send(mapServer.baseUrl, { method: 'PUT', path: '/api/user', token: admin, body: { user_group_id: `race-map-${round}`, mapping: { [a]: dataSource.id } } }),
+        send(patchServer.baseUrl, { method: 'PATCH', path: `/api/admin/data_sources/${dataSource.id}`, token: admin, body: { schema_id: b } }),
+      ]);
+      const outcome = `${mapped.status} ${mapped.body.error?.code ?? ''} / ${moved.status} ${moved.body.error?.code ?? ''}`;
+      outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+      // Exactly one wins, and the other is refused for that very reason.
+      expect(['200  / 409 data_source_in_use', '400 data_source_schema_mismatch / 200 '], outcome).toContain(outcome);
+    }
+    const reader = await openDatabaseReader(db);
+    try {
+      const contradictions = await reader.count('user_group_mappings m JOIN data_sources d ON d.id = m.data_source_id WHERE d.schema_id <> m.schema_id');
+      expect(contradictions, JSON.stringify(Object.fromEntries(outcomes))).toBe(0);
     } finally {
       await reader.close();
     }

@@ -6,7 +6,7 @@ import { openRuntime } from '../../src/runtime.js';
 import { postgresSchemaOf } from '../support/database-reader.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { POSTGRES_URL } from '../support/test-database.js';
-import { askForGroup, expectHashesStored, expectKeyAbsent, expectNoTokenAndNoInternals, leaks, makeSecrets, type Secrets } from './secrets-at-rest.js';
+import { askForGroup, expectHashesStored, expectKeyAbsent, expectNoTokenAndNoInternals, expectRefusedStart, leaks, makeSecrets, type Secrets } from './secrets-at-rest.js';
 
 /*
  * PostgreSQL: what leaves the server as data, a dump of the test's schema as a backup would take it,
@@ -54,8 +54,8 @@ describe('secrets at rest in PostgreSQL', () => {
 
   describe('the same data opened by another instance', () => {
     /** An app of its own on the test's schema, with this key, asking for an existing group. */
-    async function askWithKey(encryptionKey: string) {
-      const other = await createTestApp({ database: t.db, encryptionKey });
+    async function askWithKey(encryptionKey: string, requireAllKeys?: boolean) {
+      const other = await createTestApp({ database: t.db, encryptionKey, requireAllKeys });
       try {
         const group = secrets.live[0]!;
         return { group, ...(await askForGroup(other, group)) };
@@ -70,9 +70,14 @@ describe('secrets at rest in PostgreSQL', () => {
       expect(getOrCreate.body.user_group.token).toBe(group.token);
     });
 
-    it('cannot produce any token with a different key, and says nothing of why', async () => {
+    it('cannot produce any token with a different key: such an instance refuses to start, naming key ids only', async () => {
+      const otherKey = randomBytes(32).toString('base64');
+      await expectRefusedStart(createTestApp({ database: t.db, encryptionKey: otherKey }), [t.db.encryptionKey!, otherKey, ...secrets.live.map((group) => group.token)]);
+    });
+
+    it('and forced to start, it answers without a token and says nothing of why', async () => {
       const otherKey = randomBytes(32);
-      const { group, getOrCreate, update } = await askWithKey(otherKey.toString('base64'));
+      const { group, getOrCreate, update } = await askWithKey(otherKey.toString('base64'), false);
       for (const response of [getOrCreate, update]) {
         expectNoTokenAndNoInternals(response, [Buffer.from(t.db.encryptionKey!, 'base64'), otherKey], group);
       }

@@ -4,6 +4,7 @@
  * search for them, and what a database opened with the wrong key may answer.
  */
 import { expect } from 'vitest';
+import { MissingEncryptionKeysError } from '../../src/domain/key-rotation.service.js';
 import { encryptionKeyId, hashSecret } from '../../src/domain/secrets.js';
 import { openDatabaseReader } from '../support/database-reader.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
@@ -125,4 +126,17 @@ export function expectNoTokenAndNoInternals(response: ApiResponse, keys: Buffer[
     expect(response.raw).not.toContain(internal);
   }
   expect(response.raw).not.toMatch(/ugt_[0-9a-f]{64}/);
+}
+
+/**
+ * An instance opened with a key the data was not written with refuses to start (SPEC §8): the error
+ * names key ids, never a key or a token.
+ */
+export async function expectRefusedStart(opening: Promise<unknown>, secrets: string[]): Promise<void> {
+  const refused = await opening.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  expect(refused).toBeInstanceOf(MissingEncryptionKeysError);
+  for (const secret of secrets) expect((refused as Error).message).not.toContain(secret);
 }

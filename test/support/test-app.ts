@@ -45,6 +45,8 @@ export interface TestAppOptions {
   log?: { level: string; destination: DestinationStream };
   /** The services' time (e.g. one a test moves forward); the system clock otherwise. */
   clock?: Clock;
+  /** false: open even a database with tokens under keys it lacks (as `ugs keys` does), to make an instance that fails on them. */
+  requireAllKeys?: boolean;
 }
 
 /** A SQLite database in an existing directory, which stays when the database is "dropped". */
@@ -79,7 +81,12 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     }
   };
   try {
-    runtime = await openRuntime({ databaseUrl: db.url, encryptionKey: options.encryptionKey ?? db.encryptionKey, clock: options.clock });
+    runtime = await openRuntime({
+      databaseUrl: db.url,
+      encryptionKey: options.encryptionKey ?? db.encryptionKey,
+      clock: options.clock,
+      requireAllKeys: options.requireAllKeys,
+    });
     const opened = runtime;
     const other = (await opened.store.findWorkspaceByName('other')) ?? (await opened.services.workspaces.createWorkspace('other', { type: 'cli' }));
     const tokens = {

@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { LOST, retryWhileContended } from '../../domain/retry-policy.js';
 import type { ConnectionStats } from '../store.js';
 import type { QueryResultRow } from 'pg';
 import { isConnectionFailure, isTransientConflict } from './postgres-errors.js';
@@ -29,10 +29,6 @@ const IDLE_TIMEOUT_MS = 30_000;
  * fires when the server or the network went silent, so no request waits for ever.
  */
 const QUERY_TIMEOUT_MARGIN_MS = 1000;
-
-/** Attempts of one transaction that lost to a deadlock or serialization failure; each is retried whole. */
-const MAX_TRANSACTION_ATTEMPTS = 4;
-const RETRY_PAUSE_MS = 5;
 
 /** Runs statements: the pool (each statement on its own) or the client of an open transaction. */
 export interface Queryable {
@@ -112,16 +108,22 @@ export function openPostgresDatabase(options: PostgresStoreOptions): PostgresDat
   return {
     rows: (statement) => runOn(pool, statement),
 
-    async transaction(work) {
-      for (let attempts = 1; ; attempts++) {
-        try {
-          return await attempt(work);
-        } catch (error) {
-          if (!isTransientConflict(error) || attempts >= MAX_TRANSACTION_ATTEMPTS) throw error;
-          // A short random pause keeps the transactions that deadlocked from colliding again in step.
-          await sleep(RETRY_PAUSE_MS * attempts * (1 + Math.random()));
-        }
-      }
+    transaction(work) {
+      // A transaction that lost to a deadlock or serialization failure changed nothing: it runs again
+      // whole, under the one retry policy; when that gives up, the last conflict is the error.
+      let conflict: unknown;
+      return retryWhileContended(
+        async () => {
+          try {
+            return await attempt(work);
+          } catch (error) {
+            if (!isTransientConflict(error)) throw error;
+            conflict = error;
+            return LOST;
+          }
+        },
+        () => conflict as Error,
+      );
     },
 
     close() {

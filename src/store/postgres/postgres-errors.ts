@@ -1,5 +1,5 @@
 import { unavailable } from '../../domain/errors.js';
-import { takenError, vanishedReferenceError } from '../unique-constraints.js';
+import { mappingSchemaChangedError, takenError, vanishedReferenceError } from '../unique-constraints.js';
 import type { UniqueConstraint } from '../unique-constraints.js';
 
 /** The constraint names migration 0001 gives the unique constraints a caller can run into. */
@@ -10,6 +10,9 @@ const UNIQUE_CONSTRAINTS: Record<string, UniqueConstraint> = {
   schemas_name_key: 'schema_name',
   workspaces_name_key: 'workspace_name',
 };
+
+/** Migration 0004's composite foreign key: a mapping's data source must serve the mapping's schema. */
+const MAPPING_SCHEMA_CONSTRAINT = 'user_group_mappings_data_source_schema_fkey';
 
 /** Socket errors: the server is down, unreachable or went away mid-conversation. */
 const NETWORK_ERROR_CODES = new Set([
@@ -82,7 +85,10 @@ export function mapPostgresError(error: unknown): never {
     const constraint = UNIQUE_CONSTRAINTS[(error as { constraint?: string }).constraint ?? ''];
     if (constraint) throw takenError(constraint, error);
   }
-  if (codeOf(error) === '23503') throw vanishedReferenceError(error);
+  if (codeOf(error) === '23503') {
+    const constraint = (error as { constraint?: string }).constraint;
+    throw constraint === MAPPING_SCHEMA_CONSTRAINT ? mappingSchemaChangedError(error) : vanishedReferenceError(error);
+  }
   if (isUnavailable(error)) throw unavailable(error);
   throw error;
 }

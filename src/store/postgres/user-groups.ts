@@ -14,6 +14,8 @@ import {
 } from '../user-group-records.js';
 import type { UserGroupRow } from '../user-group-records.js';
 import { auditEventPerRow, auditParameters, type AuditEvents } from './audit-events.js';
+import { unavailable } from '../../domain/errors.js';
+import { LOST, retryWhileContended } from '../../domain/retry-policy.js';
 import { isTransientConflict } from './postgres-errors.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, toNumber } from './rows.js';
@@ -131,13 +133,6 @@ function mappingParameters(mapping: MappingEntry[]): { schemaIds: number[]; data
   return { schemaIds: mapping.map((entry) => entry.schemaId), dataSourceIds: mapping.map((entry) => entry.dataSourceId) };
 }
 
-/**
- * How often get-or-create tries again when its insert met a group that is gone by the time it reads
- * it (deleted in between), or lost a deadlock. Each try is a fresh statement snapshot, so a second
- * one settles it unless the id is being created and deleted in a tight loop.
- */
-const MAX_GET_OR_CREATE_TRIES = 3;
-
 export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): UserGroupStore {
   const findOne = async (q: Queryable, statement: Statement): Promise<UserGroupRecord | null> => {
     const [row] = await q.rows<PostgresUserGroupRow>(statement);
@@ -199,22 +194,25 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
 
   // The hot write: group, mapping and audit event in one statement (atomic by itself), so a create
   // costs one round trip instead of BEGIN, insert, audit and COMMIT.
-  const insertIfAbsent = async (group: NewUserGroup, context: AuditContext) => {
-    for (let tries = 1; ; tries++) {
+  // It tries again (under the one retry policy) when its insert lost a deadlock, or met a group that
+  // is gone by the time it reads it (deleted in between): each try is a fresh statement snapshot.
+  const insertIfAbsent = (group: NewUserGroup, context: AuditContext) => {
+    let conflict: unknown = unavailable(new Error('user group insert kept conflicting with a row deleted before it could be read'));
+    return retryWhileContended(async () => {
       let created: UserGroupRecord | undefined;
       try {
         created = await insertGroup(db, group, context);
       } catch (error) {
-        if (!isTransientConflict(error) || tries >= MAX_GET_OR_CREATE_TRIES) throw error;
-        continue;
+        if (!isTransientConflict(error)) throw error;
+        conflict = error;
+        return LOST;
       }
       if (created) return { group: created, created: true };
       // The conflicting insert has committed by now (ON CONFLICT waited for it), and this read is a new
       // statement with a new snapshot.
       const existing = await byProvidedId(db, group.tenant, group.providedId);
-      if (existing) return { group: existing, created: false };
-      if (tries >= MAX_GET_OR_CREATE_TRIES) throw new Error('user group insert conflicted with a row that cannot be found');
-    }
+      return existing ? { group: existing, created: false } : LOST;
+    }, () => conflict as Error);
   };
 
   const update = audit.withAudit(async (tx, context: AuditContext, groupUpdate: UserGroupUpdate) => {

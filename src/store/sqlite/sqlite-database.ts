@@ -42,11 +42,26 @@ function enableWal(db: Database.Database, busyTimeoutMs: number): void {
   }
 }
 
+/**
+ * Names, properties and the audit trail are for the service's user alone (SPEC §8): a missing
+ * directory is created 0700 and a missing database file 0600 before SQLite opens it, whatever the
+ * umask; SQLite gives the WAL and shared-memory files it creates the database file's mode. Existing
+ * files keep the mode their operator gave them.
+ */
+function createOwnerOnly(file: string): void {
+  fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
+  try {
+    fs.closeSync(fs.openSync(file, 'wx', 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
 /** Opens (creating if need be) the database file with the connection settings the store relies on. */
 export function openSqliteDatabase(options: SqliteStoreOptions): Database.Database {
   const busyTimeoutMs = busyTimeoutOf(options);
   const syncWaitMs = Math.min(busyTimeoutMs, SYNC_BUSY_WAIT_MS);
-  fs.mkdirSync(path.dirname(path.resolve(options.path)), { recursive: true });
+  createOwnerOnly(options.path);
   const db = new Database(options.path, { timeout: syncWaitMs });
   try {
     db.pragma(`busy_timeout = ${syncWaitMs}`);

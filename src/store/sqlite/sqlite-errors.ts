@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { unavailable } from '../../domain/errors.js';
-import { takenError, vanishedReferenceError } from '../unique-constraints.js';
+import { mappingSchemaChangedError, takenError, vanishedReferenceError } from '../unique-constraints.js';
+import { MAPPING_SCHEMA_MISMATCH } from './migrations/0004-mapping-schema-agreement.js';
 import type { UniqueConstraint } from '../unique-constraints.js';
 
 /** The column list SQLite names in "UNIQUE constraint failed: ..." for each constraint a caller can hit. */
@@ -25,6 +26,7 @@ export function mapSqliteError(error: unknown): never {
     if (constraint) throw takenError(constraint, error);
   }
   if (error.code === 'SQLITE_CONSTRAINT_FOREIGNKEY') throw vanishedReferenceError(error);
+  if (error.code === 'SQLITE_CONSTRAINT_TRIGGER' && error.message === MAPPING_SCHEMA_MISMATCH) throw mappingSchemaChangedError(error);
   if (UNAVAILABLE_PREFIXES.some((prefix) => error.code.startsWith(prefix))) throw unavailable(error);
   throw error;
 }

@@ -111,6 +111,26 @@ export function describeUserGroupContract(t: ContractContext): void {
     });
   });
 
+  describe('user groups: a mapping agrees with the schemas of its data sources', () => {
+    // The domain resolves a mapping before the write; a data source's schema changed in between
+    // must not slip through: the store refuses it inside the write itself, on every write path.
+    const contradicting = () => [{ schemaId: t.fx.schemaB.id, dataSourceId: t.fx.customerA.id }];
+
+    it('refuses to create, update or import a group with a data source under another schema, writing nothing', async () => {
+      const { customer } = t.fx;
+      const audit = await auditWrittenBy(t.store, t.fx.workspace.id, async () => {
+        await expectAppError(t.store.insertUserGroupIfAbsent(newGroup(customer, 'contradicting', { mapping: contradicting() }), auditContext()), 'data_source_schema_mismatch', 'mapping');
+        const group = await create(customer, 'agreeing');
+        await expectAppError(update(group, { mapping: contradicting() }), 'data_source_schema_mismatch', 'mapping');
+        await expectAppError(t.store.writeUserGroups([{ kind: 'create', group: newGroup(customer, 'imported', { mapping: contradicting() }), changes: {} }], auditContext()), 'data_source_schema_mismatch', 'mapping');
+        expect(await t.store.findUserGroupByProvidedId(customer, 'agreeing')).toEqual(group);
+      });
+      expect(audit.map((event) => event.action)).toEqual(['user_group.created']);
+      expect(await t.store.findUserGroupByProvidedId(customer, 'contradicting')).toBeNull();
+      expect(await t.store.findUserGroupByProvidedId(customer, 'imported')).toBeNull();
+    });
+  });
+
   describe('user groups: update', () => {
     it('changes only the name when only the name is patched, bumping version and updatedAt', async () => {
       const group = await create(t.fx.customer, 'g1', { properties: { keep: true } });

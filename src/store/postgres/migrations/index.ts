@@ -2,6 +2,7 @@ import type { Migration } from '../../migration.js';
 import { initial } from './0001-initial.js';
 import { idempotencyKeys } from './0002-idempotency-keys.js';
 import { apiTokenRateLimits } from './0003-api-token-rate-limits.js';
+import { mappingSchemaAgreement } from './0004-mapping-schema-agreement.js';
 
 /** In version order; append only. */
-export const MIGRATIONS: readonly Migration[] = [initial, idempotencyKeys, apiTokenRateLimits];
+export const MIGRATIONS: readonly Migration[] = [initial, idempotencyKeys, apiTokenRateLimits, mappingSchemaAgreement];

@@ -1,0 +1,25 @@
+/**
+ * The one retry policy for contention (SPEC §3: concurrency never surfaces as an error). An attempt
+ * that lost to a concurrent change of the same rows — a conditional write that found another
+ * version, a deadlock, a serialization failure — changed nothing, so it runs again, after a short
+ * random pause, for as long as a statement may wait for a lock. Each round has a winner, so N
+ * writers contending for one group are all through within N rounds; the budget only runs out when
+ * the database stops making progress, which is what 503 means.
+ */
+export const CONTENTION_BUDGET_MS = 5000;
+
+/** The longest pause between two rounds; pauses start near zero and grow, each drawn at random ("full jitter"). */
+const MAX_PAUSE_MS = 20;
+
+/** What an attempt returns when it lost and changed nothing. */
+export const LOST = Symbol('lost to a concurrent change');
+
+export async function retryWhileContended<T>(attempt: () => Promise<T | typeof LOST>, givenUp: () => Error): Promise<T> {
+  const deadline = performance.now() + CONTENTION_BUDGET_MS;
+  for (let round = 1; ; round += 1) {
+    const result = await attempt();
+    if (result !== LOST) return result;
+    if (performance.now() >= deadline) throw givenUp();
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(MAX_PAUSE_MS, 2 ** round)));
+  }
+}
