@@ -6,6 +6,9 @@ import { createServices, type Services } from './domain/services.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 
+/** Where `ugs serve` listens by default; what commands that do not serve use as the public URL. */
+export const DEFAULT_PUBLIC_URL = 'http://127.0.0.1:8080';
+
 export interface Runtime {
   store: Store;
   services: Services;
@@ -32,6 +35,8 @@ export async function openRuntime(options: {
    * only `ugs keys list|rotate|prune`, which show and handle them, open such a database.
    */
   requireAllKeys?: boolean;
+  /** The service's public URL, the base of embed-token issuers: `ugs serve` knows it; DEFAULT_PUBLIC_URL otherwise. */
+  publicUrl?: () => string;
 }): Promise<Runtime> {
   const location = parseDatabaseUrl(options.databaseUrl);
   const keys = openKeyring(location, options.encryptionKey, options.onKeyReload);
@@ -48,7 +53,12 @@ export async function openRuntime(options: {
   };
   try {
     await store.migrate();
-    const services = createServices({ store, cipher: keys.keyring, clock: options.clock ?? systemClock });
+    const services = createServices({
+      store,
+      cipher: keys.keyring,
+      clock: options.clock ?? systemClock,
+      publicUrl: options.publicUrl ?? (() => DEFAULT_PUBLIC_URL),
+    });
     if (options.requireAllKeys !== false) await services.keyRotation.assertKeysOpenAllData();
     const defaultWorkspace = await services.workspaces.ensureDefaultWorkspace({ type: 'cli' });
     return { store, services, defaultWorkspace, keys, close };

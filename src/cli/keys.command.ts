@@ -10,7 +10,11 @@ import type { Runtime } from '../runtime.js';
 import { jsonOption, printJson, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';
 
 /** How each kind of ciphertext is named in the output. */
-const KIND_COLUMNS: Record<CiphertextKind, string> = { user_group_token: 'user_group_tokens', idempotent_response: 'idempotent_responses' };
+const KIND_COLUMNS: Record<CiphertextKind, string> = {
+  user_group_token: 'user_group_tokens',
+  idempotent_response: 'idempotent_responses',
+  signing_key: 'signing_keys',
+};
 
 const countColumns = (counts: CiphertextCounts) => Object.fromEntries(CIPHERTEXT_KINDS.map((kind) => [KIND_COLUMNS[kind], counts[kind]]));
 

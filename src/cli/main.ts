@@ -4,6 +4,7 @@ import { auditCommand } from './audit.command.js';
 import { dataSourcesCommand, schemasCommand, workspacesCommand } from './catalog.command.js';
 import { groupsCommand } from './groups.command.js';
 import { keysCommand } from './keys.command.js';
+import { signingKeysCommand } from './signing-keys.command.js';
 import { migrateCommand, serveCommand } from './serve.command.js';
 import { tokensCommand } from './tokens.command.js';
 
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
     groupsCommand(),
     auditCommand(),
     keysCommand(),
+    signingKeysCommand(),
   ]) {
     program.addCommand(command);
   }

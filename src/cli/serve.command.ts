@@ -28,6 +28,16 @@ interface ServeFlags {
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
   idleTimeoutMs: number;
+  publicUrl?: string;
+}
+
+/** `--public-url`: an http(s) URL, kept without a trailing slash (issuers append `/w/<workspace>`). */
+function parsePublicUrl(text: string): string {
+  const url = new URL(text);
+  if (!['http:', 'https:'].includes(url.protocol) || url.search || url.hash) {
+    throw new Error('must be an http(s) URL without a query or fragment, e.g. https://ugs.example.com');
+  }
+  return url.href.replace(/\/+$/, '');
 }
 
 /**
@@ -67,9 +77,15 @@ function serveOptions(flags: ServeFlags, rateLimit: RateLimitPolicy | 'off'): Se
   };
 }
 
-function openFor(flags: ServeFlags) {
+/** The issuer base: --public-url, else where this process listens (the port once it is bound). */
+function publicUrlOf(flags: ServeFlags, boundPort: () => number): () => string {
+  return () => flags.publicUrl ?? `http://${flags.host}:${boundPort()}`;
+}
+
+function openFor(flags: ServeFlags, publicUrl: () => string) {
   const log = createLogger(flags.logLevel);
   return openRuntime({
+    publicUrl,
     databaseUrl: flags.database,
     encryptionKey: process.env.UGS_ENCRYPTION_KEY,
     poolSize: flags.dbPoolSize,
@@ -97,16 +113,15 @@ async function serveInThisProcess(flags: ServeFlags, rateLimit: RateLimitPolicy 
   const { firstStartBanner, startServer } = await import('../server.js');
   // Before the database opens: a bad flag must not leave a pool open behind its error.
   const options = serveOptions(flags, rateLimit);
-  const runtime = await openFor(flags);
+  let port = flags.port;
+  const runtime = await openFor(flags, publicUrlOf(flags, () => port));
   const server = await startServer(runtime, options).catch(async (error: unknown) => {
     await runtime.close();
     throw error;
   });
-  if (server.firstStartTokens) {
-    const address = server.app.server.address();
-    const port = typeof address === 'object' && address ? address.port : flags.port;
-    process.stdout.write(firstStartBanner(server.firstStartTokens, `http://${flags.host}:${port}`));
-  }
+  const address = server.app.server.address();
+  if (typeof address === 'object' && address) port = address.port;
+  if (server.firstStartTokens) process.stdout.write(firstStartBanner(server.firstStartTokens, `http://${flags.host}:${port}`));
   onStopSignal(async (signal) => {
     server.app.log.info({ signal }, 'draining before exit');
     await server.stop().catch((error: unknown) => {
@@ -124,7 +139,8 @@ async function serveInThisProcess(flags: ServeFlags, rateLimit: RateLimitPolicy 
 async function superviseWorkers(flags: ServeFlags, rateLimit: RateLimitPolicy | 'off'): Promise<void> {
   const { firstStartBanner } = await import('../server.js');
   const log = createLogger(flags.logLevel);
-  const runtime = await openFor(flags);
+  // The primary signs nothing (the workers serve); its runtime migrates and issues the first tokens.
+  const runtime = await openFor(flags, publicUrlOf(flags, () => flags.port));
   if (rateLimit !== 'off') serveRateLimitsToWorkers(cluster, createLocalRateLimiter());
   let stopping = false;
   const listening = new Promise<number>((resolve, reject) => {
@@ -194,6 +210,11 @@ export function serveCommand(): Command {
     .addOption(millisecondsOption('headers-timeout-ms', 'UGS_HEADERS_TIMEOUT_MS', DEFAULT_SERVER_TIMEOUTS.headersMs, 'a request\'s headers must arrive within this'))
     .addOption(millisecondsOption('request-timeout-ms', 'UGS_REQUEST_TIMEOUT_MS', DEFAULT_SERVER_TIMEOUTS.requestMs, 'a whole request, body included, must arrive within this'))
     .addOption(millisecondsOption('keep-alive-timeout-ms', 'UGS_KEEP_ALIVE_TIMEOUT_MS', DEFAULT_SERVER_TIMEOUTS.keepAliveMs, 'an idle keep-alive connection is kept this long (above your load balancer\'s idle timeout)'))
+    .addOption(
+      new Option('--public-url <url>', 'the URL clients reach this service at; embed tokens are issued by <url>/w/<workspace> (default: http://<host>:<port>)')
+        .env('UGS_PUBLIC_URL')
+        .argParser(optionParser(parsePublicUrl)),
+    )
     .addOption(millisecondsOption('idle-timeout-ms', 'UGS_IDLE_TIMEOUT_MS', DEFAULT_SERVER_TIMEOUTS.idleMs, 'a connection on which nothing moves this long is closed'))
     .action(async (flags: ServeFlags) => {
       // Off means off: a burst set alongside (checked all the same) changes nothing.

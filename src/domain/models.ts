@@ -98,6 +98,8 @@ export interface UserGroupRecord extends UserGroupFields {
   environment: Environment;
   /** Bumped by every change; lets a conditional write detect that the row moved under it. */
   version: number;
+  /** Bumped by every change of the group token: embed tokens minted under an earlier one are void. */
+  tokenGeneration: number;
   updatedAt: Timestamp;
 }
 
@@ -120,7 +122,7 @@ export interface UserGroupPatch {
  * The kinds of secret stored encrypted under the TokenCipher (each one column of one table).
  * Key rotation re-encrypts every kind, and `ugs keys list` counts each.
  */
-export const CIPHERTEXT_KINDS = ['user_group_token', 'idempotent_response'] as const;
+export const CIPHERTEXT_KINDS = ['user_group_token', 'idempotent_response', 'signing_key'] as const;
 export type CiphertextKind = (typeof CIPHERTEXT_KINDS)[number];
 
 /** One stored ciphertext: which kind, the id of its row, and the ciphertext itself. */
@@ -154,7 +156,9 @@ export type AuditAction =
   | 'user_group.updated'
   | 'user_group.token_rotated'
   | 'user_group.deleted'
-  | 'encryption_key.rotated';
+  | 'encryption_key.rotated'
+  | 'signing_key.created'
+  | 'signing_key.rotated';
 
 export type FieldChanges = Record<string, { before: unknown; after: unknown }>;
 
@@ -179,3 +183,20 @@ export interface AuditEventRecord {
   changes: FieldChanges | null;
   requestId: string | null;
 }
+
+/** One of a workspace's embed-token signing key pairs (ES256). */
+export interface SigningKeyRecord {
+  id: number;
+  workspaceId: number;
+  /** The JWK thumbprint (RFC 7638) of the public key: the `kid` of the tokens it signs. */
+  kid: string;
+  /** The public key as a JWK (kty, crv, x, y). */
+  publicJwk: JsonObject;
+  /** The private key's JWK, as a keyring ciphertext. */
+  privateKeyCiphertext: string;
+  createdAt: Timestamp;
+  /** When a newer key took over; null for the current key. */
+  retiredAt: Timestamp | null;
+}
+
+export type NewSigningKey = Omit<SigningKeyRecord, 'id' | 'retiredAt'>;

@@ -2,10 +2,12 @@ import { createApiTokenService } from './api-tokens.service.js';
 import { createAuditService } from './audit.service.js';
 import type { Clock } from './clock.js';
 import { createDataSourceService } from './data-sources.service.js';
+import { createEmbedTokenService } from './embed-tokens.service.js';
 import { createKeyRotationService } from './key-rotation.service.js';
 import type { Keyring } from './keyring.js';
 import { createIdempotencyService } from './idempotency.service.js';
 import { createSchemaService } from './schemas.service.js';
+import { createSigningKeyService } from './signing-keys.service.js';
 import { createUserGroupAdminService } from './user-group-admin.service.js';
 import { createUserGroupTransferService } from './user-group-transfer.service.js';
 import { createUserGroupService } from './user-groups.service.js';
@@ -14,8 +16,17 @@ import type { Store } from '../store/store.js';
 
 export type Services = ReturnType<typeof createServices>;
 
+export interface ServiceOptions {
+  store: Store;
+  cipher: Keyring;
+  clock: Clock;
+  /** The service's public URL (no trailing slash), the base of embed-token issuers. */
+  publicUrl: () => string;
+}
+
 /** The domain layer as one value: what the HTTP routes and the CLI both call. */
-export function createServices({ store, cipher, clock }: { store: Store; cipher: Keyring; clock: Clock }) {
+export function createServices({ store, cipher, clock, publicUrl }: ServiceOptions) {
+  const signingKeys = createSigningKeyService({ store, cipher, clock });
   return {
     userGroups: createUserGroupService({ store, cipher, clock }),
     userGroupAdmin: createUserGroupAdminService({ store, cipher }),
@@ -27,5 +38,7 @@ export function createServices({ store, cipher, clock }: { store: Store; cipher:
     workspaces: createWorkspaceService({ store, clock }),
     keyRotation: createKeyRotationService({ store, keyring: cipher, clock }),
     idempotency: createIdempotencyService({ store, cipher, clock }),
+    signingKeys,
+    embedTokens: createEmbedTokenService({ store, signingKeys, cipher, clock, publicUrl }),
   };
 }

@@ -18,7 +18,9 @@ import { adminUserGroupRoutes } from './routes/admin-user-groups.routes.js';
 import { apiTokenRoutes } from './routes/api-tokens.routes.js';
 import { auditEventRoutes } from './routes/audit-events.routes.js';
 import { dataSourceRoutes } from './routes/data-sources.routes.js';
+import { discoveryRoutes } from './routes/discovery.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
+import { signingKeyRoutes } from './routes/signing-keys.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
 import { userGroupRoutes } from './routes/user-groups.routes.js';
 
@@ -85,17 +87,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerOpenApiRoute(app);
 
   const { services } = options;
+  await app.register(discoveryRoutes, { workspaces: services.workspaces, signingKeys: services.signingKeys, embedTokens: services.embedTokens });
   await app.register(
     async (api) => {
       api.addHook('onRequest', createAuthenticationHook(services.apiTokens));
       registerIdempotency(api, services.idempotency);
       if (options.rateLimit !== 'off') api.addHook('onRequest', createRateLimitHook(options.rateLimit));
-      await api.register(userGroupRoutes, { userGroups: services.userGroups });
+      await api.register(userGroupRoutes, { userGroups: services.userGroups, embedTokens: services.embedTokens });
       await api.register(schemaRoutes, { schemas: services.schemas });
       await api.register(dataSourceRoutes, { dataSources: services.dataSources });
       await api.register(adminUserGroupRoutes, { userGroupAdmin: services.userGroupAdmin });
       await api.register(apiTokenRoutes, { apiTokens: services.apiTokens });
       await api.register(auditEventRoutes, { audit: services.audit });
+      await api.register(signingKeyRoutes, { signingKeys: services.signingKeys });
     },
     { prefix: '/api' },
   );

@@ -6,6 +6,7 @@ import type {
   FieldChanges,
   RateLimit,
   SchemaRecord,
+  SigningKeyRecord,
   UserGroupRecord,
   Workspace,
 } from '../domain/models.js';
@@ -186,4 +187,11 @@ export function auditQueryParameters(query: AuditEventQuery): Record<string, unk
     beforeId: query.beforeId ?? Number.MAX_SAFE_INTEGER,
     limit: query.limit,
   };
+}
+
+/** A workspace's first signing key, or a rotation to a new one: the kids, never key material. */
+export function signingKeyEntry(current: SigningKeyRecord, retired: SigningKeyRecord | null): AuditEntry {
+  return retired
+    ? { action: 'signing_key.rotated', workspaceId: current.workspaceId, environment: null, changes: { kid: { before: retired.kid, after: current.kid } } }
+    : { action: 'signing_key.created', workspaceId: current.workspaceId, environment: null, changes: creationChanges({ kid: current.kid }) };
 }

@@ -9,6 +9,8 @@ export const CIPHERTEXT_COLUMNS: Record<CiphertextKind, { table: string; id: str
   user_group_token: { table: 'user_groups', id: 'team_id', column: 'token_ciphertext' },
   // Responses kept for safe retries; NULL while the request is still running (then nothing to rotate).
   idempotent_response: { table: 'idempotency_keys', id: 'id', column: 'response' },
+  // The private halves of the workspaces' embed-token signing keys.
+  signing_key: { table: 'signing_keys', id: 'id', column: 'private_key_ciphertext' },
 };
 
 /** The key id inside a ciphertext (`v1.<8 hex>.…`); the same SQL on SQLite and PostgreSQL. */

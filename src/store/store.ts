@@ -12,7 +12,9 @@ import type {
   NewDataSource,
   NewUserGroup,
   RateLimit,
+  NewSigningKey,
   SchemaRecord,
+  SigningKeyRecord,
   StoredCiphertext,
   UserGroupPatch,
   UserGroupRecord,
@@ -249,6 +251,19 @@ export interface IdempotencyStore {
   purgeIdempotencyKeys(createdBefore: string, limit: number): Promise<number>;
 }
 
+/** The workspaces' embed-token signing keys. */
+export interface SigningKeyStore {
+  /** Every key of the workspace, newest first (the current one, if any, leads). */
+  listSigningKeys(workspaceId: number): Promise<SigningKeyRecord[]>;
+  /**
+   * Makes `key` the workspace's first current key, audited, unless it has one already (another
+   * instance won the race): then nothing is written and the existing current key is returned.
+   */
+  insertFirstSigningKey(key: NewSigningKey, context: AuditContext): Promise<SigningKeyRecord>;
+  /** Retires the current key (if any) at `key.createdAt` and makes `key` current, audited, in one transaction. */
+  rotateSigningKey(key: NewSigningKey, context: AuditContext): Promise<{ current: SigningKeyRecord; retired: SigningKeyRecord | null }>;
+}
+
 export interface ConnectionStats {
   total: number;
   idle: number;
@@ -257,7 +272,15 @@ export interface ConnectionStats {
 }
 
 export interface Store
-  extends WorkspaceStore, ApiTokenStore, SchemaStore, DataSourceStore, UserGroupStore, AuditStore, CiphertextStore, IdempotencyStore {
+  extends WorkspaceStore,
+    ApiTokenStore,
+    SchemaStore,
+    DataSourceStore,
+    UserGroupStore,
+    AuditStore,
+    CiphertextStore,
+    IdempotencyStore,
+    SigningKeyStore {
   readonly engine: 'sqlite' | 'postgres';
   /** Applies pending migrations; safe to call from several processes at once. */
   migrate(): Promise<void>;

@@ -18,6 +18,7 @@ export interface UserGroupRow {
   token_ciphertext: string;
   properties: JsonObject | null;
   version: number;
+  token_generation: number;
   created_at: string;
   updated_at: string;
   /** [schema_id, data_source_id] pairs, sorted by schema_id. */
@@ -37,6 +38,7 @@ export function userGroupFromRow(row: UserGroupRow): UserGroupRecord {
     // Sorted here rather than by the aggregate in SQL, which would cost every lookup a temporary sort.
     mapping: row.mapping.map(([schemaId, dataSourceId]) => ({ schemaId, dataSourceId })).sort((a, b) => a.schemaId - b.schemaId),
     version: row.version,
+    tokenGeneration: row.token_generation,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

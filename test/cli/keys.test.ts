@@ -27,12 +27,13 @@ interface KeyRow {
   configured: boolean;
   user_group_tokens: number;
   idempotent_responses: number;
+  signing_keys: number;
 }
 
 interface RotateSummary {
   key_id: string;
   key_generated: boolean;
-  re_encrypted: { user_group_tokens: number; idempotent_responses: number };
+  re_encrypted: { user_group_tokens: number; idempotent_responses: number; signing_keys: number };
   passes: number;
   remaining: KeyRow[];
 }
@@ -102,7 +103,7 @@ describe('ugs keys rotate with the key file', () => {
 
     const rotated = await box.ugs('keys', 'rotate', '--json');
     const summary = jsonOutput<RotateSummary>(rotated);
-    expect(summary).toEqual({ key_id: expect.stringMatching(/^[0-9a-f]{8}$/), key_generated: true, re_encrypted: { user_group_tokens: 8, idempotent_responses: 0 }, passes: expect.any(Number), remaining: [] });
+    expect(summary).toEqual({ key_id: expect.stringMatching(/^[0-9a-f]{8}$/), key_generated: true, re_encrypted: { user_group_tokens: 8, idempotent_responses: 0, signing_keys: 0 }, passes: expect.any(Number), remaining: [] });
     expect(summary.key_id).not.toBe(oldKeyId);
     expect(rotated.stderr).toContain(`new key ${summary.key_id} is first in ${keyFileOf(box)}`);
 
@@ -118,8 +119,8 @@ describe('ugs keys rotate with the key file', () => {
 
     const list = jsonOutput<KeyRow[]>(await box.ugs('keys', 'list', '--json'));
     expect(list).toEqual([
-      { key_id: summary.key_id, current: true, configured: true, user_group_tokens: 8, idempotent_responses: 0 },
-      { key_id: oldKeyId, current: false, configured: true, user_group_tokens: 0, idempotent_responses: 0 },
+      { key_id: summary.key_id, current: true, configured: true, user_group_tokens: 8, idempotent_responses: 0, signing_keys: 0 },
+      { key_id: oldKeyId, current: false, configured: true, user_group_tokens: 0, idempotent_responses: 0, signing_keys: 0 },
     ]);
   });
 
@@ -212,8 +213,8 @@ describe('keys from UGS_ENCRYPTION_KEY', () => {
     const both = { UGS_ENCRYPTION_KEY: `${currentKey},${oldKey}` };
 
     expect(jsonOutput<KeyRow[]>(await ugsWith(box, both, 'keys', 'list', '--json'))).toEqual([
-      { key_id: idOf(currentKey), current: true, configured: true, user_group_tokens: 0, idempotent_responses: 0 },
-      { key_id: idOf(oldKey), current: false, configured: true, user_group_tokens: 8, idempotent_responses: 0 },
+      { key_id: idOf(currentKey), current: true, configured: true, user_group_tokens: 0, idempotent_responses: 0, signing_keys: 0 },
+      { key_id: idOf(oldKey), current: false, configured: true, user_group_tokens: 8, idempotent_responses: 0, signing_keys: 0 },
     ]);
     const stillUsed = await ugsWith(box, both, 'keys', 'prune');
     expect(stillUsed.code).toBe(1);
@@ -294,9 +295,9 @@ describe('ugs keys', () => {
     const [current] = keyFileIds(box);
     expect(list).toMatchObject({ code: 0, stderr: '' });
     expect(list.stdout.split('\n')).toEqual([
-      'key_id    current  configured  user_group_tokens  idempotent_responses',
-      `${current}  true     true        0                  0`,
-      `${idOf(lostKey)}  false    false       8                  0`,
+      'key_id    current  configured  user_group_tokens  idempotent_responses  signing_keys',
+      `${current}  true     true        0                  0                     0`,
+      `${idOf(lostKey)}  false    false       8                  0                     0`,
       '',
     ]);
   });

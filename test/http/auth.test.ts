@@ -58,6 +58,9 @@ const ENDPOINTS: Array<[string, MakeRequest]> = [
   ['PATCH /api/admin/api_tokens/:id', async (t) => ({ method: 'PATCH', path: `${ADMIN.apiTokens}/${(await issueApiToken(t)).record.id}`, body: { rate_limit: { per_second: 5, burst: 10 } } })],
   ['DELETE /api/admin/api_tokens/:id', async (t) => ({ method: 'DELETE', path: `${ADMIN.apiTokens}/${(await issueApiToken(t)).record.id}` })],
   ['GET /api/admin/audit_events', async () => ({ method: 'GET', path: ADMIN.auditEvents })],
+  ['POST /api/user/embed_token', withGroup((g) => ({ method: 'POST', path: '/api/user/embed_token', body: { user_group_id: g.id } }))],
+  ['GET /api/admin/signing_keys', async () => ({ method: 'GET', path: '/api/admin/signing_keys' })],
+  ['POST /api/admin/signing_keys/rotate', async () => ({ method: 'POST', path: '/api/admin/signing_keys/rotate' })],
 ];
 
 for (const [name, makeRequest] of ENDPOINTS) describeAuth(name, makeRequest);
@@ -183,6 +186,17 @@ const OPERATIONS: Operation[] = [
     },
   },
   { name: 'list audit events', needs: 'admin', prepare: adminRead(ADMIN.auditEvents) },
+  {
+    name: 'mint an embed token',
+    needs: 'read',
+    prepare: (t, env) => groupOperation(t, env, (g) => ({ method: 'POST', path: '/api/user/embed_token', body: { user_group_id: g.id } })),
+  },
+  { name: 'list signing keys', needs: 'admin', prepare: adminRead('/api/admin/signing_keys') },
+  {
+    name: 'rotate the signing key',
+    needs: 'admin',
+    prepare: async (t, env) => ({ request: { method: 'POST', path: '/api/admin/signing_keys/rotate' }, observe: adminList(t, env, '/api/admin/signing_keys') }),
+  },
 ];
 
 /** SPEC §2/§3: what each scope may do, written out rather than taken from the code under test. */

@@ -216,7 +216,12 @@ const CASES: ErrorCase[] = [
   ...invalidValues('properties', [CREATE, UPDATE], BAD_PROPERTIES),
   ...invalidValues('mapping', [CREATE, UPDATE], BAD_MAPPINGS),
   ...invalidValues('current_token', [{ label: 'POST (rotate)', request: (_f, fields) => rotate(fields) }, { label: 'DELETE', request: (_f, fields) => remove(fields) }], BAD_TOKENS),
-  ...invalidValues('token', [{ label: 'POST /verify', request: (_f, fields) => verify(fields) }], BAD_TOKENS),
+  // verify takes embed tokens too, so its token may be as long as one (8 KiB).
+  ...invalidValues('token', [{ label: 'POST /verify', request: (_f, fields) => verify(fields) }], [
+    ['of 8 193 characters', `ugt_${'a'.repeat(8189)}`],
+    ['with a NUL', `ugt_${'a'.repeat(63)}\u0000`],
+    ...BAD_TOKENS.slice(1),
+  ]),
   ...invalidValues('data_source_provided_id', [{ label: 'DELETE', request: (f, fields) => remove({ user_group_id: f.g1.id, ...fields }) }], [
     ['empty', ''],
     ['of 257 characters', 'x'.repeat(257)],

@@ -16,9 +16,11 @@ const uniqueId = (label: string) => `${label}_${randomBytes(6).toString('hex')}`
 
 beforeAll(async () => {
   db = await createTestDatabase('postgres');
-  const first = await startServeProcess(db);
+  // Behind one load balancer, as instances are deployed: one public URL, so one issuer of embed tokens.
+  const options = { env: { UGS_PUBLIC_URL: 'https://ugs.example.test' } };
+  const first = await startServeProcess(db, options);
   admin = first.adminTokens().Customer;
-  instances = [first, ...(await Promise.all([startServeProcess(db), startServeProcess(db)]))];
+  instances = [first, ...(await Promise.all([startServeProcess(db, options), startServeProcess(db, options)]))];
 });
 
 afterAll(async () => {
@@ -123,6 +125,56 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
     for (const response of await onEach((instance) => verify(instance, admin, group.token), [instances[0]!, instances[2]!, instances[1]!])) {
       expectFailure(response, 404, 'user_group_not_found');
     }
+  });
+
+  /** An embed token minted through `instance` for `group`; its kid. */
+  async function mintEmbedToken(instance: ServeProcess, group: UserGroupBody): Promise<{ token: string; kid: string }> {
+    const minted = await call(instance, { method: 'POST', path: '/api/user/embed_token', token: admin, body: { user_group_id: group.provided_id } });
+    expect(minted.status, minted.raw).toBe(200);
+    const token = minted.body.embed_token as string;
+    return { token, kid: (JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid };
+  }
+
+  it('embed tokens: a group token rotated, or the group deleted, through one instance voids the embed tokens on every instance at once', async () => {
+    const group = await createGroup(instances[0]!, admin, uniqueId('embedded'));
+    const before = await mintEmbedToken(instances[1]!, group);
+    for (const response of await onEach((instance) => verify(instance, admin, before.token))) expect(response.status, response.raw).toBe(200);
+
+    const rotated = await call(instances[2]!, { method: 'POST', path: '/api/user', token: admin, body: { current_token: group.token } });
+    expect(rotated.status, rotated.raw).toBe(200);
+    for (const response of await onEach((instance) => verify(instance, admin, before.token), [instances[0]!, instances[1]!, instances[2]!])) {
+      expectFailure(response, 404, 'user_group_not_found');
+    }
+    const after = await mintEmbedToken(instances[0]!, group);
+    for (const response of await onEach((instance) => verify(instance, admin, after.token))) expect(response.status, response.raw).toBe(200);
+
+    const deleted = await call(instances[1]!, { method: 'DELETE', path: '/api/user', token: admin, body: { user_group_id: group.provided_id } });
+    expect(deleted.status, deleted.raw).toBe(200);
+    for (const response of await onEach((instance) => verify(instance, admin, after.token), [instances[2]!, instances[0]!, instances[1]!])) {
+      expectFailure(response, 404, 'user_group_not_found');
+    }
+  });
+
+  it('embed tokens: every instance signs with one key, a rotation through one makes every instance sign with the new key at once, and all publish both', async () => {
+    const group = await createGroup(instances[0]!, admin, uniqueId('signed'));
+    const kids = new Set<string>();
+    for (const instance of instances) kids.add((await mintEmbedToken(instance, group)).kid);
+    expect(kids.size).toBe(1);
+    const [oldKid] = [...kids];
+    const old = await mintEmbedToken(instances[2]!, group);
+
+    const rotation = await call(instances[1]!, { method: 'POST', path: '/api/admin/signing_keys/rotate', token: admin });
+    expect(rotation.status, rotation.raw).toBe(200);
+    const newKid = rotation.body.current.kid as string;
+    for (const instance of instances) expect((await mintEmbedToken(instance, group)).kid).toBe(newKid);
+    for (const response of await onEach((instance) => call(instance, { method: 'GET', path: '/w/default/.well-known/jwks.json' }))) {
+      expect((response.body.keys as Array<{ kid: string }>).map((key) => key.kid)).toEqual([newKid, oldKid]);
+    }
+    for (const response of await onEach((instance) => call(instance, { method: 'GET', path: '/w/default/.well-known/openid-configuration' }))) {
+      expect(response.body.issuer).toBe('https://ugs.example.test/w/default');
+    }
+    // A token of the old key is still good everywhere until it expires.
+    for (const response of await onEach((instance) => verify(instance, admin, old.token))) expect(response.status, response.raw).toBe(200);
   });
 
   it('only the first instance printed the first-start banner, and all three stop cleanly on SIGTERM', async () => {

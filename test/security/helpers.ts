@@ -15,6 +15,7 @@ import { createKeyring } from '../../src/domain/keyring.js';
 import { createServices } from '../../src/domain/services.js';
 import type { Environment, Scope, Tenant } from '../../src/domain/tenancy.js';
 import { buildApp } from '../../src/http/app.js';
+import { DEFAULT_PUBLIC_URL } from '../../src/runtime.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { openDatabaseReader, type RawDatabaseReader, type Row } from '../support/database-reader.js';
@@ -253,7 +254,7 @@ export async function openSecondInstance(db: TestDatabase, lockWaitMs: number): 
       ? openSqliteStore({ path: location.path, busyTimeoutMs: lockWaitMs })
       : openPostgresStore({ url: location.url, statementTimeoutMs: lockWaitMs, poolSize: 4 });
   const cipher = createKeyring(loadEncryptionKeys(location, db.encryptionKey).keys);
-  const services = createServices({ store, cipher, clock: systemClock });
+  const services = createServices({ store, cipher, clock: systemClock, publicUrl: () => DEFAULT_PUBLIC_URL });
   const app = await buildApp({ services, store, logger: false, rateLimit: 'off', version: 'test' });
   await app.ready();
   return {

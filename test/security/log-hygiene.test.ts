@@ -52,6 +52,17 @@ describe('log hygiene', () => {
     await call({ method: 'GET', path: '/api/user', token: admin, rawBody: '{"user_group_id": ' }); // 400 invalid_json
     await call({ method: 'GET', path: '/api/admin/user_groups', token: admin });
     await call({ method: 'GET', path: '/api/admin/audit_events', token: admin });
+    // Embed tokens and the keys that sign them: minted, verified, refused, rotated.
+    await call({ method: 'GET', path: '/api/user', token: admin, body: { user_group_id: 'g4' } });
+    const embedTokens: string[] = [];
+    for (let round = 0; round < 2; round += 1) {
+      const minted = await call({ method: 'POST', path: '/api/user/embed_token', token: admin, body: { user_group_id: 'g4', embed_id: 'd', properties: { a: 1 } } });
+      embedTokens.push(minted.body.embed_token as string);
+      await call({ method: 'POST', path: '/api/user/verify', token: admin, body: { token: minted.body.embed_token } });
+      await call({ method: 'POST', path: '/api/admin/signing_keys/rotate', token: admin });
+    }
+    await call({ method: 'POST', path: '/api/user/verify', token: admin, body: { token: `${embedTokens[0]!.slice(0, -4)}AAAA` } }); // 404: tampered
+    await call({ method: 'GET', path: '/w/default/.well-known/jwks.json' });
 
     // The capture really holds the request log, so an absence below means something.
     expect(logs.text).toContain('"path":"/api/user"');
@@ -62,6 +73,13 @@ describe('log hygiene', () => {
     for (const secret of secrets) {
       expect(logs.text, `a secret leaked into the logs: ${secret.slice(0, 12)}…`).not.toContain(secret);
       expect(logs.text).not.toContain(secret.slice(-64));
+    }
+    for (const embedToken of embedTokens) expect(logs.text).not.toContain(embedToken.split('.')[2]!);
+    const signingKeys = await t.runtime.store.listSigningKeys(t.runtime.defaultWorkspace.id);
+    expect(signingKeys).toHaveLength(3);
+    for (const key of signingKeys) {
+      const { d } = JSON.parse(t.runtime.keys.keyring.decrypt(key.privateKeyCiphertext)) as { d: string };
+      expect(logs.text, 'a private signing key leaked into the logs').not.toContain(d);
     }
     expect(logs.text).not.toContain('ugt_' + 'a'.repeat(64));
     expect(logs.text).not.toMatch(/authorization/i);

@@ -6,7 +6,7 @@ import { openRuntime } from '../../src/runtime.js';
 import { postgresSchemaOf } from '../support/database-reader.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { POSTGRES_URL } from '../support/test-database.js';
-import { askForGroup, expectHashesStored, expectKeyAbsent, expectNoTokenAndNoInternals, expectRefusedStart, leaks, makeSecrets, type Secrets } from './secrets-at-rest.js';
+import { askForGroup, expectHashesStored, expectKeyAbsent, expectNoTokenAndNoInternals, embedTokenLeaks, expectRefusedStart, leaks, makeSecrets, privateKeyLeaks, type Secrets } from './secrets-at-rest.js';
 
 /*
  * PostgreSQL: what leaves the server as data, a dump of the test's schema as a backup would take it,
@@ -42,6 +42,8 @@ describe('secrets at rest in PostgreSQL', () => {
   it('keeps no user group token, current or rotated away, and no API token secret in a dump of the database', () => {
     expect(leaks(dump, secrets.userGroupTokens)).toEqual([]);
     expect(leaks(dump, secrets.apiTokens)).toEqual([]);
+    expect(privateKeyLeaks(dump, secrets.signingKeys)).toEqual([]);
+    expect(embedTokenLeaks(dump, secrets.embedTokens)).toEqual([]);
   });
 
   it('keeps the encryption key out of the database', () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyFilePath } from '../../src/config/encryption-key.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { askForGroup, expectHashesStored, expectKeyAbsent, expectNoTokenAndNoInternals, expectRefusedStart, leaks, makeSecrets, type Secrets } from './secrets-at-rest.js';
+import { askForGroup, expectHashesStored, expectKeyAbsent, expectNoTokenAndNoInternals, embedTokenLeaks, expectRefusedStart, leaks, makeSecrets, privateKeyLeaks, type Secrets } from './secrets-at-rest.js';
 
 /* SQLite: the database file, its WAL and the key file beside them. PostgreSQL: secrets-at-rest.postgres.test.ts. */
 
@@ -46,6 +46,8 @@ describe('secrets at rest in the SQLite files', () => {
     expectHashesStored(files, [...userGroupTokens, ...apiTokens]);
     expect(leaks(files, userGroupTokens)).toEqual([]);
     expect(leaks(files, apiTokens)).toEqual([]);
+    expect(privateKeyLeaks(files, secrets.signingKeys)).toEqual([]);
+    expect(embedTokenLeaks(files, secrets.embedTokens)).toEqual([]);
   });
 
   it('keeps the encryption key in a file of mode 0600 beside the database, not in it', () => {
@@ -96,6 +98,7 @@ describe('secrets at rest in the SQLite files', () => {
       // Checkpointed: only the current rows remain, so only the live secrets' hashes serve as control.
       expectHashesStored(files, [...live.map((group) => group.token), ...apiTokens]);
       expect(leaks(files, [...userGroupTokens, ...apiTokens])).toEqual([]);
+      expect(privateKeyLeaks(files, secrets.signingKeys)).toEqual([]);
     });
 
     it('serves a copy that travels with its key file (control for the next test)', async () => {

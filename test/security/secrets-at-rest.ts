@@ -18,6 +18,10 @@ export interface Secrets {
   apiTokens: string[];
   /** The groups still there, with their current token. */
   live: Array<{ id: string; token: string }>;
+  /** The private parts (`d`, base64url) of the workspace's embed-token signing keys: the first and, after a rotation, the current one. */
+  signingKeys: string[];
+  /** Embed tokens minted under each of those keys (never stored anywhere). */
+  embedTokens: string[];
 }
 
 /**
@@ -26,7 +30,7 @@ export interface Secrets {
  * so its response, new token and all, is kept in the database for replays.
  */
 export async function makeSecrets(t: TestApp): Promise<Secrets> {
-  const secrets: Secrets = { userGroupTokens: [], apiTokens: [], live: [] };
+  const secrets: Secrets = { userGroupTokens: [], apiTokens: [], live: [], signingKeys: [], embedTokens: [] };
   const call = (req: ApiRequest) => inject(t.app, req);
   const write = t.tokens.default.Customer.write;
   for (let i = 0; i < 12; i += 1) {
@@ -57,7 +61,36 @@ export async function makeSecrets(t: TestApp): Promise<Secrets> {
   secrets.apiTokens.push(revoked);
   const [record] = (await t.runtime.store.listApiTokens(tenant.workspaceId)).filter((token) => token.name === 'to revoke');
   await t.runtime.services.apiTokens.revokeApiToken({ tenant, scope: 'admin', actor: { type: 'cli' }, requestId: null }, record!.id);
+  await makeSigningKeys(t, secrets);
   return secrets;
+}
+
+/** Two signing keys (the first made on first need, the second by rotation), an embed token under each. */
+async function makeSigningKeys(t: TestApp, secrets: Secrets): Promise<void> {
+  const call = (req: ApiRequest) => inject(t.app, req);
+  const mint = async () => {
+    const minted = await call({ method: 'POST', path: '/api/user/embed_token', token: t.tokens.default.Customer.read, body: { user_group_id: secrets.live[0]!.id } });
+    expect(minted.status).toBe(200);
+    secrets.embedTokens.push(minted.body.embed_token as string);
+  };
+  await mint();
+  expect((await call({ method: 'POST', path: '/api/admin/signing_keys/rotate', token: t.tokens.default.Customer.admin })).status).toBe(200);
+  await mint();
+  const keys = await t.runtime.store.listSigningKeys(t.runtime.defaultWorkspace.id);
+  expect(keys).toHaveLength(2);
+  for (const key of keys) secrets.signingKeys.push((JSON.parse(t.runtime.keys.keyring.decrypt(key.privateKeyCiphertext)) as { d: string }).d);
+}
+
+/** Signing keys (`d`, base64url) found in any of the blobs, as text or as raw bytes; empty when none leaked. */
+export function privateKeyLeaks(blobs: Map<string, Buffer>, privateKeys: string[]): string[] {
+  return [...blobs].flatMap(([where, bytes]) =>
+    privateKeys.filter((d) => bytes.includes(Buffer.from(d, 'utf8')) || bytes.includes(Buffer.from(d, 'base64url'))).map((d) => `signing key ${d.slice(0, 6)}… in ${where}`),
+  );
+}
+
+/** Embed tokens found in any of the blobs (whole, or their signature part); empty when none leaked. */
+export function embedTokenLeaks(blobs: Map<string, Buffer>, tokens: string[]): string[] {
+  return [...blobs].flatMap(([where, bytes]) => tokens.filter((token) => bytes.includes(Buffer.from(token.split('.')[2]!, 'utf8'))).map(() => `an embed token in ${where}`));
 }
 
 /**

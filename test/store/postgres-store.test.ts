@@ -178,6 +178,7 @@ describe('PostgreSQL store specifics', () => {
       'idempotency_keys',
       'schema_migrations',
       'schemas',
+      'signing_keys',
       'user_group_mappings',
       'user_groups',
       'workspaces',

@@ -6,6 +6,8 @@ import { MAX_PROPERTIES_DEPTH } from '../../domain/properties.js';
 import { jsonDefectError, parseStrictJson } from '../strict-json.js';
 import type { JsonObject } from '../../domain/models.js';
 import type { UserGroupService } from '../../domain/user-groups.service.js';
+import { isEmbedTokenShaped, type EmbedTokenService } from '../../domain/embed-tokens.service.js';
+import { EmbedTokenResponse, MintEmbedTokenBody, VerifiedTokenResponse } from './embed-tokens.schemas.js';
 import type { UserGroupView } from '../../domain/user-group-view.js';
 import { toUserGroup } from './user-group.presenter.js';
 import type { TSchema } from 'typebox';
@@ -52,7 +54,7 @@ function jsonFromQuery(field: string, text: string): unknown {
   throw jsonDefectError(parsed.defect, field);
 }
 
-export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupService }> = async (app, { userGroups }) => {
+export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupService; embedTokens: EmbedTokenService }> = async (app, { userGroups, embedTokens }) => {
   app.get(
     '/user',
     {
@@ -139,14 +141,47 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupS
     '/user/verify',
     {
       schema: routeSchema(
-        'Resolve a user group token',
-        'For the dashboard renderer: any scope; the group holding a live token in this environment.',
+        'Resolve a user group token or an embed token',
+        'For the dashboard renderer: any scope. A group token: the group holding it in this environment. An embed token: the group it was minted for, with what it was minted for, while its signature, issuer and lifetime hold and the group token has not been rotated since.',
         VerifyUserGroupTokenBody,
-        UserGroupResponse,
+        VerifiedTokenResponse,
       ),
       // A POST that changes nothing: it takes no Idempotency-Key (SPEC §3).
       config: { readOnly: true },
     },
-    async (request) => withUserGroup(await userGroups.verifyUserGroupToken(request.caller, request.body.token)),
+    async (request) => {
+      const { token } = request.body;
+      if (!isEmbedTokenShaped(token)) return withUserGroup(await userGroups.verifyUserGroupToken(request.caller, token));
+      const { userGroup, embed } = await embedTokens.verify(request.caller, token);
+      return {
+        ...withUserGroup(userGroup),
+        embed: { embed_id: embed.embedId, origin: embed.origin, properties: embed.properties, expires_at: embed.expiresAt },
+      };
+    },
+  );
+
+  app.post(
+    '/user/embed_token',
+    {
+      schema: routeSchema(
+        'Mint an embed token',
+        'A short-lived signed credential (ES256 JWS) for a page to carry instead of the group token; any scope. Verify it offline against /w/<workspace>/.well-known/jwks.json, or online with POST /api/user/verify.',
+        MintEmbedTokenBody,
+        EmbedTokenResponse,
+      ),
+      // Minting changes nothing stored: a retry mints another token, as good as the first.
+      config: { readOnly: true },
+    },
+    async (request) => {
+      const { body } = request;
+      const minted = await embedTokens.mint(request.caller, {
+        userGroupId: body.user_group_id,
+        expiresIn: body.expires_in,
+        embedId: body.embed_id,
+        origin: body.origin,
+        properties: body.properties as JsonObject | undefined,
+      });
+      return { success: 1 as const, embed_token: minted.embedToken, expires_at: minted.expiresAt };
+    },
   );
 };

@@ -3,7 +3,7 @@ import { MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from '../../domain/propert
 import { EnvironmentTag, MAX_SAFE, NO_CONTROL_CHARACTERS, Text256, Timestamp } from '../common.schemas.js';
 import { Success } from '../envelope.js';
 
-const UserGroupIdentifier = (description: string) =>
+export const UserGroupIdentifier = (description: string) =>
   Type.Union(
     [
       Type.String({ minLength: 1, maxLength: 256, pattern: NO_CONTROL_CHARACTERS }),
@@ -23,14 +23,14 @@ const Mapping = Type.Record(
   },
 );
 
-const PropertiesObject = Type.Object({}, { additionalProperties: true });
+export const PropertiesObject = Type.Object({}, { additionalProperties: true });
 const Properties = Type.Union([PropertiesObject, Type.Null()], {
   description: `A JSON object (not an array or a scalar) of at most ${MAX_PROPERTIES_BYTES} bytes serialized and ${MAX_PROPERTIES_DEPTH} levels deep, or null.`,
 });
 
 const CurrentToken = Type.String({ maxLength: 256, pattern: NO_CONTROL_CHARACTERS, description: 'The user group token, at most 256 characters without control characters.' });
 
-const ID_RULE = 'A string of 1 to 256 characters without control characters, or an integer (which becomes its decimal string).';
+export const ID_RULE = 'A string of 1 to 256 characters without control characters, or an integer (which becomes its decimal string).';
 const NAME_RULE = 'A string of 1 to 256 characters without control characters.';
 
 export const GetOrCreateUserGroupBody = Type.Object(
@@ -69,7 +69,16 @@ export const DeleteUserGroupBody = Type.Object(
 );
 export type DeleteUserGroupBody = Static<typeof DeleteUserGroupBody>;
 
-export const VerifyUserGroupTokenBody = Type.Object({ token: CurrentToken }, { additionalProperties: false });
+export const VerifyUserGroupTokenBody = Type.Object(
+  {
+    token: Type.String({
+      maxLength: 8192,
+      pattern: NO_CONTROL_CHARACTERS,
+      description: 'A user group token (ugt_…) or an embed token (a JWS from POST /api/user/embed_token), at most 8 KiB.',
+    }),
+  },
+  { additionalProperties: false },
+);
 export type VerifyUserGroupTokenBody = Static<typeof VerifyUserGroupTokenBody>;
 
 export const UserGroup = Type.Object({

@@ -6,6 +6,7 @@ import { ciphertextMethods } from './ciphertexts.js';
 import { dataSourceMethods } from './data-sources.js';
 import { guard } from './guard.js';
 import { idempotencyKeyMethods } from './idempotency-keys.js';
+import { signingKeyMethods } from './signing-keys.js';
 import { migratePostgres } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { openPostgresDatabase } from './postgres-database.js';
@@ -35,6 +36,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     ...userGroupMethods(db, audit),
     ...ciphertextMethods(db, audit),
     ...idempotencyKeyMethods(db),
+    ...signingKeyMethods(db, audit),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migratePostgres(db, MIGRATIONS),
     close: () => db.close(),

@@ -24,9 +24,10 @@ import { statements } from './statements.js';
 import type { Statement } from './statements.js';
 
 /** user_groups as node-postgres returns it: bigints as strings, timestamps as Dates, JSON parsed. */
-type PostgresUserGroupRow = Omit<UserGroupRow, 'team_id' | 'workspace_id' | 'created_at' | 'updated_at'> & {
+type PostgresUserGroupRow = Omit<UserGroupRow, 'team_id' | 'workspace_id' | 'token_generation' | 'created_at' | 'updated_at'> & {
   team_id: Int8;
   workspace_id: Int8;
+  token_generation: Int8;
   created_at: Date;
   updated_at: Date;
 };
@@ -36,13 +37,14 @@ function toUserGroup(row: PostgresUserGroupRow): UserGroupRecord {
     ...row,
     team_id: toNumber(row.team_id),
     workspace_id: toNumber(row.workspace_id),
+    token_generation: toNumber(row.token_generation),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   });
 }
 
 const GROUP_COLUMNS = `team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties,
-  version, created_at, updated_at`;
+  version, token_generation, created_at, updated_at`;
 
 const mappingOf = (table: string) => `COALESCE((SELECT json_agg(json_build_array(m.schema_id, m.data_source_id))
   FROM user_group_mappings m WHERE m.team_id = ${table}.team_id), '[]') AS mapping`;
@@ -100,6 +102,7 @@ const sql = statements({
       properties = CASE WHEN @setProperties::boolean THEN @properties::json ELSE properties END,
       token_hash = CASE WHEN @setTokenHash::boolean THEN @tokenHash::text ELSE token_hash END,
       token_ciphertext = CASE WHEN @setTokenCiphertext::boolean THEN @tokenCiphertext::text ELSE token_ciphertext END,
+      token_generation = token_generation + CASE WHEN @setTokenHash::boolean THEN 1 ELSE 0 END,
       version = version + 1,
       updated_at = @updatedAt
     WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment
@@ -111,7 +114,7 @@ const sql = statements({
   rotate: `WITH rotated AS (
       UPDATE user_groups SET
         token_hash = @newTokenHash, token_ciphertext = @newTokenCiphertext,
-        version = version + 1, updated_at = @updatedAt
+        token_generation = token_generation + 1, version = version + 1, updated_at = @updatedAt
       WHERE token_hash = @currentTokenHash AND workspace_id = @workspaceId AND environment = @environment
       ${RETURNING_GROUP}
     ), ${auditEventPerRow('rotated', 'user_group.token_rotated')}

@@ -11,6 +11,7 @@ import { migrateSqlite } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { preparedOnFirstUse } from './prepared.js';
 import { schemaMethods } from './schemas.js';
+import { signingKeyMethods } from './signing-keys.js';
 import { busyTimeoutOf, openSqliteDatabase } from './sqlite-database.js';
 import type { SqliteStoreOptions } from './sqlite-database.js';
 import { userGroupMethods } from './user-groups.js';
@@ -46,6 +47,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...userGroupMethods(db, audit),
     ...ciphertextMethods(db, audit),
     ...idempotencyKeyMethods(db),
+    ...signingKeyMethods(db, audit),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migrateSqlite(db, MIGRATIONS),
     ping: () => {

@@ -92,6 +92,7 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
         properties = CASE WHEN @setProperties THEN @properties ELSE properties END,
         token_hash = CASE WHEN @setTokenHash THEN @tokenHash ELSE token_hash END,
         token_ciphertext = CASE WHEN @setTokenCiphertext THEN @tokenCiphertext ELSE token_ciphertext END,
+        token_generation = token_generation + CASE WHEN @setTokenHash THEN 1 ELSE 0 END,
         version = version + 1,
         updated_at = @updatedAt
       WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment
@@ -99,7 +100,7 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
       ${RETURNING_IDENTITY}`,
     rotate: `UPDATE user_groups SET
         token_hash = @newTokenHash, token_ciphertext = @newTokenCiphertext,
-        version = version + 1, updated_at = @updatedAt
+        token_generation = token_generation + 1, version = version + 1, updated_at = @updatedAt
       WHERE token_hash = @currentTokenHash AND workspace_id = @workspaceId AND environment = @environment
       RETURNING team_id`,
     delete: `DELETE FROM user_groups

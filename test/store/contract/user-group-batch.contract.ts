@@ -79,6 +79,7 @@ export function describeUserGroupBatchContract(t: ContractContext): void {
         properties: { a: 1 },
         mapping,
         version: 1,
+        tokenGeneration: 0,
         createdAt: T0,
         updatedAt: T0,
       });
@@ -107,7 +108,8 @@ export function describeUserGroupBatchContract(t: ContractContext): void {
       const tokenHash = randomHex();
       await t.store.writeUserGroups([updateWrite(group, { tokenHash, tokenCiphertext: 'imported-cipher' })], batchContext);
       const updated = await t.store.findUserGroupByTokenHash(t.fx.customer, tokenHash);
-      expect(updated).toEqual({ ...group, tokenHash, tokenCiphertext: 'imported-cipher', version: 2, updatedAt: T1 });
+      // A new token voids the embed tokens minted under the old one: its generation moves on.
+      expect(updated).toEqual({ ...group, tokenHash, tokenCiphertext: 'imported-cipher', version: 2, tokenGeneration: group.tokenGeneration + 1, updatedAt: T1 });
       expect(await t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash)).toBeNull();
     });
 

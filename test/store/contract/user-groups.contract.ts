@@ -49,6 +49,7 @@ export function describeUserGroupContract(t: ContractContext): void {
           { schemaId: schemaB.id, dataSourceId: customerB.id },
         ],
         version: 1,
+        tokenGeneration: 0,
         createdAt: input.createdAt,
         updatedAt: input.createdAt,
       });
@@ -211,7 +212,8 @@ export function describeUserGroupContract(t: ContractContext): void {
       expect(kept).toMatchObject({ tokenHash: group.tokenHash, tokenCiphertext: group.tokenCiphertext });
       const tokenHash = randomHex();
       const swapped = await update(kept!, { tokenHash, tokenCiphertext: `cipher-${tokenHash}` });
-      expect(swapped).toEqual({ ...kept, tokenHash, tokenCiphertext: `cipher-${tokenHash}`, version: group.version + 2 });
+      expect(swapped).toEqual({ ...kept, tokenHash, tokenCiphertext: `cipher-${tokenHash}`, version: group.version + 2, tokenGeneration: 1 });
+      expect(kept!.tokenGeneration).toBe(0);
       expect(await t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash)).toBeNull();
       expect(await t.store.findUserGroupByTokenHash(t.fx.customer, tokenHash)).toEqual(swapped);
     });
@@ -243,6 +245,7 @@ export function describeUserGroupContract(t: ContractContext): void {
         tokenHash: newHash,
         tokenCiphertext: `cipher-${newHash}`,
         version: group.version + 1,
+        tokenGeneration: group.tokenGeneration + 1,
         updatedAt: T2,
       });
       expect(await t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash)).toBeNull();

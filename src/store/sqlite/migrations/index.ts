@@ -2,7 +2,8 @@ import { initial } from './0001-initial.js';
 import { idempotencyKeys } from './0002-idempotency-keys.js';
 import { apiTokenRateLimits } from './0003-api-token-rate-limits.js';
 import { mappingSchemaAgreement } from './0004-mapping-schema-agreement.js';
+import { embedTokens } from './0005-embed-tokens.js';
 import type { Migration } from '../../migration.js';
 
 /** In version order; append only. */
-export const MIGRATIONS: readonly Migration[] = [initial, idempotencyKeys, apiTokenRateLimits, mappingSchemaAgreement];
+export const MIGRATIONS: readonly Migration[] = [initial, idempotencyKeys, apiTokenRateLimits, mappingSchemaAgreement, embedTokens];

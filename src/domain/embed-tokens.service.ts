@@ -1,0 +1,186 @@
+import { randomUUID } from 'node:crypto';
+import { decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
+import type { Clock } from './clock.js';
+import { AppError } from './errors.js';
+import { mappingToRecord } from './mapping.js';
+import type { JsonObject, UserGroupRecord } from './models.js';
+import { assertPropertiesWithinLimits } from './properties.js';
+import type { TokenCipher } from './secrets.js';
+import { EMBED_TOKEN_ALGORITHM, MAX_EMBED_TOKEN_LIFETIME_S, type SigningKeyService } from './signing-keys.service.js';
+import type { Caller } from './tenancy.js';
+import { createUserGroupViewer, type UserGroupView } from './user-group-view.js';
+import { providedIdOf } from './user-groups.service.js';
+import type { UserGroupStore, WorkspaceStore } from '../store/store.js';
+
+export const MIN_EMBED_TOKEN_LIFETIME_S = 60;
+export const DEFAULT_EMBED_TOKEN_LIFETIME_S = 3600;
+export const MAX_EMBED_TOKEN_BYTES = 8 * 1024;
+export const EMBED_TOKEN_TYPE = 'ugs-embed+jwt';
+/** The audience of a token minted without an embed_id. */
+export const ANY_EMBED_AUDIENCE = 'ugs-embed';
+
+/** A compact JWS: three base64url parts. A group token (`ugt_…`) never looks like one. */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+export const isEmbedTokenShaped = (token: string) => COMPACT_JWS.test(token);
+
+export interface MintEmbedTokenInput {
+  userGroupId: string | number;
+  expiresIn?: number;
+  embedId?: string;
+  origin?: string;
+  properties?: JsonObject;
+}
+
+/** What the `ugs` claim carries (SPEC §10). */
+interface UgsClaim {
+  team_id: number;
+  environment: string;
+  workspace: string;
+  properties: JsonObject;
+  mapping: Record<string, string>;
+  is_demo_group: boolean;
+  origin: string | null;
+}
+
+export interface VerifiedEmbed {
+  userGroup: UserGroupView;
+  embed: { embedId: string | null; origin: string | null; properties: JsonObject; expiresAt: string };
+}
+
+export interface EmbedTokenServiceDeps {
+  store: Pick<UserGroupStore, 'findUserGroupByProvidedId' | 'findUserGroupByTeamId'> & Pick<WorkspaceStore, 'findWorkspaceById'>;
+  signingKeys: SigningKeyService;
+  cipher: TokenCipher;
+  clock: Clock;
+  /** The public URL of the service, without a trailing slash: issuers are `<public URL>/w/<workspace>`. */
+  publicUrl: () => string;
+}
+
+export type EmbedTokenService = ReturnType<typeof createEmbedTokenService>;
+
+/**
+ * Short-lived signed credentials for the browser (SPEC §10). The `jti` starts with the group's token
+ * generation at minting ("<generation>.<uuid>"): verify refuses a token minted before the group
+ * token's latest rotation by comparing it with the group's, whatever the clock says.
+ */
+export function createEmbedTokenService({ store, signingKeys, cipher, clock, publicUrl }: EmbedTokenServiceDeps) {
+  const view = createUserGroupViewer(cipher);
+  const notFound = () => new AppError('user_group_not_found', 'No user group matches in this environment.');
+  const workspaceNames = new Map<number, string>();
+
+  async function workspaceName(workspaceId: number): Promise<string> {
+    let name = workspaceNames.get(workspaceId);
+    if (name === undefined) {
+      // A workspace's name never changes, so it is read once per process.
+      name = (await store.findWorkspaceById(workspaceId))?.name ?? String(workspaceId);
+      workspaceNames.set(workspaceId, name);
+    }
+    return name;
+  }
+
+  const issuerOf = (workspace: string) => `${publicUrl()}/w/${encodeURIComponent(workspace)}`;
+
+  return {
+    issuerOf,
+
+    async mint(caller: Caller, input: MintEmbedTokenInput): Promise<{ embedToken: string; expiresAt: string }> {
+      const overrides = input.properties ?? {};
+      assertPropertiesWithinLimits(overrides);
+      if (input.origin !== undefined) assertWebOrigin(input.origin);
+      const group = await store.findUserGroupByProvidedId(caller.tenant, providedIdOf(input.userGroupId));
+      if (!group) throw notFound();
+      const properties = { ...(group.properties ?? {}), ...overrides };
+      assertPropertiesWithinLimits(properties);
+
+      const workspace = await workspaceName(caller.tenant.workspaceId);
+      const issuedAt = Math.floor(Date.parse(clock()) / 1000);
+      const expiresAt = issuedAt + (input.expiresIn ?? DEFAULT_EMBED_TOKEN_LIFETIME_S);
+      const ugs: UgsClaim = {
+        team_id: group.teamId,
+        environment: group.environment,
+        workspace,
+        properties,
+        mapping: mappingToRecord(group.mapping),
+        is_demo_group: false,
+        origin: input.origin ?? null,
+      };
+      const { kid, key } = await signingKeys.signingKey(caller.tenant.workspaceId, caller.actor);
+      const embedToken = await new SignJWT({ ugs })
+        .setProtectedHeader({ alg: EMBED_TOKEN_ALGORITHM, kid, typ: EMBED_TOKEN_TYPE })
+        .setIssuer(issuerOf(workspace))
+        .setSubject(group.providedId)
+        .setAudience(input.embedId ?? ANY_EMBED_AUDIENCE)
+        .setIssuedAt(issuedAt)
+        .setNotBefore(issuedAt)
+        .setExpirationTime(expiresAt)
+        .setJti(`${group.tokenGeneration}.${randomUUID()}`)
+        .sign(key);
+      if (Buffer.byteLength(embedToken) > MAX_EMBED_TOKEN_BYTES) {
+        throw new AppError('invalid_field', `The embed token would be larger than ${MAX_EMBED_TOKEN_BYTES / 1024} KiB: send fewer or smaller properties.`, {
+          field: 'properties',
+        });
+      }
+      return { embedToken, expiresAt: new Date(expiresAt * 1000).toISOString() };
+    },
+
+    /**
+     * The online check (SPEC §10, "Revocation"): the group and the token's embed while signature,
+     * issuer, lifetime, tenant and the group token's generation all hold; else user_group_not_found.
+     */
+    async verify(caller: Caller, token: string): Promise<VerifiedEmbed> {
+      const workspace = await workspaceName(caller.tenant.workspaceId);
+      const claims = await verifiedClaims(token, caller.tenant.workspaceId, issuerOf(workspace));
+      const ugs = claims?.ugs;
+      if (!claims || !ugs || ugs.environment !== caller.tenant.environment || ugs.workspace !== workspace) throw notFound();
+      const group = await store.findUserGroupByTeamId(caller.tenant, ugs.team_id);
+      if (!group || !mintedUnder(claims.jti, group)) throw notFound();
+      return {
+        userGroup: view(group),
+        embed: {
+          embedId: claims.aud === ANY_EMBED_AUDIENCE ? null : String(claims.aud),
+          origin: ugs.origin,
+          properties: ugs.properties,
+          expiresAt: new Date(Number(claims.exp) * 1000).toISOString(),
+        },
+      };
+    },
+  };
+
+  async function verifiedClaims(token: string, workspaceId: number, issuer: string) {
+    try {
+      const { kid } = decodeProtectedHeader(token);
+      const key = kid === undefined ? null : await signingKeys.verificationKey(workspaceId, kid);
+      if (!key) return null;
+      const { payload } = await jwtVerify<{ ugs?: UgsClaim }>(token, key.key, {
+        issuer,
+        algorithms: [EMBED_TOKEN_ALGORITHM],
+        typ: EMBED_TOKEN_TYPE,
+        currentDate: new Date(clock()),
+        maxTokenAge: MAX_EMBED_TOKEN_LIFETIME_S,
+      });
+      return payload;
+    } catch {
+      // Malformed, tampered, expired, not yet valid, another issuer: all the same to the caller.
+      return null;
+    }
+  }
+}
+
+function mintedUnder(jti: string | undefined, group: UserGroupRecord): boolean {
+  return jti !== undefined && jti.split('.', 1)[0] === String(group.tokenGeneration);
+}
+
+/** `https://app.example.com` or `http://localhost:3000`: a scheme, a host, a port at most. */
+function assertWebOrigin(origin: string): void {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(origin);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
+    throw new AppError('invalid_field', '"origin" must be a web origin such as https://app.example.com: a scheme, a host and a port at most, no path.', {
+      field: 'origin',
+    });
+  }
+}

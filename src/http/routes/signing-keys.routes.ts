@@ -1,0 +1,29 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { PublishedKey, SigningKeyService } from '../../domain/signing-keys.service.js';
+import { NoQuery } from '../cursor.js';
+import { apiRouteSchema } from '../route-schema.js';
+import { SigningKeyRotationResponse, SigningKeysResponse } from './signing-keys.schemas.js';
+
+const toSigningKey = (key: PublishedKey) => ({ kid: key.kid, created_at: key.createdAt, retired_at: key.retiredAt, published_until: key.publishedUntil });
+
+/** The workspace's embed-token signing keys (admin): list, and rotate with overlap (SPEC §10). */
+export const signingKeyRoutes: FastifyPluginAsyncTypebox<{ signingKeys: SigningKeyService }> = async (app, { signingKeys }) => {
+  app.get(
+    '/admin/signing_keys',
+    { schema: apiRouteSchema('admin', 'List the embed-token signing keys', SigningKeysResponse, { querystring: NoQuery }) },
+    async (request) => ({ success: 1 as const, signing_keys: (await signingKeys.list(request.caller)).map(toSigningKey) }),
+  );
+
+  app.post(
+    '/admin/signing_keys/rotate',
+    {
+      schema: apiRouteSchema('admin', 'Rotate the embed-token signing key', SigningKeyRotationResponse, {
+        description: 'A new key signs from now on, on every instance; the old one stays in the JWKS until every token it signed has expired (a day). Audited.',
+      }),
+    },
+    async (request) => {
+      const { current, retired } = await signingKeys.rotate(request.caller);
+      return { success: 1 as const, current: toSigningKey(current), retired: retired && toSigningKey(retired) };
+    },
+  );
+};

@@ -1,0 +1,26 @@
+import type { JsonObject, SigningKeyRecord } from '../domain/models.js';
+
+/** A signing_keys row once the engine has decoded its own types (ids, timestamps). */
+export interface SigningKeyRow {
+  id: number;
+  workspace_id: number;
+  kid: string;
+  public_jwk: string;
+  private_key_ciphertext: string;
+  created_at: string;
+  retired_at: string | null;
+}
+
+export function signingKeyFromRow(row: SigningKeyRow): SigningKeyRecord {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    kid: row.kid,
+    publicJwk: JSON.parse(row.public_jwk) as JsonObject,
+    privateKeyCiphertext: row.private_key_ciphertext,
+    createdAt: row.created_at,
+    retiredAt: row.retired_at,
+  };
+}
+
+export const SIGNING_KEY_COLUMNS = 'id, workspace_id, kid, public_jwk, private_key_ciphertext, created_at, retired_at';
