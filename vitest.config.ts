@@ -36,6 +36,11 @@ export default defineConfig({
       },
       {
         extends: true,
+        // The client library (packages/client) against a real server on SQLite.
+        test: { name: 'client', include: ['packages/client/test/**/*.test.ts'], env: { UGS_TEST_ENGINE: 'sqlite' } },
+      },
+      {
+        extends: true,
         test: {
           name: 'postgres',
           include: ['test/{http,security,scale}/**/*.test.ts'],

@@ -12,7 +12,10 @@ import { drive, measure, type LoadFigures } from './load.js';
 import { parseOptions, USAGE, type BenchOptions, type Engine } from './options.js';
 import { freePort, killChildrenNow, send, startNodeProcess, type Child } from './processes.js';
 import { machine, row, table, type Row } from './report.js';
+import { measureOfflineVerify } from './offline-verify.js';
 import { getExisting, SCENARIO_FACTORIES, type Scenario, type ScenarioData } from './scenarios.js';
+
+const OFFLINE_VERIFY = 'embed tokens verified offline with @ugs/client\'s verifier, one after the other in the bench process (verifications/s; RSS: the service\'s)';
 import { seed, type Seeded } from './seed.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -198,12 +201,12 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
   const scenarios: ScenarioResult[] = [];
   for (const name of options.scenarios) {
     if (interrupted) break;
-    const scenario: Scenario = SCENARIO_FACTORIES[name](data);
-    const figures = await measure(service.port, scenario, load);
+    const scenario: Scenario | undefined = name === 'offline-verify' ? undefined : SCENARIO_FACTORIES[name](data);
+    const figures = scenario ? await measure(service.port, scenario, load) : await measureOfflineVerify(service.port, seeded, load);
     const rssMb = service.rssMb();
     const result = row(engine, size, name, figures, ceilingPerSecond, rssMb);
     rows.push(result);
-    scenarios.push({ scenario: name, describe: scenario.describe, figures, rssMb, ratioToCeiling: result.ratioToCeiling });
+    scenarios.push({ scenario: name, describe: scenario?.describe ?? OFFLINE_VERIFY, figures, rssMb, ratioToCeiling: result.ratioToCeiling });
     const codes = Object.entries(figures.statusCodes).map(([code, count]) => `${code}×${count}`).join(' ');
     log(
       `  ${name}: ${result.reqPerSec} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, errors ${result.errors}` +

@@ -178,10 +178,28 @@ export function create(data: ScenarioData): Scenario {
   );
 }
 
-export const SCENARIO_FACTORIES: Record<ScenarioName, (data: ScenarioData) => Scenario> = {
+export function embedToken(data: ScenarioData): Scenario {
+  const { seeded } = data;
+  const next = cycle(seeded.ids);
+  return scenario(
+    'embed-token',
+    'POST /api/user/embed_token for an existing group (an hour, an embed_id): a lookup and an ES256 signature',
+    {
+      method: 'POST',
+      path: '/api/user/embed_token',
+      headers: headers(seeded),
+      setupRequest: (req) => ({ ...req, body: JSON.stringify({ user_group_id: next()[0], embed_id: 'bench' }) }),
+    },
+    (_status, body) => body.includes('"embed_token":"'),
+  );
+}
+
+/** The scenarios autocannon drives over HTTP; `offline-verify` runs in the bench process (offline-verify.ts). */
+export const SCENARIO_FACTORIES: Record<Exclude<ScenarioName, 'offline-verify'>, (data: ScenarioData) => Scenario> = {
   'get-existing': (data) => getExisting(data),
   verify,
   update,
   rotate,
   create,
+  'embed-token': embedToken,
 };

@@ -47,6 +47,8 @@ export interface TestAppOptions {
   clock?: Clock;
   /** false: open even a database with tokens under keys it lacks (as `ugs keys` does), to make an instance that fails on them. */
   requireAllKeys?: boolean;
+  /** The public URL embed tokens are issued under; the runtime's default otherwise. */
+  publicUrl?: () => string;
 }
 
 /** A SQLite database in an existing directory, which stays when the database is "dropped". */
@@ -86,6 +88,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       encryptionKey: options.encryptionKey ?? db.encryptionKey,
       clock: options.clock,
       requireAllKeys: options.requireAllKeys,
+      publicUrl: options.publicUrl,
     });
     const opened = runtime;
     const other = (await opened.store.findWorkspaceByName('other')) ?? (await opened.services.workspaces.createWorkspace('other', { type: 'cli' }));

@@ -3,20 +3,11 @@ import { Type } from 'typebox';
 import { inEnvironment } from '../../domain/tenancy.js';
 import type { UserGroupAdminService } from '../../domain/user-group-admin.service.js';
 import { EnvironmentQuery } from '../common.schemas.js';
-import { decodeCursor, IdParam, PageQuery, PageResponse, pageSize, toPageResponse } from '../cursor.js';
+import { decodeCursor, IdParam, PageResponse, pageSize, toPageResponse } from '../cursor.js';
 import { apiRouteSchema } from '../route-schema.js';
 import { UserGroup, UserGroupResponse } from './user-groups.schemas.js';
 import { toUserGroup } from './user-group.presenter.js';
-
-
-const ListQuery = Type.Object(
-  {
-    ...EnvironmentQuery.properties,
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'A provided_id prefix or a name substring (case-insensitive).' })),
-    ...PageQuery,
-  },
-  { additionalProperties: false },
-);
+import { ListUserGroupsQuery } from './admin-user-groups.schemas.js';
 
 export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: UserGroupAdminService }> = async (app, { userGroupAdmin }) => {
   app.get(
@@ -24,7 +15,7 @@ export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: U
     {
       schema: apiRouteSchema('admin', 'List or search user groups', PageResponse('user_groups', UserGroup), {
         description: 'In team_id order, one environment (default: the API token\'s), cursor-paginated.',
-        querystring: ListQuery,
+        querystring: ListUserGroupsQuery,
       }),
     },
     async (request) => {

@@ -1,52 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
-import { RATE_LIMIT_BOUNDS, type ApiTokenService } from '../../domain/api-tokens.service.js';
+import type { ApiTokenService } from '../../domain/api-tokens.service.js';
 import type { ApiTokenRecord, RateLimit as RateLimitRecord } from '../../domain/models.js';
-import { EnvironmentQuery, EnvironmentTag, Text256, Timestamp } from '../common.schemas.js';
-import { IdParam, NoQuery } from '../cursor.js';
+import { EnvironmentQuery } from '../common.schemas.js';
+import { NoQuery } from '../cursor.js';
 import { inEnvironment } from '../../domain/tenancy.js';
 import { Success } from '../envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
-
-const Scope = Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('admin')]);
-
-const RateLimit = Type.Object(
-  {
-    per_second: Type.Number({ ...RATE_LIMIT_BOUNDS.perSecond, description: 'Requests a second the bucket refills by; 0.5 is one every 2 s.' }),
-    burst: Type.Integer({ ...RATE_LIMIT_BOUNDS.burst, description: 'Requests a full bucket admits at once.' }),
-  },
-  { additionalProperties: false },
-);
-const RateLimitField = Type.Union([RateLimit, Type.Null()], {
-  description: `The token's own rate limit: an object {per_second (${RATE_LIMIT_BOUNDS.perSecond.minimum}–${RATE_LIMIT_BOUNDS.perSecond.maximum}), burst (a whole number, ${RATE_LIMIT_BOUNDS.burst.minimum}–${RATE_LIMIT_BOUNDS.burst.maximum})}, or null for the server's default.`,
-});
-
-const ApiTokenFields = {
-  id: Type.Integer(),
-  name: Type.String(),
-  scope: Scope,
-  environment: EnvironmentTag,
-  rate_limit: RateLimitField,
-  created_at: Timestamp,
-  last_used_at: Type.Union([Timestamp, Type.Null()]),
-};
-// Listings have no `token` field at all, so the serialiser cannot emit a secret there.
-const ApiToken = Type.Object(ApiTokenFields);
-const IssuedApiToken = Type.Object({ ...ApiTokenFields, token: Type.String({ description: 'The secret. Shown in this response only.' }) });
-const ApiTokenResponse = Type.Object({ success: Success, api_token: ApiToken });
-const ApiTokenParams = Type.Object({ id: IdParam('API token id.') });
-
-const CreateApiTokenBody = Type.Object(
-  {
-    name: Text256('A label for listings and the audit trail.'),
-    scope: Scope,
-    environment: Type.Optional(EnvironmentTag),
-    rate_limit: Type.Optional(RateLimitField),
-  },
-  { additionalProperties: false },
-);
-
-const UpdateApiTokenBody = Type.Object({ rate_limit: RateLimitField }, { additionalProperties: false });
+import type { RateLimitField } from './api-tokens.schemas.js';
+import { ApiToken, ApiTokenParams, ApiTokenResponse, CreateApiTokenBody, IssuedApiToken, UpdateApiTokenBody } from './api-tokens.schemas.js';
 
 const fromWire = (rateLimit: Static<typeof RateLimitField> | undefined): RateLimitRecord | null =>
   rateLimit ? { perSecond: rateLimit.per_second, burst: rateLimit.burst } : null;

@@ -1,39 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import type { AuditService } from '../../domain/audit.service.js';
 import type { AuditEventRecord } from '../../domain/models.js';
 import { AppError } from '../../domain/errors.js';
-import { EnvironmentTag, Timestamp, TimestampInput } from '../common.schemas.js';
-import { decodeCursor, IdParam, PageQuery, PageResponse, pageSize, toPageResponse } from '../cursor.js';
+import { decodeCursor, PageResponse, pageSize, toPageResponse } from '../cursor.js';
 import { apiRouteSchema } from '../route-schema.js';
-
-const AuditEvent = Type.Object({
-  id: Type.Integer(),
-  at: Timestamp,
-  environment: Type.Union([EnvironmentTag, Type.Null()]),
-  actor: Type.Object({
-    type: Type.Union([Type.Literal('api_token'), Type.Literal('cli')]),
-    api_token_id: Type.Optional(Type.Integer()),
-    name: Type.Optional(Type.String()),
-  }),
-  action: Type.String(),
-  team_id: Type.Union([Type.Integer(), Type.Null()]),
-  provided_id: Type.Union([Type.String(), Type.Null()]),
-  changes: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'Changed fields with before and after values; never a token.' }),
-  request_id: Type.Union([Type.String(), Type.Null()]),
-});
-
-const AuditQuery = Type.Object(
-  {
-    environment: Type.Optional(EnvironmentTag),
-    team_id: Type.Optional(IdParam('Only events of this group.')),
-    action: Type.Optional(Type.String({ maxLength: 64, description: 'e.g. user_group.created' })),
-    since: Type.Optional(TimestampInput('Inclusive lower bound on at')),
-    until: Type.Optional(TimestampInput('Exclusive upper bound on at')),
-    ...PageQuery,
-  },
-  { additionalProperties: false },
-);
+import { AuditEvent, AuditQuery } from './audit-events.schemas.js';
 
 const toAuditEvent = (event: AuditEventRecord) => ({
   id: event.id,

@@ -1,48 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { DataSourceService } from '../../domain/data-sources.service.js';
 import type { DataSourceRecord } from '../../domain/models.js';
 import { inEnvironment, type Caller, type Environment } from '../../domain/tenancy.js';
-import { EnvironmentQuery, EnvironmentTag, Id, Text256 } from '../common.schemas.js';
-import { IdParam, NoQuery } from '../cursor.js';
+import { EnvironmentQuery } from '../common.schemas.js';
+import { NoQuery } from '../cursor.js';
 import { Success } from '../envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
-
-const ProvidedId = Text256('Your own id for the data source; unique per workspace and environment.');
-
-export const CreateDataSourceBody = Type.Object(
-  {
-    provided_id: ProvidedId,
-    name: Text256('Display name.'),
-    schema_id: Id('The schema this data source serves.'),
-    environment: Type.Optional(EnvironmentTag),
-  },
-  { additionalProperties: false },
-);
-export type CreateDataSourceBody = Static<typeof CreateDataSourceBody>;
-
-export const UpdateDataSourceBody = Type.Object(
-  {
-    provided_id: Type.Optional(ProvidedId),
-    name: Type.Optional(Text256('Display name.')),
-    schema_id: Type.Optional(Id('The schema this data source serves; cannot change while groups map to it.')),
-  },
-  { additionalProperties: false },
-);
-export type UpdateDataSourceBody = Static<typeof UpdateDataSourceBody>;
-
-export const DataSource = Type.Object({
-  id: Type.Integer(),
-  provided_id: Type.String(),
-  name: Type.String(),
-  schema_id: Type.Integer(),
-  api_environment_tag: EnvironmentTag,
-});
-export type DataSource = Static<typeof DataSource>;
+import { CreateDataSourceBody, DataSource, DataSourceParams, DataSourceResponse, UpdateDataSourceBody } from './data-sources.schemas.js';
 
 const inQueryEnvironment = (request: { caller: Caller; query: { environment?: Environment } }) => inEnvironment(request.caller, request.query.environment);
-const DataSourceParams = Type.Object({ id: IdParam('Data source id.') });
-const DataSourceResponse = Type.Object({ success: Success, data_source: DataSource });
 
 const toDataSource = (record: DataSourceRecord): DataSource => ({
   id: record.id,

@@ -1,17 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { SchemaRecord } from '../../domain/models.js';
 import type { SchemaService } from '../../domain/schemas.service.js';
-import { Text256 } from '../common.schemas.js';
 import { NoQuery } from '../cursor.js';
 import { Success } from '../envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
-
-export const CreateSchemaBody = Type.Object({ name: Text256('Unique within the workspace.') }, { additionalProperties: false });
-export type CreateSchemaBody = Static<typeof CreateSchemaBody>;
-
-export const Schema = Type.Object({ id: Type.Integer(), name: Type.String() });
-export type Schema = Static<typeof Schema>;
+import { CreateSchemaBody, Schema } from './schemas.schemas.js';
 
 const toSchema = (record: SchemaRecord): Schema => ({ id: record.id, name: record.name });
 

@@ -106,6 +106,21 @@ export function describeCiphertextContract(t: ContractContext): void {
       expect(replayed).toEqual({ claimed: false, record: { fingerprint: 'f', createdAt: T1, response: replacement } });
     });
 
+    it('covers the private halves of the signing keys too: listed, counted and replaced in place', async () => {
+      const privateKey = oldKey.encrypt('{"kty":"EC","d":"private"}');
+      const key = await t.store.insertFirstSigningKey(
+        { workspaceId: t.fx.workspace.id, kid: `kid-${randomHex()}`, publicJwk: { kty: 'EC' }, privateKeyCiphertext: privateKey, createdAt: T1 },
+        auditContext(),
+      );
+      expect(await t.store.countCiphertextsByKey()).toEqual([{ kind: 'signing_key', keyId: oldKey.keyId, count: 1 }]);
+      const [listed, ...rest] = await t.store.listCiphertextsNotUnderKey('signing_key', newKey.keyId, 0, 100);
+      expect(rest).toEqual([]);
+      expect(listed).toEqual({ kind: 'signing_key', id: key.id, ciphertext: privateKey });
+      const replacement = newKey.encrypt(oldKey.decrypt(privateKey));
+      expect(await t.store.replaceCiphertexts([{ ...listed!, replacement }])).toBe(1);
+      expect(await t.store.listSigningKeys(t.fx.workspace.id)).toEqual([{ ...key, privateKeyCiphertext: replacement }]);
+    });
+
     it('records a key rotation as one audit event of the workspace, with no environment', async () => {
       const changes = { key_ids_in_use: { before: [oldKey.keyId], after: [newKey.keyId] } };
       const events = await auditWrittenBy(t.store, t.fx.otherWorkspace.id, () =>

@@ -1,0 +1,133 @@
+import { createTransport, type TransportOptions } from './transport.js';
+import type {
+  ApiToken,
+  AuditEvent,
+  AuditQuery,
+  CreateApiTokenBody,
+  CreateDataSourceBody,
+  CreateSchemaBody,
+  DataSource,
+  DeleteUserGroupBody,
+  GetOrCreateUserGroupBody,
+  IssuedApiToken,
+  ListUserGroupsQuery,
+  MintedEmbedToken,
+  MintEmbedTokenBody,
+  Page,
+  Schema,
+  SigningKey,
+  SigningKeyRotation,
+  UpdateApiTokenBody,
+  UpdateDataSourceBody,
+  UpdateUserGroupBody,
+  UserGroup,
+  VerifiedToken,
+} from './types.js';
+
+export type ClientOptions = TransportOptions;
+
+/** Per call: the Idempotency-Key to send with a write (one is made when absent). */
+export interface WriteOptions {
+  idempotencyKey?: string;
+}
+
+type Environment = 'Customer' | 'Testing';
+/** Admin calls act in the API token's environment unless told another (`?environment=`). */
+type InEnvironment = {
+  environment?: Environment;
+};
+const json = (value: unknown) => (value === undefined ? undefined : JSON.stringify(value));
+
+/**
+ * A method for every operation of the service (SPEC §5, §6, §10). Failures throw UgsError; writes
+ * are retried safely (see transport.ts).
+ */
+export function createClient(options: ClientOptions) {
+  const send = createTransport(options);
+  const page = async <K extends string, T>(plural: K, path: string, query: Record<string, string | number | undefined>): Promise<Page<T>> => {
+    const body = await send<Record<K, T[]> & { next_cursor: string | null }>({ method: 'GET', path, query });
+    return { items: body[plural], next_cursor: body.next_cursor };
+  };
+
+  return {
+    /** GET /api/user: the group, created when it does not exist (write scope). Sent as a query string, which fetch can carry on GET. */
+    async getOrCreateUserGroup(body: GetOrCreateUserGroupBody): Promise<{ newUserGroup: boolean; userGroup: UserGroup }> {
+      const query = { user_group_id: String(body.user_group_id), name: body.name, mapping: json(body.mapping), properties: json(body.properties) };
+      const answer = await send<{ new_user_group: boolean; user_group: UserGroup }>({ method: 'GET', path: '/api/user', query });
+      return { newUserGroup: answer.new_user_group, userGroup: answer.user_group };
+    },
+    async updateUserGroup(body: UpdateUserGroupBody, write: WriteOptions = {}): Promise<UserGroup> {
+      return (await send<{ user_group: UserGroup }>({ method: 'PUT', path: '/api/user', body, ...write })).user_group;
+    },
+    /** POST /api/user: a new token; retried with the same Idempotency-Key, a lost answer still names the one new token. */
+    async rotateUserGroupToken(currentToken: string, write: WriteOptions = {}): Promise<UserGroup> {
+      return (await send<{ user_group: UserGroup }>({ method: 'POST', path: '/api/user', body: { current_token: currentToken }, ...write })).user_group;
+    },
+    async deleteUserGroup(body: DeleteUserGroupBody, write: WriteOptions = {}): Promise<void> {
+      await send({ method: 'DELETE', path: '/api/user', body, ...write });
+    },
+    /** POST /api/user/verify: a group token or an embed token (then with `embed`). */
+    async verifyToken(token: string): Promise<VerifiedToken> {
+      const { user_group, embed } = await send<VerifiedToken>({ method: 'POST', path: '/api/user/verify', body: { token } });
+      return embed === undefined ? { user_group } : { user_group, embed };
+    },
+    async mintEmbedToken(body: MintEmbedTokenBody): Promise<MintedEmbedToken> {
+      const { embed_token, expires_at } = await send<MintedEmbedToken>({ method: 'POST', path: '/api/user/embed_token', body });
+      return { embed_token, expires_at };
+    },
+
+    async createSchema(body: CreateSchemaBody, write: WriteOptions = {}): Promise<Schema> {
+      return (await send<{ schema: Schema }>({ method: 'POST', path: '/api/admin/schemas', body, ...write })).schema;
+    },
+    async listSchemas(): Promise<Schema[]> {
+      return (await send<{ schemas: Schema[] }>({ method: 'GET', path: '/api/admin/schemas' })).schemas;
+    },
+    async createDataSource(body: CreateDataSourceBody, write: WriteOptions = {}): Promise<DataSource> {
+      return (await send<{ data_source: DataSource }>({ method: 'POST', path: '/api/admin/data_sources', body, ...write })).data_source;
+    },
+    async listDataSources(query: InEnvironment = {}): Promise<DataSource[]> {
+      return (await send<{ data_sources: DataSource[] }>({ method: 'GET', path: '/api/admin/data_sources', query })).data_sources;
+    },
+    async getDataSource(id: number, query: InEnvironment = {}): Promise<DataSource> {
+      return (await send<{ data_source: DataSource }>({ method: 'GET', path: `/api/admin/data_sources/${id}`, query })).data_source;
+    },
+    async updateDataSource(id: number, body: UpdateDataSourceBody, write: WriteOptions & InEnvironment = {}): Promise<DataSource> {
+      const { environment, ...rest } = write;
+      return (await send<{ data_source: DataSource }>({ method: 'PATCH', path: `/api/admin/data_sources/${id}`, query: { environment }, body, ...rest })).data_source;
+    },
+    async deleteDataSource(id: number, write: WriteOptions & InEnvironment = {}): Promise<DataSource> {
+      const { environment, ...rest } = write;
+      return (await send<{ data_source: DataSource }>({ method: 'DELETE', path: `/api/admin/data_sources/${id}`, query: { environment }, ...rest })).data_source;
+    },
+    listUserGroups(query: ListUserGroupsQuery = {}): Promise<Page<UserGroup>> {
+      return page('user_groups', '/api/admin/user_groups', query);
+    },
+    async getUserGroup(teamId: number, query: InEnvironment = {}): Promise<UserGroup> {
+      return (await send<{ user_group: UserGroup }>({ method: 'GET', path: `/api/admin/user_groups/${teamId}`, query })).user_group;
+    },
+    async createApiToken(body: CreateApiTokenBody, write: WriteOptions = {}): Promise<IssuedApiToken> {
+      return (await send<{ api_token: IssuedApiToken }>({ method: 'POST', path: '/api/admin/api_tokens', body, ...write })).api_token;
+    },
+    async listApiTokens(): Promise<ApiToken[]> {
+      return (await send<{ api_tokens: ApiToken[] }>({ method: 'GET', path: '/api/admin/api_tokens' })).api_tokens;
+    },
+    async updateApiToken(id: number, body: UpdateApiTokenBody, write: WriteOptions = {}): Promise<ApiToken> {
+      return (await send<{ api_token: ApiToken }>({ method: 'PATCH', path: `/api/admin/api_tokens/${id}`, body, ...write })).api_token;
+    },
+    async revokeApiToken(id: number, write: WriteOptions = {}): Promise<ApiToken> {
+      return (await send<{ api_token: ApiToken }>({ method: 'DELETE', path: `/api/admin/api_tokens/${id}`, ...write })).api_token;
+    },
+    listAuditEvents(query: AuditQuery = {}): Promise<Page<AuditEvent>> {
+      return page('audit_events', '/api/admin/audit_events', query);
+    },
+    async listSigningKeys(): Promise<SigningKey[]> {
+      return (await send<{ signing_keys: SigningKey[] }>({ method: 'GET', path: '/api/admin/signing_keys' })).signing_keys;
+    },
+    async rotateSigningKey(write: WriteOptions = {}): Promise<SigningKeyRotation> {
+      const { current, retired } = await send<SigningKeyRotation>({ method: 'POST', path: '/api/admin/signing_keys/rotate', ...write });
+      return { current, retired };
+    },
+  };
+}
+
+export type UgsClient = ReturnType<typeof createClient>;

@@ -1,0 +1,19 @@
+/** Every failure the service answers, as one error: its status and envelope (SPEC §3). */
+export class UgsError extends Error {
+  override readonly name = 'UgsError';
+
+  constructor(
+    /** The HTTP status; 0 when no answer came (a network failure after the last retry). */
+    readonly status: number,
+    /** The envelope's snake_case code, e.g. `user_group_not_found`; `network_error` when no answer came. */
+    readonly code: string,
+    message: string,
+    /** The request field at fault, when one is. */
+    readonly field: string | undefined,
+    /** The request id the service logged the request under (X-Request-Id), when it answered. */
+    readonly requestId: string | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import { UgsError } from './errors.js';
+
+export interface TransportOptions {
+  /** The service's base URL, e.g. https://ugs.example.com. */
+  baseUrl: string;
+  /** An API token (ugs_live_… or ugs_test_…). */
+  apiToken: string;
+  /** Retries after a 429, a 503 or a network failure (default 3). */
+  maxRetries?: number;
+  /** The longest wait between two tries, whatever Retry-After says (default 30 s). */
+  maxRetryDelayMs?: number;
+  /** Each try is abandoned after this long, and counts as a network failure (default 30 s). */
+  timeoutMs?: number;
+  /** The fetch to use (default: the global one). */
+  fetch?: typeof fetch;
+}
+
+export interface Call {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  /** A write's Idempotency-Key; one is made per call when absent, and every retry sends the same. */
+  idempotencyKey?: string;
+}
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const RETRIED_STATUSES = new Set([429, 503]);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * One request, retried safely: every write carries an Idempotency-Key (the same on each try), so a
+ * retry after a lost response gets the first response again rather than acting twice; a 429 or 503
+ * waits as Retry-After says; network failures wait with jittered backoff.
+ */
+export function createTransport(options: TransportOptions) {
+  const maxRetries = options.maxRetries ?? 3;
+  const maxDelay = options.maxRetryDelayMs ?? 30_000;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const doFetch = options.fetch ?? fetch;
+  const base = options.baseUrl.replace(/\/+$/, '');
+
+  return async function send<T>(call: Call): Promise<T> {
+    const url = new URL(`${base}${call.path}`);
+    for (const [name, value] of Object.entries(call.query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
+    const headers: Record<string, string> = { authorization: `Token ${options.apiToken}`, accept: 'application/json' };
+    if (call.body !== undefined) headers['content-type'] = 'application/json';
+    if (WRITES.has(call.method)) headers['idempotency-key'] = call.idempotencyKey ?? randomUUID();
+    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+
+    for (let attempt = 0; ; attempt += 1) {
+      let response: Response;
+      try {
+        response = await doFetch(url, { method: call.method, headers, body, signal: AbortSignal.timeout(timeoutMs) });
+      } catch (error) {
+        if (attempt >= maxRetries) throw new UgsError(0, 'network_error', `No answer from ${url.origin}: ${(error as Error).message}`, undefined, undefined, { cause: error });
+        await sleep(Math.min(maxDelay, Math.random() * 100 * 2 ** attempt));
+        continue;
+      }
+      if (RETRIED_STATUSES.has(response.status) && attempt < maxRetries) {
+        await response.body?.cancel();
+        await sleep(Math.min(maxDelay, retryAfterMs(response.headers.get('retry-after')) ?? 100 * 2 ** attempt));
+        continue;
+      }
+      return answerOf<T>(response);
+    }
+  };
+}
+
+/** Retry-After in seconds (the service's form) or as an HTTP date. */
+function retryAfterMs(header: string | null): number | undefined {
+  if (header === null) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+interface Envelope {
+  success?: number;
+  error?: { code?: string; message?: string; field?: string; request_id?: string };
+}
+
+async function answerOf<T>(response: Response): Promise<T> {
+  const text = await response.text();
+  let parsed: Envelope | undefined;
+  try {
+    parsed = JSON.parse(text) as Envelope;
+  } catch {
+    parsed = undefined;
+  }
+  if (response.ok && parsed?.success === 1) return parsed as T;
+  const error = parsed?.error;
+  throw new UgsError(
+    response.status,
+    error?.code ?? 'unexpected_response',
+    error?.message ?? `HTTP ${response.status} without the service's envelope.`,
+    error?.field,
+    error?.request_id ?? response.headers.get('x-request-id') ?? undefined,
+  );
+}

@@ -1,0 +1,37 @@
+/*
+ * The wire types, derived from the server's own TypeBox schemas (one source): a field the server
+ * adds or changes shows here at the next build. Type-only imports, erased from the JavaScript.
+ */
+import type { Static } from 'typebox';
+import type {
+  DeleteUserGroupBody,
+  GetOrCreateUserGroupBody,
+  UpdateUserGroupBody,
+  UserGroup,
+} from '../../../src/http/routes/user-groups.schemas.js';
+import type { EmbedTokenResponse, MintEmbedTokenBody, VerifiedTokenResponse } from '../../../src/http/routes/embed-tokens.schemas.js';
+import type { CreateDataSourceBody, DataSource, UpdateDataSourceBody } from '../../../src/http/routes/data-sources.schemas.js';
+import type { CreateSchemaBody, Schema } from '../../../src/http/routes/schemas.schemas.js';
+import type { ApiToken, CreateApiTokenBody, IssuedApiToken, UpdateApiTokenBody } from '../../../src/http/routes/api-tokens.schemas.js';
+import type { AuditEvent, AuditQuery } from '../../../src/http/routes/audit-events.schemas.js';
+import type { ListUserGroupsQuery } from '../../../src/http/routes/admin-user-groups.schemas.js';
+import type { SigningKey, SigningKeyRotationResponse } from '../../../src/http/routes/signing-keys.schemas.js';
+
+export type { DeleteUserGroupBody, GetOrCreateUserGroupBody, UpdateUserGroupBody, UserGroup, MintEmbedTokenBody, CreateDataSourceBody, DataSource, UpdateDataSourceBody, CreateSchemaBody, Schema };
+export type ApiToken = Static<typeof ApiToken>;
+export type IssuedApiToken = Static<typeof IssuedApiToken>;
+export type CreateApiTokenBody = Static<typeof CreateApiTokenBody>;
+export type UpdateApiTokenBody = Static<typeof UpdateApiTokenBody>;
+export type AuditEvent = Static<typeof AuditEvent>;
+export type AuditQuery = Static<typeof AuditQuery>;
+export type ListUserGroupsQuery = Static<typeof ListUserGroupsQuery>;
+export type SigningKey = Static<typeof SigningKey>;
+export type SigningKeyRotation = Omit<Static<typeof SigningKeyRotationResponse>, 'success'>;
+export type MintedEmbedToken = Omit<Static<typeof EmbedTokenResponse>, 'success'>;
+export type VerifiedToken = Omit<Static<typeof VerifiedTokenResponse>, 'success'>;
+
+/** A page of a cursor-paginated list; `next_cursor` is null on the last page. */
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}

@@ -1,0 +1,186 @@
+// The client library against a real server over a socket (SPEC §15): every method, the one error
+// class, safe retries with one Idempotency-Key, and the offline embed-token verifier.
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../../test/support/test-app.js';
+import { createClient, createEmbedTokenVerifier, EmbedOriginError, UgsError, type UgsClient } from '../src/index.js';
+
+let t: TestApp;
+let baseUrl = '';
+let admin: UgsClient;
+
+beforeAll(async () => {
+  t = await createTestApp({ publicUrl: () => baseUrl });
+  baseUrl = await t.listen();
+  admin = createClient({ baseUrl, apiToken: t.tokens.default.Customer.admin });
+});
+
+afterAll(async () => {
+  await t?.close();
+});
+
+/** A front for the server that answers some requests itself or loses their answers, as networks do. */
+async function startFront(decide: (request: IncomingMessage, count: number) => 'forward' | 'lose-answer' | { status: number; retryAfter: string }) {
+  const counts = new Map<string, number>();
+  const server: Server = createServer((incoming, outgoing) => {
+    const key = `${incoming.method} ${incoming.url}`;
+    const count = (counts.get(key) ?? 0) + 1;
+    counts.set(key, count);
+    const decision = decide(incoming, count);
+    if (typeof decision === 'object') {
+      incoming.resume();
+      outgoing.writeHead(decision.status, { 'content-type': 'application/json', 'retry-after': decision.retryAfter });
+      outgoing.end(JSON.stringify({ success: 0, error: { code: decision.status === 429 ? 'rate_limited' : 'unavailable', message: 'Try again.', request_id: 'front' } }));
+      return;
+    }
+    const upstream = httpRequest(`${baseUrl}${incoming.url}`, { method: incoming.method, headers: incoming.headers }, (answer) => {
+      const chunks: Buffer[] = [];
+      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+      answer.on('end', () => {
+        // The server did the work and answered; the answer never reaches the client.
+        if (decision === 'lose-answer') return outgoing.socket?.destroy();
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        outgoing.end(Buffer.concat(chunks));
+      });
+    });
+    incoming.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, counts, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+describe('every operation', () => {
+  it('the user group operations, with the server\'s types', async () => {
+    const write = createClient({ baseUrl, apiToken: t.tokens.default.Customer.write });
+    const schema = await admin.createSchema({ name: 'client-sales' });
+    const dataSource = await admin.createDataSource({ provided_id: 'client-ds', name: 'DS', schema_id: schema.id });
+    const created = await write.getOrCreateUserGroup({ user_group_id: 'client-1', name: 'Client One', mapping: { [schema.id]: 'client-ds' }, properties: { a: 1 } });
+    expect(created.newUserGroup).toBe(true);
+    expect(created.userGroup).toMatchObject({ provided_id: 'client-1', name: 'Client One', mapping: { [schema.id]: String(dataSource.id) }, properties: { a: 1 } });
+    expect((await write.getOrCreateUserGroup({ user_group_id: 'client-1' })).newUserGroup).toBe(false);
+
+    const updated = await write.updateUserGroup({ user_group_id: 'client-1', properties: { a: 2 } });
+    expect(updated.properties).toEqual({ a: 2 });
+    const rotated = await write.rotateUserGroupToken(created.userGroup.token);
+    expect(rotated.token).not.toBe(created.userGroup.token);
+    expect((await write.verifyToken(rotated.token)).user_group.team_id).toBe(created.userGroup.team_id);
+
+    const minted = await write.mintEmbedToken({ user_group_id: 'client-1', embed_id: 'board' });
+    const verified = await write.verifyToken(minted.embed_token);
+    expect(verified.embed).toMatchObject({ embed_id: 'board', properties: { a: 2 } });
+    await write.deleteUserGroup({ user_group_id: 'client-1' });
+    await expect(write.verifyToken(rotated.token)).rejects.toMatchObject({ status: 404, code: 'user_group_not_found' });
+  });
+
+  it('the admin operations', async () => {
+    expect((await admin.listSchemas()).map((schema) => schema.name)).toContain('client-sales');
+    const [schema] = await admin.listSchemas();
+    const dataSource = await admin.createDataSource({ provided_id: 'client-ds-2', name: 'Two', schema_id: schema!.id, environment: 'Testing' });
+    const testing = { environment: 'Testing' as const };
+    expect(await admin.getDataSource(dataSource.id, testing)).toEqual(dataSource);
+    expect((await admin.listDataSources(testing)).map((source) => source.id)).toContain(dataSource.id);
+    expect(await admin.updateDataSource(dataSource.id, { name: 'Renamed' }, testing)).toMatchObject({ name: 'Renamed' });
+    expect(await admin.deleteDataSource(dataSource.id, testing)).toMatchObject({ id: dataSource.id });
+
+    await admin.getOrCreateUserGroup({ user_group_id: 'client-admin' });
+    const page = await admin.listUserGroups({ q: 'client-admin' });
+    expect(page.items.map((group) => group.provided_id)).toEqual(['client-admin']);
+    expect(page.next_cursor).toBeNull();
+    expect((await admin.getUserGroup(page.items[0]!.team_id)).provided_id).toBe('client-admin');
+
+    const issued = await admin.createApiToken({ name: 'client-made', scope: 'read' });
+    expect(issued.token).toMatch(/^ugs_live_/);
+    expect((await admin.listApiTokens()).map((token) => token.name)).toContain('client-made');
+    expect(await admin.updateApiToken(issued.id, { rate_limit: { per_second: 5, burst: 10 } })).toMatchObject({ rate_limit: { per_second: 5, burst: 10 } });
+    expect(await admin.revokeApiToken(issued.id)).toMatchObject({ id: issued.id });
+
+    const audit = await admin.listAuditEvents({ action: 'api_token.revoked', limit: '10' });
+    expect(audit.items[0]).toMatchObject({ action: 'api_token.revoked' });
+    const rotation = await admin.rotateSigningKey();
+    expect((await admin.listSigningKeys())[0]!.kid).toBe(rotation.current.kid);
+  });
+
+  it('throws one error class carrying status, code, field and request id', async () => {
+    const error = await admin.updateUserGroup({ user_group_id: 'client-nope', name: '' }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UgsError);
+    expect(error).toMatchObject({ status: 400, code: 'invalid_field', field: 'name', requestId: expect.any(String) });
+    const unauthenticated = createClient({ baseUrl, apiToken: 'ugs_live_nope' });
+    await expect(unauthenticated.listSchemas()).rejects.toMatchObject({ status: 401, code: 'invalid_api_token' });
+  });
+});
+
+describe('safe retries', () => {
+  it('a rotation whose first answer is lost is retried with the same Idempotency-Key and rotates once', async () => {
+    const write = createClient({ baseUrl, apiToken: t.tokens.default.Customer.write });
+    const group = (await write.getOrCreateUserGroup({ user_group_id: 'client-lost' })).userGroup;
+    const front = await startFront((request, count) => (request.method === 'POST' && count === 1 ? 'lose-answer' : 'forward'));
+    try {
+      const viaFront = createClient({ baseUrl: front.url, apiToken: t.tokens.default.Customer.write });
+      const rotated = await viaFront.rotateUserGroupToken(group.token);
+      expect(front.counts.get('POST /api/user')).toBe(2);
+      expect((await write.verifyToken(rotated.token)).user_group.team_id).toBe(group.team_id);
+      const events = await admin.listAuditEvents({ action: 'user_group.token_rotated', team_id: String(group.team_id) });
+      expect(events.items).toHaveLength(1);
+    } finally {
+      await front.close();
+    }
+  });
+
+  it('waits as Retry-After says after a 429 or a 503, then succeeds; gives up after maxRetries', async () => {
+    const front = await startFront((_request, count) => (count === 1 ? { status: 429, retryAfter: '1' } : count === 2 ? { status: 503, retryAfter: '0' } : 'forward'));
+    try {
+      const started = Date.now();
+      expect(await createClient({ baseUrl: front.url, apiToken: t.tokens.default.Customer.admin }).listSchemas()).toEqual(expect.any(Array));
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+      const refusing = await startFront(() => ({ status: 503, retryAfter: '1' }));
+      try {
+        await expect(createClient({ baseUrl: refusing.url, apiToken: 'x', maxRetries: 0 }).listSchemas()).rejects.toMatchObject({ status: 503, code: 'unavailable' });
+      } finally {
+        await refusing.close();
+      }
+    } finally {
+      await front.close();
+    }
+  });
+});
+
+describe('createEmbedTokenVerifier', () => {
+  const read = () => createClient({ baseUrl, apiToken: t.tokens.default.Customer.read });
+  const issuer = () => `${baseUrl}/w/default`;
+
+  async function jwksFetches(): Promise<number> {
+    const metrics = await (await fetch(`${baseUrl}/metrics`)).text();
+    const line = metrics.split('\n').find((entry) => entry.startsWith('ugs_http_requests_total') && entry.includes('jwks.json') && entry.includes('status="200"'));
+    return line ? Number(line.split(' ').at(-1)) : 0;
+  }
+
+  it('accepts a valid token offline, and refuses an expired, foreign-audience, foreign-issuer, tampered or wrong-origin one', async () => {
+    await admin.getOrCreateUserGroup({ user_group_id: 'client-embed' });
+    const { embed_token: token } = await read().mintEmbedToken({ user_group_id: 'client-embed', embed_id: 'board', origin: 'https://app.example.com', expires_in: 60 });
+    const verify = createEmbedTokenVerifier({ issuer: issuer(), audience: 'board' });
+    const claims = await verify(token, { origin: 'https://app.example.com' });
+    expect(claims).toMatchObject({ sub: 'client-embed', aud: 'board', ugs: { workspace: 'default', environment: 'Customer', origin: 'https://app.example.com' } });
+
+    await expect(verify(token, { currentDate: new Date(Date.now() + 120_000) })).rejects.toMatchObject({ code: 'ERR_JWT_EXPIRED' });
+    await expect(createEmbedTokenVerifier({ issuer: issuer(), audience: 'other-board' })(token)).rejects.toMatchObject({ code: 'ERR_JWT_CLAIM_VALIDATION_FAILED', claim: 'aud' });
+    await expect(createEmbedTokenVerifier({ issuer: `${baseUrl}/w/other`, audience: 'board' })(token)).rejects.toThrow();
+    const [header, payload, signature] = token.split('.') as [string, string, string];
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), sub: 'someone-else' })).toString('base64url');
+    await expect(verify(`${header}.${forged}.${signature}`)).rejects.toMatchObject({ code: 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED' });
+    await expect(verify(token, { origin: 'https://evil.example.com' })).rejects.toBeInstanceOf(EmbedOriginError);
+  });
+
+  it('fetches the JWKS once, and once more for a token of a key it has not seen (a rotation)', async () => {
+    await admin.getOrCreateUserGroup({ user_group_id: 'client-refetch' });
+    const verify = createEmbedTokenVerifier({ issuer: issuer(), audience: 'ugs-embed', cooldownMs: 0 });
+    const before = await jwksFetches();
+    for (let i = 0; i < 3; i += 1) await verify((await read().mintEmbedToken({ user_group_id: 'client-refetch' })).embed_token);
+    expect(await jwksFetches()).toBe(before + 1);
+    await admin.rotateSigningKey();
+    const afterRotation = (await read().mintEmbedToken({ user_group_id: 'client-refetch' })).embed_token;
+    await verify(afterRotation);
+    await verify(afterRotation);
+    expect(await jwksFetches()).toBe(before + 2);
+  });
+});

@@ -1,0 +1,39 @@
+import { Type, type Static } from 'typebox';
+import { EnvironmentTag, Id, Text256 } from '../common.schemas.js';
+import { IdParam } from '../cursor.js';
+import { Success } from '../envelope.js';
+
+const ProvidedId = Text256('Your own id for the data source; unique per workspace and environment.');
+
+export const CreateDataSourceBody = Type.Object(
+  {
+    provided_id: ProvidedId,
+    name: Text256('Display name.'),
+    schema_id: Id('The schema this data source serves.'),
+    environment: Type.Optional(EnvironmentTag),
+  },
+  { additionalProperties: false },
+);
+export type CreateDataSourceBody = Static<typeof CreateDataSourceBody>;
+
+export const UpdateDataSourceBody = Type.Object(
+  {
+    provided_id: Type.Optional(ProvidedId),
+    name: Type.Optional(Text256('Display name.')),
+    schema_id: Type.Optional(Id('The schema this data source serves; cannot change while groups map to it.')),
+  },
+  { additionalProperties: false },
+);
+export type UpdateDataSourceBody = Static<typeof UpdateDataSourceBody>;
+
+export const DataSource = Type.Object({
+  id: Type.Integer(),
+  provided_id: Type.String(),
+  name: Type.String(),
+  schema_id: Type.Integer(),
+  api_environment_tag: EnvironmentTag,
+});
+export type DataSource = Static<typeof DataSource>;
+
+export const DataSourceParams = Type.Object({ id: IdParam('Data source id.') });
+export const DataSourceResponse = Type.Object({ success: Success, data_source: DataSource });
