@@ -14,21 +14,25 @@ const AUTHORIZATION = /^(?:token|bearer) +(\S+) *$/i;
 
 const unauthenticated = (message: string) => new AppError('unauthenticated', message, { headers: { 'WWW-Authenticate': 'Token' } });
 
-/** rawHeaders alternates names and values, as the client sent them. */
-function authorizationHeaderCount(rawHeaders: string[]): number {
+/** The hosted product's name for the same header (SPEC §12): code written for it works unchanged. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'explo-authorization']);
+
+/** How many credential headers the client sent (rawHeaders alternates names and values, as sent). */
+function credentialHeaderCount(rawHeaders: string[]): number {
   let count = 0;
-  for (let index = 0; index < rawHeaders.length; index += 2) if (rawHeaders[index]!.toLowerCase() === 'authorization') count += 1;
+  for (let index = 0; index < rawHeaders.length; index += 2) if (CREDENTIAL_HEADERS.has(rawHeaders[index]!.toLowerCase())) count += 1;
   return count;
 }
 
 export function createAuthenticationHook(apiTokens: Pick<ApiTokenService, 'authenticateApiToken'>) {
   return async function authenticate(request: FastifyRequest): Promise<void> {
     // Node keeps the first of two Authorization headers; a proxy in front may have read the other.
-    // Two meanings are none: refused like a missing one (SPEC §3).
-    if (authorizationHeaderCount(request.raw.rawHeaders) > 1) {
-      throw unauthenticated('Send exactly one "Authorization: Token <API_TOKEN>" header.');
+    // Two meanings are none, whichever names they use: refused like a missing one (SPEC §3, §12).
+    if (credentialHeaderCount(request.raw.rawHeaders) > 1) {
+      throw unauthenticated('Send exactly one "Authorization: Token <API_TOKEN>" header (or its synonym Explo-Authorization).');
     }
-    const header = request.headers.authorization;
+    const found = request.headers.authorization ?? request.headers['explo-authorization'];
+    const header = Array.isArray(found) ? undefined : found;
     const secret = header === undefined ? undefined : AUTHORIZATION.exec(header)?.[1];
     if (secret === undefined) {
       throw unauthenticated('Send "Authorization: Token <API_TOKEN>".');

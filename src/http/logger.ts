@@ -11,7 +11,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       level,
       base: { service: 'ugs' },
       timestamp: pino.stdTimeFunctions.isoTime,
-      redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.token', '*.current_token', '*.secret'], censor: '[redacted]' },
+      redact: { paths: ['req.headers.authorization', 'headers.authorization', 'req.headers["explo-authorization"]', 'headers["explo-authorization"]', '*.token', '*.current_token', '*.secret'], censor: '[redacted]' },
       serializers: {
         req: (request: { method?: string; url?: string; ip?: string }) => ({
           method: request.method,

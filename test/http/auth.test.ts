@@ -22,6 +22,7 @@ import {
 } from './helpers.js';
 
 const newGroup: MakeRequest = async () => ({ method: 'GET', path: USER_PATH, body: { user_group_id: uniqueId('auth') } });
+const newGroup2 = (method: string, path: string): MakeRequest => async () => ({ method, path, body: { user_group_id: uniqueId('auth') } });
 const withGroup =
   (build: (group: SeededGroup) => UnsignedRequest): MakeRequest =>
   async (t) =>
@@ -58,6 +59,10 @@ const ENDPOINTS: Array<[string, MakeRequest]> = [
   ['PATCH /api/admin/api_tokens/:id', async (t) => ({ method: 'PATCH', path: `${ADMIN.apiTokens}/${(await issueApiToken(t)).record.id}`, body: { rate_limit: { per_second: 5, burst: 10 } } })],
   ['DELETE /api/admin/api_tokens/:id', async (t) => ({ method: 'DELETE', path: `${ADMIN.apiTokens}/${(await issueApiToken(t)).record.id}` })],
   ['GET /api/admin/audit_events', async () => ({ method: 'GET', path: ADMIN.auditEvents })],
+  ['POST /api/create_user_group/ (alias)', newGroup2('POST', '/api/create_user_group/')],
+  ['POST /api/update_user_group/ (alias)', withGroup((g) => ({ method: 'POST', path: '/api/update_user_group/', body: { user_group_id: g.id, name: 'Renamed' } }))],
+  ['POST /api/refresh_user_group_token/ (alias)', withGroup((g) => ({ method: 'POST', path: '/api/refresh_user_group_token/', body: { current_token: g.token } }))],
+  ['DELETE /api/delete_user_group/ (alias)', withGroup((g) => ({ method: 'DELETE', path: '/api/delete_user_group/', body: { user_group_id: g.id } }))],
   ['POST /api/user/embed_token', withGroup((g) => ({ method: 'POST', path: '/api/user/embed_token', body: { user_group_id: g.id } }))],
   ['GET /api/admin/signing_keys', async () => ({ method: 'GET', path: '/api/admin/signing_keys' })],
   ['POST /api/admin/signing_keys/rotate', async () => ({ method: 'POST', path: '/api/admin/signing_keys/rotate' })],

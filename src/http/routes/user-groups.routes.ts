@@ -54,87 +54,110 @@ function jsonFromQuery(field: string, text: string): unknown {
   throw jsonDefectError(parsed.defect, field);
 }
 
+/**
+ * SPEC §12: the hosted product documents these operations under paths of their own (a POST for the
+ * update, as it does); they are aliases, with the same bodies and answers, deprecated in the
+ * OpenAPI document. The canonical route of each operation comes first.
+ */
+const PATHS = {
+  getOrCreate: [['GET', '/user'], ['POST', '/create_user_group']],
+  update: [['PUT', '/user'], ['POST', '/update_user_group']],
+  rotate: [['POST', '/user'], ['POST', '/refresh_user_group_token']],
+  remove: [['DELETE', '/user'], ['DELETE', '/delete_user_group']],
+} as const;
+
+/** An alias is the canonical operation, marked deprecated for new code. */
+const aliasing = <S extends object>(schema: S, index: number) => (index === 0 ? schema : { ...schema, deprecated: true });
+
 export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupService; embedTokens: EmbedTokenService }> = async (app, { userGroups, embedTokens }) => {
-  app.get(
-    '/user',
-    {
-      schema: routeSchema(
-        'Get a user group, or create it',
-        'The fields travel in a JSON body, even on GET. A GET without a body may send them in the query string instead, with mapping and properties as JSON text. Creating needs the write scope.',
-        GetOrCreateUserGroupBody,
-        GetOrCreateUserGroupResponse,
-      ),
+  const getOrCreateSchema = routeSchema(
+    'Get a user group, or create it',
+    'The fields travel in a JSON body, even on GET. A GET without a body may send them in the query string instead, with mapping and properties as JSON text. Creating needs the write scope.',
+    GetOrCreateUserGroupBody,
+    GetOrCreateUserGroupResponse,
+  );
+  PATHS.getOrCreate.forEach(([method, url], index) =>
+    app.route({
+      method,
+      url,
+      schema: aliasing(getOrCreateSchema, index),
       preValidation: async (request: FastifyRequest) => {
         if (request.body === undefined) request.body = bodyFromQuery(request.query as Record<string, string | string[] | undefined>);
       },
-    },
-    async (request) => {
-      const { body } = request;
-      const { userGroup, created } = await userGroups.getOrCreateUserGroup(request.caller, {
-        userGroupId: body.user_group_id,
-        name: body.name,
-        mapping: body.mapping,
-        properties: body.properties as JsonObject | null | undefined,
-      });
-      return { success: 1 as const, new_user_group: created, user_group: toUserGroup(userGroup) };
-    },
+      handler: async (request) => {
+        const { body } = request;
+        const { userGroup, created } = await userGroups.getOrCreateUserGroup(request.caller, {
+          userGroupId: body.user_group_id,
+          name: body.name,
+          mapping: body.mapping,
+          properties: body.properties as JsonObject | null | undefined,
+        });
+        return { success: 1 as const, new_user_group: created, user_group: toUserGroup(userGroup) };
+      },
+    }),
   );
 
-  app.put(
-    '/user',
-    {
-      schema: routeSchema(
-        'Update a user group',
-        'Absent fields stay as they are; mapping and properties are replaced whole. Never creates.',
-        UpdateUserGroupBody,
-        UserGroupResponse,
-      ),
-    },
-    async (request) => {
-      const { body } = request;
-      const userGroup = await userGroups.updateUserGroup(request.caller, {
-        userGroupId: body.user_group_id,
-        newUserGroupId: body.new_user_group_id,
-        name: body.name,
-        mapping: body.mapping,
-        properties: body.properties as JsonObject | null | undefined,
-      });
-      return withUserGroup(userGroup);
-    },
+  const updateSchema = routeSchema(
+    'Update a user group',
+    'Absent fields stay as they are; mapping and properties are replaced whole. Never creates.',
+    UpdateUserGroupBody,
+    UserGroupResponse,
+  );
+  PATHS.update.forEach(([method, url], index) =>
+    app.route({
+      method,
+      url,
+      schema: aliasing(updateSchema, index),
+      handler: async (request) => {
+        const { body } = request;
+        const userGroup = await userGroups.updateUserGroup(request.caller, {
+          userGroupId: body.user_group_id,
+          newUserGroupId: body.new_user_group_id,
+          name: body.name,
+          mapping: body.mapping,
+          properties: body.properties as JsonObject | null | undefined,
+        });
+        return withUserGroup(userGroup);
+      },
+    }),
   );
 
-  app.post(
-    '/user',
-    {
-      schema: routeSchema(
-        'Rotate a user group token',
-        'The old token stops working at once. An unknown or already rotated token is user_group_not_found.',
-        RotateUserGroupTokenBody,
-        UserGroupResponse,
-      ),
-    },
-    async (request) => withUserGroup(await userGroups.rotateUserGroupToken(request.caller, request.body.current_token)),
+  const rotateSchema = routeSchema(
+    'Rotate a user group token',
+    'The old token stops working at once. An unknown or already rotated token is user_group_not_found.',
+    RotateUserGroupTokenBody,
+    UserGroupResponse,
+  );
+  PATHS.rotate.forEach(([method, url], index) =>
+    app.route({
+      method,
+      url,
+      schema: aliasing(rotateSchema, index),
+      handler: async (request) => withUserGroup(await userGroups.rotateUserGroupToken(request.caller, request.body.current_token)),
+    }),
   );
 
-  app.delete(
-    '/user',
-    {
-      schema: routeSchema(
-        'Delete a user group',
-        'Name the group by current_token, user_group_id, or both (then they must agree). With data_source_provided_id, the group must map to that data source. Any failure deletes nothing.',
-        DeleteUserGroupBody,
-        DeleteUserGroupResponse,
-      ),
-    },
-    async (request) => {
-      const { body } = request;
-      await userGroups.deleteUserGroup(request.caller, {
-        currentToken: body.current_token,
-        userGroupId: body.user_group_id,
-        dataSourceProvidedId: body.data_source_provided_id,
-      });
-      return { success: 1 as const };
-    },
+  const removeSchema = routeSchema(
+    'Delete a user group',
+    'Name the group by current_token, user_group_id, or both (then they must agree). With data_source_provided_id, the group must map to that data source. Any failure deletes nothing.',
+    DeleteUserGroupBody,
+    DeleteUserGroupResponse,
+  );
+  PATHS.remove.forEach(([method, url], index) =>
+    app.route({
+      method,
+      url,
+      schema: aliasing(removeSchema, index),
+      handler: async (request) => {
+        const { body } = request;
+        await userGroups.deleteUserGroup(request.caller, {
+          currentToken: body.current_token,
+          userGroupId: body.user_group_id,
+          dataSourceProvidedId: body.data_source_provided_id,
+        });
+        return { success: 1 as const };
+      },
+    }),
   );
 
   app.post(
