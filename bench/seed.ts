@@ -63,7 +63,7 @@ export async function seed(
       const createdAt = new Date().toISOString();
       for (let i = first; i <= last; i += 1) {
         const token = generateUserGroupToken();
-        const content = { providedId: groupId(i), name: groupName(i), properties: groupProperties(i), mapping };
+        const content = { providedId: groupId(i), name: groupName(i), properties: groupProperties(i), mapping, parentProvidedId: null, isDemoGroup: false, tags: [] };
         writes.push({
           kind: 'create',
           group: { tenant, ...content, tokenHash: hashSecret(token), tokenCiphertext: cipher.encrypt(token), createdAt },

@@ -11,6 +11,9 @@ const summaryRow = (group: UserGroupView) => ({
   team_id: group.teamId,
   provided_id: group.providedId,
   name: group.name,
+  parent_user_group_id: group.parentProvidedId,
+  is_demo_group: group.isDemoGroup,
+  tags: group.tags,
   environment: group.environment,
   updated_at: group.updatedAt,
 });
@@ -53,11 +56,21 @@ export function groupsCommand(): Command {
   subcommand(groups, 'list', 'list or search the user groups of one environment, in team_id order')
     .addOption(environmentOption().default('Customer'))
     .addOption(new Option('--q <text>', 'provided_id prefix or name substring'))
+    .addOption(new Option('--parent <provided_id>', 'only the children of this group'))
+    .addOption(new Option('--tag <tag>', 'only groups carrying this tag'))
+    .addOption(new Option('--demo', 'only demo groups').conflicts('notDemo'))
+    .addOption(new Option('--not-demo', 'only groups that are not demo groups'))
     .addOption(new Option('--limit <n>', 'at most this many (up to 1000)').argParser(pageLimit).default(100))
-    .action(async (options: CommonOptions & { environment: Environment; q?: string; limit: number }) => {
+    .action(async (options: CommonOptions & { environment: Environment; q?: string; parent?: string; tag?: string; demo?: boolean; notDemo?: boolean; limit: number }) => {
       await withRuntime(options, async (runtime) => {
         const caller = await cliCaller(runtime, options.workspace, options.environment);
-        const page = await runtime.services.userGroupAdmin.listUserGroups(caller, { ...(options.q ? { search: options.q } : {}), limit: options.limit });
+        const page = await runtime.services.userGroupAdmin.listUserGroups(caller, {
+          ...(options.q ? { search: options.q } : {}),
+          ...(options.parent ? { parent: options.parent } : {}),
+          ...(options.tag ? { tag: options.tag } : {}),
+          ...(options.demo || options.notDemo ? { isDemoGroup: options.demo === true } : {}),
+          limit: options.limit,
+        });
         printRows(page.items.map(summaryRow), options.json);
       });
     });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import type { Clock } from './clock.js';
 import { AppError } from './errors.js';
+import { computedMapping, computedProperties } from './hierarchy.js';
 import { mappingToRecord } from './mapping.js';
 import type { JsonObject, UserGroupRecord } from './models.js';
 import { assertPropertiesWithinLimits } from './properties.js';
@@ -89,7 +90,8 @@ export function createEmbedTokenService({ store, signingKeys, cipher, clock, pub
       if (input.origin !== undefined) assertWebOrigin(input.origin);
       const group = await store.findUserGroupByProvidedId(caller.tenant, providedIdOf(input.userGroupId));
       if (!group) throw notFound();
-      const properties = { ...(group.properties ?? {}), ...overrides };
+      // The group's inherited values as its ancestors are now (SPEC §11), then the view's own.
+      const properties = { ...computedProperties(group), ...overrides };
       assertPropertiesWithinLimits(properties);
 
       const workspace = await workspaceName(caller.tenant.workspaceId);
@@ -100,8 +102,8 @@ export function createEmbedTokenService({ store, signingKeys, cipher, clock, pub
         environment: group.environment,
         workspace,
         properties,
-        mapping: mappingToRecord(group.mapping),
-        is_demo_group: false,
+        mapping: mappingToRecord(computedMapping(group)),
+        is_demo_group: group.isDemoGroup,
         origin: input.origin ?? null,
       };
       const { kid, key } = await signingKeys.signingKey(caller.tenant.workspaceId, caller.actor);

@@ -89,7 +89,19 @@ export interface UserGroupFields {
   properties: JsonObject | null;
   /** Sorted by schemaId. */
   mapping: MappingEntry[];
+  /** The provided id of the parent group in the same tenant, or null for a root. */
+  parentProvidedId: string | null;
+  isDemoGroup: boolean;
+  /** Distinct, in code point order. */
+  tags: string[];
   createdAt: Timestamp;
+}
+
+/** What one ancestor of a group passes down to it (SPEC §11). */
+export interface AncestorValues {
+  properties: JsonObject | null;
+  /** Sorted by schemaId. */
+  mapping: MappingEntry[];
 }
 
 export interface UserGroupRecord extends UserGroupFields {
@@ -100,6 +112,8 @@ export interface UserGroupRecord extends UserGroupFields {
   version: number;
   /** Bumped by every change of the group token: embed tokens minted under an earlier one are void. */
   tokenGeneration: number;
+  /** The group's ancestors as the read found them, parent first (at most three). */
+  ancestors: AncestorValues[];
   updatedAt: Timestamp;
 }
 
@@ -113,6 +127,10 @@ export interface UserGroupPatch {
   name?: string;
   properties?: JsonObject | null;
   mapping?: MappingEntry[];
+  /** A provided id links the group under that parent; null detaches it. */
+  parentProvidedId?: string | null;
+  isDemoGroup?: boolean;
+  tags?: string[];
   /** Only an import that carries tokens sets these, always together. */
   tokenHash?: string;
   tokenCiphertext?: string;

@@ -9,6 +9,10 @@ import type { UserGroupStore } from '../store/store.js';
 export interface UserGroupListQuery {
   /** Provided-id prefix or name substring. */
   search?: string;
+  /** Only the children of this provided id; only groups with this tag; only (or never) demo groups. */
+  parent?: string;
+  tag?: string;
+  isDemoGroup?: boolean;
   afterTeamId?: number;
   limit: number;
 }
@@ -23,7 +27,7 @@ export function createUserGroupAdminService({ store, cipher }: { store: Pick<Use
       requireScope(caller, 'admin');
       return fetchPage(
         query.limit,
-        (limit) => store.listUserGroups({ tenant: caller.tenant, search: query.search, afterTeamId: query.afterTeamId, limit }),
+        (limit) => store.listUserGroups({ ...query, tenant: caller.tenant, limit }),
         (group) => group.teamId,
         (group) => view(group),
       );

@@ -8,7 +8,7 @@ import { requireScope } from './scopes.js';
 import { generateUserGroupToken, hashSecret, isUserGroupTokenShaped, type TokenCipher } from './secrets.js';
 import { inEnvironment, type Caller, type Environment } from './tenancy.js';
 import { diffUserGroup, wholeGroupChanges } from './user-group-diff.js';
-import { providedIdOf } from './user-groups.service.js';
+import { newTreeFields, providedIdOf, treeFieldsPatch } from './user-groups.service.js';
 import type { DataSourceStore, SchemaStore, UserGroupStore, UserGroupWrite } from '../store/store.js';
 
 /** One line of an export file, and what an import reads. */
@@ -19,6 +19,9 @@ export interface TransferredUserGroup {
   properties?: JsonObject | null;
   /** Schema id → data source provided id (export) or any mapping value an API call accepts (import). */
   mapping?: MappingInput;
+  parent_user_group_id?: string | number | null;
+  is_demo_group?: boolean;
+  tags?: string[];
   api_environment_tag?: Environment;
   token?: string;
   created_at?: string;
@@ -76,6 +79,9 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
           name: group.name,
           properties: group.properties,
           mapping: Object.fromEntries(group.mapping.map((entry) => [String(entry.schemaId), providedIdOfDataSource.get(entry.dataSourceId) ?? entry.dataSourceId])),
+          parent_user_group_id: group.parentProvidedId,
+          is_demo_group: group.isDemoGroup,
+          tags: group.tags,
           api_environment_tag: group.environment,
           created_at: group.createdAt,
           updated_at: group.updatedAt,
@@ -94,14 +100,19 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
     const batchSize = options.batchSize ?? DEFAULT_BATCH;
     // One open batch per environment: a batch is one tenant's transaction, and files may interleave.
     const batches = new Map<Environment, { lines: Pending[]; providedIds: Set<string> }>();
+    // Lines whose parent is neither in the database nor written yet: a later line may create it.
+    const waiting = new Map<Environment, Pending[]>();
+    const waitingIn = (environment: Environment) => waiting.get(environment) ?? waiting.set(environment, []).get(environment)!;
     let done = 0;
 
     const flush = async (environment: Environment) => {
       const batch = batches.get(environment);
       if (!batch || batch.lines.length === 0) return;
       batches.delete(environment);
-      await importBatch(inEnvironment(caller, environment), batch.lines, summary);
-      done += batch.lines.length;
+      const deferred = waitingIn(environment);
+      const before = deferred.length;
+      await importBatch(inEnvironment(caller, environment), batch.lines, summary, deferred);
+      done += batch.lines.length - (deferred.length - before);
       options.onProgress?.(done + summary.rejected.length);
     };
 
@@ -121,21 +132,45 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
       if (batch.lines.length >= batchSize) await flush(environment);
     }
     for (const environment of [...batches.keys()]) await flush(environment);
+    // Parents before children whatever the file's order: lines that waited for a parent run again
+    // for as long as a round writes some of them (a tree is at most 4 levels, so a few rounds); what
+    // still waits then is refused with the store's reason.
+    for (const [environment, lines] of waiting) {
+      let pending = lines;
+      while (pending.length > 0) {
+        const deferred: Pending[] = [];
+        const envCaller = inEnvironment(caller, environment);
+        const lastRound = pending.length;
+        for (let start = 0; start < pending.length; start += batchSize) {
+          await importBatch(envCaller, pending.slice(start, start + batchSize), summary, deferred);
+        }
+        if (deferred.length === lastRound) {
+          for (let start = 0; start < deferred.length; start += batchSize) await importBatch(envCaller, deferred.slice(start, start + batchSize), summary, null);
+          break;
+        }
+        pending = deferred;
+      }
+      options.onProgress?.(done + lines.length + summary.rejected.length);
+    }
     summary.rejected.sort((a, b) => a.line - b.line);
     return summary;
   }
 
-  async function importBatch(caller: Caller, batch: Pending[], summary: ImportSummary): Promise<void> {
+  /** Writes one batch; with `deferred`, a line whose parent does not exist yet goes there instead of failing. */
+  async function importBatch(caller: Caller, batch: Pending[], summary: ImportSummary, deferred: Pending[] | null): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
-      const plan = await planBatch(caller, batch);
+      const plan = await planBatch(caller, batch, deferred);
       try {
         await store.writeUserGroups(plan.writes.map((write) => write.write), auditContextOf(clock, caller));
         for (const { write } of plan.writes) summary[write.kind === 'create' ? 'created' : 'updated'] += 1;
       } catch (error) {
-        if (isAppError(error) && error.code === 'concurrent_change' && attempt < MAX_BATCH_ATTEMPTS) continue;
+        if (isAppError(error) && error.code === 'concurrent_change' && attempt < MAX_BATCH_ATTEMPTS) {
+          deferred?.splice(deferred.length - plan.deferred, plan.deferred);
+          continue;
+        }
         if (isAppError(error) && error.code === 'unavailable') throw error;
         // One bad row fails its whole batch; write the rows one by one to learn which.
-        await writeOneByOne(caller, plan.writes, summary);
+        await writeOneByOne(caller, plan.writes, summary, deferred);
       }
       summary.unchanged += plan.unchanged;
       summary.rejected.push(...plan.rejected);
@@ -143,37 +178,57 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
     }
   }
 
-  async function writeOneByOne(caller: Caller, writes: Array<{ line: number; write: UserGroupWrite }>, summary: ImportSummary): Promise<void> {
-    for (const { line, write } of writes) {
+  async function writeOneByOne(
+    caller: Caller,
+    writes: Array<Pending & { write: UserGroupWrite }>,
+    summary: ImportSummary,
+    deferred: Pending[] | null,
+  ): Promise<void> {
+    for (const { line, group, write } of writes) {
       try {
         await store.writeUserGroups([write], auditContextOf(clock, caller));
         summary[write.kind === 'create' ? 'created' : 'updated'] += 1;
       } catch (error) {
         if (isAppError(error) && error.code === 'unavailable') throw error;
-        summary.rejected.push({ line, reason: isAppError(error) ? error.message : 'The group could not be written.' });
+        // Its parent's own line failed or waits: this one waits too.
+        if (deferred && isAppError(error) && error.code === 'unknown_parent') deferred.push({ line, group });
+        else summary.rejected.push({ line, reason: isAppError(error) ? error.message : 'The group could not be written.' });
       }
     }
   }
 
-  async function planBatch(caller: Caller, batch: Pending[]) {
+  async function planBatch(caller: Caller, batch: Pending[], deferred: Pending[] | null) {
+    const parentIds = batch.flatMap(({ group }) => (parentIdOf(group) === null ? [] : [parentIdOf(group) as string]));
     const existing = new Map(
-      (await store.findUserGroupsByProvidedIds(caller.tenant, batch.map(({ group }) => providedIdOf(group.provided_id)))).map((group) => [group.providedId, group]),
+      (await store.findUserGroupsByProvidedIds(caller.tenant, [...new Set([...batch.map(({ group }) => providedIdOf(group.provided_id)), ...parentIds])])).map(
+        (group) => [group.providedId, group],
+      ),
     );
     const resolve = await createMappingResolver(store, caller.tenant, batch.flatMap(({ group }) => (group.mapping ? [group.mapping] : [])));
-    const writes: Array<{ line: number; write: UserGroupWrite }> = [];
+    const writes: Array<Pending & { write: UserGroupWrite }> = [];
     const rejected: ImportSummary['rejected'] = [];
     let unchanged = 0;
-    for (const { line, group } of batch) {
+    let deferredHere = 0;
+    // Planned in the batch's tree order, so a parent's write precedes its children's in the transaction.
+    const planned = new Set<string>();
+    for (const { line, group } of parentsFirst(batch)) {
+      const parent = parentIdOf(group);
+      if (deferred && parent !== null && !existing.has(parent) && !planned.has(parent)) {
+        deferred.push({ line, group });
+        deferredHere += 1;
+        continue;
+      }
       try {
         const write = planWrite(caller, group, existing.get(providedIdOf(group.provided_id)), resolve);
-        if (write) writes.push({ line, write });
+        planned.add(providedIdOf(group.provided_id));
+        if (write) writes.push({ line, group, write });
         else unchanged += 1;
       } catch (error) {
         if (!isAppError(error)) throw error;
         rejected.push({ line, reason: error.message });
       }
     }
-    return { writes, rejected, unchanged };
+    return { writes, rejected, unchanged, deferred: deferredHere };
   }
 
   function planWrite(
@@ -190,9 +245,10 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
     const mapping = group.mapping === undefined ? undefined : resolve(group.mapping);
     const tokenFields = (token: string) => ({ tokenHash: hashSecret(token), tokenCiphertext: cipher.encrypt(token) });
     const now = clock();
+    const tree = { parentUserGroupId: group.parent_user_group_id, isDemoGroup: group.is_demo_group, tags: group.tags };
 
     if (!existing) {
-      const content = { providedId, name: group.name ?? providedId, properties: group.properties ?? null, mapping: mapping ?? [] };
+      const content = { providedId, name: group.name ?? providedId, properties: group.properties ?? null, mapping: mapping ?? [], ...newTreeFields(tree) };
       return {
         kind: 'create',
         group: { tenant: caller.tenant, ...content, createdAt: now, ...tokenFields(group.token ?? generateUserGroupToken()) },
@@ -203,6 +259,7 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
       ...(group.name !== undefined ? { name: group.name } : {}),
       ...(group.properties !== undefined ? { properties: group.properties } : {}),
       ...(mapping !== undefined ? { mapping } : {}),
+      ...treeFieldsPatch(tree),
       // Encrypting costs a little; only do it when the token actually differs.
       ...(group.token !== undefined && hashSecret(group.token) !== existing.tokenHash ? tokenFields(group.token) : {}),
     };
@@ -213,4 +270,30 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
 
 
   return { exportUserGroups, importUserGroups };
+}
+
+/** The provided id of the parent a line names, or null for none (or a detach). */
+function parentIdOf(group: TransferredUserGroup): string | null {
+  const parent = group.parent_user_group_id;
+  return parent === undefined || parent === null ? null : providedIdOf(parent);
+}
+
+/** The batch with every line after the line of its parent (when the batch has it); otherwise in file order. */
+function parentsFirst(batch: Pending[]): Pending[] {
+  const byId = new Map(batch.map((pending) => [providedIdOf(pending.group.provided_id), pending]));
+  const depth = new Map<Pending, number>();
+  const depthOf = (pending: Pending, seen: Set<Pending>): number => {
+    const known = depth.get(pending);
+    if (known !== undefined) return known;
+    const parentId = parentIdOf(pending.group);
+    const parent = parentId === null ? undefined : byId.get(parentId);
+    // A cycle inside the file stops here; the store refuses it when the lines are written.
+    const value = parent === undefined || seen.has(parent) ? 0 : depthOf(parent, new Set(seen).add(pending)) + 1;
+    depth.set(pending, value);
+    return value;
+  };
+  return batch
+    .map((pending, index) => ({ pending, index, depth: depthOf(pending, new Set([pending])) }))
+    .sort((a, b) => a.depth - b.depth || a.index - b.index)
+    .map(({ pending }) => pending);
 }

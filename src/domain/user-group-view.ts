@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { computedMapping, computedProperties } from './hierarchy.js';
 import { mappingToRecord } from './mapping.js';
 import type { JsonObject, UserGroupRecord } from './models.js';
 import type { TokenCipher } from './secrets.js';
@@ -12,6 +13,12 @@ export interface UserGroupView {
   providedId: string;
   properties: JsonObject | null;
   mapping: Record<string, string>;
+  parentProvidedId: string | null;
+  /** Properties and mapping merged down from the root to the group (SPEC §11). */
+  computedProperties: JsonObject;
+  computedMapping: Record<string, string>;
+  isDemoGroup: boolean;
+  tags: string[];
   environment: Environment;
   createdAt: string;
   updatedAt: string;
@@ -40,6 +47,11 @@ export function createUserGroupViewer(cipher: Pick<TokenCipher, 'decrypt'>) {
     providedId: group.providedId,
     properties: group.properties,
     mapping: mappingToRecord(group.mapping),
+    parentProvidedId: group.parentProvidedId,
+    computedProperties: computedProperties(group),
+    computedMapping: mappingToRecord(computedMapping(group)),
+    isDemoGroup: group.isDemoGroup,
+    tags: group.tags,
     environment: group.environment,
     createdAt: group.createdAt,
     updatedAt: group.updatedAt,

@@ -1,5 +1,6 @@
 import { auditContextOf } from './audit-context.js';
 import { AppError, unavailable } from './errors.js';
+import { hasChildrenError, sortedTags } from './hierarchy.js';
 import { LOST, retryWhileContended } from './retry-policy.js';
 import type { Clock } from './clock.js';
 import { resolveMapping, type MappingInput } from './mapping.js';
@@ -12,14 +13,22 @@ import { diffUserGroup, wholeGroupChanges } from './user-group-diff.js';
 import { createUserGroupViewer, type UserGroupView } from './user-group-view.js';
 import type { DataSourceStore, SchemaStore, UserGroupStore } from '../store/store.js';
 
-export interface GetOrCreateUserGroupInput {
+/** The fields of SPEC §11 that get-or-create and PUT both take. */
+export interface TreeFieldsInput {
+  /** The parent's provided id; null (on PUT) detaches. */
+  parentUserGroupId?: string | number | null;
+  isDemoGroup?: boolean;
+  tags?: string[];
+}
+
+export interface GetOrCreateUserGroupInput extends TreeFieldsInput {
   userGroupId: string | number;
   name?: string;
   mapping?: MappingInput;
   properties?: JsonObject | null;
 }
 
-export interface UpdateUserGroupInput {
+export interface UpdateUserGroupInput extends TreeFieldsInput {
   userGroupId: string | number;
   newUserGroupId?: string | number;
   name?: string;
@@ -79,9 +88,10 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
       const token = generateUserGroupToken();
       const name = input.name ?? providedId;
       const createdAt = clock();
+      const content = { providedId, name, properties, mapping, ...newTreeFields(input) };
       const { group, created } = await store.insertUserGroupIfAbsent(
-        { tenant: caller.tenant, providedId, name, tokenHash: hashSecret(token), tokenCiphertext: cipher.encrypt(token), properties, mapping, createdAt },
-        auditContextOf(clock, caller, wholeGroupChanges({ providedId, name, properties, mapping }, true)),
+        { tenant: caller.tenant, ...content, tokenHash: hashSecret(token), tokenCiphertext: cipher.encrypt(token), createdAt },
+        auditContextOf(clock, caller, wholeGroupChanges(content, true)),
       );
       // Losing a creation race to another caller is a get: their token, not ours.
       return { userGroup: created ? view(group, token) : view(group), created };
@@ -96,6 +106,7 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
         ...(input.name !== undefined ? { name: input.name } : {}),
         ...(input.properties !== undefined ? { properties: input.properties } : {}),
         ...(mapping !== undefined ? { mapping } : {}),
+        ...treeFieldsPatch(input),
       };
 
       return retryOnConcurrentChange(async () => {
@@ -134,8 +145,9 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
       await retryOnConcurrentChange(async () => {
         const group = await findGroupToDelete(caller, input);
         if (input.dataSourceProvidedId !== undefined) await assertMapsDataSource(caller, group, input.dataSourceProvidedId);
-        const deleted = await store.deleteUserGroup(caller.tenant, group.teamId, group.version, auditContextOf(clock, caller, wholeGroupChanges(group, false)));
-        return deleted ? true : null;
+        const deletion = await store.deleteUserGroup(caller.tenant, group.teamId, group.version, auditContextOf(clock, caller, wholeGroupChanges(group, false)));
+        if (deletion.status === 'has_children') throw hasChildrenError(group.providedId, deletion.children);
+        return deletion.status === 'deleted' ? true : null;
       });
     },
 
@@ -170,6 +182,26 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
       });
     }
   }
+}
+
+/** The SPEC §11 fields of a create: what the input gives, else no parent, not a demo group, no tags. */
+export function newTreeFields(input: TreeFieldsInput): { parentProvidedId: string | null; isDemoGroup: boolean; tags: string[] } {
+  const parent = input.parentUserGroupId;
+  return {
+    parentProvidedId: parent === undefined || parent === null ? null : providedIdOf(parent),
+    isDemoGroup: input.isDemoGroup ?? false,
+    tags: sortedTags(input.tags ?? []),
+  };
+}
+
+/** The SPEC §11 fields of a patch: only those the input gives (a null parent detaches). */
+export function treeFieldsPatch(input: TreeFieldsInput): Pick<UserGroupPatch, 'parentProvidedId' | 'isDemoGroup' | 'tags'> {
+  const parent = input.parentUserGroupId;
+  return {
+    ...(parent !== undefined ? { parentProvidedId: parent === null ? null : providedIdOf(parent) } : {}),
+    ...(input.isDemoGroup !== undefined ? { isDemoGroup: input.isDemoGroup } : {}),
+    ...(input.tags !== undefined ? { tags: sortedTags(input.tags) } : {}),
+  };
 }
 
 /** A JSON integer id is accepted and becomes its decimal string. */

@@ -122,10 +122,18 @@ export interface UserGroupQuery {
   tenant: Tenant;
   /** Matches a provided-id prefix (exact case) or a name substring (case-insensitive). */
   search?: string;
+  /** Only the children of the group with this provided id. */
+  parent?: string;
+  /** Only groups carrying this tag. */
+  tag?: string;
+  isDemoGroup?: boolean;
   /** Cursor: only groups with a larger team_id. */
   afterTeamId?: number;
   limit: number;
 }
+
+/** Outcome of a delete: done, refused because the row moved on, or refused because groups are linked under it. */
+export type UserGroupDeletion = { status: 'deleted' } | { status: 'moved' } | { status: 'has_children'; children: number };
 
 /** One write of a batch; `changes` goes into that group's audit event. */
 export type UserGroupWrite =
@@ -152,13 +160,18 @@ export interface UserGroupStore {
   insertUserGroupIfAbsent(group: NewUserGroup, audit: AuditContext): Promise<{ group: UserGroupRecord; created: boolean }>;
   /**
    * Applies the patch if the row still has `expectedVersion`; returns the new row, or null when the
-   * row is gone or moved on. Throws `user_group_id_taken` when a rename collides.
+   * row is gone or moved on. Throws `user_group_id_taken` when a rename collides. A patch that sets a
+   * parent is checked against the tree inside the transaction, serialised with every other change of
+   * the tenant's tree (`unknown_parent`, `hierarchy_cycle`, `hierarchy_too_deep`); so is a create.
    */
   updateUserGroup(update: UserGroupUpdate, audit: AuditContext): Promise<UserGroupRecord | null>;
   /** Swaps the token only while `currentTokenHash` is still the group's token; null otherwise. */
   rotateUserGroupToken(rotation: UserGroupTokenRotation, audit: AuditContext): Promise<UserGroupRecord | null>;
-  /** Deletes the group only if it still has `expectedVersion`; false otherwise. */
-  deleteUserGroup(tenant: Tenant, teamId: number, expectedVersion: number, audit: AuditContext): Promise<boolean>;
+  /**
+   * Deletes the group only if it still has `expectedVersion` (else `moved`) and no group has it as
+   * parent (else `has_children`, counted inside the same transaction).
+   */
+  deleteUserGroup(tenant: Tenant, teamId: number, expectedVersion: number, audit: AuditContext): Promise<UserGroupDeletion>;
 }
 
 export interface AuditEventQuery {

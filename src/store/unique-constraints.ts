@@ -59,3 +59,8 @@ export function mappingSchemaChangedError(cause: unknown): AppError {
     cause,
   });
 }
+
+/** A group linked under a parent that was deleted between the check and the write's commit. */
+export function vanishedParentError(cause: unknown): AppError {
+  return new AppError('unknown_parent', 'The parent user group no longer exists in this environment.', { field: 'parent_user_group_id', cause });
+}

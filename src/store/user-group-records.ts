@@ -1,6 +1,8 @@
 import { AppError } from '../domain/errors.js';
+import { MAX_HIERARCHY_DEPTH, type ParentLinkFacts } from '../domain/hierarchy.js';
 import type { JsonObject, UserGroupRecord } from '../domain/models.js';
 import type { Environment } from '../domain/tenancy.js';
+import type { UserGroupQuery } from './store.js';
 
 /*
  * What both engines share about user groups: how a row becomes a record, how the one-statement patch
@@ -23,9 +25,22 @@ export interface UserGroupRow {
   updated_at: string;
   /** [schema_id, data_source_id] pairs, sorted by schema_id. */
   mapping: [number, number][];
+  is_demo_group: boolean;
+  tags: string[];
+  /** [level, provided_id, properties, mapping pairs or null] per ancestor, in any order; level 1 is the parent. */
+  ancestors: AncestorCell[];
 }
 
+export type AncestorCell = [number, string, JsonObject | null, [number, number][] | null];
+
+/** A group's ancestors are at most this many, and every read brings them along. */
+export const MAX_ANCESTORS = MAX_HIERARCHY_DEPTH - 1;
+
+const toMapping = (pairs: [number, number][]) =>
+  pairs.map(([schemaId, dataSourceId]) => ({ schemaId, dataSourceId })).sort((a, b) => a.schemaId - b.schemaId);
+
 export function userGroupFromRow(row: UserGroupRow): UserGroupRecord {
+  const ancestors = [...row.ancestors].sort((a, b) => a[0] - b[0]);
   return {
     teamId: row.team_id,
     workspaceId: row.workspace_id,
@@ -36,7 +51,11 @@ export function userGroupFromRow(row: UserGroupRow): UserGroupRecord {
     tokenCiphertext: row.token_ciphertext,
     properties: row.properties,
     // Sorted here rather than by the aggregate in SQL, which would cost every lookup a temporary sort.
-    mapping: row.mapping.map(([schemaId, dataSourceId]) => ({ schemaId, dataSourceId })).sort((a, b) => a.schemaId - b.schemaId),
+    mapping: toMapping(row.mapping),
+    parentProvidedId: ancestors[0]?.[1] ?? null,
+    ancestors: ancestors.map(([, , properties, mapping]) => ({ properties, mapping: toMapping(mapping ?? []) })),
+    isDemoGroup: row.is_demo_group,
+    tags: row.tags,
     version: row.version,
     tokenGeneration: row.token_generation,
     createdAt: row.created_at,
@@ -49,8 +68,30 @@ export function serializeProperties(properties: JsonObject | null): string | nul
   return properties === null ? null : JSON.stringify(properties);
 }
 
-/** The patch keys the update statement writes as columns; the mapping lives in its own table. */
-export const PATCHABLE_GROUP_COLUMNS = ['providedId', 'name', 'properties', 'tokenHash', 'tokenCiphertext'] as const;
+/**
+ * The patch keys the update statement writes as columns; the mapping lives in its own table, and the
+ * parent link is written by team id once the engine has checked it (`parentTeamId`).
+ */
+export const PATCHABLE_GROUP_COLUMNS = ['providedId', 'name', 'properties', 'isDemoGroup', 'tags', 'tokenHash', 'tokenCiphertext', 'parentTeamId'] as const;
+
+/** The list filters both engines bind the same way (the demo flag is each engine's own type). */
+export function listFilterParameters(query: UserGroupQuery): { parent: string | null; tag: string | null } {
+  return { parent: query.parent ?? null, tag: query.tag ?? null };
+}
+
+/** The row of an engine's parent-link query: [level, team_id] pairs of the would-be parent's chain, and the subtree's height. */
+export interface ParentLinkRow {
+  chain: [number, number][];
+  height: number;
+}
+
+export function parentLinkFactsFromRow(row: ParentLinkRow, teamId: number | undefined): ParentLinkFacts {
+  return {
+    parentChain: [...row.chain].sort((a, b) => a[0] - b[0]).map(([, id]) => id),
+    ...(teamId === undefined ? {} : { teamId }),
+    subtreeHeight: row.height,
+  };
+}
 
 /**
  * Named parameters for an UPDATE that writes a column only when the patch has its key

@@ -309,14 +309,23 @@ describe('groups list and show', { timeout: 60_000 }, () => {
     const rows = jsonOutput<Array<Record<string, unknown>>>(await box.ugs('groups', 'list', '--json'));
     expect(rows.map((row) => row.provided_id)).toEqual(['acme-1', 'acme-2', 'beta', 'x-delta']);
     expect(rows.map((row) => row.team_id)).toEqual([...rows.map((row) => row.team_id as number)].sort((a, b) => a - b));
-    expect(rows[0]).toEqual({ team_id: teamIds.get('acme-1'), provided_id: 'acme-1', name: 'Acme Widgets', environment: 'Customer', updated_at: expect.any(String) });
+    expect(rows[0]).toEqual({
+      team_id: teamIds.get('acme-1'),
+      provided_id: 'acme-1',
+      name: 'Acme Widgets',
+      parent_user_group_id: null,
+      is_demo_group: false,
+      tags: [],
+      environment: 'Customer',
+      updated_at: expect.any(String),
+    });
 
     const table = await box.ugs('groups', 'list');
     expect(table).toMatchObject({ code: 0, stderr: '' });
     const [header, ...lines] = table.stdout.trimEnd().split('\n');
-    expect(header).toMatch(/^team_id\s+provided_id\s+name\s+environment\s+updated_at$/);
+    expect(header).toMatch(/^team_id\s+provided_id\s+name\s+parent_user_group_id\s+is_demo_group\s+tags\s+environment\s+updated_at$/);
     expect(lines).toHaveLength(4);
-    expect(lines[0]).toMatch(new RegExp(`^${teamIds.get('acme-1')}\\s+acme-1\\s+Acme Widgets\\s+Customer\\s+\\d{4}-`));
+    expect(lines[0]).toMatch(new RegExp(`^${teamIds.get('acme-1')}\\s+acme-1\\s+Acme Widgets\\s+false\\s+\\[\\]\\s+Customer\\s+\\d{4}-`));
   });
 
   it('--q matches a provided-id prefix or a name substring, --limit keeps the first, --environment picks the other', async () => {
@@ -350,6 +359,11 @@ describe('groups list and show', { timeout: 60_000 }, () => {
       provided_id: 'acme-1',
       properties: { plan: 'gold' },
       mapping: { [catalog.sales]: String(catalog.warehouse.Customer) },
+      parent_user_group_id: null,
+      computed_properties: { plan: 'gold' },
+      computed_mapping: { [catalog.sales]: String(catalog.warehouse.Customer) },
+      is_demo_group: false,
+      tags: [],
       api_environment_tag: 'Customer',
       created_at: expect.any(String),
       updated_at: expect.any(String),
@@ -447,5 +461,62 @@ describe('import and export files', { timeout: 60_000 }, () => {
     const result = await box.ugs('groups', 'export', '--include-tokens', '--output', path);
     expect(result).toEqual({ code: 0, stdout: '', stderr: 'exported 1 user groups\n' });
     expect((statSync(path).mode & 0o777).toString(8)).toBe('600');
+  });
+});
+
+describe('a tree through export and import (SPEC §11)', { timeout: 60_000 }, () => {
+  /** Four levels and a second branch, children before parents: the reverse of any order that would just work. */
+  const TREE = [
+    { provided_id: 'city', parent_user_group_id: 'country', properties: { tier: 4 }, tags: ['leaf'] },
+    { provided_id: 'country', parent_user_group_id: 'region', is_demo_group: true },
+    { provided_id: 'branch', parent_user_group_id: 'root', tags: ['eu', 'pilot'] },
+    { provided_id: 'region', parent_user_group_id: 'root', properties: { region: 'emea' }, tags: ['eu'] },
+    { provided_id: 'root', properties: { plan: 'pro', region: 'none' } },
+  ];
+
+  it('imports a tree whose children come before their parents, lists it by --parent and --tag, and round-trips it', async () => {
+    const box = sandbox();
+    expect(await importGroups(box, TREE)).toEqual({ created: 5, updated: 0, unchanged: 0, rejected: [] });
+    const shown = jsonOutput<Record<string, unknown>>(await box.ugs('groups', 'show', 'city', '--json'));
+    expect(shown).toMatchObject({ parent_user_group_id: 'country', computed_properties: { plan: 'pro', region: 'emea', tier: 4 }, tags: ['leaf'] });
+
+    const listIds = async (...flags: string[]) =>
+      jsonOutput<Array<{ provided_id: string }>>(await box.ugs('groups', 'list', '--json', ...flags)).map((row) => row.provided_id);
+    expect(await listIds('--parent', 'root')).toEqual(['branch', 'region']);
+    expect(await listIds('--tag', 'eu')).toEqual(['branch', 'region']);
+    expect(await listIds('--demo')).toEqual(['country']);
+    expect(await listIds('--not-demo', '--parent', 'root')).toEqual(['branch', 'region']);
+
+    const exported = await exportGroups(box, '--environment', 'Customer');
+    const byId = new Map(exported.groups.map((group) => [group.provided_id, group as unknown as Record<string, unknown>]));
+    expect(byId.get('country')).toMatchObject({ parent_user_group_id: 'region', is_demo_group: true, tags: [] });
+    expect(byId.get('branch')).toMatchObject({ parent_user_group_id: 'root', tags: ['eu', 'pilot'] });
+
+    // Into an empty database, in reversed export order; then the same file again changes nothing.
+    const copy = sandbox();
+    const reversed = [...exported.groups].reverse();
+    expect(await importGroups(copy, reversed)).toEqual({ created: 5, updated: 0, unchanged: 0, rejected: [] });
+    expect(await importGroups(copy, reversed)).toEqual({ created: 0, updated: 0, unchanged: 5, rejected: [] });
+    const copied = await exportGroups(copy, '--environment', 'Customer');
+    const strip = (groups: ExportedGroup[]) =>
+      groups.map(({ team_id: _teamId, created_at: _createdAt, updated_at: _updatedAt, ...rest }) => rest).sort((a, b) => a.provided_id.localeCompare(b.provided_id));
+    expect(strip(copied.groups)).toEqual(strip(exported.groups));
+  });
+
+  it('refuses lines whose parent is nowhere, or whose parent links form a cycle, and imports the rest', async () => {
+    const box = sandbox();
+    const file = join(box.dir, 'broken-tree.jsonl');
+    writeJsonLines(file, [
+      { provided_id: 'a', parent_user_group_id: 'b' },
+      { provided_id: 'b', parent_user_group_id: 'a' },
+      { provided_id: 'orphan', parent_user_group_id: 'missing' },
+      { provided_id: 'fine' },
+    ]);
+    const result = await box.ugs('groups', 'import', file, '--json');
+    expect(result).toMatchObject({ code: 2, stderr: '' });
+    const summary = JSON.parse(result.stdout) as ImportSummary;
+    expect(summary).toMatchObject({ created: 1, updated: 0, unchanged: 0 });
+    expect(summary.rejected.map((rejection) => rejection.line)).toEqual([1, 2, 3]);
+    for (const rejection of summary.rejected) expect(rejection.reason).toMatch(/to be the parent/);
   });
 });

@@ -41,8 +41,11 @@ const toOpenApiPath = (path: string) => path.replace(/:([^/]+)/g, '{$1}');
 // The bodies SPEC §5 and §6 define: their documented schemas must name exactly these fields
 // (and, where SPEC §5 says which are required, exactly those as required).
 const SPEC_BODIES: Record<string, { properties: string[]; required?: string[] }> = {
-  'GET /api/user': { properties: ['mapping', 'name', 'properties', 'user_group_id'], required: ['user_group_id'] },
-  'PUT /api/user': { properties: ['mapping', 'name', 'new_user_group_id', 'properties', 'user_group_id'], required: ['user_group_id'] },
+  'GET /api/user': { properties: ['is_demo_group', 'mapping', 'name', 'parent_user_group_id', 'properties', 'tags', 'user_group_id'], required: ['user_group_id'] },
+  'PUT /api/user': {
+    properties: ['is_demo_group', 'mapping', 'name', 'new_user_group_id', 'parent_user_group_id', 'properties', 'tags', 'user_group_id'],
+    required: ['user_group_id'],
+  },
   'POST /api/user': { properties: ['current_token'], required: ['current_token'] },
   'DELETE /api/user': { properties: ['current_token', 'data_source_provided_id', 'user_group_id'], required: [] },
   'POST /api/user/verify': { properties: ['token'], required: ['token'] },

@@ -79,6 +79,11 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
           provided_id: id,
           properties: PROPERTIES,
           mapping: { [String(catalog.schemaA)]: String(catalog.dsA.id) },
+          parent_user_group_id: null,
+          computed_properties: PROPERTIES,
+          computed_mapping: { [String(catalog.schemaA)]: String(catalog.dsA.id) },
+          is_demo_group: false,
+          tags: [],
           api_environment_tag: 'Customer',
           created_at: expect.stringMatching(ISO_TIMESTAMP),
           updated_at: body.user_group.created_at,
@@ -163,18 +168,25 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
   describe('PUT', () => {
     it.each([
       ['name alone', () => ({ name: 'New name' }), () => ({ name: 'New name' })],
-      ['properties, replaced whole', () => ({ properties: { fresh: true } }), () => ({ properties: { fresh: true } })],
-      ['properties null, which clears them', () => ({ properties: null }), () => ({ properties: null })],
-      ['mapping {}, which clears it', () => ({ mapping: {} }), () => ({ mapping: {} })],
+      // A group without a parent computes its own properties and mapping (SPEC §11).
+      ['properties, replaced whole', () => ({ properties: { fresh: true } }), () => ({ properties: { fresh: true }, computed_properties: { fresh: true } })],
+      ['properties null, which clears them', () => ({ properties: null }), () => ({ properties: null, computed_properties: {} })],
+      ['mapping {}, which clears it', () => ({ mapping: {} }), () => ({ mapping: {}, computed_mapping: {} })],
       [
         'mapping, replaced whole',
         (c: Catalog) => ({ mapping: { [c.schemaB]: c.dsB.providedId } }),
-        (c: Catalog) => ({ mapping: { [String(c.schemaB)]: String(c.dsB.id) } }),
+        (c: Catalog) => ({ mapping: { [String(c.schemaB)]: String(c.dsB.id) }, computed_mapping: { [String(c.schemaB)]: String(c.dsB.id) } }),
       ],
       [
         'everything at once',
         (c: Catalog) => ({ name: 'All new', properties: { n: 2 }, mapping: { [c.schemaB]: c.dsB.id } }),
-        (c: Catalog) => ({ name: 'All new', properties: { n: 2 }, mapping: { [String(c.schemaB)]: String(c.dsB.id) } }),
+        (c: Catalog) => ({
+          name: 'All new',
+          properties: { n: 2 },
+          mapping: { [String(c.schemaB)]: String(c.dsB.id) },
+          computed_properties: { n: 2 },
+          computed_mapping: { [String(c.schemaB)]: String(c.dsB.id) },
+        }),
       ],
     ])('updates %s and leaves the absent fields as they are', async (_label, patch, changed) => {
       const before = await createFullGroup();

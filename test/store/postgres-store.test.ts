@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { connect, createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import pg from 'pg';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AppError, isAppError } from '../../src/domain/errors.js';
 import { MIGRATIONS } from '../../src/store/postgres/migrations/index.js';
 import { mapPostgresError } from '../../src/store/postgres/postgres-errors.js';
@@ -10,6 +10,7 @@ import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { PostgresStoreOptions } from '../../src/store/postgres/postgres-store.js';
 import type { Store } from '../../src/store/store.js';
 import { describeStoreContract } from './store.contract.js';
+import { createChain, raceForCycle } from './contract/user-group-tree.contract.js';
 import { auditContext, expectAppError, newApiToken, newGroup, randomHex, seed, T1 } from './store-fixtures.js';
 
 /*
@@ -213,9 +214,31 @@ describe('PostgreSQL store specifics', () => {
     } = await openSeeded(2);
     const { group } = await writer!.insertUserGroupIfAbsent(newGroup(customer, 'shared'), auditContext());
     expect(await reader!.findUserGroupByTokenHash(customer, group.tokenHash)).toEqual(group);
-    expect(await reader!.deleteUserGroup(customer, group.teamId, group.version, auditContext())).toBe(true);
+    expect(await reader!.deleteUserGroup(customer, group.teamId, group.version, auditContext())).toEqual({ status: 'deleted' });
     expect(await writer!.findUserGroupByProvidedId(customer, 'shared')).toBeNull();
     expect(await writer!.findUserGroupByTokenHash(customer, group.tokenHash)).toBeNull();
+  });
+
+  it('reads a group at depth 4, its ancestors included, in one statement per lookup', async () => {
+    const { stores, fx } = await openSeeded(1);
+    const store = stores[0]!;
+    const deepest = await createChain(store, fx.customer, 4);
+    await store.findUserGroupByProvidedId(fx.customer, deepest.providedId);
+    const statements = vi.spyOn(pg.Client.prototype, 'query');
+    try {
+      const byId = await store.findUserGroupByProvidedId(fx.customer, deepest.providedId);
+      const byToken = await store.findUserGroupByTokenHash(fx.customer, deepest.tokenHash);
+      expect(statements).toHaveBeenCalledTimes(2);
+      expect(byId?.ancestors.map((ancestor) => ancestor.properties)).toEqual([{ level: 3 }, { level: 2 }, { level: 1 }]);
+      expect(byToken).toEqual(byId);
+    } finally {
+      statements.mockRestore();
+    }
+  });
+
+  it('lets only one of two parent links racing through two instances through when they would form a cycle', async () => {
+    const { stores, fx } = await openSeeded(2);
+    await raceForCycle([stores[0]!, stores[1]!], fx.customer, 25);
   });
 
   it('creates exactly one group from 96 concurrent get-or-create calls spread over four instances', async () => {

@@ -5,12 +5,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations/index.js';
 import { openSqliteDatabase, PAGE_CACHE_KIB, SYNC_BUSY_WAIT_MS } from '../../src/store/sqlite/sqlite-database.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { describeStoreContract } from './store.contract.js';
+import { createChain, raceForCycle } from './contract/user-group-tree.contract.js';
 import { auditContext, expectAppError, newApiToken, newGroup, seed, T2 } from './store-fixtures.js';
 
 const run = promisify(execFile);
@@ -104,6 +105,36 @@ describe('SQLite store specifics', () => {
     expect(await reader.findUserGroupByTokenHash(customer, group.tokenHash)).toEqual(group);
     await reader.deleteUserGroup(customer, group.teamId, group.version, auditContext());
     expect(await writer.findUserGroupByProvidedId(customer, 'shared')).toBeNull();
+  });
+
+  it('reads a group at depth 4, its ancestors included, in one statement per lookup', async () => {
+    const store = open();
+    await store.migrate();
+    const { customer } = await seed(store);
+    const deepest = await createChain(store, customer, 4);
+    await store.findUserGroupByProvidedId(customer, deepest.providedId);
+    const scratch = new Database(':memory:');
+    const statementPrototype = Object.getPrototypeOf(scratch.prepare('SELECT 1')) as Database.Statement;
+    scratch.close();
+    const gets = vi.spyOn(statementPrototype, 'get');
+    const alls = vi.spyOn(statementPrototype, 'all');
+    try {
+      const byId = await store.findUserGroupByProvidedId(customer, deepest.providedId);
+      const byToken = await store.findUserGroupByTokenHash(customer, deepest.tokenHash);
+      expect(gets.mock.calls.length + alls.mock.calls.length).toBe(2);
+      expect(byId?.ancestors.map((ancestor) => ancestor.properties)).toEqual([{ level: 3 }, { level: 2 }, { level: 1 }]);
+      expect(byToken).toEqual(byId);
+    } finally {
+      gets.mockRestore();
+      alls.mockRestore();
+    }
+  });
+
+  it('lets only one of two parent links racing through two instances on one file through when they would form a cycle', async () => {
+    const first = open();
+    await first.migrate();
+    const { customer } = await seed(first);
+    await raceForCycle([first, open()], customer, 25);
   });
 
   it('refuses at once an API token revoked or changed through another connection, though each caches live tokens', async () => {

@@ -53,6 +53,9 @@ export function newGroup(tenant: Tenant, providedId: string, overrides: Partial<
     tokenCiphertext: randomHex(),
     properties: null,
     mapping: [],
+    parentProvidedId: null,
+    isDemoGroup: false,
+    tags: [],
     createdAt: T0,
     ...overrides,
   };

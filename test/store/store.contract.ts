@@ -9,6 +9,7 @@ import { describeIdempotencyKeyContract } from './contract/idempotency-keys.cont
 import { describeUserGroupBatchContract } from './contract/user-group-batch.contract.js';
 import { describeUserGroupQueryContract } from './contract/user-group-queries.contract.js';
 import { describeUserGroupContract } from './contract/user-groups.contract.js';
+import { describeUserGroupTreeContract } from './contract/user-group-tree.contract.js';
 import { describeWorkspaceContract } from './contract/workspaces.contract.js';
 import { seed } from './store-fixtures.js';
 
@@ -43,6 +44,7 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeApiTokenContract(context);
     describeCatalogContract(context);
     describeUserGroupContract(context);
+    describeUserGroupTreeContract(context);
     describeUserGroupQueryContract(context);
     describeUserGroupBatchContract(context);
     describeAuditContract(context);

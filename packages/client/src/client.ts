@@ -52,7 +52,17 @@ export function createClient(options: ClientOptions) {
   return {
     /** GET /api/user: the group, created when it does not exist (write scope). Sent as a query string, which fetch can carry on GET. */
     async getOrCreateUserGroup(body: GetOrCreateUserGroupBody): Promise<{ newUserGroup: boolean; userGroup: UserGroup }> {
-      const query = { user_group_id: String(body.user_group_id), name: body.name, mapping: json(body.mapping), properties: json(body.properties) };
+      // A GET carries its fields in the query string (fetch sends no GET body); a null parent is no parent.
+      const parent = body.parent_user_group_id ?? undefined;
+      const query = {
+        user_group_id: String(body.user_group_id),
+        name: body.name,
+        mapping: json(body.mapping),
+        properties: json(body.properties),
+        parent_user_group_id: parent === undefined ? undefined : String(parent),
+        is_demo_group: json(body.is_demo_group),
+        tags: json(body.tags),
+      };
       const answer = await send<{ new_user_group: boolean; user_group: UserGroup }>({ method: 'GET', path: '/api/user', query });
       return { newUserGroup: answer.new_user_group, userGroup: answer.user_group };
     },

@@ -73,6 +73,19 @@ describe('every operation', () => {
     await expect(write.verifyToken(rotated.token)).rejects.toMatchObject({ status: 404, code: 'user_group_not_found' });
   });
 
+  it('the tree fields and the list filters (SPEC §11), typed from the server\'s schemas', async () => {
+    await admin.getOrCreateUserGroup({ user_group_id: 'client-parent', properties: { plan: 'pro', region: 'none' }, tags: ['eu'] });
+    const child = await admin.getOrCreateUserGroup({ user_group_id: 'client-child', parent_user_group_id: 'client-parent', is_demo_group: true, properties: { region: 'emea' } });
+    expect(child.userGroup).toMatchObject({ parent_user_group_id: 'client-parent', is_demo_group: true, tags: [], computed_properties: { plan: 'pro', region: 'emea' } });
+    const moved = await admin.updateUserGroup({ user_group_id: 'client-child', parent_user_group_id: null, tags: ['b', 'a'] });
+    expect(moved).toMatchObject({ parent_user_group_id: null, tags: ['a', 'b'], computed_properties: { region: 'emea' } });
+    expect((await admin.listUserGroups({ tag: 'eu' })).items.map((group) => group.provided_id)).toEqual(['client-parent']);
+    expect((await admin.listUserGroups({ is_demo_group: 'true', q: 'client-' })).items.map((group) => group.provided_id)).toEqual(['client-child']);
+    await admin.updateUserGroup({ user_group_id: 'client-child', parent_user_group_id: 'client-parent' });
+    expect((await admin.listUserGroups({ parent: 'client-parent' })).items.map((group) => group.provided_id)).toEqual(['client-child']);
+    await expect(admin.deleteUserGroup({ user_group_id: 'client-parent' })).rejects.toMatchObject({ status: 409, code: 'user_group_has_children' });
+  });
+
   it('the admin operations', async () => {
     expect((await admin.listSchemas()).map((schema) => schema.name)).toContain('client-sales');
     const [schema] = await admin.listSchemas();

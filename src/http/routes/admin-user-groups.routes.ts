@@ -22,6 +22,9 @@ export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: U
       const { query } = request;
       const page = await userGroupAdmin.listUserGroups(inEnvironment(request.caller, query.environment), {
         search: query.q,
+        parent: query.parent,
+        tag: query.tag,
+        isDemoGroup: query.is_demo_group === undefined ? undefined : query.is_demo_group === 'true',
         afterTeamId: decodeCursor(query.cursor),
         limit: pageSize(query.limit),
       });

@@ -29,8 +29,15 @@ const routeSchema = <B extends TSchema, R extends TSchema>(summary: string, desc
 const withUserGroup = (view: UserGroupView) => ({ success: 1 as const, user_group: toUserGroup(view) });
 
 
-// Query values that carry JSON documents rather than plain strings.
-const JSON_QUERY_FIELDS = new Set(['mapping', 'properties']);
+// Query values that carry JSON documents (or a JSON boolean) rather than plain strings.
+const JSON_QUERY_FIELDS = new Set(['mapping', 'properties', 'tags', 'is_demo_group']);
+
+/** The SPEC §11 fields of a get-or-create or PUT body, as the domain takes them. */
+const treeFieldsOf = (body: { parent_user_group_id?: string | number | null; is_demo_group?: boolean; tags?: string[] }) => ({
+  parentUserGroupId: body.parent_user_group_id,
+  isDemoGroup: body.is_demo_group,
+  tags: body.tags,
+});
 
 /**
  * For clients that cannot send a GET body (fetch, browsers): the same fields from the query string,
@@ -91,6 +98,7 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupS
           name: body.name,
           mapping: body.mapping,
           properties: body.properties as JsonObject | null | undefined,
+          ...treeFieldsOf(body),
         });
         return { success: 1 as const, new_user_group: created, user_group: toUserGroup(userGroup) };
       },
@@ -99,7 +107,7 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupS
 
   const updateSchema = routeSchema(
     'Update a user group',
-    'Absent fields stay as they are; mapping and properties are replaced whole. Never creates.',
+    'Absent fields stay as they are; mapping, properties and tags are replaced whole; parent_user_group_id null detaches. Never creates.',
     UpdateUserGroupBody,
     UserGroupResponse,
   );
@@ -116,6 +124,7 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupS
           name: body.name,
           mapping: body.mapping,
           properties: body.properties as JsonObject | null | undefined,
+          ...treeFieldsOf(body),
         });
         return withUserGroup(userGroup);
       },

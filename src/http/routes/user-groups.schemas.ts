@@ -30,6 +30,26 @@ const Properties = Type.Union([PropertiesObject, Type.Null()], {
 
 const CurrentToken = Type.String({ maxLength: 256, pattern: NO_CONTROL_CHARACTERS, description: 'The user group token, at most 256 characters without control characters.' });
 
+const ParentUserGroupId = Type.Union([UserGroupIdentifier('The user_group_id of the parent group in the same environment.'), Type.Null()], {
+  description: 'The user_group_id of the parent group in the same environment (at most 4 levels: a root and three below it); null for none (on PUT: detach).',
+});
+
+export const MAX_TAGS = 32;
+const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: NO_CONTROL_CHARACTERS }), {
+  maxItems: MAX_TAGS,
+  uniqueItems: true,
+  description: `At most ${MAX_TAGS} distinct strings of 1 to 64 characters without control characters, returned sorted; a PUT replaces them whole.`,
+});
+
+const IsDemoGroup = Type.Boolean({ description: 'A demo group, whose dashboards show a watermark; false by default.' });
+
+/** The fields of SPEC §11 that get-or-create and PUT both take. */
+const TreeFields = {
+  parent_user_group_id: Type.Optional(ParentUserGroupId),
+  is_demo_group: Type.Optional(IsDemoGroup),
+  tags: Type.Optional(Tags),
+};
+
 export const ID_RULE = 'A string of 1 to 256 characters without control characters, or an integer (which becomes its decimal string).';
 const NAME_RULE = 'A string of 1 to 256 characters without control characters.';
 
@@ -39,6 +59,7 @@ export const GetOrCreateUserGroupBody = Type.Object(
     name: Type.Optional(Text256(NAME_RULE)),
     mapping: Type.Optional(Mapping),
     properties: Type.Optional(Properties),
+    ...TreeFields,
   },
   { additionalProperties: false },
 );
@@ -51,6 +72,7 @@ export const UpdateUserGroupBody = Type.Object(
     name: Type.Optional(Text256(NAME_RULE)),
     mapping: Type.Optional(Mapping),
     properties: Type.Optional(Properties),
+    ...TreeFields,
   },
   { additionalProperties: false },
 );
@@ -88,6 +110,14 @@ export const UserGroup = Type.Object({
   provided_id: Type.String({ description: 'The caller\'s own id (user_group_id).' }),
   properties: Type.Union([PropertiesObject, Type.Null()]),
   mapping: Type.Record(Type.String(), Type.String(), { description: 'Schema id → data source id, both as strings.' }),
+  parent_user_group_id: Type.Union([Type.String(), Type.Null()], { description: 'The provided_id of the parent group, or null for a root.' }),
+  computed_properties: Type.Object({}, {
+    additionalProperties: true,
+    description: 'The properties of the root, then each level down to this group, merged key by key (top-level keys), the nearer level winning; read as the ancestors are now.',
+  }),
+  computed_mapping: Type.Record(Type.String(), Type.String(), { description: 'The mappings of the root down to this group merged schema by schema, the nearer level winning.' }),
+  is_demo_group: Type.Boolean(),
+  tags: Type.Array(Type.String(), { description: 'In code point order.' }),
   api_environment_tag: EnvironmentTag,
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -105,6 +135,7 @@ export const TransferredUserGroupLine = Type.Object(
     name: Type.Optional(Text256(NAME_RULE)),
     properties: Type.Optional(Properties),
     mapping: Type.Optional(Mapping),
+    ...TreeFields,
     api_environment_tag: Type.Optional(Type.Union([Type.Literal('Customer'), Type.Literal('Testing')], { description: 'Customer or Testing.' })),
     token: Type.Optional(CurrentToken),
     created_at: Type.Optional(Type.String()),

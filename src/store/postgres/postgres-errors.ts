@@ -1,5 +1,5 @@
 import { unavailable } from '../../domain/errors.js';
-import { mappingSchemaChangedError, takenError, vanishedReferenceError } from '../unique-constraints.js';
+import { mappingSchemaChangedError, takenError, vanishedParentError, vanishedReferenceError } from '../unique-constraints.js';
 import type { UniqueConstraint } from '../unique-constraints.js';
 
 /** The constraint names migration 0001 gives the unique constraints a caller can run into. */
@@ -13,6 +13,14 @@ const UNIQUE_CONSTRAINTS: Record<string, UniqueConstraint> = {
 
 /** Migration 0004's composite foreign key: a mapping's data source must serve the mapping's schema. */
 const MAPPING_SCHEMA_CONSTRAINT = 'user_group_mappings_data_source_schema_fkey';
+
+/** Migration 0006's foreign key from a group to its parent. */
+const PARENT_CONSTRAINT = 'user_groups_parent_fkey';
+
+/** A group's parent link was refused by the database: on a delete, a child is linked under the row. */
+export function isParentLinkViolation(error: unknown): boolean {
+  return codeOf(error) === '23503' && (error as { constraint?: string }).constraint === PARENT_CONSTRAINT;
+}
 
 /** Socket errors: the server is down, unreachable or went away mid-conversation. */
 const NETWORK_ERROR_CODES = new Set([
@@ -87,6 +95,8 @@ export function mapPostgresError(error: unknown): never {
   }
   if (codeOf(error) === '23503') {
     const constraint = (error as { constraint?: string }).constraint;
+    // A write that links a group under a parent deleted meanwhile (deletes handle their own case).
+    if (constraint === PARENT_CONSTRAINT) throw vanishedParentError(error);
     throw constraint === MAPPING_SCHEMA_CONSTRAINT ? mappingSchemaChangedError(error) : vanishedReferenceError(error);
   }
   if (isUnavailable(error)) throw unavailable(error);

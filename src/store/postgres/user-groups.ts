@@ -1,40 +1,50 @@
+import { assertParentLink, HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
 import type { AuditContext, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
 import type { Tenant } from '../../domain/tenancy.js';
 import { groupEntry } from '../audit-entries.js';
 import type { AuditEntry } from '../audit-entries.js';
-import type { UserGroupQuery, UserGroupStore, UserGroupTokenRotation, UserGroupUpdate, UserGroupWrite } from '../store.js';
+import type { UserGroupDeletion, UserGroupQuery, UserGroupStore, UserGroupTokenRotation, UserGroupUpdate, UserGroupWrite } from '../store.js';
 import {
   assertTokenPatchComplete,
   concurrentChange,
+  listFilterParameters,
+  MAX_ANCESTORS,
   PATCHABLE_GROUP_COLUMNS,
+  parentLinkFactsFromRow,
   patchParameters,
   prefixUpperBound,
   serializeProperties,
   userGroupFromRow,
 } from '../user-group-records.js';
-import type { UserGroupRow } from '../user-group-records.js';
+import type { ParentLinkRow, UserGroupRow } from '../user-group-records.js';
 import { auditEventPerRow, auditParameters, type AuditEvents } from './audit-events.js';
 import { unavailable } from '../../domain/errors.js';
 import { LOST, retryWhileContended } from '../../domain/retry-policy.js';
-import { isTransientConflict } from './postgres-errors.js';
+import { isParentLinkViolation, isTransientConflict } from './postgres-errors.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, toNumber } from './rows.js';
 import type { Int8 } from './rows.js';
 import { statements } from './statements.js';
 import type { Statement } from './statements.js';
 
-/** user_groups as node-postgres returns it: bigints as strings, timestamps as Dates, JSON parsed. */
-type PostgresUserGroupRow = Omit<UserGroupRow, 'team_id' | 'workspace_id' | 'token_generation' | 'created_at' | 'updated_at'> & {
+/**
+ * user_groups as node-postgres returns it: bigints as strings, timestamps as Dates, JSON parsed, tags
+ * as an array. A row straight from an insert has no ancestors column (a new group's ancestors are
+ * read back when it has a parent).
+ */
+type PostgresUserGroupRow = Omit<UserGroupRow, 'team_id' | 'workspace_id' | 'token_generation' | 'created_at' | 'updated_at' | 'ancestors'> & {
   team_id: Int8;
   workspace_id: Int8;
   token_generation: Int8;
   created_at: Date;
   updated_at: Date;
+  ancestors?: UserGroupRow['ancestors'];
 };
 
 function toUserGroup(row: PostgresUserGroupRow): UserGroupRecord {
   return userGroupFromRow({
     ...row,
+    ancestors: row.ancestors ?? [],
     team_id: toNumber(row.team_id),
     workspace_id: toNumber(row.workspace_id),
     token_generation: toNumber(row.token_generation),
@@ -44,25 +54,40 @@ function toUserGroup(row: PostgresUserGroupRow): UserGroupRecord {
 }
 
 const GROUP_COLUMNS = `team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties,
-  version, token_generation, created_at, updated_at`;
+  is_demo_group, tags, version, token_generation, created_at, updated_at`;
 
-const mappingOf = (table: string) => `COALESCE((SELECT json_agg(json_build_array(m.schema_id, m.data_source_id))
-  FROM user_group_mappings m WHERE m.team_id = ${table}.team_id), '[]') AS mapping`;
+const mappingPairs = (team: string) => `(SELECT json_agg(json_build_array(m.schema_id, m.data_source_id))
+  FROM user_group_mappings m WHERE m.team_id = ${team})`;
 
-// The mapping rides along as JSON so that every lookup is a single statement.
-const SELECT_GROUP = `SELECT ${GROUP_COLUMNS.replace(/(\w+)/g, 'g.$1')}, ${mappingOf('g')} FROM user_groups g`;
+const mappingOf = (table: string) => `COALESCE(${mappingPairs(`${table}.team_id`)}, '[]') AS mapping`;
+
+/*
+ * The ancestors ride along too, each with its level, provided id, properties and mapping: a recursive
+ * walk up the parent links inside the same statement, bounded by the depth rule. A root (most groups)
+ * skips the walk.
+ */
+const ancestorsOf = (table: string) => `CASE WHEN ${table}.parent_team_id IS NULL THEN '[]'::json ELSE (
+  WITH RECURSIVE chain(team_id, parent_team_id, level, provided_id, properties) AS (
+    SELECT a.team_id, a.parent_team_id, 1, a.provided_id, a.properties FROM user_groups a WHERE a.team_id = ${table}.parent_team_id
+    UNION ALL
+    SELECT a.team_id, a.parent_team_id, c.level + 1, a.provided_id, a.properties
+      FROM user_groups a JOIN chain c ON a.team_id = c.parent_team_id WHERE c.level < ${MAX_ANCESTORS})
+  SELECT json_agg(json_build_array(c.level, c.provided_id, c.properties, ${mappingPairs('c.team_id')})) FROM chain c
+) END AS ancestors`;
+
+// Mapping and ancestors ride along as JSON so that every lookup is a single statement.
+const SELECT_GROUP = `SELECT ${GROUP_COLUMNS.replace(/(\w+)/g, 'g.$1')}, ${mappingOf('g')}, ${ancestorsOf('g')} FROM user_groups g`;
 
 /** Writes return the row they wrote, which saves a round trip to read it back. */
-const RETURNING_GROUP = `RETURNING ${GROUP_COLUMNS}, ${mappingOf('user_groups')}`;
-
-const RETURNING_IDENTITY = 'RETURNING team_id, workspace_id, environment, provided_id';
+const RETURNING_GROUP = `RETURNING ${GROUP_COLUMNS}, ${mappingOf('user_groups')}, ${ancestorsOf('user_groups')}`;
 
 /** Inserts a group and its mapping unless its provided id exists: the CTEs `inserted` and `mapped`. */
 const INSERT_GROUP = `WITH inserted AS (
     INSERT INTO user_groups
-      (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, created_at, updated_at)
-    VALUES (@workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties::json,
-      @createdAt, @createdAt)
+      (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
+        created_at, updated_at)
+    VALUES (@workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties::json, @parentTeamId::bigint,
+      @isDemoGroup::boolean, @tags::text[], @createdAt, @createdAt)
     ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING
     RETURNING ${GROUP_COLUMNS}
   ), mapped AS (
@@ -86,6 +111,10 @@ const sql = statements({
   // with a UTF-8 locale.
   list: `${SELECT_GROUP}
     WHERE ${TENANT} AND g.team_id > @afterTeamId
+      AND (@parent::text IS NULL OR g.parent_team_id = (SELECT p.team_id FROM user_groups p
+        WHERE p.workspace_id = @workspaceId AND p.environment = @environment AND p.provided_id = @parent))
+      AND (@tag::text IS NULL OR @tag = ANY(g.tags))
+      AND (@isDemoGroup::boolean IS NULL OR g.is_demo_group = @isDemoGroup)
       AND (@search::text IS NULL
         OR (g.provided_id >= @search AND (@searchEnd::text IS NULL OR g.provided_id < @searchEnd))
         OR strpos(lower(g.name), lower(@search)) > 0)
@@ -100,6 +129,9 @@ const sql = statements({
       provided_id = CASE WHEN @setProvidedId::boolean THEN @providedId::text ELSE provided_id END,
       name = CASE WHEN @setName::boolean THEN @name::text ELSE name END,
       properties = CASE WHEN @setProperties::boolean THEN @properties::json ELSE properties END,
+      parent_team_id = CASE WHEN @setParentTeamId::boolean THEN @parentTeamId::bigint ELSE parent_team_id END,
+      is_demo_group = CASE WHEN @setIsDemoGroup::boolean THEN @isDemoGroup::boolean ELSE is_demo_group END,
+      tags = CASE WHEN @setTags::boolean THEN @tags::text[] ELSE tags END,
       token_hash = CASE WHEN @setTokenHash::boolean THEN @tokenHash::text ELSE token_hash END,
       token_ciphertext = CASE WHEN @setTokenCiphertext::boolean THEN @tokenCiphertext::text ELSE token_ciphertext END,
       token_generation = token_generation + CASE WHEN @setTokenHash::boolean THEN 1 ELSE 0 END,
@@ -119,12 +151,37 @@ const sql = statements({
       ${RETURNING_GROUP}
     ), ${auditEventPerRow('rotated', 'user_group.token_rotated')}
     SELECT ${GROUP_COLUMNS}, mapping FROM rotated`,
-  delete: `WITH deleted AS (
-      DELETE FROM user_groups
-      WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment AND version = @expectedVersion
-      ${RETURNING_IDENTITY}
+  // The children are counted in the same statement; a child linked by a transaction still open then
+  // makes the foreign key refuse the delete once it commits, which the caller treats as "moved on".
+  delete: `WITH target AS (
+      SELECT t.team_id, (SELECT count(*) FROM user_groups c WHERE c.parent_team_id = t.team_id) AS children
+      FROM user_groups t
+      WHERE t.team_id = @teamId AND t.workspace_id = @workspaceId AND t.environment = @environment AND t.version = @expectedVersion
+    ), deleted AS (
+      DELETE FROM user_groups g USING target
+      WHERE g.team_id = target.team_id AND target.children = 0 AND g.version = @expectedVersion
+      RETURNING g.team_id, g.workspace_id, g.environment, g.provided_id
     ), ${auditEventPerRow('deleted', 'user_group.deleted')}
-    SELECT team_id, workspace_id, environment, provided_id FROM deleted`,
+    SELECT target.children, EXISTS (SELECT 1 FROM deleted) AS deleted FROM target`,
+  // Every change of a tenant's tree takes this lock first, so two of them (A under B, B under A)
+  // decide one after the other, across instances; reads and other writes never take it.
+  lockTree: `SELECT pg_advisory_xact_lock(hashtext('ugs.user_group_tree'), hashtext(@workspaceId::text || '.' || @environment))`,
+  // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
+  // one level past the depth rule (src/domain/hierarchy.ts decides).
+  parentLink: `WITH RECURSIVE chain(team_id, parent_team_id, level) AS (
+      SELECT team_id, parent_team_id, 1 FROM user_groups
+        WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @parentProvidedId
+      UNION ALL
+      SELECT u.team_id, u.parent_team_id, c.level + 1 FROM user_groups u JOIN chain c ON u.team_id = c.parent_team_id
+        WHERE c.level < ${HIERARCHY_READ_LIMIT}
+    ), subtree(team_id, level) AS (
+      SELECT @teamId::bigint, 1 WHERE @teamId::bigint IS NOT NULL
+      UNION ALL
+      SELECT u.team_id, s.level + 1 FROM user_groups u JOIN subtree s ON u.parent_team_id = s.team_id
+        WHERE s.level < ${HIERARCHY_READ_LIMIT}
+    )
+    SELECT COALESCE((SELECT json_agg(json_build_array(level, team_id)) FROM chain), '[]') AS chain,
+      (SELECT COALESCE(max(level), 1) FROM subtree) AS height`,
   clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = @teamId',
   insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
     SELECT @teamId::bigint, m.schema_id, m.data_source_id
@@ -147,13 +204,33 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
 
   const byProvidedId = (q: Queryable, tenant: Tenant, providedId: string) => findOne(q, sql.byProvidedId({ ...tenant, providedId }));
 
-  /** Inserts the group and its mapping; undefined (and nothing written) when its provided id exists. */
+  /**
+   * Inside a transaction: takes the tenant's tree lock, then checks the parent link (SPEC §11) on the
+   * tree as it is now and returns the parent's team id; null detaches, undefined leaves the link.
+   */
+  const parentTeamIdFor = async (tx: Queryable, tenant: Tenant, parentProvidedId: string | null | undefined, teamId?: number) => {
+    if (parentProvidedId === undefined || parentProvidedId === null) return parentProvidedId;
+    await tx.rows(sql.lockTree({ ...tenant }));
+    const [row] = await tx.rows<ParentLinkRow>(sql.parentLink({ ...tenant, parentProvidedId, teamId: teamId ?? null }));
+    if (!row) throw new Error('the parent-link query returned no row');
+    const facts = parentLinkFactsFromRow(row, teamId);
+    assertParentLink(parentProvidedId, facts);
+    return facts.parentChain[0];
+  };
+
+  /**
+   * Inserts the group and its mapping; undefined (and nothing written) when its provided id exists.
+   * A group with a parent goes through `tx`, a transaction the caller opened: the parent is checked
+   * under the tree lock first, and the new row (with its ancestors) is read back.
+   */
   const insertGroup = async (
     q: Queryable,
     group: NewUserGroup,
     audited?: AuditContext,
   ): Promise<UserGroupRecord | undefined> => {
-    const { tenant, providedId, name, tokenHash, tokenCiphertext, createdAt } = group;
+    const { tenant, providedId, name, tokenHash, tokenCiphertext, createdAt, parentProvidedId } = group;
+    // The parent is checked only for a group that will be created; one that exists is left as it is.
+    if (parentProvidedId !== null && (await byProvidedId(q, tenant, providedId))) return undefined;
     const parameters = {
       ...tenant,
       providedId,
@@ -161,12 +238,16 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
       tokenHash,
       tokenCiphertext,
       properties: serializeProperties(group.properties),
+      parentTeamId: (await parentTeamIdFor(q, tenant, parentProvidedId)) ?? null,
+      isDemoGroup: group.isDemoGroup,
+      tags: group.tags,
       createdAt,
       ...mappingParameters(group.mapping),
     };
     const [inserted] = await q.rows<Omit<PostgresUserGroupRow, 'mapping'>>(
       audited ? sql.insertAudited({ ...parameters, ...auditParameters(audited) }) : sql.insert(parameters),
     );
+    if (inserted && parentProvidedId !== null) return (await findOne(q, sql.byTeamIdInTenant({ ...tenant, teamId: inserted.team_id }))) ?? undefined;
     // The statement's RETURNING cannot see the mapping rows its sibling CTE inserts; they are the input.
     return inserted && toUserGroup({ ...inserted, mapping: group.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]) });
   };
@@ -177,14 +258,18 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
     { tenant, teamId, expectedVersion, patch, updatedAt }: UserGroupUpdate,
   ): Promise<UserGroupRecord | undefined> => {
     assertTokenPatchComplete(patch);
-    const properties = patch.properties === undefined ? undefined : serializeProperties(patch.properties);
+    const columns = {
+      ...patch,
+      properties: patch.properties === undefined ? undefined : serializeProperties(patch.properties),
+      parentTeamId: await parentTeamIdFor(tx, tenant, patch.parentProvidedId, teamId),
+    };
     const [updated] = await tx.rows<PostgresUserGroupRow>(
       sql.update({
         ...tenant,
         teamId,
         expectedVersion,
         updatedAt,
-        ...patchParameters(PATCHABLE_GROUP_COLUMNS, { ...patch, properties }),
+        ...patchParameters(PATCHABLE_GROUP_COLUMNS, columns),
       }),
     );
     if (!updated) return undefined;
@@ -204,7 +289,9 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
     return retryWhileContended(async () => {
       let created: UserGroupRecord | undefined;
       try {
-        created = await insertGroup(db, group, context);
+        // A group with a parent needs the tree lock and the check in one transaction; a root (the hot
+        // path) is one statement.
+        created = group.parentProvidedId === null ? await insertGroup(db, group, context) : await insertWithParent(context, group);
       } catch (error) {
         if (!isTransientConflict(error)) throw error;
         conflict = error;
@@ -217,6 +304,11 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
       return existing ? { group: existing, created: false } : LOST;
     }, () => conflict as Error);
   };
+
+  const insertWithParent = audit.withAudit(async (tx, context: AuditContext, group: NewUserGroup) => {
+    const created = await insertGroup(tx, group);
+    return { result: created, entries: created ? [groupEntry('user_group.created', created, context.changes)] : [] };
+  });
 
   const update = audit.withAudit(async (tx, context: AuditContext, groupUpdate: UserGroupUpdate) => {
     const group = await applyUpdate(tx, groupUpdate);
@@ -250,6 +342,8 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
         ...query.tenant,
         search: search ?? null,
         searchEnd: search === undefined ? null : prefixUpperBound(search),
+        ...listFilterParameters(query),
+        isDemoGroup: query.isDemoGroup ?? null,
         afterTeamId: query.afterTeamId ?? 0,
         limit: query.limit,
       }),
@@ -264,8 +358,20 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
     return rotated ? toUserGroup(rotated) : null;
   };
 
-  const remove = async (tenant: Tenant, teamId: number, expectedVersion: number, context: AuditContext): Promise<boolean> =>
-    (await db.rows(sql.delete({ ...tenant, teamId, expectedVersion, ...auditParameters(context) }))).length > 0;
+  const remove = async (tenant: Tenant, teamId: number, expectedVersion: number, context: AuditContext): Promise<UserGroupDeletion> => {
+    let outcome: { children: Int8; deleted: boolean } | undefined;
+    try {
+      [outcome] = await db.rows<{ children: Int8; deleted: boolean }>(sql.delete({ ...tenant, teamId, expectedVersion, ...auditParameters(context) }));
+    } catch (error) {
+      // A child was linked while this statement ran: the next read counts it.
+      if (isParentLinkViolation(error)) return { status: 'moved' };
+      throw error;
+    }
+    if (!outcome) return { status: 'moved' };
+    const children = toNumber(outcome.children);
+    if (children > 0) return { status: 'has_children', children };
+    return outcome.deleted ? { status: 'deleted' } : { status: 'moved' };
+  };
 
   return {
     findUserGroupByProvidedId: (tenant, providedId) => byProvidedId(db, tenant, providedId),

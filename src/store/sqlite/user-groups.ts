@@ -1,37 +1,64 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { assertParentLink, HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
 import type { AuditContext, JsonObject, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
 import type { Tenant } from '../../domain/tenancy.js';
 import { groupEntry } from '../audit-entries.js';
-import type { AuditEntry, GroupIdentity } from '../audit-entries.js';
-import type { UserGroupQuery, UserGroupStore, UserGroupTokenRotation, UserGroupUpdate, UserGroupWrite } from '../store.js';
+import type { Audited, AuditEntry, GroupIdentity } from '../audit-entries.js';
+import type { UserGroupDeletion, UserGroupQuery, UserGroupStore, UserGroupTokenRotation, UserGroupUpdate, UserGroupWrite } from '../store.js';
 import {
   assertTokenPatchComplete,
   concurrentChange,
+  listFilterParameters,
+  MAX_ANCESTORS,
   PATCHABLE_GROUP_COLUMNS,
+  parentLinkFactsFromRow,
   patchParameters,
   prefixUpperBound,
   serializeProperties,
   userGroupFromRow,
 } from '../user-group-records.js';
-import type { UserGroupRow } from '../user-group-records.js';
+import type { ParentLinkRow, UserGroupRow } from '../user-group-records.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
 import { preparedOnFirstUse } from './prepared.js';
 
-/** user_groups as SQLite returns it: properties and mapping are JSON text. */
-type SqliteUserGroupRow = Omit<UserGroupRow, 'properties' | 'mapping'> & { properties: string | null; mapping: string };
+/** user_groups as SQLite returns it: properties, mapping, tags and ancestors are JSON text, the demo flag 0 or 1. */
+type SqliteUserGroupRow = Omit<UserGroupRow, 'properties' | 'mapping' | 'is_demo_group' | 'tags' | 'ancestors'> & {
+  properties: string | null;
+  mapping: string;
+  is_demo_group: number;
+  tags: string;
+  ancestors: string;
+};
 
-// The mapping rides along as JSON so that every lookup is a single statement.
-const SELECT_GROUP = `SELECT g.*,
-  (SELECT json_group_array(json_array(m.schema_id, m.data_source_id))
-     FROM user_group_mappings m WHERE m.team_id = g.team_id) AS mapping
-  FROM user_groups g`;
+const mappingOf = (team: string) => `(SELECT json_group_array(json_array(m.schema_id, m.data_source_id))
+  FROM user_group_mappings m WHERE m.team_id = ${team})`;
+
+/*
+ * The ancestors ride along too, each with its level, provided id, properties and mapping: a recursive
+ * walk up the parent links inside the same statement, bounded by the depth rule. A root (most groups)
+ * skips the walk.
+ */
+const ANCESTORS = `CASE WHEN g.parent_team_id IS NULL THEN '[]' ELSE (
+  WITH RECURSIVE chain(team_id, parent_team_id, level, provided_id, properties) AS (
+    SELECT a.team_id, a.parent_team_id, 1, a.provided_id, a.properties FROM user_groups a WHERE a.team_id = g.parent_team_id
+    UNION ALL
+    SELECT a.team_id, a.parent_team_id, c.level + 1, a.provided_id, a.properties
+      FROM user_groups a JOIN chain c ON a.team_id = c.parent_team_id WHERE c.level < ${MAX_ANCESTORS})
+  SELECT json_group_array(json_array(c.level, c.provided_id, json(c.properties), json(${mappingOf('c.team_id')}))) FROM chain c
+) END AS ancestors`;
+
+// Mapping and ancestors ride along as JSON so that every lookup is a single statement.
+const SELECT_GROUP = `SELECT g.*, ${mappingOf('g.team_id')} AS mapping, ${ANCESTORS} FROM user_groups g`;
 
 function toUserGroup(row: SqliteUserGroupRow): UserGroupRecord {
   return userGroupFromRow({
     ...row,
     properties: row.properties === null ? null : (JSON.parse(row.properties) as JsonObject),
     mapping: JSON.parse(row.mapping) as [number, number][],
+    is_demo_group: row.is_demo_group === 1,
+    tags: JSON.parse(row.tags) as string[],
+    ancestors: JSON.parse(row.ancestors) as UserGroupRow['ancestors'],
   });
 }
 
@@ -75,6 +102,10 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
     // that is exact for every string and cheap. length() <> octet_length() spots a non-ASCII name.
     list: `${SELECT_GROUP}
       WHERE g.workspace_id = @workspaceId AND g.environment = @environment AND g.team_id > @afterTeamId
+        AND (@parent IS NULL OR g.parent_team_id = (SELECT p.team_id FROM user_groups p
+          WHERE p.workspace_id = @workspaceId AND p.environment = @environment AND p.provided_id = @parent))
+        AND (@tag IS NULL OR EXISTS (SELECT 1 FROM json_each(g.tags) WHERE json_each.value = @tag))
+        AND (@isDemoGroup IS NULL OR g.is_demo_group = @isDemoGroup)
         AND (@search IS NULL
           OR (g.provided_id >= @search AND (@searchEnd IS NULL OR g.provided_id < @searchEnd))
           OR CASE WHEN @likeCanDecide AND length(g.name) = octet_length(g.name)
@@ -82,14 +113,19 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
             ELSE instr(${CASEFOLD_FUNCTION}(g.name), @foldedSearch) > 0 END)
       ORDER BY g.team_id LIMIT @limit`,
     insert: `INSERT INTO user_groups
-      (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, created_at, updated_at)
-      VALUES (@workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties, @createdAt, @createdAt)
+      (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
+        created_at, updated_at)
+      VALUES (@workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties, @parentTeamId, @isDemoGroup,
+        @tags, @createdAt, @createdAt)
       ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING RETURNING team_id`,
     // One statement for every patch shape: a field is written only when its flag is set.
     update: `UPDATE user_groups SET
         provided_id = CASE WHEN @setProvidedId THEN @providedId ELSE provided_id END,
         name = CASE WHEN @setName THEN @name ELSE name END,
         properties = CASE WHEN @setProperties THEN @properties ELSE properties END,
+        parent_team_id = CASE WHEN @setParentTeamId THEN @parentTeamId ELSE parent_team_id END,
+        is_demo_group = CASE WHEN @setIsDemoGroup THEN @isDemoGroup ELSE is_demo_group END,
+        tags = CASE WHEN @setTags THEN @tags ELSE tags END,
         token_hash = CASE WHEN @setTokenHash THEN @tokenHash ELSE token_hash END,
         token_ciphertext = CASE WHEN @setTokenCiphertext THEN @tokenCiphertext ELSE token_ciphertext END,
         token_generation = token_generation + CASE WHEN @setTokenHash THEN 1 ELSE 0 END,
@@ -106,6 +142,22 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
     delete: `DELETE FROM user_groups
       WHERE team_id = ? AND workspace_id = ? AND environment = ? AND version = ?
       ${RETURNING_IDENTITY}`,
+    // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
+    // one level past the depth rule (src/domain/hierarchy.ts decides).
+    parentLink: `WITH RECURSIVE chain(team_id, parent_team_id, level) AS (
+        SELECT team_id, parent_team_id, 1 FROM user_groups
+          WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @parentProvidedId
+        UNION ALL
+        SELECT u.team_id, u.parent_team_id, c.level + 1 FROM user_groups u JOIN chain c ON u.team_id = c.parent_team_id
+          WHERE c.level < ${HIERARCHY_READ_LIMIT}),
+      subtree(team_id, level) AS (
+        SELECT @teamId, 1 WHERE @teamId IS NOT NULL
+        UNION ALL
+        SELECT u.team_id, s.level + 1 FROM user_groups u JOIN subtree s ON u.parent_team_id = s.team_id
+          WHERE s.level < ${HIERARCHY_READ_LIMIT})
+      SELECT (SELECT json_group_array(json_array(level, team_id)) FROM chain) AS chain,
+        (SELECT coalesce(max(level), 1) FROM subtree) AS height`,
+    children: 'SELECT count(*) AS children FROM user_groups WHERE parent_team_id = ?',
     insertMapping: 'INSERT INTO user_group_mappings (team_id, schema_id, data_source_id) VALUES (?, ?, ?)',
     clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = ?',
   });
@@ -131,12 +183,31 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
     for (const entry of mapping) sql.insertMapping.run(teamId, entry.schemaId, entry.dataSourceId);
   };
 
+  /**
+   * The team id of the checked parent (SPEC §11), read inside the write's transaction, which SQLite's
+   * one write lock serialises with every other tree change; null detaches, undefined leaves the link.
+   */
+  const parentTeamIdFor = (tenant: Tenant, parentProvidedId: string | null | undefined, teamId?: number): number | null | undefined => {
+    if (parentProvidedId === undefined || parentProvidedId === null) return parentProvidedId;
+    const row = sql.parentLink.get({ ...tenant, parentProvidedId, teamId: teamId ?? null }) as { chain: string; height: number };
+    const facts = parentLinkFactsFromRow({ chain: JSON.parse(row.chain) as ParentLinkRow['chain'], height: row.height }, teamId);
+    assertParentLink(parentProvidedId, facts);
+    return facts.parentChain[0];
+  };
+
   /** Inserts the group and its mapping; undefined (and nothing written) when its provided id exists. */
   const insertGroup = (group: NewUserGroup): GroupIdentity | undefined => {
     const { tenant } = group;
-    const inserted = sql.insert.get({ ...group, ...tenant, properties: serializeProperties(group.properties) }) as
-      | { team_id: number }
-      | undefined;
+    // The parent is checked only for a group that will be created; one that exists is left as it is.
+    if (group.parentProvidedId !== null && byProvidedId(tenant, group.providedId)) return undefined;
+    const inserted = sql.insert.get({
+      ...group,
+      ...tenant,
+      properties: serializeProperties(group.properties),
+      parentTeamId: parentTeamIdFor(tenant, group.parentProvidedId) ?? null,
+      isDemoGroup: group.isDemoGroup ? 1 : 0,
+      tags: JSON.stringify(group.tags),
+    }) as { team_id: number } | undefined;
     if (!inserted) return undefined;
     insertMapping(inserted.team_id, group.mapping);
     return { teamId: inserted.team_id, ...tenant, providedId: group.providedId };
@@ -145,13 +216,19 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
   /** Applies the patch if the row still has the expected version; undefined (and nothing written) otherwise. */
   const applyUpdate = ({ tenant, teamId, expectedVersion, patch, updatedAt }: UserGroupUpdate): GroupIdentity | undefined => {
     assertTokenPatchComplete(patch);
-    const properties = patch.properties === undefined ? undefined : serializeProperties(patch.properties);
+    const columns = {
+      ...patch,
+      properties: patch.properties === undefined ? undefined : serializeProperties(patch.properties),
+      isDemoGroup: patch.isDemoGroup === undefined ? undefined : Number(patch.isDemoGroup),
+      tags: patch.tags === undefined ? undefined : JSON.stringify(patch.tags),
+      parentTeamId: parentTeamIdFor(tenant, patch.parentProvidedId, teamId),
+    };
     const updated = sql.update.get({
       ...tenant,
       teamId,
       expectedVersion,
       updatedAt,
-      ...patchParameters(PATCHABLE_GROUP_COLUMNS, { ...patch, properties }),
+      ...patchParameters(PATCHABLE_GROUP_COLUMNS, columns),
     }) as GroupIdentity | undefined;
     if (updated && patch.mapping) {
       sql.clearMapping.run(teamId);
@@ -209,6 +286,8 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
     const rows = sql.list.all({
       ...query.tenant,
       ...searchParams,
+      ...listFilterParameters(query),
+      isDemoGroup: query.isDemoGroup === undefined ? null : Number(query.isDemoGroup),
       afterTeamId: query.afterTeamId ?? 0,
       limit: query.limit,
     }) as SqliteUserGroupRow[];
@@ -222,12 +301,15 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
     return { result: group, entries: [groupEntry('user_group.token_rotated', group, context.changes)] };
   });
 
-  const remove = audit.withAudit((context: AuditContext, tenant: Tenant, teamId: number, expectedVersion: number) => {
+  const remove = audit.withAudit((context: AuditContext, tenant: Tenant, teamId: number, expectedVersion: number): Audited<UserGroupDeletion> => {
+    // Counted under the write lock, so no child can be linked between the count and the delete.
+    const { children } = sql.children.get(teamId) as { children: number };
+    if (children > 0) return { result: { status: 'has_children', children }, entries: [] };
     const deleted = sql.delete.get(teamId, tenant.workspaceId, tenant.environment, expectedVersion) as
       | GroupIdentity
       | undefined;
-    if (!deleted) return { result: false, entries: [] };
-    return { result: true, entries: [groupEntry('user_group.deleted', deleted, context.changes)] };
+    if (!deleted) return { result: { status: 'moved' }, entries: [] };
+    return { result: { status: 'deleted' }, entries: [groupEntry('user_group.deleted', deleted, context.changes)] };
   });
 
   return {

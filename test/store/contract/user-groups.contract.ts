@@ -48,6 +48,10 @@ export function describeUserGroupContract(t: ContractContext): void {
           { schemaId: schemaA.id, dataSourceId: customerA.id },
           { schemaId: schemaB.id, dataSourceId: customerB.id },
         ],
+        parentProvidedId: null,
+        ancestors: [],
+        isDemoGroup: false,
+        tags: [],
         version: 1,
         tokenGeneration: 0,
         createdAt: input.createdAt,
@@ -95,7 +99,7 @@ export function describeUserGroupContract(t: ContractContext): void {
     it('never reuses a team_id, even after the newest group is deleted', async () => {
       const older = await create(t.fx.customer, 'older');
       const newest = await create(t.fx.customer, 'g1');
-      expect(await t.store.deleteUserGroup(t.fx.customer, newest.teamId, newest.version, auditContext())).toBe(true);
+      expect(await t.store.deleteUserGroup(t.fx.customer, newest.teamId, newest.version, auditContext())).toEqual({ status: 'deleted' });
       const recreated = await create(t.fx.customer, 'g1');
       expect(recreated.teamId).toBeGreaterThan(newest.teamId);
       expect(recreated.teamId).not.toBe(older.teamId);
@@ -269,21 +273,21 @@ export function describeUserGroupContract(t: ContractContext): void {
 
     it('deletes only with the expected version and tenant', async () => {
       const group = await create(t.fx.customer, 'g1');
-      expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version + 1, auditContext())).toBe(false);
-      expect(await t.store.deleteUserGroup(t.fx.testing, group.teamId, group.version, auditContext())).toBe(false);
-      expect(await t.store.deleteUserGroup(t.fx.otherCustomer, group.teamId, group.version, auditContext())).toBe(false);
+      expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version + 1, auditContext())).toEqual({ status: 'moved' });
+      expect(await t.store.deleteUserGroup(t.fx.testing, group.teamId, group.version, auditContext())).toEqual({ status: 'moved' });
+      expect(await t.store.deleteUserGroup(t.fx.otherCustomer, group.teamId, group.version, auditContext())).toEqual({ status: 'moved' });
       expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'g1')).toEqual(group);
 
-      expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version, auditContext())).toBe(true);
+      expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version, auditContext())).toEqual({ status: 'deleted' });
       expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'g1')).toBeNull();
       expect(await t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash)).toBeNull();
-      expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version, auditContext())).toBe(false);
+      expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version, auditContext())).toEqual({ status: 'moved' });
     });
 
     it('deletes a mapped group with its mapping; the id starts afresh', async () => {
       const { schemaA, schemaB, customerA, customerB } = t.fx;
       const group = await create(t.fx.customer, 'g1', { mapping: [{ schemaId: schemaA.id, dataSourceId: customerA.id }] });
-      expect(await t.store.deleteUserGroup(tenantOf(group), group.teamId, group.version, auditContext())).toBe(true);
+      expect(await t.store.deleteUserGroup(tenantOf(group), group.teamId, group.version, auditContext())).toEqual({ status: 'deleted' });
       const mapping = [{ schemaId: schemaB.id, dataSourceId: customerB.id }];
       const recreated = await create(t.fx.customer, 'g1', { mapping });
       expect(recreated.mapping).toEqual(mapping);

@@ -3,7 +3,8 @@ import { idempotencyKeys } from './0002-idempotency-keys.js';
 import { apiTokenRateLimits } from './0003-api-token-rate-limits.js';
 import { mappingSchemaAgreement } from './0004-mapping-schema-agreement.js';
 import { embedTokens } from './0005-embed-tokens.js';
+import { hierarchy } from './0006-hierarchy.js';
 import type { Migration } from '../../migration.js';
 
 /** In version order; append only. */
-export const MIGRATIONS: readonly Migration[] = [initial, idempotencyKeys, apiTokenRateLimits, mappingSchemaAgreement, embedTokens];
+export const MIGRATIONS: readonly Migration[] = [initial, idempotencyKeys, apiTokenRateLimits, mappingSchemaAgreement, embedTokens, hierarchy];
