@@ -153,7 +153,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
   const dropDatabase = defer(() => db.drop());
   log(`  database: ${db.describe}`);
 
-  const seeded = await seed(db, size, { batch: options.seedBatch, parallel: options.seedParallel, sample: options.sample });
+  const seeded = await seed(db, size, { batch: options.seedBatch, parallel: options.seedParallel, sample: options.sample, nested: options.scenarios.includes('get-nested') });
   const groupsPerSecond = Math.round(size / seeded.seconds);
   log(`  seeding: ${size.toLocaleString('en-US')} groups in ${seeded.seconds.toFixed(1)} s (${groupsPerSecond.toLocaleString('en-US')} groups/s)`);
   if (engine === 'postgres') {

@@ -85,6 +85,18 @@ export function getExisting(data: ScenarioData, name: 'get-existing' | 'ceiling'
   });
 }
 
+/** GET /api/user naming a group at depth 4, whose answer merges its three ancestors' values (SPEC §11). */
+export function getNested(data: ScenarioData): Scenario {
+  const { seeded } = data;
+  const next = cycle(seeded.nestedIds);
+  return scenario('get-nested', 'GET /api/user (JSON body) naming an existing group at depth 4; rotates over the seeded chains', {
+    method: 'GET',
+    path: '/api/user',
+    headers: headers(seeded),
+    setupRequest: (req) => ({ ...req, body: JSON.stringify({ user_group_id: next()[0] }) }),
+  });
+}
+
 export function verify(data: ScenarioData): Scenario {
   const { seeded } = data;
   const next = cycle(seeded.tokens);
@@ -197,6 +209,7 @@ export function embedToken(data: ScenarioData): Scenario {
 /** The scenarios autocannon drives over HTTP; `offline-verify` runs in the bench process (offline-verify.ts). */
 export const SCENARIO_FACTORIES: Record<Exclude<ScenarioName, 'offline-verify'>, (data: ScenarioData) => Scenario> = {
   'get-existing': (data) => getExisting(data),
+  'get-nested': getNested,
   verify,
   update,
   rotate,

@@ -18,9 +18,15 @@ export interface Seeded {
   ids: string[];
   names: string[];
   tokens: string[];
+  /** The deepest groups of the 4-level chains seeded for `get-nested` (empty when it does not run). */
+  nestedIds: string[];
   seconds: number;
   groups: number;
 }
+
+/** Chains of four levels seeded beside the flat groups when `get-nested` runs. */
+export const NESTED_CHAINS = 1000;
+const NESTED_LEVELS = 4;
 
 const PLANS = ['free', 'pro', 'enterprise'];
 const REGIONS = ['eu', 'us', 'ap', 'sa'];
@@ -36,7 +42,7 @@ function log(message: string): void {
 export async function seed(
   db: BenchDatabase,
   size: number,
-  options: { batch: number; parallel: number; sample: number },
+  options: { batch: number; parallel: number; sample: number; nested: boolean },
 ): Promise<Seeded> {
   const parallel = db.engine === 'postgres' ? options.parallel : 1;
   const runtime = await openRuntime({ databaseUrl: db.url, encryptionKey: db.encryptionKey, poolSize: parallel + 1 });
@@ -98,9 +104,37 @@ export async function seed(
     await Promise.all(Array.from({ length: Math.min(parallel, batches) }, worker));
     const seconds = (performance.now() - started) / 1000;
 
+    const nestedIds = options.nested ? await seedChains() : [];
+
     // Spread the sample so neighbouring requests do not hit neighbouring rows.
     shuffleTogether([sample.ids, sample.names, sample.tokens]);
-    return { apiToken: secret, mappingInput: { [String(schema.id)]: dataSource.providedId }, ...sample, seconds, groups: size };
+    shuffleTogether([nestedIds]);
+    return { apiToken: secret, mappingInput: { [String(schema.id)]: dataSource.providedId }, ...sample, nestedIds, seconds, groups: size };
+
+    /** Root to leaf, chain by chain, in one batch: each level's properties and the root's mapping are inherited below. */
+    async function seedChains(): Promise<string[]> {
+      const createdAt = new Date().toISOString();
+      const writes: UserGroupWrite[] = [];
+      const leaves: string[] = [];
+      for (let chain = 0; chain < NESTED_CHAINS; chain += 1) {
+        for (let level = 1; level <= NESTED_LEVELS; level += 1) {
+          const token = generateUserGroupToken();
+          const content = {
+            providedId: `tree-${chain}-${level}`,
+            name: `Tree ${chain} level ${level}`,
+            properties: { ...groupProperties(chain * NESTED_LEVELS + level), [`level${level}`]: true },
+            mapping: level === 1 ? mapping : [],
+            parentProvidedId: level === 1 ? null : `tree-${chain}-${level - 1}`,
+            isDemoGroup: false,
+            tags: [],
+          };
+          writes.push({ kind: 'create', group: { tenant, ...content, tokenHash: hashSecret(token), tokenCiphertext: cipher.encrypt(token), createdAt }, changes: wholeGroupChanges(content, true) });
+        }
+        leaves.push(`tree-${chain}-${NESTED_LEVELS}`);
+      }
+      await store.writeUserGroups(writes, audit);
+      return leaves;
+    }
   } finally {
     await runtime.close();
   }

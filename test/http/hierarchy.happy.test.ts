@@ -1,8 +1,9 @@
 // SPEC §11 over HTTP: trees with inherited properties and mappings, demo groups and tags.
 import { decodeJwt } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { TransferredUserGroup } from '../../src/domain/user-group-transfer.service.js';
 import { ADMIN, adminOk } from './admin-helpers.js';
-import { apiToken, expectSuccess, seedCatalog, TRANSPORTS, uniqueId, useClient, userGroupApi, type Catalog } from './helpers.js';
+import { adminCaller, apiToken, expectSuccess, seedCatalog, TRANSPORTS, uniqueId, useClient, userGroupApi, useTestApp, type Catalog } from './helpers.js';
 
 for (const transport of TRANSPORTS) {
   describe(`group trees over ${transport.name}`, () => {
@@ -135,3 +136,38 @@ for (const transport of TRANSPORTS) {
     });
   });
 }
+
+describe('a tree through export and import, on this engine', () => {
+  const holder = useTestApp();
+
+  it('imports an exported tree in reversed order into another workspace: parents first, the same tree', async () => {
+    const { t } = holder;
+    const transfer = t.runtime.services.userGroupTransfer;
+    const source = await adminCaller(t);
+    const target = await adminCaller(t, { workspace: 'other' });
+    const prefix = uniqueId('tree');
+    const groups = t.runtime.services.userGroups;
+    await groups.getOrCreateUserGroup(source, { userGroupId: `${prefix}-root`, properties: { plan: 'pro' }, tags: ['eu'] });
+    await groups.getOrCreateUserGroup(source, { userGroupId: `${prefix}-a`, parentUserGroupId: `${prefix}-root`, isDemoGroup: true });
+    await groups.getOrCreateUserGroup(source, { userGroupId: `${prefix}-b`, parentUserGroupId: `${prefix}-a`, properties: { seats: 3 } });
+    await groups.getOrCreateUserGroup(source, { userGroupId: `${prefix}-c`, parentUserGroupId: `${prefix}-b`, tags: ['z', 'a'] });
+
+    const exported: TransferredUserGroup[] = [];
+    for await (const line of transfer.exportUserGroups(source, { includeTokens: false })) if (String(line.provided_id).startsWith(prefix)) exported.push(line);
+    expect(exported).toHaveLength(4);
+    const lines = [...exported].reverse().map((group, index) => ({ line: index + 1, group }));
+    // A batch of one line: every child waits for a parent written in a later batch or round.
+    expect(await transfer.importUserGroups(target, lines, { batchSize: 1 })).toEqual({ created: 4, updated: 0, unchanged: 0, rejected: [] });
+    expect(await transfer.importUserGroups(target, lines)).toEqual({ created: 0, updated: 0, unchanged: 4, rejected: [] });
+
+    const imported: TransferredUserGroup[] = [];
+    for await (const line of transfer.exportUserGroups(target, { includeTokens: false })) if (String(line.provided_id).startsWith(prefix)) imported.push(line);
+    const comparable = (items: typeof exported) =>
+      items.map(({ provided_id, parent_user_group_id, properties, is_demo_group, tags }) => ({ provided_id, parent_user_group_id, properties, is_demo_group, tags }));
+    expect(comparable(imported).sort((x, y) => String(x.provided_id).localeCompare(String(y.provided_id)))).toEqual(
+      comparable(exported).sort((x, y) => String(x.provided_id).localeCompare(String(y.provided_id))),
+    );
+    const deepest = await t.runtime.services.userGroupAdmin.getUserGroupByProvidedId(target, `${prefix}-c`);
+    expect(deepest).toMatchObject({ parentProvidedId: `${prefix}-b`, computedProperties: { plan: 'pro', seats: 3 }, tags: ['a', 'z'] });
+  });
+});
