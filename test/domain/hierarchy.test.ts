@@ -1,0 +1,80 @@
+// The group-tree rules of SPEC §11 as pure functions, without a database.
+import { describe, expect, it } from 'vitest';
+import { isAppError } from '../../src/domain/errors.js';
+import { assertParentLink, computedMapping, computedProperties, MAX_HIERARCHY_DEPTH, sortedTags } from '../../src/domain/hierarchy.js';
+import type { AncestorValues, JsonObject, MappingEntry } from '../../src/domain/models.js';
+
+const codeOf = (link: () => void): string | null => {
+  try {
+    link();
+    return null;
+  } catch (error) {
+    if (!isAppError(error)) throw error;
+    expect(error.field).toBe('parent_user_group_id');
+    return error.code;
+  }
+};
+
+describe('assertParentLink', () => {
+  it('allows a link while the tree stays within four levels', () => {
+    expect(MAX_HIERARCHY_DEPTH).toBe(4);
+    expect(codeOf(() => assertParentLink('p', { parentChain: [1], subtreeHeight: 1 }))).toBeNull();
+    expect(codeOf(() => assertParentLink('p', { parentChain: [3, 2, 1], subtreeHeight: 1 }))).toBeNull();
+    expect(codeOf(() => assertParentLink('p', { parentChain: [1], teamId: 9, subtreeHeight: 3 }))).toBeNull();
+  });
+
+  it('refuses a parent that is not there', () => {
+    expect(codeOf(() => assertParentLink('p', { parentChain: [], subtreeHeight: 1 }))).toBe('unknown_parent');
+  });
+
+  it('refuses the group itself or any of its descendants as its parent, before depth', () => {
+    expect(codeOf(() => assertParentLink('p', { parentChain: [9], teamId: 9, subtreeHeight: 1 }))).toBe('hierarchy_cycle');
+    expect(codeOf(() => assertParentLink('p', { parentChain: [4, 3, 9, 1, 0], teamId: 9, subtreeHeight: 4 }))).toBe('hierarchy_cycle');
+  });
+
+  it('refuses a fifth level, counting the moved subtree', () => {
+    expect(codeOf(() => assertParentLink('p', { parentChain: [4, 3, 2, 1], subtreeHeight: 1 }))).toBe('hierarchy_too_deep');
+    expect(codeOf(() => assertParentLink('p', { parentChain: [2, 1], teamId: 9, subtreeHeight: 3 }))).toBe('hierarchy_too_deep');
+  });
+});
+
+describe('computed properties and mapping', () => {
+  const entry = (schemaId: number, dataSourceId: number): MappingEntry => ({ schemaId, dataSourceId });
+  const group = (properties: JsonObject | null, mapping: MappingEntry[], ancestors: AncestorValues[]) => ({ properties, mapping, ancestors });
+
+  it('merges top-level keys from the root down, the nearer level winning, null included', () => {
+    const ancestors: AncestorValues[] = [
+      { properties: { region: 'emea', nested: { b: 2 } }, mapping: [] },
+      { properties: null, mapping: [] },
+      { properties: { plan: 'pro', region: 'none', nested: { a: 1 }, gone: 1 }, mapping: [] },
+    ];
+    expect(computedProperties(group({ gone: null, city: 'Lyon' }, [], ancestors))).toEqual({
+      plan: 'pro',
+      region: 'emea',
+      nested: { b: 2 },
+      gone: null,
+      city: 'Lyon',
+    });
+    expect(computedProperties(group(null, [], []))).toEqual({});
+  });
+
+  it('keeps any key as an own property, __proto__ included', () => {
+    const properties = JSON.parse('{"__proto__": {"polluted": true}}') as JsonObject;
+    const merged = computedProperties(group(properties, [], []));
+    expect(Object.getPrototypeOf(merged)).toBe(Object.prototype);
+    expect(Object.keys(merged)).toEqual(['__proto__']);
+  });
+
+  it('merges the mapping schema by schema, the nearer level winning, sorted by schema id', () => {
+    const ancestors: AncestorValues[] = [{ properties: null, mapping: [entry(2, 20)] }, { properties: null, mapping: [entry(1, 10), entry(2, 11), entry(5, 50)] }];
+    expect(computedMapping(group(null, [entry(5, 51)], ancestors))).toEqual([entry(1, 10), entry(2, 20), entry(5, 51)]);
+  });
+});
+
+describe('sortedTags', () => {
+  it('orders by code point, as both engines\' binary collation does (not by UTF-16 unit)', () => {
+    // U+FF5E sorts before U+1F680 by code point, after it by UTF-16 unit (0xD83D).
+    expect(sortedTags(['🚀', '～', 'b', 'B', 'a'])).toEqual(['B', 'a', 'b', '～', '🚀']);
+    expect(['🚀', '～'].sort()).toEqual(['🚀', '～']);
+  });
+});
