@@ -40,20 +40,25 @@ export function createUserGroupViewer(cipher: Pick<TokenCipher, 'decrypt'>) {
     plaintexts.set(group.tokenHash, token);
     return token;
   };
-  return (group: UserGroupRecord, knownToken?: string): UserGroupView => ({
-    teamId: group.teamId,
-    token: tokenOf(group, knownToken),
-    name: group.name,
-    providedId: group.providedId,
-    properties: group.properties,
-    mapping: mappingToRecord(group.mapping),
-    parentProvidedId: group.parentProvidedId,
-    computedProperties: computedProperties(group),
-    computedMapping: mappingToRecord(computedMapping(group)),
-    isDemoGroup: group.isDemoGroup,
-    tags: group.tags,
-    environment: group.environment,
-    createdAt: group.createdAt,
-    updatedAt: group.updatedAt,
-  });
+  return (group: UserGroupRecord, knownToken?: string): UserGroupView => {
+    const mapping = mappingToRecord(group.mapping);
+    // A root (most groups) computes to its own values: no merge on the hot path.
+    const root = group.ancestors.length === 0;
+    return {
+      teamId: group.teamId,
+      token: tokenOf(group, knownToken),
+      name: group.name,
+      providedId: group.providedId,
+      properties: group.properties,
+      mapping,
+      parentProvidedId: group.parentProvidedId,
+      computedProperties: root ? (group.properties ?? {}) : computedProperties(group),
+      computedMapping: root ? mapping : mappingToRecord(computedMapping(group)),
+      isDemoGroup: group.isDemoGroup,
+      tags: group.tags,
+      environment: group.environment,
+      createdAt: group.createdAt,
+      updatedAt: group.updatedAt,
+    };
+  };
 }

@@ -57,8 +57,9 @@ function toUserGroup(row: SqliteUserGroupRow): UserGroupRecord {
     properties: row.properties === null ? null : (JSON.parse(row.properties) as JsonObject),
     mapping: JSON.parse(row.mapping) as [number, number][],
     is_demo_group: row.is_demo_group === 1,
-    tags: JSON.parse(row.tags) as string[],
-    ancestors: JSON.parse(row.ancestors) as UserGroupRow['ancestors'],
+    // Most groups have neither: skip the parser for the empty array.
+    tags: row.tags === '[]' ? [] : (JSON.parse(row.tags) as string[]),
+    ancestors: row.ancestors === '[]' ? [] : (JSON.parse(row.ancestors) as UserGroupRow['ancestors']),
   });
 }
 
