@@ -20,8 +20,8 @@ interface Operation {
 }
 
 const OPERATIONS: readonly Operation[] = [
-  { method: 'GET', path: '/api/user', fields: ['user_group_id', 'name', 'mapping', 'properties'] },
-  { method: 'PUT', path: '/api/user', fields: ['user_group_id', 'new_user_group_id', 'name', 'mapping', 'properties'] },
+  { method: 'GET', path: '/api/user', fields: ['user_group_id', 'name', 'mapping', 'properties', 'parent_user_group_id', 'is_demo_group', 'tags'] },
+  { method: 'PUT', path: '/api/user', fields: ['user_group_id', 'new_user_group_id', 'name', 'mapping', 'properties', 'parent_user_group_id', 'is_demo_group', 'tags'] },
   { method: 'POST', path: '/api/user', fields: ['current_token'] },
   { method: 'DELETE', path: '/api/user', fields: ['current_token', 'user_group_id', 'data_source_provided_id'] },
   { method: 'POST', path: '/api/user/verify', fields: ['token'] },
@@ -46,7 +46,7 @@ const WRITE_OPERATIONS = OPERATIONS.filter((operation) => operation.method !== '
 // HEAD is left out: its answer has no body by definition, so there is no envelope to check.
 const METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS'];
 const FIELDS = [...new Set(OPERATIONS.flatMap((operation) => operation.fields))];
-const QUERY_FIELDS = [...FIELDS, 'environment', 'q', 'limit', 'cursor', 'team_id', 'action', 'since', 'until'];
+const QUERY_FIELDS = [...FIELDS, 'environment', 'q', 'parent', 'tag', 'limit', 'cursor', 'team_id', 'action', 'since', 'until'];
 const CONTENT_TYPES = [
   'application/json',
   'application/json; charset=utf-8',
@@ -305,7 +305,7 @@ describe('random and malformed requests', () => {
 
   // Bytes no query value may carry, whichever parameter it is.
   const illFormedQueryText = fc.constantFrom('%00', 'a%00', '%FF', '%C3', '%ED%A0%80', '%F4%90%80%80', '%C0%AF');
-  // JSON texts refused where a query value is JSON (mapping and properties of GET /api/user; elsewhere they are unknown).
+  // JSON texts refused where a query value is JSON (mapping, properties, tags and is_demo_group of GET /api/user; elsewhere they are unknown).
   const hostileQueryJson = fc
     .oneof(illFormedString, deepText.filter((text) => text.length < 4000), inexactNumber.map((number) => `{"n":${number}}`), fc.constantFrom('{"k":1,"k":2}', '{"__proto__":{"x":1}}'))
     .map(encodeURIComponent);
@@ -313,7 +313,7 @@ describe('random and malformed requests', () => {
   it('refuses ill-formed query values on every GET, changing nothing', () =>
     run(fc.asyncProperty(
       target(QUERY_OPERATIONS),
-      fc.oneof(fc.tuple(fc.constantFrom(...QUERY_FIELDS), illFormedQueryText), fc.tuple(fc.constantFrom('mapping', 'properties'), hostileQueryJson)),
+      fc.oneof(fc.tuple(fc.constantFrom(...QUERY_FIELDS), illFormedQueryText), fc.tuple(fc.constantFrom('mapping', 'properties', 'tags', 'is_demo_group'), hostileQueryJson)),
       async ({ method, path }, [field, value]) => {
         // A group id alongside, so that GET /api/user would otherwise succeed.
         const query = `${field}=${value}${field === 'user_group_id' ? '' : '&user_group_id=fz-1'}`;

@@ -26,10 +26,12 @@ for (const transport of TRANSPORTS) {
       expect(await snapshotDatabase(fixture.t)).toEqual(before);
     };
 
-    it('refuses an unknown parent on create and on update (400 unknown_parent), also one of the other environment', async () => {
+    it('refuses an unknown parent on create and on update (400 unknown_parent), also one of the other environment or workspace', async () => {
       const testing = uniqueId('testing');
       expectSuccess(await userGroupApi(fixture.client, apiToken(fixture.t, { scope: 'write', environment: 'Testing' })).getOrCreate({ user_group_id: testing }));
-      for (const parent of [uniqueId('nobody'), testing, 12345]) {
+      const otherWorkspace = uniqueId('other-workspace');
+      expectSuccess(await userGroupApi(fixture.client, apiToken(fixture.t, { scope: 'write', workspace: 'other' })).getOrCreate({ user_group_id: otherWorkspace }));
+      for (const parent of [uniqueId('nobody'), testing, otherWorkspace, 12345]) {
         await refusedWithoutChange(() => api().getOrCreate({ user_group_id: uniqueId('orphan'), parent_user_group_id: parent }), 400, 'unknown_parent', 'parent_user_group_id');
       }
       const [root] = await chain(1);
