@@ -1,7 +1,7 @@
 // SPEC §11's refusals over HTTP: each a clear error that changes nothing.
 import { describe, expect, it } from 'vitest';
 import { ADMIN, adminCall } from './admin-helpers.js';
-import { apiToken, expectError, expectSuccess, snapshotDatabase, TRANSPORTS, uniqueId, useClient, userGroupApi } from './helpers.js';
+import { adminCaller, apiToken, expectError, expectSuccess, snapshotDatabase, TRANSPORTS, uniqueId, useClient, userGroupApi, useTestApp } from './helpers.js';
 
 for (const transport of TRANSPORTS) {
   describe(`group tree refusals over ${transport.name}`, () => {
@@ -110,3 +110,34 @@ for (const transport of TRANSPORTS) {
     });
   });
 }
+
+describe('a parent deleted while a child is linked under it', () => {
+  const holder = useTestApp();
+
+  it('lets exactly one of the two through, 30 times: never a child under a deleted parent, never another error', async () => {
+    const { t } = holder;
+    const caller = await adminCaller(t);
+    const groups = t.runtime.services.userGroups;
+    for (let round = 0; round < 30; round += 1) {
+      const parent = uniqueId(`race-parent-${round}`);
+      const child = uniqueId(`race-child-${round}`);
+      await groups.getOrCreateUserGroup(caller, { userGroupId: parent });
+      // Staggered from the create 3 ms ahead to the delete 6 ms ahead (a create under a parent takes
+      // a few round trips more than a delete), so that they overlap at every point and each side wins
+      // sometimes, on either engine.
+      const stagger = (round % 10) - 3;
+      const after = <T>(ms: number, work: () => Promise<T>) => new Promise((resolve) => setTimeout(resolve, ms)).then(work);
+      const [deleted, created] = await Promise.allSettled([
+        after(Math.max(0, stagger), () => groups.deleteUserGroup(caller, { userGroupId: parent })),
+        after(Math.max(0, -stagger), () => groups.getOrCreateUserGroup(caller, { userGroupId: child, parentUserGroupId: parent })),
+      ]);
+      const codeOf = (outcome: PromiseSettledResult<unknown>) => (outcome.status === 'rejected' ? (outcome.reason as { code?: string }).code : 'ok');
+      const outcome = [codeOf(deleted), codeOf(created)];
+      expect([['ok', 'unknown_parent'], ['user_group_has_children', 'ok']]).toContainEqual(outcome);
+      const childNow = await t.runtime.store.findUserGroupByProvidedId(caller.tenant, child);
+      const parentNow = await t.runtime.store.findUserGroupByProvidedId(caller.tenant, parent);
+      if (outcome[0] === 'ok') expect([parentNow, childNow]).toEqual([null, null]);
+      else expect(childNow?.parentProvidedId).toBe(parent);
+    }
+  });
+});
