@@ -1,18 +1,14 @@
 // The group-tree rules of SPEC §11 as pure functions, without a database.
 import { describe, expect, it } from 'vitest';
-import { isAppError } from '../../src/domain/errors.js';
 import { assertParentLink, computedMapping, computedProperties, MAX_HIERARCHY_DEPTH, sortedTags } from '../../src/domain/hierarchy.js';
 import type { AncestorValues, JsonObject, MappingEntry } from '../../src/domain/models.js';
+import { refusalOf } from '../support/refusal.js';
 
+/** The code a parent link is refused with (always naming the parent field), or null. */
 const codeOf = (link: () => void): string | null => {
-  try {
-    link();
-    return null;
-  } catch (error) {
-    if (!isAppError(error)) throw error;
-    expect(error.field).toBe('parent_user_group_id');
-    return error.code;
-  }
+  const refusal = refusalOf(link);
+  if (refusal) expect(refusal.field).toBe('parent_user_group_id');
+  return refusal?.code ?? null;
 };
 
 describe('assertParentLink', () => {

@@ -2,13 +2,13 @@
 // mapping resolution against a catalogue, paging, the limits on properties, echoed caller text.
 import { describe, expect, it } from 'vitest';
 import { echoable, ECHO_LIMIT } from '../../src/domain/caller-text.js';
-import { isAppError } from '../../src/domain/errors.js';
 import { createMappingResolver } from '../../src/domain/mapping.js';
 import type { DataSourceRecord, JsonObject, UserGroupRecord } from '../../src/domain/models.js';
 import { fetchPage } from '../../src/domain/pagination.js';
 import { assertPropertiesWithinLimits, MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from '../../src/domain/properties.js';
 import type { Tenant } from '../../src/domain/tenancy.js';
 import { diffUserGroup, wholeGroupChanges } from '../../src/domain/user-group-diff.js';
+import { refusalOf } from '../support/refusal.js';
 
 const T = '2026-11-25T10:00:00.000Z';
 
@@ -32,15 +32,7 @@ const stored: UserGroupRecord = {
   updatedAt: T,
 };
 
-const codeOf = (work: () => unknown): string | null => {
-  try {
-    work();
-    return null;
-  } catch (error) {
-    if (!isAppError(error)) throw error;
-    return error.code;
-  }
-};
+const codeOf = (work: () => unknown): string | null => refusalOf(work)?.code ?? null;
 
 describe('diffUserGroup', () => {
   it('keeps only what differs, with before and after under the wire names', () => {
