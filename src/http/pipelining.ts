@@ -18,6 +18,16 @@ export const MAX_RESPONSES_PER_CONNECTION = 4;
  */
 export const MAX_WAITING_PER_CONNECTION = 64;
 
+/**
+ * Bytes of finished responses a connection's socket may still hold, unread by the client, before
+ * the connection's next response waits. A response counts as finished once Node has handed its last
+ * byte to the socket, which buffers what the kernel does not take: without this, a client that
+ * pipelines requests within the bounds above but never reads made the server keep every answer
+ * (60 × 105 KiB of /openapi.json per connection). With it a connection holds at most this plus
+ * MAX_RESPONSES_PER_CONNECTION responses; a client that reads drains it long before.
+ */
+export const MAX_UNREAD_BYTES_PER_CONNECTION = 256 * 1024;
+
 interface ConnectionGate {
   /** Requests of this connection between their start and the end of their response. */
   active: number;
@@ -37,7 +47,9 @@ interface ConnectionGate {
  * MAX_WAITING_PER_CONNECTION more wait for their turn, holding only Node's request objects, and the
  * socket is not read meanwhile; beyond that the connection is closed. A connection whose responses
  * stop completing for `idleMs` while requests wait is closed too. A response completes when Node
- * has handed its last byte to the socket, so a reader trickling bytes does not hold the gate open.
+ * has handed its last byte to the socket and the socket holds no more than
+ * MAX_UNREAD_BYTES_PER_CONNECTION unread, so a client that does not read cannot make the server
+ * buffer its answers either.
  */
 export function boundPipelining(handler: RequestListener, idleMs: number): RequestListener {
   const gates = new WeakMap<Socket, ConnectionGate>();
@@ -64,17 +76,23 @@ export function boundPipelining(handler: RequestListener, idleMs: number): Reque
   return (request: IncomingMessage, response: ServerResponse) => {
     const { socket } = request;
     const gate = gateOf(socket);
+    const release = () => {
+      gate.active -= 1;
+      const next = gate.waiting.shift();
+      if (next) next();
+      else if (gate.paused) {
+        gate.paused = false;
+        socket.resume();
+      }
+      armStall(gate, socket);
+    };
     const run = () => {
       gate.active += 1;
       response.once('close', () => {
-        gate.active -= 1;
-        const next = gate.waiting.shift();
-        if (next) next();
-        else if (gate.paused) {
-          gate.paused = false;
-          socket.resume();
-        }
-        armStall(gate, socket);
+        // The slot frees once the client has taken what the socket holds for it; a client that
+        // never reads never frees it, and the stall timer (or the idle timeout) closes it.
+        if (socket.writableLength > MAX_UNREAD_BYTES_PER_CONNECTION && !socket.destroyed) socket.once('drain', release);
+        else release();
       });
       handler(request, response);
     };
