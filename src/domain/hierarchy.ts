@@ -24,8 +24,8 @@ export interface ParentLinkFacts {
 /** How far up (and down) an engine must read: one level past the limit tells "too deep" from "just fits". */
 export const HIERARCHY_READ_LIMIT = MAX_HIERARCHY_DEPTH + 1;
 
-/** Throws the error that linking the group under `parentProvidedId` would break, if any. */
-export function assertParentLink(parentProvidedId: string, facts: ParentLinkFacts): void {
+/** The team id of the parent to link the group under, or the error that link would break. */
+export function checkedParentTeamId(parentProvidedId: string, facts: ParentLinkFacts): number {
   const field = 'parent_user_group_id';
   if (facts.parentChain.length === 0) {
     throw new AppError('unknown_parent', `No user group ${JSON.stringify(parentProvidedId)} exists in this environment to be the parent.`, { field });
@@ -43,6 +43,7 @@ export function assertParentLink(parentProvidedId: string, facts: ParentLinkFact
       { field },
     );
   }
+  return facts.parentChain[0] as number;
 }
 
 export function hasChildrenError(providedId: string, children: number): AppError {
@@ -59,6 +60,8 @@ const levelsOf = (group: Inheriting) => [...group.ancestors].reverse().concat({ 
 
 /** The properties of every level merged key by key (top-level keys only), the nearer level winning; `{}` when none has any. */
 export function computedProperties(group: Inheriting): JsonObject {
+  // A root (most groups) computes to its own properties: no merge on the hot path.
+  if (group.ancestors.length === 0) return group.properties ?? {};
   // A Map, then fromEntries: own properties only, whatever a key is called.
   const merged = new Map<string, JsonObject[string]>();
   for (const { properties } of levelsOf(group)) for (const [key, value] of Object.entries(properties ?? {})) merged.set(key, value);
@@ -67,6 +70,7 @@ export function computedProperties(group: Inheriting): JsonObject {
 
 /** The mapping of every level merged schema by schema, the nearer level winning; sorted by schema id. */
 export function computedMapping(group: Inheriting): MappingEntry[] {
+  if (group.ancestors.length === 0) return group.mapping;
   const bySchema = new Map<number, MappingEntry>();
   for (const { mapping } of levelsOf(group)) for (const entry of mapping) bySchema.set(entry.schemaId, entry);
   return [...bySchema.values()].sort((a, b) => a.schemaId - b.schemaId);

@@ -8,7 +8,7 @@ import { requireScope } from './scopes.js';
 import { generateUserGroupToken, hashSecret, isUserGroupTokenShaped, type TokenCipher } from './secrets.js';
 import { inEnvironment, type Caller, type Environment } from './tenancy.js';
 import { diffUserGroup, wholeGroupChanges } from './user-group-diff.js';
-import { newTreeFields, providedIdOf, treeFieldsPatch } from './user-groups.service.js';
+import { newTreeFields, parentProvidedIdOf, providedIdOf, treeFieldsPatch } from './user-groups.service.js';
 import type { DataSourceStore, SchemaStore, UserGroupStore, UserGroupWrite } from '../store/store.js';
 
 /** One line of an export file, and what an import reads. */
@@ -198,7 +198,7 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
   }
 
   async function planBatch(caller: Caller, batch: Pending[], deferred: Pending[] | null) {
-    const parentIds = batch.flatMap(({ group }) => (parentIdOf(group) === null ? [] : [parentIdOf(group) as string]));
+    const parentIds = batch.flatMap(({ group }) => parentIdOf(group) ?? []);
     const existing = new Map(
       (await store.findUserGroupsByProvidedIds(caller.tenant, [...new Set([...batch.map(({ group }) => providedIdOf(group.provided_id)), ...parentIds])])).map(
         (group) => [group.providedId, group],
@@ -273,10 +273,7 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
 }
 
 /** The provided id of the parent a line names, or null for none (or a detach). */
-function parentIdOf(group: TransferredUserGroup): string | null {
-  const parent = group.parent_user_group_id;
-  return parent === undefined || parent === null ? null : providedIdOf(parent);
-}
+const parentIdOf = (group: TransferredUserGroup): string | null => parentProvidedIdOf(group.parent_user_group_id);
 
 /** The batch with every line after the line of its parent (when the batch has it); otherwise in file order. */
 function parentsFirst(batch: Pending[]): Pending[] {

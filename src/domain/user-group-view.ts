@@ -42,8 +42,7 @@ export function createUserGroupViewer(cipher: Pick<TokenCipher, 'decrypt'>) {
   };
   return (group: UserGroupRecord, knownToken?: string): UserGroupView => {
     const mapping = mappingToRecord(group.mapping);
-    // A root (most groups) computes to its own values: no merge on the hot path.
-    const root = group.ancestors.length === 0;
+    const inherited = computedMapping(group);
     return {
       teamId: group.teamId,
       token: tokenOf(group, knownToken),
@@ -52,8 +51,9 @@ export function createUserGroupViewer(cipher: Pick<TokenCipher, 'decrypt'>) {
       properties: group.properties,
       mapping,
       parentProvidedId: group.parentProvidedId,
-      computedProperties: root ? (group.properties ?? {}) : computedProperties(group),
-      computedMapping: root ? mapping : mappingToRecord(computedMapping(group)),
+      computedProperties: computedProperties(group),
+      // A root's computed mapping is its own: the same wire form, not a second one.
+      computedMapping: inherited === group.mapping ? mapping : mappingToRecord(inherited),
       isDemoGroup: group.isDemoGroup,
       tags: group.tags,
       environment: group.environment,

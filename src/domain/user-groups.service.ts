@@ -186,9 +186,8 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
 
 /** The SPEC §11 fields of a create: what the input gives, else no parent, not a demo group, no tags. */
 export function newTreeFields(input: TreeFieldsInput): { parentProvidedId: string | null; isDemoGroup: boolean; tags: string[] } {
-  const parent = input.parentUserGroupId;
   return {
-    parentProvidedId: parent === undefined || parent === null ? null : providedIdOf(parent),
+    parentProvidedId: parentProvidedIdOf(input.parentUserGroupId),
     isDemoGroup: input.isDemoGroup ?? false,
     tags: sortedTags(input.tags ?? []),
   };
@@ -196,12 +195,16 @@ export function newTreeFields(input: TreeFieldsInput): { parentProvidedId: strin
 
 /** The SPEC §11 fields of a patch: only those the input gives (a null parent detaches). */
 export function treeFieldsPatch(input: TreeFieldsInput): Pick<UserGroupPatch, 'parentProvidedId' | 'isDemoGroup' | 'tags'> {
-  const parent = input.parentUserGroupId;
   return {
-    ...(parent !== undefined ? { parentProvidedId: parent === null ? null : providedIdOf(parent) } : {}),
+    ...(input.parentUserGroupId !== undefined ? { parentProvidedId: parentProvidedIdOf(input.parentUserGroupId) } : {}),
     ...(input.isDemoGroup !== undefined ? { isDemoGroup: input.isDemoGroup } : {}),
     ...(input.tags !== undefined ? { tags: sortedTags(input.tags) } : {}),
   };
+}
+
+/** The parent a request names as a provided id; none (absent or null) is null. */
+export function parentProvidedIdOf(parent: string | number | null | undefined): string | null {
+  return parent === undefined || parent === null ? null : providedIdOf(parent);
 }
 
 /** A JSON integer id is accepted and becomes its decimal string. */

@@ -1,5 +1,5 @@
 import { AppError } from '../domain/errors.js';
-import { MAX_HIERARCHY_DEPTH, type ParentLinkFacts } from '../domain/hierarchy.js';
+import { checkedParentTeamId, MAX_HIERARCHY_DEPTH } from '../domain/hierarchy.js';
 import type { JsonObject, UserGroupRecord } from '../domain/models.js';
 import type { Environment } from '../domain/tenancy.js';
 import type { UserGroupQuery } from './store.js';
@@ -85,12 +85,13 @@ export interface ParentLinkRow {
   height: number;
 }
 
-export function parentLinkFactsFromRow(row: ParentLinkRow, teamId: number | undefined): ParentLinkFacts {
-  return {
+/** The parent's team id, once the rule module has checked the link on the facts the engine read (SPEC §11). */
+export function parentTeamIdFromRow(parentProvidedId: string, row: ParentLinkRow, teamId: number | undefined): number {
+  return checkedParentTeamId(parentProvidedId, {
     parentChain: [...row.chain].sort((a, b) => a[0] - b[0]).map(([, id]) => id),
     ...(teamId === undefined ? {} : { teamId }),
     subtreeHeight: row.height,
-  };
+  });
 }
 
 /**

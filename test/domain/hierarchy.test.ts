@@ -1,6 +1,6 @@
 // The group-tree rules of SPEC §11 as pure functions, without a database.
 import { describe, expect, it } from 'vitest';
-import { assertParentLink, computedMapping, computedProperties, MAX_HIERARCHY_DEPTH, sortedTags } from '../../src/domain/hierarchy.js';
+import { checkedParentTeamId, computedMapping, computedProperties, MAX_HIERARCHY_DEPTH, sortedTags } from '../../src/domain/hierarchy.js';
 import type { AncestorValues, JsonObject, MappingEntry } from '../../src/domain/models.js';
 import { refusalOf } from '../support/refusal.js';
 
@@ -11,26 +11,28 @@ const codeOf = (link: () => void): string | null => {
   return refusal?.code ?? null;
 };
 
-describe('assertParentLink', () => {
+describe('checkedParentTeamId', () => {
   it('allows a link while the tree stays within four levels', () => {
     expect(MAX_HIERARCHY_DEPTH).toBe(4);
-    expect(codeOf(() => assertParentLink('p', { parentChain: [1], subtreeHeight: 1 }))).toBeNull();
-    expect(codeOf(() => assertParentLink('p', { parentChain: [3, 2, 1], subtreeHeight: 1 }))).toBeNull();
-    expect(codeOf(() => assertParentLink('p', { parentChain: [1], teamId: 9, subtreeHeight: 3 }))).toBeNull();
+    expect(codeOf(() => checkedParentTeamId('p', { parentChain: [1], subtreeHeight: 1 }))).toBeNull();
+    expect(codeOf(() => checkedParentTeamId('p', { parentChain: [3, 2, 1], subtreeHeight: 1 }))).toBeNull();
+    expect(codeOf(() => checkedParentTeamId('p', { parentChain: [1], teamId: 9, subtreeHeight: 3 }))).toBeNull();
+    // The parent itself is the one to link under.
+    expect(checkedParentTeamId('p', { parentChain: [3, 2, 1], subtreeHeight: 1 })).toBe(3);
   });
 
   it('refuses a parent that is not there', () => {
-    expect(codeOf(() => assertParentLink('p', { parentChain: [], subtreeHeight: 1 }))).toBe('unknown_parent');
+    expect(codeOf(() => checkedParentTeamId('p', { parentChain: [], subtreeHeight: 1 }))).toBe('unknown_parent');
   });
 
   it('refuses the group itself or any of its descendants as its parent, before depth', () => {
-    expect(codeOf(() => assertParentLink('p', { parentChain: [9], teamId: 9, subtreeHeight: 1 }))).toBe('hierarchy_cycle');
-    expect(codeOf(() => assertParentLink('p', { parentChain: [4, 3, 9, 1, 0], teamId: 9, subtreeHeight: 4 }))).toBe('hierarchy_cycle');
+    expect(codeOf(() => checkedParentTeamId('p', { parentChain: [9], teamId: 9, subtreeHeight: 1 }))).toBe('hierarchy_cycle');
+    expect(codeOf(() => checkedParentTeamId('p', { parentChain: [4, 3, 9, 1, 0], teamId: 9, subtreeHeight: 4 }))).toBe('hierarchy_cycle');
   });
 
   it('refuses a fifth level, counting the moved subtree', () => {
-    expect(codeOf(() => assertParentLink('p', { parentChain: [4, 3, 2, 1], subtreeHeight: 1 }))).toBe('hierarchy_too_deep');
-    expect(codeOf(() => assertParentLink('p', { parentChain: [2, 1], teamId: 9, subtreeHeight: 3 }))).toBe('hierarchy_too_deep');
+    expect(codeOf(() => checkedParentTeamId('p', { parentChain: [4, 3, 2, 1], subtreeHeight: 1 }))).toBe('hierarchy_too_deep');
+    expect(codeOf(() => checkedParentTeamId('p', { parentChain: [2, 1], teamId: 9, subtreeHeight: 3 }))).toBe('hierarchy_too_deep');
   });
 });
 
@@ -56,9 +58,10 @@ describe('computed properties and mapping', () => {
 
   it('keeps any key as an own property, __proto__ included', () => {
     const properties = JSON.parse('{"__proto__": {"polluted": true}}') as JsonObject;
-    const merged = computedProperties(group(properties, [], []));
+    // Under a parent, so that the merge itself runs (a root returns its own properties as they are).
+    const merged = computedProperties(group(properties, [], [{ properties: { inherited: 1 }, mapping: [] }]));
     expect(Object.getPrototypeOf(merged)).toBe(Object.prototype);
-    expect(Object.keys(merged)).toEqual(['__proto__']);
+    expect(Object.keys(merged)).toEqual(['inherited', '__proto__']);
   });
 
   it('merges the mapping schema by schema, the nearer level winning, sorted by schema id', () => {

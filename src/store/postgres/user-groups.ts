@@ -1,4 +1,4 @@
-import { assertParentLink, HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
+import { HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
 import type { AuditContext, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
 import type { Tenant } from '../../domain/tenancy.js';
 import { groupEntry } from '../audit-entries.js';
@@ -10,7 +10,7 @@ import {
   listFilterParameters,
   MAX_ANCESTORS,
   PATCHABLE_GROUP_COLUMNS,
-  parentLinkFactsFromRow,
+  parentTeamIdFromRow,
   patchParameters,
   prefixUpperBound,
   serializeProperties,
@@ -213,9 +213,7 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
     await tx.rows(sql.lockTree({ ...tenant }));
     const [row] = await tx.rows<ParentLinkRow>(sql.parentLink({ ...tenant, parentProvidedId, teamId: teamId ?? null }));
     if (!row) throw new Error('the parent-link query returned no row');
-    const facts = parentLinkFactsFromRow(row, teamId);
-    assertParentLink(parentProvidedId, facts);
-    return facts.parentChain[0];
+    return parentTeamIdFromRow(parentProvidedId, row, teamId);
   };
 
   /**

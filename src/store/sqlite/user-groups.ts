@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { assertParentLink, HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
+import { HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
 import type { AuditContext, JsonObject, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
 import type { Tenant } from '../../domain/tenancy.js';
 import { groupEntry } from '../audit-entries.js';
@@ -11,7 +11,7 @@ import {
   listFilterParameters,
   MAX_ANCESTORS,
   PATCHABLE_GROUP_COLUMNS,
-  parentLinkFactsFromRow,
+  parentTeamIdFromRow,
   patchParameters,
   prefixUpperBound,
   serializeProperties,
@@ -191,9 +191,7 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
   const parentTeamIdFor = (tenant: Tenant, parentProvidedId: string | null | undefined, teamId?: number): number | null | undefined => {
     if (parentProvidedId === undefined || parentProvidedId === null) return parentProvidedId;
     const row = sql.parentLink.get({ ...tenant, parentProvidedId, teamId: teamId ?? null }) as { chain: string; height: number };
-    const facts = parentLinkFactsFromRow({ chain: JSON.parse(row.chain) as ParentLinkRow['chain'], height: row.height }, teamId);
-    assertParentLink(parentProvidedId, facts);
-    return facts.parentChain[0];
+    return parentTeamIdFromRow(parentProvidedId, { chain: JSON.parse(row.chain) as ParentLinkRow['chain'], height: row.height }, teamId);
   };
 
   /** Inserts the group and its mapping; undefined (and nothing written) when its provided id exists. */
