@@ -24,6 +24,20 @@ export interface LoadFigures {
   statusCodes: Record<string, number>;
 }
 
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+
+/** The latency figures of measurements taken in this process (ms, sorted ascending), to `digits` decimals. */
+export function latencyFigures(sorted: number[], digits: number): LoadFigures['latencyMs'] {
+  const round = (ms: number) => Math.round(ms * 10 ** digits) / 10 ** digits;
+  return {
+    p50: round(percentile(sorted, 50)),
+    p90: round(percentile(sorted, 90)),
+    p99: round(percentile(sorted, 99)),
+    max: round(sorted.at(-1) ?? 0),
+    average: round(sorted.reduce((sum, ms) => sum + ms, 0) / Math.max(1, sorted.length)),
+  };
+}
+
 export function drive(port: number, scenario: Scenario, connections: number, seconds: number): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     let settled = false;

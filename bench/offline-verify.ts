@@ -1,7 +1,7 @@
 // Offline verification of embed tokens with the client library's verifier, in this process: what a
 // renderer can do per second without calling the service, beside the `verify` endpoint's req/s.
 import { createEmbedTokenVerifier } from '../packages/client/src/index.js';
-import type { LoadFigures } from './load.js';
+import { latencyFigures, type LoadFigures } from './load.js';
 import type { Seeded } from './seed.js';
 
 /** Tokens minted for the run: one per group of the first part of the sample. */
@@ -21,8 +21,6 @@ async function mintTokens(port: number, seeded: Seeded): Promise<string[]> {
   }
   return tokens;
 }
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
 /** Verifies the tokens round-robin, one after the other, for `seconds` (after `warmup` unrecorded). */
 export async function measureOfflineVerify(port: number, seeded: Seeded, options: { seconds: number; warmup: number }): Promise<LoadFigures> {
@@ -45,19 +43,12 @@ export async function measureOfflineVerify(port: number, seeded: Seeded, options
   };
   await run(options.warmup, false);
   const latencies = (await run(options.seconds, true)).sort((a, b) => a - b);
-  const round = (ms: number) => Math.round(ms * 1000) / 1000;
   return {
     seconds: options.seconds,
     responses: latencies.length + failures,
     ok: latencies.length,
     okPerSecond: latencies.length / options.seconds,
-    latencyMs: {
-      p50: round(percentile(latencies, 50)),
-      p90: round(percentile(latencies, 90)),
-      p99: round(percentile(latencies, 99)),
-      max: round(latencies.at(-1) ?? 0),
-      average: round(latencies.reduce((sum, ms) => sum + ms, 0) / Math.max(1, latencies.length)),
-    },
+    latencyMs: latencyFigures(latencies, 3),
     errors: { total: failures, non2xx: 0, wrongOutcome: failures, socket: 0, timeouts: 0 },
     statusCodes: {},
   };

@@ -4,7 +4,7 @@ export const ENGINES = ['sqlite', 'postgres'] as const;
 export type Engine = (typeof ENGINES)[number];
 
 /** Run order: verify before rotate (rotate retires the tokens verify uses), create last (it grows the table). */
-export const SCENARIOS = ['get-existing', 'get-nested', 'verify', 'update', 'rotate', 'create', 'embed-token', 'offline-verify'] as const;
+export const SCENARIOS = ['get-existing', 'get-nested', 'verify', 'update', 'rotate', 'create', 'embed-token', 'offline-verify', 'webhook-drain'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';

@@ -206,8 +206,8 @@ export function embedToken(data: ScenarioData): Scenario {
   );
 }
 
-/** The scenarios autocannon drives over HTTP; `offline-verify` runs in the bench process (offline-verify.ts). */
-export const SCENARIO_FACTORIES: Record<Exclude<ScenarioName, 'offline-verify'>, (data: ScenarioData) => Scenario> = {
+/** The scenarios autocannon drives over HTTP; `offline-verify` and `webhook-drain` run in the bench process (offline-verify.ts, webhook-drain.ts). */
+export const SCENARIO_FACTORIES: Record<Exclude<ScenarioName, 'offline-verify' | 'webhook-drain'>, (data: ScenarioData) => Scenario> = {
   'get-existing': (data) => getExisting(data),
   'get-nested': getNested,
   verify,

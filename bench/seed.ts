@@ -12,6 +12,8 @@ import type { BenchDatabase } from './databases.js';
 export interface Seeded {
   /** A `write` API token of the Customer environment. */
   apiToken: string;
+  /** An `admin` API token of the Customer environment (webhook endpoints need one). */
+  adminToken: string;
   /** Mapping every seeded group has, as a request names it: schema id → data source provided id. */
   mappingInput: Record<string, string>;
   /** An evenly spread sample of the groups: index i is the same group in every array. */
@@ -53,6 +55,7 @@ export async function seed(
     const admin: Caller = { tenant, scope: 'admin', actor: { type: 'cli' }, requestId: null };
     const { services, store } = runtime;
     const { secret } = await services.apiTokens.createApiToken(admin, { name: 'bench', scope: 'write', environment: 'Customer' });
+    const adminToken = (await services.apiTokens.createApiToken(admin, { name: 'bench admin', scope: 'admin', environment: 'Customer' })).secret;
     const schema = await services.schemas.createSchema(admin, { name: 'bench' });
     const dataSource = await services.dataSources.createDataSource(admin, { providedId: 'bench_warehouse', name: 'Bench warehouse', schemaId: schema.id });
     const mapping: MappingEntry[] = [{ schemaId: schema.id, dataSourceId: dataSource.id }];
@@ -109,7 +112,7 @@ export async function seed(
     // Spread the sample so neighbouring requests do not hit neighbouring rows.
     shuffleTogether([sample.ids, sample.names, sample.tokens]);
     shuffleTogether([nestedIds]);
-    return { apiToken: secret, mappingInput: { [String(schema.id)]: dataSource.providedId }, ...sample, nestedIds, seconds, groups: size };
+    return { apiToken: secret, adminToken, mappingInput: { [String(schema.id)]: dataSource.providedId }, ...sample, nestedIds, seconds, groups: size };
 
     /** Root to leaf, chain by chain, in one batch: each level's properties and the root's mapping are inherited below. */
     async function seedChains(): Promise<string[]> {

@@ -5,6 +5,7 @@ import type { Workspace } from './domain/models.js';
 import { createServices, type Services } from './domain/services.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
+import { createAddressPolicy, type Resolver } from './webhooks/address-policy.js';
 
 /** Where `ugs serve` listens by default; what commands that do not serve use as the public URL. */
 export const DEFAULT_PUBLIC_URL = 'http://127.0.0.1:8080';
@@ -15,6 +16,8 @@ export interface Runtime {
   defaultWorkspace: Workspace;
   /** The encryption keys, where they come from, and (key file) their reload. */
   keys: KeyringHandle;
+  /** The services' time. */
+  clock: Clock;
   close(): Promise<void>;
 }
 
@@ -37,6 +40,10 @@ export async function openRuntime(options: {
   requireAllKeys?: boolean;
   /** The service's public URL, the base of embed-token issuers: `ugs serve` knows it; DEFAULT_PUBLIC_URL otherwise. */
   publicUrl?: () => string;
+  /** Whether webhook URLs may resolve to loopback, private, link-local or unspecified addresses (false unless given). */
+  allowPrivateWebhooks?: boolean;
+  /** How webhook host names resolve: the system's resolver unless given. */
+  resolve?: Resolver;
 }): Promise<Runtime> {
   const location = parseDatabaseUrl(options.databaseUrl);
   const keys = openKeyring(location, options.encryptionKey, options.onKeyReload);
@@ -53,15 +60,17 @@ export async function openRuntime(options: {
   };
   try {
     await store.migrate();
+    const clock = options.clock ?? systemClock;
     const services = createServices({
       store,
       cipher: keys.keyring,
-      clock: options.clock ?? systemClock,
+      clock,
       publicUrl: options.publicUrl ?? (() => DEFAULT_PUBLIC_URL),
+      webhookAddresses: createAddressPolicy({ allowPrivate: options.allowPrivateWebhooks ?? false, resolve: options.resolve }),
     });
     if (options.requireAllKeys !== false) await services.keyRotation.assertKeysOpenAllData();
     const defaultWorkspace = await services.workspaces.ensureDefaultWorkspace({ type: 'cli' });
-    return { store, services, defaultWorkspace, keys, close };
+    return { store, services, defaultWorkspace, keys, clock, close };
   } catch (error) {
     await close();
     throw error;

@@ -5,6 +5,7 @@ import { createLogger } from './http/logger.js';
 import type { ServerTimeouts } from './http/server-limits.js';
 import type { RateLimitOption } from './http/rate-limit.js';
 import type { Runtime } from './runtime.js';
+import { startWebhookWorker, type WebhookWorkerSettings } from './webhooks/delivery-worker.js';
 
 export interface ServeOptions {
   port: number;
@@ -18,6 +19,8 @@ export interface ServeOptions {
   timeouts: ServerTimeouts;
   /** Whether this process creates the first-start admin tokens (not a cluster worker). */
   issueFirstStartTokens: boolean;
+  /** The webhook delivery worker every serving process runs (its defaults where not given). */
+  webhooks: Partial<WebhookWorkerSettings>;
 }
 
 export interface RunningServer {
@@ -28,15 +31,30 @@ export interface RunningServer {
 }
 
 export async function startServer(runtime: Runtime, options: ServeOptions): Promise<RunningServer> {
+  const logger = createLogger(options.logLevel);
+  const webhooks = startWebhookWorker({
+    store: runtime.store,
+    cipher: runtime.keys.keyring,
+    clock: runtime.clock,
+    logger: logger.child({ component: 'webhooks' }),
+    settings: options.webhooks,
+  });
   const app = await buildApp({
     services: runtime.services,
     store: runtime.store,
-    logger: createLogger(options.logLevel),
+    logger,
     rateLimit: options.rateLimit,
     version: options.version,
     timeouts: options.timeouts,
+    metrics: [webhooks.metrics.registry],
+  }).catch(async (error: unknown) => {
+    await webhooks.stop();
+    throw error;
   });
-  await app.listen({ port: options.port, host: options.host });
+  await app.listen({ port: options.port, host: options.host }).catch(async (error: unknown) => {
+    await webhooks.stop();
+    throw error;
+  });
   // Only once the server is up: a start that fails must not use up tokens that were never shown.
   const firstStartTokens = options.issueFirstStartTokens
     ? await runtime.services.apiTokens.issueFirstStartTokens(runtime.defaultWorkspace.id, { type: 'cli' })
@@ -52,6 +70,8 @@ export async function startServer(runtime: Runtime, options: ServeOptions): Prom
         await app.close();
       } finally {
         clearTimeout(timer);
+        // Attempts in flight finish (each within its timeout) before the database closes under them.
+        await webhooks.stop();
         await runtime.close();
       }
     })();

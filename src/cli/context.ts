@@ -34,10 +34,15 @@ export function printRows(rows: Array<Record<string, unknown>>, json: boolean | 
 
 /** Opens the database for one command and always closes it again. */
 export async function withRuntime<T>(
-  options: { database: string; requireAllKeys?: boolean },
+  options: { database: string; requireAllKeys?: boolean; allowPrivateWebhooks?: boolean },
   run: (runtime: Runtime) => Promise<T>,
 ): Promise<T> {
-  const runtime = await openRuntime({ databaseUrl: options.database, encryptionKey: process.env.UGS_ENCRYPTION_KEY, requireAllKeys: options.requireAllKeys });
+  const runtime = await openRuntime({
+    databaseUrl: options.database,
+    encryptionKey: process.env.UGS_ENCRYPTION_KEY,
+    requireAllKeys: options.requireAllKeys,
+    allowPrivateWebhooks: options.allowPrivateWebhooks,
+  });
   try {
     return await run(runtime);
   } finally {

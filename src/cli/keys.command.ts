@@ -14,6 +14,8 @@ const KIND_COLUMNS: Record<CiphertextKind, string> = {
   user_group_token: 'user_group_tokens',
   idempotent_response: 'idempotent_responses',
   signing_key: 'signing_keys',
+  webhook_secret: 'webhook_secrets',
+  webhook_previous_secret: 'webhook_previous_secrets',
 };
 
 const countColumns = (counts: CiphertextCounts) => Object.fromEntries(CIPHERTEXT_KINDS.map((kind) => [KIND_COLUMNS[kind], counts[kind]]));

@@ -7,6 +7,7 @@ import { keysCommand } from './keys.command.js';
 import { signingKeysCommand } from './signing-keys.command.js';
 import { migrateCommand, serveCommand } from './serve.command.js';
 import { tokensCommand } from './tokens.command.js';
+import { webhooksCommand } from './webhooks.command.js';
 
 export function buildProgram(): Command {
   const program = new Command('ugs')
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
     auditCommand(),
     keysCommand(),
     signingKeysCommand(),
+    webhooksCommand(),
   ]) {
     program.addCommand(command);
   }

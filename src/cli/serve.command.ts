@@ -12,10 +12,11 @@ import type { RateLimitPolicy } from '../rate-limit/token-bucket.js';
 import { openRuntime } from '../runtime.js';
 import type { ServeOptions } from '../server.js';
 import { databaseOption, optionParser, positiveInteger } from './context.js';
+import { addWebhookWorkerOptions, allowPrivateWebhooks, webhookWorkerSettings, type WebhookFlags } from './webhook-options.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
-interface ServeFlags {
+interface ServeFlags extends WebhookFlags {
   port: number;
   host: string;
   database: string;
@@ -74,6 +75,7 @@ function serveOptions(flags: ServeFlags, rateLimit: RateLimitPolicy | 'off'): Se
     timeouts: serverTimeouts(flags),
     // In a cluster the primary issues them once every worker listens.
     issueFirstStartTokens: cluster.isPrimary,
+    webhooks: webhookWorkerSettings(flags),
   };
 }
 
@@ -89,6 +91,7 @@ function openFor(flags: ServeFlags, publicUrl: () => string) {
     databaseUrl: flags.database,
     encryptionKey: process.env.UGS_ENCRYPTION_KEY,
     poolSize: flags.dbPoolSize,
+    allowPrivateWebhooks: allowPrivateWebhooks(flags),
     onKeyReload: (event) => {
       if ('error' in event) log.error({ err: event.error }, 'the encryption key file could not be reloaded; the previous keys stay in use');
       else log.info({ keyId: event.keyId, keyIds: event.keyIds }, 'encryption keys reloaded');
@@ -188,7 +191,7 @@ async function superviseWorkers(flags: ServeFlags, rateLimit: RateLimitPolicy | 
 }
 
 export function serveCommand(): Command {
-  return new Command('serve')
+  return addWebhookWorkerOptions(new Command('serve'))
     .description('start the HTTP server (applies migrations first)')
     .addOption(new Option('--port <port>', 'port to listen on').env('UGS_PORT').default(8080).argParser(Number))
     .addOption(new Option('--host <host>', 'address to bind').env('UGS_HOST').default('127.0.0.1'))

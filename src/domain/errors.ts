@@ -18,6 +18,8 @@ export const ERROR_STATUS = {
   user_group_not_found: 404,
   api_token_not_found: 404,
   data_source_not_found: 404,
+  webhook_endpoint_not_found: 404,
+  webhook_delivery_not_found: 404,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,

@@ -140,7 +140,7 @@ export interface UserGroupPatch {
  * The kinds of secret stored encrypted under the TokenCipher (each one column of one table).
  * Key rotation re-encrypts every kind, and `ugs keys list` counts each.
  */
-export const CIPHERTEXT_KINDS = ['user_group_token', 'idempotent_response', 'signing_key'] as const;
+export const CIPHERTEXT_KINDS = ['user_group_token', 'idempotent_response', 'signing_key', 'webhook_secret', 'webhook_previous_secret'] as const;
 export type CiphertextKind = (typeof CIPHERTEXT_KINDS)[number];
 
 /** One stored ciphertext: which kind, the id of its row, and the ciphertext itself. */
@@ -176,7 +176,13 @@ export type AuditAction =
   | 'user_group.deleted'
   | 'encryption_key.rotated'
   | 'signing_key.created'
-  | 'signing_key.rotated';
+  | 'signing_key.rotated'
+  | 'webhook_endpoint.created'
+  | 'webhook_endpoint.updated'
+  | 'webhook_endpoint.deleted'
+  | 'webhook_endpoint.secret_rotated'
+  | 'webhook_endpoint.disabled'
+  | 'webhook_delivery.retried';
 
 export type FieldChanges = Record<string, { before: unknown; after: unknown }>;
 
@@ -218,3 +224,99 @@ export interface SigningKeyRecord {
 }
 
 export type NewSigningKey = Omit<SigningKeyRecord, 'id' | 'retiredAt'>;
+
+/** The changes a webhook can announce (SPEC §13); each is also the audit action of the change. */
+export const WEBHOOK_EVENT_TYPES = [
+  'user_group.created',
+  'user_group.updated',
+  'user_group.token_rotated',
+  'user_group.deleted',
+  'api_token.created',
+  'api_token.revoked',
+  'signing_key.rotated',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** What an endpoint asks for: some event types, or `*` for every one. */
+export type WebhookEventFilter = WebhookEventType | '*';
+
+export interface WebhookEndpointRecord {
+  id: number;
+  workspaceId: number;
+  environment: Environment;
+  url: string;
+  /** Distinct, in the order given; `['*']` for every type. */
+  events: WebhookEventFilter[];
+  description: string;
+  enabled: boolean;
+  /** The signing secret (`whsec_…`) as a keyring ciphertext. */
+  secretCiphertext: string;
+  /** After a rotation, the secret it replaced keeps signing until `previousSecretExpiresAt`. */
+  previousSecretCiphertext: string | null;
+  previousSecretExpiresAt: Timestamp | null;
+  /** Since when every attempt to this endpoint has failed; null after a success. */
+  failingSince: Timestamp | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export type NewWebhookEndpoint = Pick<WebhookEndpointRecord, 'workspaceId' | 'environment' | 'url' | 'events' | 'description' | 'secretCiphertext' | 'createdAt'>;
+
+export interface WebhookEndpointPatch {
+  url?: string;
+  events?: WebhookEventFilter[];
+  description?: string;
+  enabled?: boolean;
+}
+
+/**
+ * What a webhook event says about the object it concerns, as recorded with the change: the record
+ * without any secret (tokens, hashes, ciphertexts never enter it).
+ */
+export type WebhookSubject =
+  | { kind: 'user_group'; userGroup: Omit<UserGroupRecord, 'tokenHash' | 'tokenCiphertext'> }
+  | { kind: 'api_token'; apiToken: ApiTokenRecord }
+  | { kind: 'signing_key'; signingKey: Omit<SigningKeyRecord, 'privateKeyCiphertext'>; retiredKid: string | null };
+
+export interface WebhookEventRecord {
+  /** `evt_…`: the same on every attempt, the receiver's key for duplicates. */
+  id: string;
+  type: WebhookEventType;
+  workspaceId: number;
+  /** Null for a workspace-wide event (a signing key). */
+  environment: Environment | null;
+  subject: WebhookSubject;
+  changes: FieldChanges | null;
+  createdAt: Timestamp;
+}
+
+export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+
+export interface WebhookDeliveryRecord {
+  id: number;
+  endpointId: number;
+  eventId: string;
+  eventType: WebhookEventType;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  nextAttemptAt: Timestamp | null;
+  lastAttemptAt: Timestamp | null;
+  /** The HTTP status of the last attempt, null when it got no response. */
+  lastResponseStatus: number | null;
+  /** Why the last attempt failed (a timeout, a refused address…), null after a success. */
+  lastError: string | null;
+  createdAt: Timestamp;
+  completedAt: Timestamp | null;
+}
+
+/** A delivery a worker holds the lease of, with what it needs to make the attempt. */
+export interface ClaimedWebhookDelivery {
+  deliveryId: number;
+  /** Attempts made before this one. */
+  attempts: number;
+  createdAt: Timestamp;
+  endpoint: WebhookEndpointRecord;
+  event: WebhookEventRecord;
+  workspaceName: string;
+}

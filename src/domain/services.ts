@@ -11,6 +11,7 @@ import { createSigningKeyService } from './signing-keys.service.js';
 import { createUserGroupAdminService } from './user-group-admin.service.js';
 import { createUserGroupTransferService } from './user-group-transfer.service.js';
 import { createUserGroupService } from './user-groups.service.js';
+import { createWebhookEndpointService, type WebhookAddressPolicy } from './webhook-endpoints.service.js';
 import { createWorkspaceService } from './workspaces.service.js';
 import type { Store } from '../store/store.js';
 
@@ -22,10 +23,12 @@ export interface ServiceOptions {
   clock: Clock;
   /** The service's public URL (no trailing slash), the base of embed-token issuers. */
   publicUrl: () => string;
+  /** Where webhooks may be sent (SPEC §13): checked when an endpoint's URL is set. */
+  webhookAddresses: WebhookAddressPolicy;
 }
 
 /** The domain layer as one value: what the HTTP routes and the CLI both call. */
-export function createServices({ store, cipher, clock, publicUrl }: ServiceOptions) {
+export function createServices({ store, cipher, clock, publicUrl, webhookAddresses }: ServiceOptions) {
   const signingKeys = createSigningKeyService({ store, cipher, clock });
   return {
     userGroups: createUserGroupService({ store, cipher, clock }),
@@ -40,5 +43,6 @@ export function createServices({ store, cipher, clock, publicUrl }: ServiceOptio
     idempotency: createIdempotencyService({ store, cipher, clock }),
     signingKeys,
     embedTokens: createEmbedTokenService({ store, signingKeys, cipher, clock, publicUrl }),
+    webhookEndpoints: createWebhookEndpointService({ store, cipher, clock, addresses: webhookAddresses }),
   };
 }

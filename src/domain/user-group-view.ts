@@ -41,24 +41,28 @@ export function createUserGroupViewer(cipher: Pick<TokenCipher, 'decrypt'>) {
     return token;
   };
   return (group: UserGroupRecord, knownToken?: string): UserGroupView => {
-    const mapping = mappingToRecord(group.mapping);
-    const inherited = computedMapping(group);
-    return {
-      teamId: group.teamId,
-      token: tokenOf(group, knownToken),
-      name: group.name,
-      providedId: group.providedId,
-      properties: group.properties,
-      mapping,
-      parentProvidedId: group.parentProvidedId,
-      computedProperties: computedProperties(group),
-      // A root's computed mapping is its own: the same wire form, not a second one.
-      computedMapping: inherited === group.mapping ? mapping : mappingToRecord(inherited),
-      isDemoGroup: group.isDemoGroup,
-      tags: group.tags,
-      environment: group.environment,
-      createdAt: group.createdAt,
-      updatedAt: group.updatedAt,
-    };
+    return { ...userGroupFieldsView(group), token: tokenOf(group, knownToken) };
+  };
+}
+
+/** A group as responses show it, but for its token: what a webhook event carries. */
+export function userGroupFieldsView(group: Omit<UserGroupRecord, 'tokenHash' | 'tokenCiphertext'>): Omit<UserGroupView, 'token'> {
+  const mapping = mappingToRecord(group.mapping);
+  const inherited = computedMapping(group);
+  return {
+    teamId: group.teamId,
+    name: group.name,
+    providedId: group.providedId,
+    properties: group.properties,
+    mapping,
+    parentProvidedId: group.parentProvidedId,
+    computedProperties: computedProperties(group),
+    // A root's computed mapping is its own: the same wire form, not a second one.
+    computedMapping: inherited === group.mapping ? mapping : mappingToRecord(inherited),
+    isDemoGroup: group.isDemoGroup,
+    tags: group.tags,
+    environment: group.environment,
+    createdAt: group.createdAt,
+    updatedAt: group.updatedAt,
   };
 }

@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
 import { AppError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import type { Store } from '../store/store.js';
@@ -23,6 +24,7 @@ import { healthRoutes } from './routes/health.routes.js';
 import { signingKeyRoutes } from './routes/signing-keys.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
 import { userGroupRoutes } from './routes/user-groups.routes.js';
+import { webhookRoutes } from './routes/webhooks.routes.js';
 
 export interface AppOptions {
   services: Services;
@@ -33,6 +35,8 @@ export interface AppOptions {
   version: string;
   /** Only a listening server uses them; DEFAULT_SERVER_TIMEOUTS when not given. */
   timeouts?: ServerTimeouts;
+  /** Figures of the process's other parts (the webhook worker) that /metrics shows beside the app's. */
+  metrics?: Registry[];
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -82,7 +86,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await registerOpenApi(app, options.version);
 
   // Before any route: each route copies the hooks that exist when it is registered.
-  registerMetrics(app, options.store);
+  registerMetrics(app, options.store, options.metrics ?? []);
   await app.register(healthRoutes, { store: options.store });
   registerOpenApiRoute(app);
 
@@ -100,6 +104,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await api.register(apiTokenRoutes, { apiTokens: services.apiTokens });
       await api.register(auditEventRoutes, { audit: services.audit });
       await api.register(signingKeyRoutes, { signingKeys: services.signingKeys });
+      await api.register(webhookRoutes, { webhookEndpoints: services.webhookEndpoints });
     },
     { prefix: '/api' },
   );

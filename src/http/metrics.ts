@@ -20,7 +20,7 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
  * histograms, and the database pool. Routes are labelled by their pattern (unmatched paths share
  * one label) so that label cardinality stays bounded whatever clients send.
  */
-export function registerMetrics(app: FastifyInstance, store: Pick<Store, 'connectionStats'>): void {
+export function registerMetrics(app: FastifyInstance, store: Pick<Store, 'connectionStats'>, others: Registry[]): void {
   const registry = new Registry();
   const requests = new Counter({
     name: 'ugs_http_requests_total',
@@ -55,7 +55,7 @@ export function registerMetrics(app: FastifyInstance, store: Pick<Store, 'connec
     latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
   });
 
-  const merged = Registry.merge([processMetrics(), registry]);
+  const merged = Registry.merge([processMetrics(), registry, ...others]);
   let collecting: Promise<string> | undefined;
   app.get(
     '/metrics',

@@ -8,6 +8,7 @@ import type {
   SchemaRecord,
   SigningKeyRecord,
   UserGroupRecord,
+  WebhookSubject,
   Workspace,
 } from '../domain/models.js';
 import type { Actor, Environment } from '../domain/tenancy.js';
@@ -26,6 +27,11 @@ export interface AuditEntry {
   teamId?: number;
   providedId?: string;
   changes: FieldChanges | null;
+  /**
+   * The object as the change left it (or, deleted, as it was), for a change that may announce a
+   * webhook event. Read only when an endpoint wants the event, inside the change's transaction.
+   */
+  subject?: () => WebhookSubject;
 }
 
 /** A mutation's result together with the audit entries that must commit with it. */
@@ -67,6 +73,7 @@ export function apiTokenCreatedEntry(record: ApiTokenRecord): AuditEntry {
     environment: record.environment,
     // A token on the server's default limit records no rate_limit, as before there were per-token limits.
     changes: creationChanges(record.rateLimit ? { ...fields, rate_limit: rateLimitAuditValue(record.rateLimit) } : fields),
+    subject: () => ({ kind: 'api_token', apiToken: record }),
   };
 }
 
@@ -85,6 +92,7 @@ export function apiTokenRevokedEntry(record: ApiTokenRecord): AuditEntry {
     workspaceId: record.workspaceId,
     environment: record.environment,
     changes: { revoked_at: { before: null, after: record.revokedAt } },
+    subject: () => ({ kind: 'api_token', apiToken: record }),
   };
 }
 
@@ -109,7 +117,18 @@ export function dataSourceEntry(action: AuditAction, record: DataSourceRecord, c
 /** What a user group's audit event names: enough to find the group, never its token. */
 export type GroupIdentity = Pick<UserGroupRecord, 'teamId' | 'workspaceId' | 'environment' | 'providedId'>;
 
-export function groupEntry(action: AuditAction, group: GroupIdentity, changes: FieldChanges | undefined): AuditEntry {
+/**
+ * A user group's audit event names the group; its webhook subject is the whole group without its
+ * token, given as the record itself or as a read of it (so that a batch reads only when asked).
+ */
+export function groupEntry(action: AuditAction, group: UserGroupRecord, changes: FieldChanges | undefined): AuditEntry;
+export function groupEntry(action: AuditAction, group: GroupIdentity, changes: FieldChanges | undefined, read: () => UserGroupRecord): AuditEntry;
+export function groupEntry(
+  action: AuditAction,
+  group: GroupIdentity,
+  changes: FieldChanges | undefined,
+  read?: () => UserGroupRecord,
+): AuditEntry {
   return {
     action,
     workspaceId: group.workspaceId,
@@ -117,6 +136,10 @@ export function groupEntry(action: AuditAction, group: GroupIdentity, changes: F
     teamId: group.teamId,
     providedId: group.providedId,
     changes: changes ?? null,
+    subject: () => {
+      const { tokenHash: _hash, tokenCiphertext: _ciphertext, ...userGroup } = read ? read() : (group as UserGroupRecord);
+      return { kind: 'user_group', userGroup };
+    },
   };
 }
 
@@ -191,7 +214,13 @@ export function auditQueryParameters(query: AuditEventQuery): Record<string, unk
 
 /** A workspace's first signing key, or a rotation to a new one: the kids, never key material. */
 export function signingKeyEntry(current: SigningKeyRecord, retired: SigningKeyRecord | null): AuditEntry {
-  return retired
-    ? { action: 'signing_key.rotated', workspaceId: current.workspaceId, environment: null, changes: { kid: { before: retired.kid, after: current.kid } } }
-    : { action: 'signing_key.created', workspaceId: current.workspaceId, environment: null, changes: creationChanges({ kid: current.kid }) };
+  if (!retired) return { action: 'signing_key.created', workspaceId: current.workspaceId, environment: null, changes: creationChanges({ kid: current.kid }) };
+  const { privateKeyCiphertext: _private, ...signingKey } = current;
+  return {
+    action: 'signing_key.rotated',
+    workspaceId: current.workspaceId,
+    environment: null,
+    changes: { kid: { before: retired.kid, after: current.kid } },
+    subject: () => ({ kind: 'signing_key', signingKey, retiredKid: retired.kid }),
+  };
 }

@@ -11,6 +11,9 @@ export const CIPHERTEXT_COLUMNS: Record<CiphertextKind, { table: string; id: str
   idempotent_response: { table: 'idempotency_keys', id: 'id', column: 'response' },
   // The private halves of the workspaces' embed-token signing keys.
   signing_key: { table: 'signing_keys', id: 'id', column: 'private_key_ciphertext' },
+  // Webhook signing secrets, and for a day after a rotation the secret that still signs beside it.
+  webhook_secret: { table: 'webhook_endpoints', id: 'id', column: 'secret_ciphertext' },
+  webhook_previous_secret: { table: 'webhook_endpoints', id: 'id', column: 'previous_secret_ciphertext' },
 };
 
 /** The key id inside a ciphertext (`v1.<8 hex>.…`); the same SQL on SQLite and PostgreSQL. */

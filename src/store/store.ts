@@ -16,6 +16,13 @@ import type {
   SchemaRecord,
   SigningKeyRecord,
   StoredCiphertext,
+  ClaimedWebhookDelivery,
+  NewWebhookEndpoint,
+  Timestamp,
+  WebhookDeliveryRecord,
+  WebhookDeliveryStatus,
+  WebhookEndpointPatch,
+  WebhookEndpointRecord,
   UserGroupPatch,
   UserGroupRecord,
   Workspace,
@@ -277,6 +284,74 @@ export interface SigningKeyStore {
   rotateSigningKey(key: NewSigningKey, context: AuditContext): Promise<{ current: SigningKeyRecord; retired: SigningKeyRecord | null }>;
 }
 
+export interface WebhookDeliveryQuery {
+  workspaceId: number;
+  environment: Environment;
+  endpointId?: number;
+  status?: WebhookDeliveryStatus;
+  /** Cursor: only deliveries with a smaller id (the list is newest first). */
+  beforeId?: number;
+  limit: number;
+}
+
+export interface WebhookClaim {
+  /** Who takes the leases: one id per worker process, new at every start. */
+  owner: string;
+  now: Timestamp;
+  leaseUntil: Timestamp;
+  limit: number;
+  /** Endpoints this worker is already busy enough with: none of theirs is taken. */
+  skipEndpointIds: number[];
+}
+
+/** What one attempt came to; written only while `owner` still holds the delivery's lease. */
+export interface WebhookAttempt {
+  deliveryId: number;
+  owner: string;
+  at: Timestamp;
+  outcome: 'delivered' | 'retry' | 'failed';
+  /** When the next attempt is due (outcome `retry`). */
+  nextAttemptAt?: Timestamp;
+  responseStatus: number | null;
+  error: string | null;
+  /** A failure disables the endpoint when it has failed without a success since this moment or earlier. */
+  disableIfFailingSince: Timestamp;
+}
+
+export interface WebhookBacklog {
+  /** Deliveries not yet delivered or failed, of enabled endpoints. */
+  pending: number;
+  oldestPendingCreatedAt: Timestamp | null;
+}
+
+/** Webhook endpoints and the outbox of their deliveries (SPEC §13). Events are written by the changes themselves. */
+export interface WebhookStore {
+  insertWebhookEndpoint(endpoint: NewWebhookEndpoint, audit: AuditContext): Promise<WebhookEndpointRecord>;
+  listWebhookEndpoints(workspaceId: number, environment: Environment): Promise<WebhookEndpointRecord[]>;
+  findWebhookEndpoint(workspaceId: number, id: number): Promise<WebhookEndpointRecord | null>;
+  /** Applies the patch, audited with before and after read inside the transaction; null when absent. Enabling clears the failure streak. */
+  updateWebhookEndpoint(workspaceId: number, id: number, patch: WebhookEndpointPatch, audit: AuditContext): Promise<WebhookEndpointRecord | null>;
+  /** The new secret signs from now on; the current one becomes the previous until `previousExpiresAt`. */
+  rotateWebhookSecret(workspaceId: number, id: number, secretCiphertext: string, previousExpiresAt: Timestamp, audit: AuditContext): Promise<WebhookEndpointRecord | null>;
+  /** Deletes the endpoint with its deliveries; null when absent. */
+  deleteWebhookEndpoint(workspaceId: number, id: number, audit: AuditContext): Promise<WebhookEndpointRecord | null>;
+  /** Newest first. */
+  listWebhookDeliveries(query: WebhookDeliveryQuery): Promise<WebhookDeliveryRecord[]>;
+  /** Puts a delivery back in the queue, due at `audit.at`, with a fresh attempt budget; null when absent. */
+  retryWebhookDelivery(workspaceId: number, environment: Environment, id: number, audit: AuditContext): Promise<WebhookDeliveryRecord | null>;
+  /**
+   * Takes the lease of up to `limit` due deliveries of enabled endpoints, oldest first, each the
+   * earliest unfinished one of its endpoint and ordering key (a group, a token): so one group's
+   * events reach one endpoint in order, and no two workers hold the same delivery.
+   */
+  claimWebhookDeliveries(claim: WebhookClaim): Promise<ClaimedWebhookDelivery[]>;
+  /** Records the attempt; false when the lease was lost (expired and taken, or the endpoint deleted). */
+  recordWebhookAttempt(attempt: WebhookAttempt): Promise<boolean>;
+  /** Deletes at most `limit` finished deliveries completed before the time, and events left without delivery; returns how many deliveries went. */
+  purgeWebhookHistory(completedBefore: Timestamp, limit: number): Promise<number>;
+  webhookBacklog(): Promise<WebhookBacklog>;
+}
+
 export interface ConnectionStats {
   total: number;
   idle: number;
@@ -293,7 +368,8 @@ export interface Store
     AuditStore,
     CiphertextStore,
     IdempotencyStore,
-    SigningKeyStore {
+    SigningKeyStore,
+    WebhookStore {
   readonly engine: 'sqlite' | 'postgres';
   /** Applies pending migrations; safe to call from several processes at once. */
   migrate(): Promise<void>;

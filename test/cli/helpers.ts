@@ -148,6 +148,8 @@ export interface Sandbox {
   ugs(...args: string[]): Promise<RunResult>;
   /** The same, with `input` on the command's stdin. */
   ugsWithStdin(input: string, ...args: string[]): Promise<RunResult>;
+  /** The same, with extra environment variables (UGS_ENCRYPTION_KEY, UGS_WEBHOOK_ALLOW_PRIVATE). */
+  ugsWith(env: Record<string, string>, ...args: string[]): Promise<RunResult>;
   /** `ugs serve --database sqlite:<dir>/ugs.db` on a free port. */
   serve(options?: RunOptions): Promise<ServerProcess>;
 }
@@ -165,6 +167,7 @@ export function sandbox(): Sandbox {
     databaseUrl,
     ugs: (...args) => runUgs([...args, '--database', databaseUrl]),
     ugsWithStdin: (input, ...args) => runUgs([...args, '--database', databaseUrl], { input }),
+    ugsWith: (env, ...args) => runUgs([...args, '--database', databaseUrl], { env }),
     serve: (options) => startServer(['--database', databaseUrl], options),
   };
 }

@@ -28,12 +28,14 @@ interface KeyRow {
   user_group_tokens: number;
   idempotent_responses: number;
   signing_keys: number;
+  webhook_secrets: number;
+  webhook_previous_secrets: number;
 }
 
 interface RotateSummary {
   key_id: string;
   key_generated: boolean;
-  re_encrypted: { user_group_tokens: number; idempotent_responses: number; signing_keys: number };
+  re_encrypted: { user_group_tokens: number; idempotent_responses: number; signing_keys: number; webhook_secrets: number; webhook_previous_secrets: number };
   passes: number;
   remaining: KeyRow[];
 }
@@ -50,9 +52,7 @@ const newKey = () => randomBytes(32).toString('base64');
 const idOf = (base64: string) => encryptionKeyId(Buffer.from(base64, 'base64'));
 const token = () => `ugt_${randomBytes(32).toString('hex')}`;
 
-/** `ugs <args> --database <box>` with extra environment variables (UGS_ENCRYPTION_KEY). */
-const ugsWith = (box: Sandbox, env: Record<string, string>, ...args: string[]): Promise<RunResult> =>
-  runUgs([...args, '--database', box.databaseUrl], { env });
+const ugsWith = (box: Sandbox, env: Record<string, string>, ...args: string[]): Promise<RunResult> => box.ugsWith(env, ...args);
 
 const keyFileOf = (box: Sandbox) => `${box.databasePath}.key`;
 const keyFileIds = (box: Sandbox) => readFileSync(keyFileOf(box), 'utf8').trim().split('\n').map(idOf);
@@ -97,13 +97,22 @@ describe('ugs keys rotate with the key file', () => {
   it('puts a new key first, keeps the old one, and re-encrypts every token under it without changing any group', async () => {
     const box = sandbox();
     const tokens = await seedGroups(box);
+    // A webhook endpoint whose secret was rotated: its secret and the previous one are ciphertexts too.
+    const endpoint = jsonOutput<{ id: number }>(await box.ugs('webhooks', 'create', '--url', 'http://127.0.0.1:9/hooks', '--webhook-allow-private', '--json'));
+    expect((await box.ugs('webhooks', 'rotate-secret', String(endpoint.id), '--json')).code).toBe(0);
     const [oldKeyId] = keyFileIds(box);
     const before = storedGroups(box);
     expect(keyIdsInUse(box)).toEqual([oldKeyId]);
 
     const rotated = await box.ugs('keys', 'rotate', '--json');
     const summary = jsonOutput<RotateSummary>(rotated);
-    expect(summary).toEqual({ key_id: expect.stringMatching(/^[0-9a-f]{8}$/), key_generated: true, re_encrypted: { user_group_tokens: 8, idempotent_responses: 0, signing_keys: 0 }, passes: expect.any(Number), remaining: [] });
+    expect(summary).toEqual({
+      key_id: expect.stringMatching(/^[0-9a-f]{8}$/),
+      key_generated: true,
+      re_encrypted: { user_group_tokens: 8, idempotent_responses: 0, signing_keys: 0, webhook_secrets: 1, webhook_previous_secrets: 1 },
+      passes: expect.any(Number),
+      remaining: [],
+    });
     expect(summary.key_id).not.toBe(oldKeyId);
     expect(rotated.stderr).toContain(`new key ${summary.key_id} is first in ${keyFileOf(box)}`);
 
@@ -119,8 +128,8 @@ describe('ugs keys rotate with the key file', () => {
 
     const list = jsonOutput<KeyRow[]>(await box.ugs('keys', 'list', '--json'));
     expect(list).toEqual([
-      { key_id: summary.key_id, current: true, configured: true, user_group_tokens: 8, idempotent_responses: 0, signing_keys: 0 },
-      { key_id: oldKeyId, current: false, configured: true, user_group_tokens: 0, idempotent_responses: 0, signing_keys: 0 },
+      { key_id: summary.key_id, current: true, configured: true, user_group_tokens: 8, idempotent_responses: 0, signing_keys: 0, webhook_secrets: 1, webhook_previous_secrets: 1 },
+      { key_id: oldKeyId, current: false, configured: true, user_group_tokens: 0, idempotent_responses: 0, signing_keys: 0, webhook_secrets: 0, webhook_previous_secrets: 0 },
     ]);
   });
 
@@ -213,8 +222,8 @@ describe('keys from UGS_ENCRYPTION_KEY', () => {
     const both = { UGS_ENCRYPTION_KEY: `${currentKey},${oldKey}` };
 
     expect(jsonOutput<KeyRow[]>(await ugsWith(box, both, 'keys', 'list', '--json'))).toEqual([
-      { key_id: idOf(currentKey), current: true, configured: true, user_group_tokens: 0, idempotent_responses: 0, signing_keys: 0 },
-      { key_id: idOf(oldKey), current: false, configured: true, user_group_tokens: 8, idempotent_responses: 0, signing_keys: 0 },
+      { key_id: idOf(currentKey), current: true, configured: true, user_group_tokens: 0, idempotent_responses: 0, signing_keys: 0, webhook_secrets: 0, webhook_previous_secrets: 0 },
+      { key_id: idOf(oldKey), current: false, configured: true, user_group_tokens: 8, idempotent_responses: 0, signing_keys: 0, webhook_secrets: 0, webhook_previous_secrets: 0 },
     ]);
     const stillUsed = await ugsWith(box, both, 'keys', 'prune');
     expect(stillUsed.code).toBe(1);
@@ -295,9 +304,9 @@ describe('ugs keys', () => {
     const [current] = keyFileIds(box);
     expect(list).toMatchObject({ code: 0, stderr: '' });
     expect(list.stdout.split('\n')).toEqual([
-      'key_id    current  configured  user_group_tokens  idempotent_responses  signing_keys',
-      `${current}  true     true        0                  0                     0`,
-      `${idOf(lostKey)}  false    false       8                  0                     0`,
+      'key_id    current  configured  user_group_tokens  idempotent_responses  signing_keys  webhook_secrets  webhook_previous_secrets',
+      `${current}  true     true        0                  0                     0             0                0`,
+      `${idOf(lostKey)}  false    false       8                  0                     0             0                0`,
       '',
     ]);
   });

@@ -1,6 +1,8 @@
 // Crash safety on both engines: `ugs serve` killed with SIGKILL under concurrent writes, restarted on
 // the same database, keeps every acknowledged change, leaves each group in one consistent state and
-// writes exactly one audit event per change that applied. `npm run test:crash` runs this file alone.
+// writes exactly one audit event per change that applied, and exactly one webhook event per audit
+// event, each of which a receiver on loopback gets at least once, though deliveries are cut off by
+// the kills too (SPEC §13). `npm run test:crash` runs this file alone.
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { ApiRequest } from '../support/http-client.js';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, type TestDatabase, type TestEngine } from '../support/test-database.js';
-import { call, waitFor } from './helpers.js';
+import { call, waitFor, WEBHOOK_SERVE_ENV } from './helpers.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const ROUNDS = 3;
 /** Concurrent clients; each writes its own groups one request at a time, so per-group order is plain. */
@@ -264,19 +267,57 @@ function checkSqliteFile(path: string): void {
   }
 }
 
+interface Delivery {
+  event_id: string;
+  event_type: string;
+  status: string;
+}
+
+/**
+ * After the last restart: one webhook event per audit event of every group (so per applied change:
+ * the audit checks above tie those to the acknowledged writes), in the same order, and the receiver
+ * has had every one of them at least once.
+ */
+async function checkWebhooks(server: ServeProcess, adminToken: string, receiver: WebhookReceiver): Promise<{ events: number; duplicates: number }> {
+  const deliveries = await listAll<Delivery>(server, adminToken, '/api/admin/webhook_deliveries', 'webhook_deliveries');
+  await waitFor('every webhook event received', 30_000, () => {
+    const received = new Set(receiver.received.map((entry) => entry.json.id as string));
+    return deliveries.every((delivery) => received.has(delivery.event_id)) ? true : undefined;
+  });
+  const audit = (await listAll<AuditEvent>(server, adminToken, '/api/admin/audit_events', 'audit_events')).filter((event) => event.action.startsWith('user_group.')).reverse();
+  const firstArrivals = new Map<string, { type: string; teamId: number }>();
+  for (const entry of receiver.received) {
+    if (!firstArrivals.has(entry.json.id)) firstArrivals.set(entry.json.id, { type: entry.json.type, teamId: entry.json.data.user_group.team_id });
+  }
+  expect(new Set(deliveries.map((delivery) => delivery.event_id)).size, 'one delivery per event').toBe(deliveries.length);
+  expect(deliveries.length, 'one webhook event per audited change').toBe(audit.length);
+  const auditedByTeam = groupBy(audit, (event) => event.team_id);
+  const announcedByTeam = groupBy([...firstArrivals.values()], (event): number | null => event.teamId);
+  for (const [teamId, events] of auditedByTeam) {
+    expect(announcedByTeam.get(teamId)?.map((event) => event.type), `webhook events of team ${teamId}, in order`).toEqual(events.map((event) => event.action));
+  }
+  return { events: deliveries.length, duplicates: receiver.received.length - firstArrivals.size };
+}
+
 describe.each(['sqlite', 'postgres'] as const)('SIGKILL under concurrent writes on %s', (engine: TestEngine) => {
   let db: TestDatabase | undefined;
+  let receiver: WebhookReceiver | undefined;
 
   afterAll(async () => {
     await stopAllServeProcesses();
+    await receiver?.close();
     await db?.drop();
   });
 
   it(`keeps every acknowledged create, update and rotation over ${ROUNDS} kill/restart rounds, consistent and audited once`, async ({ annotate }) => {
     db = await createTestDatabase(engine);
-    let server = await startServeProcess(db);
+    let server = await startServeProcess(db, { env: WEBHOOK_SERVE_ENV });
     const adminToken = server.adminTokens().Customer;
     const groups: GroupLog[] = [];
+    // Answers after a few milliseconds, so that deliveries are in flight when the kill comes.
+    receiver = await startWebhookReceiver(() => ({ delayMs: Math.floor(Math.random() * 20) }));
+    const endpoint = await call(server, { method: 'POST', path: '/api/admin/webhook_endpoints', token: adminToken, body: { url: receiver.url, events: ['*'] } });
+    expect(endpoint.status, endpoint.raw).toBe(200);
 
     for (let round = 1; round <= ROUNDS; round++) {
       const workload = new Workload(server, adminToken, `${engine}_r${round}`);
@@ -293,7 +334,7 @@ describe.each(['sqlite', 'postgres'] as const)('SIGKILL under concurrent writes 
       expect(inFlight.length, 'requests in flight at the kill').toBeGreaterThan(0);
 
       if (engine === 'sqlite') checkSqliteImage(db);
-      server = await startServeProcess(db);
+      server = await startServeProcess(db, { env: WEBHOOK_SERVE_ENV });
       const appliedInFlight = await checkGroups(server, adminToken, groups);
       const applied = inFlight.filter((write) => appliedInFlight.has(write.requestId)).length;
       await annotate(
@@ -301,7 +342,9 @@ describe.each(['sqlite', 'postgres'] as const)('SIGKILL under concurrent writes 
       );
     }
 
+    const webhooks = await checkWebhooks(server, adminToken, receiver);
+    await annotate(`webhooks: ${webhooks.events} events, all received; ${webhooks.duplicates} received again after a kill`);
     expect(await server.stop('SIGTERM')).toBe(0);
     if (engine === 'sqlite') checkSqliteFile(db.sqlitePath!);
-  }, 120_000);
+  }, 180_000);
 });

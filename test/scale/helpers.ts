@@ -11,6 +11,13 @@ import type { ServeProcess } from '../support/serve-process.js';
  */
 export const REQUEST_TIMEOUT_MS = 15_000;
 
+/**
+ * The webhook settings of `ugs serve` processes in these suites: private addresses allowed (the
+ * receivers are on loopback), a short attempt timeout and lease, so a killed process's deliveries
+ * are taken over within seconds, and a quick retry.
+ */
+export const WEBHOOK_SERVE_ENV = { UGS_WEBHOOK_ALLOW_PRIVATE: 'true', UGS_WEBHOOK_TIMEOUT_MS: '1000', UGS_WEBHOOK_LEASE_MS: '2000', UGS_WEBHOOK_RETRY_DELAYS_MS: '200' };
+
 /** One request over a socket, failing after REQUEST_TIMEOUT_MS without an answer. */
 export async function call(server: Pick<ServeProcess, 'baseUrl'>, req: ApiRequest): Promise<ApiResponse> {
   let timer: NodeJS.Timeout | undefined;

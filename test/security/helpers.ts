@@ -12,6 +12,7 @@ import { parseDatabaseUrl } from '../../src/config/database-url.js';
 import { loadEncryptionKeys } from '../../src/config/encryption-key.js';
 import { systemClock } from '../../src/domain/clock.js';
 import { createKeyring } from '../../src/domain/keyring.js';
+import { createAddressPolicy } from '../../src/webhooks/address-policy.js';
 import { createServices } from '../../src/domain/services.js';
 import type { Environment, Scope, Tenant } from '../../src/domain/tenancy.js';
 import { buildApp } from '../../src/http/app.js';
@@ -254,7 +255,7 @@ export async function openSecondInstance(db: TestDatabase, lockWaitMs: number): 
       ? openSqliteStore({ path: location.path, busyTimeoutMs: lockWaitMs })
       : openPostgresStore({ url: location.url, statementTimeoutMs: lockWaitMs, poolSize: 4 });
   const cipher = createKeyring(loadEncryptionKeys(location, db.encryptionKey).keys);
-  const services = createServices({ store, cipher, clock: systemClock, publicUrl: () => DEFAULT_PUBLIC_URL });
+  const services = createServices({ store, cipher, clock: systemClock, publicUrl: () => DEFAULT_PUBLIC_URL, webhookAddresses: createAddressPolicy({ allowPrivate: false }) });
   const app = await buildApp({ services, store, logger: false, rateLimit: 'off', version: 'test' });
   await app.ready();
   return {

@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { send, type ApiRequest } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 /** Every byte the service logs, at the most talkative level. */
 class LogCapture extends Writable {
@@ -16,24 +17,33 @@ describe('log hygiene', () => {
   const logs = new LogCapture();
   let t: TestApp;
   let baseUrl: string;
+  let receiver: WebhookReceiver;
   /** Every credential the run handles: none may appear in the logs. */
   const secrets = new Set<string>();
 
   const call = async (req: ApiRequest) => {
     const response = await send(baseUrl, req);
-    for (const token of response.raw.match(/ug[st]_[a-z_]*[0-9a-f]{64}/g) ?? []) secrets.add(token);
+    for (const token of response.raw.match(/ug[st]_[a-z_]*[0-9a-f]{64}|whsec_[A-Za-z0-9+/=]{44}/g) ?? []) secrets.add(token);
     return response;
   };
 
   beforeAll(async () => {
-    t = await createTestApp({ log: { level: 'trace', destination: logs } });
+    // Webhooks too: their worker logs each attempt, and must not log the secret, the URL (the
+    // receiver's own key rides in its query) or the payload.
+    t = await createTestApp({ log: { level: 'trace', destination: logs }, webhooks: { allowPrivate: true, worker: { pollIntervalMs: 20 } } });
     baseUrl = await t.listen();
+    receiver = await startWebhookReceiver();
     for (const set of Object.values(t.tokens)) for (const scopes of Object.values(set)) for (const token of Object.values(scopes)) secrets.add(token);
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t?.close();
+    await receiver?.close();
+  });
 
-  it('logs requests, including failed ones, but never a token or an Authorization header', async () => {
+  it('logs requests and webhook attempts, including failed ones, but never a token, a secret or an Authorization header', async () => {
     const admin = t.tokens.default.Customer.admin;
+    const endpoint = await call({ method: 'POST', path: '/api/admin/webhook_endpoints', token: admin, body: { url: `${receiver.url}?key=receiver-key-4711`, events: ['*'] } });
+    await call({ method: 'POST', path: `/api/admin/webhook_endpoints/${endpoint.body.webhook_endpoint.id}/rotate_secret`, token: admin });
     const schema = (await call({ method: 'POST', path: '/api/admin/schemas', token: admin, body: { name: 'sales' } })).body.schema;
     await call({ method: 'POST', path: '/api/admin/data_sources', token: admin, body: { provided_id: 'ds', name: 'DS', schema_id: schema.id } });
     const created = await call({ method: 'GET', path: '/api/user', token: admin, body: { user_group_id: 'g1', mapping: { [schema.id]: 'ds' } } });
@@ -64,7 +74,14 @@ describe('log hygiene', () => {
     await call({ method: 'POST', path: '/api/user/verify', token: admin, body: { token: `${embedTokens[0]!.slice(0, -4)}AAAA` } }); // 404: tampered
     await call({ method: 'GET', path: '/w/default/.well-known/jwks.json' });
 
-    // The capture really holds the request log, so an absence below means something.
+    await receiver.waitFor((received) => received.some((entry) => entry.json.type === 'signing_key.rotated'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    // The capture really holds the request log and the webhook attempts, so an absence below means something.
+    expect(logs.text).toContain('"msg":"webhook attempt"');
+    expect(logs.text).not.toContain('receiver-key-4711');
+    expect(logs.text).not.toContain('"user_group":');
+    expect([...secrets].filter((secret) => secret.startsWith('whsec_'))).toHaveLength(2);
     expect(logs.text).toContain('"path":"/api/user"');
     expect(logs.text).toContain('request completed');
     expect(logs.text).toContain('"code":"invalid_api_token"');
@@ -72,7 +89,7 @@ describe('log hygiene', () => {
     expect(secrets.size).toBeGreaterThanOrEqual(16);
     for (const secret of secrets) {
       expect(logs.text, `a secret leaked into the logs: ${secret.slice(0, 12)}…`).not.toContain(secret);
-      expect(logs.text).not.toContain(secret.slice(-64));
+      expect(logs.text).not.toContain(secret.slice(-43));
     }
     for (const embedToken of embedTokens) expect(logs.text).not.toContain(embedToken.split('.')[2]!);
     const signingKeys = await t.runtime.store.listSigningKeys(t.runtime.defaultWorkspace.id);

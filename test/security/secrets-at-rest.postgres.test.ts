@@ -6,7 +6,7 @@ import { openRuntime } from '../../src/runtime.js';
 import { postgresSchemaOf } from '../support/database-reader.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { POSTGRES_URL } from '../support/test-database.js';
-import { askForGroup, expectHashesStored, expectKeyAbsent, expectNoTokenAndNoInternals, embedTokenLeaks, expectRefusedStart, leaks, makeSecrets, privateKeyLeaks, type Secrets } from './secrets-at-rest.js';
+import { askForGroup, expectHashesStored, expectKeyAbsent, expectNoTokenAndNoInternals, embedTokenLeaks, expectRefusedStart, leaks, makeSecrets, privateKeyLeaks, webhookSecretLeaks, type Secrets } from './secrets-at-rest.js';
 
 /*
  * PostgreSQL: what leaves the server as data, a dump of the test's schema as a backup would take it,
@@ -43,6 +43,7 @@ describe('secrets at rest in PostgreSQL', () => {
     expect(leaks(dump, secrets.userGroupTokens)).toEqual([]);
     expect(leaks(dump, secrets.apiTokens)).toEqual([]);
     expect(privateKeyLeaks(dump, secrets.signingKeys)).toEqual([]);
+    expect(webhookSecretLeaks(dump, secrets.webhookSecrets)).toEqual([]);
     expect(embedTokenLeaks(dump, secrets.embedTokens)).toEqual([]);
   });
 

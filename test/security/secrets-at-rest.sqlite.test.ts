@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyFilePath } from '../../src/config/encryption-key.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { askForGroup, expectHashesStored, expectKeyAbsent, expectNoTokenAndNoInternals, embedTokenLeaks, expectRefusedStart, leaks, makeSecrets, privateKeyLeaks, type Secrets } from './secrets-at-rest.js';
+import { askForGroup, expectHashesStored, expectKeyAbsent, expectNoTokenAndNoInternals, embedTokenLeaks, expectRefusedStart, leaks, makeSecrets, privateKeyLeaks, webhookSecretLeaks, type Secrets } from './secrets-at-rest.js';
 
 /* SQLite: the database file, its WAL and the key file beside them. PostgreSQL: secrets-at-rest.postgres.test.ts. */
 
@@ -47,6 +47,7 @@ describe('secrets at rest in the SQLite files', () => {
     expect(leaks(files, userGroupTokens)).toEqual([]);
     expect(leaks(files, apiTokens)).toEqual([]);
     expect(privateKeyLeaks(files, secrets.signingKeys)).toEqual([]);
+    expect(webhookSecretLeaks(files, secrets.webhookSecrets)).toEqual([]);
     expect(embedTokenLeaks(files, secrets.embedTokens)).toEqual([]);
   });
 
@@ -99,6 +100,7 @@ describe('secrets at rest in the SQLite files', () => {
       expectHashesStored(files, [...live.map((group) => group.token), ...apiTokens]);
       expect(leaks(files, [...userGroupTokens, ...apiTokens])).toEqual([]);
       expect(privateKeyLeaks(files, secrets.signingKeys)).toEqual([]);
+      expect(webhookSecretLeaks(files, secrets.webhookSecrets)).toEqual([]);
     });
 
     it('serves a copy that travels with its key file (control for the next test)', async () => {

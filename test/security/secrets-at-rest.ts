@@ -22,6 +22,8 @@ export interface Secrets {
   signingKeys: string[];
   /** Embed tokens minted under each of those keys (never stored anywhere). */
   embedTokens: string[];
+  /** The signing secrets of a webhook endpoint: the first and, after a rotation, the current one. */
+  webhookSecrets: string[];
 }
 
 /**
@@ -30,9 +32,10 @@ export interface Secrets {
  * so its response, new token and all, is kept in the database for replays.
  */
 export async function makeSecrets(t: TestApp): Promise<Secrets> {
-  const secrets: Secrets = { userGroupTokens: [], apiTokens: [], live: [], signingKeys: [], embedTokens: [] };
+  const secrets: Secrets = { userGroupTokens: [], apiTokens: [], live: [], signingKeys: [], embedTokens: [], webhookSecrets: [] };
   const call = (req: ApiRequest) => inject(t.app, req);
   const write = t.tokens.default.Customer.write;
+  await makeWebhookSecrets(t, secrets);
   for (let i = 0; i < 12; i += 1) {
     const group = await createUserGroup(call, write, { user_group_id: `secret-${i}`, properties: { n: i } });
     secrets.userGroupTokens.push(group.token);
@@ -63,6 +66,32 @@ export async function makeSecrets(t: TestApp): Promise<Secrets> {
   await t.runtime.services.apiTokens.revokeApiToken({ tenant, scope: 'admin', actor: { type: 'cli' }, requestId: null }, record!.id);
   await makeSigningKeys(t, secrets);
   return secrets;
+}
+
+/**
+ * A webhook endpoint wanting every event, its secret rotated once: every change after it writes an
+ * event (the group as the API shows it) into the outbox, which the token searches then cover too.
+ * A literal public address: no DNS involved, and nothing is delivered (no worker runs).
+ */
+async function makeWebhookSecrets(t: TestApp, secrets: Secrets): Promise<void> {
+  const admin = t.tokens.default.Customer.admin;
+  const created = await inject(t.app, { method: 'POST', path: '/api/admin/webhook_endpoints', token: admin, body: { url: 'https://93.184.216.34/hooks', events: ['*'] } });
+  expect(created.status, created.raw).toBe(200);
+  const rotated = await inject(t.app, { method: 'POST', path: `/api/admin/webhook_endpoints/${created.body.webhook_endpoint.id}/rotate_secret`, token: admin });
+  expect(rotated.status, rotated.raw).toBe(200);
+  secrets.webhookSecrets.push(created.body.webhook_endpoint.secret as string, rotated.body.webhook_endpoint.secret as string);
+}
+
+/** Webhook secrets found in any of the blobs: as text, their base64 part, or the key bytes it encodes. */
+export function webhookSecretLeaks(blobs: Map<string, Buffer>, webhookSecrets: string[]): string[] {
+  return [...blobs].flatMap(([where, bytes]) =>
+    webhookSecrets
+      .filter((secret) => {
+        const base64 = secret.slice('whsec_'.length);
+        return bytes.includes(Buffer.from(base64, 'utf8')) || bytes.includes(Buffer.from(base64, 'base64'));
+      })
+      .map((secret) => `webhook secret ${secret.slice(0, 10)}… in ${where}`),
+  );
 }
 
 /** Two signing keys (the first made on first need, the second by rotation), an embed token under each. */

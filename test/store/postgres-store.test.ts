@@ -182,6 +182,9 @@ describe('PostgreSQL store specifics', () => {
       'signing_keys',
       'user_group_mappings',
       'user_groups',
+      'webhook_deliveries',
+      'webhook_endpoints',
+      'webhook_events',
       'workspaces',
     ]);
     expect(await inSchema('SELECT version, name FROM schema_migrations ORDER BY version')).toEqual(MIGRATIONS.map(({ version, name }) => ({ version, name })));

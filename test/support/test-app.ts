@@ -10,11 +10,15 @@ import { openDatabaseReader, type RawDatabaseReader } from './database-reader.js
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from './test-database.js';
 import type { DestinationStream } from 'pino';
 import { createLogger } from '../../src/http/logger.js';
+import type { Resolver } from '../../src/webhooks/address-policy.js';
+import { startWebhookWorker, type WebhookWorker, type WebhookWorkerSettings } from '../../src/webhooks/delivery-worker.js';
 
 export type TokenSet = Record<Environment, Record<Scope, string>>;
 
 export interface TestApp {
   app: FastifyInstance;
+  /** The delivery worker, when the options asked for one. */
+  webhookWorker: WebhookWorker | undefined;
   runtime: Runtime;
   /** The database the app runs on: TEST_ENGINE's, unless the options named one. */
   db: TestDatabase;
@@ -49,6 +53,8 @@ export interface TestAppOptions {
   requireAllKeys?: boolean;
   /** The public URL embed tokens are issued under; the runtime's default otherwise. */
   publicUrl?: () => string;
+  /** Webhook addresses (private ones refused unless allowed) and, when `worker` is given, a delivery worker with those settings. */
+  webhooks?: { allowPrivate?: boolean; resolve?: Resolver; worker?: Partial<WebhookWorkerSettings> };
 }
 
 /** A SQLite database in an existing directory, which stays when the database is "dropped". */
@@ -73,10 +79,12 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   let runtime: Runtime | undefined;
   let app: FastifyInstance | undefined;
   let reader: Promise<RawDatabaseReader> | undefined;
+  let webhookWorker: WebhookWorker | undefined;
   const close = async () => {
     try {
       await reader?.then((opened) => opened.close(), () => undefined);
       await app?.close();
+      await webhookWorker?.stop();
       await runtime?.close();
     } finally {
       if (owned) await db.drop();
@@ -89,6 +97,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       clock: options.clock,
       requireAllKeys: options.requireAllKeys,
       publicUrl: options.publicUrl,
+      allowPrivateWebhooks: options.webhooks?.allowPrivate,
+      resolve: options.webhooks?.resolve,
     });
     const opened = runtime;
     const other = (await opened.store.findWorkspaceByName('other')) ?? (await opened.services.workspaces.createWorkspace('other', { type: 'cli' }));
@@ -96,17 +106,30 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       default: await issueTokenSet(opened, opened.defaultWorkspace.id),
       other: await issueTokenSet(opened, other.id),
     };
+    const logger = options.log ? createLogger(options.log.level, options.log.destination) : undefined;
+    if (options.webhooks?.worker) {
+      webhookWorker = startWebhookWorker({
+        store: opened.store,
+        cipher: opened.keys.keyring,
+        clock: opened.clock,
+        logger: logger ?? { info: () => undefined, warn: () => undefined },
+        settings: { allowPrivate: options.webhooks.allowPrivate ?? false, ...options.webhooks.worker },
+        resolve: options.webhooks.resolve,
+      });
+    }
     app = await buildApp({
       services: opened.services,
       store: opened.store,
-      logger: options.log ? createLogger(options.log.level, options.log.destination) : false,
+      logger: logger ?? false,
       rateLimit: options.rateLimit ?? 'off',
       version: 'test',
+      metrics: webhookWorker ? [webhookWorker.metrics.registry] : [],
     });
     await app.ready();
     const server = app;
     return {
       app: server,
+      webhookWorker,
       runtime: opened,
       db,
       dir: db.dir,

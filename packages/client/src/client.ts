@@ -22,6 +22,12 @@ import type {
   UpdateUserGroupBody,
   UserGroup,
   VerifiedToken,
+  CreateWebhookEndpointBody,
+  IssuedWebhookEndpoint,
+  UpdateWebhookEndpointBody,
+  WebhookDelivery,
+  WebhookDeliveryQuery,
+  WebhookEndpoint,
 } from './types.js';
 
 export type ClientOptions = TransportOptions;
@@ -136,6 +142,39 @@ export function createClient(options: ClientOptions) {
     async rotateSigningKey(write: WriteOptions = {}): Promise<SigningKeyRotation> {
       const { current, retired } = await send<SigningKeyRotation>({ method: 'POST', path: '/api/admin/signing_keys/rotate', ...write });
       return { current, retired };
+    },
+
+    /** POST /api/admin/webhook_endpoints: the endpoint with its signing secret, which no other answer shows. */
+    async createWebhookEndpoint(body: CreateWebhookEndpointBody, write: WriteOptions = {}): Promise<IssuedWebhookEndpoint> {
+      return (await send<{ webhook_endpoint: IssuedWebhookEndpoint }>({ method: 'POST', path: '/api/admin/webhook_endpoints', body, ...write })).webhook_endpoint;
+    },
+    async listWebhookEndpoints(query: InEnvironment = {}): Promise<WebhookEndpoint[]> {
+      return (await send<{ webhook_endpoints: WebhookEndpoint[] }>({ method: 'GET', path: '/api/admin/webhook_endpoints', query })).webhook_endpoints;
+    },
+    async getWebhookEndpoint(id: number, query: InEnvironment = {}): Promise<WebhookEndpoint> {
+      return (await send<{ webhook_endpoint: WebhookEndpoint }>({ method: 'GET', path: `/api/admin/webhook_endpoints/${id}`, query })).webhook_endpoint;
+    },
+    async updateWebhookEndpoint(id: number, body: UpdateWebhookEndpointBody, write: WriteOptions & InEnvironment = {}): Promise<WebhookEndpoint> {
+      const { environment, ...rest } = write;
+      return (await send<{ webhook_endpoint: WebhookEndpoint }>({ method: 'PATCH', path: `/api/admin/webhook_endpoints/${id}`, query: { environment }, body, ...rest })).webhook_endpoint;
+    },
+    async deleteWebhookEndpoint(id: number, write: WriteOptions & InEnvironment = {}): Promise<WebhookEndpoint> {
+      const { environment, ...rest } = write;
+      return (await send<{ webhook_endpoint: WebhookEndpoint }>({ method: 'DELETE', path: `/api/admin/webhook_endpoints/${id}`, query: { environment }, ...rest })).webhook_endpoint;
+    },
+    /** A new signing secret (in this answer only); the previous one keeps signing beside it for 24 hours. */
+    async rotateWebhookSecret(id: number, write: WriteOptions & InEnvironment = {}): Promise<IssuedWebhookEndpoint> {
+      const { environment, ...rest } = write;
+      return (await send<{ webhook_endpoint: IssuedWebhookEndpoint }>({ method: 'POST', path: `/api/admin/webhook_endpoints/${id}/rotate_secret`, query: { environment }, ...rest }))
+        .webhook_endpoint;
+    },
+    listWebhookDeliveries(query: WebhookDeliveryQuery = {}): Promise<Page<WebhookDelivery>> {
+      return page('webhook_deliveries', '/api/admin/webhook_deliveries', query);
+    },
+    async retryWebhookDelivery(id: number, write: WriteOptions & InEnvironment = {}): Promise<WebhookDelivery> {
+      const { environment, ...rest } = write;
+      return (await send<{ webhook_delivery: WebhookDelivery }>({ method: 'POST', path: `/api/admin/webhook_deliveries/${id}/retry`, query: { environment }, ...rest }))
+        .webhook_delivery;
     },
   };
 }

@@ -2,3 +2,4 @@ export { createClient, type ClientOptions, type UgsClient, type WriteOptions } f
 export { createEmbedTokenVerifier, EmbedOriginError, type EmbedClaims, type EmbedTokenVerifier, type EmbedTokenVerifierOptions } from './embed-verifier.js';
 export { UgsError } from './errors.js';
 export type * from './types.js';
+export { verifyWebhook, WebhookVerificationError, WEBHOOK_TOLERANCE_S } from './webhook-verifier.js';

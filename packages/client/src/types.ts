@@ -16,6 +16,15 @@ import type { ApiToken, CreateApiTokenBody, IssuedApiToken, UpdateApiTokenBody }
 import type { AuditEvent, AuditQuery } from '../../../src/http/routes/audit-events.schemas.js';
 import type { ListUserGroupsQuery } from '../../../src/http/routes/admin-user-groups.schemas.js';
 import type { SigningKey, SigningKeyRotationResponse } from '../../../src/http/routes/signing-keys.schemas.js';
+import type {
+  CreateWebhookEndpointBody,
+  IssuedWebhookEndpoint,
+  UpdateWebhookEndpointBody,
+  WebhookDelivery,
+  WebhookDeliveryQuery,
+  WebhookEndpoint,
+  WebhookEventPayload,
+} from '../../../src/http/routes/webhooks.schemas.js';
 
 export type { DeleteUserGroupBody, GetOrCreateUserGroupBody, UpdateUserGroupBody, UserGroup, MintEmbedTokenBody, CreateDataSourceBody, DataSource, UpdateDataSourceBody, CreateSchemaBody, Schema };
 export type ApiToken = Static<typeof ApiToken>;
@@ -29,6 +38,13 @@ export type SigningKey = Static<typeof SigningKey>;
 export type SigningKeyRotation = Omit<Static<typeof SigningKeyRotationResponse>, 'success'>;
 export type MintedEmbedToken = Omit<Static<typeof EmbedTokenResponse>, 'success'>;
 export type VerifiedToken = Omit<Static<typeof VerifiedTokenResponse>, 'success'>;
+export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
+export type IssuedWebhookEndpoint = Static<typeof IssuedWebhookEndpoint>;
+export type CreateWebhookEndpointBody = Static<typeof CreateWebhookEndpointBody>;
+export type UpdateWebhookEndpointBody = Static<typeof UpdateWebhookEndpointBody>;
+export type WebhookDelivery = Static<typeof WebhookDelivery>;
+export type WebhookDeliveryQuery = Static<typeof WebhookDeliveryQuery>;
+export type WebhookEvent = Static<typeof WebhookEventPayload>;
 
 /** A page of a cursor-paginated list; `next_cursor` is null on the last page. */
 export interface Page<T> {

@@ -4,7 +4,8 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/test-app.js';
-import { createClient, createEmbedTokenVerifier, EmbedOriginError, UgsError, type UgsClient } from '../src/index.js';
+import { createClient, createEmbedTokenVerifier, EmbedOriginError, UgsError, verifyWebhook, WebhookVerificationError, type UgsClient } from '../src/index.js';
+import { startWebhookReceiver } from '../../../test/support/webhook-receiver.js';
 
 let t: TestApp;
 let baseUrl = '';
@@ -195,5 +196,50 @@ describe('createEmbedTokenVerifier', () => {
     await verify(afterRotation);
     await verify(afterRotation);
     expect(await jwksFetches()).toBe(before + 2);
+  });
+});
+
+describe('webhooks', () => {
+  it('manages endpoints and deliveries, and verifyWebhook checks what the service sends', async () => {
+    const hooked = await createTestApp({ webhooks: { allowPrivate: true, worker: { pollIntervalMs: 20 } } });
+    const receiver = await startWebhookReceiver();
+    try {
+      const client = createClient({ baseUrl: await hooked.listen(), apiToken: hooked.tokens.default.Customer.admin });
+      const endpoint = await client.createWebhookEndpoint({ url: receiver.url, events: ['user_group.created'], description: 'client' });
+      expect(endpoint).toMatchObject({ url: receiver.url, events: ['user_group.created'], enabled: true, secret: expect.stringMatching(/^whsec_/) });
+      const { secret: _secret, ...listed } = endpoint;
+      expect(await client.listWebhookEndpoints()).toEqual([listed]);
+      await client.getOrCreateUserGroup({ user_group_id: 'client-hooked' });
+      await receiver.waitFor((received) => received.length === 1);
+      const [received] = receiver.received;
+      const event = verifyWebhook(received!.headers, received!.body, endpoint.secret);
+      expect(event).toMatchObject({ type: 'user_group.created', workspace: 'default', data: { user_group: { provided_id: 'client-hooked' } } });
+
+      // A changed body, another secret, or an old timestamp are refused.
+      expect(() => verifyWebhook(received!.headers, received!.body.replace('client-hooked', 'client-hacked'), endpoint.secret)).toThrow(WebhookVerificationError);
+      expect(() => verifyWebhook(received!.headers, received!.body, `whsec_${Buffer.alloc(32).toString('base64')}`)).toThrow(WebhookVerificationError);
+      expect(() => verifyWebhook(received!.headers, received!.body, endpoint.secret, { now: new Date(Date.now() + 10 * 60_000) })).toThrow(WebhookVerificationError);
+      // A fetch Headers object works as well as node's header record.
+      expect(verifyWebhook(new Headers(received!.headers as Record<string, string>), received!.body, endpoint.secret)).toEqual(event);
+
+      const rotated = await client.rotateWebhookSecret(endpoint.id);
+      await client.getOrCreateUserGroup({ user_group_id: 'client-hooked-2' });
+      await receiver.waitFor((all) => all.length === 2);
+      const second = receiver.received[1]!;
+      expect(verifyWebhook(second.headers, second.body, rotated.secret)).toMatchObject({ data: { user_group: { provided_id: 'client-hooked-2' } } });
+      expect(verifyWebhook(second.headers, second.body, endpoint.secret)).toMatchObject({ data: { user_group: { provided_id: 'client-hooked-2' } } });
+
+      const deliveries = await client.listWebhookDeliveries({ endpoint_id: String(endpoint.id) });
+      expect(deliveries.items.map((delivery) => delivery.status)).toEqual(['delivered', 'delivered']);
+      expect(await client.retryWebhookDelivery(deliveries.items[1]!.id)).toMatchObject({ status: 'pending', attempts: 0 });
+      await receiver.waitFor((all) => all.length === 3);
+      expect(receiver.received[2]!.json.id).toBe(receiver.received[0]!.json.id);
+      expect(await client.updateWebhookEndpoint(endpoint.id, { enabled: false })).toMatchObject({ enabled: false });
+      expect(await client.deleteWebhookEndpoint(endpoint.id)).toMatchObject({ id: endpoint.id });
+      await expect(client.getWebhookEndpoint(endpoint.id)).rejects.toMatchObject({ status: 404, code: 'webhook_endpoint_not_found' });
+    } finally {
+      await hooked.close();
+      await receiver.close();
+    }
   });
 });

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import type { ApiTokenService } from '../../domain/api-tokens.service.js';
-import type { ApiTokenRecord, RateLimit as RateLimitRecord } from '../../domain/models.js';
+import type { RateLimit as RateLimitRecord } from '../../domain/models.js';
+import { toApiToken } from './api-token.presenter.js';
 import { EnvironmentQuery } from '../common.schemas.js';
 import { NoQuery } from '../cursor.js';
 import { inEnvironment } from '../../domain/tenancy.js';
@@ -12,16 +13,6 @@ import { ApiToken, ApiTokenParams, ApiTokenResponse, CreateApiTokenBody, IssuedA
 
 const fromWire = (rateLimit: Static<typeof RateLimitField> | undefined): RateLimitRecord | null =>
   rateLimit ? { perSecond: rateLimit.per_second, burst: rateLimit.burst } : null;
-
-const toApiToken = (record: ApiTokenRecord) => ({
-  id: record.id,
-  name: record.name,
-  scope: record.scope,
-  environment: record.environment,
-  rate_limit: record.rateLimit && { per_second: record.rateLimit.perSecond, burst: record.rateLimit.burst },
-  created_at: record.createdAt,
-  last_used_at: record.lastUsedAt,
-});
 
 export const apiTokenRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokenService }> = async (app, { apiTokens }) => {
   app.post(

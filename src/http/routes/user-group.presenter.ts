@@ -3,9 +3,14 @@ import type { UserGroup } from './user-groups.schemas.js';
 
 /** The wire form of a group: what every response that carries one shows, and what the CLI prints. */
 export function toUserGroup(view: UserGroupView): UserGroup {
+  const { team_id, ...fields } = toUserGroupFields(view);
+  return { team_id, token: view.token, ...fields };
+}
+
+/** The wire form without the token: what a webhook event shows. */
+export function toUserGroupFields(view: Omit<UserGroupView, 'token'>): Omit<UserGroup, 'token'> {
   return {
     team_id: view.teamId,
-    token: view.token,
     name: view.name,
     provided_id: view.providedId,
     properties: view.properties,

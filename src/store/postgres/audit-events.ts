@@ -1,6 +1,7 @@
-import type { AuditAction, AuditContext, AuditEventRecord } from '../../domain/models.js';
+import type { AuditAction, AuditContext, AuditEventRecord, WebhookEventType } from '../../domain/models.js';
 import { actorColumns, auditEventFromRow, auditQueryParameters, serializeChanges } from '../audit-entries.js';
 import type { AuditEntry, AuditEventRow, Audited } from '../audit-entries.js';
+import { announcedEvents } from '../webhook-outbox.js';
 import type { AuditEventQuery } from '../store.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, nullableNumber, toNumber } from './rows.js';
@@ -40,6 +41,14 @@ export const auditEventPerRow = (source: string, action: AuditAction) => `audite
     FROM ${source} s
   )`;
 
+/**
+ * True while no enabled endpoint of the tenant (@workspaceId, @environment) wants events of `type`:
+ * the condition under which a one-statement change needs no outbox row. The outbox statement below
+ * matches endpoints the same way.
+ */
+export const noEndpointWants = (type: WebhookEventType) => `NOT EXISTS (SELECT 1 FROM webhook_endpoints w
+    WHERE w.workspace_id = @workspaceId AND w.environment = @environment AND w.enabled AND w.events && ARRAY['${type}', '*'])`;
+
 /** The parameters an audit event takes from its context: when, who, and in which request. */
 function contextParameters(context: AuditContext) {
   return { at: context.at, ...actorColumns(context.actor), requestId: context.requestId };
@@ -49,16 +58,38 @@ export function auditParameters(context: AuditContext): Record<string, unknown> 
   return { ...contextParameters(context), changes: context.changes === undefined ? null : JSON.stringify(context.changes) };
 }
 
-const sql = statements({
-  // One statement for any number of entries: the per-entry columns travel as parallel arrays, and
-  // WITH ORDINALITY keeps the ids in the order the entries were made.
-  insert: `INSERT INTO audit_events
+// One statement for any number of entries: the per-entry columns travel as parallel arrays, and
+// WITH ORDINALITY keeps the ids in the order the entries were made.
+const INSERT_AUDIT_EVENTS = `INSERT INTO audit_events
       (at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id, changes, request_id)
     SELECT @at::timestamptz, e.workspace_id, e.environment, @actorType::text, @actorApiTokenId::bigint, @actorName::text,
       e.action, e.team_id, e.provided_id, e.changes, @requestId::text
     FROM unnest(@workspaceIds::bigint[], @environments::text[], @actions::text[], @teamIds::bigint[], @providedIds::text[],
       @changes::json[]) WITH ORDINALITY AS e(workspace_id, environment, action, team_id, provided_id, changes, n)
-    ORDER BY e.n`,
+    ORDER BY e.n`;
+
+const sql = statements({
+  insert: INSERT_AUDIT_EVENTS,
+  // The same, with the webhook events the entries announce (the outbox, SPEC §13), in one statement:
+  // an event is written only when an enabled endpoint of its workspace (and environment) wants its
+  // type, with one delivery per such endpoint, in the order of the entries.
+  insertAnnouncing: `WITH audited AS (${INSERT_AUDIT_EVENTS}),
+    announced AS (
+      SELECT * FROM unnest(@publicIds::text[], @types::text[], @eventWorkspaceIds::bigint[], @eventEnvironments::text[],
+        @orderingKeys::text[], @bodies::text[]) WITH ORDINALITY AS a(public_id, type, workspace_id, environment, ordering_key, body, n)
+    ), targets AS (
+      SELECT a.n, w.id AS endpoint_id FROM announced a JOIN webhook_endpoints w ON w.workspace_id = a.workspace_id AND w.enabled
+        AND (a.environment IS NULL OR w.environment = a.environment) AND w.events && ARRAY[a.type, '*']
+    ), events AS (
+      INSERT INTO webhook_events (public_id, workspace_id, environment, type, body, created_at)
+      SELECT a.public_id, a.workspace_id, a.environment, a.type, a.body, @at::timestamptz FROM announced a
+      WHERE a.n IN (SELECT n FROM targets) ORDER BY a.n
+      RETURNING id, public_id
+    )
+    INSERT INTO webhook_deliveries (event_id, endpoint_id, ordering_key, status, next_attempt_at, created_at)
+    SELECT v.id, t.endpoint_id, a.ordering_key, 'pending', @at::timestamptz, @at::timestamptz
+    FROM events v JOIN announced a ON a.public_id = v.public_id JOIN targets t ON t.n = a.n
+    ORDER BY v.id, t.endpoint_id`,
   list: `SELECT id, at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id,
       changes, request_id
     FROM audit_events
@@ -75,15 +106,30 @@ const sql = statements({
 export function auditEvents(db: PostgresDatabase) {
   const write = async (tx: Queryable, context: AuditContext, entries: AuditEntry[]): Promise<void> => {
     if (entries.length === 0) return;
+    const audited = {
+      ...contextParameters(context),
+      workspaceIds: entries.map((entry) => entry.workspaceId),
+      environments: entries.map((entry) => entry.environment),
+      actions: entries.map((entry) => entry.action),
+      teamIds: entries.map((entry) => entry.teamId ?? null),
+      providedIds: entries.map((entry) => entry.providedId ?? null),
+      changes: entries.map(serializeChanges),
+    };
+    const events = announcedEvents(entries);
+    if (events.length === 0) {
+      await tx.rows(sql.insert(audited));
+      return;
+    }
     await tx.rows(
-      sql.insert({
-        ...contextParameters(context),
-        workspaceIds: entries.map((entry) => entry.workspaceId),
-        environments: entries.map((entry) => entry.environment),
-        actions: entries.map((entry) => entry.action),
-        teamIds: entries.map((entry) => entry.teamId ?? null),
-        providedIds: entries.map((entry) => entry.providedId ?? null),
-        changes: entries.map(serializeChanges),
+      sql.insertAnnouncing({
+        ...audited,
+        publicIds: events.map((event) => event.publicId),
+        types: events.map((event) => event.type),
+        eventWorkspaceIds: events.map((event) => event.workspaceId),
+        eventEnvironments: events.map((event) => event.environment),
+        orderingKeys: events.map((event) => event.orderingKey),
+        // Read whether or not an endpoint wants the event: the statement decides, in the change's snapshot.
+        bodies: events.map((event) => event.body()),
       }),
     );
   };

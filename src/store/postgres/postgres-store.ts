@@ -14,6 +14,7 @@ import type { PostgresStoreOptions } from './postgres-database.js';
 import { schemaMethods } from './schemas.js';
 import { statement } from './statements.js';
 import { userGroupMethods } from './user-groups.js';
+import { webhookMethods } from './webhooks.js';
 import { workspaceMethods } from './workspaces.js';
 
 export type { PostgresStoreOptions } from './postgres-database.js';
@@ -37,6 +38,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     ...ciphertextMethods(db, audit),
     ...idempotencyKeyMethods(db),
     ...signingKeyMethods(db, audit),
+    ...webhookMethods(db, audit),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migratePostgres(db, MIGRATIONS),
     close: () => db.close(),

@@ -17,7 +17,7 @@ import {
   userGroupFromRow,
 } from '../user-group-records.js';
 import type { ParentLinkRow, UserGroupRow } from '../user-group-records.js';
-import { auditEventPerRow, auditParameters, type AuditEvents } from './audit-events.js';
+import { auditEventPerRow, auditParameters, noEndpointWants, type AuditEvents } from './audit-events.js';
 import { unavailable } from '../../domain/errors.js';
 import { LOST, retryWhileContended } from '../../domain/retry-policy.js';
 import { isParentLinkViolation, isTransientConflict } from './postgres-errors.js';
@@ -40,6 +40,11 @@ type PostgresUserGroupRow = Omit<UserGroupRow, 'team_id' | 'workspace_id' | 'tok
   updated_at: Date;
   ancestors?: UserGroupRow['ancestors'];
 };
+
+/** A row that came back as JSON (row_to_json): timestamps as text, which the decoder takes as Dates. */
+function decodedJsonRow(row: PostgresUserGroupRow): PostgresUserGroupRow {
+  return { ...row, created_at: new Date(row.created_at), updated_at: new Date(row.updated_at) };
+}
 
 function toUserGroup(row: PostgresUserGroupRow): UserGroupRecord {
   return userGroupFromRow({
@@ -81,13 +86,17 @@ const SELECT_GROUP = `SELECT ${GROUP_COLUMNS.replace(/(\w+)/g, 'g.$1')}, ${mappi
 /** Writes return the row they wrote, which saves a round trip to read it back. */
 const RETURNING_GROUP = `RETURNING ${GROUP_COLUMNS}, ${mappingOf('user_groups')}, ${ancestorsOf('user_groups')}`;
 
-/** Inserts a group and its mapping unless its provided id exists: the CTEs `inserted` and `mapped`. */
-const INSERT_GROUP = `WITH inserted AS (
+/**
+ * Inserts a group and its mapping unless its provided id exists (or `condition` is false): the CTEs
+ * `inserted` and `mapped`.
+ */
+const insertGroupSql = (condition = 'true') => `WITH inserted AS (
     INSERT INTO user_groups
       (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
         created_at, updated_at)
-    VALUES (@workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties::json, @parentTeamId::bigint,
-      @isDemoGroup::boolean, @tags::text[], @createdAt, @createdAt)
+    SELECT @workspaceId::bigint, @environment::text, @providedId::text, @name::text, @tokenHash::text, @tokenCiphertext::text,
+      @properties::json, @parentTeamId::bigint, @isDemoGroup::boolean, @tags::text[], @createdAt::timestamptz, @createdAt::timestamptz
+    WHERE ${condition}
     ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING
     RETURNING ${GROUP_COLUMNS}
   ), mapped AS (
@@ -95,6 +104,18 @@ const INSERT_GROUP = `WITH inserted AS (
     SELECT inserted.team_id, m.schema_id, m.data_source_id
     FROM inserted CROSS JOIN unnest(@schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(schema_id, data_source_id)
   )`;
+
+const ROTATE = `UPDATE user_groups SET
+      token_hash = @newTokenHash, token_ciphertext = @newTokenCiphertext,
+      token_generation = token_generation + 1, version = version + 1, updated_at = @updatedAt
+    WHERE token_hash = @currentTokenHash AND workspace_id = @workspaceId AND environment = @environment`;
+
+/** The group to delete and its children, counted in the same statement; the CTE `target`. */
+const DELETE_TARGET = `WITH target AS (
+      SELECT t.team_id, (SELECT count(*) FROM user_groups c WHERE c.parent_team_id = t.team_id) AS children
+      FROM user_groups t
+      WHERE t.team_id = @teamId AND t.workspace_id = @workspaceId AND t.environment = @environment AND t.version = @expectedVersion
+    )`;
 
 const TENANT = 'g.workspace_id = @workspaceId AND g.environment = @environment';
 
@@ -121,9 +142,23 @@ const sql = statements({
     ORDER BY g.team_id LIMIT @limit`,
   // The group and its mapping in one statement. ON CONFLICT DO NOTHING waits for a concurrent insert
   // of the same provided id to finish, then returns no row if it committed: exactly one caller creates.
-  insert: `${INSERT_GROUP} SELECT ${GROUP_COLUMNS} FROM inserted`,
-  // The same, with its audit event: one statement is one transaction, with no BEGIN and COMMIT round trips.
-  insertAudited: `${INSERT_GROUP}, ${auditEventPerRow('inserted', 'user_group.created')} SELECT ${GROUP_COLUMNS} FROM inserted`,
+  insert: `${insertGroupSql()} SELECT ${GROUP_COLUMNS} FROM inserted`,
+  // The fast path of the hot write: group, mapping and audit event in one statement (atomic by
+  // itself, no BEGIN and COMMIT round trips), taken only while no endpoint wants the event, which has
+  // to be written with the whole group (a transaction: the paths below). Rotation and deletion have
+  // theirs too.
+  insertUnannounced: `${insertGroupSql(noEndpointWants('user_group.created'))}, ${auditEventPerRow('inserted', 'user_group.created')}
+    SELECT ${GROUP_COLUMNS} FROM inserted`,
+  rotateUnannounced: `WITH rotated AS (${ROTATE} AND ${noEndpointWants('user_group.token_rotated')} ${RETURNING_GROUP}),
+    ${auditEventPerRow('rotated', 'user_group.token_rotated')}
+    SELECT ${GROUP_COLUMNS}, mapping, ancestors FROM rotated`,
+  deleteUnannounced: `${DELETE_TARGET}, deleted AS (
+      DELETE FROM user_groups g USING target
+      WHERE g.team_id = target.team_id AND target.children = 0 AND g.version = @expectedVersion
+        AND ${noEndpointWants('user_group.deleted')}
+      RETURNING g.team_id, g.workspace_id, g.environment, g.provided_id
+    ), ${auditEventPerRow('deleted', 'user_group.deleted')}
+    SELECT target.children, EXISTS (SELECT 1 FROM deleted) AS deleted FROM target`,
   // One statement for every patch shape: a field is written only when its flag is set.
   update: `UPDATE user_groups SET
       provided_id = CASE WHEN @setProvidedId::boolean THEN @providedId::text ELSE provided_id END,
@@ -142,27 +177,17 @@ const sql = statements({
     ${RETURNING_GROUP}`,
   // A concurrent rotation of the same token holds the row until it commits; this one then re-checks
   // the WHERE clause against the committed row, finds the old hash gone, and changes nothing.
-  // Rotation and deletion write their audit event in the same statement, like a create.
-  rotate: `WITH rotated AS (
-      UPDATE user_groups SET
-        token_hash = @newTokenHash, token_ciphertext = @newTokenCiphertext,
-        token_generation = token_generation + 1, version = version + 1, updated_at = @updatedAt
-      WHERE token_hash = @currentTokenHash AND workspace_id = @workspaceId AND environment = @environment
-      ${RETURNING_GROUP}
-    ), ${auditEventPerRow('rotated', 'user_group.token_rotated')}
-    SELECT ${GROUP_COLUMNS}, mapping FROM rotated`,
+  rotate: `${ROTATE} ${RETURNING_GROUP}`,
   // The children are counted in the same statement; a child linked by a transaction still open then
   // makes the foreign key refuse the delete once it commits, which the caller treats as "moved on".
-  delete: `WITH target AS (
-      SELECT t.team_id, (SELECT count(*) FROM user_groups c WHERE c.parent_team_id = t.team_id) AS children
-      FROM user_groups t
-      WHERE t.team_id = @teamId AND t.workspace_id = @workspaceId AND t.environment = @environment AND t.version = @expectedVersion
-    ), deleted AS (
+  // RETURNING reads mapping and ancestors in the statement's snapshot, so the group comes back whole,
+  // as it was: its webhook event shows it.
+  delete: `${DELETE_TARGET}, deleted AS (
       DELETE FROM user_groups g USING target
       WHERE g.team_id = target.team_id AND target.children = 0 AND g.version = @expectedVersion
-      RETURNING g.team_id, g.workspace_id, g.environment, g.provided_id
-    ), ${auditEventPerRow('deleted', 'user_group.deleted')}
-    SELECT target.children, EXISTS (SELECT 1 FROM deleted) AS deleted FROM target`,
+      RETURNING ${GROUP_COLUMNS.replace(/(\w+)/g, 'g.$1')}, ${mappingOf('g')}, ${ancestorsOf('g')}
+    )
+    SELECT target.children, (SELECT row_to_json(deleted) FROM deleted) AS deleted FROM target`,
   // Every change of a tenant's tree takes this lock first, so two of them (A under B, B under A)
   // decide one after the other, across instances; reads and other writes never take it.
   lockTree: `SELECT pg_advisory_xact_lock(hashtext('ugs.user_group_tree'), hashtext(@workspaceId::text || '.' || @environment))`,
@@ -221,11 +246,7 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
    * A group with a parent goes through `tx`, a transaction the caller opened: the parent is checked
    * under the tree lock first, and the new row (with its ancestors) is read back.
    */
-  const insertGroup = async (
-    q: Queryable,
-    group: NewUserGroup,
-    audited?: AuditContext,
-  ): Promise<UserGroupRecord | undefined> => {
+  const insertGroup = async (q: Queryable, group: NewUserGroup, unannounced?: AuditContext): Promise<UserGroupRecord | undefined> => {
     const { tenant, providedId, name, tokenHash, tokenCiphertext, createdAt, parentProvidedId } = group;
     // The parent is checked only for a group that will be created; one that exists is left as it is.
     if (parentProvidedId !== null && (await byProvidedId(q, tenant, providedId))) return undefined;
@@ -243,7 +264,7 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
       ...mappingParameters(group.mapping),
     };
     const [inserted] = await q.rows<Omit<PostgresUserGroupRow, 'mapping'>>(
-      audited ? sql.insertAudited({ ...parameters, ...auditParameters(audited) }) : sql.insert(parameters),
+      unannounced ? sql.insertUnannounced({ ...parameters, ...auditParameters(unannounced) }) : sql.insert(parameters),
     );
     if (inserted && parentProvidedId !== null) return (await findOne(q, sql.byTeamIdInTenant({ ...tenant, teamId: inserted.team_id }))) ?? undefined;
     // The statement's RETURNING cannot see the mapping rows its sibling CTE inserts; they are the input.
@@ -278,8 +299,7 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
     return toUserGroup({ ...updated, mapping: patch.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]) });
   };
 
-  // The hot write: group, mapping and audit event in one statement (atomic by itself), so a create
-  // costs one round trip instead of BEGIN, insert, audit and COMMIT.
+  // Group, mapping, audit event and webhook events in one transaction.
   // It tries again (under the one retry policy) when its insert lost a deadlock, or met a group that
   // is gone by the time it reads it (deleted in between): each try is a fresh statement snapshot.
   const insertIfAbsent = (group: NewUserGroup, context: AuditContext) => {
@@ -287,9 +307,9 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
     return retryWhileContended(async () => {
       let created: UserGroupRecord | undefined;
       try {
-        // A group with a parent needs the tree lock and the check in one transaction; a root (the hot
-        // path) is one statement.
-        created = group.parentProvidedId === null ? await insertGroup(db, group, context) : await insertWithParent(context, group);
+        // A root (the hot path) first tries the one statement, which writes nothing when the group
+        // exists or an endpoint wants the event; the transaction then decides.
+        created = (group.parentProvidedId === null ? await insertGroup(db, group, context) : undefined) ?? (await insertAudited(context, group));
       } catch (error) {
         if (!isTransientConflict(error)) throw error;
         conflict = error;
@@ -303,7 +323,7 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
     }, () => conflict as Error);
   };
 
-  const insertWithParent = audit.withAudit(async (tx, context: AuditContext, group: NewUserGroup) => {
+  const insertAudited = audit.withAudit(async (tx, context: AuditContext, group: NewUserGroup) => {
     const created = await insertGroup(tx, group);
     return { result: created, entries: created ? [groupEntry('user_group.created', created, context.changes)] : [] };
   });
@@ -348,27 +368,48 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
     );
   };
 
-  const rotate = async (rotation: UserGroupTokenRotation, context: AuditContext): Promise<UserGroupRecord | null> => {
-    const { tenant, currentTokenHash, newTokenHash, newTokenCiphertext, updatedAt } = rotation;
-    const [rotated] = await db.rows<PostgresUserGroupRow>(
-      sql.rotate({ ...tenant, currentTokenHash, newTokenHash, newTokenCiphertext, updatedAt, ...auditParameters(context) }),
-    );
-    return rotated ? toUserGroup(rotated) : null;
-  };
+  const rotationParameters = ({ tenant, currentTokenHash, newTokenHash, newTokenCiphertext, updatedAt }: UserGroupTokenRotation) => ({
+    ...tenant,
+    currentTokenHash,
+    newTokenHash,
+    newTokenCiphertext,
+    updatedAt,
+  });
+
+  const rotateAnnounced = audit.withAudit(async (tx, context: AuditContext, rotation: UserGroupTokenRotation) => {
+    const group = await findOne(tx, sql.rotate(rotationParameters(rotation)));
+    return { result: group, entries: group ? [groupEntry('user_group.token_rotated', group, context.changes)] : [] };
+  });
+
+  // One statement while no endpoint wants the event; else (or for an unknown token) the transaction.
+  const rotate = async (rotation: UserGroupTokenRotation, context: AuditContext): Promise<UserGroupRecord | null> =>
+    (await findOne(db, sql.rotateUnannounced({ ...rotationParameters(rotation), ...auditParameters(context) }))) ?? rotateAnnounced(context, rotation);
+
+  const deleteAudited = audit.withAudit(async (tx, context: AuditContext, tenant: Tenant, teamId: number, expectedVersion: number) => {
+    const [outcome] = await tx.rows<{ children: Int8; deleted: PostgresUserGroupRow | null }>(sql.delete({ ...tenant, teamId, expectedVersion }));
+    const children = outcome ? toNumber(outcome.children) : 0;
+    if (children > 0) return { result: { status: 'has_children', children } as UserGroupDeletion, entries: [] };
+    if (!outcome?.deleted) return { result: { status: 'moved' } as UserGroupDeletion, entries: [] };
+    const group = toUserGroup(decodedJsonRow(outcome.deleted));
+    return { result: { status: 'deleted' } as UserGroupDeletion, entries: [groupEntry('user_group.deleted', group, context.changes)] };
+  });
 
   const remove = async (tenant: Tenant, teamId: number, expectedVersion: number, context: AuditContext): Promise<UserGroupDeletion> => {
-    let outcome: { children: Int8; deleted: boolean } | undefined;
     try {
-      [outcome] = await db.rows<{ children: Int8; deleted: boolean }>(sql.delete({ ...tenant, teamId, expectedVersion, ...auditParameters(context) }));
+      // One statement while no endpoint wants the event; when it deleted nothing the transaction decides.
+      const [outcome] = await db.rows<{ children: Int8; deleted: boolean }>(
+        sql.deleteUnannounced({ ...tenant, teamId, expectedVersion, ...auditParameters(context) }),
+      );
+      if (!outcome) return { status: 'moved' };
+      const children = toNumber(outcome.children);
+      if (children > 0) return { status: 'has_children', children };
+      if (outcome.deleted) return { status: 'deleted' };
+      return await deleteAudited(context, tenant, teamId, expectedVersion);
     } catch (error) {
       // A child was linked while this statement ran: the next read counts it.
       if (isParentLinkViolation(error)) return { status: 'moved' };
       throw error;
     }
-    if (!outcome) return { status: 'moved' };
-    const children = toNumber(outcome.children);
-    if (children > 0) return { status: 'has_children', children };
-    return outcome.deleted ? { status: 'deleted' } : { status: 'moved' };
   };
 
   return {

@@ -4,6 +4,7 @@ import { actorColumns, auditEventFromRow, auditQueryParameters, serializeChanges
 import type { AuditEntry, AuditEventRow, Audited } from '../audit-entries.js';
 import type { AuditEventQuery } from '../store.js';
 import { preparedOnFirstUse } from './prepared.js';
+import { sqliteOutbox } from './webhooks.js';
 
 /** audit_events as SQLite returns it: the changes are JSON text. */
 type SqliteAuditRow = Omit<AuditEventRow, 'changes'> & { changes: string | null };
@@ -28,6 +29,7 @@ export function auditEvents(db: Database) {
       ORDER BY id DESC LIMIT @limit`,
   });
 
+  const outbox = sqliteOutbox(db);
   const write = (context: AuditContext, entry: AuditEntry): void => {
     sql.insert.run({
       at: context.at,
@@ -45,12 +47,14 @@ export function auditEvents(db: Database) {
   return {
     /**
      * Wraps a mutation in a BEGIN IMMEDIATE transaction (taking the write lock up front, so it never
-     * fails half-way on a lock upgrade) and writes its audit entries inside that same transaction.
+     * fails half-way on a lock upgrade) and writes its audit entries, and the webhook events they
+     * announce, inside that same transaction.
      */
     withAudit<A extends unknown[], R>(mutation: (context: AuditContext, ...args: A) => Audited<R>) {
       const transaction = db.transaction((context: AuditContext, ...args: A): R => {
         const { result, entries } = mutation(context, ...args);
         for (const entry of entries) write(context, entry);
+        outbox(entries, context.at);
         return result;
       });
       return (context: AuditContext, ...args: A): R => transaction.immediate(context, ...args);

@@ -15,6 +15,7 @@ import { signingKeyMethods } from './signing-keys.js';
 import { busyTimeoutOf, openSqliteDatabase } from './sqlite-database.js';
 import type { SqliteStoreOptions } from './sqlite-database.js';
 import { userGroupMethods } from './user-groups.js';
+import { webhookMethods } from './webhooks.js';
 import { workspaceMethods } from './workspaces.js';
 
 export type { SqliteStoreOptions } from './sqlite-database.js';
@@ -48,6 +49,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...ciphertextMethods(db, audit),
     ...idempotencyKeyMethods(db),
     ...signingKeyMethods(db, audit),
+    ...webhookMethods(db, audit),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migrateSqlite(db, MIGRATIONS),
     ping: () => {

@@ -261,11 +261,11 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
       if (write.kind === 'create') {
         const created = insertGroup(write.group);
         if (!created) throw concurrentChange(`A user group with id ${JSON.stringify(write.group.providedId)} was created`);
-        return groupEntry('user_group.created', created, write.changes);
+        return groupEntry('user_group.created', created, write.changes, () => written(created.teamId));
       }
       const updated = applyUpdate(write.update);
       if (!updated) throw concurrentChange(`User group ${write.update.teamId} changed or was deleted`);
-      return groupEntry('user_group.updated', updated, write.changes);
+      return groupEntry('user_group.updated', updated, write.changes, () => written(updated.teamId));
     });
     return { result: undefined, entries };
   });
@@ -304,11 +304,13 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
     // Counted under the write lock, so no child can be linked between the count and the delete.
     const { children } = sql.children.get(teamId) as { children: number };
     if (children > 0) return { result: { status: 'has_children', children }, entries: [] };
+    const before = findOne(sql.byTeamId, teamId);
     const deleted = sql.delete.get(teamId, tenant.workspaceId, tenant.environment, expectedVersion) as
       | GroupIdentity
       | undefined;
     if (!deleted) return { result: { status: 'moved' }, entries: [] };
-    return { result: { status: 'deleted' }, entries: [groupEntry('user_group.deleted', deleted, context.changes)] };
+    // The group as it was: the row is gone, so its webhook subject comes from this snapshot.
+    return { result: { status: 'deleted' }, entries: [groupEntry('user_group.deleted', deleted, context.changes, () => before!)] };
   });
 
   return {

@@ -5,6 +5,7 @@ import { apiTokenRateLimits } from './0003-api-token-rate-limits.js';
 import { mappingSchemaAgreement } from './0004-mapping-schema-agreement.js';
 import { embedTokens } from './0005-embed-tokens.js';
 import { hierarchy } from './0006-hierarchy.js';
+import { webhooks } from './0007-webhooks.js';
 
 /** In version order; append only. */
-export const MIGRATIONS: readonly Migration[] = [initial, idempotencyKeys, apiTokenRateLimits, mappingSchemaAgreement, embedTokens, hierarchy];
+export const MIGRATIONS: readonly Migration[] = [initial, idempotencyKeys, apiTokenRateLimits, mappingSchemaAgreement, embedTokens, hierarchy, webhooks];

@@ -1,0 +1,160 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../../domain/models.js';
+import { inEnvironment } from '../../domain/tenancy.js';
+import type { WebhookEndpointService } from '../../domain/webhook-endpoints.service.js';
+import { EnvironmentQuery } from '../common.schemas.js';
+import { decodeCursor, PageResponse, pageSize, toPageResponse } from '../cursor.js';
+import { Success } from '../envelope.js';
+import { apiRouteSchema } from '../route-schema.js';
+import {
+  CreateWebhookEndpointBody,
+  IssuedWebhookEndpointResponse,
+  UpdateWebhookEndpointBody,
+  WebhookDelivery,
+  WebhookDeliveryParams,
+  WebhookDeliveryQuery,
+  WebhookDeliveryResponse,
+  WebhookEndpoint,
+  WebhookEndpointParams,
+  WebhookEndpointResponse,
+} from './webhooks.schemas.js';
+
+export const toWebhookEndpoint = (record: WebhookEndpointRecord) => ({
+  id: record.id,
+  url: record.url,
+  events: record.events,
+  environment: record.environment,
+  description: record.description,
+  enabled: record.enabled,
+  created_at: record.createdAt,
+});
+
+export const toWebhookDelivery = (record: WebhookDeliveryRecord) => ({
+  id: record.id,
+  endpoint_id: record.endpointId,
+  event_id: record.eventId,
+  event_type: record.eventType,
+  status: record.status,
+  attempts: record.attempts,
+  next_attempt_at: record.nextAttemptAt,
+  last_attempt_at: record.lastAttemptAt,
+  last_response_status: record.lastResponseStatus,
+  last_error: record.lastError,
+  created_at: record.createdAt,
+  completed_at: record.completedAt,
+});
+
+/** SPEC §13: endpoints (secrets shown once), their deliveries, and a manual retry. */
+export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: WebhookEndpointService }> = async (app, { webhookEndpoints }) => {
+  const params = { params: WebhookEndpointParams, querystring: EnvironmentQuery };
+  const callerIn = (request: { caller: Parameters<typeof inEnvironment>[0]; query: { environment?: 'Customer' | 'Testing' } }) =>
+    inEnvironment(request.caller, request.query.environment);
+
+  app.post(
+    '/admin/webhook_endpoints',
+    {
+      schema: apiRouteSchema('admin', 'Create a webhook endpoint', IssuedWebhookEndpointResponse, {
+        description: 'environment defaults to the API token\'s. The signing secret appears in this response only.',
+        body: CreateWebhookEndpointBody,
+        querystring: Type.Object({}, { additionalProperties: false }),
+      }),
+    },
+    async (request) => {
+      const { body } = request;
+      const { record, secret } = await webhookEndpoints.create(request.caller, {
+        url: body.url,
+        events: body.events,
+        environment: body.environment ?? request.caller.tenant.environment,
+        description: body.description ?? '',
+      });
+      return { success: 1 as const, webhook_endpoint: { ...toWebhookEndpoint(record), secret } };
+    },
+  );
+
+  app.get(
+    '/admin/webhook_endpoints',
+    {
+      schema: apiRouteSchema('admin', 'List webhook endpoints (without secrets)', Type.Object({ success: Success, webhook_endpoints: Type.Array(WebhookEndpoint) }), {
+        querystring: EnvironmentQuery,
+      }),
+    },
+    async (request) => ({ success: 1 as const, webhook_endpoints: (await webhookEndpoints.list(callerIn(request))).map(toWebhookEndpoint) }),
+  );
+
+  app.get(
+    '/admin/webhook_endpoints/:id',
+    { schema: apiRouteSchema('admin', 'Show a webhook endpoint', WebhookEndpointResponse, params) },
+    async (request) => ({ success: 1 as const, webhook_endpoint: toWebhookEndpoint(await webhookEndpoints.show(callerIn(request), Number(request.params.id))) }),
+  );
+
+  app.patch(
+    '/admin/webhook_endpoints/:id',
+    {
+      schema: apiRouteSchema('admin', 'Change a webhook endpoint', WebhookEndpointResponse, {
+        description: 'Any of url, events, description, enabled. Enabling starts a new failure window.',
+        ...params,
+        body: UpdateWebhookEndpointBody,
+      }),
+    },
+    async (request) => ({
+      success: 1 as const,
+      webhook_endpoint: toWebhookEndpoint(await webhookEndpoints.update(callerIn(request), Number(request.params.id), request.body)),
+    }),
+  );
+
+  app.delete(
+    '/admin/webhook_endpoints/:id',
+    { schema: apiRouteSchema('admin', 'Delete a webhook endpoint and its deliveries', WebhookEndpointResponse, params) },
+    async (request) => ({ success: 1 as const, webhook_endpoint: toWebhookEndpoint(await webhookEndpoints.remove(callerIn(request), Number(request.params.id))) }),
+  );
+
+  app.post(
+    '/admin/webhook_endpoints/:id/rotate_secret',
+    {
+      schema: apiRouteSchema('admin', 'Rotate a webhook endpoint\'s signing secret', IssuedWebhookEndpointResponse, {
+        description: 'The new secret (in this response only) signs from now on; the previous one signs beside it for 24 hours.',
+        ...params,
+      }),
+    },
+    async (request) => {
+      const { record, secret } = await webhookEndpoints.rotateSecret(callerIn(request), Number(request.params.id));
+      return { success: 1 as const, webhook_endpoint: { ...toWebhookEndpoint(record), secret } };
+    },
+  );
+
+  app.get(
+    '/admin/webhook_deliveries',
+    {
+      schema: apiRouteSchema('admin', 'List webhook deliveries', PageResponse('webhook_deliveries', WebhookDelivery), {
+        description: 'Newest first, cursor-paginated; filter by endpoint and status (pending, delivered, failed).',
+        querystring: WebhookDeliveryQuery,
+      }),
+    },
+    async (request) => {
+      const { query } = request;
+      const page = await webhookEndpoints.listDeliveries(callerIn(request), {
+        endpointId: query.endpoint_id === undefined ? undefined : Number(query.endpoint_id),
+        status: query.status,
+        beforeId: decodeCursor(query.cursor),
+        limit: pageSize(query.limit),
+      });
+      return toPageResponse('webhook_deliveries', page, toWebhookDelivery);
+    },
+  );
+
+  app.post(
+    '/admin/webhook_deliveries/:id/retry',
+    {
+      schema: apiRouteSchema('admin', 'Retry a webhook delivery now', WebhookDeliveryResponse, {
+        description: 'Queues it again at once with a fresh attempt budget, whatever its status (a delivered one is sent again).',
+        params: WebhookDeliveryParams,
+        querystring: EnvironmentQuery,
+      }),
+    },
+    async (request) => ({
+      success: 1 as const,
+      webhook_delivery: toWebhookDelivery(await webhookEndpoints.retryDelivery(callerIn(request), Number(request.params.id))),
+    }),
+  );
+};

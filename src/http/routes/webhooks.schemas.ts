@@ -1,0 +1,102 @@
+import { Type } from 'typebox';
+import { MAX_WEBHOOK_URL_LENGTH } from '../../domain/webhook-endpoints.service.js';
+import { WEBHOOK_EVENT_TYPES } from '../../domain/models.js';
+import { EnvironmentTag, NO_CONTROL_CHARACTERS, Timestamp } from '../common.schemas.js';
+import { IdParam, PageQuery } from '../cursor.js';
+import { Success } from '../envelope.js';
+
+const EventFilter = Type.Union([
+  Type.Literal('user_group.created'),
+  Type.Literal('user_group.updated'),
+  Type.Literal('user_group.token_rotated'),
+  Type.Literal('user_group.deleted'),
+  Type.Literal('api_token.created'),
+  Type.Literal('api_token.revoked'),
+  Type.Literal('signing_key.rotated'),
+  Type.Literal('*'),
+]);
+const Status = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]);
+const Events = Type.Array(EventFilter, {
+  minItems: 1,
+  maxItems: WEBHOOK_EVENT_TYPES.length,
+  description: `The event types to receive: any of ${WEBHOOK_EVENT_TYPES.join(', ')}; or ["*"] for all of them.`,
+});
+const Url = Type.String({ minLength: 1, maxLength: MAX_WEBHOOK_URL_LENGTH, description: 'Where events are POSTed: http(s), no credentials, no fragment; its host must not resolve to a private address.' });
+const Description = Type.String({ maxLength: 256, pattern: NO_CONTROL_CHARACTERS, description: 'A label for listings.' });
+
+const WebhookEndpointFields = {
+  id: Type.Integer(),
+  url: Type.String(),
+  events: Type.Array(EventFilter),
+  environment: EnvironmentTag,
+  description: Type.String(),
+  enabled: Type.Boolean({ description: 'false once disabled (by PATCH, or after 24 h of failed deliveries): no event is sent to it.' }),
+  created_at: Timestamp,
+};
+// Listings have no `secret` field at all, so the serialiser cannot emit one there.
+export const WebhookEndpoint = Type.Object(WebhookEndpointFields);
+export const IssuedWebhookEndpoint = Type.Object({
+  ...WebhookEndpointFields,
+  secret: Type.String({ description: 'The signing secret, whsec_…: shown in this response only.' }),
+});
+export const WebhookEndpointResponse = Type.Object({ success: Success, webhook_endpoint: WebhookEndpoint });
+export const IssuedWebhookEndpointResponse = Type.Object({ success: Success, webhook_endpoint: IssuedWebhookEndpoint });
+export const WebhookEndpointParams = Type.Object({ id: IdParam('Webhook endpoint id.') });
+
+export const CreateWebhookEndpointBody = Type.Object(
+  { url: Url, events: Events, environment: Type.Optional(EnvironmentTag), description: Type.Optional(Description) },
+  { additionalProperties: false },
+);
+
+export const UpdateWebhookEndpointBody = Type.Object(
+  { url: Type.Optional(Url), events: Type.Optional(Events), description: Type.Optional(Description), enabled: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
+
+export const WebhookDelivery = Type.Object({
+  id: Type.Integer(),
+  endpoint_id: Type.Integer(),
+  event_id: Type.String({ description: 'evt_…, the webhook-id header of every attempt.' }),
+  event_type: Type.String(),
+  status: Status,
+  attempts: Type.Integer(),
+  next_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'When the next attempt is due, while pending.' }),
+  last_attempt_at: Type.Union([Timestamp, Type.Null()]),
+  last_response_status: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the last attempt; null when it got none.' }),
+  last_error: Type.Union([Type.String(), Type.Null()]),
+  created_at: Timestamp,
+  completed_at: Type.Union([Timestamp, Type.Null()]),
+});
+export const WebhookDeliveryResponse = Type.Object({ success: Success, webhook_delivery: WebhookDelivery });
+export const WebhookDeliveryParams = Type.Object({ id: IdParam('Webhook delivery id.') });
+
+export const WebhookDeliveryQuery = Type.Object(
+  {
+    environment: Type.Optional(EnvironmentTag),
+    endpoint_id: Type.Optional(IdParam('Only deliveries to this endpoint.')),
+    status: Type.Optional(Status),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * The body of every webhook request (SPEC §13). `data` holds the object as the API shows it (never a
+ * token) under its singular name, and for updates the changed fields, before and after.
+ */
+export const WebhookEventPayload = Type.Object({
+  id: Type.String({ description: 'evt_…, also the webhook-id header: the key for telling a repeated delivery apart.' }),
+  type: EventFilter,
+  created_at: Timestamp,
+  workspace: Type.String(),
+  environment: Type.Union([EnvironmentTag, Type.Null()], { description: 'null for a workspace-wide event (signing_key.rotated).' }),
+  data: Type.Object(
+    {
+      user_group: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'A user group as the API shows it, without its token.' })),
+      api_token: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'An API token as the API lists it, without its secret.' })),
+      signing_key: Type.Optional(Type.Object({}, { additionalProperties: true })),
+      changes: Type.Optional(Type.Record(Type.String(), Type.Object({ before: Type.Unknown(), after: Type.Unknown() }))),
+    },
+    { additionalProperties: false },
+  ),
+});

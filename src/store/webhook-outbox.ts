@@ -1,0 +1,230 @@
+import { randomBytes } from 'node:crypto';
+import { WEBHOOK_EVENT_TYPES } from '../domain/models.js';
+import type {
+  FieldChanges,
+  WebhookDeliveryRecord,
+  WebhookDeliveryStatus,
+  WebhookEndpointRecord,
+  WebhookEventFilter,
+  WebhookEventRecord,
+  WebhookEventType,
+  WebhookSubject,
+} from '../domain/models.js';
+import type { Environment } from '../domain/tenancy.js';
+import type { AuditEntry } from './audit-entries.js';
+import { creationChanges, deletionChanges } from './audit-entries.js';
+
+/*
+ * The outbox (SPEC §13), engine-neutral: which audited changes announce an event, what the event
+ * records, and how both engines' rows read back. An event is written by the change's own transaction,
+ * beside its audit event, and only when an enabled endpoint of its workspace wants it, together
+ * with one delivery per such endpoint.
+ */
+
+const ANNOUNCED: ReadonlySet<string> = new Set(WEBHOOK_EVENT_TYPES);
+
+/** One event to write, with everything the engines' statements bind. */
+export interface OutboxEvent {
+  publicId: string;
+  type: WebhookEventType;
+  workspaceId: number;
+  environment: Environment | null;
+  /** Deliveries of one key reach an endpoint in order: one group, one API token, one workspace's keys. */
+  orderingKey: string;
+  /** Read lazily: only an event some endpoint wants is written. */
+  body: () => string;
+}
+
+/** `evt_` and 24 random hex digits: unique, and the receiver's key for telling duplicates apart. */
+export function newEventId(): string {
+  return `evt_${randomBytes(12).toString('hex')}`;
+}
+
+function orderingKeyOf(entry: AuditEntry, subject: WebhookSubject): string {
+  switch (subject.kind) {
+    case 'user_group':
+      return `user_group:${subject.userGroup.teamId}`;
+    case 'api_token':
+      return `api_token:${subject.apiToken.id}`;
+    case 'signing_key':
+      return `signing_key:${entry.workspaceId}`;
+  }
+}
+
+/** The events the audit entries of one change announce, in their order. */
+export function announcedEvents(entries: AuditEntry[]): OutboxEvent[] {
+  return entries.flatMap((entry) => {
+    const { subject } = entry;
+    if (!subject || !ANNOUNCED.has(entry.action)) return [];
+    let read: WebhookSubject | undefined;
+    const once = () => (read ??= subject());
+    return [
+      {
+        publicId: newEventId(),
+        type: entry.action as WebhookEventType,
+        workspaceId: entry.workspaceId,
+        environment: entry.environment,
+        get orderingKey() {
+          return orderingKeyOf(entry, once());
+        },
+        body: () => JSON.stringify({ subject: once(), changes: entry.changes }),
+      },
+    ];
+  });
+}
+
+/** webhook_events as both engines decode it: `body` is the JSON text the outbox wrote. */
+export interface WebhookEventRow {
+  public_id: string;
+  type: WebhookEventType;
+  workspace_id: number;
+  environment: Environment | null;
+  body: string;
+  created_at: string;
+}
+
+export function webhookEventFromRow(row: WebhookEventRow): WebhookEventRecord {
+  const { subject, changes } = JSON.parse(row.body) as { subject: WebhookSubject; changes: FieldChanges | null };
+  return {
+    id: row.public_id,
+    type: row.type,
+    workspaceId: row.workspace_id,
+    environment: row.environment,
+    subject,
+    changes,
+    createdAt: row.created_at,
+  };
+}
+
+/** webhook_endpoints once the engine has decoded its own types (booleans, arrays, timestamps). */
+export interface WebhookEndpointRow {
+  id: number;
+  workspace_id: number;
+  environment: Environment;
+  url: string;
+  events: WebhookEventFilter[];
+  description: string;
+  enabled: boolean;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: string | null;
+  failing_since: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export const WEBHOOK_ENDPOINT_COLUMNS = `id, workspace_id, environment, url, events, description, enabled, secret_ciphertext,
+  previous_secret_ciphertext, previous_secret_expires_at, failing_since, created_at, updated_at`;
+
+export function webhookEndpointFromRow(row: WebhookEndpointRow): WebhookEndpointRecord {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    environment: row.environment,
+    url: row.url,
+    events: row.events,
+    description: row.description,
+    enabled: row.enabled,
+    secretCiphertext: row.secret_ciphertext,
+    previousSecretCiphertext: row.previous_secret_ciphertext,
+    previousSecretExpiresAt: row.previous_secret_expires_at,
+    failingSince: row.failing_since,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** webhook_deliveries joined with its event's id and type, decoded. */
+export interface WebhookDeliveryRow {
+  id: number;
+  endpoint_id: number;
+  event_id: string;
+  event_type: WebhookEventType;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
+export function webhookDeliveryFromRow(row: WebhookDeliveryRow): WebhookDeliveryRecord {
+  return {
+    id: row.id,
+    endpointId: row.endpoint_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    status: row.status,
+    attempts: row.attempts,
+    nextAttemptAt: row.status === 'pending' ? row.next_attempt_at : null,
+    lastAttemptAt: row.last_attempt_at,
+    lastResponseStatus: row.last_response_status,
+    lastError: row.last_error,
+    createdAt: row.created_at,
+    completedAt: row.completed_at,
+  };
+}
+
+/** The delivery columns both engines select, with the event's public id and type. */
+export const WEBHOOK_DELIVERY_COLUMNS = `d.id, d.endpoint_id, v.public_id AS event_id, v.type AS event_type, d.status, d.attempts,
+  d.next_attempt_at, d.last_attempt_at, d.last_response_status, d.last_error, d.created_at, d.completed_at`;
+
+/** The fields of an endpoint its audit events show: never the secret. */
+function endpointAuditFields(endpoint: WebhookEndpointRecord): Record<string, unknown> {
+  return { id: endpoint.id, url: endpoint.url, events: endpoint.events, description: endpoint.description, enabled: endpoint.enabled };
+}
+
+export function endpointCreatedEntry(endpoint: WebhookEndpointRecord): AuditEntry {
+  return { action: 'webhook_endpoint.created', workspaceId: endpoint.workspaceId, environment: endpoint.environment, changes: creationChanges(endpointAuditFields(endpoint)) };
+}
+
+export function endpointDeletedEntry(endpoint: WebhookEndpointRecord): AuditEntry {
+  return { action: 'webhook_endpoint.deleted', workspaceId: endpoint.workspaceId, environment: endpoint.environment, changes: deletionChanges(endpointAuditFields(endpoint)) };
+}
+
+/** The fields that differ, before and after; none (and no entry) when the patch changed nothing. */
+export function endpointUpdatedEntry(
+  before: WebhookEndpointRecord,
+  after: WebhookEndpointRecord,
+  action: 'webhook_endpoint.updated' | 'webhook_endpoint.disabled' = 'webhook_endpoint.updated',
+): AuditEntry[] {
+  const was = endpointAuditFields(before);
+  const is = endpointAuditFields(after);
+  const changes = Object.fromEntries(
+    Object.keys(is)
+      .filter((key) => JSON.stringify(was[key]) !== JSON.stringify(is[key]))
+      .map((key) => [key, { before: was[key], after: is[key] }]),
+  );
+  if (Object.keys(changes).length === 0) return [];
+  return [{ action, workspaceId: after.workspaceId, environment: after.environment, changes }];
+}
+
+export function secretRotatedEntry(endpoint: WebhookEndpointRecord): AuditEntry {
+  return {
+    action: 'webhook_endpoint.secret_rotated',
+    workspaceId: endpoint.workspaceId,
+    environment: endpoint.environment,
+    changes: { previous_secret_expires_at: { before: null, after: endpoint.previousSecretExpiresAt } },
+  };
+}
+
+export function deliveryRetriedEntry(delivery: WebhookDeliveryRecord, environment: Environment, workspaceId: number): AuditEntry {
+  return {
+    action: 'webhook_delivery.retried',
+    workspaceId,
+    environment,
+    changes: { status: { before: delivery.status, after: 'pending' }, delivery_id: { before: null, after: delivery.id } },
+  };
+}
+
+/** Attempt outcomes as the delivery row records them. */
+export function attemptColumns(attempt: { outcome: 'delivered' | 'retry' | 'failed'; nextAttemptAt?: string; at: string }) {
+  return {
+    status: attempt.outcome === 'retry' ? 'pending' : attempt.outcome,
+    nextAttemptAt: attempt.outcome === 'retry' ? (attempt.nextAttemptAt ?? attempt.at) : null,
+    completedAt: attempt.outcome === 'retry' ? null : attempt.at,
+    failed: attempt.outcome === 'delivered' ? 0 : 1,
+  };
+}

@@ -1,0 +1,37 @@
+import { Counter, Gauge, Registry } from 'prom-client';
+import type { WebhookStore } from '../store/store.js';
+
+/**
+ * The delivery worker's figures for /metrics: attempts by result, and the backlog (deliveries not
+ * yet delivered or failed, and how long the oldest has waited), read from the database at scrape
+ * time, so every instance reports the same shared backlog.
+ */
+export function webhookMetrics(store: Pick<WebhookStore, 'webhookBacklog'>) {
+  const registry = new Registry();
+  const attempts = new Counter({
+    name: 'ugs_webhook_attempts_total',
+    help: 'Webhook delivery attempts made by this process, by result: delivered, retry (failed, will be tried again) or failed (given up).',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'ugs_webhook_backlog',
+    help: 'Webhook deliveries waiting (pending) for enabled endpoints.',
+    registers: [registry],
+    async collect() {
+      this.set((await store.webhookBacklog()).pending);
+    },
+  });
+  new Gauge({
+    name: 'ugs_webhook_oldest_pending_age_seconds',
+    help: 'Age of the oldest webhook delivery still pending for an enabled endpoint; 0 when none is.',
+    registers: [registry],
+    async collect() {
+      const { oldestPendingCreatedAt } = await store.webhookBacklog();
+      this.set(oldestPendingCreatedAt === null ? 0 : Math.max(0, (Date.now() - Date.parse(oldestPendingCreatedAt)) / 1000));
+    },
+  });
+  return { registry, attempts };
+}
+
+export type WebhookMetrics = ReturnType<typeof webhookMetrics>;

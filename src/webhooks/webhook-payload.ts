@@ -1,0 +1,36 @@
+import type { WebhookEventRecord } from '../domain/models.js';
+import { userGroupFieldsView } from '../domain/user-group-view.js';
+import { toApiToken } from '../http/routes/api-token.presenter.js';
+import { toUserGroupFields } from '../http/routes/user-group.presenter.js';
+
+/** The object an event concerns, as the API shows it (without any token), under its singular name. */
+function dataOf(event: WebhookEventRecord): Record<string, unknown> {
+  const { subject } = event;
+  switch (subject.kind) {
+    case 'user_group': {
+      const userGroup = toUserGroupFields(userGroupFieldsView(subject.userGroup));
+      return event.type === 'user_group.updated' ? { user_group: userGroup, changes: event.changes ?? {} } : { user_group: userGroup };
+    }
+    case 'api_token':
+      return { api_token: toApiToken(subject.apiToken) };
+    case 'signing_key': {
+      const { signingKey } = subject;
+      return {
+        signing_key: { kid: signingKey.kid, created_at: signingKey.createdAt, retired_at: null, published_until: null },
+        changes: { kid: { before: subject.retiredKid, after: signingKey.kid } },
+      };
+    }
+  }
+}
+
+/** The request body of every attempt of an event (SPEC §13): the same bytes each time. */
+export function webhookPayload(event: WebhookEventRecord, workspaceName: string): string {
+  return JSON.stringify({
+    id: event.id,
+    type: event.type,
+    created_at: event.createdAt,
+    workspace: workspaceName,
+    environment: event.environment,
+    data: dataOf(event),
+  });
+}

@@ -1,0 +1,116 @@
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { bareHost, deliverableAddresses, type Resolver } from './address-policy.js';
+
+/** The most of a receiver's answer that is read (SPEC §13); the rest is never taken off the wire. */
+export const MAX_RESPONSE_BYTES = 64 * 1024;
+
+export interface WebhookRequest {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** What an attempt got: a status (any, 2xx is success) or, without a response, why not. */
+export interface WebhookResponse {
+  status: number | null;
+  error: string | null;
+}
+
+export interface WebhookSenderOptions {
+  timeoutMs: number;
+  allowPrivate: boolean;
+  resolve: Resolver;
+}
+
+/**
+ * Posts webhooks with node:http(s): no redirects are followed (a 3xx is an answer like any other),
+ * the whole attempt (lookup, connect, answer, body) ends at the timeout, and the address is checked
+ * at each connection, by the lookup the socket connects with, so a name that resolves elsewhere
+ * since the endpoint was created (DNS rebinding) is refused then. Connections are kept alive per
+ * host, as a receiver's bursts call for.
+ */
+export function createWebhookSender(options: WebhookSenderOptions) {
+  const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
+    deliverableAddresses(hostname, options).then(
+      (addresses) => {
+        if (lookupOptions.all) callback(null, addresses.map((address) => ({ address, family: isIP(address) })));
+        else callback(null, addresses[0]!, isIP(addresses[0]!));
+      },
+      (error: NodeJS.ErrnoException) => callback(error, '', 0),
+    );
+  };
+  const agentOptions = { keepAlive: true, maxSockets: 16, lookup } as const;
+  const agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agent(agentOptions) };
+
+  const send = async ({ url, body, headers }: WebhookRequest): Promise<WebhookResponse> => {
+    const target = new URL(url);
+    // A literal address never reaches the lookup: it is checked here instead.
+    if (isIP(bareHost(target.hostname))) await deliverableAddresses(target.hostname, options);
+    const client = target.protocol === 'https:' ? https : http;
+    return new Promise<WebhookResponse>((resolve, reject) => {
+      // One timer bounds the whole attempt (connect, answer and body) and is cleared when it settles.
+      const timer = setTimeout(() => request.destroy(new TimeoutError()), options.timeoutMs);
+      const settle = <T>(finish: (value: T) => void) => (value: T) => {
+        clearTimeout(timer);
+        finish(value);
+      };
+      resolve = settle(resolve);
+      reject = settle(reject);
+      const request = client.request(
+        target,
+        {
+          method: 'POST',
+          agent: agents[target.protocol as 'http:' | 'https:'],
+          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        },
+        (response) => {
+          let read = 0;
+          const status = response.statusCode ?? null;
+          response.on('data', (chunk: Buffer) => {
+            read += chunk.length;
+            if (read > MAX_RESPONSE_BYTES) {
+              response.destroy();
+              resolve({ status, error: null });
+            }
+          });
+          response.on('end', () => resolve({ status, error: null }));
+          response.on('error', reject);
+          response.on('aborted', () => reject(new Error('the response was cut short')));
+        },
+      );
+      request.on('error', reject);
+      request.end(body);
+    });
+  };
+
+  return {
+    async send(request: WebhookRequest): Promise<WebhookResponse> {
+      try {
+        return await send(request);
+      } catch (error) {
+        return { status: null, error: describe(error) };
+      }
+    },
+    close(): void {
+      agents['http:'].destroy();
+      agents['https:'].destroy();
+    },
+  };
+}
+
+class TimeoutError extends Error {
+  constructor() {
+    super('timed out');
+    this.name = 'TimeoutError';
+  }
+}
+
+function describe(error: unknown): string {
+  const { name, message, code } = error as NodeJS.ErrnoException;
+  if (name === 'TimeoutError') return 'timed out';
+  return code ? `${code}: ${message}` : message;
+}
+
+export type WebhookSender = ReturnType<typeof createWebhookSender>;
