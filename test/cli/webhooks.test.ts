@@ -50,10 +50,17 @@ describe('ugs webhooks', () => {
     try {
       const endpoint = jsonOutput<EndpointRow>(await box.ugs('webhooks', 'create', '--url', receiver.url, '--webhook-allow-private', '--json'));
       expect((await box.ugs('tokens', 'create', '--environment', 'Customer', '--scope', 'read')).code).toBe(0);
-      // No server runs: the events wait in the outbox.
+      const lines = ['a', 'b', 'c'].map((id) => JSON.stringify({ provided_id: `imported-${id}`, name: id, api_environment_tag: 'Customer' })).join('\n');
+      expect(jsonOutput(await box.ugsWithStdin(lines, 'groups', 'import', '-', '--json'))).toMatchObject({ created: 3 });
+      // No server runs: the events wait in the outbox, one per change, newest first.
       const pending = jsonOutput<Array<{ id: number; event_type: string; status: string }>>(await box.ugs('webhooks', 'deliveries', '--endpoint', String(endpoint.id), '--json'));
-      expect(pending).toMatchObject([{ event_type: 'api_token.created', status: 'pending' }]);
-      expect(await box.ugs('webhooks', 'retry', String(pending[0]!.id))).toMatchObject({ code: 0, stdout: `delivery ${pending[0]!.id} (api_token.created) queued again\n` });
+      expect(pending.map((delivery) => [delivery.event_type, delivery.status])).toEqual([
+        ['user_group.created', 'pending'],
+        ['user_group.created', 'pending'],
+        ['user_group.created', 'pending'],
+        ['api_token.created', 'pending'],
+      ]);
+      expect(await box.ugs('webhooks', 'retry', String(pending[3]!.id))).toMatchObject({ code: 0, stdout: `delivery ${pending[3]!.id} (api_token.created) queued again\n` });
       expect(receiver.received).toEqual([]);
     } finally {
       await receiver.close();

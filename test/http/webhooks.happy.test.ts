@@ -284,3 +284,23 @@ describe('webhooks: retention', () => {
     }
   });
 });
+
+describe('webhooks: a graceful stop', () => {
+  it('finishes the attempt in flight and records it before the worker stops', async () => {
+    const receiver = await startWebhookReceiver(() => ({ delayMs: 400 }));
+    const t = await createTestApp({ webhooks: { allowPrivate: true, worker: FAST } });
+    try {
+      const client = injectClient(t.app);
+      const endpoint = expectSuccess(await client({ method: 'POST', path: '/api/admin/webhook_endpoints', token: apiToken(t), body: { url: receiver.url, events: ['*'] } })).webhook_endpoint;
+      expectSuccess(await userGroupApi(client, apiToken(t)).getOrCreate({ user_group_id: uniqueId('stopping') }));
+      await receiver.waitFor((received) => received.length === 1);
+      // The receiver holds its answer for 400 ms: the worker is stopped in the middle of the attempt.
+      await t.webhookWorker!.stop();
+      const [delivery] = await t.runtime.store.listWebhookDeliveries({ workspaceId: t.runtime.defaultWorkspace.id, environment: 'Customer', endpointId: endpoint.id, limit: 1 });
+      expect(delivery).toMatchObject({ status: 'delivered', attempts: 1, lastResponseStatus: 200 });
+    } finally {
+      await t.close();
+      await receiver.close();
+    }
+  });
+});
