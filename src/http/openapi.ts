@@ -1,6 +1,8 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
+import { WEBHOOK_EVENT_TYPES } from '../domain/models.js';
 import { IDEMPOTENT_METHODS } from './idempotency.js';
+import { WebhookEventPayload } from './routes/webhooks.schemas.js';
 
 /** Registers the generator before the routes so that it sees every route schema as it is added. */
 export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
@@ -18,6 +20,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
         version,
         description: 'User groups of an embedded-analytics product: their tokens, properties and data-source mappings.',
       },
+      webhooks: webhookDescriptions(),
       components: {
         securitySchemes: {
           apiToken: {
@@ -30,6 +33,30 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       },
     },
   });
+}
+
+const SIGNATURE_HEADERS = [
+  ['webhook-id', 'The event id (evt_…), the same on every attempt: drop a repeated one.'],
+  ['webhook-timestamp', 'Unix seconds of this attempt; refuse one more than five minutes from now.'],
+  ['webhook-signature', 'v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">, space-separated, two while a rotated secret overlaps (Standard Webhooks).'],
+] as const;
+
+/** What an endpoint receives (SPEC §13), one entry per event type, in OpenAPI 3.1's `webhooks`. */
+function webhookDescriptions() {
+  return Object.fromEntries(
+    WEBHOOK_EVENT_TYPES.map((type) => [
+      type,
+      {
+        post: {
+          summary: `${type}: POSTed to every enabled endpoint that wants it`,
+          tags: ['webhooks'],
+          parameters: SIGNATURE_HEADERS.map(([name, description]) => ({ name, in: 'header' as const, required: true, description, schema: { type: 'string' as const } })),
+          requestBody: { required: true, content: { 'application/json': { schema: WebhookEventPayload as object } } },
+          responses: { '200': { description: 'Any 2xx within 10 s is success; anything else is retried with backoff for more than 24 hours.' } },
+        },
+      },
+    ]),
+  );
 }
 
 export function registerOpenApiRoute(app: FastifyInstance): void {

@@ -1,5 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WEBHOOK_EVENT_TYPES } from '../../src/domain/models.js';
 import { inject } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -143,6 +144,15 @@ describe('GET /openapi.json', () => {
     for (const { key, operation } of operations()) {
       if (key.split(' ')[1]!.startsWith('/api/')) expect(operation.security, key).toEqual([{ apiToken: [] }]);
       else expect(operation.security ?? [], key).toEqual([]);
+    }
+  });
+
+  it('documents what a webhook endpoint receives: every event type, its signature headers and the payload', () => {
+    const webhooks = (spec as unknown as { webhooks: Record<string, { post: { parameters: Array<{ name: string }>; requestBody: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } } }> }).webhooks;
+    expect(Object.keys(webhooks)).toEqual([...WEBHOOK_EVENT_TYPES]);
+    for (const { post } of Object.values(webhooks)) {
+      expect(post.parameters.map((parameter) => parameter.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+      expect(Object.keys(post.requestBody.content['application/json']!.schema.properties)).toEqual(['id', 'type', 'created_at', 'workspace', 'environment', 'data']);
     }
   });
 });
