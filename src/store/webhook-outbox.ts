@@ -167,6 +167,21 @@ export function webhookDeliveryFromRow(row: WebhookDeliveryRow): WebhookDelivery
   };
 }
 
+/**
+ * The first attempt time of a new delivery: `at`, unless an unfinished delivery of the same endpoint
+ * and key is ahead of it; then NULL, waiting in line (not due, so the claim's walk never meets it)
+ * until PROMOTE_NEXT makes it due. `lock` is PostgreSQL's `FOR SHARE`: a delivery ahead that is being
+ * finished right now is waited for and looked at again, so a new delivery never waits behind one whose
+ * promotion has already run (SQLite's one writer cannot interleave them).
+ */
+export const firstInLine = (endpointId: string, orderingKey: string, at: string, lock = '') => `CASE WHEN EXISTS (SELECT 1 FROM webhook_deliveries p
+    WHERE p.endpoint_id = ${endpointId} AND p.ordering_key = ${orderingKey} AND p.status = 'pending' ${lock}) THEN NULL ELSE ${at} END`;
+
+/** Once a delivery is delivered or failed: the next one of its endpoint and key, if waiting, is due at @at. */
+export const PROMOTE_NEXT = `UPDATE webhook_deliveries SET next_attempt_at = @at
+  WHERE id = (SELECT min(id) FROM webhook_deliveries WHERE endpoint_id = @endpointId AND ordering_key = @orderingKey AND status = 'pending')
+    AND next_attempt_at IS NULL`;
+
 /** The delivery columns both engines select, with the event's public id and type. */
 export const WEBHOOK_DELIVERY_COLUMNS = `d.id, d.endpoint_id, v.public_id AS event_id, v.type AS event_type, d.status, d.attempts,
   d.next_attempt_at, d.last_attempt_at, d.last_response_status, d.last_error, d.created_at, d.completed_at`;

@@ -244,6 +244,27 @@ describe('webhooks: retries, disabling and manual retry', () => {
     });
   });
 
+  it('holds a group\'s later events back, without a due time, while its earliest one fails, then sends them in order', async () => {
+    receiver = await startWebhookReceiver(() => ({ status: 500 }));
+    const endpoint = await hooked(['user_group.created', 'user_group.updated']);
+    const api = userGroupApi(client, apiToken(t));
+    const id = uniqueId('queued');
+    expectSuccess(await api.getOrCreate({ user_group_id: id, name: 'v0' }));
+    expectSuccess(await api.update({ user_group_id: id, name: 'v1' }));
+    expectSuccess(await api.update({ user_group_id: id, name: 'v2' }));
+    await receiver.waitFor((received) => received.length >= 2);
+    const queued = (await deliveriesOf(endpoint.id)).reverse();
+    expect(queued.map((delivery: { event_type: string; attempts: number; next_attempt_at: string | null }) => [delivery.event_type, delivery.attempts > 0, delivery.next_attempt_at !== null])).toEqual([
+      ['user_group.created', true, true],
+      ['user_group.updated', false, false],
+      ['user_group.updated', false, false],
+    ]);
+    receiver.respond(() => ({ status: 200 }));
+    await receiver.waitFor((received) => received.filter((entry) => entry.headers['webhook-id'] !== received[0]!.headers['webhook-id']).length === 2, 10_000);
+    const names = [...new Map(receiver.received.map((entry) => [entry.json.id, entry.json.data.user_group.name])).values()];
+    expect(names).toEqual(['v0', 'v1', 'v2']);
+  });
+
   it('keeps delivering to a fast endpoint while another one hangs', async () => {
     receiver = await startWebhookReceiver();
     const slow = await startWebhookReceiver(() => ({ hang: true }));

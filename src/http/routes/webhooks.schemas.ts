@@ -60,7 +60,9 @@ export const WebhookDelivery = Type.Object({
   event_type: Type.String(),
   status: Status,
   attempts: Type.Integer(),
-  next_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'When the next attempt is due, while pending.' }),
+  next_attempt_at: Type.Union([Timestamp, Type.Null()], {
+    description: 'When the next attempt is due, while pending; null while it waits behind an earlier event of its group (or token) to the same endpoint, and once finished.',
+  }),
   last_attempt_at: Type.Union([Timestamp, Type.Null()]),
   last_response_status: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the last attempt; null when it got none.' }),
   last_error: Type.Union([Type.String(), Type.Null()]),

@@ -1,7 +1,7 @@
 import type { AuditAction, AuditContext, AuditEventRecord, WebhookEventType } from '../../domain/models.js';
 import { actorColumns, auditEventFromRow, auditQueryParameters, serializeChanges } from '../audit-entries.js';
 import type { AuditEntry, AuditEventRow, Audited } from '../audit-entries.js';
-import { announcedEvents } from '../webhook-outbox.js';
+import { announcedEvents, firstInLine } from '../webhook-outbox.js';
 import type { AuditEventQuery } from '../store.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, nullableNumber, toNumber } from './rows.js';
@@ -87,7 +87,7 @@ const sql = statements({
       RETURNING id, public_id
     )
     INSERT INTO webhook_deliveries (event_id, endpoint_id, ordering_key, status, next_attempt_at, created_at)
-    SELECT v.id, t.endpoint_id, a.ordering_key, 'pending', @at::timestamptz, @at::timestamptz
+    SELECT v.id, t.endpoint_id, a.ordering_key, 'pending', ${firstInLine('t.endpoint_id', 'a.ordering_key', '@at::timestamptz', 'FOR SHARE')}, @at::timestamptz
     FROM events v JOIN announced a ON a.public_id = v.public_id JOIN targets t ON t.n = a.n
     ORDER BY v.id, t.endpoint_id`,
   list: `SELECT id, at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id,

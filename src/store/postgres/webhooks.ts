@@ -8,6 +8,7 @@ import {
   endpointCreatedEntry,
   endpointDeletedEntry,
   endpointUpdatedEntry,
+  PROMOTE_NEXT,
   secretRotatedEntry,
   WEBHOOK_DELIVERY_COLUMNS,
   WEBHOOK_ENDPOINT_COLUMNS,
@@ -112,7 +113,8 @@ const sql = statements({
   recordAttempt: `UPDATE webhook_deliveries SET status = @status, attempts = attempts + 1,
       next_attempt_at = coalesce(@nextAttemptAt::timestamptz, next_attempt_at), lease_owner = NULL, lease_expires_at = NULL,
       last_attempt_at = @at, last_response_status = @responseStatus::integer, last_error = @error::text, completed_at = @completedAt::timestamptz
-    WHERE id = @deliveryId AND lease_owner = @owner RETURNING endpoint_id`,
+    WHERE id = @deliveryId AND lease_owner = @owner RETURNING endpoint_id, ordering_key`,
+  promoteNext: PROMOTE_NEXT,
   succeeded: 'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = @id AND failing_since IS NOT NULL',
   failed: 'UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, @at) WHERE id = @id',
   disable: `UPDATE webhook_endpoints SET enabled = false, updated_at = @at
@@ -193,9 +195,10 @@ export function webhookMethods(db: PostgresDatabase, audit: AuditEvents): Webhoo
   };
 
   const record = audit.withAudit(async (tx, context: AuditContext, attempt: WebhookAttempt) => {
-    const [written] = await tx.rows<{ endpoint_id: Int8 }>(sql.recordAttempt({ ...attempt, ...attemptColumns(attempt) }));
+    const [written] = await tx.rows<{ endpoint_id: Int8; ordering_key: string }>(sql.recordAttempt({ ...attempt, ...attemptColumns(attempt) }));
     if (!written) return { result: false, entries: [] };
     const id = written.endpoint_id;
+    if (attempt.outcome !== 'retry') await tx.rows(sql.promoteNext({ at: attempt.at, endpointId: id, orderingKey: written.ordering_key }));
     if (attempt.outcome === 'delivered') {
       await tx.rows(sql.succeeded({ id }));
       return { result: true, entries: [] };

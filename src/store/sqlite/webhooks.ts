@@ -11,6 +11,8 @@ import {
   endpointCreatedEntry,
   endpointDeletedEntry,
   endpointUpdatedEntry,
+  firstInLine,
+  PROMOTE_NEXT,
   secretRotatedEntry,
   WEBHOOK_DELIVERY_COLUMNS,
   WEBHOOK_ENDPOINT_COLUMNS,
@@ -41,14 +43,14 @@ export function sqliteOutbox(db: Database) {
     insertEvent: `INSERT INTO webhook_events (public_id, workspace_id, environment, type, body, created_at)
       VALUES (@publicId, @workspaceId, @environment, @type, @body, @at) RETURNING id`,
     insertDelivery: `INSERT INTO webhook_deliveries (event_id, endpoint_id, ordering_key, status, next_attempt_at, created_at)
-      VALUES (?, ?, ?, 'pending', ?, ?)`,
+      VALUES (@eventId, @endpointId, @orderingKey, 'pending', ${firstInLine('@endpointId', '@orderingKey', '@at')}, @at)`,
   });
   return (entries: AuditEntry[], at: string): void => {
     for (const event of announcedEvents(entries)) {
       const endpoints = sql.wanting.all(event) as Array<{ id: number }>;
       if (endpoints.length === 0) continue;
       const { id } = sql.insertEvent.get({ ...event, body: event.body(), at }) as { id: number };
-      for (const endpoint of endpoints) sql.insertDelivery.run(id, endpoint.id, event.orderingKey, at, at);
+      for (const endpoint of endpoints) sql.insertDelivery.run({ eventId: id, endpointId: endpoint.id, orderingKey: event.orderingKey, at });
     }
   };
 }
@@ -98,7 +100,8 @@ export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<We
     recordAttempt: `UPDATE webhook_deliveries SET status = @status, attempts = attempts + 1,
         next_attempt_at = coalesce(@nextAttemptAt, next_attempt_at), lease_owner = NULL, lease_expires_at = NULL,
         last_attempt_at = @at, last_response_status = @responseStatus, last_error = @error, completed_at = @completedAt
-      WHERE id = @deliveryId AND lease_owner = @owner RETURNING endpoint_id`,
+      WHERE id = @deliveryId AND lease_owner = @owner RETURNING endpoint_id, ordering_key`,
+    promoteNext: PROMOTE_NEXT,
     succeeded: 'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL',
     failed: 'UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ?',
     disable: `UPDATE webhook_endpoints SET enabled = 0, updated_at = @at
@@ -173,8 +176,9 @@ export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<We
   });
 
   const record = audit.withAudit((context: AuditContext, attempt: WebhookAttempt) => {
-    const written = sql.recordAttempt.get({ ...attempt, ...attemptColumns(attempt) }) as { endpoint_id: number } | undefined;
+    const written = sql.recordAttempt.get({ ...attempt, ...attemptColumns(attempt) }) as { endpoint_id: number; ordering_key: string } | undefined;
     if (!written) return { result: false, entries: [] };
+    if (attempt.outcome !== 'retry') sql.promoteNext.run({ at: attempt.at, endpointId: written.endpoint_id, orderingKey: written.ordering_key });
     if (attempt.outcome === 'delivered') {
       sql.succeeded.run(written.endpoint_id);
       return { result: true, entries: [] };

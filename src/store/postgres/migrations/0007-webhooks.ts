@@ -41,7 +41,7 @@ CREATE TABLE webhook_deliveries (
   ordering_key text COLLATE "C" NOT NULL,
   status text NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
   attempts integer NOT NULL DEFAULT 0,
-  next_attempt_at timestamptz NOT NULL,
+  next_attempt_at timestamptz,
   lease_owner text,
   lease_expires_at timestamptz,
   last_attempt_at timestamptz,

@@ -4,8 +4,11 @@ import type { Migration } from '../../migration.js';
  * Webhooks (SPEC §13). webhook_endpoints: where a workspace's events go, the signing secret (and,
  * for a day after a rotation, the one it replaced) as keyring ciphertexts. webhook_events is the
  * outbox: written by a change's own transaction, only when an endpoint wants the event, with one
- * webhook_deliveries row per such endpoint. A delivery is claimed by setting its lease; the partial
- * indexes keep the claim's walk to unfinished rows, and to one endpoint's key for the order check.
+ * webhook_deliveries row per such endpoint. Only the first unfinished delivery of an endpoint and
+ * ordering key has a next_attempt_at; the ones behind it wait with NULL until it finishes, so the
+ * claim's walk of the due index meets one row per key however long a dead endpoint's queue grows.
+ * A delivery is claimed by setting its lease; the partial indexes keep the claim's walk to due rows,
+ * and to one endpoint's key for the order check.
  */
 export const webhooks: Migration = {
   version: 7,
@@ -44,7 +47,7 @@ CREATE TABLE webhook_deliveries (
   ordering_key TEXT NOT NULL,
   status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
   attempts INTEGER NOT NULL DEFAULT 0,
-  next_attempt_at TEXT NOT NULL,
+  next_attempt_at TEXT,
   lease_owner TEXT,
   lease_expires_at TEXT,
   last_attempt_at TEXT,
