@@ -20,7 +20,7 @@ function idOf(result: RunResult): number {
 }
 
 /** A failure a user can read: non-zero exit, a message on stderr, nothing on stdout. */
-function expectFailure(result: RunResult, message: RegExp): void {
+function expectError(result: RunResult, message: RegExp): void {
   expect(result.code).not.toBe(0);
   expect(result.stdout).toBe('');
   expect(result.stderr).toMatch(message);
@@ -96,9 +96,9 @@ describe('ugs migrate and ugs tokens', () => {
     const listed = jsonOf(await box.ugs('tokens', 'list', '--json')) as Array<{ id: number; revoked_at?: string | null }>;
     expect(listed.filter((token) => token.revoked_at == null).map((token) => token.id)).toEqual([kept.id]);
 
-    expectFailure(await box.ugs('tokens', 'revoke', String(revoked.id)), /token/i);
-    expectFailure(await box.ugs('tokens', 'revoke', '424242'), /424242/);
-    expectFailure(await box.ugs('tokens', 'revoke', 'abc'), /abc/);
+    expectError(await box.ugs('tokens', 'revoke', String(revoked.id)), /token/i);
+    expectError(await box.ugs('tokens', 'revoke', '424242'), /424242/);
+    expectError(await box.ugs('tokens', 'revoke', 'abc'), /abc/);
   });
 });
 
@@ -136,7 +136,7 @@ describe('ugs schemas, data-sources and workspaces', () => {
     const box = sandbox();
     const { schemaId } = await schemaAndDataSource(box);
     const duplicate = await box.ugs('data-sources', 'create', '--provided-id', 'ds1', '--name', 'Again', '--schema-id', String(schemaId), '--environment', 'Customer');
-    expectFailure(duplicate, /provided id/i);
+    expectError(duplicate, /provided id/i);
     expect(jsonOf(await box.ugs('data-sources', 'list', '--json'))).toHaveLength(1);
     // The same provided id is free in the other environment.
     idOf(await box.ugs('data-sources', 'create', '--provided-id', 'ds1', '--name', 'Test copy', '--schema-id', String(schemaId), '--environment', 'Testing'));
@@ -144,7 +144,7 @@ describe('ugs schemas, data-sources and workspaces', () => {
 
   it('a data source for an unknown schema fails', async () => {
     const box = sandbox();
-    expectFailure(await box.ugs('data-sources', 'create', '--provided-id', 'ds1', '--name', 'N', '--schema-id', '999', '--environment', 'Customer'), /schema/i);
+    expectError(await box.ugs('data-sources', 'create', '--provided-id', 'ds1', '--name', 'N', '--schema-id', '999', '--environment', 'Customer'), /schema/i);
   });
 
   it('workspaces create adds a workspace that tokens create --workspace can use', async () => {
@@ -163,10 +163,10 @@ describe('ugs schemas, data-sources and workspaces', () => {
 
   it('an unknown workspace fails with a message naming it; a duplicate workspace fails too', async () => {
     const box = sandbox();
-    expectFailure(await box.ugs('tokens', 'create', '--workspace', 'nope', '--environment', 'Customer', '--scope', 'read'), /nope/);
-    expectFailure(await box.ugs('schemas', 'list', '--workspace', 'nope'), /nope/);
+    expectError(await box.ugs('tokens', 'create', '--workspace', 'nope', '--environment', 'Customer', '--scope', 'read'), /nope/);
+    expectError(await box.ugs('schemas', 'list', '--workspace', 'nope'), /nope/);
     expect((await box.ugs('workspaces', 'create', 'acme')).code).toBe(0);
-    expectFailure(await box.ugs('workspaces', 'create', 'acme'), /acme|exists|taken/i);
+    expectError(await box.ugs('workspaces', 'create', 'acme'), /acme|exists|taken/i);
   });
 });
 
@@ -217,6 +217,6 @@ describe('help and usage errors', () => {
     const box = sandbox();
     // Run in the sandbox so that a command wrongly touching a database touches only the temp dir.
     const result = await runUgs(args, { cwd: box.dir, env: { UGS_DATABASE_URL: box.databaseUrl } });
-    expectFailure(result, message);
+    expectError(result, message);
   });
 });

@@ -57,18 +57,9 @@ export function runUgs(args: string[], options: RunOptions = {}): Promise<RunRes
 }
 
 
-export const sleep = (ms: number) => new Promise<void>((resolvePromise) => setTimeout(resolvePromise, ms));
+import { sleep, waitFor } from '../support/wait-for.js';
 
-/** Polls `probe` until it returns a value other than undefined; throws after `timeoutMs`. */
-export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
+export { sleep, waitFor };
 
 export interface ServerProcess {
   process: ChildProcess;
@@ -125,7 +116,7 @@ export async function startServer(args: string[], options: RunOptions = {}): Pro
   for (let attempt = 1; ; attempt++) {
     const server = spawnServe(args, await freePort(), options);
     const outcome = await Promise.race([
-      waitFor(async () => ((await server.request({ method: 'GET', path: '/healthz' })).status === 200 ? 'up' : undefined), 15_000, 'ugs serve to answer /healthz'),
+      waitFor('ugs serve to answer /healthz', 15_000, async () => ((await server.request({ method: 'GET', path: '/healthz' })).status === 200 ? 'up' : undefined)),
       server.exited.then(() => 'exited' as const),
     ]);
     if (outcome === 'up') return server;

@@ -73,7 +73,7 @@ describe('first start', () => {
   it('with --port 0 the banner names the port actually bound', async () => {
     const box = sandbox();
     const server = spawnServe(['--port', '0', '--database', box.databaseUrl], 1); // --port overrides UGS_PORT
-    const url = await waitFor(async () => /curl -X GET (http:\/\/127\.0\.0\.1:\d+)\/api\/user/.exec(server.stdout())?.[1], 15_000, 'the banner');
+    const url = await waitFor('the banner', 15_000, async () => /curl -X GET (http:\/\/127\.0\.0\.1:\d+)\/api\/user/.exec(server.stdout())?.[1]);
     expect(url).not.toMatch(/:0$/);
     expect((await send(url, { method: 'GET', path: '/api/admin/schemas', token: bannerTokens(server).Customer })).status).toBe(200);
   });
@@ -186,14 +186,10 @@ describe('quickstart', () => {
 
 /** Repeats a get-or-create with `token` until it answers `status`, for at most 5 s (SPEC §7). */
 function statusWithin(server: ServerProcess, token: string, status: number): Promise<ApiResponse> {
-  return waitFor(
-    async () => {
-      const response = await getOrCreate(server, token, { user_group_id: 'g1' });
-      return response.status === status ? response : undefined;
-    },
-    CLI_CHANGE_DEADLINE_MS,
-    `a ${status} answer for the token the CLI changed`,
-  );
+  return waitFor(`a ${status} answer for the token the CLI changed`, CLI_CHANGE_DEADLINE_MS, async () => {
+    const response = await getOrCreate(server, token, { user_group_id: 'g1' });
+    return response.status === status ? response : undefined;
+  });
 }
 
 describe('CLI changes reach a running server', () => {
@@ -277,14 +273,10 @@ async function drainingServer() {
   const token = bannerTokens(server).Customer;
   const held = heldRequest(server, token, { user_group_id: 'held', name: 'Held' });
   // The server has authenticated the held request (so it is in flight) once the token shows a use.
-  await waitFor(
-    async () => {
-      const listed = JSON.parse((await box.ugs('tokens', 'list', '--json')).stdout) as Array<{ last_used_at: string | null }>;
-      return listed.some((apiToken) => apiToken.last_used_at !== null) ? true : undefined;
-    },
-    10_000,
-    'the server to read the held request',
-  );
+  await waitFor('the server to read the held request', 10_000, async () => {
+    const listed = JSON.parse((await box.ugs('tokens', 'list', '--json')).stdout) as Array<{ last_used_at: string | null }>;
+    return listed.some((apiToken) => apiToken.last_used_at !== null) ? true : undefined;
+  });
   return { box, server, token, held };
 }
 

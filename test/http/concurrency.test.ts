@@ -5,7 +5,8 @@ import { send, type ApiResponse } from '../support/http-client.js';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.js';
 import type { TestApp } from '../support/test-app.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../support/test-database.js';
-import { DatabaseReader, createUserGroup, expectFailure, useTestApp } from '../security/helpers.js';
+import { DatabaseReader, createUserGroup, useTestApp } from '../security/helpers.js';
+import { expectError } from '../support/error-envelope.js';
 
 const getOrCreate = (baseUrl: string, token: string, id: string) =>
   send(baseUrl, { method: 'GET', path: '/api/user', token, body: { user_group_id: id, name: `Race ${id}` } });
@@ -53,7 +54,7 @@ describe('concurrent requests in one process, over a real socket', () => {
     expect(winners).toHaveLength(1);
     const losers = responses.filter((response) => response.status !== 200);
     expect(losers).toHaveLength(19);
-    losers.forEach((response) => expectFailure(response, 404, 'user_group_not_found'));
+    losers.forEach((response) => expectError(response, 404, 'user_group_not_found'));
     expect(await reader.countAuditEvents(tenant, 'user_group.token_rotated', 'rotation-race')).toBe(1);
 
     const newToken = winners[0]!.body.user_group.token as string;
@@ -62,7 +63,7 @@ describe('concurrent requests in one process, over a real socket', () => {
     const verified = await verify(newToken);
     expect(verified.status).toBe(200);
     expect(verified.body.user_group.team_id).toBe(group.team_id);
-    expectFailure(await verify(group.token), 404, 'user_group_not_found');
+    expectError(await verify(group.token), 404, 'user_group_not_found');
   });
 });
 

@@ -4,16 +4,8 @@ import type { Tenant } from '../../src/domain/tenancy.js';
 import { createLocalRateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import {
-  createUserGroup,
-  expectFailure,
-  holdWriteLock,
-  issueApiToken,
-  openSecondInstance,
-  unusedUserGroupToken,
-  useTestApp,
-  type DatabaseReader,
-} from '../security/helpers.js';
+import { createUserGroup, holdWriteLock, issueApiToken, openSecondInstance, unusedUserGroupToken, useTestApp, type DatabaseReader } from '../security/helpers.js';
+import { expectError } from '../support/error-envelope.js';
 
 interface GroupRef {
   id: string;
@@ -60,7 +52,7 @@ describe('rate limiting at 3 requests a minute, burst 3, per API token', () => {
 
     const before = await reader.snapshot(tenant);
     const limited = await call({ ...operation(ghost()), token });
-    expectFailure(limited, 429, 'rate_limited');
+    expectError(limited, 429, 'rate_limited');
     expectRetryAfter(limited, 60);
     // The next token comes in 60 s / 3.
     expect(limited.headers['retry-after']).toBe('20');
@@ -76,7 +68,7 @@ describe('rate limiting at 3 requests a minute, burst 3, per API token', () => {
     const token = await freshToken();
     const [first, second, third, fourth] = Object.values(OPERATIONS).map((operation) => operation(ghost()));
     for (const request of [first!, second!, third!]) expect((await call({ ...request, token })).status).not.toBe(429);
-    expectFailure(await call({ ...fourth!, token }), 429, 'rate_limited');
+    expectError(await call({ ...fourth!, token }), 429, 'rate_limited');
   });
 });
 
@@ -110,7 +102,7 @@ describe('a database locked by another connection', () => {
     }
     // SQLite's busy timeout and PostgreSQL's statement timeout are 5 s by default.
     expect(Date.now() - started).toBeLessThan(8_000);
-    expectFailure(locked, 503, 'unavailable');
+    expectError(locked, 503, 'unavailable');
     expectRetryAfter(locked, 60);
     expect(await reader.countGroups(tenant, 'created-after-the-lock')).toBe(0);
 
@@ -140,7 +132,7 @@ describe('a database locked by another connection', () => {
       try {
         for (const [name, operation] of Object.entries(WRITES)) {
           const response = await call(operation(targets[name]!));
-          expectFailure(response, 503, 'unavailable');
+          expectError(response, 503, 'unavailable');
           expectRetryAfter(response, 60);
         }
         // Readers are not blocked by a writer (SQLite's WAL; PostgreSQL's MVCC): the hot path keeps working.
@@ -166,7 +158,7 @@ describe('a database locked by another connection', () => {
     try {
       await closing.runtime.store.close();
       const ready = await inject(closing.app, { method: 'GET', path: '/readyz' });
-      expectFailure(ready, 503, 'unavailable');
+      expectError(ready, 503, 'unavailable');
       expectRetryAfter(ready, 60);
       expect((await inject(closing.app, { method: 'GET', path: '/healthz' })).status).toBe(200);
     } finally {

@@ -8,7 +8,7 @@ export const USER_PATH = '/api/user';
 export const VERIFY_PATH = '/api/user/verify';
 export const USER_GROUP_TOKEN = /^ugt_[0-9a-f]{64}$/;
 export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+export { expectError, JSON_CONTENT_TYPE } from '../support/error-envelope.js';
 
 export type Workspace = 'default' | 'other';
 /** A request before an API token is chosen for it. */
@@ -167,26 +167,6 @@ export function expectSuccess(res: ApiResponse): any {
   return res.body;
 }
 
-/**
- * Asserts the failure envelope: status, code, a non-empty message, request_id equal to the
- * X-Request-Id header, and nothing else. `field`: a string must match; null must be absent;
- * undefined leaves it unchecked.
- */
-export function expectError(res: ApiResponse, status: number, code: string, field?: string | null): void {
-  expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
-  expect(Object.keys(res.body).sort()).toEqual(['error', 'success']);
-  expect(res.body.success).toBe(0);
-  const { error } = res.body;
-  for (const key of Object.keys(error)) expect(['code', 'message', 'field', 'request_id']).toContain(key);
-  expect(typeof error.message).toBe('string');
-  expect(error.message.trim()).not.toBe('');
-  expect(typeof error.request_id).toBe('string');
-  expect(error.request_id).not.toBe('');
-  expect(error.request_id).toBe(res.headers['x-request-id']);
-  expect(res.headers['content-type']).toBe(JSON_CONTENT_TYPE);
-  if (field === null) expect(error).not.toHaveProperty('field');
-  else if (field !== undefined) expect(error.field).toBe(field);
-}
 
 // ---------------------------------------------------------------------------------------------
 // "Nothing is changed": the whole database, read through a connection of its own.

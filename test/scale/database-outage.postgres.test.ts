@@ -8,7 +8,17 @@ import type { ApiResponse } from '../support/http-client.js';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { createTestDatabase, viaPort, type TestDatabase } from '../support/test-database.js';
-import { call, createGroup, expectFailure, expectUnavailable, getOrCreate, isUgsProcessAlive, verify, waitFor, type UserGroupBody } from './helpers.js';
+import {
+  call,
+  createGroup,
+  expectUnavailable,
+  getOrCreate,
+  isUgsProcessAlive,
+  verify,
+  waitFor,
+  type UserGroupBody,
+} from './helpers.js';
+import { expectError } from '../support/error-envelope.js';
 
 /** Bounds the wait for the service to serve again once the database is back. */
 const RECOVERY_TIMEOUT_MS = 20_000;
@@ -103,7 +113,7 @@ async function expectRecovery(): Promise<void> {
   const rotated = await call(server, { method: 'POST', path: '/api/user', token: admin, body: { current_token: fresh.token } });
   expect(rotated.status, rotated.raw).toBe(200);
   expect((await verify(server, admin, rotated.body.user_group.token as string)).status).toBe(200);
-  expectFailure(await verify(server, admin, fresh.token), 404, 'user_group_not_found');
+  expectError(await verify(server, admin, fresh.token), 404, 'user_group_not_found');
 }
 
 describe('ugs serve when its PostgreSQL connection fails', () => {

@@ -2,6 +2,7 @@
 // failure assertions, bounded polling and a look at a process's children in /proc.
 import { readdirSync, readFileSync } from 'node:fs';
 import { expect } from 'vitest';
+import { expectError } from '../support/error-envelope.js';
 import { send, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 import type { ServeProcess } from '../support/serve-process.js';
 
@@ -56,30 +57,13 @@ export async function createGroup(server: Pick<ServeProcess, 'baseUrl'>, token: 
   return response.body.user_group as UserGroupBody;
 }
 
-/** The failure envelope with this status and code, carrying the response's request id. */
-export function expectFailure(response: ApiResponse, status: number, code: string): void {
-  expect({ status: response.status, code: response.body?.error?.code }, response.raw).toEqual({ status, code });
-  expect(response.body).toMatchObject({ success: 0, error: { message: expect.any(String), request_id: response.headers['x-request-id'] } });
-}
-
 /** 503 `unavailable` with a Retry-After of whole seconds. */
 export function expectUnavailable(response: ApiResponse): void {
-  expectFailure(response, 503, 'unavailable');
+  expectError(response, 503, 'unavailable');
   expect(response.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Polls `probe` until it returns something other than undefined; fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`gave up after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
+export { sleep, waitFor } from '../support/wait-for.js';
 
 interface ProcessInfo {
   pid: number;

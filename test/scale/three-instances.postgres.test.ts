@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiResponse } from '../support/http-client.js';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, withPostgresClient, type TestDatabase } from '../support/test-database.js';
-import { call, createGroup, expectFailure, getOrCreate, verify, type UserGroupBody } from './helpers.js';
+import { call, createGroup, getOrCreate, verify, type UserGroupBody } from './helpers.js';
+import { expectError } from '../support/error-envelope.js';
 
 let db: TestDatabase;
 let instances: ServeProcess[];
@@ -78,7 +79,7 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
     expect(rotated.body.user_group.team_id).toBe(group.team_id);
 
     for (const response of await onEach((instance) => verify(instance, admin, group.token), [instances[1]!, instances[2]!, instances[0]!])) {
-      expectFailure(response, 404, 'user_group_not_found');
+      expectError(response, 404, 'user_group_not_found');
     }
     await expectVerifies(newToken, group);
   });
@@ -91,10 +92,10 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
 
     const winners = responses.filter((response) => response.status === 200);
     expect(winners, responses.map((response) => response.raw).join('\n')).toHaveLength(1);
-    for (const response of responses.filter((candidate) => candidate.status !== 200)) expectFailure(response, 404, 'user_group_not_found');
+    for (const response of responses.filter((candidate) => candidate.status !== 200)) expectError(response, 404, 'user_group_not_found');
     const newToken = winners[0]!.body.user_group.token as string;
     await expectVerifies(newToken, group);
-    for (const response of await onEach((instance) => verify(instance, admin, group.token))) expectFailure(response, 404, 'user_group_not_found');
+    for (const response of await onEach((instance) => verify(instance, admin, group.token))) expectError(response, 404, 'user_group_not_found');
   });
 
   it('an API token created and revoked through instance 1 is refused with 401 invalid_api_token by every instance on the next request', async () => {
@@ -109,7 +110,7 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
     expect(revoked.status, revoked.raw).toBe(200);
 
     for (const response of await onEach((instance) => verify(instance, token, group.token), [instances[1]!, instances[2]!, instances[0]!])) {
-      expectFailure(response, 401, 'invalid_api_token');
+      expectError(response, 401, 'invalid_api_token');
       expect(response.headers['www-authenticate']).toBe('Token');
     }
   });
@@ -123,7 +124,7 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
     expect(deleted.body).toEqual({ success: 1 });
 
     for (const response of await onEach((instance) => verify(instance, admin, group.token), [instances[0]!, instances[2]!, instances[1]!])) {
-      expectFailure(response, 404, 'user_group_not_found');
+      expectError(response, 404, 'user_group_not_found');
     }
   });
 
@@ -143,7 +144,7 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
     const rotated = await call(instances[2]!, { method: 'POST', path: '/api/user', token: admin, body: { current_token: group.token } });
     expect(rotated.status, rotated.raw).toBe(200);
     for (const response of await onEach((instance) => verify(instance, admin, before.token), [instances[0]!, instances[1]!, instances[2]!])) {
-      expectFailure(response, 404, 'user_group_not_found');
+      expectError(response, 404, 'user_group_not_found');
     }
     const after = await mintEmbedToken(instances[0]!, group);
     for (const response of await onEach((instance) => verify(instance, admin, after.token))) expect(response.status, response.raw).toBe(200);
@@ -151,7 +152,7 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
     const deleted = await call(instances[1]!, { method: 'DELETE', path: '/api/user', token: admin, body: { user_group_id: group.provided_id } });
     expect(deleted.status, deleted.raw).toBe(200);
     for (const response of await onEach((instance) => verify(instance, admin, after.token), [instances[2]!, instances[0]!, instances[1]!])) {
-      expectFailure(response, 404, 'user_group_not_found');
+      expectError(response, 404, 'user_group_not_found');
     }
   });
 

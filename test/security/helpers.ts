@@ -66,12 +66,6 @@ export async function issueApiToken(t: TestApp, tenant: Tenant, scope: Scope, na
   return secret;
 }
 
-/** A failure response: the status, the code, and the envelope with the request id of the response. */
-export function expectFailure(response: ApiResponse, status: number, code: string): void {
-  expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status, code });
-  expect(response.body).toMatchObject({ success: 0, error: { message: expect.any(String), request_id: response.headers['x-request-id'] } });
-}
-
 /** The response body with the one part that legitimately differs between two requests removed. */
 function withoutRequestId(body: unknown): unknown {
   if (body === null || typeof body !== 'object' || !('error' in body)) return body;

@@ -9,7 +9,8 @@ import { encryptionKeyId, hashSecret } from '../../src/domain/secrets.js';
 import { openDatabaseReader } from '../support/database-reader.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
-import { createUserGroup, expectFailure, issueApiToken, tenantOf } from './helpers.js';
+import { createUserGroup, issueApiToken, tenantOf } from './helpers.js';
+import { expectError } from '../support/error-envelope.js';
 
 export interface Secrets {
   /** Every user group token handed out: current ones and those rotated away or deleted. */
@@ -180,7 +181,7 @@ export async function askForGroup(app: TestApp, group: { id: string }): Promise<
  * no word of decryption, keys or code, no key id, no stack, no token.
  */
 export function expectNoTokenAndNoInternals(response: ApiResponse, keys: Buffer[], group: { token: string }): void {
-  expectFailure(response, 500, 'internal_error');
+  expectError(response, 500, 'internal_error');
   expect(Object.keys(response.body.error).sort()).toEqual(['code', 'message', 'request_id']);
   const { message } = response.body.error as { message: string };
   expect(message).not.toMatch(/decrypt|cipher|key|aes|gcm|auth tag|\bat\s|\.ts\b|\.js\b|\//i);
