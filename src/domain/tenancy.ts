@@ -29,10 +29,6 @@ export function scopeIncludes(granted: Scope, needed: Scope): boolean {
   return SCOPES.indexOf(granted) >= SCOPES.indexOf(needed);
 }
 
-export function isEnvironment(value: unknown): value is Environment {
-  return value === 'Customer' || value === 'Testing';
-}
-
 /** The same caller acting in another environment of its workspace (admin operations pick one). */
 export function inEnvironment(caller: Caller, environment: Environment | undefined): Caller {
   return environment === undefined || environment === caller.tenant.environment

@@ -25,3 +25,9 @@ export const TimestampInput = (description: string) =>
     pattern: '^\\d{4}-\\d{2}-\\d{2}[Tt]([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d+)?([Zz]|[+-]([01]\\d|2[0-3]):[0-5]\\d)$',
     description: `${description}: an RFC 3339 timestamp such as 2026-11-24T10:00:00Z (no leap second).`,
   });
+
+/** For routes that take no query parameters: a stray one is an error, not silently ignored. */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
+/** An id in a path, as text: digits only, within the safe integer range. */
+export const IdParam = (description: string) => Type.String({ pattern: '^[1-9][0-9]{0,15}$', description });

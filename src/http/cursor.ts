@@ -46,9 +46,3 @@ export function PageResponse<K extends string, S extends TSchema>(plural: K, ite
 export function toPageResponse<K extends string, T, W>(plural: K, page: Page<T>, present: (item: T) => W) {
   return { success: 1 as const, next_cursor: encodeCursor(page.next), ...({ [plural]: page.items.map(present) } as Record<K, W[]>) };
 }
-
-/** For routes that take no query parameters: a stray one is an error, not silently ignored. */
-export const NoQuery = Type.Object({}, { additionalProperties: false });
-
-/** An id in a path, as text: digits only, within the safe integer range. */
-export const IdParam = (description: string) => Type.String({ pattern: '^[1-9][0-9]{0,15}$', description });

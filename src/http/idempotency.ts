@@ -8,9 +8,9 @@ declare module 'fastify' {
   }
 }
 
-/** The methods that change something; GET is idempotent by contract and ignores the header. */
-export const IDEMPOTENT_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
-const WRITE_METHODS = new Set<string>(IDEMPOTENT_METHODS);
+/** The methods that change something, which take an Idempotency-Key; GET is idempotent by contract and ignores the header. */
+export const WRITE_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
+const WRITES = new Set<string>(WRITE_METHODS);
 
 /** Only an error envelope carries a request id; a replay carries the retry's, as its X-Request-Id does. */
 function forThisRequest(response: RecordedResponse, requestId: string): string {
@@ -33,7 +33,7 @@ export function registerIdempotency(api: FastifyInstance, idempotency: Idempoten
     const header = request.headers['idempotency-key'];
     const { actor } = request.caller;
     // Every /api caller is an API token (the CLI never comes through HTTP); keys are its own.
-    if (header === undefined || !WRITE_METHODS.has(request.method) || request.routeOptions.config.readOnly || actor.type !== 'api_token') return;
+    if (header === undefined || !WRITES.has(request.method) || request.routeOptions.config.readOnly || actor.type !== 'api_token') return;
     // A repeated header is refused like any other value with a space in it.
     const key = Array.isArray(header) ? header.join(', ') : header;
     const start = await idempotency.start(actor.apiTokenId, key, {

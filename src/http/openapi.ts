@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { WEBHOOK_EVENT_TYPES } from '../domain/models.js';
-import { IDEMPOTENT_METHODS } from './idempotency.js';
+import { WRITE_METHODS } from './idempotency.js';
 import { WebhookEventPayload } from './routes/webhooks.schemas.js';
 
 /** Registers the generator before the routes so that it sees every route schema as it is added. */
@@ -108,7 +108,7 @@ const IDEMPOTENCY_KEY_PARAMETER = {
 function documentIdempotencyKey(document: OpenApiDocument): void {
   for (const [path, operations] of Object.entries(document.paths ?? {})) {
     if (!path.startsWith('/api/')) continue;
-    for (const method of IDEMPOTENT_METHODS) {
+    for (const method of WRITE_METHODS) {
       const operation = operations[method.toLowerCase()];
       if (operation) operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY_PARAMETER];
     }

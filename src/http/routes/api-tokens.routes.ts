@@ -4,7 +4,7 @@ import type { ApiTokenService } from '../../domain/api-tokens.service.js';
 import type { RateLimit as RateLimitRecord } from '../../domain/models.js';
 import { toApiToken } from './api-token.presenter.js';
 import { EnvironmentQuery } from '../common.schemas.js';
-import { NoQuery } from '../cursor.js';
+import { NoQuery } from '../common.schemas.js';
 import { inEnvironment } from '../../domain/tenancy.js';
 import { Success } from '../envelope.js';
 import { apiRouteSchema } from '../route-schema.js';

@@ -4,7 +4,7 @@ import type { DataSourceService } from '../../domain/data-sources.service.js';
 import type { DataSourceRecord } from '../../domain/models.js';
 import { inEnvironment, type Caller, type Environment } from '../../domain/tenancy.js';
 import { EnvironmentQuery } from '../common.schemas.js';
-import { NoQuery } from '../cursor.js';
+import { NoQuery } from '../common.schemas.js';
 import { Success } from '../envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
 import { CreateDataSourceBody, DataSource, DataSourceParams, DataSourceResponse, UpdateDataSourceBody } from './data-sources.schemas.js';

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { SchemaRecord } from '../../domain/models.js';
 import type { SchemaService } from '../../domain/schemas.service.js';
-import { NoQuery } from '../cursor.js';
+import { NoQuery } from '../common.schemas.js';
 import { Success } from '../envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
 import { CreateSchemaBody, Schema } from './schemas.schemas.js';

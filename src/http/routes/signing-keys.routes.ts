@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { PublishedKey, SigningKeyService } from '../../domain/signing-keys.service.js';
-import { NoQuery } from '../cursor.js';
+import { NoQuery } from '../common.schemas.js';
 import { apiRouteSchema } from '../route-schema.js';
 import { SigningKeyRotationResponse, SigningKeysResponse } from './signing-keys.schemas.js';
 
