@@ -62,7 +62,7 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
     /** Resolves a presented API token to the caller it speaks for; the request id is filled in later. */
     async authenticateApiToken(secret: string, requestId: string | null): Promise<ApiTokenCaller> {
       const record = API_TOKEN_SHAPE.test(secret) ? await store.findApiTokenByHash(hashSecret(secret)) : null;
-      if (!record) throw new AppError('invalid_api_token', 'The API token is unknown or revoked.', { headers: { 'WWW-Authenticate': 'Token' } });
+      if (!record) throw new AppError('invalid_api_token', 'The API token is unknown or revoked.');
       const now = clock();
       if (record.lastUsedAt === null || Date.parse(now) - Date.parse(record.lastUsedAt) >= LAST_USED_RESOLUTION_MS) {
         // Bookkeeping must never fail or delay a request (a busy database would do both): not awaited,

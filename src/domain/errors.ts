@@ -51,8 +51,8 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 export interface AppErrorOptions {
   /** The request field at fault, when exactly one is. */
   field?: string;
-  /** Extra response headers the status calls for (Allow, Retry-After, WWW-Authenticate). */
-  headers?: Record<string, string>;
+  /** Seconds the caller should wait before trying again: a busy database, an empty rate-limit bucket, a request still running. */
+  retryAfterSeconds?: number;
   cause?: unknown;
 }
 
@@ -60,7 +60,7 @@ export class AppError extends Error {
   readonly status: number;
   readonly code: ErrorCode;
   readonly field: string | undefined;
-  readonly headers: Record<string, string>;
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -68,7 +68,7 @@ export class AppError extends Error {
     this.code = code;
     this.status = ERROR_STATUS[code];
     this.field = options.field;
-    this.headers = options.headers ?? {};
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 
@@ -81,7 +81,7 @@ export const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
 
 export function unavailable(cause: unknown): AppError {
   return new AppError('unavailable', 'The database is unavailable; retry shortly.', {
-    headers: { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
+    retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS,
     cause,
   });
 }

@@ -99,7 +99,7 @@ export function createIdempotencyService({ store, cipher, clock }: IdempotencySe
       if (record.response === null) {
         throw new AppError('idempotency_key_in_progress', 'The first request with this Idempotency-Key is still running; retry shortly.', {
           field: IDEMPOTENCY_KEY_FIELD,
-          headers: { 'Retry-After': '1' },
+          retryAfterSeconds: 1,
         });
       }
       return { kind: 'replay', response: openResponse(record.fingerprint, record.response) };

@@ -73,7 +73,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
     if (closing) {
       reply.header('connection', 'close');
-      throw new AppError('unavailable', 'The server is shutting down; retry on another instance or shortly.', { headers: { 'Retry-After': '1' } });
+      throw new AppError('unavailable', 'The server is shutting down; retry on another instance or shortly.', { retryAfterSeconds: 1 });
     }
     // API responses carry credentials (and errors about them): no cache along the way may keep one.
     if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');

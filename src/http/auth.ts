@@ -12,7 +12,7 @@ declare module 'fastify' {
 // "Token" is the documented scheme; "Bearer" is accepted because many HTTP clients only speak it.
 const AUTHORIZATION = /^(?:token|bearer) +(\S+) *$/i;
 
-const unauthenticated = (message: string) => new AppError('unauthenticated', message, { headers: { 'WWW-Authenticate': 'Token' } });
+const unauthenticated = (message: string) => new AppError('unauthenticated', message);
 
 /** The hosted product's name for the same header (SPEC §12): code written for it works unchanged. */
 const CREDENTIAL_HEADERS = new Set(['authorization', 'explo-authorization']);

@@ -10,9 +10,23 @@ export function errorBody(error: AppError, requestId: string) {
   };
 }
 
-/** The one place a thrown error becomes the failure envelope of a response. */
-export function sendError(error: AppError, request: FastifyRequest, reply: FastifyReply) {
-  return reply.status(error.status).headers(error.headers).send(errorBody(error, request.id));
+/** The codes whose 401 challenges the caller to authenticate with the Token scheme (RFC 9110 §11.6.1). */
+const CHALLENGED: ReadonlySet<string> = new Set(['unauthenticated', 'invalid_api_token']);
+
+/** The headers a refusal carries besides its envelope: the Token challenge, and when to retry. */
+function headersOf(error: AppError): Record<string, string> {
+  return {
+    ...(CHALLENGED.has(error.code) ? { 'WWW-Authenticate': 'Token' } : {}),
+    ...(error.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(error.retryAfterSeconds) }),
+  };
+}
+
+/**
+ * The one place a thrown error becomes the failure envelope of a response, with its headers; `extra`
+ * carries what only the HTTP layer knows (the Allow of a 405).
+ */
+export function sendError(error: AppError, request: FastifyRequest, reply: FastifyReply, extra: Record<string, string> = {}) {
+  return reply.status(error.status).headers({ ...headersOf(error), ...extra }).send(errorBody(error, request.id));
 }
 
 const FASTIFY_CODES: Record<string, () => AppError> = {

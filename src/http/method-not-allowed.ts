@@ -22,11 +22,7 @@ export function registerNotFoundHandler(app: FastifyInstance): void {
     const route = routes.find((known) => known.pattern.test(path));
     if (route) {
       const allow = [...route.methods].join(', ');
-      return sendError(
-        new AppError('method_not_allowed', `${request.method} is not allowed here; use one of ${allow}.`, { headers: { Allow: allow } }),
-        request,
-        reply,
-      );
+      return sendError(new AppError('method_not_allowed', `${request.method} is not allowed here; use one of ${allow}.`), request, reply, { Allow: allow });
     }
     return sendError(new AppError('not_found', `There is nothing at ${echoable(path)}.`), request, reply);
   });

@@ -60,7 +60,7 @@ export function createRateLimitHook({ limiter, defaultPolicy }: RateLimiting) {
       throw new AppError(
         'rate_limited',
         `This API token may make ${quota} request${quota === 1 ? '' : 's'} a ${unit}, up to ${policy.burst} at once; retry in ${decision.retryAfterSeconds} s.`,
-        { headers: { 'Retry-After': String(decision.retryAfterSeconds) } },
+        { retryAfterSeconds: decision.retryAfterSeconds },
       );
     }
   };
