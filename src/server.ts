@@ -41,7 +41,6 @@ export async function startServer(runtime: Runtime, options: ServeOptions): Prom
   });
   const app = await buildApp({
     services: runtime.services,
-    store: runtime.store,
     logger,
     rateLimit: options.rateLimit,
     version: options.version,

@@ -6,6 +6,7 @@ import { createEmbedTokenService } from './embed-tokens.service.js';
 import { createKeyRotationService } from './key-rotation.service.js';
 import type { Keyring } from './keyring.js';
 import { createIdempotencyService } from './idempotency.service.js';
+import { createOperationsService } from './operations.service.js';
 import { createSchemaService } from './schemas.service.js';
 import { createSigningKeyService } from './signing-keys.service.js';
 import { createUserGroupAdminService } from './user-group-admin.service.js';
@@ -44,5 +45,6 @@ export function createServices({ store, cipher, clock, publicUrl, webhookAddress
     signingKeys,
     embedTokens: createEmbedTokenService({ store, signingKeys, cipher, clock, publicUrl }),
     webhookEndpoints: createWebhookEndpointService({ store, cipher, clock, addresses: webhookAddresses }),
+    operations: createOperationsService({ store }),
   };
 }

@@ -3,7 +3,6 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Registry } from 'prom-client';
 import { AppError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
-import type { Store } from '../store/store.js';
 import { createAuthenticationHook } from './auth.js';
 import { registerErrorHandler } from './error-handler.js';
 import { registerIdempotency } from './idempotency.js';
@@ -28,7 +27,6 @@ import { webhookRoutes } from './routes/webhooks.routes.js';
 
 export interface AppOptions {
   services: Services;
-  store: Pick<Store, 'ping' | 'connectionStats'>;
   logger: FastifyBaseLogger | false;
   /** Per API token; 'off' sends no RateLimit headers and does no limiter work at all. */
   rateLimit: RateLimitOption;
@@ -86,8 +84,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await registerOpenApi(app, options.version);
 
   // Before any route: each route copies the hooks that exist when it is registered.
-  registerMetrics(app, options.store, options.metrics ?? []);
-  await app.register(healthRoutes, { store: options.store });
+  registerMetrics(app, options.services.operations, options.metrics ?? []);
+  await app.register(healthRoutes, { operations: options.services.operations });
   registerOpenApiRoute(app);
 
   const { services } = options;

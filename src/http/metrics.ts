@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Store } from '../store/store.js';
+import type { OperationsService } from '../domain/operations.service.js';
 
 // Process metrics (CPU, memory, event loop lag, GC) belong to the process, not to one app: collected
 // once, into a registry every app's /metrics merges with its own.
@@ -20,7 +20,7 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
  * histograms, and the database pool. Routes are labelled by their pattern (unmatched paths share
  * one label) so that label cardinality stays bounded whatever clients send.
  */
-export function registerMetrics(app: FastifyInstance, store: Pick<Store, 'connectionStats'>, others: Registry[]): void {
+export function registerMetrics(app: FastifyInstance, operations: Pick<OperationsService, 'connectionStats'>, others: Registry[]): void {
   const registry = new Registry();
   const requests = new Counter({
     name: 'ugs_http_requests_total',
@@ -41,7 +41,7 @@ export function registerMetrics(app: FastifyInstance, store: Pick<Store, 'connec
     labelNames: ['state'] as const,
     registers: [registry],
     collect() {
-      const stats = store.connectionStats();
+      const stats = operations.connectionStats();
       if (!stats) return;
       this.set({ state: 'total' }, stats.total);
       this.set({ state: 'idle' }, stats.idle);

@@ -250,7 +250,7 @@ export async function openSecondInstance(db: TestDatabase, lockWaitMs: number): 
       : openPostgresStore({ url: location.url, statementTimeoutMs: lockWaitMs, poolSize: 4 });
   const cipher = createKeyring(loadEncryptionKeys(location, db.encryptionKey).keys);
   const services = createServices({ store, cipher, clock: systemClock, publicUrl: () => DEFAULT_PUBLIC_URL, webhookAddresses: createAddressPolicy({ allowPrivate: false }) });
-  const app = await buildApp({ services, store, logger: false, rateLimit: 'off', version: 'test' });
+  const app = await buildApp({ services, logger: false, rateLimit: 'off', version: 'test' });
   await app.ready();
   return {
     app,

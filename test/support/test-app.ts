@@ -119,7 +119,6 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     }
     app = await buildApp({
       services: opened.services,
-      store: opened.store,
       logger: logger ?? false,
       rateLimit: options.rateLimit ?? 'off',
       version: 'test',
