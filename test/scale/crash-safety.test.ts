@@ -7,11 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ApiRequest } from '../support/http-client.js';
-import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
+import { startServeProcess, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, type TestDatabase, type TestEngine } from '../support/test-database.js';
-import { call, waitFor, WEBHOOK_SERVE_ENV } from './helpers.js';
+import { call, useWebhookScaleFixture, waitFor, WEBHOOK_SERVE_ENV } from './helpers.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const ROUNDS = 3;
@@ -300,22 +300,15 @@ async function checkWebhooks(server: ServeProcess, adminToken: string, receiver:
 }
 
 describe.each(['sqlite', 'postgres'] as const)('SIGKILL under concurrent writes on %s', (engine: TestEngine) => {
-  let db: TestDatabase | undefined;
-  let receiver: WebhookReceiver | undefined;
-
-  afterAll(async () => {
-    await stopAllServeProcesses();
-    await receiver?.close();
-    await db?.drop();
-  });
+  const fixture = useWebhookScaleFixture();
 
   it(`keeps every acknowledged create, update and rotation over ${ROUNDS} kill/restart rounds, consistent and audited once`, async ({ annotate }) => {
-    db = await createTestDatabase(engine);
+    const db = (fixture.db = await createTestDatabase(engine));
     let server = await startServeProcess(db, { env: WEBHOOK_SERVE_ENV });
     const adminToken = server.adminTokens().Customer;
     const groups: GroupLog[] = [];
     // Answers after a few milliseconds, so that deliveries are in flight when the kill comes.
-    receiver = await startWebhookReceiver(() => ({ delayMs: Math.floor(Math.random() * 20) }));
+    const receiver = (fixture.receiver = await startWebhookReceiver(() => ({ delayMs: Math.floor(Math.random() * 20) })));
     const endpoint = await call(server, { method: 'POST', path: '/api/admin/webhook_endpoints', token: adminToken, body: { url: receiver.url, events: ['*'] } });
     expect(endpoint.status, endpoint.raw).toBe(200);
 

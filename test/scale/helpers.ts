@@ -1,10 +1,12 @@
 // Shared by the scale-out suites: calls that never hang a test, the API calls they repeat, the
 // failure assertions, bounded polling and a look at a process's children in /proc.
 import { readdirSync, readFileSync } from 'node:fs';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { expectError } from '../support/error-envelope.js';
 import { send, type ApiRequest, type ApiResponse } from '../support/http-client.js';
-import type { ServeProcess } from '../support/serve-process.js';
+import { stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
+import type { TestDatabase } from '../support/test-database.js';
+import type { WebhookReceiver } from '../support/webhook-receiver.js';
 
 /**
  * Far beyond the service's own limits (3 s to get a connection, 5 s + 1 s per statement), so an
@@ -18,6 +20,22 @@ export const REQUEST_TIMEOUT_MS = 15_000;
  * are taken over within seconds, and a quick retry.
  */
 export const WEBHOOK_SERVE_ENV = { UGS_WEBHOOK_ALLOW_PRIVATE: 'true', UGS_WEBHOOK_TIMEOUT_MS: '1000', UGS_WEBHOOK_LEASE_MS: '2000', UGS_WEBHOOK_RETRY_DELAYS_MS: '200' };
+
+/** What a webhook scale suite opens: set by its test, closed after the suite with every serve process it started. */
+export interface WebhookScaleFixture {
+  db?: TestDatabase;
+  receiver?: WebhookReceiver;
+}
+
+export function useWebhookScaleFixture(): WebhookScaleFixture {
+  const fixture: WebhookScaleFixture = {};
+  afterAll(async () => {
+    await stopAllServeProcesses();
+    await fixture.receiver?.close();
+    await fixture.db?.drop();
+  });
+  return fixture;
+}
 
 /** One request over a socket, failing after REQUEST_TIMEOUT_MS without an answer. */
 export async function call(server: Pick<ServeProcess, 'baseUrl'>, req: ApiRequest): Promise<ApiResponse> {

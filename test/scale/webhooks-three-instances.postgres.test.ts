@@ -2,34 +2,27 @@
 // every event arrives, no event is ever being delivered by two instances at once, and an event
 // arrives twice only when the instance delivering it was killed before it could record the outcome.
 import { randomBytes } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
-import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
-import { call, waitFor, WEBHOOK_SERVE_ENV } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { startServeProcess, type ServeProcess } from '../support/serve-process.js';
+import { createTestDatabase } from '../support/test-database.js';
+import { startWebhookReceiver } from '../support/webhook-receiver.js';
+import { call, waitFor, useWebhookScaleFixture, WEBHOOK_SERVE_ENV } from './helpers.js';
 
 const LANES_PER_INSTANCE = 4;
 const WRITE_MS = 2_500;
 /** An outcome is recorded right after the answer: an event answered this shortly before the kill may not have been. */
 const RECORDING_WINDOW_MS = 1_000;
 
-let db: TestDatabase | undefined;
-let receiver: WebhookReceiver | undefined;
-
-afterAll(async () => {
-  await stopAllServeProcesses();
-  await receiver?.close();
-  await db?.drop();
-});
+const fixture = useWebhookScaleFixture();
 
 describe('three instances deliver one outbox', () => {
   it('delivers every event, never by two instances at once, duplicates only around a killed instance', async ({ annotate }) => {
-    db = await createTestDatabase('postgres');
+    const db = (fixture.db = await createTestDatabase('postgres'));
     const first = await startServeProcess(db, { env: WEBHOOK_SERVE_ENV });
     const admin = first.adminTokens().Customer;
     const instances: ServeProcess[] = [first, ...(await Promise.all([startServeProcess(db, { env: WEBHOOK_SERVE_ENV }), startServeProcess(db, { env: WEBHOOK_SERVE_ENV })]))];
     // Slow enough that several deliveries are open at any moment, and some when the kill comes.
-    receiver = await startWebhookReceiver(() => ({ delayMs: 5 + Math.floor(Math.random() * 30) }));
+    const receiver = (fixture.receiver = await startWebhookReceiver(() => ({ delayMs: 5 + Math.floor(Math.random() * 30) })));
     const created = await call(first, { method: 'POST', path: '/api/admin/webhook_endpoints', token: admin, body: { url: receiver.url, events: ['*'] } });
     expect(created.status, created.raw).toBe(200);
 
@@ -70,7 +63,7 @@ describe('three instances deliver one outbox', () => {
     }
     expect(deliveries.length).toBeGreaterThanOrEqual(acknowledged);
     await waitFor('every event received', 30_000, () => {
-      const received = new Set(receiver!.received.map((entry) => entry.json.id as string));
+      const received = new Set(receiver.received.map((entry) => entry.json.id as string));
       return deliveries.every((delivery) => received.has(delivery.event_id)) ? true : undefined;
     });
 

@@ -1,30 +1,23 @@
 // `ugs serve --workers 2` on SQLite delivers one outbox from both worker processes (SPEC §13): each
 // event exactly once (nobody was killed), never by both at once, each group's events in order.
 import { randomBytes } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
-import { startServeProcess, stopAllServeProcesses } from '../support/serve-process.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
-import { call, childPids, waitFor, WEBHOOK_SERVE_ENV } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { startServeProcess } from '../support/serve-process.js';
+import { createTestDatabase } from '../support/test-database.js';
+import { startWebhookReceiver } from '../support/webhook-receiver.js';
+import { call, childPids, waitFor, useWebhookScaleFixture, WEBHOOK_SERVE_ENV } from './helpers.js';
 
 const GROUPS = 24;
 const UPDATES = 5;
 
-let db: TestDatabase | undefined;
-let receiver: WebhookReceiver | undefined;
-
-afterAll(async () => {
-  await stopAllServeProcesses();
-  await receiver?.close();
-  await db?.drop();
-});
+const fixture = useWebhookScaleFixture();
 
 describe('webhooks with --workers 2 on SQLite', () => {
   it('delivers every event once, in order per group, from both workers and never from both at once', async ({ annotate }) => {
-    db = await createTestDatabase('sqlite');
+    const db = (fixture.db = await createTestDatabase('sqlite'));
     const server = await startServeProcess(db, { args: ['--workers', '2'], env: { ...WEBHOOK_SERVE_ENV, UGS_LOG_LEVEL: 'info' } });
     const admin = server.adminTokens().Customer;
-    receiver = await startWebhookReceiver(() => ({ delayMs: Math.floor(Math.random() * 10) }));
+    const receiver = (fixture.receiver = await startWebhookReceiver(() => ({ delayMs: Math.floor(Math.random() * 10) })));
     const created = await call(server, { method: 'POST', path: '/api/admin/webhook_endpoints', token: admin, body: { url: receiver.url, events: ['user_group.created', 'user_group.updated'] } });
     expect(created.status, created.raw).toBe(200);
 
