@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { remainingBudgetMs } from '../../domain/retry-policy.js';
 import { isBusy, MAX_BUSY_PAUSE_MS } from './busy.js';
 import type { GroupCommit } from './group-commit.js';
 import { mapSqliteError } from './sqlite-errors.js';
@@ -12,7 +13,7 @@ export type Synchronous<T> = {
  * Turns synchronous methods into the async interface, sending every failure through mapSqliteError.
  * better-sqlite3 waits for a lock synchronously, which would stall every request of the process, so
  * the connection waits only briefly and a busy method is retried here, asynchronously, until
- * `busyTimeoutMs` has passed. Each method is one transaction, so a busy attempt changed nothing.
+ * `busyTimeoutMs` has passed (or what is left of the operation's retry budget, if less). Each method is one transaction, so a busy attempt changed nothing.
  * The methods named in `grouped` (the hot writes) go through the group commit instead, which does the
  * same waiting for a whole batch.
  */
@@ -29,7 +30,9 @@ export function guard<T>(
       continue;
     }
     guarded[name] = async (...args: unknown[]) => {
-      const deadline = Date.now() + busyTimeoutMs;
+      // Inside a retry loop of the operation (src/domain/retry-policy.ts), waiting for the lock spends
+      // the same budget, so nested waits never add up to more than one.
+      const deadline = Date.now() + Math.min(busyTimeoutMs, remainingBudgetMs() ?? busyTimeoutMs);
       for (let pause = 2; ; pause = Math.min(pause * 2, MAX_BUSY_PAUSE_MS)) {
         try {
           return call(...args);
