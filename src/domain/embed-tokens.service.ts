@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import type { Clock } from './clock.js';
-import { AppError } from './errors.js';
+import { AppError, userGroupNotFound } from './errors.js';
 import { computedMapping, computedProperties } from './hierarchy.js';
 import { mappingToRecord } from './mapping.js';
 import type { JsonObject, UserGroupRecord } from './models.js';
 import { assertPropertiesWithinLimits } from './properties.js';
-import type { TokenCipher } from './secrets.js';
 import { EMBED_TOKEN_ALGORITHM, MAX_EMBED_TOKEN_LIFETIME_S, type SigningKeyService } from './signing-keys.service.js';
 import type { Caller } from './tenancy.js';
-import { createUserGroupViewer, type UserGroupView } from './user-group-view.js';
+import type { UserGroupView, UserGroupViewer } from './user-group-view.js';
 import { providedIdOf } from './user-groups.service.js';
 import type { UserGroupStore, WorkspaceStore } from '../store/store.js';
 
@@ -51,7 +50,7 @@ export interface VerifiedEmbed {
 export interface EmbedTokenServiceDeps {
   store: Pick<UserGroupStore, 'findUserGroupByProvidedId' | 'findUserGroupByTeamId'> & Pick<WorkspaceStore, 'findWorkspaceById'>;
   signingKeys: SigningKeyService;
-  cipher: TokenCipher;
+  view: UserGroupViewer;
   clock: Clock;
   /** The public URL of the service, without a trailing slash: issuers are `<public URL>/w/<workspace>`. */
   publicUrl: () => string;
@@ -64,9 +63,8 @@ export type EmbedTokenService = ReturnType<typeof createEmbedTokenService>;
  * generation at minting ("<generation>.<uuid>"): verify refuses a token minted before the group
  * token's latest rotation by comparing it with the group's, whatever the clock says.
  */
-export function createEmbedTokenService({ store, signingKeys, cipher, clock, publicUrl }: EmbedTokenServiceDeps) {
-  const view = createUserGroupViewer(cipher);
-  const notFound = () => new AppError('user_group_not_found', 'No user group matches in this environment.');
+export function createEmbedTokenService({ store, signingKeys, view, clock, publicUrl }: EmbedTokenServiceDeps) {
+  const notFound = userGroupNotFound;
   const workspaceNames = new Map<number, string>();
 
   async function workspaceName(workspaceId: number): Promise<string> {

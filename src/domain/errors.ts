@@ -85,3 +85,8 @@ export function unavailable(cause: unknown): AppError {
     cause,
   });
 }
+
+/** No group matches: an unknown id or token, or another tenant's, all answered alike (SPEC §2). */
+export function userGroupNotFound(): AppError {
+  return new AppError('user_group_not_found', 'No user group matches in this environment.');
+}

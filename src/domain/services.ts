@@ -13,6 +13,7 @@ import { createUserGroupAdminService } from './user-group-admin.service.js';
 import { createUserGroupTransferService } from './user-group-transfer.service.js';
 import { createUserGroupService } from './user-groups.service.js';
 import { createWebhookEndpointService, type WebhookAddressPolicy } from './webhook-endpoints.service.js';
+import { createUserGroupViewer } from './user-group-view.js';
 import { createWorkspaceService } from './workspaces.service.js';
 import type { Store } from '../store/store.js';
 
@@ -31,9 +32,10 @@ export interface ServiceOptions {
 /** The domain layer as one value: what the HTTP routes and the CLI both call. */
 export function createServices({ store, cipher, clock, publicUrl, webhookAddresses }: ServiceOptions) {
   const signingKeys = createSigningKeyService({ store, cipher, clock });
+  const view = createUserGroupViewer(cipher);
   return {
-    userGroups: createUserGroupService({ store, cipher, clock }),
-    userGroupAdmin: createUserGroupAdminService({ store, cipher }),
+    userGroups: createUserGroupService({ store, cipher, clock, view }),
+    userGroupAdmin: createUserGroupAdminService({ store, view }),
     userGroupTransfer: createUserGroupTransferService({ store, cipher, clock }),
     audit: createAuditService({ store }),
     apiTokens: createApiTokenService({ store, clock }),
@@ -43,7 +45,7 @@ export function createServices({ store, cipher, clock, publicUrl, webhookAddress
     keyRotation: createKeyRotationService({ store, keyring: cipher, clock }),
     idempotency: createIdempotencyService({ store, cipher, clock }),
     signingKeys,
-    embedTokens: createEmbedTokenService({ store, signingKeys, cipher, clock, publicUrl }),
+    embedTokens: createEmbedTokenService({ store, signingKeys, view, clock, publicUrl }),
     webhookEndpoints: createWebhookEndpointService({ store, cipher, clock, addresses: webhookAddresses }),
     operations: createOperationsService({ store }),
   };

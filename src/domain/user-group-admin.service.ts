@@ -1,9 +1,8 @@
 import { AppError } from './errors.js';
 import { fetchPage, type Page } from './pagination.js';
 import { requireScope } from './scopes.js';
-import type { TokenCipher } from './secrets.js';
 import type { Caller } from './tenancy.js';
-import { createUserGroupViewer, type UserGroupView } from './user-group-view.js';
+import type { UserGroupView, UserGroupViewer } from './user-group-view.js';
 import type { UserGroupStore } from '../store/store.js';
 
 export interface UserGroupListQuery {
@@ -20,8 +19,7 @@ export interface UserGroupListQuery {
 export type UserGroupAdminService = ReturnType<typeof createUserGroupAdminService>;
 
 /** Operators' read access to groups: list, search, and look up by team_id, inside the caller's tenant. */
-export function createUserGroupAdminService({ store, cipher }: { store: Pick<UserGroupStore, 'listUserGroups' | 'findUserGroupByTeamId' | 'findUserGroupByProvidedId'>; cipher: Pick<TokenCipher, 'decrypt'> }) {
-  const view = createUserGroupViewer(cipher);
+export function createUserGroupAdminService({ store, view }: { store: Pick<UserGroupStore, 'listUserGroups' | 'findUserGroupByTeamId' | 'findUserGroupByProvidedId'>; view: UserGroupViewer }) {
   return {
     async listUserGroups(caller: Caller, query: UserGroupListQuery): Promise<Page<UserGroupView>> {
       requireScope(caller, 'admin');

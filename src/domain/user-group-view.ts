@@ -33,6 +33,9 @@ export const DECRYPTED_TOKEN_CACHE_SIZE = 20_000;
  * its token) exists is still decided by the database read that produced `group`. `knownToken` saves
  * the decryption when the caller already holds the token (verify, rotate, create).
  */
+export type UserGroupViewer = ReturnType<typeof createUserGroupViewer>;
+
+/** One per process (the services share it): one cache of plaintexts, not one per service. */
 export function createUserGroupViewer(cipher: Pick<TokenCipher, 'decrypt'>) {
   const plaintexts = new LRUCache<string, string>({ max: DECRYPTED_TOKEN_CACHE_SIZE });
   const tokenOf = (group: UserGroupRecord, knownToken: string | undefined): string => {

@@ -1,5 +1,5 @@
 import { auditContextOf } from './audit-context.js';
-import { AppError, unavailable } from './errors.js';
+import { AppError, unavailable, userGroupNotFound } from './errors.js';
 import { hasChildrenError, sortedTags } from './hierarchy.js';
 import { LOST, retryWhileContended } from './retry-policy.js';
 import type { Clock } from './clock.js';
@@ -10,7 +10,7 @@ import { requireScope } from './scopes.js';
 import { generateUserGroupToken, hashSecret, isUserGroupTokenShaped, type TokenCipher } from './secrets.js';
 import type { Caller } from './tenancy.js';
 import { diffUserGroup, wholeGroupChanges } from './user-group-diff.js';
-import { createUserGroupViewer, type UserGroupView } from './user-group-view.js';
+import type { UserGroupView, UserGroupViewer } from './user-group-view.js';
 import type { DataSourceStore, SchemaStore, UserGroupStore } from '../store/store.js';
 
 /** The fields of SPEC §11 that get-or-create and PUT both take. */
@@ -46,15 +46,14 @@ export interface UserGroupServiceDeps {
   store: UserGroupStore & Pick<SchemaStore, 'findSchemasByIds'> & Pick<DataSourceStore, 'findDataSources'>;
   cipher: TokenCipher;
   clock: Clock;
+  view: UserGroupViewer;
 }
 
 export type UserGroupService = ReturnType<typeof createUserGroupService>;
 
-export function createUserGroupService({ store, cipher, clock }: UserGroupServiceDeps) {
-  const view = createUserGroupViewer(cipher);
+export function createUserGroupService({ store, cipher, clock, view }: UserGroupServiceDeps) {
 
-
-  const notFound = () => new AppError('user_group_not_found', 'No user group matches in this environment.');
+  const notFound = userGroupNotFound;
 
   const findByToken = (caller: Caller, token: string) =>
     isUserGroupTokenShaped(token) ? store.findUserGroupByTokenHash(caller.tenant, hashSecret(token)) : Promise.resolve(null);
@@ -91,7 +90,8 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
       const content = { providedId, name, properties, mapping, ...newTreeFields(input) };
       const { group, created } = await store.insertUserGroupIfAbsent(
         { tenant: caller.tenant, ...content, tokenHash: hashSecret(token), tokenCiphertext: cipher.encrypt(token), createdAt },
-        auditContextOf(clock, caller, wholeGroupChanges(content, true)),
+        // One reading of the clock: the group's created_at is its audit event's time.
+        auditContextOf(() => createdAt, caller, wholeGroupChanges(content, true)),
       );
       // Losing a creation race to another caller is a get: their token, not ours.
       return { userGroup: created ? view(group, token) : view(group), created };
@@ -114,9 +114,10 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
         const { patch, changes } = diffUserGroup(existing, requested);
         // An update that changes nothing writes nothing: no version bump, no audit event.
         if (Object.keys(changes).length === 0) return view(existing);
+        const updatedAt = clock();
         const updated = await store.updateUserGroup(
-          { tenant: caller.tenant, teamId: existing.teamId, expectedVersion: existing.version, patch, updatedAt: clock() },
-          auditContextOf(clock, caller, changes),
+          { tenant: caller.tenant, teamId: existing.teamId, expectedVersion: existing.version, patch, updatedAt },
+          auditContextOf(() => updatedAt, caller, changes),
         );
         return updated && view(updated);
       });
@@ -126,15 +127,16 @@ export function createUserGroupService({ store, cipher, clock }: UserGroupServic
       requireScope(caller, 'write');
       if (!isUserGroupTokenShaped(currentToken)) throw notFound();
       const token = generateUserGroupToken();
+      const updatedAt = clock();
       const rotated = await store.rotateUserGroupToken(
         {
           tenant: caller.tenant,
           currentTokenHash: hashSecret(currentToken),
           newTokenHash: hashSecret(token),
           newTokenCiphertext: cipher.encrypt(token),
-          updatedAt: clock(),
+          updatedAt,
         },
-        auditContextOf(clock, caller),
+        auditContextOf(() => updatedAt, caller),
       );
       if (!rotated) throw notFound();
       return view(rotated, token);
