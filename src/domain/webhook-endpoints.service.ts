@@ -108,8 +108,8 @@ export function createWebhookEndpointService({
 
   /** The endpoint, if it belongs to the caller's workspace and environment. */
   const ownEndpoint = async (caller: Caller, id: number): Promise<WebhookEndpointRecord> => {
-    const endpoint = await store.findWebhookEndpoint(caller.tenant.workspaceId, id);
-    if (!endpoint || endpoint.environment !== caller.tenant.environment) throw notFound(id);
+    const endpoint = await store.findWebhookEndpoint(caller.tenant, id);
+    if (!endpoint) throw notFound(id);
     return endpoint;
   };
 
@@ -141,7 +141,7 @@ export function createWebhookEndpointService({
 
     async list(caller: Caller): Promise<WebhookEndpointRecord[]> {
       requireScope(caller, 'admin');
-      return store.listWebhookEndpoints(caller.tenant.workspaceId, caller.tenant.environment);
+      return store.listWebhookEndpoints(caller.tenant);
     },
 
     async show(caller: Caller, id: number): Promise<WebhookEndpointRecord> {
@@ -154,21 +154,22 @@ export function createWebhookEndpointService({
       if (Object.values(change).every((value) => value === undefined)) {
         throw new AppError('bad_request', 'Give at least one of url, events, description, enabled.');
       }
+      // Unknown first (404), then the new values' rules (400): nothing about the values is checked,
+      // or resolved, for an endpoint the caller does not have.
       await ownEndpoint(caller, id);
       const patch = {
         ...change,
         ...(change.events === undefined ? {} : { events: checkedEvents(change.events) }),
         ...(change.url === undefined ? {} : { url: await deliverableUrl(change.url) }),
       };
-      const updated = await store.updateWebhookEndpoint(caller.tenant.workspaceId, id, patch, auditContextOf(clock, caller));
+      const updated = await store.updateWebhookEndpoint(caller.tenant, id, patch, auditContextOf(clock, caller));
       if (!updated) throw notFound(id);
       return updated;
     },
 
     async remove(caller: Caller, id: number): Promise<WebhookEndpointRecord> {
       requireScope(caller, 'admin');
-      await ownEndpoint(caller, id);
-      const deleted = await store.deleteWebhookEndpoint(caller.tenant.workspaceId, id, auditContextOf(clock, caller));
+      const deleted = await store.deleteWebhookEndpoint(caller.tenant, id, auditContextOf(clock, caller));
       if (!deleted) throw notFound(id);
       return deleted;
     },
@@ -176,11 +177,10 @@ export function createWebhookEndpointService({
     /** A new secret signs from now on; the one it replaces signs beside it for SECRET_OVERLAP_MS. */
     async rotateSecret(caller: Caller, id: number): Promise<IssuedWebhookEndpoint> {
       requireScope(caller, 'admin');
-      await ownEndpoint(caller, id);
       const secret = generateWebhookSecret();
       const context = auditContextOf(clock, caller);
       const expiresAt = new Date(Date.parse(context.at) + SECRET_OVERLAP_MS).toISOString();
-      const record = await store.rotateWebhookSecret(caller.tenant.workspaceId, id, cipher.encrypt(secret), expiresAt, context);
+      const record = await store.rotateWebhookSecret(caller.tenant, id, cipher.encrypt(secret), expiresAt, context);
       if (!record) throw notFound(id);
       return { record, secret };
     },
@@ -199,7 +199,7 @@ export function createWebhookEndpointService({
     /** Queues the delivery again at once, with a fresh attempt budget, whatever its status. */
     async retryDelivery(caller: Caller, id: number): Promise<WebhookDeliveryRecord> {
       requireScope(caller, 'admin');
-      const retried = await store.retryWebhookDelivery(caller.tenant.workspaceId, caller.tenant.environment, id, auditContextOf(clock, caller));
+      const retried = await store.retryWebhookDelivery(caller.tenant, id, auditContextOf(clock, caller));
       if (!retried) throw new AppError('webhook_delivery_not_found', `No webhook delivery with id ${id} in this environment.`);
       return retried;
     },

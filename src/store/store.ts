@@ -327,18 +327,19 @@ export interface WebhookBacklog {
 /** Webhook endpoints and the outbox of their deliveries (SPEC §13). Events are written by the changes themselves. */
 export interface WebhookStore {
   insertWebhookEndpoint(endpoint: NewWebhookEndpoint, audit: AuditContext): Promise<WebhookEndpointRecord>;
-  listWebhookEndpoints(workspaceId: number, environment: Environment): Promise<WebhookEndpointRecord[]>;
-  findWebhookEndpoint(workspaceId: number, id: number): Promise<WebhookEndpointRecord | null>;
+  listWebhookEndpoints(tenant: Tenant): Promise<WebhookEndpointRecord[]>;
+  /** Null when the tenant has no endpoint with that id (another environment's included). */
+  findWebhookEndpoint(tenant: Tenant, id: number): Promise<WebhookEndpointRecord | null>;
   /** Applies the patch, audited with before and after read inside the transaction; null when absent. Enabling clears the failure streak. */
-  updateWebhookEndpoint(workspaceId: number, id: number, patch: WebhookEndpointPatch, audit: AuditContext): Promise<WebhookEndpointRecord | null>;
+  updateWebhookEndpoint(tenant: Tenant, id: number, patch: WebhookEndpointPatch, audit: AuditContext): Promise<WebhookEndpointRecord | null>;
   /** The new secret signs from now on; the current one becomes the previous until `previousExpiresAt`. */
-  rotateWebhookSecret(workspaceId: number, id: number, secretCiphertext: string, previousExpiresAt: Timestamp, audit: AuditContext): Promise<WebhookEndpointRecord | null>;
+  rotateWebhookSecret(tenant: Tenant, id: number, secretCiphertext: string, previousExpiresAt: Timestamp, audit: AuditContext): Promise<WebhookEndpointRecord | null>;
   /** Deletes the endpoint with its deliveries; null when absent. */
-  deleteWebhookEndpoint(workspaceId: number, id: number, audit: AuditContext): Promise<WebhookEndpointRecord | null>;
+  deleteWebhookEndpoint(tenant: Tenant, id: number, audit: AuditContext): Promise<WebhookEndpointRecord | null>;
   /** Newest first. */
   listWebhookDeliveries(query: WebhookDeliveryQuery): Promise<WebhookDeliveryRecord[]>;
   /** Puts a delivery back in the queue, due at `audit.at`, with a fresh attempt budget; null when absent. */
-  retryWebhookDelivery(workspaceId: number, environment: Environment, id: number, audit: AuditContext): Promise<WebhookDeliveryRecord | null>;
+  retryWebhookDelivery(tenant: Tenant, id: number, audit: AuditContext): Promise<WebhookDeliveryRecord | null>;
   /**
    * Takes the lease of up to `limit` due deliveries of enabled endpoints, oldest first, each the
    * earliest unfinished one of its endpoint and ordering key (a group, a token): so one group's

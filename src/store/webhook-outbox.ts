@@ -10,7 +10,7 @@ import type {
   WebhookEventType,
   WebhookSubject,
 } from '../domain/models.js';
-import type { Environment } from '../domain/tenancy.js';
+import type { Environment, Tenant } from '../domain/tenancy.js';
 import type { AuditEntry } from './audit-entries.js';
 import { creationChanges, deletionChanges } from './audit-entries.js';
 
@@ -36,7 +36,7 @@ export interface OutboxEvent {
 }
 
 /** `evt_` and 24 random hex digits: unique, and the receiver's key for telling duplicates apart. */
-export function newEventId(): string {
+function newEventId(): string {
   return `evt_${randomBytes(12).toString('hex')}`;
 }
 
@@ -225,7 +225,7 @@ export function secretRotatedEntry(endpoint: WebhookEndpointRecord): AuditEntry 
   };
 }
 
-export function deliveryRetriedEntry(delivery: WebhookDeliveryRecord, environment: Environment, workspaceId: number): AuditEntry {
+export function deliveryRetriedEntry(delivery: WebhookDeliveryRecord, { workspaceId, environment }: Tenant): AuditEntry {
   return {
     action: 'webhook_delivery.retried',
     workspaceId,

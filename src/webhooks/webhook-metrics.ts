@@ -1,5 +1,5 @@
 import { Counter, Gauge, Registry } from 'prom-client';
-import type { WebhookStore } from '../store/store.js';
+import type { WebhookBacklog, WebhookStore } from '../store/store.js';
 
 /**
  * The delivery worker's figures for /metrics: attempts by result, and the backlog (deliveries not
@@ -8,6 +8,12 @@ import type { WebhookStore } from '../store/store.js';
  */
 export function webhookMetrics(store: Pick<WebhookStore, 'webhookBacklog'>) {
   const registry = new Registry();
+  // Both gauges are collected at once on a scrape: they share one read of the backlog.
+  let reading: Promise<WebhookBacklog> | undefined;
+  const backlog = () =>
+    (reading ??= store.webhookBacklog().finally(() => {
+      reading = undefined;
+    }));
   const attempts = new Counter({
     name: 'ugs_webhook_attempts_total',
     help: 'Webhook delivery attempts made by this process, by result: delivered, retry (failed, will be tried again) or failed (given up).',
@@ -19,7 +25,7 @@ export function webhookMetrics(store: Pick<WebhookStore, 'webhookBacklog'>) {
     help: 'Webhook deliveries waiting (pending) for enabled endpoints.',
     registers: [registry],
     async collect() {
-      this.set((await store.webhookBacklog()).pending);
+      this.set((await backlog()).pending);
     },
   });
   new Gauge({
@@ -27,7 +33,7 @@ export function webhookMetrics(store: Pick<WebhookStore, 'webhookBacklog'>) {
     help: 'Age of the oldest webhook delivery still pending for an enabled endpoint; 0 when none is.',
     registers: [registry],
     async collect() {
-      const { oldestPendingCreatedAt } = await store.webhookBacklog();
+      const { oldestPendingCreatedAt } = await backlog();
       this.set(oldestPendingCreatedAt === null ? 0 : Math.max(0, (Date.now() - Date.parse(oldestPendingCreatedAt)) / 1000));
     },
   });

@@ -1,6 +1,7 @@
 import type { WebhookEventRecord } from '../domain/models.js';
 import { userGroupFieldsView } from '../domain/user-group-view.js';
 import { toApiToken } from '../http/routes/api-token.presenter.js';
+import { toSigningKey } from '../http/routes/signing-key.presenter.js';
 import { toUserGroupFields } from '../http/routes/user-group.presenter.js';
 
 /** The object an event concerns, as the API shows it (without any token), under its singular name. */
@@ -15,8 +16,9 @@ function dataOf(event: WebhookEventRecord): Record<string, unknown> {
       return { api_token: toApiToken(subject.apiToken) };
     case 'signing_key': {
       const { signingKey } = subject;
+      // The key that took over: current, so published with no end.
       return {
-        signing_key: { kid: signingKey.kid, created_at: signingKey.createdAt, retired_at: null, published_until: null },
+        signing_key: toSigningKey({ ...signingKey, retiredAt: null, publishedUntil: null }),
         changes: { kid: { before: subject.retiredKid, after: signingKey.kid } },
       };
     }

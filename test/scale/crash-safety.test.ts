@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { ApiRequest } from '../support/http-client.js';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, type TestDatabase, type TestEngine } from '../support/test-database.js';
-import { call, useWebhookScaleFixture, waitFor, WEBHOOK_SERVE_ENV } from './helpers.js';
+import { call, everyDeliveryReceived, listAll, useWebhookScaleFixture, waitFor, WEBHOOK_SERVE_ENV } from './helpers.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const ROUNDS = 3;
@@ -152,20 +152,6 @@ async function inBatches<T>(items: T[], check: (item: T) => Promise<void>): Prom
   }
 }
 
-/** Every item of a cursor-paginated admin list. */
-async function listAll<T>(server: ServeProcess, token: string, path: string, plural: string): Promise<T[]> {
-  const items: T[] = [];
-  let cursor: string | null = null;
-  do {
-    const query: string = `limit=1000${cursor ? `&cursor=${cursor}` : ''}`;
-    const page = await call(server, { method: 'GET', path: `${path}?${query}`, token });
-    expect(page.status, page.raw).toBe(200);
-    items.push(...(page.body[plural] as T[]));
-    cursor = page.body.next_cursor ?? null;
-  } while (cursor);
-  return items;
-}
-
 interface StoredGroup {
   team_id: number;
   provided_id: string;
@@ -267,11 +253,6 @@ function checkSqliteFile(path: string): void {
   }
 }
 
-interface Delivery {
-  event_id: string;
-  event_type: string;
-  status: string;
-}
 
 /**
  * After the last restart: one webhook event per audit event of every group (so per applied change:
@@ -279,11 +260,7 @@ interface Delivery {
  * has had every one of them at least once.
  */
 async function checkWebhooks(server: ServeProcess, adminToken: string, receiver: WebhookReceiver): Promise<{ events: number; duplicates: number }> {
-  const deliveries = await listAll<Delivery>(server, adminToken, '/api/admin/webhook_deliveries', 'webhook_deliveries');
-  await waitFor('every webhook event received', 30_000, () => {
-    const received = new Set(receiver.received.map((entry) => entry.json.id as string));
-    return deliveries.every((delivery) => received.has(delivery.event_id)) ? true : undefined;
-  });
+  const deliveries = await everyDeliveryReceived(server, adminToken, receiver);
   const audit = (await listAll<AuditEvent>(server, adminToken, '/api/admin/audit_events', 'audit_events')).filter((event) => event.action.startsWith('user_group.')).reverse();
   const firstArrivals = new Map<string, { type: string; teamId: number }>();
   for (const entry of receiver.received) {

@@ -37,6 +37,36 @@ export function useWebhookScaleFixture(): WebhookScaleFixture {
   return fixture;
 }
 
+/** Every item of a cursor-paginated admin list. */
+export async function listAll<T>(server: Pick<ServeProcess, 'baseUrl'>, token: string, path: string, plural: string): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | null = null;
+  do {
+    const query: string = `limit=1000${cursor ? `&cursor=${cursor}` : ''}`;
+    const page = await call(server, { method: 'GET', path: `${path}?${query}`, token });
+    expect(page.status, page.raw).toBe(200);
+    items.push(...(page.body[plural] as T[]));
+    cursor = page.body.next_cursor ?? null;
+  } while (cursor);
+  return items;
+}
+
+export interface ListedDelivery {
+  event_id: string;
+  event_type: string;
+  status: string;
+}
+
+/** Every webhook delivery the database holds, once the receiver has had each one's event at least once. */
+export async function everyDeliveryReceived(server: Pick<ServeProcess, 'baseUrl'>, token: string, receiver: WebhookReceiver): Promise<ListedDelivery[]> {
+  const deliveries = await listAll<ListedDelivery>(server, token, '/api/admin/webhook_deliveries', 'webhook_deliveries');
+  await waitFor('every webhook event received', 30_000, () => {
+    const received = new Set(receiver.received.map((entry) => entry.json.id as string));
+    return deliveries.every((delivery) => received.has(delivery.event_id)) ? true : undefined;
+  });
+  return deliveries;
+}
+
 /** One request over a socket, failing after REQUEST_TIMEOUT_MS without an answer. */
 export async function call(server: Pick<ServeProcess, 'baseUrl'>, req: ApiRequest): Promise<ApiResponse> {
   let timer: NodeJS.Timeout | undefined;
@@ -80,6 +110,8 @@ export function expectUnavailable(response: ApiResponse): void {
   expectError(response, 503, 'unavailable');
   expect(response.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);
 }
+
+import { waitFor } from '../support/wait-for.js';
 
 export { sleep, waitFor } from '../support/wait-for.js';
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase } from '../support/test-database.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
-import { call, waitFor, useWebhookScaleFixture, WEBHOOK_SERVE_ENV } from './helpers.js';
+import { call, everyDeliveryReceived, useWebhookScaleFixture, WEBHOOK_SERVE_ENV } from './helpers.js';
 
 const LANES_PER_INSTANCE = 4;
 const WRITE_MS = 2_500;
@@ -54,18 +54,8 @@ describe('three instances deliver one outbox', () => {
     writing = false;
     await Promise.all(lanes);
 
-    const survivor = instances[0]!;
-    const deliveries: Array<{ event_id: string; status: string }> = [];
-    for (let cursor: string | null = null, first = true; first || cursor; first = false) {
-      const page = await call(survivor, { method: 'GET', path: `/api/admin/webhook_deliveries?limit=1000${cursor ? `&cursor=${cursor}` : ''}`, token: admin });
-      deliveries.push(...page.body.webhook_deliveries);
-      cursor = page.body.next_cursor;
-    }
+    const deliveries = await everyDeliveryReceived(instances[0]!, admin, receiver);
     expect(deliveries.length).toBeGreaterThanOrEqual(acknowledged);
-    await waitFor('every event received', 30_000, () => {
-      const received = new Set(receiver.received.map((entry) => entry.json.id as string));
-      return deliveries.every((delivery) => received.has(delivery.event_id)) ? true : undefined;
-    });
 
     expect(receiver.overlapping, 'events delivered by two instances at the same time').toEqual([]);
     const counts = new Map<string, number>();

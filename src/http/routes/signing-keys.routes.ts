@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { PublishedKey, SigningKeyService } from '../../domain/signing-keys.service.js';
+import type { SigningKeyService } from '../../domain/signing-keys.service.js';
+import { toSigningKey } from './signing-key.presenter.js';
 import { NoQuery } from '../common.schemas.js';
 import { apiRouteSchema } from '../route-schema.js';
 import { SigningKeyRotationResponse, SigningKeysResponse } from './signing-keys.schemas.js';
-
-const toSigningKey = (key: PublishedKey) => ({ kid: key.kid, created_at: key.createdAt, retired_at: key.retiredAt, published_until: key.publishedUntil });
 
 /** The workspace's embed-token signing keys (admin): list, and rotate with overlap (SPEC §10). */
 export const signingKeyRoutes: FastifyPluginAsyncTypebox<{ signingKeys: SigningKeyService }> = async (app, { signingKeys }) => {

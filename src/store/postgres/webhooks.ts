@@ -1,5 +1,5 @@
 import type { AuditContext, ClaimedWebhookDelivery, NewWebhookEndpoint, WebhookEndpointPatch, WebhookEventFilter } from '../../domain/models.js';
-import type { Environment } from '../../domain/tenancy.js';
+import type { Tenant } from '../../domain/tenancy.js';
 import { patchParameters } from '../user-group-records.js';
 import type { WebhookAttempt, WebhookClaim, WebhookDeliveryQuery, WebhookStore } from '../store.js';
 import {
@@ -68,14 +68,16 @@ const toDelivery = (row: PostgresDeliveryRow) =>
 const DELIVERIES_OF_TENANT = `webhook_deliveries d JOIN webhook_events v ON v.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
   WHERE w.workspace_id = @workspaceId AND w.environment = @environment`;
 
+const ENDPOINT_OF_TENANT = 'workspace_id = @workspaceId AND environment = @environment AND id = @id';
+
 const sql = statements({
   insert: `INSERT INTO webhook_endpoints (workspace_id, environment, url, events, description, enabled, secret_ciphertext, created_at, updated_at)
     VALUES (@workspaceId, @environment, @url, @events::text[], @description, true, @secretCiphertext, @createdAt, @createdAt)
     RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
   list: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE workspace_id = @workspaceId AND environment = @environment ORDER BY id`,
-  find: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE workspace_id = @workspaceId AND id = @id`,
+  find: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE ${ENDPOINT_OF_TENANT}`,
   // FOR UPDATE: the audited before is the value the change replaces, whatever runs alongside.
-  findForUpdate: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE workspace_id = @workspaceId AND id = @id FOR UPDATE`,
+  findForUpdate: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE ${ENDPOINT_OF_TENANT} FOR UPDATE`,
   byIds: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = ANY(@ids::bigint[])`,
   update: `UPDATE webhook_endpoints SET
       url = CASE WHEN @setUrl::boolean THEN @url::text ELSE url END,
@@ -84,11 +86,11 @@ const sql = statements({
       enabled = CASE WHEN @setEnabled::boolean THEN @enabled::boolean ELSE enabled END,
       failing_since = CASE WHEN @setEnabled::boolean AND @enabled::boolean THEN NULL ELSE failing_since END,
       updated_at = @at
-    WHERE workspace_id = @workspaceId AND id = @id RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
+    WHERE ${ENDPOINT_OF_TENANT} RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
   rotate: `UPDATE webhook_endpoints SET previous_secret_ciphertext = secret_ciphertext, previous_secret_expires_at = @expiresAt,
       secret_ciphertext = @secretCiphertext, updated_at = @at
-    WHERE workspace_id = @workspaceId AND id = @id RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
-  delete: 'DELETE FROM webhook_endpoints WHERE workspace_id = @workspaceId AND id = @id',
+    WHERE ${ENDPOINT_OF_TENANT} RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
+  delete: `DELETE FROM webhook_endpoints WHERE ${ENDPOINT_OF_TENANT}`,
   listDeliveries: `SELECT ${WEBHOOK_DELIVERY_COLUMNS} FROM ${DELIVERIES_OF_TENANT}
       AND (@endpointId::bigint IS NULL OR d.endpoint_id = @endpointId) AND (@status::text IS NULL OR d.status = @status) AND d.id < @beforeId
     ORDER BY d.id DESC LIMIT @limit`,
@@ -138,32 +140,32 @@ export function webhookMethods(db: PostgresDatabase, audit: AuditEvents): Webhoo
     return { result: created, entries: [endpointCreatedEntry(created)] };
   });
 
-  const update = audit.withAudit(async (tx, context: AuditContext, workspaceId: number, id: number, patch: WebhookEndpointPatch) => {
-    const before = await findOne(tx, sql.findForUpdate({ workspaceId, id }));
+  const update = audit.withAudit(async (tx, context: AuditContext, tenant: Tenant, id: number, patch: WebhookEndpointPatch) => {
+    const before = await findOne(tx, sql.findForUpdate({ ...tenant, id }));
     if (!before) return { result: null, entries: [] };
     const after = toEndpoint(
-      onlyRow(await tx.rows<PostgresEndpointRow>(sql.update({ workspaceId, id, at: context.at, ...patchParameters(['url', 'events', 'description', 'enabled'], patch) })), 'webhook endpoint update'),
+      onlyRow(await tx.rows<PostgresEndpointRow>(sql.update({ ...tenant, id, at: context.at, ...patchParameters(['url', 'events', 'description', 'enabled'], patch) })), 'webhook endpoint update'),
     );
     return { result: after, entries: endpointUpdatedEntry(before, after) };
   });
 
-  const rotate = audit.withAudit(async (tx, context: AuditContext, workspaceId: number, id: number, secretCiphertext: string, expiresAt: string) => {
-    const rotated = await findOne(tx, sql.rotate({ workspaceId, id, secretCiphertext, expiresAt, at: context.at }));
+  const rotate = audit.withAudit(async (tx, context: AuditContext, tenant: Tenant, id: number, secretCiphertext: string, expiresAt: string) => {
+    const rotated = await findOne(tx, sql.rotate({ ...tenant, id, secretCiphertext, expiresAt, at: context.at }));
     return { result: rotated, entries: rotated ? [secretRotatedEntry(rotated)] : [] };
   });
 
-  const remove = audit.withAudit(async (tx, _context: AuditContext, workspaceId: number, id: number) => {
-    const before = await findOne(tx, sql.findForUpdate({ workspaceId, id }));
-    if (before) await tx.rows(sql.delete({ workspaceId, id }));
+  const remove = audit.withAudit(async (tx, _context: AuditContext, tenant: Tenant, id: number) => {
+    const before = await findOne(tx, sql.findForUpdate({ ...tenant, id }));
+    if (before) await tx.rows(sql.delete({ ...tenant, id }));
     return { result: before, entries: before ? [endpointDeletedEntry(before)] : [] };
   });
 
-  const retry = audit.withAudit(async (tx, context: AuditContext, workspaceId: number, environment: Environment, id: number) => {
-    const [before] = await tx.rows<PostgresDeliveryRow>(sql.deliveryForUpdate({ workspaceId, environment, id }));
+  const retry = audit.withAudit(async (tx, context: AuditContext, tenant: Tenant, id: number) => {
+    const [before] = await tx.rows<PostgresDeliveryRow>(sql.deliveryForUpdate({ ...tenant, id }));
     if (!before) return { result: null, entries: [] };
     await tx.rows(sql.retry({ id, at: context.at }));
-    const after = toDelivery(onlyRow(await tx.rows<PostgresDeliveryRow>(sql.delivery({ workspaceId, environment, id })), 'webhook delivery'));
-    return { result: after, entries: [deliveryRetriedEntry(toDelivery(before), environment, workspaceId)] };
+    const after = toDelivery(onlyRow(await tx.rows<PostgresDeliveryRow>(sql.delivery({ ...tenant, id })), 'webhook delivery'));
+    return { result: after, entries: [deliveryRetriedEntry(toDelivery(before), tenant)] };
   });
 
   const claim = async (request: WebhookClaim): Promise<ClaimedWebhookDelivery[]> => {
@@ -211,12 +213,11 @@ export function webhookMethods(db: PostgresDatabase, audit: AuditEvents): Webhoo
 
   return {
     insertWebhookEndpoint: (endpoint, context) => insert(context, endpoint),
-    listWebhookEndpoints: async (workspaceId, environment) =>
-      (await db.rows<PostgresEndpointRow>(sql.list({ workspaceId, environment }))).map(toEndpoint),
-    findWebhookEndpoint: (workspaceId, id) => findOne(db, sql.find({ workspaceId, id })),
-    updateWebhookEndpoint: (workspaceId, id, patch, context) => update(context, workspaceId, id, patch),
-    rotateWebhookSecret: (workspaceId, id, secretCiphertext, expiresAt, context) => rotate(context, workspaceId, id, secretCiphertext, expiresAt),
-    deleteWebhookEndpoint: (workspaceId, id, context) => remove(context, workspaceId, id),
+    listWebhookEndpoints: async (tenant) => (await db.rows<PostgresEndpointRow>(sql.list({ ...tenant }))).map(toEndpoint),
+    findWebhookEndpoint: (tenant, id) => findOne(db, sql.find({ ...tenant, id })),
+    updateWebhookEndpoint: (tenant, id, patch, context) => update(context, tenant, id, patch),
+    rotateWebhookSecret: (tenant, id, secretCiphertext, expiresAt, context) => rotate(context, tenant, id, secretCiphertext, expiresAt),
+    deleteWebhookEndpoint: (tenant, id, context) => remove(context, tenant, id),
     listWebhookDeliveries: async (query: WebhookDeliveryQuery) =>
       (
         await db.rows<PostgresDeliveryRow>(
@@ -228,7 +229,7 @@ export function webhookMethods(db: PostgresDatabase, audit: AuditEvents): Webhoo
           }),
         )
       ).map(toDelivery),
-    retryWebhookDelivery: (workspaceId, environment, id, context) => retry(context, workspaceId, environment, id),
+    retryWebhookDelivery: (tenant, id, context) => retry(context, tenant, id),
     claimWebhookDeliveries: claim,
     recordWebhookAttempt: (attempt) => record({ at: attempt.at, actor: { type: 'cli' }, requestId: null }, attempt),
     purgeWebhookHistory: (before, limit) =>

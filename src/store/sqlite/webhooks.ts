@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { AuditContext, ClaimedWebhookDelivery, NewWebhookEndpoint, WebhookEndpointPatch, WebhookEventFilter } from '../../domain/models.js';
-import type { Environment } from '../../domain/tenancy.js';
+import type { Tenant } from '../../domain/tenancy.js';
 import type { AuditEntry } from '../audit-entries.js';
 import { patchParameters } from '../user-group-records.js';
 import type { WebhookAttempt, WebhookClaim, WebhookDeliveryQuery, WebhookStore } from '../store.js';
@@ -55,13 +55,15 @@ export function sqliteOutbox(db: Database) {
   };
 }
 
+const ENDPOINT_OF_TENANT = 'workspace_id = @workspaceId AND environment = @environment AND id = @id';
+
 export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<WebhookStore> {
   const sql = preparedOnFirstUse(db, {
     insert: `INSERT INTO webhook_endpoints (workspace_id, environment, url, events, description, enabled, secret_ciphertext, created_at, updated_at)
       VALUES (@workspaceId, @environment, @url, @events, @description, 1, @secretCiphertext, @createdAt, @createdAt)
       RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
-    list: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE workspace_id = ? AND environment = ? ORDER BY id`,
-    find: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE workspace_id = ? AND id = ?`,
+    list: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE workspace_id = @workspaceId AND environment = @environment ORDER BY id`,
+    find: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE ${ENDPOINT_OF_TENANT}`,
     byIds: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id IN (SELECT value FROM json_each(?))`,
     update: `UPDATE webhook_endpoints SET
         url = CASE WHEN @setUrl THEN @url ELSE url END,
@@ -70,11 +72,11 @@ export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<We
         enabled = CASE WHEN @setEnabled THEN @enabled ELSE enabled END,
         failing_since = CASE WHEN @setEnabled AND @enabled = 1 THEN NULL ELSE failing_since END,
         updated_at = @at
-      WHERE workspace_id = @workspaceId AND id = @id RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
+      WHERE ${ENDPOINT_OF_TENANT} RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
     rotate: `UPDATE webhook_endpoints SET previous_secret_ciphertext = secret_ciphertext, previous_secret_expires_at = @expiresAt,
         secret_ciphertext = @secretCiphertext, updated_at = @at
-      WHERE workspace_id = @workspaceId AND id = @id RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
-    delete: 'DELETE FROM webhook_endpoints WHERE workspace_id = ? AND id = ?',
+      WHERE ${ENDPOINT_OF_TENANT} RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
+    delete: `DELETE FROM webhook_endpoints WHERE ${ENDPOINT_OF_TENANT}`,
     listDeliveries: `SELECT ${WEBHOOK_DELIVERY_COLUMNS}
       FROM webhook_deliveries d JOIN webhook_events v ON v.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
       WHERE w.workspace_id = @workspaceId AND w.environment = @environment
@@ -114,38 +116,38 @@ export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<We
       JOIN webhook_endpoints w ON w.id = d.endpoint_id WHERE d.status = 'pending' AND w.enabled = 1`,
   });
 
-  const find = (workspaceId: number, id: number) => endpointOrNull(sql.find.get(workspaceId, id));
+  const find = (tenant: Tenant, id: number) => endpointOrNull(sql.find.get({ ...tenant, id }));
 
   const insert = audit.withAudit((_context: AuditContext, endpoint: NewWebhookEndpoint) => {
     const created = toEndpoint(sql.insert.get({ ...endpoint, events: JSON.stringify(endpoint.events) }) as SqliteEndpointRow);
     return { result: created, entries: [endpointCreatedEntry(created)] };
   });
 
-  const update = audit.withAudit((context: AuditContext, workspaceId: number, id: number, patch: WebhookEndpointPatch) => {
-    const before = find(workspaceId, id);
+  const update = audit.withAudit((context: AuditContext, tenant: Tenant, id: number, patch: WebhookEndpointPatch) => {
+    const before = find(tenant, id);
     if (!before) return { result: null, entries: [] };
     const columns = { ...patch, events: patch.events && JSON.stringify(patch.events), enabled: patch.enabled === undefined ? undefined : Number(patch.enabled) };
-    const after = toEndpoint(sql.update.get({ workspaceId, id, at: context.at, ...patchParameters(['url', 'events', 'description', 'enabled'], columns) }) as SqliteEndpointRow);
+    const after = toEndpoint(sql.update.get({ ...tenant, id, at: context.at, ...patchParameters(['url', 'events', 'description', 'enabled'], columns) }) as SqliteEndpointRow);
     return { result: after, entries: endpointUpdatedEntry(before, after) };
   });
 
-  const rotate = audit.withAudit((context: AuditContext, workspaceId: number, id: number, secretCiphertext: string, expiresAt: string) => {
-    const rotated = endpointOrNull(sql.rotate.get({ workspaceId, id, secretCiphertext, expiresAt, at: context.at }));
+  const rotate = audit.withAudit((context: AuditContext, tenant: Tenant, id: number, secretCiphertext: string, expiresAt: string) => {
+    const rotated = endpointOrNull(sql.rotate.get({ ...tenant, id, secretCiphertext, expiresAt, at: context.at }));
     return { result: rotated, entries: rotated ? [secretRotatedEntry(rotated)] : [] };
   });
 
-  const remove = audit.withAudit((_context: AuditContext, workspaceId: number, id: number) => {
-    const before = find(workspaceId, id);
-    if (before) sql.delete.run(workspaceId, id);
+  const remove = audit.withAudit((_context: AuditContext, tenant: Tenant, id: number) => {
+    const before = find(tenant, id);
+    if (before) sql.delete.run({ ...tenant, id });
     return { result: before, entries: before ? [endpointDeletedEntry(before)] : [] };
   });
 
-  const retry = audit.withAudit((context: AuditContext, workspaceId: number, environment: Environment, id: number) => {
-    const before = sql.delivery.get({ workspaceId, environment, id }) as WebhookDeliveryRow | undefined;
+  const retry = audit.withAudit((context: AuditContext, tenant: Tenant, id: number) => {
+    const before = sql.delivery.get({ ...tenant, id }) as WebhookDeliveryRow | undefined;
     if (!before) return { result: null, entries: [] };
     sql.retry.run({ id, at: context.at });
-    const after = webhookDeliveryFromRow(sql.delivery.get({ workspaceId, environment, id }) as WebhookDeliveryRow);
-    return { result: after, entries: [deliveryRetriedEntry(webhookDeliveryFromRow(before), environment, workspaceId)] };
+    const after = webhookDeliveryFromRow(sql.delivery.get({ ...tenant, id }) as WebhookDeliveryRow);
+    return { result: after, entries: [deliveryRetriedEntry(webhookDeliveryFromRow(before), tenant)] };
   });
 
   const claim = db.transaction((request: WebhookClaim): ClaimedWebhookDelivery[] => {
@@ -197,11 +199,11 @@ export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<We
 
   return {
     insertWebhookEndpoint: (endpoint, context) => insert(context, endpoint),
-    listWebhookEndpoints: (workspaceId, environment) => (sql.list.all(workspaceId, environment) as SqliteEndpointRow[]).map(toEndpoint),
+    listWebhookEndpoints: (tenant) => (sql.list.all({ ...tenant }) as SqliteEndpointRow[]).map(toEndpoint),
     findWebhookEndpoint: find,
-    updateWebhookEndpoint: (workspaceId, id, patch, context) => update(context, workspaceId, id, patch),
-    rotateWebhookSecret: (workspaceId, id, secretCiphertext, expiresAt, context) => rotate(context, workspaceId, id, secretCiphertext, expiresAt),
-    deleteWebhookEndpoint: (workspaceId, id, context) => remove(context, workspaceId, id),
+    updateWebhookEndpoint: (tenant, id, patch, context) => update(context, tenant, id, patch),
+    rotateWebhookSecret: (tenant, id, secretCiphertext, expiresAt, context) => rotate(context, tenant, id, secretCiphertext, expiresAt),
+    deleteWebhookEndpoint: (tenant, id, context) => remove(context, tenant, id),
     listWebhookDeliveries: (query: WebhookDeliveryQuery) =>
       (sql.listDeliveries.all({
         ...query,
@@ -209,7 +211,7 @@ export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<We
         status: query.status ?? null,
         beforeId: query.beforeId ?? Number.MAX_SAFE_INTEGER,
       }) as WebhookDeliveryRow[]).map(webhookDeliveryFromRow),
-    retryWebhookDelivery: (workspaceId, environment, id, context) => retry(context, workspaceId, environment, id),
+    retryWebhookDelivery: (tenant, id, context) => retry(context, tenant, id),
     // An idle worker polls several times a second: a plain read first, so that only a poll that finds
     // work takes the write lock the request path's writes need.
     claimWebhookDeliveries: (request) => (sql.due.get({ ...request, limit: 1, skip: JSON.stringify(request.skipEndpointIds) }) ? claim.immediate(request) : []),
