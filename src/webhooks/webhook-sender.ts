@@ -49,15 +49,9 @@ export function createWebhookSender(options: WebhookSenderOptions) {
     // A literal address never reaches the lookup: it is checked here instead.
     if (isIP(bareHost(target.hostname))) await deliverableAddresses(target.hostname, options);
     const client = target.protocol === 'https:' ? https : http;
+    // One timer bounds the whole attempt (connect, answer and body), cleared however it ends.
+    let timer: NodeJS.Timeout | undefined;
     return new Promise<WebhookResponse>((resolve, reject) => {
-      // One timer bounds the whole attempt (connect, answer and body) and is cleared when it settles.
-      const timer = setTimeout(() => request.destroy(new TimeoutError()), options.timeoutMs);
-      const settle = <T>(finish: (value: T) => void) => (value: T) => {
-        clearTimeout(timer);
-        finish(value);
-      };
-      resolve = settle(resolve);
-      reject = settle(reject);
       const request = client.request(
         target,
         {
@@ -80,9 +74,10 @@ export function createWebhookSender(options: WebhookSenderOptions) {
           response.on('aborted', () => reject(new Error('the response was cut short')));
         },
       );
+      timer = setTimeout(() => request.destroy(new TimeoutError()), options.timeoutMs);
       request.on('error', reject);
       request.end(body);
-    });
+    }).finally(() => clearTimeout(timer));
   };
 
   return {
