@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { IssuedApiToken } from './domain/api-tokens.service.js';
 import { buildApp } from './http/app.js';
-import { createLogger } from './http/logger.js';
-import type { ServerTimeouts } from './http/server-limits.js';
-import type { RateLimitOption } from './http/rate-limit.js';
+import { createLogger } from './logger.js';
+import type { ServerTimeouts } from './config/server-timeouts.js';
+import type { RateLimitOption } from './rate-limit/rate-limit-setting.js';
 import type { Runtime } from './runtime.js';
 import { startWebhookWorker, type WebhookWorkerSettings } from './webhooks/delivery-worker.js';
 

@@ -3,8 +3,8 @@ import { createInterface } from 'node:readline';
 import { Compile } from 'typebox/compile';
 import type { JsonObject } from '../domain/models.js';
 import type { ImportLine, TransferredUserGroup } from '../domain/user-group-transfer.service.js';
-import { TransferredUserGroupLine } from '../http/routes/user-groups.schemas.js';
-import { validationError } from '../http/validation-errors.js';
+import { TransferredUserGroupLine } from '../wire/user-groups.schemas.js';
+import { validationError } from '../wire/validation-errors.js';
 
 // The same schema rules as the API's, compiled once for the whole file.
 const lineValidator = Compile(TransferredUserGroupLine);

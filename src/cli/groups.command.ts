@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { Command, Option } from 'commander';
 import { ENVIRONMENTS, type Environment } from '../domain/tenancy.js';
 import type { UserGroupView } from '../domain/user-group-view.js';
-import { toUserGroup } from '../http/routes/user-group.presenter.js';
+import { toUserGroup } from '../wire/user-group.presenter.js';
 import { cliCaller, environmentOption, pageLimit, positiveInteger, printJson, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';
 
 const summaryRow = (group: UserGroupView) => ({

@@ -1,10 +1,11 @@
 import { auditContextOf } from './audit-context.js';
 import { AppError } from './errors.js';
 import type { Clock } from './clock.js';
-import type { DataSourcePatch, DataSourceRecord, FieldChanges } from './models.js';
+import type { DataSourcePatch, DataSourceRecord } from './models.js';
 import { requireScope } from './scopes.js';
 import type { Caller, Environment } from './tenancy.js';
-import type { DataSourceChange, DataSourceStore, SchemaStore } from '../store/store.js';
+import type { DataSourceChange } from './data-sources.rules.js';
+import type { DataSourceStore, SchemaStore } from '../store/store.js';
 
 export interface NewDataSourceInput {
   providedId: string;
@@ -15,8 +16,6 @@ export interface NewDataSourceInput {
 }
 
 export type DataSourceService = ReturnType<typeof createDataSourceService>;
-
-const WIRE_NAMES: Record<keyof DataSourcePatch, string> = { providedId: 'provided_id', name: 'name', schemaId: 'schema_id' };
 
 export function createDataSourceService({ store, clock }: { store: DataSourceStore & Pick<SchemaStore, 'findSchemasByIds'>; clock: Clock }) {
   async function requireSchema(caller: Caller, schemaId: number): Promise<void> {
@@ -66,12 +65,7 @@ export function createDataSourceService({ store, clock }: { store: DataSourceSto
       requireScope(caller, 'admin');
       const existing = await requireDataSource(caller, id);
       if (patch.schemaId !== undefined && patch.schemaId !== existing.schemaId) await requireSchema(caller, patch.schemaId);
-      const changes: FieldChanges = {};
-      for (const key of Object.keys(WIRE_NAMES) as Array<keyof DataSourcePatch>) {
-        if (patch[key] !== undefined && patch[key] !== existing[key]) changes[WIRE_NAMES[key]] = { before: existing[key], after: patch[key] };
-      }
-      if (Object.keys(changes).length === 0) return existing;
-      return outcome(id, await store.updateDataSource(caller.tenant.workspaceId, id, patch, auditContextOf(clock, caller, changes)), 'its schema cannot change');
+      return outcome(id, await store.updateDataSource(caller.tenant.workspaceId, id, patch, auditContextOf(clock, caller)), 'its schema cannot change');
     },
 
     async deleteDataSource(caller: Caller, id: number): Promise<DataSourceRecord> {

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../domain/errors.js';
-import { validationError } from './validation-errors.js';
+import { validationError } from '../wire/validation-errors.js';
 
 /** The failure envelope of an error. */
 export function errorBody(error: AppError, requestId: string) {

@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { WEBHOOK_EVENT_TYPES } from '../domain/models.js';
 import { WRITE_METHODS } from './idempotency.js';
-import { WebhookEventPayload } from './routes/webhooks.schemas.js';
+import { WebhookEventPayload } from '../wire/webhooks.schemas.js';
 
 /** Registers the generator before the routes so that it sees every route schema as it is added. */
 export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {

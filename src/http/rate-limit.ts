@@ -1,15 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors.js';
-import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { RateLimitDecision, RateLimitPolicy } from '../rate-limit/token-bucket.js';
 
-/** Rate limiting of /api: where the buckets are, and the policy of a token without one of its own. */
-export interface RateLimiting {
-  limiter: RateLimiter;
-  defaultPolicy: RateLimitPolicy;
-}
-
-export type RateLimitOption = RateLimiting | 'off';
+import type { RateLimiting } from '../rate-limit/rate-limit-setting.js';
 
 const WINDOWS = [
   { seconds: 1, unit: 'second' },

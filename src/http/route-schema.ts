@@ -1,5 +1,5 @@
 import type { TSchema } from 'typebox';
-import { responses } from './envelope.js';
+import { responses } from '../wire/envelope.js';
 
 interface RouteParts {
   description?: string;

@@ -1,3 +1,4 @@
+import type { RateLimiter } from './rate-limiter.js';
 import type { RateLimitPolicy } from './token-bucket.js';
 
 /*
@@ -43,3 +44,11 @@ export function parseBurst(text: string): number {
 export function rateLimitPolicy(rate: Rate, burst: number | undefined): RateLimitPolicy {
   return { perSecond: rate.perSecond, burst: burst ?? rate.defaultBurst };
 }
+
+/** Rate limiting of /api: where the buckets are, and the policy of a token without one of its own. */
+export interface RateLimiting {
+  limiter: RateLimiter;
+  defaultPolicy: RateLimitPolicy;
+}
+
+export type RateLimitOption = RateLimiting | 'off';

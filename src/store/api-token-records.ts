@@ -13,7 +13,3 @@ export function rateLimitFromColumns(perSecond: number | null, burst: number | n
 export function rateLimitParameters(rateLimit: RateLimit | null | undefined): { rateLimitPerSecond: number | null; rateLimitBurst: number | null } {
   return { rateLimitPerSecond: rateLimit?.perSecond ?? null, rateLimitBurst: rateLimit?.burst ?? null };
 }
-
-export function sameRateLimit(a: RateLimit | null, b: RateLimit | null): boolean {
-  return a === null || b === null ? a === b : a.perSecond === b.perSecond && a.burst === b.burst;
-}

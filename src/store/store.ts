@@ -28,6 +28,7 @@ import type {
   Workspace,
 } from '../domain/models.js';
 import type { Environment, Tenant } from '../domain/tenancy.js';
+import type { DataSourceChange } from '../domain/data-sources.rules.js';
 
 /*
  * The one storage interface. Every method is atomic: a change and its audit event commit together
@@ -86,10 +87,6 @@ export interface DataSourceRefs {
  * Outcome of a change to a data source that user groups may depend on: `in_use` means nothing was
  * changed because `usedBy` groups map to it (counted inside the same transaction).
  */
-export type DataSourceChange =
-  | { status: 'changed'; dataSource: DataSourceRecord }
-  | { status: 'not_found' }
-  | { status: 'in_use'; usedBy: number };
 
 export interface DataSourceStore {
   /** Throws `data_source_id_taken` when the tenant has a data source with that provided id. */
@@ -99,12 +96,11 @@ export interface DataSourceStore {
   /** Every data source of the tenant whose id is in `refs.ids` or whose provided id is in `refs.providedIds`. */
   findDataSources(tenant: Tenant, refs: DataSourceRefs): Promise<DataSourceRecord[]>;
   /**
-   * Applies the patch (audit action `data_source.updated`, changes from `audit.changes`). A change of
-   * `schemaId` while groups map to the data source is refused as `in_use`: their mappings would break.
+   * Applies the patch as `planDataSourceUpdate` decides over the locked row (src/domain/data-sources.rules.ts).
    * Throws `data_source_id_taken` when the new provided id collides.
    */
   updateDataSource(workspaceId: number, id: number, patch: DataSourcePatch, audit: AuditContext): Promise<DataSourceChange>;
-  /** Deletes it unless a group maps to it (`in_use`); audit action `data_source.deleted`. */
+  /** Deletes it as `planDataSourceDeletion` decides over the locked row. */
   deleteDataSource(workspaceId: number, id: number, audit: AuditContext): Promise<DataSourceChange>;
 }
 

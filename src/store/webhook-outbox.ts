@@ -10,9 +10,8 @@ import type {
   WebhookEventType,
   WebhookSubject,
 } from '../domain/models.js';
-import type { Environment, Tenant } from '../domain/tenancy.js';
-import type { AuditEntry } from './audit-entries.js';
-import { creationChanges, deletionChanges } from './audit-entries.js';
+import type { Environment } from '../domain/tenancy.js';
+import type { AuditEntry } from '../domain/audit-entry.js';
 
 /*
  * The outbox (SPEC §13), engine-neutral: which audited changes announce an event, what the event
@@ -185,54 +184,6 @@ export const PROMOTE_NEXT = `UPDATE webhook_deliveries SET next_attempt_at = @at
 /** The delivery columns both engines select, with the event's public id and type. */
 export const WEBHOOK_DELIVERY_COLUMNS = `d.id, d.endpoint_id, v.public_id AS event_id, v.type AS event_type, d.status, d.attempts,
   d.next_attempt_at, d.last_attempt_at, d.last_response_status, d.last_error, d.created_at, d.completed_at`;
-
-/** The fields of an endpoint its audit events show: never the secret. */
-function endpointAuditFields(endpoint: WebhookEndpointRecord): Record<string, unknown> {
-  return { id: endpoint.id, url: endpoint.url, events: endpoint.events, description: endpoint.description, enabled: endpoint.enabled };
-}
-
-export function endpointCreatedEntry(endpoint: WebhookEndpointRecord): AuditEntry {
-  return { action: 'webhook_endpoint.created', workspaceId: endpoint.workspaceId, environment: endpoint.environment, changes: creationChanges(endpointAuditFields(endpoint)) };
-}
-
-export function endpointDeletedEntry(endpoint: WebhookEndpointRecord): AuditEntry {
-  return { action: 'webhook_endpoint.deleted', workspaceId: endpoint.workspaceId, environment: endpoint.environment, changes: deletionChanges(endpointAuditFields(endpoint)) };
-}
-
-/** The fields that differ, before and after; none (and no entry) when the patch changed nothing. */
-export function endpointUpdatedEntry(
-  before: WebhookEndpointRecord,
-  after: WebhookEndpointRecord,
-  action: 'webhook_endpoint.updated' | 'webhook_endpoint.disabled' = 'webhook_endpoint.updated',
-): AuditEntry[] {
-  const was = endpointAuditFields(before);
-  const is = endpointAuditFields(after);
-  const changes = Object.fromEntries(
-    Object.keys(is)
-      .filter((key) => JSON.stringify(was[key]) !== JSON.stringify(is[key]))
-      .map((key) => [key, { before: was[key], after: is[key] }]),
-  );
-  if (Object.keys(changes).length === 0) return [];
-  return [{ action, workspaceId: after.workspaceId, environment: after.environment, changes }];
-}
-
-export function secretRotatedEntry(endpoint: WebhookEndpointRecord): AuditEntry {
-  return {
-    action: 'webhook_endpoint.secret_rotated',
-    workspaceId: endpoint.workspaceId,
-    environment: endpoint.environment,
-    changes: { previous_secret_expires_at: { before: null, after: endpoint.previousSecretExpiresAt } },
-  };
-}
-
-export function deliveryRetriedEntry(delivery: WebhookDeliveryRecord, { workspaceId, environment }: Tenant): AuditEntry {
-  return {
-    action: 'webhook_delivery.retried',
-    workspaceId,
-    environment,
-    changes: { status: { before: delivery.status, after: 'pending' }, delivery_id: { before: null, after: delivery.id } },
-  };
-}
 
 /** Attempt outcomes as the delivery row records them. */
 export function attemptColumns(attempt: { outcome: 'delivered' | 'retry' | 'failed'; nextAttemptAt?: string; at: string }) {

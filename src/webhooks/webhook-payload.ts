@@ -1,8 +1,8 @@
 import type { WebhookEventRecord } from '../domain/models.js';
 import { userGroupFieldsView } from '../domain/user-group-view.js';
-import { toApiToken } from '../http/routes/api-token.presenter.js';
-import { toSigningKey } from '../http/routes/signing-key.presenter.js';
-import { toUserGroupFields } from '../http/routes/user-group.presenter.js';
+import { toApiToken } from '../wire/api-token.presenter.js';
+import { toSigningKey } from '../wire/signing-key.presenter.js';
+import { toUserGroupFields } from '../wire/user-group.presenter.js';
 
 /** The object an event concerns, as the API shows it (without any token), under its singular name. */
 function dataOf(event: WebhookEventRecord): Record<string, unknown> {

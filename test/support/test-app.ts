@@ -2,14 +2,14 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/http/app.js';
 import type { Clock } from '../../src/domain/clock.js';
-import type { RateLimitOption } from '../../src/http/rate-limit.js';
+import type { RateLimitOption } from '../../src/rate-limit/rate-limit-setting.js';
 import type { Environment, Scope } from '../../src/domain/tenancy.js';
 import { ENVIRONMENTS, SCOPES } from '../../src/domain/tenancy.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { openDatabaseReader, type RawDatabaseReader } from './database-reader.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from './test-database.js';
 import type { DestinationStream } from 'pino';
-import { createLogger } from '../../src/http/logger.js';
+import { createLogger } from '../../src/logger.js';
 import type { Resolver } from '../../src/webhooks/address-policy.js';
 import { startWebhookWorker, type WebhookWorker, type WebhookWorkerSettings } from '../../src/webhooks/delivery-worker.js';
 

@@ -2,7 +2,7 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { WEBHOOK_EVENT_TYPES } from '../../src/domain/models.js';
-import { CreateWebhookEndpointBody } from '../../src/http/routes/webhooks.schemas.js';
+import { CreateWebhookEndpointBody } from '../../src/wire/webhooks.schemas.js';
 import { isPrivateAddress } from '../../src/webhooks/address-policy.js';
 import { DEFAULT_RETRY_DELAYS_MS, retryDelayMs } from '../../src/webhooks/delivery-worker.js';
 import { signatureHeader } from '../../src/webhooks/webhook-signature.js';

@@ -8,14 +8,14 @@ import type {
   GetOrCreateUserGroupBody,
   UpdateUserGroupBody,
   UserGroup,
-} from '../../../src/http/routes/user-groups.schemas.js';
-import type { EmbedTokenResponse, MintEmbedTokenBody, VerifiedTokenResponse } from '../../../src/http/routes/embed-tokens.schemas.js';
-import type { CreateDataSourceBody, DataSource, UpdateDataSourceBody } from '../../../src/http/routes/data-sources.schemas.js';
-import type { CreateSchemaBody, Schema } from '../../../src/http/routes/schemas.schemas.js';
-import type { ApiToken, CreateApiTokenBody, IssuedApiToken, UpdateApiTokenBody } from '../../../src/http/routes/api-tokens.schemas.js';
-import type { AuditEvent, AuditQuery } from '../../../src/http/routes/audit-events.schemas.js';
-import type { ListUserGroupsQuery } from '../../../src/http/routes/admin-user-groups.schemas.js';
-import type { SigningKey, SigningKeyRotationResponse } from '../../../src/http/routes/signing-keys.schemas.js';
+} from '../../../src/wire/user-groups.schemas.js';
+import type { EmbedTokenResponse, MintEmbedTokenBody, VerifiedTokenResponse } from '../../../src/wire/embed-tokens.schemas.js';
+import type { CreateDataSourceBody, DataSource, UpdateDataSourceBody } from '../../../src/wire/data-sources.schemas.js';
+import type { CreateSchemaBody, Schema } from '../../../src/wire/schemas.schemas.js';
+import type { ApiToken, CreateApiTokenBody, IssuedApiToken, UpdateApiTokenBody } from '../../../src/wire/api-tokens.schemas.js';
+import type { AuditEvent, AuditQuery } from '../../../src/wire/audit-events.schemas.js';
+import type { ListUserGroupsQuery } from '../../../src/wire/admin-user-groups.schemas.js';
+import type { SigningKey, SigningKeyRotationResponse } from '../../../src/wire/signing-keys.schemas.js';
 import type {
   CreateWebhookEndpointBody,
   IssuedWebhookEndpoint,
@@ -24,7 +24,7 @@ import type {
   WebhookDeliveryQuery,
   WebhookEndpoint,
   WebhookEventPayload,
-} from '../../../src/http/routes/webhooks.schemas.js';
+} from '../../../src/wire/webhooks.schemas.js';
 
 export type { DeleteUserGroupBody, GetOrCreateUserGroupBody, UpdateUserGroupBody, UserGroup, MintEmbedTokenBody, CreateDataSourceBody, DataSource, UpdateDataSourceBody, CreateSchemaBody, Schema };
 export type ApiToken = Static<typeof ApiToken>;

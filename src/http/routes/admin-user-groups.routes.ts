@@ -2,13 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { inEnvironment } from '../../domain/tenancy.js';
 import type { UserGroupAdminService } from '../../domain/user-group-admin.service.js';
-import { EnvironmentQuery } from '../common.schemas.js';
-import { decodeCursor, PageResponse, pageSize, toPageResponse } from '../cursor.js';
-import { IdParam } from '../common.schemas.js';
+import { EnvironmentQuery } from '../../wire/common.schemas.js';
+import { decodeCursor, PageResponse, pageSize, toPageResponse } from '../../wire/cursor.js';
+import { IdParam } from '../../wire/common.schemas.js';
 import { apiRouteSchema } from '../route-schema.js';
-import { UserGroup, UserGroupResponse } from './user-groups.schemas.js';
-import { toUserGroup } from './user-group.presenter.js';
-import { ListUserGroupsQuery } from './admin-user-groups.schemas.js';
+import { UserGroup, UserGroupResponse } from '../../wire/user-groups.schemas.js';
+import { toUserGroup } from '../../wire/user-group.presenter.js';
+import { ListUserGroupsQuery } from '../../wire/admin-user-groups.schemas.js';
 
 export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: UserGroupAdminService }> = async (app, { userGroupAdmin }) => {
   app.get(

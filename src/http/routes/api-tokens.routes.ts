@@ -2,14 +2,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import type { ApiTokenService } from '../../domain/api-tokens.service.js';
 import type { RateLimit as RateLimitRecord } from '../../domain/models.js';
-import { toApiToken } from './api-token.presenter.js';
-import { EnvironmentQuery } from '../common.schemas.js';
-import { NoQuery } from '../common.schemas.js';
+import { toApiToken } from '../../wire/api-token.presenter.js';
+import { EnvironmentQuery } from '../../wire/common.schemas.js';
+import { NoQuery } from '../../wire/common.schemas.js';
 import { inEnvironment } from '../../domain/tenancy.js';
-import { Success } from '../envelope.js';
+import { Success } from '../../wire/envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
-import type { RateLimitField } from './api-tokens.schemas.js';
-import { ApiToken, ApiTokenParams, ApiTokenResponse, CreateApiTokenBody, IssuedApiToken, UpdateApiTokenBody } from './api-tokens.schemas.js';
+import type { RateLimitField } from '../../wire/api-tokens.schemas.js';
+import { ApiToken, ApiTokenParams, ApiTokenResponse, CreateApiTokenBody, IssuedApiToken, UpdateApiTokenBody } from '../../wire/api-tokens.schemas.js';
 
 const fromWire = (rateLimit: Static<typeof RateLimitField> | undefined): RateLimitRecord | null =>
   rateLimit ? { perSecond: rateLimit.per_second, burst: rateLimit.burst } : null;

@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AuditService } from '../../domain/audit.service.js';
 import type { AuditEventRecord } from '../../domain/models.js';
 import { AppError } from '../../domain/errors.js';
-import { decodeCursor, PageResponse, pageSize, toPageResponse } from '../cursor.js';
+import { decodeCursor, PageResponse, pageSize, toPageResponse } from '../../wire/cursor.js';
 import { apiRouteSchema } from '../route-schema.js';
-import { AuditEvent, AuditQuery } from './audit-events.schemas.js';
+import { AuditEvent, AuditQuery } from '../../wire/audit-events.schemas.js';
 
 const toAuditEvent = (event: AuditEventRecord) => ({
   id: event.id,

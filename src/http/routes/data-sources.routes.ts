@@ -3,11 +3,11 @@ import { Type } from 'typebox';
 import type { DataSourceService } from '../../domain/data-sources.service.js';
 import type { DataSourceRecord } from '../../domain/models.js';
 import { inEnvironment, type Caller, type Environment } from '../../domain/tenancy.js';
-import { EnvironmentQuery } from '../common.schemas.js';
-import { NoQuery } from '../common.schemas.js';
-import { Success } from '../envelope.js';
+import { EnvironmentQuery } from '../../wire/common.schemas.js';
+import { NoQuery } from '../../wire/common.schemas.js';
+import { Success } from '../../wire/envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
-import { CreateDataSourceBody, DataSource, DataSourceParams, DataSourceResponse, UpdateDataSourceBody } from './data-sources.schemas.js';
+import { CreateDataSourceBody, DataSource, DataSourceParams, DataSourceResponse, UpdateDataSourceBody } from '../../wire/data-sources.schemas.js';
 
 const inQueryEnvironment = (request: { caller: Caller; query: { environment?: Environment } }) => inEnvironment(request.caller, request.query.environment);
 

@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { EmbedTokenService } from '../../domain/embed-tokens.service.js';
 import type { SigningKeyService } from '../../domain/signing-keys.service.js';
 import type { WorkspaceService } from '../../domain/workspaces.service.js';
-import { responses } from '../envelope.js';
-import { JwkSet, OpenIdConfiguration, WorkspaceParam } from './signing-keys.schemas.js';
+import { responses } from '../../wire/envelope.js';
+import { JwkSet, OpenIdConfiguration, WorkspaceParam } from '../../wire/signing-keys.schemas.js';
 
 /** What verifiers may cache: keys change only by rotation, and a retired key stays published for a day. */
 const CACHE_CONTROL = 'public, max-age=300';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { OperationsService } from '../../domain/operations.service.js';
-import { responses } from '../envelope.js';
+import { responses } from '../../wire/envelope.js';
 
 const Status = Type.Object({ status: Type.Literal('ok') });
 const tags = ['operations'];

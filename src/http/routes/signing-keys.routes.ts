@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { SigningKeyService } from '../../domain/signing-keys.service.js';
-import { toSigningKey } from './signing-key.presenter.js';
-import { NoQuery } from '../common.schemas.js';
+import { toSigningKey } from '../../wire/signing-key.presenter.js';
+import { NoQuery } from '../../wire/common.schemas.js';
 import { apiRouteSchema } from '../route-schema.js';
-import { SigningKeyRotationResponse, SigningKeysResponse } from './signing-keys.schemas.js';
+import { SigningKeyRotationResponse, SigningKeysResponse } from '../../wire/signing-keys.schemas.js';
 
 /** The workspace's embed-token signing keys (admin): list, and rotate with overlap (SPEC §10). */
 export const signingKeyRoutes: FastifyPluginAsyncTypebox<{ signingKeys: SigningKeyService }> = async (app, { signingKeys }) => {

@@ -7,9 +7,9 @@ import { jsonDefectError, parseStrictJson } from '../strict-json.js';
 import type { JsonObject } from '../../domain/models.js';
 import type { UserGroupService } from '../../domain/user-groups.service.js';
 import { isEmbedTokenShaped, type EmbedTokenService } from '../../domain/embed-tokens.service.js';
-import { EmbedTokenResponse, MintEmbedTokenBody, VerifiedTokenResponse } from './embed-tokens.schemas.js';
+import { EmbedTokenResponse, MintEmbedTokenBody, VerifiedTokenResponse } from '../../wire/embed-tokens.schemas.js';
 import type { UserGroupView } from '../../domain/user-group-view.js';
-import { toUserGroup } from './user-group.presenter.js';
+import { toUserGroup } from '../../wire/user-group.presenter.js';
 import type { TSchema } from 'typebox';
 import { apiRouteSchema } from '../route-schema.js';
 import {
@@ -21,7 +21,7 @@ import {
   UpdateUserGroupBody,
   UserGroupResponse,
   VerifyUserGroupTokenBody,
-} from './user-groups.schemas.js';
+} from '../../wire/user-groups.schemas.js';
 
 const routeSchema = <B extends TSchema, R extends TSchema>(summary: string, description: string, body: B, success: R) =>
   apiRouteSchema('user groups', summary, success, { description, body });

@@ -3,9 +3,9 @@ import { Type } from 'typebox';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../../domain/models.js';
 import { inEnvironment } from '../../domain/tenancy.js';
 import type { WebhookEndpointService } from '../../domain/webhook-endpoints.service.js';
-import { EnvironmentQuery } from '../common.schemas.js';
-import { decodeCursor, PageResponse, pageSize, toPageResponse } from '../cursor.js';
-import { Success } from '../envelope.js';
+import { EnvironmentQuery } from '../../wire/common.schemas.js';
+import { decodeCursor, PageResponse, pageSize, toPageResponse } from '../../wire/cursor.js';
+import { Success } from '../../wire/envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
 import {
   CreateWebhookEndpointBody,
@@ -18,7 +18,7 @@ import {
   WebhookEndpoint,
   WebhookEndpointParams,
   WebhookEndpointResponse,
-} from './webhooks.schemas.js';
+} from '../../wire/webhooks.schemas.js';
 
 export const toWebhookEndpoint = (record: WebhookEndpointRecord) => ({
   id: record.id,

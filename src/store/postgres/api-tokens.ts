@@ -1,8 +1,8 @@
 import type { ApiTokenRecord, AuditContext, NewApiToken, RateLimit } from '../../domain/models.js';
 import type { Environment, Scope } from '../../domain/tenancy.js';
-import { rateLimitFromColumns, rateLimitParameters, sameRateLimit } from '../api-token-records.js';
-import { apiTokenCreatedEntry, apiTokenRevokedEntry, apiTokenUpdatedEntry } from '../audit-entries.js';
-import type { Audited } from '../audit-entries.js';
+import { rateLimitFromColumns, rateLimitParameters } from '../api-token-records.js';
+import { apiTokenCreated, apiTokenRevoked, planRateLimitUpdate } from '../../domain/api-tokens.rules.js';
+import type { Audited } from '../../domain/audit-entry.js';
 import type { ApiTokenStore } from '../store.js';
 import type { AuditEvents } from './audit-events.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
@@ -50,8 +50,7 @@ const sql = statements({
   // FOR UPDATE: the audited before is the value the update replaces, whatever runs alongside.
   liveByIdForUpdate: `SELECT ${COLUMNS} FROM api_tokens WHERE id = @id AND workspace_id = @workspaceId AND revoked_at IS NULL FOR UPDATE`,
   list: `SELECT ${COLUMNS} FROM api_tokens WHERE workspace_id = @workspaceId AND revoked_at IS NULL ORDER BY id`,
-  setRateLimit: `UPDATE api_tokens SET rate_limit_per_second = @rateLimitPerSecond, rate_limit_burst = @rateLimitBurst
-    WHERE id = @id RETURNING ${COLUMNS}`,
+  setRateLimit: 'UPDATE api_tokens SET rate_limit_per_second = @rateLimitPerSecond, rate_limit_burst = @rateLimitBurst WHERE id = @id',
   revoke: `UPDATE api_tokens SET revoked_at = @at WHERE id = @id AND workspace_id = @workspaceId AND revoked_at IS NULL
     RETURNING ${COLUMNS}`,
   recordUse: 'UPDATE api_tokens SET last_used_at = @at WHERE id = @id',
@@ -63,7 +62,7 @@ export function apiTokenMethods(db: PostgresDatabase, audit: AuditEvents): ApiTo
     for (const token of tokens) {
       records.push(toApiToken(onlyRow(await tx.rows<ApiTokenRow>(sql.insert({ ...token, ...rateLimitParameters(token.rateLimit) })), 'api token insert')));
     }
-    return { result: records, entries: records.map(apiTokenCreatedEntry) };
+    return { result: records, entries: records.map(apiTokenCreated) };
   };
 
   const insertOne = audit.withAudit((tx, _context: AuditContext, token: NewApiToken) => insertAll(tx, [token]));
@@ -78,17 +77,14 @@ export function apiTokenMethods(db: PostgresDatabase, audit: AuditEvents): ApiTo
 
   const updateRateLimit = audit.withAudit(async (tx, _context: AuditContext, workspaceId: number, id: number, rateLimit: RateLimit | null): Promise<Audited<ApiTokenRecord | null>> => {
     const [row] = await tx.rows<ApiTokenRow>(sql.liveByIdForUpdate({ id, workspaceId }));
-    const before = row ? toApiToken(row) : null;
-    if (!before || sameRateLimit(before.rateLimit, rateLimit)) return { result: before, entries: [] };
-    const after = toApiToken(onlyRow(await tx.rows<ApiTokenRow>(sql.setRateLimit({ id, ...rateLimitParameters(rateLimit) })), 'api token update'));
-    return { result: after, entries: [apiTokenUpdatedEntry(before, after)] };
+    const plan = planRateLimitUpdate(row ? toApiToken(row) : null, rateLimit);
+    if (plan.write) await tx.rows(sql.setRateLimit({ id, ...rateLimitParameters(plan.write.rateLimit) }));
+    return plan;
   });
 
   const revoke = audit.withAudit(async (tx, context: AuditContext, workspaceId: number, id: number) => {
     const [row] = await tx.rows<ApiTokenRow>(sql.revoke({ at: context.at, id, workspaceId }));
-    if (!row) return { result: null, entries: [] };
-    const record = toApiToken(row);
-    return { result: record, entries: [apiTokenRevokedEntry(record)] };
+    return apiTokenRevoked(row ? toApiToken(row) : null);
   });
 
   return {

@@ -1,6 +1,8 @@
-import type { AuditAction, AuditContext, AuditEventRecord, WebhookEventType } from '../../domain/models.js';
-import { actorColumns, auditEventFromRow, auditQueryParameters, serializeChanges } from '../audit-entries.js';
-import type { AuditEntry, AuditEventRow, Audited } from '../audit-entries.js';
+import type { AuditContext, AuditEventRecord } from '../../domain/models.js';
+import type { GroupAudit } from '../../domain/user-groups.rules.js';
+import { actorColumns, auditEventFromRow, auditQueryParameters, serializeChanges } from '../audit-rows.js';
+import type { AuditEventRow } from '../audit-rows.js';
+import type { AuditEntry, Audited } from '../../domain/audit-entry.js';
 import { announcedEvents, firstInLine } from '../webhook-outbox.js';
 import type { AuditEventQuery } from '../store.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
@@ -31,31 +33,32 @@ function toAuditEvent(row: PostgresAuditRow): AuditEventRecord {
 /**
  * For a change made in one statement: a CTE that writes one audit event per row of `source` (a CTE
  * returning workspace_id, environment, team_id and provided_id), committing with the change itself.
- * Its parameters come from `auditParameters`.
+ * Its parameters (@action and @changes among them) come from `auditParameters`, given the same
+ * `GroupAudit` the transaction paths turn into an entry.
  */
-export const auditEventPerRow = (source: string, action: AuditAction) => `audited AS (
+export const auditEventPerRow = (source: string) => `audited AS (
     INSERT INTO audit_events
       (at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id, changes, request_id)
     SELECT @at::timestamptz, s.workspace_id, s.environment, @actorType::text, @actorApiTokenId::bigint, @actorName::text,
-      '${action}', s.team_id, s.provided_id, @changes::json, @requestId::text
+      @action::text, s.team_id, s.provided_id, @changes::json, @requestId::text
     FROM ${source} s
   )`;
 
 /**
- * True while no enabled endpoint of the tenant (@workspaceId, @environment) wants events of `type`:
- * the condition under which a one-statement change needs no outbox row. The outbox statement below
- * matches endpoints the same way.
+ * True while no enabled endpoint of the tenant (@workspaceId, @environment) wants the event of the
+ * change's @action (a group's audit action is its webhook event type): the condition under which a
+ * one-statement change needs no outbox row. The outbox statement below matches endpoints the same way.
  */
-export const noEndpointWants = (type: WebhookEventType) => `NOT EXISTS (SELECT 1 FROM webhook_endpoints w
-    WHERE w.workspace_id = @workspaceId AND w.environment = @environment AND w.enabled AND w.events && ARRAY['${type}', '*'])`;
+export const NO_ENDPOINT_WANTS = `NOT EXISTS (SELECT 1 FROM webhook_endpoints w
+    WHERE w.workspace_id = @workspaceId AND w.environment = @environment AND w.enabled AND w.events && ARRAY[@action::text, '*'])`;
 
 /** The parameters an audit event takes from its context: when, who, and in which request. */
 function contextParameters(context: AuditContext) {
   return { at: context.at, ...actorColumns(context.actor), requestId: context.requestId };
 }
 
-export function auditParameters(context: AuditContext): Record<string, unknown> {
-  return { ...contextParameters(context), changes: context.changes === undefined ? null : JSON.stringify(context.changes) };
+export function auditParameters(context: AuditContext, audit: GroupAudit): Record<string, unknown> {
+  return { ...contextParameters(context), action: audit.action, changes: serializeChanges(audit) };
 }
 
 // One statement for any number of entries: the per-entry columns travel as parallel arrays, and

@@ -1,5 +1,5 @@
 import type { AuditContext, CiphertextKind } from '../../domain/models.js';
-import { keyRotationEntry } from '../audit-entries.js';
+import { encryptionKeyRotated } from '../../domain/catalog.rules.js';
 import { COUNT_BY_KEY, listNotUnderKey, perKind } from '../ciphertext-columns.js';
 import type { CiphertextStore } from '../store.js';
 import type { AuditEvents } from './audit-events.js';
@@ -26,7 +26,7 @@ const countByKey = statement(COUNT_BY_KEY);
 export function ciphertextMethods(db: PostgresDatabase, audit: AuditEvents): CiphertextStore {
   const record = audit.withAudit(async (_tx, context: AuditContext, workspaceId: number) => ({
     result: undefined,
-    entries: [keyRotationEntry(workspaceId, context.changes)],
+    entries: [encryptionKeyRotated(workspaceId, context.changes)],
   }));
 
   return {

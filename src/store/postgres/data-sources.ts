@@ -1,13 +1,11 @@
 import { takenError } from '../unique-constraints.js';
 import type { AuditContext, DataSourcePatch, DataSourceRecord, NewDataSource } from '../../domain/models.js';
 import type { Environment } from '../../domain/tenancy.js';
-import { creationChanges, dataSourceAuditFields, dataSourceEntry, deletionChanges } from '../audit-entries.js';
-import type { Audited } from '../audit-entries.js';
-import type { DataSourceChange, DataSourceStore } from '../store.js';
-import { patchParameters } from '../user-group-records.js';
+import { dataSourceCreated, planDataSourceDeletion, planDataSourceUpdate } from '../../domain/data-sources.rules.js';
+import type { DataSourceStore } from '../store.js';
 import type { AuditEvents } from './audit-events.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
-import { iso, onlyRow, toNumber } from './rows.js';
+import { iso, toNumber } from './rows.js';
 import type { Int8 } from './rows.js';
 import { statements } from './statements.js';
 import type { Statement } from './statements.js';
@@ -36,8 +34,6 @@ function toDataSource(row: DataSourceRow): DataSourceRecord {
 
 const COLUMNS = 'id, workspace_id, environment, provided_id, name, schema_id, created_at';
 
-const PATCHABLE = ['providedId', 'name', 'schemaId'] as const;
-
 const sql = statements({
   // As for schemas: a taken provided id inserts no row and so draws no id from the sequence.
   insert: `INSERT INTO data_sources (workspace_id, environment, provided_id, name, schema_id, created_at)
@@ -58,11 +54,7 @@ const sql = statements({
       AND (id = ANY(@ids::bigint[]) OR provided_id = ANY(@providedIds::text[]))
     ORDER BY id`,
   usedBy: 'SELECT count(DISTINCT team_id) AS used_by FROM user_group_mappings WHERE data_source_id = @id',
-  update: `UPDATE data_sources SET
-      provided_id = CASE WHEN @setProvidedId::boolean THEN @providedId::text ELSE provided_id END,
-      name = CASE WHEN @setName::boolean THEN @name::text ELSE name END,
-      schema_id = CASE WHEN @setSchemaId::boolean THEN @schemaId::bigint ELSE schema_id END
-    WHERE id = @id RETURNING ${COLUMNS}`,
+  update: 'UPDATE data_sources SET provided_id = @providedId, name = @name, schema_id = @schemaId WHERE id = @id',
   delete: 'DELETE FROM data_sources WHERE id = @id',
 });
 
@@ -78,39 +70,26 @@ export function dataSourceMethods(db: PostgresDatabase, audit: AuditEvents): Dat
     return toNumber(row?.used_by ?? 0);
   };
 
-  const unchanged = (change: DataSourceChange): Audited<DataSourceChange> => ({ result: change, entries: [] });
-
   const insert = audit.withAudit(async (tx, _context: AuditContext, source: NewDataSource) => {
     const { tenant, providedId, name, schemaId, createdAt } = source;
     const [row] = await tx.rows<DataSourceRow>(sql.insert({ ...tenant, providedId, name, schemaId, createdAt }));
     if (!row) throw takenError('data_source_provided_id', undefined);
     const record = toDataSource(row);
-    return { result: record, entries: [dataSourceEntry('data_source.created', record, creationChanges(dataSourceAuditFields(record)))] };
+    return { result: record, entries: [dataSourceCreated(record)] };
   });
 
-  const update = audit.withAudit(
-    async (tx, context: AuditContext, workspaceId: number, id: number, patch: DataSourcePatch): Promise<Audited<DataSourceChange>> => {
-      const current = await lockedById(tx, workspaceId, id);
-      if (!current) return unchanged({ status: 'not_found' });
-      if (patch.schemaId !== undefined && patch.schemaId !== current.schemaId) {
-        const count = await usedBy(tx, id);
-        if (count > 0) return unchanged({ status: 'in_use', usedBy: count });
-      }
-      const rows = await tx.rows<DataSourceRow>(sql.update({ id, ...patchParameters(PATCHABLE, patch) }));
-      const record = toDataSource(onlyRow(rows, 'data source update'));
-      const entry = dataSourceEntry('data_source.updated', record, context.changes ?? null);
-      return { result: { status: 'changed', dataSource: record }, entries: [entry] };
-    },
-  );
-
-  const remove = audit.withAudit(async (tx, _context: AuditContext, workspaceId: number, id: number): Promise<Audited<DataSourceChange>> => {
+  const update = audit.withAudit(async (tx, _context: AuditContext, workspaceId: number, id: number, patch: DataSourcePatch) => {
     const current = await lockedById(tx, workspaceId, id);
-    if (!current) return unchanged({ status: 'not_found' });
-    const count = await usedBy(tx, id);
-    if (count > 0) return unchanged({ status: 'in_use', usedBy: count });
-    await tx.rows(sql.delete({ id }));
-    const entry = dataSourceEntry('data_source.deleted', current, deletionChanges(dataSourceAuditFields(current)));
-    return { result: { status: 'changed', dataSource: current }, entries: [entry] };
+    const plan = planDataSourceUpdate(current, patch, current ? await usedBy(tx, id) : 0);
+    if (plan.write) await tx.rows(sql.update({ ...plan.write }));
+    return plan;
+  });
+
+  const remove = audit.withAudit(async (tx, _context: AuditContext, workspaceId: number, id: number) => {
+    const current = await lockedById(tx, workspaceId, id);
+    const plan = planDataSourceDeletion(current, current ? await usedBy(tx, id) : 0);
+    if (plan.remove) await tx.rows(sql.delete({ id: plan.remove.id }));
+    return plan;
   });
 
   return {

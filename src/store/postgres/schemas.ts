@@ -1,6 +1,6 @@
 import { takenError } from '../unique-constraints.js';
 import type { AuditContext, SchemaRecord } from '../../domain/models.js';
-import { schemaCreatedEntry } from '../audit-entries.js';
+import { schemaCreated } from '../../domain/catalog.rules.js';
 import type { SchemaStore } from '../store.js';
 import type { AuditEvents } from './audit-events.js';
 import type { PostgresDatabase } from './postgres-database.js';
@@ -39,7 +39,7 @@ export function schemaMethods(db: PostgresDatabase, audit: AuditEvents): SchemaS
     const [row] = await tx.rows<SchemaRow>(sql.insert({ workspaceId, name, at: context.at }));
     if (!row) throw takenError('schema_name', undefined);
     const schema = toSchema(row);
-    return { result: schema, entries: [schemaCreatedEntry(schema)] };
+    return { result: schema, entries: [schemaCreated(schema)] };
   });
 
   return {

@@ -1,5 +1,5 @@
 import type { AuditContext, NewSigningKey, SigningKeyRecord } from '../../domain/models.js';
-import { signingKeyEntry } from '../audit-entries.js';
+import { signingKeyChanged } from '../../domain/catalog.rules.js';
 import { SIGNING_KEY_COLUMNS, signingKeyFromRow } from '../signing-key-rows.js';
 import type { SigningKeyStore } from '../store.js';
 import type { AuditEvents } from './audit-events.js';
@@ -50,14 +50,14 @@ export function signingKeyMethods(db: PostgresDatabase, audit: AuditEvents): Sig
 
   const insertFirst = audit.withAudit(async (tx, _context: AuditContext, key: NewSigningKey) => {
     const inserted = await one(tx, sql.insert(parameters(key)));
-    if (inserted) return { result: inserted, entries: [signingKeyEntry(inserted, null)] };
+    if (inserted) return { result: inserted, entries: [signingKeyChanged(inserted, null)] };
     return { result: (await one(tx, sql.current({ workspaceId: key.workspaceId })))!, entries: [] };
   });
 
   const rotate = audit.withAudit(async (tx, _context: AuditContext, key: NewSigningKey) => {
     const retired = await one(tx, sql.retire({ workspaceId: key.workspaceId, retiredAt: key.createdAt }));
     const current = (await one(tx, sql.insert(parameters(key))))!;
-    return { result: { current, retired }, entries: [signingKeyEntry(current, retired)] };
+    return { result: { current, retired }, entries: [signingKeyChanged(current, retired)] };
   });
 
   return {

@@ -1,8 +1,8 @@
 import { HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
 import type { AuditContext, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
 import type { Tenant } from '../../domain/tenancy.js';
-import { groupEntry } from '../audit-entries.js';
-import type { AuditEntry } from '../audit-entries.js';
+import { groupAudit, groupEntry } from '../../domain/user-groups.rules.js';
+import type { AuditEntry } from '../../domain/audit-entry.js';
 import type { UserGroupDeletion, UserGroupQuery, UserGroupStore, UserGroupTokenRotation, UserGroupUpdate, UserGroupWrite } from '../store.js';
 import {
   assertTokenPatchComplete,
@@ -17,7 +17,7 @@ import {
   userGroupFromRow,
 } from '../user-group-records.js';
 import type { ParentLinkRow, UserGroupRow } from '../user-group-records.js';
-import { auditEventPerRow, auditParameters, noEndpointWants, type AuditEvents } from './audit-events.js';
+import { auditEventPerRow, auditParameters, NO_ENDPOINT_WANTS, type AuditEvents } from './audit-events.js';
 import { unavailable } from '../../domain/errors.js';
 import { LOST, retryWhileContended } from '../../domain/retry-policy.js';
 import { isParentLinkViolation, isTransientConflict } from './postgres-errors.js';
@@ -147,17 +147,17 @@ const sql = statements({
   // itself, no BEGIN and COMMIT round trips), taken only while no endpoint wants the event, which has
   // to be written with the whole group (a transaction: the paths below). Rotation and deletion have
   // theirs too.
-  insertUnannounced: `${insertGroupSql(noEndpointWants('user_group.created'))}, ${auditEventPerRow('inserted', 'user_group.created')}
+  insertUnannounced: `${insertGroupSql(NO_ENDPOINT_WANTS)}, ${auditEventPerRow('inserted')}
     SELECT ${GROUP_COLUMNS} FROM inserted`,
-  rotateUnannounced: `WITH rotated AS (${ROTATE} AND ${noEndpointWants('user_group.token_rotated')} ${RETURNING_GROUP}),
-    ${auditEventPerRow('rotated', 'user_group.token_rotated')}
+  rotateUnannounced: `WITH rotated AS (${ROTATE} AND ${NO_ENDPOINT_WANTS} ${RETURNING_GROUP}),
+    ${auditEventPerRow('rotated')}
     SELECT ${GROUP_COLUMNS}, mapping, ancestors FROM rotated`,
   deleteUnannounced: `${DELETE_TARGET}, deleted AS (
       DELETE FROM user_groups g USING target
       WHERE g.team_id = target.team_id AND target.children = 0 AND g.version = @expectedVersion
-        AND ${noEndpointWants('user_group.deleted')}
+        AND ${NO_ENDPOINT_WANTS}
       RETURNING g.team_id, g.workspace_id, g.environment, g.provided_id
-    ), ${auditEventPerRow('deleted', 'user_group.deleted')}
+    ), ${auditEventPerRow('deleted')}
     SELECT target.children, EXISTS (SELECT 1 FROM deleted) AS deleted FROM target`,
   // One statement for every patch shape: a field is written only when its flag is set.
   update: `UPDATE user_groups SET
@@ -264,7 +264,7 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
       ...mappingParameters(group.mapping),
     };
     const [inserted] = await q.rows<Omit<PostgresUserGroupRow, 'mapping'>>(
-      unannounced ? sql.insertUnannounced({ ...parameters, ...auditParameters(unannounced) }) : sql.insert(parameters),
+      unannounced ? sql.insertUnannounced({ ...parameters, ...auditParameters(unannounced, groupAudit('user_group.created', unannounced.changes)) }) : sql.insert(parameters),
     );
     if (inserted && parentProvidedId !== null) return (await findOne(q, sql.byTeamIdInTenant({ ...tenant, teamId: inserted.team_id }))) ?? undefined;
     // The statement's RETURNING cannot see the mapping rows its sibling CTE inserts; they are the input.
@@ -325,13 +325,13 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
 
   const insertAudited = audit.withAudit(async (tx, context: AuditContext, group: NewUserGroup) => {
     const created = await insertGroup(tx, group);
-    return { result: created, entries: created ? [groupEntry('user_group.created', created, context.changes)] : [] };
+    return { result: created, entries: created ? [groupEntry(groupAudit('user_group.created', context.changes), created)] : [] };
   });
 
   const update = audit.withAudit(async (tx, context: AuditContext, groupUpdate: UserGroupUpdate) => {
     const group = await applyUpdate(tx, groupUpdate);
     if (!group) return { result: null, entries: [] };
-    return { result: group, entries: [groupEntry('user_group.updated', group, context.changes)] };
+    return { result: group, entries: [groupEntry(groupAudit('user_group.updated', context.changes), group)] };
   });
 
   // The batch path of an import: no re-reads, one audit entry per write. Any refused write throws,
@@ -342,11 +342,11 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
       if (write.kind === 'create') {
         const created = await insertGroup(tx, write.group);
         if (!created) throw concurrentChange(`A user group with id ${JSON.stringify(write.group.providedId)} was created`);
-        entries.push(groupEntry('user_group.created', created, write.changes));
+        entries.push(groupEntry(groupAudit('user_group.created', write.changes), created));
       } else {
         const updated = await applyUpdate(tx, write.update);
         if (!updated) throw concurrentChange(`User group ${write.update.teamId} changed or was deleted`);
-        entries.push(groupEntry('user_group.updated', updated, write.changes));
+        entries.push(groupEntry(groupAudit('user_group.updated', write.changes), updated));
       }
     }
     return { result: undefined, entries };
@@ -378,12 +378,12 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
 
   const rotateAnnounced = audit.withAudit(async (tx, context: AuditContext, rotation: UserGroupTokenRotation) => {
     const group = await findOne(tx, sql.rotate(rotationParameters(rotation)));
-    return { result: group, entries: group ? [groupEntry('user_group.token_rotated', group, context.changes)] : [] };
+    return { result: group, entries: group ? [groupEntry(groupAudit('user_group.token_rotated', context.changes), group)] : [] };
   });
 
   // One statement while no endpoint wants the event; else (or for an unknown token) the transaction.
   const rotate = async (rotation: UserGroupTokenRotation, context: AuditContext): Promise<UserGroupRecord | null> =>
-    (await findOne(db, sql.rotateUnannounced({ ...rotationParameters(rotation), ...auditParameters(context) }))) ?? rotateAnnounced(context, rotation);
+    (await findOne(db, sql.rotateUnannounced({ ...rotationParameters(rotation), ...auditParameters(context, groupAudit('user_group.token_rotated', context.changes)) }))) ?? rotateAnnounced(context, rotation);
 
   const deleteAudited = audit.withAudit(async (tx, context: AuditContext, tenant: Tenant, teamId: number, expectedVersion: number) => {
     const [outcome] = await tx.rows<{ children: Int8; deleted: PostgresUserGroupRow | null }>(sql.delete({ ...tenant, teamId, expectedVersion }));
@@ -391,14 +391,14 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
     if (children > 0) return { result: { status: 'has_children', children } as UserGroupDeletion, entries: [] };
     if (!outcome?.deleted) return { result: { status: 'moved' } as UserGroupDeletion, entries: [] };
     const group = toUserGroup(decodedJsonRow(outcome.deleted));
-    return { result: { status: 'deleted' } as UserGroupDeletion, entries: [groupEntry('user_group.deleted', group, context.changes)] };
+    return { result: { status: 'deleted' } as UserGroupDeletion, entries: [groupEntry(groupAudit('user_group.deleted', context.changes), group)] };
   });
 
   const remove = async (tenant: Tenant, teamId: number, expectedVersion: number, context: AuditContext): Promise<UserGroupDeletion> => {
     try {
       // One statement while no endpoint wants the event; when it deleted nothing the transaction decides.
       const [outcome] = await db.rows<{ children: Int8; deleted: boolean }>(
-        sql.deleteUnannounced({ ...tenant, teamId, expectedVersion, ...auditParameters(context) }),
+        sql.deleteUnannounced({ ...tenant, teamId, expectedVersion, ...auditParameters(context, groupAudit('user_group.deleted', context.changes)) }),
       );
       if (!outcome) return { status: 'moved' };
       const children = toNumber(outcome.children);

@@ -2,14 +2,10 @@ import type { AuditContext, ClaimedWebhookDelivery, NewWebhookEndpoint, WebhookE
 import type { Tenant } from '../../domain/tenancy.js';
 import { patchParameters } from '../user-group-records.js';
 import type { WebhookAttempt, WebhookClaim, WebhookDeliveryQuery, WebhookStore } from '../store.js';
+import { attemptFollowUp, deliveryRetried, endpointCreated, endpointDeleted, endpointDisabled, endpointUpdated, secretRotated } from '../../domain/webhook-endpoints.rules.js';
 import {
   attemptColumns,
-  deliveryRetriedEntry,
-  endpointCreatedEntry,
-  endpointDeletedEntry,
-  endpointUpdatedEntry,
   PROMOTE_NEXT,
-  secretRotatedEntry,
   WEBHOOK_DELIVERY_COLUMNS,
   WEBHOOK_ENDPOINT_COLUMNS,
   webhookDeliveryFromRow,
@@ -137,7 +133,7 @@ export function webhookMethods(db: PostgresDatabase, audit: AuditEvents): Webhoo
 
   const insert = audit.withAudit(async (tx, _context: AuditContext, endpoint: NewWebhookEndpoint) => {
     const created = toEndpoint(onlyRow(await tx.rows<PostgresEndpointRow>(sql.insert({ ...endpoint })), 'webhook endpoint insert'));
-    return { result: created, entries: [endpointCreatedEntry(created)] };
+    return { result: created, entries: [endpointCreated(created)] };
   });
 
   const update = audit.withAudit(async (tx, context: AuditContext, tenant: Tenant, id: number, patch: WebhookEndpointPatch) => {
@@ -146,18 +142,18 @@ export function webhookMethods(db: PostgresDatabase, audit: AuditEvents): Webhoo
     const after = toEndpoint(
       onlyRow(await tx.rows<PostgresEndpointRow>(sql.update({ ...tenant, id, at: context.at, ...patchParameters(['url', 'events', 'description', 'enabled'], patch) })), 'webhook endpoint update'),
     );
-    return { result: after, entries: endpointUpdatedEntry(before, after) };
+    return { result: after, entries: endpointUpdated(before, after) };
   });
 
   const rotate = audit.withAudit(async (tx, context: AuditContext, tenant: Tenant, id: number, secretCiphertext: string, expiresAt: string) => {
     const rotated = await findOne(tx, sql.rotate({ ...tenant, id, secretCiphertext, expiresAt, at: context.at }));
-    return { result: rotated, entries: rotated ? [secretRotatedEntry(rotated)] : [] };
+    return { result: rotated, entries: secretRotated(rotated) };
   });
 
   const remove = audit.withAudit(async (tx, _context: AuditContext, tenant: Tenant, id: number) => {
     const before = await findOne(tx, sql.findForUpdate({ ...tenant, id }));
     if (before) await tx.rows(sql.delete({ ...tenant, id }));
-    return { result: before, entries: before ? [endpointDeletedEntry(before)] : [] };
+    return { result: before, entries: endpointDeleted(before) };
   });
 
   const retry = audit.withAudit(async (tx, context: AuditContext, tenant: Tenant, id: number) => {
@@ -165,7 +161,7 @@ export function webhookMethods(db: PostgresDatabase, audit: AuditEvents): Webhoo
     if (!before) return { result: null, entries: [] };
     await tx.rows(sql.retry({ id, at: context.at }));
     const after = toDelivery(onlyRow(await tx.rows<PostgresDeliveryRow>(sql.delivery({ ...tenant, id })), 'webhook delivery'));
-    return { result: after, entries: [deliveryRetriedEntry(toDelivery(before), tenant)] };
+    return { result: after, entries: [deliveryRetried(toDelivery(before), tenant)] };
   });
 
   const claim = async (request: WebhookClaim): Promise<ClaimedWebhookDelivery[]> => {
@@ -200,15 +196,15 @@ export function webhookMethods(db: PostgresDatabase, audit: AuditEvents): Webhoo
     const [written] = await tx.rows<{ endpoint_id: Int8; ordering_key: string }>(sql.recordAttempt({ ...attempt, ...attemptColumns(attempt) }));
     if (!written) return { result: false, entries: [] };
     const id = written.endpoint_id;
-    if (attempt.outcome !== 'retry') await tx.rows(sql.promoteNext({ at: attempt.at, endpointId: id, orderingKey: written.ordering_key }));
-    if (attempt.outcome === 'delivered') {
+    const followUp = attemptFollowUp(attempt.outcome);
+    if (followUp.promoteNext) await tx.rows(sql.promoteNext({ at: attempt.at, endpointId: id, orderingKey: written.ordering_key }));
+    if (followUp.endpointAnswered) {
       await tx.rows(sql.succeeded({ id }));
       return { result: true, entries: [] };
     }
     await tx.rows(sql.failed({ id, at: attempt.at }));
     const disabled = await findOne(tx, sql.disable({ id, at: context.at, since: attempt.disableIfFailingSince }));
-    if (!disabled) return { result: true, entries: [] };
-    return { result: true, entries: endpointUpdatedEntry({ ...disabled, enabled: true }, disabled, 'webhook_endpoint.disabled') };
+    return { result: true, entries: endpointDisabled(disabled) };
   });
 
   return {

@@ -1,5 +1,5 @@
 import type { AuditContext, Workspace } from '../../domain/models.js';
-import { workspaceCreatedEntry } from '../audit-entries.js';
+import { workspaceCreated } from '../../domain/catalog.rules.js';
 import type { WorkspaceStore } from '../store.js';
 import type { AuditEvents } from './audit-events.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
@@ -38,7 +38,7 @@ export function workspaceMethods(db: PostgresDatabase, audit: AuditEvents): Work
     const [inserted] = await tx.rows<WorkspaceRow>(sql.insertIfAbsent({ name, at: context.at }));
     if (inserted) {
       const workspace = toWorkspace(inserted);
-      return { result: { workspace, created: true }, entries: [workspaceCreatedEntry(workspace)] };
+      return { result: { workspace, created: true }, entries: [workspaceCreated(workspace)] };
     }
     // The conflicting insert has committed (ON CONFLICT waited for it), so this fresh snapshot sees it.
     const existing = await byName(tx, name);
@@ -48,7 +48,7 @@ export function workspaceMethods(db: PostgresDatabase, audit: AuditEvents): Work
 
   const create = audit.withAudit(async (tx, context: AuditContext, name: string) => {
     const workspace = toWorkspace(onlyRow(await tx.rows<WorkspaceRow>(sql.insert({ name, at: context.at })), 'workspace insert'));
-    return { result: workspace, entries: [workspaceCreatedEntry(workspace)] };
+    return { result: workspace, entries: [workspaceCreated(workspace)] };
   });
 
   return {

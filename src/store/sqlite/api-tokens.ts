@@ -1,9 +1,9 @@
 import type { Database } from 'better-sqlite3';
 import type { ApiTokenRecord, AuditContext, NewApiToken, RateLimit } from '../../domain/models.js';
 import type { ApiTokenStore } from '../store.js';
-import { rateLimitFromColumns, rateLimitParameters, sameRateLimit } from '../api-token-records.js';
-import { apiTokenCreatedEntry, apiTokenRevokedEntry, apiTokenUpdatedEntry } from '../audit-entries.js';
-import type { Audited } from '../audit-entries.js';
+import { rateLimitFromColumns, rateLimitParameters } from '../api-token-records.js';
+import { apiTokenCreated, apiTokenRevoked, planRateLimitUpdate } from '../../domain/api-tokens.rules.js';
+import type { Audited } from '../../domain/audit-entry.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
 import { liveTokenCache } from './live-token-cache.js';
@@ -30,8 +30,7 @@ export function apiTokenMethods(db: Database, audit: AuditEvents): Synchronous<A
     liveByHash: `SELECT ${COLUMNS} FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL`,
     liveById: `SELECT ${COLUMNS} FROM api_tokens WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL`,
     list: `SELECT ${COLUMNS} FROM api_tokens WHERE workspace_id = ? AND revoked_at IS NULL ORDER BY id`,
-    setRateLimit: `UPDATE api_tokens SET rate_limit_per_second = @rateLimitPerSecond, rate_limit_burst = @rateLimitBurst
-      WHERE id = @id RETURNING ${COLUMNS}`,
+    setRateLimit: 'UPDATE api_tokens SET rate_limit_per_second = @rateLimitPerSecond, rate_limit_burst = @rateLimitBurst WHERE id = @id',
     revoke: `UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL
       RETURNING ${COLUMNS}`,
     recordUse: 'UPDATE api_tokens SET last_used_at = ? WHERE id = ?',
@@ -39,7 +38,7 @@ export function apiTokenMethods(db: Database, audit: AuditEvents): Synchronous<A
 
   const insertAll = (tokens: NewApiToken[]): Audited<ApiTokenRecord[]> => {
     const records = tokens.map((token) => toApiToken(sql.insert.get({ ...token, ...rateLimitParameters(token.rateLimit) }) as ApiTokenRow));
-    return { result: records, entries: records.map(apiTokenCreatedEntry) };
+    return { result: records, entries: records.map(apiTokenCreated) };
   };
 
   const insertOne = audit.withAudit((_context: AuditContext, token: NewApiToken) => insertAll([token]));
@@ -53,18 +52,17 @@ export function apiTokenMethods(db: Database, audit: AuditEvents): Synchronous<A
   // Read and written under the write lock of one immediate transaction: the audited before is the
   // value the update replaced.
   const updateRateLimit = audit.withAudit((_context: AuditContext, workspaceId: number, id: number, rateLimit: RateLimit | null): Audited<ApiTokenRecord | null> => {
-    const before = nullableApiToken(sql.liveById.get(id, workspaceId));
-    if (!before || sameRateLimit(before.rateLimit, rateLimit)) return { result: before, entries: [] };
-    cache.invalidate();
-    const after = toApiToken(sql.setRateLimit.get({ id, ...rateLimitParameters(rateLimit) }) as ApiTokenRow);
-    return { result: after, entries: [apiTokenUpdatedEntry(before, after)] };
+    const plan = planRateLimitUpdate(nullableApiToken(sql.liveById.get(id, workspaceId)), rateLimit);
+    if (plan.write) {
+      cache.invalidate();
+      sql.setRateLimit.run({ id, ...rateLimitParameters(plan.write.rateLimit) });
+    }
+    return plan;
   });
 
   const revoke = audit.withAudit((context: AuditContext, workspaceId: number, id: number) => {
     cache.invalidate();
-    const record = nullableApiToken(sql.revoke.get(context.at, id, workspaceId));
-    if (!record) return { result: null, entries: [] };
-    return { result: record, entries: [apiTokenRevokedEntry(record)] };
+    return apiTokenRevoked(nullableApiToken(sql.revoke.get(context.at, id, workspaceId)));
   });
 
   return {

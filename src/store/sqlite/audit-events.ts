@@ -1,7 +1,8 @@
 import type { Database } from 'better-sqlite3';
 import type { AuditContext, AuditEventRecord, FieldChanges } from '../../domain/models.js';
-import { actorColumns, auditEventFromRow, auditQueryParameters, serializeChanges } from '../audit-entries.js';
-import type { AuditEntry, AuditEventRow, Audited } from '../audit-entries.js';
+import { actorColumns, auditEventFromRow, auditQueryParameters, serializeChanges } from '../audit-rows.js';
+import type { AuditEventRow } from '../audit-rows.js';
+import type { AuditEntry, Audited } from '../../domain/audit-entry.js';
 import type { AuditEventQuery } from '../store.js';
 import { preparedOnFirstUse } from './prepared.js';
 import { sqliteOutbox } from './webhooks.js';

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { AuditContext, CiphertextCount, CiphertextKind, CiphertextReplacement, StoredCiphertext } from '../../domain/models.js';
-import { keyRotationEntry } from '../audit-entries.js';
+import { encryptionKeyRotated } from '../../domain/catalog.rules.js';
 import { COUNT_BY_KEY, listNotUnderKey, perKind } from '../ciphertext-columns.js';
 import type { CiphertextStore } from '../store.js';
 import type { AuditEvents } from './audit-events.js';
@@ -22,7 +22,7 @@ export function ciphertextMethods(db: Database, audit: AuditEvents): Synchronous
 
   const record = audit.withAudit((context: AuditContext, workspaceId: number) => ({
     result: undefined,
-    entries: [keyRotationEntry(workspaceId, context.changes)],
+    entries: [encryptionKeyRotated(workspaceId, context.changes)],
   }));
 
   return {

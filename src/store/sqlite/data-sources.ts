@@ -1,17 +1,13 @@
 import type { Database } from 'better-sqlite3';
 import type { AuditContext, DataSourcePatch, DataSourceRecord, NewDataSource } from '../../domain/models.js';
-import type { DataSourceChange, DataSourceStore } from '../store.js';
-import { creationChanges, dataSourceAuditFields, dataSourceEntry, deletionChanges } from '../audit-entries.js';
-import type { Audited } from '../audit-entries.js';
-import { patchParameters } from '../user-group-records.js';
+import { dataSourceCreated, planDataSourceDeletion, planDataSourceUpdate } from '../../domain/data-sources.rules.js';
+import type { DataSourceStore } from '../store.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
 import { preparedOnFirstUse } from './prepared.js';
 
 const COLUMNS = `id, workspace_id AS workspaceId, environment, provided_id AS providedId, name,
   schema_id AS schemaId, created_at AS createdAt`;
-
-const PATCHABLE = ['providedId', 'name', 'schemaId'] as const;
 
 export function dataSourceMethods(db: Database, audit: AuditEvents): Synchronous<DataSourceStore> {
   const sql = preparedOnFirstUse(db, {
@@ -26,11 +22,7 @@ export function dataSourceMethods(db: Database, audit: AuditEvents): Synchronous
         AND (id IN (SELECT value FROM json_each(@ids)) OR provided_id IN (SELECT value FROM json_each(@providedIds)))
       ORDER BY id`,
     usedBy: 'SELECT count(DISTINCT team_id) AS usedBy FROM user_group_mappings WHERE data_source_id = ?',
-    update: `UPDATE data_sources SET
-        provided_id = CASE WHEN @setProvidedId THEN @providedId ELSE provided_id END,
-        name = CASE WHEN @setName THEN @name ELSE name END,
-        schema_id = CASE WHEN @setSchemaId THEN @schemaId ELSE schema_id END
-      WHERE id = @id RETURNING ${COLUMNS}`,
+    update: 'UPDATE data_sources SET provided_id = @providedId, name = @name, schema_id = @schemaId WHERE id = @id',
     delete: 'DELETE FROM data_sources WHERE id = ?',
   });
 
@@ -39,36 +31,25 @@ export function dataSourceMethods(db: Database, audit: AuditEvents): Synchronous
 
   const usedBy = (id: number): number => (sql.usedBy.get(id) as { usedBy: number }).usedBy;
 
-  const unchanged = (change: DataSourceChange): Audited<DataSourceChange> => ({ result: change, entries: [] });
-
   const insert = audit.withAudit((_context: AuditContext, source: NewDataSource) => {
-    const { tenant } = source;
-    const record = sql.insert.get({ ...source, ...tenant }) as DataSourceRecord;
-    return { result: record, entries: [dataSourceEntry('data_source.created', record, creationChanges(dataSourceAuditFields(record)))] };
+    const record = sql.insert.get({ ...source, ...source.tenant }) as DataSourceRecord;
+    return { result: record, entries: [dataSourceCreated(record)] };
   });
 
   // The usage count is read under the write lock of the same immediate transaction, so no group can
   // start mapping to the data source between the check and the change.
-  const update = audit.withAudit((context: AuditContext, workspaceId: number, id: number, patch: DataSourcePatch): Audited<DataSourceChange> => {
+  const update = audit.withAudit((_context: AuditContext, workspaceId: number, id: number, patch: DataSourcePatch) => {
     const current = byId(workspaceId, id);
-    if (!current) return unchanged({ status: 'not_found' });
-    if (patch.schemaId !== undefined && patch.schemaId !== current.schemaId) {
-      const count = usedBy(id);
-      if (count > 0) return unchanged({ status: 'in_use', usedBy: count });
-    }
-    const record = sql.update.get({ id, ...patchParameters(PATCHABLE, patch) }) as DataSourceRecord;
-    const entry = dataSourceEntry('data_source.updated', record, context.changes ?? null);
-    return { result: { status: 'changed', dataSource: record }, entries: [entry] };
+    const plan = planDataSourceUpdate(current, patch, current ? usedBy(id) : 0);
+    if (plan.write) sql.update.run(plan.write);
+    return plan;
   });
 
-  const remove = audit.withAudit((_context: AuditContext, workspaceId: number, id: number): Audited<DataSourceChange> => {
+  const remove = audit.withAudit((_context: AuditContext, workspaceId: number, id: number) => {
     const current = byId(workspaceId, id);
-    if (!current) return unchanged({ status: 'not_found' });
-    const count = usedBy(id);
-    if (count > 0) return unchanged({ status: 'in_use', usedBy: count });
-    sql.delete.run(id);
-    const entry = dataSourceEntry('data_source.deleted', current, deletionChanges(dataSourceAuditFields(current)));
-    return { result: { status: 'changed', dataSource: current }, entries: [entry] };
+    const plan = planDataSourceDeletion(current, current ? usedBy(id) : 0);
+    if (plan.remove) sql.delete.run(plan.remove.id);
+    return plan;
   });
 
   return {

@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { AuditContext, SchemaRecord } from '../../domain/models.js';
 import type { SchemaStore } from '../store.js';
-import { schemaCreatedEntry } from '../audit-entries.js';
+import { schemaCreated } from '../../domain/catalog.rules.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
 import { preparedOnFirstUse } from './prepared.js';
@@ -19,7 +19,7 @@ export function schemaMethods(db: Database, audit: AuditEvents): Synchronous<Sch
 
   const insert = audit.withAudit((context: AuditContext, workspaceId: number, name: string) => {
     const schema = sql.insert.get(workspaceId, name, context.at) as SchemaRecord;
-    return { result: schema, entries: [schemaCreatedEntry(schema)] };
+    return { result: schema, entries: [schemaCreated(schema)] };
   });
 
   return {

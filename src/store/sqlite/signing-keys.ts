@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { AuditContext, NewSigningKey } from '../../domain/models.js';
-import { signingKeyEntry } from '../audit-entries.js';
+import { signingKeyChanged } from '../../domain/catalog.rules.js';
 import { SIGNING_KEY_COLUMNS, signingKeyFromRow, type SigningKeyRow } from '../signing-key-rows.js';
 import type { SigningKeyStore } from '../store.js';
 import type { AuditEvents } from './audit-events.js';
@@ -24,14 +24,14 @@ export function signingKeyMethods(db: Database, audit: AuditEvents): Synchronous
 
   const insertFirst = audit.withAudit((_context: AuditContext, key: NewSigningKey) => {
     const inserted = row(sql.insert.get(parameters(key)));
-    if (inserted) return { result: inserted, entries: [signingKeyEntry(inserted, null)] };
+    if (inserted) return { result: inserted, entries: [signingKeyChanged(inserted, null)] };
     return { result: row(sql.current.get(key.workspaceId))!, entries: [] };
   });
 
   const rotate = audit.withAudit((_context: AuditContext, key: NewSigningKey) => {
     const retired = row(sql.retire.get(key.createdAt, key.workspaceId));
     const current = row(sql.insert.get(parameters(key)))!;
-    return { result: { current, retired }, entries: [signingKeyEntry(current, retired)] };
+    return { result: { current, retired }, entries: [signingKeyChanged(current, retired)] };
   });
 
   return {

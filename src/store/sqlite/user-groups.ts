@@ -2,8 +2,9 @@ import type { Database, Statement } from 'better-sqlite3';
 import { HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
 import type { AuditContext, JsonObject, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
 import type { Tenant } from '../../domain/tenancy.js';
-import { groupEntry } from '../audit-entries.js';
-import type { Audited, AuditEntry, GroupIdentity } from '../audit-entries.js';
+import { groupAudit, groupEntry } from '../../domain/user-groups.rules.js';
+import type { GroupIdentity } from '../../domain/user-groups.rules.js';
+import type { Audited, AuditEntry } from '../../domain/audit-entry.js';
 import type { UserGroupDeletion, UserGroupQuery, UserGroupStore, UserGroupTokenRotation, UserGroupUpdate, UserGroupWrite } from '../store.js';
 import {
   assertTokenPatchComplete,
@@ -244,14 +245,14 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
       return { result: { group: existing, created: false }, entries: [] };
     }
     const created = written(inserted.teamId);
-    return { result: { group: created, created: true }, entries: [groupEntry('user_group.created', created, context.changes)] };
+    return { result: { group: created, created: true }, entries: [groupEntry(groupAudit('user_group.created', context.changes), created)] };
   });
 
   const update = audit.withAudit((context: AuditContext, groupUpdate: UserGroupUpdate) => {
     const updated = applyUpdate(groupUpdate);
     if (!updated) return { result: null, entries: [] };
     const group = written(updated.teamId);
-    return { result: group, entries: [groupEntry('user_group.updated', group, context.changes)] };
+    return { result: group, entries: [groupEntry(groupAudit('user_group.updated', context.changes), group)] };
   });
 
   // The batch path of an import: prepared statements only, no re-reads, one audit entry per write.
@@ -261,11 +262,11 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
       if (write.kind === 'create') {
         const created = insertGroup(write.group);
         if (!created) throw concurrentChange(`A user group with id ${JSON.stringify(write.group.providedId)} was created`);
-        return groupEntry('user_group.created', created, write.changes, () => written(created.teamId));
+        return groupEntry(groupAudit('user_group.created', write.changes), created, () => written(created.teamId));
       }
       const updated = applyUpdate(write.update);
       if (!updated) throw concurrentChange(`User group ${write.update.teamId} changed or was deleted`);
-      return groupEntry('user_group.updated', updated, write.changes, () => written(updated.teamId));
+      return groupEntry(groupAudit('user_group.updated', write.changes), updated, () => written(updated.teamId));
     });
     return { result: undefined, entries };
   });
@@ -297,7 +298,7 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
     const rotated = sql.rotate.get({ ...rotation, ...rotation.tenant }) as { team_id: number } | undefined;
     if (!rotated) return { result: null, entries: [] };
     const group = written(rotated.team_id);
-    return { result: group, entries: [groupEntry('user_group.token_rotated', group, context.changes)] };
+    return { result: group, entries: [groupEntry(groupAudit('user_group.token_rotated', context.changes), group)] };
   });
 
   const remove = audit.withAudit((context: AuditContext, tenant: Tenant, teamId: number, expectedVersion: number): Audited<UserGroupDeletion> => {
@@ -310,7 +311,7 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
       | undefined;
     if (!deleted) return { result: { status: 'moved' }, entries: [] };
     // The group as it was: the row is gone, so its webhook subject comes from this snapshot.
-    return { result: { status: 'deleted' }, entries: [groupEntry('user_group.deleted', deleted, context.changes, () => before!)] };
+    return { result: { status: 'deleted' }, entries: [groupEntry(groupAudit('user_group.deleted', context.changes), deleted, () => before!)] };
   });
 
   return {

@@ -1,19 +1,15 @@
 import type { Database } from 'better-sqlite3';
 import type { AuditContext, ClaimedWebhookDelivery, NewWebhookEndpoint, WebhookEndpointPatch, WebhookEventFilter } from '../../domain/models.js';
 import type { Tenant } from '../../domain/tenancy.js';
-import type { AuditEntry } from '../audit-entries.js';
+import type { AuditEntry } from '../../domain/audit-entry.js';
 import { patchParameters } from '../user-group-records.js';
 import type { WebhookAttempt, WebhookClaim, WebhookDeliveryQuery, WebhookStore } from '../store.js';
+import { attemptFollowUp, deliveryRetried, endpointCreated, endpointDeleted, endpointDisabled, endpointUpdated, secretRotated } from '../../domain/webhook-endpoints.rules.js';
 import {
   announcedEvents,
   attemptColumns,
-  deliveryRetriedEntry,
-  endpointCreatedEntry,
-  endpointDeletedEntry,
-  endpointUpdatedEntry,
   firstInLine,
   PROMOTE_NEXT,
-  secretRotatedEntry,
   WEBHOOK_DELIVERY_COLUMNS,
   WEBHOOK_ENDPOINT_COLUMNS,
   webhookDeliveryFromRow,
@@ -120,7 +116,7 @@ export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<We
 
   const insert = audit.withAudit((_context: AuditContext, endpoint: NewWebhookEndpoint) => {
     const created = toEndpoint(sql.insert.get({ ...endpoint, events: JSON.stringify(endpoint.events) }) as SqliteEndpointRow);
-    return { result: created, entries: [endpointCreatedEntry(created)] };
+    return { result: created, entries: [endpointCreated(created)] };
   });
 
   const update = audit.withAudit((context: AuditContext, tenant: Tenant, id: number, patch: WebhookEndpointPatch) => {
@@ -128,18 +124,18 @@ export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<We
     if (!before) return { result: null, entries: [] };
     const columns = { ...patch, events: patch.events && JSON.stringify(patch.events), enabled: patch.enabled === undefined ? undefined : Number(patch.enabled) };
     const after = toEndpoint(sql.update.get({ ...tenant, id, at: context.at, ...patchParameters(['url', 'events', 'description', 'enabled'], columns) }) as SqliteEndpointRow);
-    return { result: after, entries: endpointUpdatedEntry(before, after) };
+    return { result: after, entries: endpointUpdated(before, after) };
   });
 
   const rotate = audit.withAudit((context: AuditContext, tenant: Tenant, id: number, secretCiphertext: string, expiresAt: string) => {
     const rotated = endpointOrNull(sql.rotate.get({ ...tenant, id, secretCiphertext, expiresAt, at: context.at }));
-    return { result: rotated, entries: rotated ? [secretRotatedEntry(rotated)] : [] };
+    return { result: rotated, entries: secretRotated(rotated) };
   });
 
   const remove = audit.withAudit((_context: AuditContext, tenant: Tenant, id: number) => {
     const before = find(tenant, id);
     if (before) sql.delete.run({ ...tenant, id });
-    return { result: before, entries: before ? [endpointDeletedEntry(before)] : [] };
+    return { result: before, entries: endpointDeleted(before) };
   });
 
   const retry = audit.withAudit((context: AuditContext, tenant: Tenant, id: number) => {
@@ -147,7 +143,7 @@ export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<We
     if (!before) return { result: null, entries: [] };
     sql.retry.run({ id, at: context.at });
     const after = webhookDeliveryFromRow(sql.delivery.get({ ...tenant, id }) as WebhookDeliveryRow);
-    return { result: after, entries: [deliveryRetriedEntry(webhookDeliveryFromRow(before), tenant)] };
+    return { result: after, entries: [deliveryRetried(webhookDeliveryFromRow(before), tenant)] };
   });
 
   const claim = db.transaction((request: WebhookClaim): ClaimedWebhookDelivery[] => {
@@ -180,15 +176,15 @@ export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<We
   const record = audit.withAudit((context: AuditContext, attempt: WebhookAttempt) => {
     const written = sql.recordAttempt.get({ ...attempt, ...attemptColumns(attempt) }) as { endpoint_id: number; ordering_key: string } | undefined;
     if (!written) return { result: false, entries: [] };
-    if (attempt.outcome !== 'retry') sql.promoteNext.run({ at: attempt.at, endpointId: written.endpoint_id, orderingKey: written.ordering_key });
-    if (attempt.outcome === 'delivered') {
+    const followUp = attemptFollowUp(attempt.outcome);
+    if (followUp.promoteNext) sql.promoteNext.run({ at: attempt.at, endpointId: written.endpoint_id, orderingKey: written.ordering_key });
+    if (followUp.endpointAnswered) {
       sql.succeeded.run(written.endpoint_id);
       return { result: true, entries: [] };
     }
     sql.failed.run(attempt.at, written.endpoint_id);
     const disabled = endpointOrNull(sql.disable.get({ id: written.endpoint_id, at: context.at, since: attempt.disableIfFailingSince }));
-    if (!disabled) return { result: true, entries: [] };
-    return { result: true, entries: endpointUpdatedEntry({ ...disabled, enabled: true }, disabled, 'webhook_endpoint.disabled') };
+    return { result: true, entries: endpointDisabled(disabled) };
   });
 
   const purge = db.transaction((before: string, limit: number): number => {

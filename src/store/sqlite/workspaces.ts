@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { AuditContext, Workspace } from '../../domain/models.js';
 import type { WorkspaceStore } from '../store.js';
-import { workspaceCreatedEntry } from '../audit-entries.js';
+import { workspaceCreated } from '../../domain/catalog.rules.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
 import { preparedOnFirstUse } from './prepared.js';
@@ -20,14 +20,14 @@ export function workspaceMethods(db: Database, audit: AuditEvents): Synchronous<
 
   const ensure = audit.withAudit((context: AuditContext, name: string) => {
     const inserted = sql.insertIfAbsent.get(name, context.at) as Workspace | undefined;
-    if (inserted) return { result: { workspace: inserted, created: true }, entries: [workspaceCreatedEntry(inserted)] };
+    if (inserted) return { result: { workspace: inserted, created: true }, entries: [workspaceCreated(inserted)] };
     const existing = sql.byName.get(name) as Workspace;
     return { result: { workspace: existing, created: false }, entries: [] };
   });
 
   const create = audit.withAudit((context: AuditContext, name: string) => {
     const workspace = sql.insert.get(name, context.at) as Workspace;
-    return { result: workspace, entries: [workspaceCreatedEntry(workspace)] };
+    return { result: workspace, entries: [workspaceCreated(workspace)] };
   });
 
   return {

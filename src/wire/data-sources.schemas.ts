@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
-import { EnvironmentTag, Id, Text256 } from '../common.schemas.js';
-import { IdParam } from '../common.schemas.js';
-import { Success } from '../envelope.js';
+import { EnvironmentTag, Id, Text256 } from './common.schemas.js';
+import { IdParam } from './common.schemas.js';
+import { Success } from './envelope.js';
 
 const ProvidedId = Text256('Your own id for the data source; unique per workspace and environment.');
 

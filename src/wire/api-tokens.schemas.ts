@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import { RATE_LIMIT_BOUNDS } from '../../domain/api-tokens.service.js';
-import { EnvironmentTag, Text256, Timestamp } from '../common.schemas.js';
-import { IdParam } from '../common.schemas.js';
-import { Success } from '../envelope.js';
+import { RATE_LIMIT_BOUNDS } from '../domain/api-tokens.service.js';
+import { EnvironmentTag, Text256, Timestamp } from './common.schemas.js';
+import { IdParam } from './common.schemas.js';
+import { Success } from './envelope.js';
 
 const Scope = Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('admin')]);
 

@@ -1,4 +1,4 @@
-import type { UserGroupView } from '../../domain/user-group-view.js';
+import type { UserGroupView } from '../domain/user-group-view.js';
 import type { UserGroup } from './user-groups.schemas.js';
 
 /** The wire form of a group: what every response that carries one shows, and what the CLI prints. */

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { EnvironmentTag, Timestamp, TimestampInput } from '../common.schemas.js';
-import { PageQuery } from '../cursor.js';
-import { IdParam } from '../common.schemas.js';
+import { EnvironmentTag, Timestamp, TimestampInput } from './common.schemas.js';
+import { PageQuery } from './cursor.js';
+import { IdParam } from './common.schemas.js';
 
 export const AuditEvent = Type.Object({
   id: Type.Integer(),

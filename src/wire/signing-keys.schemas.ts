@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { Timestamp } from '../common.schemas.js';
-import { Success } from '../envelope.js';
+import { Timestamp } from './common.schemas.js';
+import { Success } from './envelope.js';
 
 /** A public signing key as RFC 7517 writes it: P-256, for ES256 signatures. */
 export const PublicJwk = Type.Object({

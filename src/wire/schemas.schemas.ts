@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Text256 } from '../common.schemas.js';
+import { Text256 } from './common.schemas.js';
 
 export const CreateSchemaBody = Type.Object({ name: Text256('Unique within the workspace.') }, { additionalProperties: false });
 export type CreateSchemaBody = Static<typeof CreateSchemaBody>;

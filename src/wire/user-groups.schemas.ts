@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
-import { MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from '../../domain/properties.js';
-import { EnvironmentTag, MAX_SAFE, NO_CONTROL_CHARACTERS, Text256, Timestamp } from '../common.schemas.js';
-import { Success } from '../envelope.js';
+import { MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from '../domain/properties.js';
+import { EnvironmentTag, MAX_SAFE, NO_CONTROL_CHARACTERS, Text256, Timestamp } from './common.schemas.js';
+import { Success } from './envelope.js';
 
 export const UserGroupIdentifier = (description: string) =>
   Type.Union(

@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
-import { MAX_WEBHOOK_URL_LENGTH } from '../../domain/webhook-endpoints.service.js';
-import { WEBHOOK_EVENT_TYPES } from '../../domain/models.js';
-import { EnvironmentTag, NO_CONTROL_CHARACTERS, Timestamp } from '../common.schemas.js';
-import { PageQuery } from '../cursor.js';
-import { IdParam } from '../common.schemas.js';
-import { Success } from '../envelope.js';
+import { MAX_WEBHOOK_URL_LENGTH } from '../domain/webhook-endpoints.service.js';
+import { WEBHOOK_EVENT_TYPES } from '../domain/models.js';
+import { EnvironmentTag, NO_CONTROL_CHARACTERS, Timestamp } from './common.schemas.js';
+import { PageQuery } from './cursor.js';
+import { IdParam } from './common.schemas.js';
+import { Success } from './envelope.js';
 
 const EventFilter = Type.Union([
   Type.Literal('user_group.created'),

@@ -1,0 +1,35 @@
+import { creationChanges } from './audit-entry.js';
+import type { AuditEntry } from './audit-entry.js';
+import type { FieldChanges, SchemaRecord, SigningKeyRecord, Workspace } from './models.js';
+
+/*
+ * The audit events of the workspace-wide catalogue: workspaces, schemas, signing keys and the
+ * encryption key. Each is a plain insert (or key swap) whose rules the store's constraints carry;
+ * what remains to decide is what the audit trail records.
+ */
+
+export function workspaceCreated(workspace: Workspace): AuditEntry {
+  return { action: 'workspace.created', workspaceId: workspace.id, environment: null, changes: creationChanges({ id: workspace.id, name: workspace.name }) };
+}
+
+export function schemaCreated(schema: SchemaRecord): AuditEntry {
+  return { action: 'schema.created', workspaceId: schema.workspaceId, environment: null, changes: creationChanges({ id: schema.id, name: schema.name }) };
+}
+
+/** A workspace's first signing key, or a rotation to a new one: the kids, never key material. */
+export function signingKeyChanged(current: SigningKeyRecord, retired: SigningKeyRecord | null): AuditEntry {
+  if (!retired) return { action: 'signing_key.created', workspaceId: current.workspaceId, environment: null, changes: creationChanges({ kid: current.kid }) };
+  const { privateKeyCiphertext: _private, ...signingKey } = current;
+  return {
+    action: 'signing_key.rotated',
+    workspaceId: current.workspaceId,
+    environment: null,
+    changes: { kid: { before: retired.kid, after: current.kid } },
+    subject: () => ({ kind: 'signing_key', signingKey, retiredKid: retired.kid }),
+  };
+}
+
+/** A deployment-wide event, recorded in the workspace of the operator who ran it. */
+export function encryptionKeyRotated(workspaceId: number, changes: FieldChanges | undefined): AuditEntry {
+  return { action: 'encryption_key.rotated', workspaceId, environment: null, changes: changes ?? null };
+}
