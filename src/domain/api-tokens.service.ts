@@ -1,5 +1,6 @@
 import { auditContextOf } from './audit-context.js';
-import { AppError } from './errors.js';
+import type { AppError} from './errors.js';
+import { failure } from './errors.js';
 import type { Clock } from './clock.js';
 import type { ApiTokenRecord, RateLimit } from './models.js';
 import { requireScope } from './scopes.js';
@@ -16,7 +17,8 @@ export interface IssuedApiToken {
 export interface NewApiTokenInput {
   name: string;
   scope: Scope;
-  environment: Environment;
+  /** Defaults to the caller's environment. */
+  environment?: Environment;
   /** Absent or null: the server's default limit applies. */
   rateLimit?: RateLimit | null;
 }
@@ -37,10 +39,10 @@ function checkRateLimit(rateLimit: RateLimit | null | undefined): void {
   if (!rateLimit) return;
   const { perSecond, burst } = RATE_LIMIT_BOUNDS;
   if (!(rateLimit.perSecond >= perSecond.minimum && rateLimit.perSecond <= perSecond.maximum)) {
-    throw new AppError('invalid_field', `A rate limit's per_second must be from ${perSecond.minimum} to ${perSecond.maximum}.`, { field: 'rate_limit' });
+    throw failure.rateLimitOutOfRange('per_second', perSecond.minimum, perSecond.maximum);
   }
   if (!(Number.isInteger(rateLimit.burst) && rateLimit.burst >= burst.minimum && rateLimit.burst <= burst.maximum)) {
-    throw new AppError('invalid_field', `A rate limit's burst must be a whole number from ${burst.minimum} to ${burst.maximum}.`, { field: 'rate_limit' });
+    throw failure.rateLimitOutOfRange('burst', burst.minimum, burst.maximum);
   }
 }
 
@@ -53,7 +55,7 @@ export type ApiTokenService = ReturnType<typeof createApiTokenService>;
 
 export function createApiTokenService({ store, clock }: { store: ApiTokenStore; clock: Clock }) {
 
-  const draft = (workspaceId: number, input: NewApiTokenInput) => {
+  const draft = (workspaceId: number, input: NewApiTokenInput & { environment: Environment }) => {
     const secret = generateApiToken(input.environment);
     return { secret, token: { workspaceId, ...input, tokenHash: hashSecret(secret), createdAt: clock() } };
   };
@@ -62,7 +64,7 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
     /** Resolves a presented API token to the caller it speaks for; the request id is filled in later. */
     async authenticateApiToken(secret: string, requestId: string | null): Promise<ApiTokenCaller> {
       const record = API_TOKEN_SHAPE.test(secret) ? await store.findApiTokenByHash(hashSecret(secret)) : null;
-      if (!record) throw new AppError('invalid_api_token', 'The API token is unknown or revoked.');
+      if (!record) throw failure.invalidApiToken();
       const now = clock();
       if (record.lastUsedAt === null || Date.parse(now) - Date.parse(record.lastUsedAt) >= LAST_USED_RESOLUTION_MS) {
         // Bookkeeping must never fail or delay a request (a busy database would do both): not awaited,
@@ -81,7 +83,7 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
     async createApiToken(caller: Caller, input: NewApiTokenInput): Promise<IssuedApiToken> {
       requireScope(caller, 'admin');
       checkRateLimit(input.rateLimit);
-      const { secret, token } = draft(caller.tenant.workspaceId, input);
+      const { secret, token } = draft(caller.tenant.workspaceId, { ...input, environment: input.environment ?? caller.tenant.environment });
       return { record: await store.insertApiToken(token, auditContextOf(clock, caller)), secret };
     },
 
@@ -123,5 +125,5 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
 }
 
 function notFound(id: number): AppError {
-  return new AppError('api_token_not_found', `No live API token with id ${id} in this workspace.`);
+  return failure.apiTokenNotFound(id);
 }

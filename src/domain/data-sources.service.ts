@@ -1,5 +1,5 @@
 import { auditContextOf } from './audit-context.js';
-import { AppError } from './errors.js';
+import { failure } from './errors.js';
 import type { Clock } from './clock.js';
 import type { DataSourcePatch, DataSourceRecord } from './models.js';
 import { requireScope } from './scopes.js';
@@ -20,7 +20,7 @@ export type DataSourceService = ReturnType<typeof createDataSourceService>;
 export function createDataSourceService({ store, clock }: { store: DataSourceStore & Pick<SchemaStore, 'findSchemasByIds'>; clock: Clock }) {
   async function requireSchema(caller: Caller, schemaId: number): Promise<void> {
     const [schema] = await store.findSchemasByIds(caller.tenant.workspaceId, [schemaId]);
-    if (!schema) throw new AppError('unknown_schema', `Schema ${schemaId} does not exist.`, { field: 'schema_id' });
+    if (!schema) throw failure.unknownSchema(schemaId, 'schema_id');
   }
 
   /** By id within the caller's environment, like every other admin lookup (ids are unique per workspace). */
@@ -76,13 +76,10 @@ export function createDataSourceService({ store, clock }: { store: DataSourceSto
   };
 }
 
-function notFound(id: number): AppError {
-  return new AppError('data_source_not_found', `No data source with id ${id} in this environment.`);
-}
+const notFound = failure.dataSourceNotFound;
 
 function outcome(id: number, change: DataSourceChange, whileInUse: string): DataSourceRecord {
   if (change.status === 'changed') return change.dataSource;
   if (change.status === 'not_found') throw notFound(id);
-  const groups = change.usedBy === 1 ? '1 user group maps' : `${change.usedBy} user groups map`;
-  throw new AppError('data_source_in_use', `${groups} to data source ${id}: ${whileInUse}.`);
+  throw failure.dataSourceInUse(id, change.usedBy, whileInUse);
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import type { Clock } from './clock.js';
-import { AppError, userGroupNotFound } from './errors.js';
+import { failure } from './errors.js';
 import { computedMapping, computedProperties } from './hierarchy.js';
 import { mappingToRecord } from './mapping.js';
 import type { JsonObject, UserGroupRecord } from './models.js';
@@ -64,7 +64,7 @@ export type EmbedTokenService = ReturnType<typeof createEmbedTokenService>;
  * token's latest rotation by comparing it with the group's, whatever the clock says.
  */
 export function createEmbedTokenService({ store, signingKeys, view, clock, publicUrl }: EmbedTokenServiceDeps) {
-  const notFound = userGroupNotFound;
+  const notFound = failure.userGroupNotFound;
   const workspaceNames = new Map<number, string>();
 
   async function workspaceName(workspaceId: number): Promise<string> {
@@ -116,9 +116,7 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
         .setJti(`${group.tokenGeneration}.${randomUUID()}`)
         .sign(key);
       if (Buffer.byteLength(embedToken) > MAX_EMBED_TOKEN_BYTES) {
-        throw new AppError('invalid_field', `The embed token would be larger than ${MAX_EMBED_TOKEN_BYTES / 1024} KiB: send fewer or smaller properties.`, {
-          field: 'properties',
-        });
+        throw failure.embedTokenTooLarge(MAX_EMBED_TOKEN_BYTES / 1024);
       }
       return { embedToken, expiresAt: new Date(expiresAt * 1000).toISOString() };
     },
@@ -179,8 +177,6 @@ function assertWebOrigin(origin: string): void {
     parsed = undefined;
   }
   if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
-    throw new AppError('invalid_field', '"origin" must be a web origin such as https://app.example.com: a scheme, a host and a port at most, no path.', {
-      field: 'origin',
-    });
+    throw failure.embedOrigin();
   }
 }

@@ -1,4 +1,4 @@
-import { AppError } from './errors.js';
+import { failure } from './errors.js';
 import type { JsonObject, MappingEntry, UserGroupRecord } from './models.js';
 
 /*
@@ -26,32 +26,13 @@ export const HIERARCHY_READ_LIMIT = MAX_HIERARCHY_DEPTH + 1;
 
 /** The team id of the parent to link the group under, or the error that link would break. */
 export function checkedParentTeamId(parentProvidedId: string, facts: ParentLinkFacts): number {
-  const field = 'parent_user_group_id';
-  if (facts.parentChain.length === 0) {
-    throw new AppError('unknown_parent', `No user group ${JSON.stringify(parentProvidedId)} exists in this environment to be the parent.`, { field });
-  }
-  if (facts.teamId !== undefined && facts.parentChain.includes(facts.teamId)) {
-    throw new AppError('hierarchy_cycle', `User group ${JSON.stringify(parentProvidedId)} is the group itself or one of its descendants, so it cannot be its parent.`, {
-      field,
-    });
-  }
+  if (facts.parentChain.length === 0) throw failure.unknownParent(parentProvidedId);
+  if (facts.teamId !== undefined && facts.parentChain.includes(facts.teamId)) throw failure.hierarchyCycle(parentProvidedId);
   const depth = facts.parentChain.length + facts.subtreeHeight;
-  if (depth > MAX_HIERARCHY_DEPTH) {
-    throw new AppError(
-      'hierarchy_too_deep',
-      `Under ${JSON.stringify(parentProvidedId)} the tree would be ${depth} levels deep; at most ${MAX_HIERARCHY_DEPTH} are allowed (a root and three levels below it).`,
-      { field },
-    );
-  }
+  if (depth > MAX_HIERARCHY_DEPTH) throw failure.hierarchyTooDeep(parentProvidedId, depth, MAX_HIERARCHY_DEPTH);
   return facts.parentChain[0] as number;
 }
 
-export function hasChildrenError(providedId: string, children: number): AppError {
-  return new AppError(
-    'user_group_has_children',
-    `User group ${JSON.stringify(providedId)} is the parent of ${children === 1 ? '1 group' : `${children} groups`}; detach or delete them first.`,
-  );
-}
 
 type Inheriting = Pick<UserGroupRecord, 'properties' | 'mapping' | 'ancestors'>;
 

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { Clock } from './clock.js';
-import { AppError } from './errors.js';
+import { failure } from './errors.js';
+import { requestFingerprint, sha256, type RequestIdentity } from './idempotency.rules.js';
 import type { TokenCipher } from './secrets.js';
 import type { IdempotencyClaimRef, IdempotencyStore } from '../store/store.js';
 
@@ -15,16 +15,6 @@ export const MAX_LIVE_KEYS_PER_TOKEN = 10_000;
 
 const IDEMPOTENCY_KEY_FIELD = 'Idempotency-Key';
 const IDEMPOTENCY_KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
-
-/** What makes two requests the same request: replaying a response to another one would be wrong. */
-export interface RequestIdentity {
-  method: string;
-  /** The route as the router matched it (its pattern, e.g. `/api/admin/data_sources/:id`). */
-  route: string;
-  params: unknown;
-  query: unknown;
-  body: unknown;
-}
 
 export interface RecordedResponse {
   status: number;
@@ -77,7 +67,7 @@ export function createIdempotencyService({ store, cipher, clock }: IdempotencySe
       const createdAt = clock();
       const now = Date.parse(createdAt);
       await purgeExpired(now);
-      const claim = { apiTokenId, keyHash: sha256(key), createdAt, fingerprint: fingerprintOf(request) };
+      const claim = { apiTokenId, keyHash: sha256(key), createdAt, fingerprint: requestFingerprint(request) };
       const result = await store.claimIdempotencyKey({
         ...claim,
         expiredBefore: isoAt(now - IDEMPOTENCY_RECORD_TTL_MS),
@@ -86,21 +76,14 @@ export function createIdempotencyService({ store, cipher, clock }: IdempotencySe
       });
       if (result.claimed) return { kind: 'execute', claim };
       if ('limitReached' in result) {
-        throw new AppError('idempotency_key_limit', `This API token holds ${MAX_LIVE_KEYS_PER_TOKEN} live Idempotency-Keys, the most it may; reuse none, retry without a key, or wait until the oldest expire (24 h after their first use).`, {
-          field: IDEMPOTENCY_KEY_FIELD,
-        });
+        throw failure.idempotencyKeyLimit(IDEMPOTENCY_KEY_FIELD, MAX_LIVE_KEYS_PER_TOKEN);
       }
       const { record } = result;
       if (record.fingerprint !== claim.fingerprint) {
-        throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used for another request (method, path, query or body); send a new key with a new request.', {
-          field: IDEMPOTENCY_KEY_FIELD,
-        });
+        throw failure.idempotencyKeyReused(IDEMPOTENCY_KEY_FIELD);
       }
       if (record.response === null) {
-        throw new AppError('idempotency_key_in_progress', 'The first request with this Idempotency-Key is still running; retry shortly.', {
-          field: IDEMPOTENCY_KEY_FIELD,
-          retryAfterSeconds: 1,
-        });
+        throw failure.idempotencyKeyInProgress(IDEMPOTENCY_KEY_FIELD);
       }
       return { kind: 'replay', response: openResponse(record.fingerprint, record.response) };
     },
@@ -123,27 +106,10 @@ export function createIdempotencyService({ store, cipher, clock }: IdempotencySe
 
 function assertIdempotencyKey(key: string): void {
   if (!IDEMPOTENCY_KEY_SHAPE.test(key)) {
-    throw new AppError('invalid_field', 'Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces).', { field: IDEMPOTENCY_KEY_FIELD });
+    throw failure.idempotencyKeyShape(IDEMPOTENCY_KEY_FIELD);
   }
 }
 
-const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 const isoAt = (milliseconds: number) => new Date(milliseconds).toISOString();
 
 /** SHA-256 of the request in canonical JSON: key order and white space do not make another request. */
-function fingerprintOf(request: RequestIdentity): string {
-  return sha256(canonicalJson([request.method, request.route, request.params, request.query, request.body]));
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const object = value as Record<string, unknown>;
-    const members = Object.keys(object)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson(object[key])}`);
-    return `{${members.join(',')}}`;
-  }
-  // undefined (no body, no query) has no JSON form of its own.
-  return JSON.stringify(value) ?? 'null';
-}

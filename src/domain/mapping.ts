@@ -1,4 +1,4 @@
-import { AppError } from './errors.js';
+import { failure } from './errors.js';
 import type { DataSourceRecord, MappingEntry } from './models.js';
 import type { DataSourceStore, SchemaStore } from '../store/store.js';
 import type { Tenant } from './tenancy.js';
@@ -61,18 +61,14 @@ function resolveWith(knownSchemas: Set<number>, dataSources: DataSourceRecord[],
     .map(([schemaKey, ref]) => {
       const schemaId = Number(schemaKey);
       if (!knownSchemas.has(schemaId)) {
-        throw new AppError('unknown_schema', `Schema ${schemaKey} does not exist.`, { field: 'mapping' });
+        throw failure.unknownSchema(schemaKey, 'mapping');
       }
       const dataSource = findReferenced(dataSources, ref);
       if (!dataSource) {
-        throw new AppError('unknown_data_source', `Data source ${JSON.stringify(ref)} does not exist in this environment.`, { field: 'mapping' });
+        throw failure.unknownDataSource(ref);
       }
       if (dataSource.schemaId !== schemaId) {
-        throw new AppError(
-          'data_source_schema_mismatch',
-          `Data source ${JSON.stringify(ref)} serves schema ${dataSource.schemaId}, not schema ${schemaId}.`,
-          { field: 'mapping' },
-        );
+        throw failure.dataSourceSchemaMismatch(ref, dataSource.schemaId, schemaId);
       }
       return { schemaId, dataSourceId: dataSource.id };
     })

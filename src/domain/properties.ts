@@ -1,4 +1,4 @@
-import { AppError } from './errors.js';
+import { failure, type AppError } from './errors.js';
 import type { JsonObject, JsonValue } from './models.js';
 
 export const MAX_PROPERTIES_BYTES = 64 * 1024;
@@ -16,16 +16,16 @@ export function assertPropertiesWithinLimits(properties: JsonObject | null): voi
   const defect = findDefect(properties);
   if (defect) throw defect;
   if (Buffer.byteLength(JSON.stringify(properties), 'utf8') > MAX_PROPERTIES_BYTES) {
-    throw new AppError('invalid_field', `"properties" must be at most ${MAX_PROPERTIES_BYTES} bytes when serialized.`, { field: 'properties' });
+    throw failure.propertiesTooLarge(MAX_PROPERTIES_BYTES);
   }
 }
 
 /** The nesting limit is the properties' one; the HTTP layer meets deeper text under any field before parsing it further. */
 export function nestedTooDeeply(field: string): AppError {
-  return new AppError('invalid_field', `"${field}" must be nested at most ${MAX_PROPERTIES_DEPTH} levels deep.`, { field });
+  return failure.nestedTooDeeply(field, MAX_PROPERTIES_DEPTH);
 }
 
-const invalidProperties = (rule: string) => new AppError('invalid_field', `"properties" ${rule}.`, { field: 'properties' });
+const invalidProperties = failure.invalidProperties;
 
 // Iterative so that hostile nesting cannot exhaust the stack.
 function findDefect(root: JsonObject): AppError | undefined {

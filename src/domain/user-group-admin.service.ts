@@ -1,20 +1,12 @@
-import { AppError } from './errors.js';
+import { failure } from './errors.js';
 import { fetchPage, type Page } from './pagination.js';
 import { requireScope } from './scopes.js';
 import type { Caller } from './tenancy.js';
 import type { UserGroupView, UserGroupViewer } from './user-group-view.js';
-import type { UserGroupStore } from '../store/store.js';
+import type { UserGroupQuery, UserGroupStore } from '../store/store.js';
 
-export interface UserGroupListQuery {
-  /** Provided-id prefix or name substring. */
-  search?: string;
-  /** Only the children of this provided id; only groups with this tag; only (or never) demo groups. */
-  parent?: string;
-  tag?: string;
-  isDemoGroup?: boolean;
-  afterTeamId?: number;
-  limit: number;
-}
+/** A listing within the caller's tenant: the store's query without the tenant, which the caller's token decides. */
+export type UserGroupListQuery = Omit<UserGroupQuery, 'tenant'>;
 
 export type UserGroupAdminService = ReturnType<typeof createUserGroupAdminService>;
 
@@ -34,14 +26,14 @@ export function createUserGroupAdminService({ store, view }: { store: Pick<UserG
     async getUserGroupByProvidedId(caller: Caller, providedId: string): Promise<UserGroupView> {
       requireScope(caller, 'admin');
       const group = await store.findUserGroupByProvidedId(caller.tenant, providedId);
-      if (!group) throw new AppError('user_group_not_found', `No user group "${providedId}" in ${caller.tenant.environment}.`);
+      if (!group) throw failure.userGroupNotFound();
       return view(group);
     },
 
     async getUserGroup(caller: Caller, teamId: number): Promise<UserGroupView> {
       requireScope(caller, 'admin');
       const group = await store.findUserGroupByTeamId(caller.tenant, teamId);
-      if (!group) throw new AppError('user_group_not_found', `No user group with team_id ${teamId} in this environment.`);
+      if (!group) throw failure.userGroupNotFound();
       return view(group);
     },
   };

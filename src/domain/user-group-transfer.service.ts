@@ -1,5 +1,5 @@
 import { auditContextOf } from './audit-context.js';
-import { AppError, isAppError } from './errors.js';
+import { failure, isAppError } from './errors.js';
 import type { Clock } from './clock.js';
 import { createMappingResolver, type MappingInput, type MappingResolver } from './mapping.js';
 import type { JsonObject, UserGroupPatch, UserGroupRecord } from './models.js';
@@ -240,7 +240,7 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
     const providedId = providedIdOf(group.provided_id);
     if (group.properties !== undefined) assertPropertiesWithinLimits(group.properties);
     if (group.token !== undefined && !isUserGroupTokenShaped(group.token)) {
-      throw new AppError('invalid_field', '"token" must be ugt_ followed by 64 lowercase hex characters.', { field: 'token' });
+      throw failure.importTokenShape();
     }
     const mapping = group.mapping === undefined ? undefined : resolve(group.mapping);
     const tokenFields = (token: string) => ({ tokenHash: hashSecret(token), tokenCiphertext: cipher.encrypt(token) });

@@ -1,4 +1,6 @@
 import type { AuditEntry } from './audit-entry.js';
+import { failure } from './errors.js';
+import type { UserGroupWrite } from '../store/store.js';
 import type { FieldChanges, UserGroupRecord } from './models.js';
 
 /*
@@ -41,4 +43,17 @@ export function groupEntry({ action, changes }: GroupAudit, group: GroupIdentity
       return { kind: 'user_group', userGroup };
     },
   };
+}
+
+/**
+ * The audit entry of one write of an import batch, given the row it wrote. A write that wrote
+ * nothing (the group was created, changed or deleted since the batch was planned) refuses the whole
+ * batch: the engine's transaction rolls back, audit entries included.
+ */
+export function batchWriteEntry(write: UserGroupWrite, written: UserGroupRecord | null | undefined): AuditEntry;
+export function batchWriteEntry(write: UserGroupWrite, written: GroupIdentity | null | undefined, read: () => UserGroupRecord): AuditEntry;
+export function batchWriteEntry(write: UserGroupWrite, written: GroupIdentity | null | undefined, read?: () => UserGroupRecord): AuditEntry {
+  if (!written) throw write.kind === 'create' ? failure.batchGroupCreated(write.group.providedId) : failure.batchGroupChanged(write.update.teamId);
+  const audit = groupAudit(write.kind === 'create' ? 'user_group.created' : 'user_group.updated', write.changes);
+  return read ? groupEntry(audit, written, read) : groupEntry(audit, written as UserGroupRecord);
 }

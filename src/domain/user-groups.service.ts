@@ -1,6 +1,6 @@
 import { auditContextOf } from './audit-context.js';
-import { AppError, unavailable, userGroupNotFound } from './errors.js';
-import { hasChildrenError, sortedTags } from './hierarchy.js';
+import { failure } from './errors.js';
+import { sortedTags } from './hierarchy.js';
 import { LOST, retryWhileContended } from './retry-policy.js';
 import type { Clock } from './clock.js';
 import { resolveMapping, type MappingInput } from './mapping.js';
@@ -53,7 +53,7 @@ export type UserGroupService = ReturnType<typeof createUserGroupService>;
 
 export function createUserGroupService({ store, cipher, clock, view }: UserGroupServiceDeps) {
 
-  const notFound = userGroupNotFound;
+  const notFound = failure.userGroupNotFound;
 
   const findByToken = (caller: Caller, token: string) =>
     isUserGroupTokenShaped(token) ? store.findUserGroupByTokenHash(caller.tenant, hashSecret(token)) : Promise.resolve(null);
@@ -70,7 +70,7 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
    * after the other, each on the state the one before it left (the retry policy's budget aside).
    */
   const retryOnConcurrentChange = <T>(attempt: () => Promise<T | null>): Promise<T> =>
-    retryWhileContended(async () => (await attempt()) ?? LOST, () => unavailable(new Error('a user group write kept losing to concurrent changes')));
+    retryWhileContended(async () => (await attempt()) ?? LOST, () => failure.unavailable(new Error('a user group write kept losing to concurrent changes')));
 
   return {
     async getOrCreateUserGroup(caller: Caller, input: GetOrCreateUserGroupInput): Promise<{ userGroup: UserGroupView; created: boolean }> {
@@ -148,7 +148,7 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
         const group = await findGroupToDelete(caller, input);
         if (input.dataSourceProvidedId !== undefined) await assertMapsDataSource(caller, group, input.dataSourceProvidedId);
         const deletion = await store.deleteUserGroup(caller.tenant, group.teamId, group.version, auditContextOf(clock, caller, wholeGroupChanges(group, false)));
-        if (deletion.status === 'has_children') throw hasChildrenError(group.providedId, deletion.children);
+        if (deletion.status === 'has_children') throw failure.hasChildren(group.providedId, deletion.children);
         return deletion.status === 'deleted' ? true : null;
       });
     },
@@ -165,12 +165,12 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
     if (byToken === null) throw notFound();
     if (input.userGroupId === undefined) {
       // Either field would do, so the error names neither.
-      if (!byToken) throw new AppError('missing_field', 'Give "current_token" or "user_group_id" to name the group.');
+      if (!byToken) throw failure.nameTheGroup();
       return byToken;
     }
     const byId = await requireByProvidedId(caller, input.userGroupId);
     if (byToken && byToken.teamId !== byId.teamId) {
-      throw new AppError('user_group_mismatch', '"current_token" and "user_group_id" name different user groups.');
+      throw failure.userGroupMismatch();
     }
     return byId;
   }
@@ -179,9 +179,7 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
     const [dataSource] = await store.findDataSources(caller.tenant, { ids: [], providedIds: [dataSourceProvidedId] });
     const mapped = dataSource !== undefined && group.mapping.some((entry) => entry.dataSourceId === dataSource.id);
     if (!mapped) {
-      throw new AppError('data_source_mismatch', `The user group's mapping does not include data source "${dataSourceProvidedId}".`, {
-        field: 'data_source_provided_id',
-      });
+      throw failure.dataSourceNotMapped(dataSourceProvidedId);
     }
   }
 }

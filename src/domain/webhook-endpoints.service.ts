@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { auditContextOf } from './audit-context.js';
 import type { Clock } from './clock.js';
-import { AppError } from './errors.js';
+import { failure } from './errors.js';
 import { WEBHOOK_EVENT_TYPES } from './models.js';
 import type { Timestamp, WebhookDeliveryRecord, WebhookDeliveryStatus, WebhookEndpointRecord, WebhookEventFilter } from './models.js';
 import { fetchPage, type Page } from './pagination.js';
@@ -24,8 +24,10 @@ export interface WebhookAddressPolicy {
 export interface NewWebhookEndpointInput {
   url: string;
   events: WebhookEventFilter[];
-  environment: Environment;
-  description: string;
+  /** Defaults to the caller's environment. */
+  environment?: Environment;
+  /** Defaults to none (''). */
+  description?: string;
 }
 
 export interface WebhookEndpointChange {
@@ -67,10 +69,10 @@ export function signingSecrets(endpoint: WebhookEndpointRecord, cipher: Pick<Tok
 function checkedEvents(events: WebhookEventFilter[]): WebhookEventFilter[] {
   const known = new Set<string>([...WEBHOOK_EVENT_TYPES, '*']);
   const unknown = events.find((event) => !known.has(event));
-  if (unknown !== undefined) throw new AppError('invalid_field', `Unknown event type ${JSON.stringify(unknown)}; use ${[...WEBHOOK_EVENT_TYPES, '*'].join(', ')}.`, { field: 'events' });
-  if (events.length === 0) throw new AppError('invalid_field', 'List at least one event type, or "*" for all.', { field: 'events' });
-  if (new Set(events).size !== events.length) throw new AppError('invalid_field', 'An event type is listed twice.', { field: 'events' });
-  if (events.includes('*') && events.length > 1) throw new AppError('invalid_field', '"*" already stands for every event type: list it alone.', { field: 'events' });
+  if (unknown !== undefined) throw failure.webhookEvents(`Unknown event type ${JSON.stringify(unknown)}; use ${[...WEBHOOK_EVENT_TYPES, '*'].join(', ')}.`);
+  if (events.length === 0) throw failure.webhookEvents('List at least one event type, or "*" for all.');
+  if (new Set(events).size !== events.length) throw failure.webhookEvents('An event type is listed twice.');
+  if (events.includes('*') && events.length > 1) throw failure.webhookEvents('"*" already stands for every event type: list it alone.');
   return events;
 }
 
@@ -80,13 +82,13 @@ function checkedUrl(url: string): string {
   try {
     parsed = new URL(url);
   } catch {
-    throw new AppError('invalid_field', 'url must be an absolute http or https URL.', { field: 'url' });
+    throw failure.webhookUrl('must be an absolute http or https URL');
   }
-  if (url.length > MAX_WEBHOOK_URL_LENGTH) throw new AppError('invalid_field', `url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters.`, { field: 'url' });
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new AppError('invalid_field', 'url must use http or https.', { field: 'url' });
+  if (url.length > MAX_WEBHOOK_URL_LENGTH) throw failure.webhookUrl(`must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw failure.webhookUrl('must use http or https');
   // Credentials in a URL would be stored and listed in the clear: a secret belongs in the signature.
-  if (parsed.username !== '' || parsed.password !== '') throw new AppError('invalid_field', 'url must not carry a user name or password.', { field: 'url' });
-  if (parsed.hash !== '') throw new AppError('invalid_field', 'url must not have a fragment.', { field: 'url' });
+  if (parsed.username !== '' || parsed.password !== '') throw failure.webhookUrl('must not carry a user name or password');
+  if (parsed.hash !== '') throw failure.webhookUrl('must not have a fragment');
   return url;
 }
 
@@ -104,7 +106,7 @@ export function createWebhookEndpointService({
   clock: Clock;
   addresses: WebhookAddressPolicy;
 }) {
-  const notFound = (id: number) => new AppError('webhook_endpoint_not_found', `No webhook endpoint with id ${id} in this environment.`);
+  const notFound = failure.webhookEndpointNotFound;
 
   /** The endpoint, if it belongs to the caller's workspace and environment. */
   const ownEndpoint = async (caller: Caller, id: number): Promise<WebhookEndpointRecord> => {
@@ -127,10 +129,10 @@ export function createWebhookEndpointService({
       const record = await store.insertWebhookEndpoint(
         {
           workspaceId: caller.tenant.workspaceId,
-          environment: input.environment,
+          environment: input.environment ?? caller.tenant.environment,
           url,
           events,
-          description: input.description,
+          description: input.description ?? '',
           secretCiphertext: cipher.encrypt(secret),
           createdAt: clock(),
         },
@@ -152,7 +154,7 @@ export function createWebhookEndpointService({
     async update(caller: Caller, id: number, change: WebhookEndpointChange): Promise<WebhookEndpointRecord> {
       requireScope(caller, 'admin');
       if (Object.values(change).every((value) => value === undefined)) {
-        throw new AppError('bad_request', 'Give at least one of url, events, description, enabled.');
+        throw failure.emptyWebhookPatch();
       }
       // Unknown first (404), then the new values' rules (400): nothing about the values is checked,
       // or resolved, for an endpoint the caller does not have.
@@ -200,7 +202,7 @@ export function createWebhookEndpointService({
     async retryDelivery(caller: Caller, id: number): Promise<WebhookDeliveryRecord> {
       requireScope(caller, 'admin');
       const retried = await store.retryWebhookDelivery(caller.tenant, id, auditContextOf(clock, caller));
-      if (!retried) throw new AppError('webhook_delivery_not_found', `No webhook delivery with id ${id} in this environment.`);
+      if (!retried) throw failure.webhookDeliveryNotFound(id);
       return retried;
     },
   };

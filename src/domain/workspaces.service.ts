@@ -1,5 +1,5 @@
 import { auditContextOf } from './audit-context.js';
-import { AppError } from './errors.js';
+import { failure } from './errors.js';
 import type { Clock } from './clock.js';
 import type { Workspace } from './models.js';
 import { DEFAULT_WORKSPACE, type Actor } from './tenancy.js';
@@ -25,7 +25,7 @@ export function createWorkspaceService({ store, clock }: { store: WorkspaceStore
 
     async requireWorkspace(name: string): Promise<Workspace> {
       const workspace = await store.findWorkspaceByName(name);
-      if (!workspace) throw new AppError('not_found', `Workspace "${name}" does not exist.`, { field: 'workspace' });
+      if (!workspace) throw failure.workspaceNotFound(name);
       return workspace;
     },
   };

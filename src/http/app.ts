@@ -1,7 +1,7 @@
+import { requestFailure } from '../wire/request-errors.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
-import { AppError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import { createAuthenticationHook } from './auth.js';
 import { registerErrorHandler } from './error-handler.js';
@@ -69,11 +69,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     // HTTP/1.1 requires Host (RFC 9112 §3.2); HTTP/1.0 has none to send.
     if (request.headers.host === undefined && request.raw.httpVersion !== '1.0') {
-      throw new AppError('bad_request', 'Send a Host header: HTTP/1.1 requires one.', { field: 'Host' });
+      throw requestFailure.missingHost();
     }
     if (closing) {
       reply.header('connection', 'close');
-      throw new AppError('unavailable', 'The server is shutting down; retry on another instance or shortly.', { retryAfterSeconds: 1 });
+      throw requestFailure.shuttingDown();
     }
     // API responses carry credentials (and errors about them): no cache along the way may keep one.
     if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');

@@ -1,5 +1,5 @@
+import { requestFailure } from '../wire/request-errors.js';
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../domain/errors.js';
 import type { ApiTokenCaller, ApiTokenService } from '../domain/api-tokens.service.js';
 
 declare module 'fastify' {
@@ -11,8 +11,6 @@ declare module 'fastify' {
 
 // "Token" is the documented scheme; "Bearer" is accepted because many HTTP clients only speak it.
 const AUTHORIZATION = /^(?:token|bearer) +(\S+) *$/i;
-
-const unauthenticated = (message: string) => new AppError('unauthenticated', message);
 
 /** The hosted product's name for the same header (SPEC §12): code written for it works unchanged. */
 const CREDENTIAL_HEADERS = new Set(['authorization', 'explo-authorization']);
@@ -29,13 +27,13 @@ export function createAuthenticationHook(apiTokens: Pick<ApiTokenService, 'authe
     // Node keeps the first of two Authorization headers; a proxy in front may have read the other.
     // Two meanings are none, whichever names they use: refused like a missing one (SPEC §3, §12).
     if (credentialHeaderCount(request.raw.rawHeaders) > 1) {
-      throw unauthenticated('Send exactly one "Authorization: Token <API_TOKEN>" header (or its synonym Explo-Authorization).');
+      throw requestFailure.twoCredentials();
     }
     const found = request.headers.authorization ?? request.headers['explo-authorization'];
     const header = Array.isArray(found) ? undefined : found;
     const secret = header === undefined ? undefined : AUTHORIZATION.exec(header)?.[1];
     if (secret === undefined) {
-      throw unauthenticated('Send "Authorization: Token <API_TOKEN>".');
+      throw requestFailure.noCredential();
     }
     request.caller = await apiTokens.authenticateApiToken(secret, request.id);
   };

@@ -1,5 +1,7 @@
+import { requestFailure } from '../wire/request-errors.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, isAppError } from '../domain/errors.js';
+import type { AppError} from '../domain/errors.js';
+import { isAppError } from '../domain/errors.js';
 import { validationError } from '../wire/validation-errors.js';
 
 /** The failure envelope of an error. */
@@ -30,14 +32,10 @@ export function sendError(error: AppError, request: FastifyRequest, reply: Fasti
 }
 
 const FASTIFY_CODES: Record<string, () => AppError> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: () => new AppError('payload_too_large', 'The request body is larger than 1 MiB.'),
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => unsupportedMediaType(),
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new AppError('invalid_json', 'The request body does not match its Content-Length.'),
+  FST_ERR_CTP_BODY_TOO_LARGE: requestFailure.bodyTooLarge,
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: requestFailure.notJsonMediaType,
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: requestFailure.contentLengthMismatch,
 };
-
-export function unsupportedMediaType(): AppError {
-  return new AppError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json".');
-}
 
 function toAppError(error: FastifyError, request: FastifyRequest): AppError {
   if (isAppError(error)) return error;
@@ -49,9 +47,9 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError {
   if (known) return known();
   // Any other client error Fastify detects (a malformed URL, say) is still the client's.
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
-    return new AppError('bad_request', 'The request is malformed.');
+    return requestFailure.malformed();
   }
-  return new AppError('internal_error', 'An internal error occurred.', { cause: error });
+  return requestFailure.internal(error);
 }
 
 export function registerErrorHandler(app: FastifyInstance): void {

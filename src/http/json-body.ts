@@ -1,6 +1,5 @@
+import { requestFailure } from '../wire/request-errors.js';
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../domain/errors.js';
-import { unsupportedMediaType } from './error-handler.js';
 import { jsonDefectError, MAX_BODY_DEPTH, parseStrictJson } from './strict-json.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -19,14 +18,14 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, (request, body, done) => {
     const charset = /;\s*charset=("?)([^";]+)\1/i.exec(request.headers['content-type'] ?? '')?.[2];
     if (charset !== undefined && !UTF8_CHARSET.test(charset)) {
-      done(unsupportedMediaType(), undefined);
+      done(requestFailure.notJsonMediaType(), undefined);
       return;
     }
     let text: string;
     try {
       text = utf8.decode(body as Buffer);
     } catch {
-      done(new AppError('invalid_json', 'The request body is not valid UTF-8.'), undefined);
+      done(requestFailure.bodyNotUtf8(), undefined);
       return;
     }
     if (text === '') {

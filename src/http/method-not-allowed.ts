@@ -1,5 +1,5 @@
+import { requestFailure } from '../wire/request-errors.js';
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../domain/errors.js';
 import { sendError } from './error-handler.js';
 import { echoable } from '../domain/caller-text.js';
 
@@ -22,8 +22,8 @@ export function registerNotFoundHandler(app: FastifyInstance): void {
     const route = routes.find((known) => known.pattern.test(path));
     if (route) {
       const allow = [...route.methods].join(', ');
-      return sendError(new AppError('method_not_allowed', `${request.method} is not allowed here; use one of ${allow}.`), request, reply, { Allow: allow });
+      return sendError(requestFailure.methodNotAllowed(request.method, allow), request, reply, { Allow: allow });
     }
-    return sendError(new AppError('not_found', `There is nothing at ${echoable(path)}.`), request, reply);
+    return sendError(requestFailure.nothingAt(echoable(path)), request, reply);
   });
 }

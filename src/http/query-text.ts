@@ -1,5 +1,5 @@
+import { requestFailure } from '../wire/request-errors.js';
 import { echoable } from '../domain/caller-text.js';
-import { AppError } from '../domain/errors.js';
 
 /**
  * Query values are text like any field (SPEC §3): a value whose percent-escapes are not UTF-8 (a
@@ -17,10 +17,10 @@ export function assertQueryText(url: string): void {
     const value = equals === -1 ? '' : decodeStrictly(pair.slice(equals + 1));
     const field = echoable(name ?? rawName);
     if (name === undefined || value === undefined) {
-      throw new AppError('invalid_field', `"${field}" in the query string is not UTF-8 text.`, { field });
+      throw requestFailure.queryNotUtf8(field);
     }
     if (name.includes('\u0000') || value.includes('\u0000')) {
-      throw new AppError('invalid_field', `"${field}" in the query string may not contain a NUL character.`, { field });
+      throw requestFailure.queryNul(field);
     }
   }
 }

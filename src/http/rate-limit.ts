@@ -1,5 +1,5 @@
+import { requestFailure } from '../wire/request-errors.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../domain/errors.js';
 import type { RateLimitDecision, RateLimitPolicy } from '../rate-limit/token-bucket.js';
 
 import type { RateLimiting } from '../rate-limit/rate-limit-setting.js';
@@ -50,11 +50,7 @@ export function createRateLimitHook({ limiter, defaultPolicy }: RateLimiting) {
     reply.headers(rateLimitHeaders(policy, window, decision));
     if (!decision.allowed) {
       const { quota, unit } = window;
-      throw new AppError(
-        'rate_limited',
-        `This API token may make ${quota} request${quota === 1 ? '' : 's'} a ${unit}, up to ${policy.burst} at once; retry in ${decision.retryAfterSeconds} s.`,
-        { retryAfterSeconds: decision.retryAfterSeconds },
-      );
+      throw requestFailure.rateLimited(quota, unit, policy.burst, decision.retryAfterSeconds);
     }
   };
 }

@@ -1,8 +1,9 @@
+import { requestFailure } from '../wire/request-errors.js';
 import { randomUUID } from 'node:crypto';
 import { createServer, STATUS_CODES, type RequestListener, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyInstance } from 'fastify';
-import { AppError } from '../domain/errors.js';
+import type { AppError } from '../domain/errors.js';
 import { errorBody } from './error-handler.js';
 import { boundPipelining } from './pipelining.js';
 import type { ServerTimeouts } from '../config/server-timeouts.js';
@@ -60,15 +61,12 @@ function clientErrorHandler(timeouts: ServerTimeouts) {
 
 function toAppError(error: ConnectionError, timeouts: ServerTimeouts): AppError {
   if (error.code === 'HPE_HEADER_OVERFLOW') {
-    return new AppError('headers_too_large', `The request line and headers are larger than ${MAX_HEADER_BYTES / 1024} KiB.`);
+    return requestFailure.headersTooLarge(MAX_HEADER_BYTES / 1024);
   }
   if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return new AppError(
-      'request_timeout',
-      `The request did not arrive in time: headers are due within ${timeouts.headersMs} ms, the whole request within ${timeouts.requestMs} ms.`,
-    );
+    return requestFailure.requestTimeout(timeouts.headersMs, timeouts.requestMs);
   }
-  return new AppError('bad_request', 'The request is not valid HTTP.');
+  return requestFailure.notHttp();
 }
 
 function rawResponse(error: AppError, requestId: string): string {

@@ -1,5 +1,6 @@
+import { requestFailure } from '../wire/request-errors.js';
 import { echoable } from '../domain/caller-text.js';
-import { AppError } from '../domain/errors.js';
+import type { AppError } from '../domain/errors.js';
 import { MAX_PROPERTIES_DEPTH, nestedTooDeeply } from '../domain/properties.js';
 
 /**
@@ -98,20 +99,9 @@ function endOfString(text: string, start: number): number {
  * value `field`. A lone surrogate is bad JSON in a body but a bad value in a query (SPEC §3).
  */
 export function jsonDefectError(defect: JsonDefect, field?: string): AppError {
-  const where = field === undefined ? 'The request body' : `"${field}" in the query string`;
-  const options = field === undefined ? {} : { field };
-  switch (defect.kind) {
-    case 'syntax':
-      return new AppError('invalid_json', `${where} is not valid JSON.`, options);
-    case 'duplicate_key':
-      return new AppError('invalid_json', `${where} has the key "${echoable(defect.key)}" twice in one object.`, options);
-    case 'lone_surrogate':
-      return new AppError(field === undefined ? 'invalid_json' : 'invalid_field', `${where} has a lone surrogate escape (\\ud800 to \\udfff unpaired), which is not text.`, options);
-    case 'forbidden_key':
-      return new AppError('invalid_field', 'Object keys "__proto__" and "constructor.prototype" are not accepted anywhere in a request.', options);
-    case 'too_deep': {
-      const deepField = field ?? defect.field;
-      return deepField === undefined ? new AppError('invalid_json', 'The request body must be a JSON object.') : nestedTooDeeply(echoable(deepField));
-    }
+  if (defect.kind === 'too_deep') {
+    const deepField = field ?? defect.field;
+    return deepField === undefined ? requestFailure.bodyNotObject() : nestedTooDeeply(echoable(deepField));
   }
+  return requestFailure.jsonDefect(defect.kind, field, defect.kind === 'duplicate_key' ? echoable(defect.key) : undefined);
 }

@@ -1,4 +1,3 @@
-import { AppError } from '../domain/errors.js';
 import { checkedParentTeamId, MAX_HIERARCHY_DEPTH } from '../domain/hierarchy.js';
 import type { JsonObject, UserGroupRecord } from '../domain/models.js';
 import type { Environment } from '../domain/tenancy.js';
@@ -116,9 +115,6 @@ export function assertTokenPatchComplete(patch: { tokenHash?: string; tokenCiphe
   }
 }
 
-export function concurrentChange(what: string): AppError {
-  return new AppError('concurrent_change', `${what} meanwhile, so the batch wrote nothing.`);
-}
 
 /**
  * The smallest string above every string that starts with `prefix` in code point order (SQLite's

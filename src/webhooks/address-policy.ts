@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import { AppError } from '../domain/errors.js';
+import { failure } from '../domain/errors.js';
 import type { WebhookAddressPolicy } from '../domain/webhook-endpoints.service.js';
 
 /** Where a host name resolves: every address, as `dns.lookup` gives them (the hosts file included). */
@@ -82,7 +82,7 @@ export function createAddressPolicy(options: { allowPrivate: boolean; resolve?: 
         await deliverableAddresses(hostname, { allowPrivate: options.allowPrivate, resolve });
       } catch (error) {
         const reason = error instanceof PrivateAddressError ? `${error.message}; webhooks may not call it` : `its host does not resolve (${(error as Error).message})`;
-        throw new AppError('invalid_field', `url is refused: ${reason}.`, { field: 'url' });
+        throw failure.webhookUrl(`is refused: ${reason}`);
       }
     },
   };

@@ -1,7 +1,7 @@
+import { requestFailure } from './request-errors.js';
 import { Type, type TSchema } from 'typebox';
 import { MAX_PAGE_SIZE, type Page } from '../domain/pagination.js';
 import { Success } from './envelope.js';
-import { AppError } from '../domain/errors.js';
 
 // Cursors are opaque to clients so the paging key can change without breaking them.
 const PREFIX = 'c1.';
@@ -17,7 +17,7 @@ export function decodeCursor(cursor: string | undefined): number | undefined {
   const match = CURSOR_TEXT.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   const key = match ? Number(match[1]) : NaN;
   if (!Number.isSafeInteger(key)) {
-    throw new AppError('invalid_field', '"cursor" is not a cursor this service handed out.', { field: 'cursor' });
+    throw requestFailure.foreignCursor();
   }
   return key;
 }
@@ -32,7 +32,7 @@ export const PageQuery = {
 
 export function pageSize(limit: string | undefined): number {
   const size = limit === undefined ? DEFAULT_PAGE_SIZE : Number(limit);
-  if (size > MAX_PAGE_SIZE) throw new AppError('invalid_field', `"limit" must be at most ${MAX_PAGE_SIZE}.`, { field: 'limit' });
+  if (size > MAX_PAGE_SIZE) throw requestFailure.pageTooLarge(MAX_PAGE_SIZE);
   return size;
 }
 

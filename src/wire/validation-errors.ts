@@ -1,6 +1,7 @@
+import { requestFailure } from './request-errors.js';
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 import { echoable } from '../domain/caller-text.js';
-import { AppError } from '../domain/errors.js';
+import type { AppError } from '../domain/errors.js';
 
 type ObjectSchema = { properties?: Record<string, { description?: string }> } | undefined;
 
@@ -11,7 +12,7 @@ const SELF_EXPLAINING = new Set(['maxLength', 'minLength', 'maxProperties', 'min
 /** Maps the first schema violation (of the body, query string or path) to missing_field, unknown_field or invalid_field, naming the field. */
 export function validationError(errors: FastifySchemaValidationError[], context: string, schema: unknown): AppError {
   const first = errors[0];
-  if (!first) return new AppError('invalid_field', 'The request is invalid.');
+  if (!first) return requestFailure.invalidRequest();
   const params = first.params as Record<string, unknown>;
   // Field names come from the caller: what is echoed of them is cut (SPEC §3).
   const path = first.instancePath.split('/').slice(1).map((segment) => echoable(segment.replace(/~1/g, '/').replace(/~0/g, '~')));
@@ -20,14 +21,14 @@ export function validationError(errors: FastifySchemaValidationError[], context:
   if (field === undefined) {
     if (first.keyword === 'required') {
       const missing = echoable(String(params.missingProperty));
-      return new AppError('missing_field', `"${missing}" is required.`, { field: missing });
+      return requestFailure.missingField(missing);
     }
     if (first.keyword === 'additionalProperties') {
       const unknown = echoable(String(params.additionalProperty));
-      return new AppError('unknown_field', `"${unknown}" is not a field of this request.`, { field: unknown });
+      return requestFailure.unknownField(unknown);
     }
-    if (context === 'body') return new AppError('invalid_json', 'The request body must be a JSON object.');
-    return new AppError('invalid_field', `The ${context} of this request are invalid.`);
+    if (context === 'body') return requestFailure.bodyNotObject();
+    return requestFailure.invalidPart(context);
   }
 
   const rule = (schema as ObjectSchema)?.properties?.[field]?.description;
@@ -35,7 +36,7 @@ export function validationError(errors: FastifySchemaValidationError[], context:
     SELF_EXPLAINING.has(first.keyword) || !rule
       ? `"${path.join('.')}" ${first.message ?? 'is invalid'}.`
       : `"${field}" is invalid: ${lowerFirst(rule)}`;
-  return new AppError('invalid_field', message, { field });
+  return requestFailure.invalidField(field, message);
 }
 
 function lowerFirst(text: string): string {

@@ -29,7 +29,7 @@ export const apiTokenRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokenServ
       const { record, secret } = await apiTokens.createApiToken(request.caller, {
         name: body.name,
         scope: body.scope,
-        environment: body.environment ?? request.caller.tenant.environment,
+        environment: body.environment,
         rateLimit: fromWire(body.rate_limit),
       });
       return { success: 1 as const, api_token: { ...toApiToken(record), token: secret } };

@@ -1,7 +1,7 @@
+import { requestFailure } from '../../wire/request-errors.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AuditService } from '../../domain/audit.service.js';
 import type { AuditEventRecord } from '../../domain/models.js';
-import { AppError } from '../../domain/errors.js';
 import { decodeCursor, PageResponse, pageSize, toPageResponse } from '../../wire/cursor.js';
 import { apiRouteSchema } from '../route-schema.js';
 import { AuditEvent, AuditQuery } from '../../wire/audit-events.schemas.js';
@@ -27,7 +27,7 @@ function canonical(field: 'since' | 'until', timestamp: string | undefined): str
   if (timestamp === undefined) return undefined;
   const instant = new Date(timestamp).toISOString();
   if (!/^\d{4}-/.test(instant) || instant.startsWith('0000-')) {
-    throw new AppError('invalid_field', `"${field}" must fall within the years 0001 to 9999 (UTC).`, { field });
+    throw requestFailure.yearOutOfRange(field);
   }
   return instant;
 }

@@ -1,7 +1,7 @@
+import { requestFailure } from '../../wire/request-errors.js';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { echoable } from '../../domain/caller-text.js';
-import { AppError } from '../../domain/errors.js';
 import { MAX_PROPERTIES_DEPTH } from '../../domain/properties.js';
 import { jsonDefectError, parseStrictJson } from '../strict-json.js';
 import type { JsonObject } from '../../domain/models.js';
@@ -48,7 +48,7 @@ function bodyFromQuery(query: Record<string, string | string[] | undefined>): Re
   return Object.fromEntries(
     Object.entries(query).map(([field, value]) => {
       if (typeof value !== 'string') {
-        throw new AppError('invalid_field', `"${echoable(field)}" must appear once in the query string.`, { field: echoable(field) });
+        throw requestFailure.queryRepeated(echoable(field));
       }
       return [field, JSON_QUERY_FIELDS.has(field) ? jsonFromQuery(field, value) : value];
     }),

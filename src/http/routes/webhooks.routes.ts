@@ -65,8 +65,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: Webhoo
       const { record, secret } = await webhookEndpoints.create(request.caller, {
         url: body.url,
         events: body.events,
-        environment: body.environment ?? request.caller.tenant.environment,
-        description: body.description ?? '',
+        environment: body.environment,
+        description: body.description,
       });
       return { success: 1 as const, webhook_endpoint: { ...toWebhookEndpoint(record), secret } };
     },

@@ -1,4 +1,4 @@
-import { takenError } from '../unique-constraints.js';
+import { failure } from '../../domain/errors.js';
 import type { AuditContext, DataSourcePatch, DataSourceRecord, NewDataSource } from '../../domain/models.js';
 import type { Environment } from '../../domain/tenancy.js';
 import { dataSourceCreated, planDataSourceDeletion, planDataSourceUpdate } from '../../domain/data-sources.rules.js';
@@ -73,7 +73,7 @@ export function dataSourceMethods(db: PostgresDatabase, audit: AuditEvents): Dat
   const insert = audit.withAudit(async (tx, _context: AuditContext, source: NewDataSource) => {
     const { tenant, providedId, name, schemaId, createdAt } = source;
     const [row] = await tx.rows<DataSourceRow>(sql.insert({ ...tenant, providedId, name, schemaId, createdAt }));
-    if (!row) throw takenError('data_source_provided_id', undefined);
+    if (!row) throw failure.taken('data_source_provided_id');
     const record = toDataSource(row);
     return { result: record, entries: [dataSourceCreated(record)] };
   });

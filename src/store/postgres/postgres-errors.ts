@@ -1,6 +1,5 @@
-import { unavailable } from '../../domain/errors.js';
-import { mappingSchemaChangedError, takenError, vanishedParentError, vanishedReferenceError } from '../unique-constraints.js';
-import type { UniqueConstraint } from '../unique-constraints.js';
+import { failure } from '../../domain/errors.js';
+import type { UniqueConstraint } from '../../domain/errors.js';
 
 /** The constraint names migration 0001 gives the unique constraints a caller can run into. */
 const UNIQUE_CONSTRAINTS: Record<string, UniqueConstraint> = {
@@ -91,14 +90,14 @@ function isUnavailable(error: unknown): boolean {
 export function mapPostgresError(error: unknown): never {
   if (codeOf(error) === '23505') {
     const constraint = UNIQUE_CONSTRAINTS[(error as { constraint?: string }).constraint ?? ''];
-    if (constraint) throw takenError(constraint, error);
+    if (constraint) throw failure.taken(constraint, error);
   }
   if (codeOf(error) === '23503') {
     const constraint = (error as { constraint?: string }).constraint;
     // A write that links a group under a parent deleted meanwhile (deletes handle their own case).
-    if (constraint === PARENT_CONSTRAINT) throw vanishedParentError(error);
-    throw constraint === MAPPING_SCHEMA_CONSTRAINT ? mappingSchemaChangedError(error) : vanishedReferenceError(error);
+    if (constraint === PARENT_CONSTRAINT) throw failure.vanishedParent(error);
+    throw constraint === MAPPING_SCHEMA_CONSTRAINT ? failure.mappedSchemaChanged(error) : failure.vanishedDataSource(error);
   }
-  if (isUnavailable(error)) throw unavailable(error);
+  if (isUnavailable(error)) throw failure.unavailable(error);
   throw error;
 }

@@ -1,4 +1,4 @@
-import { unavailable } from '../../domain/errors.js';
+import { failure } from '../../domain/errors.js';
 import type { Store } from '../store.js';
 import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
@@ -52,7 +52,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
         await db.rows(PING());
       } catch (error) {
         // Readiness cares only whether the database answers, whatever the reason it does not.
-        throw unavailable(error);
+        throw failure.unavailable(error);
       }
     },
   };

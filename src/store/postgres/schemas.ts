@@ -1,4 +1,4 @@
-import { takenError } from '../unique-constraints.js';
+import { failure } from '../../domain/errors.js';
 import type { AuditContext, SchemaRecord } from '../../domain/models.js';
 import { schemaCreated } from '../../domain/catalog.rules.js';
 import type { SchemaStore } from '../store.js';
@@ -37,7 +37,7 @@ const sql = statements({
 export function schemaMethods(db: PostgresDatabase, audit: AuditEvents): SchemaStore {
   const insert = audit.withAudit(async (tx, context: AuditContext, workspaceId: number, name: string) => {
     const [row] = await tx.rows<SchemaRow>(sql.insert({ workspaceId, name, at: context.at }));
-    if (!row) throw takenError('schema_name', undefined);
+    if (!row) throw failure.taken('schema_name');
     const schema = toSchema(row);
     return { result: schema, entries: [schemaCreated(schema)] };
   });

@@ -1,12 +1,11 @@
 import { HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
 import type { AuditContext, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
 import type { Tenant } from '../../domain/tenancy.js';
-import { groupAudit, groupEntry } from '../../domain/user-groups.rules.js';
+import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups.rules.js';
 import type { AuditEntry } from '../../domain/audit-entry.js';
 import type { UserGroupDeletion, UserGroupQuery, UserGroupStore, UserGroupTokenRotation, UserGroupUpdate, UserGroupWrite } from '../store.js';
 import {
   assertTokenPatchComplete,
-  concurrentChange,
   listFilterParameters,
   MAX_ANCESTORS,
   PATCHABLE_GROUP_COLUMNS,
@@ -18,7 +17,7 @@ import {
 } from '../user-group-records.js';
 import type { ParentLinkRow, UserGroupRow } from '../user-group-records.js';
 import { auditEventPerRow, auditParameters, NO_ENDPOINT_WANTS, type AuditEvents } from './audit-events.js';
-import { unavailable } from '../../domain/errors.js';
+import { failure } from '../../domain/errors.js';
 import { LOST, retryWhileContended } from '../../domain/retry-policy.js';
 import { isParentLinkViolation, isTransientConflict } from './postgres-errors.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
@@ -303,7 +302,7 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
   // It tries again (under the one retry policy) when its insert lost a deadlock, or met a group that
   // is gone by the time it reads it (deleted in between): each try is a fresh statement snapshot.
   const insertIfAbsent = (group: NewUserGroup, context: AuditContext) => {
-    let conflict: unknown = unavailable(new Error('user group insert kept conflicting with a row deleted before it could be read'));
+    let conflict: unknown = failure.unavailable(new Error('user group insert kept conflicting with a row deleted before it could be read'));
     return retryWhileContended(async () => {
       let created: UserGroupRecord | undefined;
       try {
@@ -334,20 +333,11 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
     return { result: group, entries: [groupEntry(groupAudit('user_group.updated', context.changes), group)] };
   });
 
-  // The batch path of an import: no re-reads, one audit entry per write. Any refused write throws,
-  // which rolls the whole transaction back, audit entries included.
+  // The batch path of an import: no re-reads, one audit entry per write.
   const writeBatch = audit.withAudit(async (tx, _context: AuditContext, writes: UserGroupWrite[]) => {
     const entries: AuditEntry[] = [];
     for (const write of writes) {
-      if (write.kind === 'create') {
-        const created = await insertGroup(tx, write.group);
-        if (!created) throw concurrentChange(`A user group with id ${JSON.stringify(write.group.providedId)} was created`);
-        entries.push(groupEntry(groupAudit('user_group.created', write.changes), created));
-      } else {
-        const updated = await applyUpdate(tx, write.update);
-        if (!updated) throw concurrentChange(`User group ${write.update.teamId} changed or was deleted`);
-        entries.push(groupEntry(groupAudit('user_group.updated', write.changes), updated));
-      }
+      entries.push(batchWriteEntry(write, write.kind === 'create' ? await insertGroup(tx, write.group) : await applyUpdate(tx, write.update)));
     }
     return { result: undefined, entries };
   });

@@ -1,8 +1,7 @@
 import Database from 'better-sqlite3';
-import { unavailable } from '../../domain/errors.js';
-import { mappingSchemaChangedError, takenError, vanishedReferenceError } from '../unique-constraints.js';
+import { failure } from '../../domain/errors.js';
 import { MAPPING_SCHEMA_MISMATCH } from './migrations/0004-mapping-schema-agreement.js';
-import type { UniqueConstraint } from '../unique-constraints.js';
+import type { UniqueConstraint } from '../../domain/errors.js';
 
 /** The column list SQLite names in "UNIQUE constraint failed: ..." for each constraint a caller can hit. */
 const UNIQUE_COLUMNS: Record<UniqueConstraint, string> = {
@@ -23,10 +22,10 @@ export function mapSqliteError(error: unknown): never {
     const constraint = (Object.keys(UNIQUE_COLUMNS) as UniqueConstraint[]).find((candidate) =>
       error.message.endsWith(`: ${UNIQUE_COLUMNS[candidate]}`),
     );
-    if (constraint) throw takenError(constraint, error);
+    if (constraint) throw failure.taken(constraint, error);
   }
-  if (error.code === 'SQLITE_CONSTRAINT_FOREIGNKEY') throw vanishedReferenceError(error);
-  if (error.code === 'SQLITE_CONSTRAINT_TRIGGER' && error.message === MAPPING_SCHEMA_MISMATCH) throw mappingSchemaChangedError(error);
-  if (UNAVAILABLE_PREFIXES.some((prefix) => error.code.startsWith(prefix))) throw unavailable(error);
+  if (error.code === 'SQLITE_CONSTRAINT_FOREIGNKEY') throw failure.vanishedDataSource(error);
+  if (error.code === 'SQLITE_CONSTRAINT_TRIGGER' && error.message === MAPPING_SCHEMA_MISMATCH) throw failure.mappedSchemaChanged(error);
+  if (UNAVAILABLE_PREFIXES.some((prefix) => error.code.startsWith(prefix))) throw failure.unavailable(error);
   throw error;
 }

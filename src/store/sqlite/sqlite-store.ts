@@ -1,4 +1,4 @@
-import { unavailable } from '../../domain/errors.js';
+import { failure } from '../../domain/errors.js';
 import type { Store } from '../store.js';
 import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
@@ -57,7 +57,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
         sql.ping.get();
       } catch (error) {
         // Readiness cares only whether the database answers, whatever the reason it does not.
-        throw unavailable(error);
+        throw failure.unavailable(error);
       }
     },
     close: () => {

@@ -2,13 +2,12 @@ import type { Database, Statement } from 'better-sqlite3';
 import { HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
 import type { AuditContext, JsonObject, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
 import type { Tenant } from '../../domain/tenancy.js';
-import { groupAudit, groupEntry } from '../../domain/user-groups.rules.js';
+import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups.rules.js';
 import type { GroupIdentity } from '../../domain/user-groups.rules.js';
-import type { Audited, AuditEntry } from '../../domain/audit-entry.js';
+import type { Audited } from '../../domain/audit-entry.js';
 import type { UserGroupDeletion, UserGroupQuery, UserGroupStore, UserGroupTokenRotation, UserGroupUpdate, UserGroupWrite } from '../store.js';
 import {
   assertTokenPatchComplete,
-  concurrentChange,
   listFilterParameters,
   MAX_ANCESTORS,
   PATCHABLE_GROUP_COLUMNS,
@@ -255,18 +254,12 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
     return { result: group, entries: [groupEntry(groupAudit('user_group.updated', context.changes), group)] };
   });
 
-  // The batch path of an import: prepared statements only, no re-reads, one audit entry per write.
-  // Any refused write throws, which rolls the whole transaction back, audit entries included.
+  // The batch path of an import: prepared statements only, no re-reads (a webhook subject reads the
+  // group back only when an endpoint wants it), one audit entry per write.
   const writeBatch = audit.withAudit((_context: AuditContext, writes: UserGroupWrite[]) => {
-    const entries = writes.map((write): AuditEntry => {
-      if (write.kind === 'create') {
-        const created = insertGroup(write.group);
-        if (!created) throw concurrentChange(`A user group with id ${JSON.stringify(write.group.providedId)} was created`);
-        return groupEntry(groupAudit('user_group.created', write.changes), created, () => written(created.teamId));
-      }
-      const updated = applyUpdate(write.update);
-      if (!updated) throw concurrentChange(`User group ${write.update.teamId} changed or was deleted`);
-      return groupEntry(groupAudit('user_group.updated', write.changes), updated, () => written(updated.teamId));
+    const entries = writes.map((write) => {
+      const row = write.kind === 'create' ? insertGroup(write.group) : applyUpdate(write.update);
+      return batchWriteEntry(write, row, () => written(row!.teamId));
     });
     return { result: undefined, entries };
   });
