@@ -1,5 +1,6 @@
+import { toDataSource } from '../wire/data-source.presenter.js';
+import { toSchema } from '../wire/schema.presenter.js';
 import { Command, Option } from 'commander';
-import type { DataSourceRecord } from '../domain/models.js';
 import { inEnvironment, type Caller, type Environment } from '../domain/tenancy.js';
 import type { Runtime } from '../runtime.js';
 import { cliCaller, environmentOption, positiveInteger, printJson, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';
@@ -18,13 +19,13 @@ export function schemasCommand(): Command {
     .action(async (options: CommonOptions & { name: string }) => {
       await withRuntime(options, async (runtime) => {
         const schema = await runtime.services.schemas.createSchema(await cliCaller(runtime, options.workspace), { name: options.name });
-        printCreated({ id: schema.id, name: schema.name }, options.json);
+        printCreated(toSchema(schema), options.json);
       });
     });
 
   subcommand(schemas, 'list', 'list the schemas of a workspace').action(async (options: CommonOptions) => {
     await withRuntime(options, async (runtime) => {
-      const rows = (await runtime.services.schemas.listSchemas(await cliCaller(runtime, options.workspace))).map(({ id, name }) => ({ id, name }));
+      const rows = (await runtime.services.schemas.listSchemas(await cliCaller(runtime, options.workspace))).map(toSchema);
       printRows(rows, options.json);
     });
   });
@@ -38,13 +39,6 @@ async function dataSourceCaller(runtime: Runtime, workspace: string, id: number)
   return inEnvironment(caller, await runtime.services.dataSources.environmentOfDataSource(caller, id));
 }
 
-const describeDataSource = (dataSource: DataSourceRecord) => ({
-  id: dataSource.id,
-  provided_id: dataSource.providedId,
-  name: dataSource.name,
-  schema_id: dataSource.schemaId,
-  api_environment_tag: dataSource.environment,
-});
 
 export function dataSourcesCommand(): Command {
   const dataSources = new Command('data-sources').description('manage data sources (the values of a group\'s mapping)');
@@ -62,7 +56,7 @@ export function dataSourcesCommand(): Command {
           name: options.name,
           schemaId: options.schemaId,
         });
-        printCreated(describeDataSource(dataSource), options.json);
+        printCreated(toDataSource(dataSource), options.json);
       });
     });
 
@@ -71,7 +65,7 @@ export function dataSourcesCommand(): Command {
     .action(async (options: CommonOptions & { environment: Environment }) => {
       await withRuntime(options, async (runtime) => {
         const caller = await cliCaller(runtime, options.workspace, options.environment);
-        printRows((await runtime.services.dataSources.listDataSources(caller)).map(describeDataSource), options.json);
+        printRows((await runtime.services.dataSources.listDataSources(caller)).map(toDataSource), options.json);
       });
     });
 
@@ -87,7 +81,7 @@ export function dataSourcesCommand(): Command {
           ...(options.name !== undefined ? { name: options.name } : {}),
           ...(options.schemaId !== undefined ? { schemaId: options.schemaId } : {}),
         });
-        printCreated(describeDataSource(dataSource), options.json);
+        printCreated(toDataSource(dataSource), options.json);
       });
     });
 
@@ -96,7 +90,7 @@ export function dataSourcesCommand(): Command {
     .action(async (id: number, options: CommonOptions) => {
       await withRuntime(options, async (runtime) => {
         const dataSource = await runtime.services.dataSources.deleteDataSource(await dataSourceCaller(runtime, options.workspace, id), id);
-        if (options.json) printJson(describeDataSource(dataSource));
+        if (options.json) printJson(toDataSource(dataSource));
         else process.stdout.write(`deleted data source ${dataSource.id} (${dataSource.providedId})\n`);
       });
     });

@@ -1,13 +1,7 @@
 import { Command } from 'commander';
-import type { PublishedKey } from '../domain/signing-keys.service.js';
+import { toSigningKey } from '../wire/signing-key.presenter.js';
 import { cliCaller, printJson, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';
 
-const describeKey = (key: PublishedKey) => ({
-  kid: key.kid,
-  created_at: key.createdAt,
-  retired_at: key.retiredAt,
-  published_until: key.publishedUntil,
-});
 
 /** `ugs signing-keys list|rotate`: the keys that sign a workspace's embed tokens (SPEC §10). */
 export function signingKeysCommand(): Command {
@@ -15,7 +9,7 @@ export function signingKeysCommand(): Command {
 
   subcommand(keys, 'list', 'list the published signing keys, newest (the current one) first').action(async (options: CommonOptions) => {
     await withRuntime(options, async (runtime) => {
-      printRows((await runtime.services.signingKeys.list(await cliCaller(runtime, options.workspace))).map(describeKey), options.json);
+      printRows((await runtime.services.signingKeys.list(await cliCaller(runtime, options.workspace))).map(toSigningKey), options.json);
     });
   });
 
@@ -23,7 +17,7 @@ export function signingKeysCommand(): Command {
     async (options: CommonOptions) => {
       await withRuntime(options, async (runtime) => {
         const { current, retired } = await runtime.services.signingKeys.rotate(await cliCaller(runtime, options.workspace));
-        if (options.json) printJson({ current: describeKey(current), retired: retired && describeKey(retired) });
+        if (options.json) printJson({ current: toSigningKey(current), retired: retired && toSigningKey(retired) });
         else {
           const old = retired ? `; ${retired.kid} stays published until ${retired.publishedUntil}` : '';
           process.stdout.write(`signing with ${current.kid} from now on${old}\n`);

@@ -82,6 +82,7 @@ export function isAppError(error: unknown): error is AppError {
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
 
 const quoted = (value: unknown) => JSON.stringify(value);
+const IDEMPOTENCY_KEY = 'Idempotency-Key';
 const plural = (count: number, one: string, many: string) => (count === 1 ? `1 ${one}` : `${count} ${many}`);
 
 /** The unique constraints a caller can run into; each engine recognises them in its own driver errors. */
@@ -111,8 +112,12 @@ export const failure = {
     ),
   workspaceNotFound: (name: string) => new AppError('not_found', `Workspace "${name}" does not exist.`, { field: 'workspace' }),
 
-  /** No group matches: an unknown id or token, or another tenant's, all answered alike (SPEC §2). */
-  userGroupNotFound: () => new AppError('user_group_not_found', 'No user group matches in this environment.'),
+  /**
+   * No group matches: to the group API an unknown id or token, or another tenant's, all answered alike
+   * (SPEC §2); an admin lookup names what it looked for (`which`: `"acme"`, `with team_id 7`).
+   */
+  userGroupNotFound: (which?: string) =>
+    new AppError('user_group_not_found', which === undefined ? 'No user group matches in this environment.' : `No user group ${which} in this environment.`),
   nameTheGroup: () => new AppError('missing_field', 'Give "current_token" or "user_group_id" to name the group.'),
   userGroupMismatch: () => new AppError('user_group_mismatch', '"current_token" and "user_group_id" name different user groups.'),
   dataSourceNotMapped: (providedId: string) =>
@@ -165,17 +170,23 @@ export const failure = {
   hasChildren: (providedId: string, children: number) =>
     new AppError('user_group_has_children', `User group ${quoted(providedId)} is the parent of ${plural(children, 'group', 'groups')}; detach or delete them first.`),
 
-  idempotencyKeyShape: (field: string) => new AppError('invalid_field', 'Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces).', { field }),
-  idempotencyKeyLimit: (field: string, maxLiveKeys: number) =>
+  // The key travels in a request header; the error names it as the field at fault.
+  idempotencyKeyShape: () => new AppError('invalid_field', 'Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces).', { field: IDEMPOTENCY_KEY }),
+  idempotencyKeyLimit: (maxLiveKeys: number) =>
     new AppError(
       'idempotency_key_limit',
       `This API token holds ${maxLiveKeys} live Idempotency-Keys, the most it may; reuse none, retry without a key, or wait until the oldest expire (24 h after their first use).`,
-      { field },
+      { field: IDEMPOTENCY_KEY },
     ),
-  idempotencyKeyReused: (field: string) =>
-    new AppError('idempotency_key_reused', 'This Idempotency-Key was used for another request (method, path, query or body); send a new key with a new request.', { field }),
-  idempotencyKeyInProgress: (field: string) =>
-    new AppError('idempotency_key_in_progress', 'The first request with this Idempotency-Key is still running; retry shortly.', { field, retryAfterSeconds: 1 }),
+  idempotencyKeyReused: () =>
+    new AppError('idempotency_key_reused', 'This Idempotency-Key was used for another request (method, path, query or body); send a new key with a new request.', {
+      field: IDEMPOTENCY_KEY,
+    }),
+  idempotencyKeyInProgress: () =>
+    new AppError('idempotency_key_in_progress', 'The first request with this Idempotency-Key is still running; retry shortly.', {
+      field: IDEMPOTENCY_KEY,
+      retryAfterSeconds: 1,
+    }),
 
   embedTokenTooLarge: (maxKiB: number) =>
     new AppError('invalid_field', `The embed token would be larger than ${maxKiB} KiB: send fewer or smaller properties.`, { field: 'properties' }),

@@ -13,7 +13,6 @@ const PURGE_BATCH = 1000;
 /** Live keys one API token may hold (SPEC §3): bounds what a caller can make the service keep. */
 export const MAX_LIVE_KEYS_PER_TOKEN = 10_000;
 
-const IDEMPOTENCY_KEY_FIELD = 'Idempotency-Key';
 const IDEMPOTENCY_KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 
 export interface RecordedResponse {
@@ -76,14 +75,14 @@ export function createIdempotencyService({ store, cipher, clock }: IdempotencySe
       });
       if (result.claimed) return { kind: 'execute', claim };
       if ('limitReached' in result) {
-        throw failure.idempotencyKeyLimit(IDEMPOTENCY_KEY_FIELD, MAX_LIVE_KEYS_PER_TOKEN);
+        throw failure.idempotencyKeyLimit(MAX_LIVE_KEYS_PER_TOKEN);
       }
       const { record } = result;
       if (record.fingerprint !== claim.fingerprint) {
-        throw failure.idempotencyKeyReused(IDEMPOTENCY_KEY_FIELD);
+        throw failure.idempotencyKeyReused();
       }
       if (record.response === null) {
-        throw failure.idempotencyKeyInProgress(IDEMPOTENCY_KEY_FIELD);
+        throw failure.idempotencyKeyInProgress();
       }
       return { kind: 'replay', response: openResponse(record.fingerprint, record.response) };
     },
@@ -106,7 +105,7 @@ export function createIdempotencyService({ store, cipher, clock }: IdempotencySe
 
 function assertIdempotencyKey(key: string): void {
   if (!IDEMPOTENCY_KEY_SHAPE.test(key)) {
-    throw failure.idempotencyKeyShape(IDEMPOTENCY_KEY_FIELD);
+    throw failure.idempotencyKeyShape();
   }
 }
 

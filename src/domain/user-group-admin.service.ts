@@ -26,14 +26,14 @@ export function createUserGroupAdminService({ store, view }: { store: Pick<UserG
     async getUserGroupByProvidedId(caller: Caller, providedId: string): Promise<UserGroupView> {
       requireScope(caller, 'admin');
       const group = await store.findUserGroupByProvidedId(caller.tenant, providedId);
-      if (!group) throw failure.userGroupNotFound();
+      if (!group) throw failure.userGroupNotFound(JSON.stringify(providedId));
       return view(group);
     },
 
     async getUserGroup(caller: Caller, teamId: number): Promise<UserGroupView> {
       requireScope(caller, 'admin');
       const group = await store.findUserGroupByTeamId(caller.tenant, teamId);
-      if (!group) throw failure.userGroupNotFound();
+      if (!group) throw failure.userGroupNotFound(`with team_id ${teamId}`);
       return view(group);
     },
   };

@@ -17,7 +17,10 @@ describe('webhooks with --workers 2 on SQLite', () => {
     const db = (fixture.db = await createTestDatabase('sqlite'));
     const server = await startServeProcess(db, { args: ['--workers', '2'], env: { ...WEBHOOK_SERVE_ENV, UGS_LOG_LEVEL: 'info' } });
     const admin = server.adminTokens().Customer;
-    const receiver = (fixture.receiver = await startWebhookReceiver(() => ({ delayMs: Math.floor(Math.random() * 10) })));
+    // Slow answers keep one worker's 16 attempts per endpoint busy while more of the 24 groups' events
+    // are due, so the other worker's claims find work whatever the machine's load (with fast answers,
+    // one busy worker could take every event between the other's idle polls).
+    const receiver = (fixture.receiver = await startWebhookReceiver(() => ({ delayMs: 150 + Math.floor(Math.random() * 100) })));
     const created = await call(server, { method: 'POST', path: '/api/admin/webhook_endpoints', token: admin, body: { url: receiver.url, events: ['user_group.created', 'user_group.updated'] } });
     expect(created.status, created.raw).toBe(200);
 

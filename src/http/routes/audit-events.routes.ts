@@ -1,22 +1,10 @@
 import { requestFailure } from '../../wire/request-errors.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AuditService } from '../../domain/audit.service.js';
-import type { AuditEventRecord } from '../../domain/models.js';
 import { decodeCursor, PageResponse, pageSize, toPageResponse } from '../../wire/cursor.js';
 import { apiRouteSchema } from '../route-schema.js';
+import { toAuditEvent } from '../../wire/audit-event.presenter.js';
 import { AuditEvent, AuditQuery } from '../../wire/audit-events.schemas.js';
-
-const toAuditEvent = (event: AuditEventRecord) => ({
-  id: event.id,
-  at: event.at,
-  environment: event.environment,
-  actor: event.actor.type === 'api_token' ? { type: 'api_token' as const, api_token_id: event.actor.apiTokenId, name: event.actor.name } : { type: 'cli' as const },
-  action: event.action,
-  team_id: event.teamId,
-  provided_id: event.providedId,
-  changes: event.changes,
-  request_id: event.requestId,
-});
 
 /**
  * Timestamps are stored in one canonical form (ISO, UTC, milliseconds), so bounds are normalised to

@@ -7,17 +7,10 @@ import { EnvironmentQuery } from '../../wire/common.schemas.js';
 import { NoQuery } from '../../wire/common.schemas.js';
 import { Success } from '../../wire/envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
+import { toDataSource } from '../../wire/data-source.presenter.js';
 import { CreateDataSourceBody, DataSource, DataSourceParams, DataSourceResponse, UpdateDataSourceBody } from '../../wire/data-sources.schemas.js';
 
 const inQueryEnvironment = (request: { caller: Caller; query: { environment?: Environment } }) => inEnvironment(request.caller, request.query.environment);
-
-const toDataSource = (record: DataSourceRecord): DataSource => ({
-  id: record.id,
-  provided_id: record.providedId,
-  name: record.name,
-  schema_id: record.schemaId,
-  api_environment_tag: record.environment,
-});
 
 const withDataSource = (record: DataSourceRecord) => ({ success: 1 as const, data_source: toDataSource(record) });
 

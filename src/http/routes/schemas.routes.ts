@@ -1,13 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { SchemaRecord } from '../../domain/models.js';
 import type { SchemaService } from '../../domain/schemas.service.js';
 import { NoQuery } from '../../wire/common.schemas.js';
 import { Success } from '../../wire/envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
+import { toSchema } from '../../wire/schema.presenter.js';
 import { CreateSchemaBody, Schema } from '../../wire/schemas.schemas.js';
 
-const toSchema = (record: SchemaRecord): Schema => ({ id: record.id, name: record.name });
 
 export const schemaRoutes: FastifyPluginAsyncTypebox<{ schemas: SchemaService }> = async (app, { schemas }) => {
   app.post(

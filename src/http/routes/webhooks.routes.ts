@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../../domain/models.js';
 import { inEnvironment } from '../../domain/tenancy.js';
 import type { WebhookEndpointService } from '../../domain/webhook-endpoints.service.js';
 import { EnvironmentQuery } from '../../wire/common.schemas.js';
 import { decodeCursor, PageResponse, pageSize, toPageResponse } from '../../wire/cursor.js';
 import { Success } from '../../wire/envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
+import { toWebhookDelivery, toWebhookEndpoint } from '../../wire/webhook.presenter.js';
 import {
   CreateWebhookEndpointBody,
   IssuedWebhookEndpointResponse,
@@ -19,31 +19,6 @@ import {
   WebhookEndpointParams,
   WebhookEndpointResponse,
 } from '../../wire/webhooks.schemas.js';
-
-export const toWebhookEndpoint = (record: WebhookEndpointRecord) => ({
-  id: record.id,
-  url: record.url,
-  events: record.events,
-  environment: record.environment,
-  description: record.description,
-  enabled: record.enabled,
-  created_at: record.createdAt,
-});
-
-export const toWebhookDelivery = (record: WebhookDeliveryRecord) => ({
-  id: record.id,
-  endpoint_id: record.endpointId,
-  event_id: record.eventId,
-  event_type: record.eventType,
-  status: record.status,
-  attempts: record.attempts,
-  next_attempt_at: record.nextAttemptAt,
-  last_attempt_at: record.lastAttemptAt,
-  last_response_status: record.lastResponseStatus,
-  last_error: record.lastError,
-  created_at: record.createdAt,
-  completed_at: record.completedAt,
-});
 
 /** SPEC §13: endpoints (secrets shown once), their deliveries, and a manual retry. */
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: WebhookEndpointService }> = async (app, { webhookEndpoints }) => {
