@@ -1,6 +1,14 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** Files matching `files` may not import from the folders in `forbidden`. */
+const layer = (files, forbidden) => [
+  {
+    files: [files],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: forbidden, message: 'This import crosses the layers (docs/architecture.md).' }] }] },
+  },
+];
+
 export default tseslint.config(
   { ignores: ['**/dist/', 'node_modules/', 'coverage/', 'bench/results/'] },
   js.configs.recommended,
@@ -13,6 +21,13 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
+  // The layers (docs/architecture.md): a request flows http -> domain -> store; the CLI and the
+  // webhook worker call the domain; the wire format sits beside http and never below the domain.
+  ...layer('src/domain/**', ['**/http/**', '**/wire/**', '**/cli/**', '**/webhooks/**', '**/store/sqlite/**', '**/store/postgres/**']),
+  ...layer('src/store/**', ['**/http/**', '**/wire/**', '**/cli/**', '**/webhooks/**']),
+  ...layer('src/wire/**', ['**/http/**', '**/cli/**', '**/store/**', '**/webhooks/**']),
+  ...layer('src/cli/**', ['**/http/**']),
+  ...layer('src/webhooks/**', ['**/http/**', '**/cli/**']),
   {
     files: ['bin/**/*.js', 'scripts/**/*.js', 'bench/**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },

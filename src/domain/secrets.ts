@@ -42,9 +42,18 @@ const TAG_BYTES = 16;
 // Binds ciphertexts to their purpose: one made for something else under the same key fails to open.
 const ASSOCIATED_DATA = Buffer.from('ugs:user_group_token', 'utf8');
 
+/** A key id is this many hex characters of the key's SHA-256. */
+const KEY_ID_LENGTH = 8;
+
 export function encryptionKeyId(key: Buffer): string {
-  return createHash('sha256').update(key).digest('hex').slice(0, 8);
+  return createHash('sha256').update(key).digest('hex').slice(0, KEY_ID_LENGTH);
 }
+
+/**
+ * Where a ciphertext's key id stands in its text (`v1.<keyId>.…`), 1-based as SQL's substr counts:
+ * the stores select ciphertexts by key id in SQL (src/store/ciphertext-columns.ts).
+ */
+export const CIPHERTEXT_KEY_ID_SPAN = { start: FORMAT_VERSION.length + 2, length: KEY_ID_LENGTH } as const;
 
 /** The id of the key a ciphertext was made with, or undefined when it is not in this format at all. */
 export function keyIdOfCiphertext(ciphertext: string): string | undefined {
@@ -57,10 +66,7 @@ export function generateEncryptionKey(): Buffer {
   return randomBytes(ENCRYPTION_KEY_BYTES);
 }
 
-/**
- * AES-256-GCM under one key; ciphertext text form: `v1.<keyId>.<iv>.<tag>.<data>` (base64url parts).
- * The stores find a ciphertext's key id at characters 4 to 11 (src/store/ciphertext-columns.ts).
- */
+/** AES-256-GCM under one key; ciphertext text form: `v1.<keyId>.<iv>.<tag>.<data>` (base64url parts). */
 export function createTokenCipher(key: Buffer): TokenCipher {
   if (key.length !== ENCRYPTION_KEY_BYTES) {
     throw new Error(`The encryption key must be ${ENCRYPTION_KEY_BYTES} bytes, got ${key.length}.`);

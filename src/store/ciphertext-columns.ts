@@ -1,4 +1,5 @@
 import { CIPHERTEXT_KINDS, type CiphertextKind } from '../domain/models.js';
+import { CIPHERTEXT_KEY_ID_SPAN } from '../domain/secrets.js';
 
 /**
  * Where each kind of ciphertext lives, for both engines: key rotation walks these. A new encrypted
@@ -16,8 +17,8 @@ export const CIPHERTEXT_COLUMNS: Record<CiphertextKind, { table: string; id: str
   webhook_previous_secret: { table: 'webhook_endpoints', id: 'id', column: 'previous_secret_ciphertext' },
 };
 
-/** The key id inside a ciphertext (`v1.<8 hex>.…`); the same SQL on SQLite and PostgreSQL. */
-export const keyIdOf = (column: string) => `substr(${column}, 4, 8)`;
+/** The key id inside a ciphertext, where the cipher puts it; the same SQL on SQLite and PostgreSQL. */
+export const keyIdOf = (column: string) => `substr(${column}, ${CIPHERTEXT_KEY_ID_SPAN.start}, ${CIPHERTEXT_KEY_ID_SPAN.length})`;
 
 /** One statement of each kind, built from its column: `build(kind, columns)`. */
 export function perKind<S>(build: (columns: (typeof CIPHERTEXT_COLUMNS)[CiphertextKind]) => S): Record<CiphertextKind, S> {

@@ -367,7 +367,6 @@ export interface Store
     IdempotencyStore,
     SigningKeyStore,
     WebhookStore {
-  readonly engine: 'sqlite' | 'postgres';
   /** Applies pending migrations; safe to call from several processes at once. */
   migrate(): Promise<void>;
   /** Resolves when the database answers a trivial query; throws `unavailable` otherwise. */

@@ -41,7 +41,7 @@ describe('GET /metrics', () => {
 
   it('reports the database pool where the engine has one', async () => {
     const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
-    if (t.runtime.store.engine === 'postgres') {
+    if (t.db.engine === 'postgres') {
       expect(sample(text, 'ugs_db_pool_connections', { state: 'total' })).toBeGreaterThan(0);
     } else {
       expect(text).not.toMatch(/^ugs_db_pool_connections\{/m);

@@ -160,9 +160,8 @@ describe('PostgreSQL store specifics', () => {
     await cleanup();
   });
 
-  it('reports its engine, and migrates into the schema its URL names, once', async () => {
+  it('migrates into the schema its URL names, once', async () => {
     const store = open();
-    expect(store.engine).toBe('postgres');
     await store.migrate();
     await store.migrate();
     await open().migrate();

@@ -29,7 +29,7 @@ const PING = statement('SELECT 1');
 export function openPostgresStore(options: PostgresStoreOptions): Store {
   const db = openPostgresDatabase(options);
   const audit = auditEvents(db);
-  const methods = guard<Omit<Store, 'engine' | 'ping' | 'connectionStats'>>({
+  const methods = guard<Omit<Store, 'ping' | 'connectionStats'>>({
     ...workspaceMethods(db, audit),
     ...apiTokenMethods(db, audit),
     ...schemaMethods(db, audit),
@@ -44,7 +44,6 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     close: () => db.close(),
   });
   return {
-    engine: 'postgres',
     ...methods,
     connectionStats: () => db.stats(),
     ping: async () => {

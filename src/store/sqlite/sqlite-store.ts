@@ -20,7 +20,7 @@ import { workspaceMethods } from './workspaces.js';
 
 export type { SqliteStoreOptions } from './sqlite-database.js';
 
-type GuardedMethods = Omit<Store, 'engine' | 'connectionStats'>;
+type GuardedMethods = Omit<Store, 'connectionStats'>;
 
 /**
  * The writes of the request path, committed in groups. Each is one self-contained transaction
@@ -64,5 +64,5 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       if (db.open) db.close();
     },
   }, { busyTimeoutMs, grouped: { commit: createGroupCommit(db, { busyTimeoutMs }), methods: GROUP_COMMITTED } });
-  return { engine: 'sqlite', ...methods, connectionStats: () => null };
+  return { ...methods, connectionStats: () => null };
 }
