@@ -1,7 +1,7 @@
 // Offline verification of embed tokens with the client library's verifier, in this process: what a
 // renderer can do per second without calling the service, beside the `verify` endpoint's req/s.
 import { createEmbedTokenVerifier } from '../packages/client/src/index.js';
-import { latencyFigures, type LoadFigures } from './load.js';
+import { latencyFigures, type LoadFigures } from './wrk.js';
 import type { Seeded } from './seed.js';
 
 /** Tokens minted for the run: one per group of the first part of the sample. */

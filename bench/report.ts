@@ -1,5 +1,5 @@
 import { cpus, loadavg, release, totalmem, type as osType } from 'node:os';
-import type { LoadFigures } from './load.js';
+import type { LoadFigures } from './wrk.js';
 
 export interface Row {
   engine: string;

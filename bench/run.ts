@@ -1,5 +1,5 @@
 // `npm run bench`: seeds each engine × size, starts `ugs serve` (built dist, NODE_ENV=production,
-// one process) and a bare node:http ceiling server, drives both with autocannon from this process,
+// one process) and a bare node:http ceiling server, drives both with wrk (a native load generator),
 // prints a table and writes bench/results/<timestamp>.json and bench/results/latest.json.
 // See bench/README.md.
 import { randomBytes } from 'node:crypto';
@@ -8,7 +8,7 @@ import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { postgresDatabase, postgresServerVersion, redact, sqliteDatabase, type BenchDatabase } from './databases.js';
-import { drive, measure, type LoadFigures } from './load.js';
+import { drive, ensureWrk, measure, type LoadFigures } from './wrk.js';
 import { parseOptions, USAGE, type BenchOptions, type Engine } from './options.js';
 import { freePort, killChildrenNow, send, startNodeProcess, type Child } from './processes.js';
 import { machine, row, table, type Row } from './report.js';
@@ -118,9 +118,8 @@ const REPLAYED_HEADER_SKIP = new Set(['date', 'connection', 'keep-alive', 'conte
 
 /** One real get-or-create response of the service, saved for the ceiling server to replay byte for byte. */
 async function captureResponse(service: Child, seeded: Seeded, file: string): Promise<number> {
-  const request = getExisting({ seeded, createPrefix: '' }).requests[0]!;
-  const built = request.setupRequest!({ ...request }, {});
-  const reply = await send(service.port, 'GET', '/api/user', request.headers, String(built.body));
+  const request = getExisting({ seeded, createPrefix: '' }).run();
+  const reply = await send(service.port, 'GET', '/api/user', request.headers, request.lines![0]!);
   if (reply.status !== 200 || !reply.body.includes('"new_user_group":false')) {
     throw new Error(`get-or-create of a seeded group answered ${reply.status}: ${reply.body.toString('utf8').slice(0, 500)}`);
   }
@@ -177,7 +176,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
 
   if (options.serverWarmup > 0) {
     log(`  warming the service up: ${options.serverWarmup} s of get-existing, not recorded`);
-    await drive(service.port, getExisting(data), options.connections, options.serverWarmup);
+    await drive(service.port, getExisting(data).run(), options.connections, options.serverWarmup);
   }
 
   // The ceiling, measured right before the scenarios it is compared with, with the same requests.
@@ -193,7 +192,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
   const stopCeiling = defer(() => ceilingServer.stop());
   log(`  ceiling: node:http answering the ${responseBytes} bytes of a real get-or-create response`);
   const ceilingScenario = getExisting(data, 'ceiling');
-  const ceilingFigures = await measure(ceilingPort, ceilingScenario, load);
+  const ceilingFigures = await measure(ceilingPort, ceilingScenario.run(), load);
   const ceilingRss = ceilingServer.rssMb();
   await stopCeiling();
   const ceilingPerSecond = ceilingFigures.okPerSecond;
@@ -206,7 +205,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     if (interrupted) break;
     const scenario: Scenario | undefined = name === 'offline-verify' || name === 'webhook-drain' ? undefined : SCENARIO_FACTORIES[name](data);
     const figures = scenario
-      ? await measure(service.port, scenario, load)
+      ? await measure(service.port, scenario.run(), load, scenario.warmup())
       : name === 'webhook-drain'
         ? await measureWebhookDrain(service.port, seeded)
         : await measureOfflineVerify(service.port, seeded, load);
@@ -248,6 +247,7 @@ async function main(): Promise<number> {
     return 0;
   }
   const options = parsed;
+  ensureWrk();
   const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
   const startedAt = new Date();
   const host = machine();

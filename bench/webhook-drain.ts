@@ -2,7 +2,7 @@
 // delivery worker to a fast receiver on loopback, here in the bench process.
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { latencyFigures, type LoadFigures } from './load.js';
+import { latencyFigures, type LoadFigures } from './wrk.js';
 import type { Seeded } from './seed.js';
 
 /** Events in the backlog: every seeded sample group renamed once per round, until there are this many. */
