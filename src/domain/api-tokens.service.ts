@@ -1,6 +1,7 @@
 import { auditContextOf } from './audit-context.js';
-import type { AppError} from './errors.js';
-import { failure } from './errors.js';
+import { LRUCache } from 'lru-cache';
+import type { ApiTokenCheck } from './api-token-check.js';
+import { failure, type AppError } from './errors.js';
 import type { Clock } from './clock.js';
 import type { ApiTokenRecord, RateLimit } from './models.js';
 import { requireScope } from './scopes.js';
@@ -51,9 +52,55 @@ const API_TOKEN_SHAPE = /^ugs_(live|test)_[0-9a-f]{64}$/;
 // hot path free of writes.
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+/** Live tokens one process remembers for the hot reads; misses are not kept, so unknown tokens cannot fill it. */
+const REMEMBERED_TOKENS = 10_000;
+
 export type ApiTokenService = ReturnType<typeof createApiTokenService>;
 
 export function createApiTokenService({ store, clock }: { store: ApiTokenStore; clock: Clock }) {
+
+  // Live tokens this process has read, by hash: used only where a statement confirms them (above).
+  const remembered = new LRUCache<string, ApiTokenRecord>({ max: REMEMBERED_TOKENS });
+
+  function deferredCheck(hash: string, caller: ApiTokenCaller, admit: (caller: ApiTokenCaller) => Promise<void>): ApiTokenCheck {
+    let live: boolean | undefined;
+    let admitted = false;
+    const check: ApiTokenCheck = {
+      apiTokenId: caller.actor.apiTokenId,
+      get settled() {
+        return live !== undefined;
+      },
+      get admitted() {
+        return admitted;
+      },
+      settle(state) {
+        if (live === undefined) {
+          live = state?.live === true;
+          if (state && live) {
+            caller.rateLimit = state.rateLimit;
+            const record = remembered.get(hash);
+            if (record) remembered.set(hash, { ...record, rateLimit: state.rateLimit });
+          } else {
+            remembered.delete(hash);
+          }
+        }
+        if (!live) throw failure.invalidApiToken();
+      },
+      async admit() {
+        if (admitted) return;
+        if (live === undefined) {
+          // Nothing read the token's state: read it now (a refusal before the statement, say).
+          const record = await store.findApiTokenByHash(hash);
+          check.settle(record && { live: true, rateLimit: record.rateLimit });
+        } else if (!live) {
+          throw failure.invalidApiToken();
+        }
+        admitted = true;
+        await admit(caller);
+      },
+    };
+    return check;
+  }
 
   const draft = (workspaceId: number, input: NewApiTokenInput & { environment: Environment }) => {
     const secret = generateApiToken(input.environment);
@@ -61,23 +108,36 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
   };
 
   return {
-    /** Resolves a presented API token to the caller it speaks for; the request id is filled in later. */
-    async authenticateApiToken(secret: string, requestId: string | null): Promise<ApiTokenCaller> {
-      const record = API_TOKEN_SHAPE.test(secret) ? await store.findApiTokenByHash(hashSecret(secret)) : null;
+    /**
+     * Resolves a presented API token to the caller it speaks for. With `deferred` (an operation whose
+     * first statement can confirm the token), a token this process has seen live is not read again:
+     * the caller carries a check that the statement settles, and `deferred.admit` (the rate limit) runs
+     * once it has (src/domain/api-token-check.ts).
+     */
+    async authenticateApiToken(secret: string, requestId: string | null, deferred?: { admit: (caller: ApiTokenCaller) => Promise<void> }): Promise<ApiTokenCaller> {
+      if (!API_TOKEN_SHAPE.test(secret)) throw failure.invalidApiToken();
+      const hash = hashSecret(secret);
+      const known = deferred ? remembered.get(hash) : undefined;
+      const record = known ?? (await store.findApiTokenByHash(hash));
       if (!record) throw failure.invalidApiToken();
       const now = clock();
       if (record.lastUsedAt === null || Date.parse(now) - Date.parse(record.lastUsedAt) >= LAST_USED_RESOLUTION_MS) {
         // Bookkeeping must never fail or delay a request (a busy database would do both): not awaited,
         // and a failure only means the next request tries again.
         store.recordApiTokenUse(record.id, now).catch(() => undefined);
+        remembered.set(hash, { ...record, lastUsedAt: now });
+      } else if (!known) {
+        remembered.set(hash, record);
       }
-      return {
+      const caller: ApiTokenCaller = {
         tenant: { workspaceId: record.workspaceId, environment: record.environment },
         scope: record.scope,
         actor: { type: 'api_token', apiTokenId: record.id, name: record.name },
         requestId,
         rateLimit: record.rateLimit,
       };
+      if (known && deferred) caller.tokenCheck = deferredCheck(hash, caller, deferred.admit);
+      return caller;
     },
 
     async createApiToken(caller: Caller, input: NewApiTokenInput): Promise<IssuedApiToken> {

@@ -1,3 +1,5 @@
+import type { ApiTokenCheck } from './api-token-check.js';
+
 export const ENVIRONMENTS = ['Customer', 'Testing'] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];
 
@@ -23,6 +25,8 @@ export interface Caller {
   scope: Scope;
   actor: Actor;
   requestId: string | null;
+  /** Set when the API token was remembered, not read: the operation's first statement confirms it. */
+  tokenCheck?: ApiTokenCheck;
 }
 
 export function scopeIncludes(granted: Scope, needed: Scope): boolean {

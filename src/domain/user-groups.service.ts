@@ -56,7 +56,7 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
   const notFound = failure.userGroupNotFound;
 
   const findByToken = (caller: Caller, token: string) =>
-    isUserGroupTokenShaped(token) ? store.findUserGroupByTokenHash(caller.tenant, hashSecret(token)) : Promise.resolve(null);
+    isUserGroupTokenShaped(token) ? store.findUserGroupByTokenHash(caller.tenant, hashSecret(token), caller.tokenCheck) : Promise.resolve(null);
 
   async function requireByProvidedId(caller: Caller, userGroupId: string | number): Promise<UserGroupRecord> {
     const group = await store.findUserGroupByProvidedId(caller.tenant, providedIdOf(userGroupId));
@@ -79,7 +79,9 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
       // wait until a create needs them.
       const properties = input.properties ?? null;
       assertPropertiesWithinLimits(properties);
-      const existing = await store.findUserGroupByProvidedId(caller.tenant, providedId);
+      const existing = await store.findUserGroupByProvidedId(caller.tenant, providedId, caller.tokenCheck);
+      // A remembered API token is admitted (rate-limited) once the lookup confirmed it, before any write.
+      await caller.tokenCheck?.admit();
       if (existing) return { userGroup: view(existing), created: false };
 
       requireScope(caller, 'write');
@@ -155,6 +157,7 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
 
     async verifyUserGroupToken(caller: Caller, token: string): Promise<UserGroupView> {
       const group = await findByToken(caller, token);
+      await caller.tokenCheck?.admit();
       if (!group) throw notFound();
       return view(group, token);
     },

@@ -11,7 +11,7 @@ import { registerMetrics } from './metrics.js';
 import { registerNotFoundHandler } from './method-not-allowed.js';
 import { registerOpenApi, registerOpenApiRoute } from './openapi.js';
 import { assertQueryText } from './query-text.js';
-import { createRateLimitHook } from './rate-limit.js';
+import { createRateLimit } from './rate-limit.js';
 import type { RateLimitOption } from '../rate-limit/rate-limit-setting.js';
 import { requestIdOf } from './request-id.js';
 import { serverLimitOptions } from './server-limits.js';
@@ -94,9 +94,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(discoveryRoutes, { workspaces: services.workspaces, signingKeys: services.signingKeys, embedTokens: services.embedTokens });
   await app.register(
     async (api) => {
-      api.addHook('onRequest', createAuthenticationHook(services.apiTokens));
+      api.addHook('onRequest', createAuthenticationHook(services.apiTokens, options.rateLimit === 'off' ? undefined : createRateLimit(options.rateLimit)));
+      // A success whose remembered API token no statement confirmed (an embed token's verification) is admitted before it is sent.
+      // (A refusal was admitted by the error handler; no caller when authentication itself refused.)
+      api.addHook('preSerialization', async (request, reply, payload) => {
+        if (reply.statusCode < 400) await (request.caller as typeof request.caller | undefined)?.tokenCheck?.admit();
+        return payload;
+      });
       registerIdempotency(api, services.idempotency);
-      if (options.rateLimit !== 'off') api.addHook('onRequest', createRateLimitHook(options.rateLimit));
       await api.register(userGroupRoutes, { userGroups: services.userGroups, embedTokens: services.embedTokens });
       await api.register(schemaRoutes, { schemas: services.schemas });
       await api.register(dataSourceRoutes, { dataSources: services.dataSources });

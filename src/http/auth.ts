@@ -1,11 +1,20 @@
 import { requestFailure } from '../wire/request-errors.js';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RequestAdmission } from './rate-limit.js';
 import type { ApiTokenCaller, ApiTokenService } from '../domain/api-tokens.service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the authentication hook on every /api route, before the body is read. */
     caller: ApiTokenCaller;
+  }
+  interface FastifyContextConfig {
+    /**
+     * The route's operation confirms the caller's API token in its first statement (the hot reads):
+     * a token this process has seen live is not read again, and the request is admitted once the
+     * statement has confirmed it (src/domain/api-token-check.ts).
+     */
+    confirmsApiToken?: boolean;
   }
 }
 
@@ -22,8 +31,15 @@ function credentialHeaderCount(rawHeaders: string[]): number {
   return count;
 }
 
-export function createAuthenticationHook(apiTokens: Pick<ApiTokenService, 'authenticateApiToken'>) {
-  return async function authenticate(request: FastifyRequest): Promise<void> {
+/**
+ * Authenticates every /api request before its body is read, then admits it (its rate limit) — or,
+ * on a route that confirms the token in its statement, leaves admission to that confirmation.
+ */
+export function createAuthenticationHook(apiTokens: Pick<ApiTokenService, 'authenticateApiToken'>, admission: RequestAdmission | undefined) {
+  const admit = async (reply: FastifyReply, caller: ApiTokenCaller) => {
+    if (admission) await admission(reply, caller);
+  };
+  return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     // Node keeps the first of two Authorization headers; a proxy in front may have read the other.
     // Two meanings are none, whichever names they use: refused like a missing one (SPEC §3, §12).
     if (credentialHeaderCount(request.raw.rawHeaders) > 1) {
@@ -35,6 +51,8 @@ export function createAuthenticationHook(apiTokens: Pick<ApiTokenService, 'authe
     if (secret === undefined) {
       throw requestFailure.noCredential();
     }
-    request.caller = await apiTokens.authenticateApiToken(secret, request.id);
+    const deferred = request.routeOptions.config.confirmsApiToken ? { admit: (caller: ApiTokenCaller) => admit(reply, caller) } : undefined;
+    request.caller = await apiTokens.authenticateApiToken(secret, request.id, deferred);
+    if (!request.caller.tokenCheck) await admit(reply, request.caller);
   };
 }

@@ -1,7 +1,6 @@
 import { requestFailure } from '../wire/request-errors.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppError} from '../domain/errors.js';
-import { isAppError } from '../domain/errors.js';
+import { isAppError, type AppError } from '../domain/errors.js';
 import { validationError } from '../wire/validation-errors.js';
 
 /** The failure envelope of an error. */
@@ -52,9 +51,25 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError {
   return requestFailure.internal(error);
 }
 
+/**
+ * A request whose remembered API token no statement confirmed (src/domain/api-token-check.ts) is
+ * admitted now, before its refusal is sent: a token revoked meanwhile answers 401, an empty bucket 429,
+ * whatever else went wrong.
+ */
+async function refusalOnceAdmitted(request: FastifyRequest, refusal: AppError): Promise<AppError> {
+  const check = (request.caller as FastifyRequest['caller'] | undefined)?.tokenCheck;
+  if (!check || check.admitted) return refusal;
+  try {
+    await check.admit();
+    return refusal;
+  } catch (error) {
+    return toAppError(error as FastifyError, request);
+  }
+}
+
 export function registerErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const appError = toAppError(error, request);
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    const appError = await refusalOnceAdmitted(request, toAppError(error, request));
     if (appError.status >= 500) {
       request.log.error({ err: appError.cause ?? error, code: appError.code }, 'request failed');
     } else {

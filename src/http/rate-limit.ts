@@ -1,5 +1,6 @@
 import { requestFailure } from '../wire/request-errors.js';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
+import type { ApiTokenCaller } from '../domain/api-tokens.service.js';
 import type { RateLimitDecision, RateLimitPolicy } from '../rate-limit/token-bucket.js';
 
 import type { RateLimiting } from '../rate-limit/rate-limit-setting.js';
@@ -37,13 +38,11 @@ function rateLimitHeaders(
   };
 }
 
-/**
- * Runs right after authentication, before the body is read: every authenticated request takes a
- * token from its API token's bucket, refused ones included.
- */
-export function createRateLimitHook({ limiter, defaultPolicy }: RateLimiting) {
-  return async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const { caller } = request;
+/** Takes a token from the caller's bucket and sets the RateLimit headers; throws rate_limited when it is empty. */
+export type RequestAdmission = (reply: FastifyReply, caller: ApiTokenCaller) => Promise<void>;
+
+export function createRateLimit({ limiter, defaultPolicy }: RateLimiting): RequestAdmission {
+  return async function rateLimit(reply, caller) {
     const policy = caller.rateLimit ?? defaultPolicy;
     const decision = await limiter.take(String(caller.actor.apiTokenId), policy);
     const window = quotaPerWindow(policy.perSecond);

@@ -29,6 +29,7 @@ import type {
 } from '../domain/models.js';
 import type { Environment, Tenant } from '../domain/tenancy.js';
 import type { DataSourceChange } from '../domain/data-sources.rules.js';
+import type { ApiTokenCheck } from '../domain/api-token-check.js';
 
 /*
  * The one storage interface. Every method is atomic: a change and its audit event commit together
@@ -144,7 +145,12 @@ export type UserGroupWrite =
   | { kind: 'update'; update: UserGroupUpdate; changes: FieldChanges };
 
 export interface UserGroupStore {
-  findUserGroupByProvidedId(tenant: Tenant, providedId: string): Promise<UserGroupRecord | null>;
+  /**
+   * With an unsettled `check`, an engine may read the caller's API token in the same statement and
+   * settle the check with what it read (throwing `invalid_api_token` for a token no longer live): one
+   * round trip (PostgreSQL). An engine that leaves it unsettled leaves the check to read the token itself.
+   */
+  findUserGroupByProvidedId(tenant: Tenant, providedId: string, check?: ApiTokenCheck): Promise<UserGroupRecord | null>;
   findUserGroupsByProvidedIds(tenant: Tenant, providedIds: string[]): Promise<UserGroupRecord[]>;
   findUserGroupByTeamId(tenant: Tenant, teamId: number): Promise<UserGroupRecord | null>;
   /** In team_id order. */
@@ -155,7 +161,8 @@ export interface UserGroupStore {
    * their `*_taken` code. One audit event per write (`user_group.created` / `user_group.updated`).
    */
   writeUserGroups(writes: UserGroupWrite[], audit: Omit<AuditContext, 'changes'>): Promise<void>;
-  findUserGroupByTokenHash(tenant: Tenant, tokenHash: string): Promise<UserGroupRecord | null>;
+  /** `check` as for findUserGroupByProvidedId. */
+  findUserGroupByTokenHash(tenant: Tenant, tokenHash: string, check?: ApiTokenCheck): Promise<UserGroupRecord | null>;
   /**
    * Creates the group unless the tenant already has one with that provided id; in that case returns
    * the existing one untouched. Exactly one of any number of concurrent callers sees `created: true`.

@@ -9,6 +9,7 @@ import { mapPostgresError } from '../../src/store/postgres/postgres-errors.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { PostgresStoreOptions } from '../../src/store/postgres/postgres-store.js';
 import type { Store } from '../../src/store/store.js';
+import type { ApiTokenCheck, ApiTokenState } from '../../src/domain/api-token-check.js';
 import { describeStoreContract } from './store.contract.js';
 import { createChain, raceForCycle } from './contract/user-group-tree.contract.js';
 import { auditContext, expectAppError, newApiToken, newGroup, randomHex, seed, T1 } from './store-fixtures.js';
@@ -236,6 +237,49 @@ describe('PostgreSQL store specifics', () => {
     } finally {
       statements.mockRestore();
     }
+  });
+
+  it('confirms a caller\'s remembered API token in the group lookup itself: one statement, live or not, group or not', async () => {
+    const { stores, fx } = await openSeeded(1);
+    const store = stores[0]!;
+    const group = await store.insertUserGroupIfAbsent(newGroup(fx.customer, 'checked'), auditContext());
+    const token = await store.insertApiToken(newApiToken(fx.customer, { rateLimit: { perSecond: 5, burst: 7 } }), auditContext());
+    const checkOf = () => {
+      const settled: Array<ApiTokenState | null> = [];
+      const check: ApiTokenCheck = {
+        apiTokenId: token.id,
+        get settled() {
+          return settled.length > 0;
+        },
+        admitted: false,
+        settle: (state) => {
+          settled.push(state);
+          if (!state?.live) throw new AppError('invalid_api_token', 'revoked');
+        },
+        admit: () => Promise.reject(new Error('not called by the store')),
+      };
+      return { check, settled };
+    };
+    const statements = vi.spyOn(pg.Client.prototype, 'query');
+    try {
+      const live = checkOf();
+      expect(await store.findUserGroupByProvidedId(fx.customer, 'checked', live.check)).toEqual(group.group);
+      expect(await store.findUserGroupByTokenHash(fx.customer, randomHex(), live.check)).toBeNull();
+      const missing = checkOf();
+      expect(await store.findUserGroupByTokenHash(fx.customer, randomHex(), missing.check)).toBeNull();
+      // One statement a lookup; a check once settled is not read again.
+      expect(statements).toHaveBeenCalledTimes(3);
+      expect(live.settled).toEqual([{ live: true, rateLimit: { perSecond: 5, burst: 7 } }]);
+      expect(missing.settled).toEqual([{ live: true, rateLimit: { perSecond: 5, burst: 7 } }]);
+    } finally {
+      statements.mockRestore();
+    }
+    await store.revokeApiToken(fx.customer.workspaceId, token.id, auditContext());
+    const revoked = checkOf();
+    await expectAppError(store.findUserGroupByProvidedId(fx.customer, 'checked', revoked.check), 'invalid_api_token');
+    expect(revoked.settled).toEqual([{ live: false, rateLimit: { perSecond: 5, burst: 7 } }]);
+    const unknown = checkOf();
+    await expectAppError(store.findUserGroupByTokenHash(fx.customer, group.group.tokenHash, { ...unknown.check, apiTokenId: token.id + 1000 }), 'invalid_api_token');
   });
 
   it('lets only one of two parent links racing through two instances through when they would form a cycle', async () => {

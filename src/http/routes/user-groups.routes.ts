@@ -88,6 +88,9 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupS
       method,
       url,
       schema: aliasing(getOrCreateSchema, index),
+      // The read confirms the API token in its statement; the POST alias takes an Idempotency-Key, whose
+      // claim needs a confirmed token first.
+      config: { confirmsApiToken: method === 'GET' },
       preValidation: async (request: FastifyRequest) => {
         if (request.body === undefined) request.body = bodyFromQuery(request.query as Record<string, string | string[] | undefined>);
       },
@@ -178,8 +181,8 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupS
         VerifyUserGroupTokenBody,
         VerifiedTokenResponse,
       ),
-      // A POST that changes nothing: it takes no Idempotency-Key (SPEC §3).
-      config: { readOnly: true },
+      // A POST that changes nothing: it takes no Idempotency-Key (SPEC §3); its lookup confirms the API token.
+      config: { readOnly: true, confirmsApiToken: true },
     },
     async (request) => {
       const { token } = request.body;

@@ -1,6 +1,9 @@
 import { HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
 import type { AuditContext, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
 import type { Tenant } from '../../domain/tenancy.js';
+import type { ApiTokenCheck } from '../../domain/api-token-check.js';
+import type { ApiTokenState } from '../../domain/api-token-check.js';
+import { rateLimitFromColumns } from '../api-token-records.js';
 import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups.rules.js';
 import type { AuditEntry } from '../../domain/audit-entry.js';
 import type { UserGroupDeletion, UserGroupQuery, UserGroupStore, UserGroupTokenRotation, UserGroupUpdate, UserGroupWrite } from '../store.js';
@@ -118,9 +121,34 @@ const DELETE_TARGET = `WITH target AS (
 
 const TENANT = 'g.workspace_id = @workspaceId AND g.environment = @environment';
 
+/**
+ * The columns a group lookup adds when it also confirms the caller's API token (a LEFT JOIN of
+ * api_tokens on @apiTokenId, `t`): its state in the lookup's own snapshot.
+ */
+const API_TOKEN_STATE_COLUMNS = `(t.id IS NOT NULL AND t.revoked_at IS NULL) AS api_token_live, t.rate_limit_per_second AS api_token_per_second,
+  t.rate_limit_burst AS api_token_burst`;
+
+interface ApiTokenStateColumns {
+  api_token_live: boolean | null;
+  api_token_per_second: number | null;
+  api_token_burst: number | null;
+}
+
+/** What the lookup read of the token: not live when it is revoked or gone (NULL). */
+function apiTokenStateOf(row: ApiTokenStateColumns): ApiTokenState {
+  return { live: row.api_token_live === true, rateLimit: rateLimitFromColumns(row.api_token_per_second, row.api_token_burst) };
+}
+
+/** A lookup that also reads the caller's API token (@apiTokenId): one row whether or not the group exists. */
+const confirming = (lookup: string) => `SELECT ${API_TOKEN_STATE_COLUMNS}, grp.*
+  FROM (SELECT 1) one LEFT JOIN api_tokens t ON t.id = @apiTokenId::bigint LEFT JOIN LATERAL (${lookup}) grp ON true`;
+
 const sql = statements({
   byProvidedId: `${SELECT_GROUP} WHERE ${TENANT} AND g.provided_id = @providedId`,
   byTokenHash: `${SELECT_GROUP} WHERE g.token_hash = @tokenHash AND ${TENANT}`,
+  // The hot reads with the caller's API token confirmed in the same round trip (src/domain/api-token-check.ts).
+  byProvidedIdConfirming: confirming(`${SELECT_GROUP} WHERE ${TENANT} AND g.provided_id = @providedId`),
+  byTokenHashConfirming: confirming(`${SELECT_GROUP} WHERE g.token_hash = @tokenHash AND ${TENANT}`),
   byTeamIdInTenant: `${SELECT_GROUP} WHERE g.team_id = @teamId AND ${TENANT}`,
   // An array parameter keeps one statement for any number of ids.
   byProvidedIds: `${SELECT_GROUP} WHERE ${TENANT} AND g.provided_id = ANY(@providedIds::text[]) ORDER BY g.team_id`,
@@ -227,6 +255,13 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
     (await q.rows<PostgresUserGroupRow>(statement)).map(toUserGroup);
 
   const byProvidedId = (q: Queryable, tenant: Tenant, providedId: string) => findOne(q, sql.byProvidedId({ ...tenant, providedId }));
+
+  /** The lookup that also reads the caller's API token and settles its check: one row either way. */
+  const findConfirming = async (statement: Statement, check: ApiTokenCheck): Promise<UserGroupRecord | null> => {
+    const [row] = await db.rows<PostgresUserGroupRow & ApiTokenStateColumns>(statement);
+    check.settle(row ? apiTokenStateOf(row) : null);
+    return row && row.team_id !== null ? toUserGroup(row) : null;
+  };
 
   /**
    * Inside a transaction: takes the tenant's tree lock, then checks the parent link (SPEC §11) on the
@@ -403,12 +438,18 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
   };
 
   return {
-    findUserGroupByProvidedId: (tenant, providedId) => byProvidedId(db, tenant, providedId),
+    findUserGroupByProvidedId: (tenant, providedId, check) =>
+      check && !check.settled
+        ? findConfirming(sql.byProvidedIdConfirming({ ...tenant, providedId, apiTokenId: check.apiTokenId }), check)
+        : byProvidedId(db, tenant, providedId),
     findUserGroupsByProvidedIds: (tenant, providedIds) => findMany(db, sql.byProvidedIds({ ...tenant, providedIds })),
     findUserGroupByTeamId: (tenant, teamId) => findOne(db, sql.byTeamIdInTenant({ ...tenant, teamId })),
     listUserGroups: list,
     writeUserGroups: (writes, context) => writeBatch(context, writes),
-    findUserGroupByTokenHash: (tenant, tokenHash) => findOne(db, sql.byTokenHash({ ...tenant, tokenHash })),
+    findUserGroupByTokenHash: (tenant, tokenHash, check) =>
+      check && !check.settled
+        ? findConfirming(sql.byTokenHashConfirming({ ...tenant, tokenHash, apiTokenId: check.apiTokenId }), check)
+        : findOne(db, sql.byTokenHash({ ...tenant, tokenHash })),
     insertUserGroupIfAbsent: insertIfAbsent,
     updateUserGroup: (groupUpdate, context) => update(context, groupUpdate),
     rotateUserGroupToken: rotate,

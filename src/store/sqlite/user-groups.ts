@@ -308,7 +308,9 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
   });
 
   return {
-    findUserGroupByProvidedId: byProvidedId,
+    // A caller's API token check is left to its own read here (live-token-cache.ts makes that a
+    // memory lookup): in-process, a second statement is cheaper than widening this one.
+    findUserGroupByProvidedId: (tenant, providedId) => byProvidedId(tenant, providedId),
     findUserGroupsByProvidedIds: (tenant, providedIds) =>
       (sql.byProvidedIds.all(tenant.workspaceId, tenant.environment, JSON.stringify(providedIds)) as SqliteUserGroupRow[]).map(
         toUserGroup,
@@ -316,8 +318,7 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
     findUserGroupByTeamId: (tenant, teamId) => findOne(sql.byTeamIdInTenant, teamId, tenant.workspaceId, tenant.environment),
     listUserGroups: list,
     writeUserGroups: (writes, context) => writeBatch(context, writes),
-    findUserGroupByTokenHash: (tenant, tokenHash) =>
-      findOne(sql.byTokenHash, tokenHash, tenant.workspaceId, tenant.environment),
+    findUserGroupByTokenHash: (tenant, tokenHash) => findOne(sql.byTokenHash, tokenHash, tenant.workspaceId, tenant.environment),
     insertUserGroupIfAbsent: (group, context) => insertIfAbsent(context, group),
     updateUserGroup: (groupUpdate, context) => update(context, groupUpdate),
     rotateUserGroupToken: (rotation, context) => rotate(context, rotation),
