@@ -22,8 +22,9 @@ export interface ScenarioData {
   createPrefix: string;
 }
 
-function headers(seeded: Seeded): Record<string, string> {
-  return { 'content-type': 'application/json', authorization: `Token ${seeded.apiToken}` };
+/** A JSON request with the seeded API token. */
+function call(seeded: Seeded, method: WrkScenario['method'], path: string): Omit<WrkScenario, 'lines' | 'lua'> {
+  return { method, path, headers: { 'content-type': 'application/json', authorization: `Token ${seeded.apiToken}` } };
 }
 
 /** Sends the lines in turn, each a whole body. */
@@ -43,7 +44,7 @@ export function getExisting(data: ScenarioData, name: 'get-existing' | 'ceiling'
   const bodies = seeded.ids.map((id, index) =>
     JSON.stringify({ user_group_id: id, name: seeded.names[index], mapping: seeded.mappingInput, properties: groupProperties(index) }),
   );
-  return inTurn(name, 'GET /api/user (JSON body) naming an existing group; rotates over the sampled groups', { method: 'GET', path: '/api/user', headers: headers(seeded) }, bodies);
+  return inTurn(name, 'GET /api/user (JSON body) naming an existing group; rotates over the sampled groups', call(seeded, 'GET', '/api/user'), bodies);
 }
 
 /** GET /api/user naming a group at depth 4, whose answer merges its three ancestors' values (SPEC §11). */
@@ -52,7 +53,7 @@ export function getNested(data: ScenarioData): Scenario {
   return inTurn(
     'get-nested',
     'GET /api/user (JSON body) naming an existing group at depth 4; rotates over the seeded chains',
-    { method: 'GET', path: '/api/user', headers: headers(seeded) },
+    call(seeded, 'GET', '/api/user'),
     seeded.nestedIds.map((id) => JSON.stringify({ user_group_id: id })),
   );
 }
@@ -62,7 +63,7 @@ export function verify(data: ScenarioData): Scenario {
   return inTurn(
     'verify',
     'POST /api/user/verify with a live token; rotates over the sampled groups',
-    { method: 'POST', path: '/api/user/verify', headers: headers(seeded) },
+    call(seeded, 'POST', '/api/user/verify'),
     seeded.tokens.map((token) => JSON.stringify({ token })),
   );
 }
@@ -79,9 +80,7 @@ export function update(data: ScenarioData): Scenario {
   const run = (): WrkScenario => {
     revisions += 10_000_000;
     return {
-      method: 'PUT',
-      path: '/api/user',
-      headers: headers(seeded),
+      ...call(seeded, 'PUT', '/api/user'),
       lines,
       lua: `local n = ${revisions}
 next_body = function()
@@ -108,9 +107,7 @@ export function rotate(data: ScenarioData): Scenario {
   const { seeded } = data;
   const half = Math.floor(seeded.tokens.length / 2);
   const over = (tokens: string[]) => (): WrkScenario => ({
-    method: 'POST',
-    path: '/api/user',
-    headers: headers(seeded),
+    ...call(seeded, 'POST', '/api/user'),
     lines: tokens,
     lua: `local head = 0
 next_body = function()
@@ -138,9 +135,7 @@ export function create(data: ScenarioData): Scenario {
   const run = (): WrkScenario => {
     createRuns += 1;
     return {
-      method: 'GET',
-      path: '/api/user',
-      headers: headers(seeded),
+      ...call(seeded, 'GET', '/api/user'),
       lines: properties,
       lua: `local n = 0
 next_body = function()
@@ -163,7 +158,7 @@ export function embedToken(data: ScenarioData): Scenario {
   return inTurn(
     'embed-token',
     'POST /api/user/embed_token for an existing group (an hour, an embed_id): a lookup and an ES256 signature',
-    { method: 'POST', path: '/api/user/embed_token', headers: headers(seeded) },
+    call(seeded, 'POST', '/api/user/embed_token'),
     seeded.ids.map((id) => JSON.stringify({ user_group_id: id, embed_id: 'bench' })),
     expecting('"embed_token":"'),
   );
