@@ -59,7 +59,7 @@ export type ApiTokenService = ReturnType<typeof createApiTokenService>;
 
 export function createApiTokenService({ store, clock }: { store: ApiTokenStore; clock: Clock }) {
 
-  // Live tokens this process has read, by hash: used only where a statement confirms them (above).
+  // Live tokens this process has read, by hash: taken only where a statement confirms them (authenticateApiToken).
   const remembered = new LRUCache<string, ApiTokenRecord>({ max: REMEMBERED_TOKENS });
 
   function deferredCheck(hash: string, caller: ApiTokenCaller, admit: (caller: ApiTokenCaller) => Promise<void>): ApiTokenCheck {
