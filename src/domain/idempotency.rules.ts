@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hashSecret } from './secrets.js';
 
 /*
  * What makes a retry with an Idempotency-Key the same request as the first one (SPEC §3): a replayed
@@ -20,7 +20,7 @@ export interface RequestIdentity {
  * as JSON values: key order and white space do not count.
  */
 export function requestFingerprint(request: RequestIdentity): string {
-  return sha256(canonicalJson([request.method, request.route, request.params, request.query, request.body]));
+  return hashSecret(canonicalJson([request.method, request.route, request.params, request.query, request.body]));
 }
 
 function canonicalJson(value: unknown): string {
@@ -35,6 +35,3 @@ function canonicalJson(value: unknown): string {
   // undefined (no body, no query) has no JSON form of its own.
   return JSON.stringify(value) ?? 'null';
 }
-
-/** Hex SHA-256 of UTF-8 text: how a key and a fingerprint are kept. */
-export const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');

@@ -1,7 +1,7 @@
 import type { Clock } from './clock.js';
 import { failure } from './errors.js';
-import { requestFingerprint, sha256, type RequestIdentity } from './idempotency.rules.js';
-import type { TokenCipher } from './secrets.js';
+import { requestFingerprint, type RequestIdentity } from './idempotency.rules.js';
+import { hashSecret, type TokenCipher } from './secrets.js';
 import type { IdempotencyClaimRef, IdempotencyStore } from '../store/store.js';
 
 /** A finished request is replayed for this long after it was first claimed. */
@@ -66,7 +66,7 @@ export function createIdempotencyService({ store, cipher, clock }: IdempotencySe
       const createdAt = clock();
       const now = Date.parse(createdAt);
       await purgeExpired(now);
-      const claim = { apiTokenId, keyHash: sha256(key), createdAt, fingerprint: requestFingerprint(request) };
+      const claim = { apiTokenId, keyHash: hashSecret(key), createdAt, fingerprint: requestFingerprint(request) };
       const result = await store.claimIdempotencyKey({
         ...claim,
         expiredBefore: isoAt(now - IDEMPOTENCY_RECORD_TTL_MS),

@@ -157,7 +157,6 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
 
     async verifyUserGroupToken(caller: Caller, token: string): Promise<UserGroupView> {
       const group = await findByToken(caller, token);
-      await caller.tokenCheck?.admit();
       if (!group) throw notFound();
       return view(group, token);
     },

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Services } from '../domain/services.js';
-import { createAuthenticationHook } from './auth.js';
+import { registerAuthentication } from './auth.js';
 import { registerErrorHandler } from './error-handler.js';
 import { registerIdempotency } from './idempotency.js';
 import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './json-body.js';
@@ -94,13 +94,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(discoveryRoutes, { workspaces: services.workspaces, signingKeys: services.signingKeys, embedTokens: services.embedTokens });
   await app.register(
     async (api) => {
-      api.addHook('onRequest', createAuthenticationHook(services.apiTokens, options.rateLimit === 'off' ? undefined : createRateLimit(options.rateLimit)));
-      // A success whose remembered API token no statement confirmed (an embed token's verification) is admitted before it is sent.
-      // (A refusal was admitted by the error handler; no caller when authentication itself refused.)
-      api.addHook('preSerialization', async (request, reply, payload) => {
-        if (reply.statusCode < 400) await (request.caller as typeof request.caller | undefined)?.tokenCheck?.admit();
-        return payload;
-      });
+      registerAuthentication(api, services.apiTokens, options.rateLimit === 'off' ? undefined : createRateLimit(options.rateLimit));
       registerIdempotency(api, services.idempotency);
       await api.register(userGroupRoutes, { userGroups: services.userGroups, embedTokens: services.embedTokens });
       await api.register(schemaRoutes, { schemas: services.schemas });

@@ -1,5 +1,5 @@
 import { requestFailure } from '../wire/request-errors.js';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestAdmission } from './rate-limit.js';
 import type { ApiTokenCaller, ApiTokenService } from '../domain/api-tokens.service.js';
 
@@ -35,7 +35,7 @@ function credentialHeaderCount(rawHeaders: string[]): number {
  * Authenticates every /api request before its body is read, then admits it (its rate limit) — or,
  * on a route that confirms the token in its statement, leaves admission to that confirmation.
  */
-export function createAuthenticationHook(apiTokens: Pick<ApiTokenService, 'authenticateApiToken'>, admission: RequestAdmission | undefined) {
+function createAuthenticationHook(apiTokens: Pick<ApiTokenService, 'authenticateApiToken'>, admission: RequestAdmission | undefined) {
   const admit = async (reply: FastifyReply, caller: ApiTokenCaller) => {
     if (admission) await admission(reply, caller);
   };
@@ -55,4 +55,23 @@ export function createAuthenticationHook(apiTokens: Pick<ApiTokenService, 'authe
     request.caller = await apiTokens.authenticateApiToken(secret, request.id, deferred);
     if (!request.caller.tokenCheck) await admit(reply, request.caller);
   };
+}
+
+/**
+ * A success on a route that confirms tokens is admitted (rate-limited) before it is sent, unless its
+ * operation admitted it already (before a write); if no statement confirmed its token (an embed
+ * token's verification), admission reads it first. A refusal was admitted by the error handler.
+ */
+async function admitUnconfirmed(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  if (reply.statusCode < 400) await request.caller.tokenCheck?.admit();
+  return payload;
+}
+
+/** Authentication for every route registered on `api` after it; the admission hook only on the routes that confirm tokens. */
+export function registerAuthentication(api: FastifyInstance, apiTokens: Pick<ApiTokenService, 'authenticateApiToken'>, admission: RequestAdmission | undefined): void {
+  api.addHook('onRequest', createAuthenticationHook(apiTokens, admission));
+  api.addHook('onRoute', (route) => {
+    if (!route.config?.confirmsApiToken) return;
+    route.preSerialization = [...[route.preSerialization ?? []].flat(), admitUnconfirmed];
+  });
 }

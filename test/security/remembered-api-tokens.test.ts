@@ -13,6 +13,7 @@ describe('API tokens remembered by the hot reads', () => {
   let serving: TestApp;
   let other: TestApp;
   let groupToken: string;
+  let embedToken: string;
   const groupId = uniqueId('remembered');
 
   beforeAll(async () => {
@@ -21,6 +22,9 @@ describe('API tokens remembered by the hot reads', () => {
     const created = await inject(serving.app, { method: 'GET', path: USER_PATH, token: serving.tokens.default.Customer.write, body: { user_group_id: groupId } });
     expect(created.status, created.raw).toBe(200);
     groupToken = created.body.user_group.token;
+    const minted = await inject(serving.app, { method: 'POST', path: '/api/user/embed_token', token: serving.tokens.default.Customer.write, body: { user_group_id: groupId } });
+    expect(minted.status, minted.raw).toBe(200);
+    embedToken = minted.body.embed_token;
   });
   afterAll(async () => {
     await other?.close();
@@ -45,11 +49,14 @@ describe('API tokens remembered by the hot reads', () => {
     ['a body that is not JSON', { method: 'POST', path: VERIFY_PATH, rawBody: '{"token":' }],
     ['a verify of a malformed group token (no statement runs)', { method: 'POST', path: VERIFY_PATH, body: { token: 'not-a-token' } }],
     ['a verify of an unknown group token', { method: 'POST', path: VERIFY_PATH, body: { token: `ugt_${'0'.repeat(64)}` } }],
+    // Its lookup confirms nothing: the answer's own admission reads the token.
+    ['a verify of an embed token that would succeed', { method: 'POST', path: VERIFY_PATH, body: { token: 'embed' } }],
   ];
 
   it.each(refusals)('refuses a token revoked by another instance on the very next request: %s', async (_label, request) => {
     const secret = await rememberedThenRevoked();
-    const body = request.path === VERIFY_PATH && (request.body as { token?: string } | undefined)?.token === 'placeholder' ? { token: groupToken } : request.body;
+    const placeholder = request.path === VERIFY_PATH ? (request.body as { token?: string } | undefined)?.token : undefined;
+    const body = placeholder === 'placeholder' ? { token: groupToken } : placeholder === 'embed' ? { token: embedToken } : request.body;
     const refused = await inject(serving.app, { ...request, ...(body === undefined ? {} : { body }), token: secret });
     expectError(refused, 401, 'invalid_api_token');
     expect(refused.headers['www-authenticate']).toBe('Token');

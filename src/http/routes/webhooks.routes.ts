@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { inEnvironment } from '../../domain/tenancy.js';
 import type { WebhookEndpointService } from '../../domain/webhook-endpoints.service.js';
-import { EnvironmentQuery } from '../../wire/common.schemas.js';
+import { EnvironmentQuery, NoQuery } from '../../wire/common.schemas.js';
 import { decodeCursor, PageResponse, pageSize, toPageResponse } from '../../wire/cursor.js';
 import { Success } from '../../wire/envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
@@ -32,7 +32,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: Webhoo
       schema: apiRouteSchema('admin', 'Create a webhook endpoint', IssuedWebhookEndpointResponse, {
         description: 'environment defaults to the API token\'s. The signing secret appears in this response only.',
         body: CreateWebhookEndpointBody,
-        querystring: Type.Object({}, { additionalProperties: false }),
+        querystring: NoQuery,
       }),
     },
     async (request) => {
