@@ -51,5 +51,6 @@ export async function measureOfflineVerify(port: number, seeded: Seeded, options
     latencyMs: latencyFigures(latencies, 3),
     errors: { total: failures, non2xx: 0, wrongOutcome: failures, socket: 0, timeouts: 0 },
     statusCodes: {},
+    cpuUsPerResponse: null,
   };
 }

@@ -65,6 +65,8 @@ export interface Child {
   output(): string;
   /** Resident set size from /proc/<pid>/status (VmRSS), in MiB; null where /proc is not there. */
   rssMb(): number | null;
+  /** CPU seconds the process has used so far (user + system, /proc/<pid>/stat); null where /proc is not there. */
+  cpuSeconds(): number | null;
   /** SIGTERM, then SIGKILL if it has not exited within `graceMs`; resolves once it is gone. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -77,6 +79,19 @@ export function rssMbOf(pid: number): number | null {
   try {
     const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match ? Math.round((Number(match[1]) / 1024) * 10) / 10 : null;
+  } catch {
+    return null;
+  }
+}
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+export function cpuSecondsOf(pid: number): number | null {
+  try {
+    // Fields after the command name (which may hold spaces, hence the last ')'): utime is the 12th, stime the 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
   } catch {
     return null;
   }
@@ -121,7 +136,7 @@ export async function startNodeProcess(options: {
     clearTimeout(timer);
   };
 
-  const handle: Child = { name: options.name, pid, port: options.port, output: () => output, rssMb: () => rssMbOf(pid), stop };
+  const handle: Child = { name: options.name, pid, port: options.port, output: () => output, rssMb: () => rssMbOf(pid), cpuSeconds: () => cpuSecondsOf(pid), stop };
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (exitCode !== undefined) throw new Error(`${options.name} exited (${exitCode}) before it was ready:\n${output}`);

@@ -12,6 +12,8 @@ export interface Row {
   /** req/s ÷ the ceiling's req/s measured just before, on the same database block. */
   ratioToCeiling: number | null;
   rssMb: number | null;
+  /** The server's CPU µs per response (null where not measured: offline-verify, webhook-drain). */
+  cpuUs: number | null;
 }
 
 export function machine() {
@@ -38,10 +40,11 @@ export function row(engine: string, size: number, scenario: string, figures: Loa
     errors: figures.errors.total,
     ratioToCeiling: ceilingPerSecond ? Math.round((figures.okPerSecond / ceilingPerSecond) * 100) / 100 : null,
     rssMb,
+    cpuUs: figures.cpuUsPerResponse,
   };
 }
 
-const HEADINGS = ['engine', 'size', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', '× ceiling', 'RSS MB'];
+const HEADINGS = ['engine', 'size', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', '× ceiling', 'CPU µs', 'RSS MB'];
 
 function cells(r: Row): string[] {
   return [
@@ -53,6 +56,7 @@ function cells(r: Row): string[] {
     String(r.p99Ms),
     String(r.errors),
     r.ratioToCeiling === null ? '–' : r.ratioToCeiling.toFixed(2),
+    r.cpuUs === null ? '–' : String(r.cpuUs),
     r.rssMb === null ? '–' : r.rssMb.toFixed(0),
   ];
 }

@@ -192,12 +192,12 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
   const stopCeiling = defer(() => ceilingServer.stop());
   log(`  ceiling: node:http answering the ${responseBytes} bytes of a real get-or-create response`);
   const ceilingScenario = getExisting(data, 'ceiling');
-  const ceilingFigures = await measure(ceilingPort, ceilingScenario.run(), load);
+  const ceilingFigures = await measure(ceilingPort, ceilingScenario.run(), { ...load, serverCpuSeconds: ceilingServer.cpuSeconds });
   const ceilingRss = ceilingServer.rssMb();
   await stopCeiling();
   const ceilingPerSecond = ceilingFigures.okPerSecond;
   rows.push(row(engine, size, 'ceiling (node:http)', ceilingFigures, ceilingPerSecond, ceilingRss));
-  log(`  ceiling: ${Math.round(ceilingPerSecond)} req/s, p99 ${ceilingFigures.latencyMs.p99} ms, errors ${ceilingFigures.errors.total}`);
+  log(`  ceiling: ${Math.round(ceilingPerSecond)} req/s, p99 ${ceilingFigures.latencyMs.p99} ms, errors ${ceilingFigures.errors.total}, ${ceilingFigures.cpuUsPerResponse ?? '–'} µs CPU each`);
   const ceiling: ScenarioResult = { scenario: 'ceiling', describe: ceilingScenario.describe, figures: ceilingFigures, rssMb: ceilingRss, ratioToCeiling: 1 };
 
   const scenarios: ScenarioResult[] = [];
@@ -205,7 +205,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     if (interrupted) break;
     const scenario: Scenario | undefined = name === 'offline-verify' || name === 'webhook-drain' ? undefined : SCENARIO_FACTORIES[name](data);
     const figures = scenario
-      ? await measure(service.port, scenario.run(), load, scenario.warmup())
+      ? await measure(service.port, scenario.run(), { ...load, serverCpuSeconds: service.cpuSeconds }, scenario.warmup())
       : name === 'webhook-drain'
         ? await measureWebhookDrain(service.port, seeded)
         : await measureOfflineVerify(service.port, seeded, load);
@@ -217,7 +217,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     log(
       `  ${name}: ${result.reqPerSec} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, errors ${result.errors}` +
         ` (${codes || 'no responses'}${figures.errors.socket ? `, ${figures.errors.socket} socket errors` : ''}` +
-        `${figures.errors.wrongOutcome ? `, ${figures.errors.wrongOutcome} wrong outcomes` : ''}), ×${result.ratioToCeiling ?? '–'}, RSS ${rssMb ?? '?'} MB`,
+        `${figures.errors.wrongOutcome ? `, ${figures.errors.wrongOutcome} wrong outcomes` : ''}), ×${result.ratioToCeiling ?? '–'}, ${result.cpuUs ?? '–'} µs CPU each, RSS ${rssMb ?? '?'} MB`,
     );
   }
 

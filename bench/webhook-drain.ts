@@ -79,6 +79,7 @@ export async function measureWebhookDrain(port: number, seeded: Seeded): Promise
       latencyMs: latencyFigures(times, 1),
       errors: { total: BACKLOG - arrivals.size, non2xx: 0, wrongOutcome: BACKLOG - arrivals.size, socket: 0, timeouts: 0 },
       statusCodes: { 204: arrivals.size },
+      cpuUsPerResponse: null,
     };
   } finally {
     receiver.closeAllConnections();

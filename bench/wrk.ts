@@ -27,6 +27,8 @@ export interface LoadFigures {
     timeouts: number;
   };
   statusCodes: Record<string, number>;
+  /** The server's CPU time (user + system) per response over the measured run, µs; null when not measured. */
+  cpuUsPerResponse: number | null;
 }
 
 /** What wrk sends, as Lua: `next_body()` returns the next request's body; `judge(body)` (optional) whether a 2xx answer had the expected outcome. */
@@ -153,9 +155,16 @@ export async function drive(port: number, scenario: WrkScenario, connections: nu
 const ms = (us: number) => Math.round(us / 10) / 100;
 
 /** Runs `warmup` seconds unrecorded, then `seconds` measured, with `connections` keep-alive connections. */
-export async function measure(port: number, scenario: WrkScenario, options: { connections: number; seconds: number; warmup: number }, warmupScenario = scenario): Promise<LoadFigures> {
+export async function measure(
+  port: number,
+  scenario: WrkScenario,
+  options: { connections: number; seconds: number; warmup: number; serverCpuSeconds?: () => number | null },
+  warmupScenario = scenario,
+): Promise<LoadFigures> {
   if (options.warmup > 0) await drive(port, warmupScenario, options.connections, options.warmup);
+  const cpuBefore = options.serverCpuSeconds?.() ?? null;
   const result = await drive(port, scenario, options.connections, options.seconds);
+  const cpuAfter = options.serverCpuSeconds?.() ?? null;
   const seconds = result.us / 1e6;
   const twoHundreds = Object.entries(result.codes).reduce((sum, [code, count]) => (code.startsWith('2') ? sum + count : sum), 0);
   const responses = Object.values(result.codes).reduce((sum, count) => sum + count, 0);
@@ -169,5 +178,8 @@ export async function measure(port: number, scenario: WrkScenario, options: { co
     latencyMs: { p50: ms(result.p50), p90: ms(result.p90), p99: ms(result.p99), max: ms(result.max), average: ms(result.mean) },
     errors: { total: responses - twoHundreds + result.wrong + socket, non2xx: responses - twoHundreds, wrongOutcome: result.wrong, socket, timeouts: result.timeout },
     statusCodes: result.codes,
+    // CPU per response rather than per second: what the server's work costs, whatever else the two
+    // shared cores were doing meanwhile (the load generator, PostgreSQL, other work on the machine).
+    cpuUsPerResponse: cpuBefore === null || cpuAfter === null || responses === 0 ? null : Math.round(((cpuAfter - cpuBefore) * 1e6) / responses),
   };
 }

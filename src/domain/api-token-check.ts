@@ -16,6 +16,8 @@ export interface ApiTokenState {
  */
 export interface ApiTokenCheck {
   readonly apiTokenId: number;
+  /** The token's lookup key (SHA-256 of the secret), for an engine that confirms it by hash. */
+  readonly apiTokenHash: string;
   readonly settled: boolean;
   readonly admitted: boolean;
   /** Records what a statement read; throws invalid_api_token when the token is no longer live. */

@@ -67,6 +67,7 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
     let admitted = false;
     const check: ApiTokenCheck = {
       apiTokenId: caller.actor.apiTokenId,
+      apiTokenHash: hash,
       get settled() {
         return live !== undefined;
       },

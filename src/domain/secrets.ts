@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hash, randomBytes } from 'node:crypto';
 import type { Environment } from './tenancy.js';
 
 export const USER_GROUP_TOKEN_PREFIX = 'ugt_';
@@ -23,7 +23,8 @@ export function generateApiToken(environment: Environment): string {
 
 /** Lookup key for a secret. The secrets are 256-bit random values, so an unsalted hash is safe. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  // The one-shot form: every authenticated request hashes its API token, and a Hash object per call costs twice as much.
+  return hash('sha256', secret, 'hex');
 }
 
 export const ENCRYPTION_KEY_BYTES = 32;

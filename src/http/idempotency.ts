@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IdempotencyClaim, IdempotencyService, RecordedResponse } from '../domain/idempotency.service.js';
 
 declare module 'fastify' {
@@ -24,16 +24,16 @@ function forThisRequest(response: RecordedResponse, requestId: string): string {
  * `Idempotency-Key` on the /api writes (docs/api.md). The key is claimed once the request is
  * authenticated and valid, so a refused request records nothing; the response is recorded as it
  * is sent, after the change's own transaction. Requests without the header cost nothing here.
- * Hooks, not a plugin: the routes registered after this on `api` must copy them.
+ * Route hooks, attached as each write route is added: the routes registered after this on `api` get them.
  */
 export function registerIdempotency(api: FastifyInstance, idempotency: IdempotencyService): void {
   const claims = new WeakMap<FastifyRequest, IdempotencyClaim>();
 
-  api.addHook('preHandler', async (request, reply) => {
+  const claimKey = async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers['idempotency-key'];
     const { actor } = request.caller;
     // Every /api caller is an API token (the CLI never comes through HTTP); keys are its own.
-    if (header === undefined || !WRITES.has(request.method) || request.routeOptions.config.readOnly || actor.type !== 'api_token') return;
+    if (header === undefined || actor.type !== 'api_token') return;
     // A repeated header is refused like any other value with a space in it.
     const key = Array.isArray(header) ? header.join(', ') : header;
     const start = await idempotency.start(actor.apiTokenId, key, {
@@ -52,9 +52,9 @@ export function registerIdempotency(api: FastifyInstance, idempotency: Idempoten
       .header('idempotent-replayed', 'true')
       .type('application/json; charset=utf-8')
       .send(forThisRequest(start.response, request.id));
-  });
+  };
 
-  api.addHook('onSend', async (request, reply, payload) => {
+  const recordResponse = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const claim = claims.get(request);
     if (!claim) return payload;
     claims.delete(request);
@@ -70,5 +70,13 @@ export function registerIdempotency(api: FastifyInstance, idempotency: Idempoten
       request.log.error({ err: error }, 'could not record the response for its idempotency key');
     }
     return payload;
+  };
+
+  // Attached to the write routes alone: reads (and verify) ignore the header, and so pay nothing.
+  api.addHook('onRoute', (route) => {
+    const methods = ([] as string[]).concat(route.method);
+    if (route.config?.readOnly || !methods.some((method) => WRITES.has(method))) return;
+    route.preHandler = [...[route.preHandler ?? []].flat(), claimKey];
+    route.onSend = [...[route.onSend ?? []].flat(), recordResponse];
   });
 }

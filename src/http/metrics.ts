@@ -49,10 +49,23 @@ export function registerMetrics(app: FastifyInstance, operations: Pick<Operation
     },
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  // prom-client hashes a label set on every call; the few route × method × status series a server
+  // answers are looked up once each and then counted through their child directly.
+  const counters = new Map<string, ReturnType<typeof requests.labels>>();
+  const histograms = new Map<string, ReturnType<typeof latency.labels>>();
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    requests.inc({ route, method: request.method, status: String(reply.statusCode) });
-    latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+    const { method } = request;
+    const status = reply.statusCode;
+    const series = `${method} ${route}`;
+    const counted = `${status} ${series}`;
+    let counter = counters.get(counted);
+    if (!counter) counters.set(counted, (counter = requests.labels({ route, method, status: String(status) })));
+    let histogram = histograms.get(series);
+    if (!histogram) histograms.set(series, (histogram = latency.labels({ route, method })));
+    counter.inc();
+    histogram.observe(reply.elapsedTime / 1000);
+    done();
   });
 
   const merged = Registry.merge([processMetrics(), registry, ...others]);

@@ -58,21 +58,29 @@ const COMMA = 0x2c;
 // Runs only on text JSON.parse accepted, so its structure is known to be sound.
 function findDefect(text: string, maxDepth: number): JsonDefect | undefined {
   const frames: Frame[] = [];
+  // The next backslash at or after the current position (-1: none left): found once per backslash,
+  // so telling escaped strings from plain ones costs one pass over the text, not one per string.
+  let backslash = text.indexOf('\\');
   for (let at = 0; at < text.length; at += 1) {
     const code = text.charCodeAt(at);
     const frame = frames.at(-1);
     if (code === QUOTE) {
-      const end = endOfString(text, at);
-      const literal = text.slice(at, end + 1);
-      const escaped = literal.includes('\\');
-      const string = escaped ? (JSON.parse(literal) as string) : literal.slice(1, -1);
-      if (escaped && !string.isWellFormed()) return { kind: 'lone_surrogate' };
-      if (frame?.keys && frame.expectsKey) {
-        if (frame.keys.has(string)) return { kind: 'duplicate_key', key: string };
-        if (string === '__proto__' || (string === 'prototype' && frame.parentKey === 'constructor')) return { kind: 'forbidden_key' };
-        frame.keys.add(string);
-        frame.expectsKey = false;
-        frame.lastKey = string;
+      if (backslash !== -1 && backslash <= at) backslash = text.indexOf('\\', at + 1);
+      let end = text.indexOf('"', at + 1);
+      const escaped = backslash !== -1 && backslash < end;
+      if (escaped) end = endOfEscapedString(text, at);
+      // Value strings are sliced only when escaped (to check them); keys always, to compare them.
+      const keys = frame?.expectsKey ? frame.keys : null;
+      if (escaped || keys) {
+        const string = escaped ? (JSON.parse(text.slice(at, end + 1)) as string) : text.slice(at + 1, end);
+        if (escaped && !string.isWellFormed()) return { kind: 'lone_surrogate' };
+        if (keys) {
+          if (keys.has(string)) return { kind: 'duplicate_key', key: string };
+          if (string === '__proto__' || (string === 'prototype' && frame!.parentKey === 'constructor')) return { kind: 'forbidden_key' };
+          keys.add(string);
+          frame!.expectsKey = false;
+          frame!.lastKey = string;
+        }
       }
       at = end;
     } else if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
@@ -87,8 +95,8 @@ function findDefect(text: string, maxDepth: number): JsonDefect | undefined {
   return undefined;
 }
 
-/** The index of the quote that closes the string opened at `start`. */
-function endOfString(text: string, start: number): number {
+/** The index of the quote that closes the string opened at `start`, walking its escapes (an escaped quote does not end it). */
+function endOfEscapedString(text: string, start: number): number {
   let at = start + 1;
   while (text.charCodeAt(at) !== QUOTE) at += text.charCodeAt(at) === BACKSLASH ? 2 : 1;
   return at;

@@ -9,10 +9,9 @@ import { mapPostgresError } from '../../src/store/postgres/postgres-errors.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { PostgresStoreOptions } from '../../src/store/postgres/postgres-store.js';
 import type { Store } from '../../src/store/store.js';
-import type { ApiTokenCheck, ApiTokenState } from '../../src/domain/api-token-check.js';
 import { describeStoreContract } from './store.contract.js';
 import { createChain, raceForCycle } from './contract/user-group-tree.contract.js';
-import { auditContext, expectAppError, newApiToken, newGroup, randomHex, seed, T1 } from './store-fixtures.js';
+import { auditContext, expectAppError, newApiToken, newGroup, randomHex, recordingTokenCheck, seed, T1 } from './store-fixtures.js';
 
 /*
  * Runs against a real PostgreSQL: UGS_TEST_POSTGRES_URL, or the local server CI starts. Each test
@@ -243,23 +242,9 @@ describe('PostgreSQL store specifics', () => {
     const { stores, fx } = await openSeeded(1);
     const store = stores[0]!;
     const group = await store.insertUserGroupIfAbsent(newGroup(fx.customer, 'checked'), auditContext());
-    const token = await store.insertApiToken(newApiToken(fx.customer, { rateLimit: { perSecond: 5, burst: 7 } }), auditContext());
-    const checkOf = () => {
-      const settled: Array<ApiTokenState | null> = [];
-      const check: ApiTokenCheck = {
-        apiTokenId: token.id,
-        get settled() {
-          return settled.length > 0;
-        },
-        admitted: false,
-        settle: (state) => {
-          settled.push(state);
-          if (!state?.live) throw new AppError('invalid_api_token', 'revoked');
-        },
-        admit: () => Promise.reject(new Error('not called by the store')),
-      };
-      return { check, settled };
-    };
+    const input = newApiToken(fx.customer, { rateLimit: { perSecond: 5, burst: 7 } });
+    const token = { ...(await store.insertApiToken(input, auditContext())), tokenHash: input.tokenHash };
+    const checkOf = () => recordingTokenCheck(token);
     const statements = vi.spyOn(pg.Client.prototype, 'query');
     try {
       const live = checkOf();

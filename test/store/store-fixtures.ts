@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import { isAppError } from '../../src/domain/errors.js';
+import type { ApiTokenCheck, ApiTokenState } from '../../src/domain/api-token-check.js';
+import { AppError, isAppError } from '../../src/domain/errors.js';
 import type { ErrorCode } from '../../src/domain/errors.js';
 import type {
   AuditContext,
@@ -182,3 +183,25 @@ export const RICH_PROPERTIES = {
   emptyArray: [],
   emptyObject: {},
 };
+
+/**
+ * A remembered API token's check as the domain hands it to a hot read (src/domain/api-token-check.ts),
+ * recording what the store settled it with; a token no longer live throws as the domain's does.
+ */
+export function recordingTokenCheck(token: { id: number; tokenHash: string }): { check: ApiTokenCheck; settled: Array<ApiTokenState | null> } {
+  const settled: Array<ApiTokenState | null> = [];
+  const check: ApiTokenCheck = {
+    apiTokenId: token.id,
+    apiTokenHash: token.tokenHash,
+    get settled() {
+      return settled.length > 0;
+    },
+    admitted: false,
+    settle: (state) => {
+      settled.push(state);
+      if (!state?.live) throw new AppError('invalid_api_token', 'revoked');
+    },
+    admit: () => Promise.reject(new Error('not called by the store')),
+  };
+  return { check, settled };
+}

@@ -1,5 +1,5 @@
 import { requestFailure } from '../../wire/request-errors.js';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { echoable } from '../../domain/caller-text.js';
 import { MAX_PROPERTIES_DEPTH } from '../../domain/properties.js';
@@ -91,8 +91,9 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupS
       // The read confirms the API token in its statement; the POST alias takes an Idempotency-Key, whose
       // claim needs a confirmed token first.
       config: { confirmsApiToken: method === 'GET' },
-      preValidation: async (request: FastifyRequest) => {
+      preValidation: (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
         if (request.body === undefined) request.body = bodyFromQuery(request.query as Record<string, string | string[] | undefined>);
+        done();
       },
       handler: async (request) => {
         const { body } = request;

@@ -40,12 +40,13 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   const busyTimeoutMs = busyTimeoutOf(options);
   const audit = auditEvents(db);
   const sql = preparedOnFirstUse(db, { ping: 'SELECT 1' });
+  const apiTokens = apiTokenMethods(db, audit);
   const methods = guard<GuardedMethods>({
     ...workspaceMethods(db, audit),
-    ...apiTokenMethods(db, audit),
+    ...apiTokens,
     ...schemaMethods(db, audit),
     ...dataSourceMethods(db, audit),
-    ...userGroupMethods(db, audit),
+    ...userGroupMethods(db, audit, apiTokens.findApiTokenByHash),
     ...ciphertextMethods(db, audit),
     ...idempotencyKeyMethods(db),
     ...signingKeyMethods(db, audit),

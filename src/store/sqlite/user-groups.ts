@@ -1,6 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
-import type { AuditContext, JsonObject, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
+import type { ApiTokenCheck } from '../../domain/api-token-check.js';
+import type { ApiTokenRecord, AuditContext, JsonObject, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
 import type { Tenant } from '../../domain/tenancy.js';
 import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups.rules.js';
 import type { GroupIdentity } from '../../domain/user-groups.rules.js';
@@ -87,7 +88,10 @@ function likeCanDecide(search: string): boolean {
   return search.length <= MAX_LIKE_SEARCH_LENGTH && Buffer.byteLength(search) === search.length;
 }
 
-export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<UserGroupStore> {
+/** The live API token with this hash, or null: the engine's own (cached) token read. */
+type LiveApiTokenRead = (tokenHash: string) => ApiTokenRecord | null;
+
+export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken: LiveApiTokenRead): Synchronous<UserGroupStore> {
   const sql = preparedOnFirstUse(db, {
     byProvidedId: `${SELECT_GROUP} WHERE g.workspace_id = ? AND g.environment = ? AND g.provided_id = ?`,
     byTokenHash: `${SELECT_GROUP} WHERE g.token_hash = ? AND g.workspace_id = ? AND g.environment = ?`,
@@ -172,6 +176,26 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
 
   const byProvidedId = (tenant: Tenant, providedId: string) =>
     findOne(sql.byProvidedId, tenant.workspaceId, tenant.environment, providedId);
+
+  const byTokenHash = (tenant: Tenant, tokenHash: string) => findOne(sql.byTokenHash, tokenHash, tenant.workspaceId, tenant.environment);
+
+  /*
+   * A hot read that also confirms the caller's remembered API token (src/domain/api-token-check.ts):
+   * the token's state and the group come from one read transaction, so one snapshot and one read lock
+   * of the WAL (two fcntl calls) instead of one per statement. The token read is the cached one
+   * (live-token-cache.ts), whose PRAGMA data_version check now runs inside the same snapshot.
+   */
+  const readConfirming = db.transaction((check: ApiTokenCheck, read: () => UserGroupRecord | null) => {
+    const token = liveApiToken(check.apiTokenHash);
+    return { state: token && { live: true, rateLimit: token.rateLimit }, group: read() };
+  });
+
+  const findConfirming = (check: ApiTokenCheck | undefined, read: () => UserGroupRecord | null): UserGroupRecord | null => {
+    if (!check || check.settled) return read();
+    const { state, group } = readConfirming(check, read);
+    check.settle(state);
+    return group;
+  };
 
   /** Re-reads a row this transaction just wrote, so it is there by construction. */
   const written = (teamId: number): UserGroupRecord => {
@@ -308,9 +332,7 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
   });
 
   return {
-    // A caller's API token check is left to its own read here (live-token-cache.ts makes that a
-    // memory lookup): in-process, a second statement is cheaper than widening this one.
-    findUserGroupByProvidedId: (tenant, providedId) => byProvidedId(tenant, providedId),
+    findUserGroupByProvidedId: (tenant, providedId, check) => findConfirming(check, () => byProvidedId(tenant, providedId)),
     findUserGroupsByProvidedIds: (tenant, providedIds) =>
       (sql.byProvidedIds.all(tenant.workspaceId, tenant.environment, JSON.stringify(providedIds)) as SqliteUserGroupRow[]).map(
         toUserGroup,
@@ -318,7 +340,7 @@ export function userGroupMethods(db: Database, audit: AuditEvents): Synchronous<
     findUserGroupByTeamId: (tenant, teamId) => findOne(sql.byTeamIdInTenant, teamId, tenant.workspaceId, tenant.environment),
     listUserGroups: list,
     writeUserGroups: (writes, context) => writeBatch(context, writes),
-    findUserGroupByTokenHash: (tenant, tokenHash) => findOne(sql.byTokenHash, tokenHash, tenant.workspaceId, tenant.environment),
+    findUserGroupByTokenHash: (tenant, tokenHash, check) => findConfirming(check, () => byTokenHash(tenant, tokenHash)),
     insertUserGroupIfAbsent: (group, context) => insertIfAbsent(context, group),
     updateUserGroup: (groupUpdate, context) => update(context, groupUpdate),
     rotateUserGroupToken: (rotation, context) => rotate(context, rotation),

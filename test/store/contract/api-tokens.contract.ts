@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { auditContext, auditWrittenBy, newApiToken, T1, T2 } from '../store-fixtures.js';
+import { auditContext, auditWrittenBy, expectAppError, newApiToken, newGroup, randomHex, recordingTokenCheck, T1, T2 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 
 export function describeApiTokenContract(t: ContractContext): void {
@@ -41,6 +41,29 @@ export function describeApiTokenContract(t: ContractContext): void {
       expect(await t.store.revokeApiToken(t.fx.workspace.id, record.id, auditContext())).toBeNull();
       // Listings show live tokens only: a revoked one is gone for good.
       expect(await t.store.listApiTokens(t.fx.workspace.id)).toEqual([]);
+    });
+
+    it('settles a remembered token\'s check from the hot read that carries it: live with its limit, revoked or unknown refused, never read twice', async () => {
+      const input = newApiToken(t.fx.customer, { rateLimit: { perSecond: 5, burst: 7 } });
+      const token = { ...(await t.store.insertApiToken(input, auditContext())), tokenHash: input.tokenHash };
+      const { group } = await t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, 'checked'), auditContext());
+      const live = recordingTokenCheck(token);
+      expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'checked', live.check)).toEqual(group);
+      // Settled once, the check is not read again, whatever the next lookup finds.
+      expect(await t.store.findUserGroupByTokenHash(t.fx.customer, randomHex(), live.check)).toBeNull();
+      expect(live.settled).toEqual([{ live: true, rateLimit: { perSecond: 5, burst: 7 } }]);
+      // A lookup that finds no group settles its check all the same.
+      const missing = recordingTokenCheck(token);
+      expect(await t.store.findUserGroupByTokenHash(t.fx.customer, randomHex(), missing.check)).toBeNull();
+      expect(missing.settled).toEqual([{ live: true, rateLimit: { perSecond: 5, burst: 7 } }]);
+
+      await t.store.revokeApiToken(t.fx.workspace.id, token.id, auditContext());
+      const revoked = recordingTokenCheck(token);
+      await expectAppError(t.store.findUserGroupByProvidedId(t.fx.customer, 'checked', revoked.check), 'invalid_api_token');
+      expect(revoked.settled).toHaveLength(1);
+      expect(revoked.settled[0]?.live).not.toBe(true);
+      const unknown = recordingTokenCheck({ id: token.id + 1000, tokenHash: randomHex() });
+      await expectAppError(t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash, unknown.check), 'invalid_api_token');
     });
 
     it('records the last use of a token', async () => {
