@@ -39,12 +39,17 @@ export type UserGroupViewer = ReturnType<typeof createUserGroupViewer>;
 export function createUserGroupViewer(cipher: Pick<TokenCipher, 'decrypt'>) {
   const plaintexts = new LRUCache<string, string>({ max: DECRYPTED_TOKEN_CACHE_SIZE });
   const tokenOf = (group: UserGroupRecord, knownToken: string | undefined): string => {
-    const token = knownToken ?? plaintexts.get(group.tokenHash) ?? cipher.decrypt(group.tokenCiphertext);
+    const cached = plaintexts.get(group.tokenHash);
+    if (cached !== undefined) return cached;
+    const token = knownToken ?? cipher.decrypt(group.tokenCiphertext);
     plaintexts.set(group.tokenHash, token);
     return token;
   };
   return (group: UserGroupRecord, knownToken?: string): UserGroupView => {
-    return { ...userGroupFieldsView(group), token: tokenOf(group, knownToken) };
+    // The token joins the fields' own object rather than a spread copy of it: every read makes one.
+    const view = userGroupFieldsView(group) as UserGroupView;
+    view.token = tokenOf(group, knownToken);
+    return view;
   };
 }
 

@@ -27,7 +27,8 @@ import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, toNumber } from './rows.js';
 import type { Int8 } from './rows.js';
 import { statements } from './statements.js';
-import type { Statement } from './statements.js';
+import type { Statement, StatementFactory } from './statements.js';
+import { lookupBatch } from './lookup-batch.js';
 
 /**
  * user_groups as node-postgres returns it: bigints as strings, timestamps as Dates, JSON parsed, tags
@@ -139,16 +140,32 @@ function apiTokenStateOf(row: ApiTokenStateColumns): ApiTokenState {
   return { live: row.api_token_live === true, rateLimit: rateLimitFromColumns(row.api_token_per_second, row.api_token_burst) };
 }
 
-/** A lookup that also reads the caller's API token (@apiTokenId): one row whether or not the group exists. */
-const confirming = (lookup: string) => `SELECT ${API_TOKEN_STATE_COLUMNS}, grp.*
-  FROM (SELECT 1) one LEFT JOIN api_tokens t ON t.id = @apiTokenId::bigint LEFT JOIN LATERAL (${lookup}) grp ON true`;
+/**
+ * Hot reads in one statement (src/store/postgres/lookup-batch.ts): one row per lookup, in the order
+ * asked (`lookup_index`), each with its group or nulls and, when the lookup carries one
+ * (src/domain/api-token-check.ts), the state of the caller's API token in the same snapshot.
+ */
+const lookups = (match: string) => `SELECT k.i AS lookup_index, ${API_TOKEN_STATE_COLUMNS}, grp.*
+  FROM unnest(@indexes::int[], @workspaceIds::bigint[], @environments::text[], @apiTokenIds::bigint[], @keys::text[])
+    AS k(i, workspace_id, environment, api_token_id, key)
+  LEFT JOIN api_tokens t ON t.id = k.api_token_id
+  LEFT JOIN LATERAL (${SELECT_GROUP} WHERE g.workspace_id = k.workspace_id AND g.environment = k.environment AND ${match}) grp ON true
+  ORDER BY k.i`;
+
+/** One hot read: the group by one key in a tenant, and the API token check its statement may settle. */
+interface GroupLookup {
+  tenant: Tenant;
+  key: string;
+  check: ApiTokenCheck | undefined;
+}
+
+type LookupRow = (PostgresUserGroupRow | { [column in keyof PostgresUserGroupRow]: null }) & ApiTokenStateColumns;
 
 const sql = statements({
   byProvidedId: `${SELECT_GROUP} WHERE ${TENANT} AND g.provided_id = @providedId`,
-  byTokenHash: `${SELECT_GROUP} WHERE g.token_hash = @tokenHash AND ${TENANT}`,
-  // The hot reads with the caller's API token confirmed in the same round trip (src/domain/api-token-check.ts).
-  byProvidedIdConfirming: confirming(`${SELECT_GROUP} WHERE ${TENANT} AND g.provided_id = @providedId`),
-  byTokenHashConfirming: confirming(`${SELECT_GROUP} WHERE g.token_hash = @tokenHash AND ${TENANT}`),
+  // The hot reads, batched, with each caller's API token confirmed in the same round trip.
+  byProvidedIdLookups: lookups('g.provided_id = k.key'),
+  byTokenHashLookups: lookups('g.token_hash = k.key'),
   byTeamIdInTenant: `${SELECT_GROUP} WHERE g.team_id = @teamId AND ${TENANT}`,
   // An array parameter keeps one statement for any number of ids.
   byProvidedIds: `${SELECT_GROUP} WHERE ${TENANT} AND g.provided_id = ANY(@providedIds::text[]) ORDER BY g.team_id`,
@@ -256,11 +273,27 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
 
   const byProvidedId = (q: Queryable, tenant: Tenant, providedId: string) => findOne(q, sql.byProvidedId({ ...tenant, providedId }));
 
-  /** The lookup that also reads the caller's API token and settles its check: one row either way. */
-  const findConfirming = async (statement: Statement, check: ApiTokenCheck): Promise<UserGroupRecord | null> => {
-    const [row] = await db.rows<PostgresUserGroupRow & ApiTokenStateColumns>(statement);
-    check.settle(row ? apiTokenStateOf(row) : null);
-    return row && row.team_id !== null ? toUserGroup(row) : null;
+  /** Runs the lookups of one turn as one statement; the rows come back in the order asked. */
+  const runLookups = (statement: StatementFactory) => (items: GroupLookup[]) =>
+    db.rows<LookupRow>(
+      statement({
+        indexes: items.map((_, index) => index),
+        workspaceIds: items.map((item) => item.tenant.workspaceId),
+        environments: items.map((item) => item.tenant.environment),
+        // A check already settled is not read again.
+        apiTokenIds: items.map((item) => (item.check && !item.check.settled ? item.check.apiTokenId : null)),
+        keys: items.map((item) => item.key),
+      }),
+    );
+  const lookupByProvidedId = lookupBatch(runLookups(sql.byProvidedIdLookups));
+  const lookupByTokenHash = lookupBatch(runLookups(sql.byTokenHashLookups));
+
+  /** A hot read's answer, with its API token check settled by what the same statement read of the token. */
+  const find = async (lookup: (item: GroupLookup) => Promise<LookupRow>, tenant: Tenant, key: string, check: ApiTokenCheck | undefined) => {
+    const confirming = check !== undefined && !check.settled;
+    const row = await lookup({ tenant, key, check });
+    if (confirming) check.settle(apiTokenStateOf(row));
+    return row.team_id === null ? null : toUserGroup(row);
   };
 
   /**
@@ -438,18 +471,12 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
   };
 
   return {
-    findUserGroupByProvidedId: (tenant, providedId, check) =>
-      check && !check.settled
-        ? findConfirming(sql.byProvidedIdConfirming({ ...tenant, providedId, apiTokenId: check.apiTokenId }), check)
-        : byProvidedId(db, tenant, providedId),
+    findUserGroupByProvidedId: (tenant, providedId, check) => find(lookupByProvidedId, tenant, providedId, check),
     findUserGroupsByProvidedIds: (tenant, providedIds) => findMany(db, sql.byProvidedIds({ ...tenant, providedIds })),
     findUserGroupByTeamId: (tenant, teamId) => findOne(db, sql.byTeamIdInTenant({ ...tenant, teamId })),
     listUserGroups: list,
     writeUserGroups: (writes, context) => writeBatch(context, writes),
-    findUserGroupByTokenHash: (tenant, tokenHash, check) =>
-      check && !check.settled
-        ? findConfirming(sql.byTokenHashConfirming({ ...tenant, tokenHash, apiTokenId: check.apiTokenId }), check)
-        : findOne(db, sql.byTokenHash({ ...tenant, tokenHash })),
+    findUserGroupByTokenHash: (tenant, tokenHash, check) => find(lookupByTokenHash, tenant, tokenHash, check),
     insertUserGroupIfAbsent: insertIfAbsent,
     updateUserGroup: (groupUpdate, context) => update(context, groupUpdate),
     rotateUserGroupToken: rotate,

@@ -23,14 +23,29 @@ import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
 import { preparedOnFirstUse } from './prepared.js';
 
-/** user_groups as SQLite returns it: properties, mapping, tags and ancestors are JSON text, the demo flag 0 or 1. */
-type SqliteUserGroupRow = Omit<UserGroupRow, 'properties' | 'mapping' | 'is_demo_group' | 'tags' | 'ancestors'> & {
-  properties: string | null;
-  mapping: string;
-  is_demo_group: number;
-  tags: string;
-  ancestors: string;
-};
+/**
+ * A group's cells as SQLite returns them, in SELECT_GROUP's column order (the statements run in raw
+ * mode: an array per row is cheaper than the object better-sqlite3 would build): properties, mapping,
+ * tags and ancestors are JSON text, the demo flag 0 or 1.
+ */
+type SqliteUserGroupCells = [
+  teamId: number,
+  workspaceId: number,
+  environment: UserGroupRow['environment'],
+  providedId: string,
+  name: string,
+  tokenHash: string,
+  tokenCiphertext: string,
+  properties: string | null,
+  version: number,
+  tokenGeneration: number,
+  createdAt: string,
+  updatedAt: string,
+  isDemoGroup: number,
+  tags: string,
+  mapping: string,
+  ancestors: string,
+];
 
 const mappingOf = (team: string) => `(SELECT json_group_array(json_array(m.schema_id, m.data_source_id))
   FROM user_group_mappings m WHERE m.team_id = ${team})`;
@@ -50,17 +65,30 @@ const ANCESTORS = `CASE WHEN g.parent_team_id IS NULL THEN '[]' ELSE (
 ) END AS ancestors`;
 
 // Mapping and ancestors ride along as JSON so that every lookup is a single statement.
-const SELECT_GROUP = `SELECT g.*, ${mappingOf('g.team_id')} AS mapping, ${ANCESTORS} FROM user_groups g`;
+const SELECT_GROUP = `SELECT g.team_id, g.workspace_id, g.environment, g.provided_id, g.name, g.token_hash, g.token_ciphertext,
+  g.properties, g.version, g.token_generation, g.created_at, g.updated_at, g.is_demo_group, g.tags,
+  ${mappingOf('g.team_id')} AS mapping, ${ANCESTORS} FROM user_groups g`;
 
-function toUserGroup(row: SqliteUserGroupRow): UserGroupRecord {
+function toUserGroup(cells: SqliteUserGroupCells): UserGroupRecord {
+  const [team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, version, token_generation, created_at, updated_at, isDemoGroup, tags, mapping, ancestors] = cells;
   return userGroupFromRow({
-    ...row,
-    properties: row.properties === null ? null : (JSON.parse(row.properties) as JsonObject),
-    mapping: JSON.parse(row.mapping) as [number, number][],
-    is_demo_group: row.is_demo_group === 1,
+    team_id,
+    workspace_id,
+    environment,
+    provided_id,
+    name,
+    token_hash,
+    token_ciphertext,
+    properties: properties === null ? null : (JSON.parse(properties) as JsonObject),
+    version,
+    token_generation,
+    created_at,
+    updated_at,
+    mapping: JSON.parse(mapping) as [number, number][],
+    is_demo_group: isDemoGroup === 1,
     // Most groups have neither: skip the parser for the empty array.
-    tags: row.tags === '[]' ? [] : (JSON.parse(row.tags) as string[]),
-    ancestors: row.ancestors === '[]' ? [] : (JSON.parse(row.ancestors) as UserGroupRow['ancestors']),
+    tags: tags === '[]' ? [] : (JSON.parse(tags) as string[]),
+    ancestors: ancestors === '[]' ? [] : (JSON.parse(ancestors) as UserGroupRow['ancestors']),
   });
 }
 
@@ -92,7 +120,8 @@ function likeCanDecide(search: string): boolean {
 type LiveApiTokenRead = (tokenHash: string) => ApiTokenRecord | null;
 
 export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken: LiveApiTokenRead): Synchronous<UserGroupStore> {
-  const sql = preparedOnFirstUse(db, {
+  // The group reads, in raw mode (SqliteUserGroupCells).
+  const reads = preparedOnFirstUse(db, {
     byProvidedId: `${SELECT_GROUP} WHERE g.workspace_id = ? AND g.environment = ? AND g.provided_id = ?`,
     byTokenHash: `${SELECT_GROUP} WHERE g.token_hash = ? AND g.workspace_id = ? AND g.environment = ?`,
     byTeamId: `${SELECT_GROUP} WHERE g.team_id = ?`,
@@ -117,6 +146,8 @@ export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken:
             THEN g.name LIKE @namePattern ESCAPE '\\'
             ELSE instr(${CASEFOLD_FUNCTION}(g.name), @foldedSearch) > 0 END)
       ORDER BY g.team_id LIMIT @limit`,
+  }, { raw: true });
+  const sql = preparedOnFirstUse(db, {
     insert: `INSERT INTO user_groups
       (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
         created_at, updated_at)
@@ -170,14 +201,14 @@ export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken:
   db.function(CASEFOLD_FUNCTION, { deterministic: true }, (text: unknown) => (typeof text === 'string' ? casefold(text) : null));
 
   const findOne = (statement: Statement, ...params: unknown[]): UserGroupRecord | null => {
-    const row = statement.get(...params) as SqliteUserGroupRow | undefined;
-    return row ? toUserGroup(row) : null;
+    const cells = statement.get(...params) as SqliteUserGroupCells | undefined;
+    return cells ? toUserGroup(cells) : null;
   };
 
   const byProvidedId = (tenant: Tenant, providedId: string) =>
-    findOne(sql.byProvidedId, tenant.workspaceId, tenant.environment, providedId);
+    findOne(reads.byProvidedId, tenant.workspaceId, tenant.environment, providedId);
 
-  const byTokenHash = (tenant: Tenant, tokenHash: string) => findOne(sql.byTokenHash, tokenHash, tenant.workspaceId, tenant.environment);
+  const byTokenHash = (tenant: Tenant, tokenHash: string) => findOne(reads.byTokenHash, tokenHash, tenant.workspaceId, tenant.environment);
 
   /*
    * A hot read that also confirms the caller's remembered API token (src/domain/api-token-check.ts):
@@ -199,7 +230,7 @@ export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken:
 
   /** Re-reads a row this transaction just wrote, so it is there by construction. */
   const written = (teamId: number): UserGroupRecord => {
-    const group = findOne(sql.byTeamId, teamId);
+    const group = findOne(reads.byTeamId, teamId);
     if (!group) throw new Error(`user group ${teamId} vanished inside its own transaction`);
     return group;
   };
@@ -300,14 +331,14 @@ export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken:
             namePattern: containsPattern(search),
             foldedSearch: casefold(search),
           };
-    const rows = sql.list.all({
+    const rows = reads.list.all({
       ...query.tenant,
       ...searchParams,
       ...listFilterParameters(query),
       isDemoGroup: query.isDemoGroup === undefined ? null : Number(query.isDemoGroup),
       afterTeamId: query.afterTeamId ?? 0,
       limit: query.limit,
-    }) as SqliteUserGroupRow[];
+    }) as SqliteUserGroupCells[];
     return rows.map(toUserGroup);
   };
 
@@ -322,7 +353,7 @@ export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken:
     // Counted under the write lock, so no child can be linked between the count and the delete.
     const { children } = sql.children.get(teamId) as { children: number };
     if (children > 0) return { result: { status: 'has_children', children }, entries: [] };
-    const before = findOne(sql.byTeamId, teamId);
+    const before = findOne(reads.byTeamId, teamId);
     const deleted = sql.delete.get(teamId, tenant.workspaceId, tenant.environment, expectedVersion) as
       | GroupIdentity
       | undefined;
@@ -334,10 +365,10 @@ export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken:
   return {
     findUserGroupByProvidedId: (tenant, providedId, check) => findConfirming(check, () => byProvidedId(tenant, providedId)),
     findUserGroupsByProvidedIds: (tenant, providedIds) =>
-      (sql.byProvidedIds.all(tenant.workspaceId, tenant.environment, JSON.stringify(providedIds)) as SqliteUserGroupRow[]).map(
+      (reads.byProvidedIds.all(tenant.workspaceId, tenant.environment, JSON.stringify(providedIds)) as SqliteUserGroupCells[]).map(
         toUserGroup,
       ),
-    findUserGroupByTeamId: (tenant, teamId) => findOne(sql.byTeamIdInTenant, teamId, tenant.workspaceId, tenant.environment),
+    findUserGroupByTeamId: (tenant, teamId) => findOne(reads.byTeamIdInTenant, teamId, tenant.workspaceId, tenant.environment),
     listUserGroups: list,
     writeUserGroups: (writes, context) => writeBatch(context, writes),
     findUserGroupByTokenHash: (tenant, tokenHash, check) => findConfirming(check, () => byTokenHash(tenant, tokenHash)),

@@ -1,0 +1,42 @@
+/** The most lookups one statement carries; more in one turn go out as several statements. */
+export const MAX_LOOKUPS_PER_STATEMENT = 64;
+
+interface Pending<I, R> {
+  item: I;
+  resolve: (result: R) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Lookups that arrive in one turn of the event loop go to the database together, as one statement:
+ * one round trip (one write to the socket, one read) for all of them instead of one each, which is
+ * most of what a hot read costs this process (docs/performance.md, issue 15). Each caller still gets
+ * exactly its own answer, read after its request arrived: the statement is sent at the end of the
+ * turn in which the lookup was asked for (setImmediate), never earlier. A failed statement fails
+ * every lookup it carried, as their own statements would have.
+ *
+ * `run` answers the items in the order it got them.
+ */
+export function lookupBatch<I, R>(run: (items: I[]) => Promise<R[]>): (item: I) => Promise<R> {
+  let pending: Array<Pending<I, R>> = [];
+
+  const send = (batch: Array<Pending<I, R>>) => {
+    // Through a promise, so that a `run` that throws at once fails its lookups rather than the turn.
+    Promise.resolve(batch.map((entry) => entry.item)).then(run).then(
+      (results) => batch.forEach((entry, index) => entry.resolve(results[index]!)),
+      (error: unknown) => batch.forEach((entry) => entry.reject(error)),
+    );
+  };
+
+  const flush = () => {
+    const batch = pending;
+    pending = [];
+    for (let start = 0; start < batch.length; start += MAX_LOOKUPS_PER_STATEMENT) send(batch.slice(start, start + MAX_LOOKUPS_PER_STATEMENT));
+  };
+
+  return (item) =>
+    new Promise<R>((resolve, reject) => {
+      if (pending.length === 0) setImmediate(flush);
+      pending.push({ item, resolve, reject });
+    });
+}
