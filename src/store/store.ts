@@ -29,7 +29,7 @@ import type {
 } from '../domain/models.js';
 import type { Environment, Tenant } from '../domain/tenancy.js';
 import type { DataSourceChange } from '../domain/data-sources.rules.js';
-import type { ApiTokenCheck } from '../domain/api-token-check.js';
+import type { ApiTokenCheck, ApiTokenState } from '../domain/api-token-check.js';
 
 /*
  * The one storage interface. Every method is atomic: a change and its audit event commit together
@@ -144,11 +144,36 @@ export type UserGroupWrite =
   | { kind: 'create'; group: NewUserGroup; changes: FieldChanges }
   | { kind: 'update'; update: UserGroupUpdate; changes: FieldChanges };
 
+/** What a hot read looks a group up by. */
+export type UserGroupLookupKey = 'providedId' | 'tokenHash';
+
+/** One hot read: a group by provided id or token hash in a tenant. */
+export interface UserGroupLookup {
+  tenant: Tenant;
+  key: string;
+  /** The caller's API token, to be read in the same snapshot as the group (an unsettled ApiTokenCheck). */
+  apiToken?: { id: number; hash: string };
+}
+
+export interface UserGroupLookupAnswer {
+  group: UserGroupRecord | null;
+  /** The API token's state, when the lookup asked for it: not live when it is revoked or unknown. */
+  apiToken?: ApiTokenState;
+}
+
+/** The reads every engine answers through lookUpUserGroups, batched by src/store/hot-reads.ts. */
+export type BatchedUserGroupReads = 'findUserGroupByProvidedId' | 'findUserGroupByTokenHash';
+
 export interface UserGroupStore {
   /**
-   * With an unsettled `check`, an engine may read the caller's API token in the same statement and
-   * settle the check with what it read (throwing `invalid_api_token` for a token no longer live): one
-   * round trip (PostgreSQL). An engine that leaves it unsettled leaves the check to read the token itself.
+   * Many lookups at once, in one snapshot (one statement on PostgreSQL, one read transaction on
+   * SQLite), answered in the order asked. The two finds below are these lookups, batched.
+   */
+  lookUpUserGroups(by: UserGroupLookupKey, lookups: UserGroupLookup[]): Promise<UserGroupLookupAnswer[]>;
+  /**
+   * With an unsettled `check`, the caller's API token is read in the same snapshot as the group and
+   * the check settled with what was read (throwing `invalid_api_token` for a token no longer live).
+   * The finds asked for in one turn of the event loop share one lookUpUserGroups.
    */
   findUserGroupByProvidedId(tenant: Tenant, providedId: string, check?: ApiTokenCheck): Promise<UserGroupRecord | null>;
   findUserGroupsByProvidedIds(tenant: Tenant, providedIds: string[]): Promise<UserGroupRecord[]>;

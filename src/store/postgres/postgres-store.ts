@@ -1,5 +1,6 @@
 import { failure } from '../../domain/errors.js';
-import type { Store } from '../store.js';
+import { batchedUserGroupReads } from '../hot-reads.js';
+import type { BatchedUserGroupReads, Store } from '../store.js';
 import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
 import { ciphertextMethods } from './ciphertexts.js';
@@ -29,7 +30,7 @@ const PING = statement('SELECT 1');
 export function openPostgresStore(options: PostgresStoreOptions): Store {
   const db = openPostgresDatabase(options);
   const audit = auditEvents(db);
-  const methods = guard<Omit<Store, 'ping' | 'connectionStats'>>({
+  const methods = guard<Omit<Store, 'ping' | 'connectionStats' | BatchedUserGroupReads>>({
     ...workspaceMethods(db, audit),
     ...apiTokenMethods(db, audit),
     ...schemaMethods(db, audit),
@@ -45,6 +46,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
   });
   return {
     ...methods,
+    ...batchedUserGroupReads(methods.lookUpUserGroups),
     connectionStats: () => db.stats(),
     ping: async () => {
       try {

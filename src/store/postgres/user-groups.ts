@@ -1,12 +1,22 @@
 import { HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
 import type { AuditContext, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
 import type { Tenant } from '../../domain/tenancy.js';
-import type { ApiTokenCheck } from '../../domain/api-token-check.js';
 import type { ApiTokenState } from '../../domain/api-token-check.js';
 import { rateLimitFromColumns } from '../api-token-records.js';
 import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups.rules.js';
 import type { AuditEntry } from '../../domain/audit-entry.js';
-import type { UserGroupDeletion, UserGroupQuery, UserGroupStore, UserGroupTokenRotation, UserGroupUpdate, UserGroupWrite } from '../store.js';
+import type {
+  BatchedUserGroupReads,
+  UserGroupDeletion,
+  UserGroupLookup,
+  UserGroupLookupAnswer,
+  UserGroupLookupKey,
+  UserGroupQuery,
+  UserGroupStore,
+  UserGroupTokenRotation,
+  UserGroupUpdate,
+  UserGroupWrite,
+} from '../store.js';
 import {
   assertTokenPatchComplete,
   listFilterParameters,
@@ -27,8 +37,7 @@ import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, toNumber } from './rows.js';
 import type { Int8 } from './rows.js';
 import { statements } from './statements.js';
-import type { Statement, StatementFactory } from './statements.js';
-import { lookupBatch } from './lookup-batch.js';
+import type { Statement } from './statements.js';
 
 /**
  * user_groups as node-postgres returns it: bigints as strings, timestamps as Dates, JSON parsed, tags
@@ -152,13 +161,7 @@ const lookups = (match: string) => `SELECT k.i AS lookup_index, ${API_TOKEN_STAT
   LEFT JOIN LATERAL (${SELECT_GROUP} WHERE g.workspace_id = k.workspace_id AND g.environment = k.environment AND ${match}) grp ON true
   ORDER BY k.i`;
 
-/** One hot read: the group by one key in a tenant, and the API token check its statement may settle. */
-interface GroupLookup {
-  tenant: Tenant;
-  key: string;
-  check: ApiTokenCheck | undefined;
-}
-
+/** A lookup's row: its group's columns (all null when there is none) beside the API token's state. */
 type LookupRow = (PostgresUserGroupRow | { [column in keyof PostgresUserGroupRow]: null }) & ApiTokenStateColumns;
 
 const sql = statements({
@@ -262,7 +265,7 @@ function mappingParameters(mapping: MappingEntry[]): { schemaIds: number[]; data
   return { schemaIds: mapping.map((entry) => entry.schemaId), dataSourceIds: mapping.map((entry) => entry.dataSourceId) };
 }
 
-export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): UserGroupStore {
+export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): Omit<UserGroupStore, BatchedUserGroupReads> {
   const findOne = async (q: Queryable, statement: Statement): Promise<UserGroupRecord | null> => {
     const [row] = await q.rows<PostgresUserGroupRow>(statement);
     return row ? toUserGroup(row) : null;
@@ -273,27 +276,23 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
 
   const byProvidedId = (q: Queryable, tenant: Tenant, providedId: string) => findOne(q, sql.byProvidedId({ ...tenant, providedId }));
 
-  /** Runs the lookups of one turn as one statement; the rows come back in the order asked. */
-  const runLookups = (statement: StatementFactory) => (items: GroupLookup[]) =>
-    db.rows<LookupRow>(
-      statement({
-        indexes: items.map((_, index) => index),
-        workspaceIds: items.map((item) => item.tenant.workspaceId),
-        environments: items.map((item) => item.tenant.environment),
-        // A check already settled is not read again.
-        apiTokenIds: items.map((item) => (item.check && !item.check.settled ? item.check.apiTokenId : null)),
-        keys: items.map((item) => item.key),
+  const lookupStatements = { providedId: sql.byProvidedIdLookups, tokenHash: sql.byTokenHashLookups };
+
+  /** The lookups as one statement; the rows come back in the order asked, one per lookup. */
+  const lookUp = async (by: UserGroupLookupKey, lookups: UserGroupLookup[]): Promise<UserGroupLookupAnswer[]> => {
+    const rows = await db.rows<LookupRow>(
+      lookupStatements[by]({
+        indexes: lookups.map((_, index) => index),
+        workspaceIds: lookups.map((lookup) => lookup.tenant.workspaceId),
+        environments: lookups.map((lookup) => lookup.tenant.environment),
+        apiTokenIds: lookups.map((lookup) => lookup.apiToken?.id ?? null),
+        keys: lookups.map((lookup) => lookup.key),
       }),
     );
-  const lookupByProvidedId = lookupBatch(runLookups(sql.byProvidedIdLookups));
-  const lookupByTokenHash = lookupBatch(runLookups(sql.byTokenHashLookups));
-
-  /** A hot read's answer, with its API token check settled by what the same statement read of the token. */
-  const find = async (lookup: (item: GroupLookup) => Promise<LookupRow>, tenant: Tenant, key: string, check: ApiTokenCheck | undefined) => {
-    const confirming = check !== undefined && !check.settled;
-    const row = await lookup({ tenant, key, check });
-    if (confirming) check.settle(apiTokenStateOf(row));
-    return row.team_id === null ? null : toUserGroup(row);
+    return rows.map((row, index) => ({
+      group: row.team_id === null ? null : toUserGroup(row),
+      ...(lookups[index]!.apiToken ? { apiToken: apiTokenStateOf(row) } : {}),
+    }));
   };
 
   /**
@@ -471,12 +470,11 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): User
   };
 
   return {
-    findUserGroupByProvidedId: (tenant, providedId, check) => find(lookupByProvidedId, tenant, providedId, check),
+    lookUpUserGroups: lookUp,
     findUserGroupsByProvidedIds: (tenant, providedIds) => findMany(db, sql.byProvidedIds({ ...tenant, providedIds })),
     findUserGroupByTeamId: (tenant, teamId) => findOne(db, sql.byTeamIdInTenant({ ...tenant, teamId })),
     listUserGroups: list,
     writeUserGroups: (writes, context) => writeBatch(context, writes),
-    findUserGroupByTokenHash: (tenant, tokenHash, check) => find(lookupByTokenHash, tenant, tokenHash, check),
     insertUserGroupIfAbsent: insertIfAbsent,
     updateUserGroup: (groupUpdate, context) => update(context, groupUpdate),
     rotateUserGroupToken: rotate,

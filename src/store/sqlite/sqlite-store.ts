@@ -1,5 +1,6 @@
 import { failure } from '../../domain/errors.js';
-import type { Store } from '../store.js';
+import { batchedUserGroupReads } from '../hot-reads.js';
+import type { BatchedUserGroupReads, Store } from '../store.js';
 import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
 import { ciphertextMethods } from './ciphertexts.js';
@@ -20,7 +21,7 @@ import { workspaceMethods } from './workspaces.js';
 
 export type { SqliteStoreOptions } from './sqlite-database.js';
 
-type GuardedMethods = Omit<Store, 'connectionStats'>;
+type GuardedMethods = Omit<Store, 'connectionStats' | BatchedUserGroupReads>;
 
 /**
  * The writes of the request path, committed in groups. Each is one self-contained transaction
@@ -65,5 +66,5 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       if (db.open) db.close();
     },
   }, { busyTimeoutMs, grouped: { commit: createGroupCommit(db, { busyTimeoutMs }), methods: GROUP_COMMITTED } });
-  return { ...methods, connectionStats: () => null };
+  return { ...methods, ...batchedUserGroupReads(methods.lookUpUserGroups), connectionStats: () => null };
 }

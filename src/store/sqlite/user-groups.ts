@@ -1,12 +1,22 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
-import type { ApiTokenCheck } from '../../domain/api-token-check.js';
 import type { ApiTokenRecord, AuditContext, JsonObject, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
 import type { Tenant } from '../../domain/tenancy.js';
 import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups.rules.js';
 import type { GroupIdentity } from '../../domain/user-groups.rules.js';
 import type { Audited } from '../../domain/audit-entry.js';
-import type { UserGroupDeletion, UserGroupQuery, UserGroupStore, UserGroupTokenRotation, UserGroupUpdate, UserGroupWrite } from '../store.js';
+import type {
+  BatchedUserGroupReads,
+  UserGroupDeletion,
+  UserGroupLookup,
+  UserGroupLookupAnswer,
+  UserGroupLookupKey,
+  UserGroupQuery,
+  UserGroupStore,
+  UserGroupTokenRotation,
+  UserGroupUpdate,
+  UserGroupWrite,
+} from '../store.js';
 import {
   assertTokenPatchComplete,
   listFilterParameters,
@@ -119,7 +129,7 @@ function likeCanDecide(search: string): boolean {
 /** The live API token with this hash, or null: the engine's own (cached) token read. */
 type LiveApiTokenRead = (tokenHash: string) => ApiTokenRecord | null;
 
-export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken: LiveApiTokenRead): Synchronous<UserGroupStore> {
+export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken: LiveApiTokenRead): Synchronous<Omit<UserGroupStore, BatchedUserGroupReads>> {
   // The group reads, in raw mode (SqliteUserGroupCells).
   const reads = preparedOnFirstUse(db, {
     byProvidedId: `${SELECT_GROUP} WHERE g.workspace_id = ? AND g.environment = ? AND g.provided_id = ?`,
@@ -211,22 +221,19 @@ export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken:
   const byTokenHash = (tenant: Tenant, tokenHash: string) => findOne(reads.byTokenHash, tokenHash, tenant.workspaceId, tenant.environment);
 
   /*
-   * A hot read that also confirms the caller's remembered API token (src/domain/api-token-check.ts):
-   * the token's state and the group come from one read transaction, so one snapshot and one read lock
-   * of the WAL (two fcntl calls) instead of one per statement. The token read is the cached one
-   * (live-token-cache.ts), whose PRAGMA data_version check now runs inside the same snapshot.
+   * The lookups of one batch (src/store/hot-reads.ts) in one read transaction: one snapshot, and one
+   * read lock of the WAL (two fcntl calls) for all of them. An API token to confirm is read through
+   * the engine's cached token read (live-token-cache.ts), whose PRAGMA data_version check then runs
+   * inside the same snapshot.
    */
-  const readConfirming = db.transaction((check: ApiTokenCheck, read: () => UserGroupRecord | null) => {
-    const token = liveApiToken(check.apiTokenHash);
-    return { state: token && { live: true, rateLimit: token.rateLimit }, group: read() };
-  });
-
-  const findConfirming = (check: ApiTokenCheck | undefined, read: () => UserGroupRecord | null): UserGroupRecord | null => {
-    if (!check || check.settled) return read();
-    const { state, group } = readConfirming(check, read);
-    check.settle(state);
-    return group;
-  };
+  const lookUp = db.transaction((by: UserGroupLookupKey, lookups: UserGroupLookup[]): UserGroupLookupAnswer[] =>
+    lookups.map(({ tenant, key, apiToken }) => {
+      const group = by === 'providedId' ? byProvidedId(tenant, key) : byTokenHash(tenant, key);
+      if (!apiToken) return { group };
+      const token = liveApiToken(apiToken.hash);
+      return { group, apiToken: { live: token !== null, rateLimit: token?.rateLimit ?? null } };
+    }),
+  );
 
   /** Re-reads a row this transaction just wrote, so it is there by construction. */
   const written = (teamId: number): UserGroupRecord => {
@@ -363,7 +370,7 @@ export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken:
   });
 
   return {
-    findUserGroupByProvidedId: (tenant, providedId, check) => findConfirming(check, () => byProvidedId(tenant, providedId)),
+    lookUpUserGroups: (by, lookups) => lookUp(by, lookups),
     findUserGroupsByProvidedIds: (tenant, providedIds) =>
       (reads.byProvidedIds.all(tenant.workspaceId, tenant.environment, JSON.stringify(providedIds)) as SqliteUserGroupCells[]).map(
         toUserGroup,
@@ -371,7 +378,6 @@ export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken:
     findUserGroupByTeamId: (tenant, teamId) => findOne(reads.byTeamIdInTenant, teamId, tenant.workspaceId, tenant.environment),
     listUserGroups: list,
     writeUserGroups: (writes, context) => writeBatch(context, writes),
-    findUserGroupByTokenHash: (tenant, tokenHash, check) => findConfirming(check, () => byTokenHash(tenant, tokenHash)),
     insertUserGroupIfAbsent: (group, context) => insertIfAbsent(context, group),
     updateUserGroup: (groupUpdate, context) => update(context, groupUpdate),
     rotateUserGroupToken: (rotation, context) => rotate(context, rotation),

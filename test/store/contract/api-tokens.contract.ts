@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { AppError } from '../../../src/domain/errors.js';
 import { auditContext, auditWrittenBy, expectAppError, newApiToken, newGroup, randomHex, recordingTokenCheck, T1, T2 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 
@@ -64,6 +65,37 @@ export function describeApiTokenContract(t: ContractContext): void {
       expect(revoked.settled[0]?.live).not.toBe(true);
       const unknown = recordingTokenCheck({ id: token.id + 1000, tokenHash: randomHex() });
       await expectAppError(t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash, unknown.check), 'invalid_api_token');
+    });
+
+    it('answers each of the hot reads asked for in one turn with its own group and its own token check', async () => {
+      const tokenOf = async (tenant: typeof t.fx.customer) => {
+        const input = newApiToken(tenant);
+        return { ...(await t.store.insertApiToken(input, auditContext())), tokenHash: input.tokenHash };
+      };
+      const [live, revoked, other] = [await tokenOf(t.fx.customer), await tokenOf(t.fx.customer), await tokenOf(t.fx.otherCustomer)];
+      await t.store.revokeApiToken(t.fx.workspace.id, revoked.id, auditContext());
+      const group = async (tenant: typeof t.fx.customer, id: string) => (await t.store.insertUserGroupIfAbsent(newGroup(tenant, id), auditContext())).group;
+      const [mine, theirs, testing] = [await group(t.fx.customer, 'same-id'), await group(t.fx.otherCustomer, 'same-id'), await group(t.fx.testing, 'testing-only')];
+      const checks = [recordingTokenCheck(live), recordingTokenCheck(revoked), recordingTokenCheck(other), recordingTokenCheck(live)];
+      const outcomes = await Promise.allSettled([
+        t.store.findUserGroupByProvidedId(t.fx.customer, 'same-id', checks[0]!.check),
+        t.store.findUserGroupByProvidedId(t.fx.customer, 'same-id', checks[1]!.check),
+        t.store.findUserGroupByProvidedId(t.fx.otherCustomer, 'same-id', checks[2]!.check),
+        t.store.findUserGroupByProvidedId(t.fx.customer, 'testing-only', checks[3]!.check),
+        t.store.findUserGroupByProvidedId(t.fx.testing, 'testing-only'),
+        t.store.findUserGroupByTokenHash(t.fx.customer, mine.tokenHash),
+        t.store.findUserGroupByTokenHash(t.fx.customer, theirs.tokenHash),
+      ]);
+      expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : (outcome.reason as AppError).code))).toEqual([
+        mine,
+        'invalid_api_token',
+        theirs,
+        null,
+        testing,
+        mine,
+        null,
+      ]);
+      expect(checks.map((check) => check.settled.map((state) => state?.live))).toEqual([[true], [false], [true], [true]]);
     });
 
     it('records the last use of a token', async () => {

@@ -1,5 +1,5 @@
-/** The most lookups one statement carries; more in one turn go out as several statements. */
-export const MAX_LOOKUPS_PER_STATEMENT = 64;
+/** The most lookups one batch carries; more in one turn go out as several batches. */
+export const MAX_LOOKUPS_PER_BATCH = 64;
 
 interface Pending<I, R> {
   item: I;
@@ -8,12 +8,13 @@ interface Pending<I, R> {
 }
 
 /**
- * Lookups that arrive in one turn of the event loop go to the database together, as one statement:
- * one round trip (one write to the socket, one read) for all of them instead of one each, which is
- * most of what a hot read costs this process (docs/performance.md, issue 15). Each caller still gets
- * exactly its own answer, read after its request arrived: the statement is sent at the end of the
- * turn in which the lookup was asked for (setImmediate), never earlier. A failed statement fails
- * every lookup it carried, as their own statements would have.
+ * Lookups that arrive in one turn of the event loop go to the database together, in one `run`: on
+ * PostgreSQL one statement (one write to the socket, one read) for all of them instead of one each,
+ * on SQLite one read transaction (one lock of the WAL); and the work of a turn's requests runs
+ * together rather than interleaved, which keeps the processor's caches warm (docs/performance.md,
+ * issue 15). Each caller still gets exactly its own answer, read after its request arrived: a batch
+ * is run at the end of the turn in which its lookups were asked for (setImmediate), never earlier.
+ * A failed run fails every lookup it carried, as their own reads would have.
  *
  * `run` answers the items in the order it got them.
  */
@@ -31,7 +32,7 @@ export function lookupBatch<I, R>(run: (items: I[]) => Promise<R[]>): (item: I) 
   const flush = () => {
     const batch = pending;
     pending = [];
-    for (let start = 0; start < batch.length; start += MAX_LOOKUPS_PER_STATEMENT) send(batch.slice(start, start + MAX_LOOKUPS_PER_STATEMENT));
+    for (let start = 0; start < batch.length; start += MAX_LOOKUPS_PER_BATCH) send(batch.slice(start, start + MAX_LOOKUPS_PER_BATCH));
   };
 
   return (item) =>
