@@ -67,8 +67,9 @@ export function createConsoleSessionService({ store, clock }: { store: ConsoleSe
       if (!found || !isConsoleSessionLive(found.session, now)) throw failure.consoleSessionEnded();
       const touch = consoleSessionTouch(found.session, now);
       if (touch) {
-        // Not awaited, like an API token's last_used_at: bookkeeping must never fail or delay a request.
-        store.touchConsoleSession(found.session.id, touch.lastSeenAt, touch.expiresAt).catch(() => undefined);
+        // Awaited (once a minute per session), so that the next request, on any instance, sees the use;
+        // a failure only means the next request records it: bookkeeping must never fail a request.
+        await store.touchConsoleSession(found.session.id, touch.lastSeenAt, touch.expiresAt).catch(() => undefined);
       }
       return sessionOf(secret, apiTokenCaller(found.apiToken, requestId), { ...found.session, ...touch });
     },
