@@ -4,18 +4,10 @@
  * carries in X-CSRF-Token. The API token the operator signed in with is never kept here.
  */
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    /** The request field at fault, when one is: the form shows the message at that field. */
-    readonly field: string | undefined,
-    readonly requestId: string | undefined,
-  ) {
-    super(message);
-  }
-}
+import { UgsError } from '../../packages/client/src/errors.js';
+
+/** A failure the service answered, as the client library throws it: status, code, field, request id. */
+export { UgsError };
 
 type Query = Record<string, string | number | boolean | undefined | null>;
 
@@ -38,7 +30,7 @@ interface Failure {
   error: { code: string; message: string; field?: string; request_id?: string };
 }
 
-/** Calls the service and returns the success body; throws ApiError with the envelope's code, message and field. */
+/** Calls the service and returns the success body; throws UgsError with the envelope's code, message and field. */
 export async function api<T>(method: string, path: string, options: { query?: Query; body?: unknown } = {}): Promise<T> {
   const headers: Record<string, string> = { 'X-CSRF-Token': csrfToken, Accept: 'application/json' };
   if (options.body !== undefined) headers['Content-Type'] = 'application/json';
@@ -53,7 +45,7 @@ export async function api<T>(method: string, path: string, options: { query?: Qu
   if (response.ok && body && body.success === 1) return body as T;
   const error = body && body.success === 0 ? body.error : { code: 'unexpected_response', message: `The service answered ${response.status}.` };
   if (response.status === 401 && path !== '/console/session') onSignedOut();
-  throw new ApiError(response.status, error.code, error.message, error.field, error.request_id);
+  throw new UgsError(response.status, error.code, error.message, error.field, error.request_id);
 }
 
 /** One page of a cursor-paginated admin list (`plural` is the list's key in the body). */

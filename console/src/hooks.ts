@@ -1,6 +1,6 @@
 import { createContext } from 'preact';
 import { useCallback, useContext, useEffect, useState } from 'preact/hooks';
-import { ApiError } from './api';
+import { UgsError } from './api';
 
 export type Environment = 'Customer' | 'Testing';
 
@@ -58,7 +58,7 @@ export function usePages<T>(fetchPage: (cursor: string | undefined) => Promise<{
 }
 
 /** The top-level request field an API error names (`tags` for `tags/0`), so the form shows it at that field. */
-export function fieldOf(error: ApiError): string | undefined {
+export function fieldOf(error: UgsError): string | undefined {
   return error.field?.split(/[./[]/)[0];
 }
 
@@ -77,7 +77,7 @@ export function useSubmit() {
     try {
       return await action();
     } catch (error) {
-      const field = error instanceof ApiError ? fieldOf(error) : undefined;
+      const field = error instanceof UgsError ? fieldOf(error) : undefined;
       if (field && fields.includes(field)) setErrors({ [field]: (error as Error).message });
       else setFailure((error as Error).message);
       return undefined;
@@ -86,4 +86,21 @@ export function useSubmit() {
     }
   };
   return { errors, failure, busy, run, setErrors };
+}
+
+/**
+ * An action on one object that waits for a confirmation (a revocation, a deletion): `ask` opens the
+ * dialog for its target, `confirm` runs the action and then `after`, unless it failed.
+ */
+export function useConfirmation<T>(action: (target: T) => Promise<unknown>, after: (target: T) => void) {
+  const [pending, setPending] = useState<T | null>(null);
+  const submit = useSubmit();
+  const confirm = async () => {
+    if (pending === null) return;
+    const target = pending;
+    const done = await submit.run(async () => (await action(target), true));
+    setPending(null);
+    if (done) after(target);
+  };
+  return { pending, ask: setPending, cancel: () => setPending(null), confirm, busy: submit.busy, failure: submit.failure };
 }

@@ -59,11 +59,13 @@ function Screen({ path }: { path: string }) {
 function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut(): void }) {
   const { path } = useLocation();
   const [environment, setEnvironment] = useState<Environment>(session.api_token.environment);
-  const [message, setMessage] = useState('');
+  // A message belongs to the page it was made on (after a navigation: the new one), and goes with it.
+  const [message, setMessage] = useState({ text: '', path: '' });
   useEffect(() => {
     if (path === '/') navigate('/groups', { replace: true });
   }, [path]);
-  const context: ConsoleContext = { token: session.api_token, environment, setEnvironment, announce: setMessage };
+  const announce = (text: string) => setMessage({ text, path: location.pathname });
+  const context: ConsoleContext = { token: session.api_token, environment, setEnvironment, announce };
   const signOut = async () => {
     await api('DELETE', '/console/session').catch(() => undefined);
     onSignOut();
@@ -111,10 +113,10 @@ function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut(): void
         </nav>
         <main id="main" tabIndex={-1}>
           <div class="announcer" role="status" aria-live="polite">
-            {message && (
+            {message.text && message.path === location.pathname && (
               <div class="alert alert-success">
-                <span>{message}</span>
-                <button type="button" class="link" aria-label="Dismiss" onClick={() => setMessage('')}>
+                <span>{message.text}</span>
+                <button type="button" class="link" aria-label="Dismiss" onClick={() => announce('')}>
                   ×
                 </button>
               </div>

@@ -46,7 +46,6 @@ interface InputProps {
   inputMode?: 'numeric' | 'text';
   min?: number;
   max?: number;
-  list?: string;
 }
 
 export function TextField({ label, error, hint, value, onValue, type = 'text', ...rest }: { label: string; error?: string | undefined; hint?: string } & InputProps) {
@@ -204,6 +203,17 @@ export function OnceSecret({ title, secret, onDone }: { title: string; secret: s
           I have stored it
         </button>
       </div>
+    </div>
+  );
+}
+
+/** The submit button at the end of a one-line form, aligned with the fields beside it. */
+export function InlineSubmit({ label, busy }: { label: string; busy: boolean }) {
+  return (
+    <div class="inline-submit">
+      <button type="submit" disabled={busy}>
+        {label}
+      </button>
     </div>
   );
 }

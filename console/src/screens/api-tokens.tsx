@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ConfirmDialog } from '../components/confirm';
-import { Alert, Badge, Loading, OnceSecret, PageHeader, Section, Select, TextField, Time } from '../components/ui';
-import { useConsole, useLoad, useSubmit } from '../hooks';
+import { buttonColumn, DataTable, Rows, type Column } from '../components/data-table';
+import { Alert, Badge, InlineSubmit, OnceSecret, PageHeader, Section, Select, TextField, Time } from '../components/ui';
+import { useConfirmation, useConsole, useLoad, useSubmit } from '../hooks';
 import type { ApiToken, IssuedApiToken } from '../types';
 
 type Scope = 'read' | 'write' | 'admin';
@@ -18,9 +19,14 @@ export function ApiTokensScreen() {
   const tokens = useLoad(() => api<{ api_tokens: ApiToken[] }>('GET', '/api/admin/api_tokens', { query: { environment } }), [environment]);
   const [draft, setDraft] = useState<{ name: string; scope: Scope }>({ name: '', scope: 'read' });
   const [issued, setIssued] = useState<IssuedApiToken | null>(null);
-  const [revoking, setRevoking] = useState<ApiToken | null>(null);
   const create = useSubmit();
-  const revoke = useSubmit();
+  const revoke = useConfirmation(
+    (token: ApiToken) => api('DELETE', `/api/admin/api_tokens/${token.id}`),
+    (token) => {
+      announce(`Revoked API token ${token.name}.`);
+      tokens.reload();
+    },
+  );
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -30,16 +36,16 @@ export function ApiTokensScreen() {
     setDraft({ name: '', scope: 'read' });
     tokens.reload();
   };
-  const confirmRevoke = async () => {
-    const target = revoking;
-    if (!target) return;
-    const done = await revoke.run(() => api('DELETE', `/api/admin/api_tokens/${target.id}`));
-    setRevoking(null);
-    if (done) {
-      announce(`Revoked API token ${target.name}.`);
-      tokens.reload();
-    }
-  };
+
+  const columns: Array<Column<ApiToken>> = [
+    { header: 'Id', cell: (token) => token.id },
+    { header: 'Name', cell: (token) => <>{token.name} {token.id === self.id && <Badge tone="accent">this session</Badge>}</> },
+    { header: 'Scope', cell: (token) => <Badge tone={token.scope === 'admin' ? 'warn' : 'neutral'}>{token.scope}</Badge> },
+    { header: 'Rate limit', cell: (token) => (token.rate_limit ? `${token.rate_limit.per_second}/s, burst ${token.rate_limit.burst}` : <span class="muted">default</span>) },
+    { header: 'Created', cell: (token) => <Time at={token.created_at} /> },
+    { header: 'Last used', cell: (token) => <Time at={token.last_used_at} /> },
+    buttonColumn<ApiToken>('Revoke', (token) => token.name, revoke.ask, 'danger'),
+  ];
 
   return (
     <>
@@ -52,69 +58,21 @@ export function ApiTokensScreen() {
             {create.failure && <Alert>{create.failure}</Alert>}
             <TextField label="Name" name="name" required value={draft.name} error={create.errors.name} onValue={(name) => setDraft({ ...draft, name })} />
             <Select label="Scope" value={draft.scope} options={SCOPES} error={create.errors.scope} onValue={(scope) => setDraft({ ...draft, scope })} />
-            <div class="inline-submit">
-              <button type="submit" disabled={create.busy}>
-                Create token
-              </button>
-            </div>
+            <InlineSubmit label="Create token" busy={create.busy} />
           </form>
         )}
       </Section>
       <Section title={`Live tokens in ${environment}`}>
         {revoke.failure && <Alert>{revoke.failure}</Alert>}
-        {tokens.error && <Alert>{tokens.error.message}</Alert>}
-        {!tokens.data && !tokens.error && <Loading what="API tokens" />}
-        {tokens.data && (
-          <div class="table-scroll" tabIndex={0}>
-            <table>
-              <caption class="visually-hidden">Live API tokens in {environment}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Id</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Scope</th>
-                  <th scope="col">Rate limit</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {tokens.data.api_tokens.map((token) => (
-                  <tr key={token.id}>
-                    <td>{token.id}</td>
-                    <td>
-                      {token.name} {token.id === self.id && <Badge tone="accent">this session</Badge>}
-                    </td>
-                    <td>
-                      <Badge tone={token.scope === 'admin' ? 'warn' : 'neutral'}>{token.scope}</Badge>
-                    </td>
-                    <td>{token.rate_limit ? `${token.rate_limit.per_second}/s, burst ${token.rate_limit.burst}` : <span class="muted">default</span>}</td>
-                    <td>
-                      <Time at={token.created_at} />
-                    </td>
-                    <td>
-                      <Time at={token.last_used_at} />
-                    </td>
-                    <td>
-                      <button type="button" class="danger small" aria-label={`Revoke ${token.name}`} onClick={() => setRevoking(token)}>
-                        Revoke
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <Rows load={tokens} items={tokens.data?.api_tokens} what="API tokens" empty={`No live API token in ${environment}.`}>
+          {(rows) => <DataTable caption={`Live API tokens in ${environment}`} columns={columns} rows={rows} rowKey={(token) => token.id} />}
+        </Rows>
       </Section>
-      {revoking && (
-        <ConfirmDialog title="Revoke the API token?" confirm="Revoke" danger busy={revoke.busy} onConfirm={() => void confirmRevoke()} onCancel={() => setRevoking(null)}>
+      {revoke.pending && (
+        <ConfirmDialog title="Revoke the API token?" confirm="Revoke" danger busy={revoke.busy} onConfirm={() => void revoke.confirm()} onCancel={revoke.cancel}>
           <p>
-            <strong>{revoking.name}</strong> ({revoking.scope}) is refused from its next request on, on every instance.
-            {revoking.id === self.id && ' It is the token of this session: you will be signed out.'}
+            <strong>{revoke.pending.name}</strong> ({revoke.pending.scope}) is refused from its next request on, on every instance.
+            {revoke.pending.id === self.id && ' It is the token of this session: you will be signed out.'}
           </p>
         </ConfirmDialog>
       )}

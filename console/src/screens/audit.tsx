@@ -12,33 +12,6 @@ const ENVIRONMENTS = [
   ['Testing', 'Testing'],
 ] as const;
 
-/** The actions the trail records, offered as the action filter's suggestions. */
-const ACTIONS = [
-  'user_group.created',
-  'user_group.updated',
-  'user_group.token_rotated',
-  'user_group.deleted',
-  'api_token.created',
-  'api_token.updated',
-  'api_token.revoked',
-  'schema.created',
-  'data_source.created',
-  'data_source.updated',
-  'data_source.deleted',
-  'signing_key.created',
-  'signing_key.rotated',
-  'webhook_endpoint.created',
-  'webhook_endpoint.updated',
-  'webhook_endpoint.deleted',
-  'webhook_endpoint.secret_rotated',
-  'webhook_endpoint.disabled',
-  'webhook_delivery.retried',
-  'console_session.created',
-  'console_session.ended',
-  'encryption_key.rotated',
-  'workspace.created',
-];
-
 /** A datetime-local value (the reader's time) as the RFC 3339 instant the API takes. */
 const instant = (local: string) => (local === '' ? undefined : new Date(local).toISOString());
 
@@ -75,8 +48,7 @@ export function AuditScreen() {
       >
         <Select label="Environment" value={draft.environment} options={ENVIRONMENTS} onValue={(environment) => setDraft({ ...draft, environment })} />
         <TextField label="team_id" name="team_id" inputMode="numeric" value={draft.teamId} onValue={(teamId) => setDraft({ ...draft, teamId })} />
-        <TextField label="Action" name="action" list="audit-actions" placeholder="e.g. user_group.updated" value={draft.action} onValue={(action) => setDraft({ ...draft, action })} />
-        <datalist id="audit-actions">{ACTIONS.map((action) => <option key={action} value={action} />)}</datalist>
+        <TextField label="Action" name="action" placeholder="e.g. user_group.updated" value={draft.action} onValue={(action) => setDraft({ ...draft, action })} />
         <TextField label="Since" name="since" type="datetime-local" value={draft.since} onValue={(since) => setDraft({ ...draft, since })} />
         <TextField label="Until" name="until" type="datetime-local" value={draft.until} onValue={(until) => setDraft({ ...draft, until })} />
         <div class="filters-submit">

@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ConfirmDialog } from '../components/confirm';
-import { Alert, Loading, PageHeader, Section, Select, TextField } from '../components/ui';
-import { useConsole, useLoad, useSubmit } from '../hooks';
+import { buttonColumn, DataTable, Rows, type Column } from '../components/data-table';
+import { Alert, InlineSubmit, PageHeader, Section, Select, TextField } from '../components/ui';
+import { useConfirmation, useConsole, useLoad, useSubmit } from '../hooks';
 import type { DataSource, Schema } from '../types';
 
 /** The environment's data sources: list, create, delete (refused while a group maps to one). */
@@ -16,9 +17,14 @@ export function DataSourcesScreen() {
     return { sources: sources.data_sources, schemas: schemas.schemas };
   }, [environment]);
   const [draft, setDraft] = useState({ providedId: '', name: '', schemaId: '' });
-  const [deleting, setDeleting] = useState<DataSource | null>(null);
   const create = useSubmit();
-  const remove = useSubmit();
+  const remove = useConfirmation(
+    (source: DataSource) => api('DELETE', `/api/admin/data_sources/${source.id}`, { query: { environment } }),
+    (source) => {
+      announce(`Deleted data source ${source.provided_id}.`);
+      loaded.reload();
+    },
+  );
   const schemas = loaded.data?.schemas ?? [];
   const schemaName = (id: number) => schemas.find((schema) => schema.id === id)?.name ?? `#${id}`;
 
@@ -31,16 +37,14 @@ export function DataSourcesScreen() {
     announce(`Created data source ${created.data_source.provided_id}.`);
     loaded.reload();
   };
-  const confirmDelete = async () => {
-    const target = deleting;
-    if (!target) return;
-    const done = await remove.run(() => api('DELETE', `/api/admin/data_sources/${target.id}`, { query: { environment } }));
-    setDeleting(null);
-    if (done) {
-      announce(`Deleted data source ${target.provided_id}.`);
-      loaded.reload();
-    }
-  };
+
+  const columns: Array<Column<DataSource>> = [
+    { header: 'Id', cell: (source) => source.id },
+    { header: 'Provided id', cell: (source) => <code>{source.provided_id}</code> },
+    { header: 'Name', cell: (source) => source.name },
+    { header: 'Schema', cell: (source) => schemaName(source.schema_id) },
+    buttonColumn<DataSource>('Delete', (source) => source.provided_id, remove.ask, 'danger'),
+  ];
 
   return (
     <>
@@ -60,59 +64,20 @@ export function DataSourcesScreen() {
               error={create.errors.schema_id}
               onValue={(schemaId) => setDraft({ ...draft, schemaId })}
             />
-            <div class="inline-submit">
-              <button type="submit" disabled={create.busy}>
-                Create data source
-              </button>
-            </div>
+            <InlineSubmit label="Create data source" busy={create.busy} />
           </form>
         )}
       </Section>
       <Section title={`Data sources in ${environment}`}>
         {remove.failure && <Alert>{remove.failure}</Alert>}
-        {loaded.error && <Alert>{loaded.error.message}</Alert>}
-        {!loaded.data && !loaded.error && <Loading what="data sources" />}
-        {loaded.data && loaded.data.sources.length === 0 && <p class="muted">No data source in {environment}.</p>}
-        {loaded.data && loaded.data.sources.length > 0 && (
-          <div class="table-scroll" tabIndex={0}>
-            <table>
-              <caption class="visually-hidden">Data sources in {environment}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Id</th>
-                  <th scope="col">Provided id</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Schema</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {loaded.data.sources.map((source) => (
-                  <tr key={source.id}>
-                    <td>{source.id}</td>
-                    <td>
-                      <code>{source.provided_id}</code>
-                    </td>
-                    <td>{source.name}</td>
-                    <td>{schemaName(source.schema_id)}</td>
-                    <td>
-                      <button type="button" class="danger small" aria-label={`Delete ${source.provided_id}`} onClick={() => setDeleting(source)}>
-                        Delete
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <Rows load={loaded} items={loaded.data?.sources} what="data sources" empty={`No data source in ${environment}.`}>
+          {(rows) => <DataTable caption={`Data sources in ${environment}`} columns={columns} rows={rows} rowKey={(source) => source.id} />}
+        </Rows>
       </Section>
-      {deleting && (
-        <ConfirmDialog title="Delete the data source?" confirm="Delete" danger busy={remove.busy} onConfirm={() => void confirmDelete()} onCancel={() => setDeleting(null)}>
+      {remove.pending && (
+        <ConfirmDialog title="Delete the data source?" confirm="Delete" danger busy={remove.busy} onConfirm={() => void remove.confirm()} onCancel={remove.cancel}>
           <p>
-            <code>{deleting.provided_id}</code> is deleted. The service refuses while any user group maps to it.
+            <code>{remove.pending.provided_id}</code> is deleted. The service refuses while any user group maps to it.
           </p>
         </ConfirmDialog>
       )}

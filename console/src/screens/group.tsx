@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
-import { api, ApiError, list } from '../api';
+import { api, list, UgsError } from '../api';
 import { AuditTable } from '../components/audit-table';
+import { DataTable, type Column } from '../components/data-table';
 import { ConfirmDialog } from '../components/confirm';
 import { EmbedTokenPanel } from '../components/embed-token';
 import { GROUP_FIELDS, GroupFields, groupDraft, groupFields, type GroupDraft } from '../components/group-form';
@@ -10,36 +11,18 @@ import { BASE, navigate } from '../router';
 import type { AuditEvent, DataSource, UserGroup } from '../types';
 
 /** Computed values key by key, marking which the group sets itself and which it inherits. */
-function Computed({ own, computed, label, keyName, describe = (value) => JSON.stringify(value) }: { own: object | null; computed: object; label: string; keyName: string; describe?(value: unknown): string }) {
+function Computed({ own: ownObject, computed, label, keyName, describe = (value) => JSON.stringify(value) }: { own: object | null; computed: object; label: string; keyName: string; describe?(value: unknown): string }) {
   const values = computed as Record<string, unknown>;
-  const ownValues = own as Record<string, unknown> | null;
+  const ownValues = ownObject as Record<string, unknown> | null;
   const keys = Object.keys(values);
   if (keys.length === 0) return <p class="muted">None.</p>;
-  return (
-    <table class="compact">
-      <caption class="visually-hidden">{label}</caption>
-      <thead>
-        <tr>
-          <th scope="col">{keyName}</th>
-          <th scope="col">Value</th>
-          <th scope="col">From</th>
-        </tr>
-      </thead>
-      <tbody>
-        {keys.map((key) => (
-          <tr key={key}>
-            <td>
-              <code>{key}</code>
-            </td>
-            <td>
-              <code>{describe(values[key])}</code>
-            </td>
-            <td>{ownValues && key in ownValues && JSON.stringify(ownValues[key]) === JSON.stringify(values[key]) ? <Badge tone="accent">this group</Badge> : <Badge>inherited</Badge>}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
+  const own = (key: string) => ownValues !== null && key in ownValues && JSON.stringify(ownValues[key]) === JSON.stringify(values[key]);
+  const columns: Array<Column<string>> = [
+    { header: keyName, cell: (key) => <code>{key}</code> },
+    { header: 'Value', cell: (key) => <code>{describe(values[key])}</code> },
+    { header: 'From', cell: (key) => (own(key) ? <Badge tone="accent">this group</Badge> : <Badge>inherited</Badge>) },
+  ];
+  return <DataTable caption={label} columns={columns} rows={keys} rowKey={(key) => key} compact />;
 }
 
 function Details({ group, revealed, onReveal }: { group: UserGroup; revealed: boolean; onReveal(): void }) {
@@ -105,7 +88,7 @@ export function GroupScreen({ teamId }: { teamId: number }) {
     return (
       <>
         <PageHeader title="User group" />
-        <Alert>{loaded.error instanceof ApiError && loaded.error.status === 404 ? `No user group ${teamId} in ${environment}.` : loaded.error.message}</Alert>
+        <Alert>{loaded.error instanceof UgsError && loaded.error.status === 404 ? `No user group ${teamId} in ${environment}.` : loaded.error.message}</Alert>
       </>
     );
   }

@@ -1,9 +1,31 @@
 import { useState } from 'preact/hooks';
 import { list } from '../api';
-import { Alert, Badge, Loading, PageHeader, Pager, Select, TextField, Time } from '../components/ui';
+import { DataTable, Rows, type Column } from '../components/data-table';
+import { Badge, PageHeader, Pager, Select, TextField, Time } from '../components/ui';
 import { useConsole, usePages } from '../hooks';
 import { BASE } from '../router';
 import type { UserGroup } from '../types';
+
+const COLUMNS: Array<Column<UserGroup>> = [
+  {
+    header: 'User group id',
+    cell: (group) => (
+      <>
+        <a href={`${BASE}/groups/${group.team_id}`}>{group.provided_id}</a>
+        {group.is_demo_group && (
+          <>
+            {' '}
+            <Badge tone="warn">demo</Badge>
+          </>
+        )}
+      </>
+    ),
+  },
+  { header: 'Name', cell: (group) => group.name },
+  { header: 'Parent', cell: (group) => group.parent_user_group_id ?? <span class="muted">—</span> },
+  { header: 'Tags', cell: (group) => group.tags.map((tag) => <Badge key={tag}>{tag}</Badge>) },
+  { header: 'Updated', cell: (group) => <Time at={group.updated_at} /> },
+];
 
 const DEMO_OPTIONS = [
   ['', 'Any'],
@@ -52,50 +74,9 @@ export function GroupsScreen() {
         </div>
       </form>
       <section class="card" aria-label="User groups found">
-        {page.error && <Alert>{page.error.message}</Alert>}
-        {page.loading && !page.data && <Loading what="user groups" />}
-        {page.data && page.data.items.length === 0 && <p class="muted">No user group in {environment} matches.</p>}
-        {page.data && page.data.items.length > 0 && (
-          <div class="table-scroll" tabIndex={0}>
-            <table>
-              <caption class="visually-hidden">User groups in {environment}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">User group id</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Parent</th>
-                  <th scope="col">Tags</th>
-                  <th scope="col">Updated</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.items.map((group) => (
-                  <tr key={group.team_id}>
-                    <td>
-                      <a href={`${BASE}/groups/${group.team_id}`}>{group.provided_id}</a>
-                      {group.is_demo_group && (
-                        <>
-                          {' '}
-                          <Badge tone="warn">demo</Badge>
-                        </>
-                      )}
-                    </td>
-                    <td>{group.name}</td>
-                    <td>{group.parent_user_group_id ?? <span class="muted">—</span>}</td>
-                    <td>
-                      {group.tags.map((tag) => (
-                        <Badge key={tag}>{tag}</Badge>
-                      ))}
-                    </td>
-                    <td>
-                      <Time at={group.updated_at} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <Rows load={page} items={page.data?.items} what="user groups" empty={`No user group in ${environment} matches.`}>
+          {(groups) => <DataTable caption={`User groups in ${environment}`} columns={COLUMNS} rows={groups} rowKey={(group) => group.team_id} />}
+        </Rows>
         <Pager label="User groups" number={page.number} previous={page.previous} next={page.next} />
       </section>
     </>

@@ -1,8 +1,14 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { Alert, Loading, PageHeader, Section, TextField } from '../components/ui';
+import { DataTable, Rows, type Column } from '../components/data-table';
+import { Alert, InlineSubmit, PageHeader, Section, TextField } from '../components/ui';
 import { useConsole, useLoad, useSubmit } from '../hooks';
 import type { Schema } from '../types';
+
+const COLUMNS: Array<Column<Schema>> = [
+  { header: 'Id', cell: (schema) => schema.id },
+  { header: 'Name', cell: (schema) => schema.name },
+];
 
 /** The workspace's schemas (the keys of a mapping): list and create. */
 export function SchemasScreen() {
@@ -25,36 +31,13 @@ export function SchemasScreen() {
         {failure && <Alert>{failure}</Alert>}
         <form class="inline-form" onSubmit={(event) => void submit(event)}>
           <TextField label="Name" name="name" required value={name} error={errors.name} onValue={setName} />
-          <div class="inline-submit">
-            <button type="submit" disabled={busy}>
-              Create schema
-            </button>
-          </div>
+          <InlineSubmit label="Create schema" busy={busy} />
         </form>
       </Section>
       <Section title="Schemas of this workspace">
-        {schemas.error && <Alert>{schemas.error.message}</Alert>}
-        {!schemas.data && !schemas.error && <Loading what="schemas" />}
-        {schemas.data && schemas.data.schemas.length === 0 && <p class="muted">No schema yet.</p>}
-        {schemas.data && schemas.data.schemas.length > 0 && (
-          <table class="compact">
-            <caption class="visually-hidden">Schemas</caption>
-            <thead>
-              <tr>
-                <th scope="col">Id</th>
-                <th scope="col">Name</th>
-              </tr>
-            </thead>
-            <tbody>
-              {schemas.data.schemas.map((schema) => (
-                <tr key={schema.id}>
-                  <td>{schema.id}</td>
-                  <td>{schema.name}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        <Rows load={schemas} items={schemas.data?.schemas} what="schemas" empty="No schema yet.">
+          {(rows) => <DataTable caption="Schemas" columns={COLUMNS} rows={rows} rowKey={(schema) => schema.id} compact />}
+        </Rows>
       </Section>
     </>
   );

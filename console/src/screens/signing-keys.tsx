@@ -1,9 +1,18 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ConfirmDialog } from '../components/confirm';
-import { Alert, Badge, Loading, PageHeader, Section, Time } from '../components/ui';
+import { DataTable, Rows, type Column } from '../components/data-table';
+import { Alert, Badge, PageHeader, Section, Time } from '../components/ui';
 import { useConsole, useLoad, useSubmit } from '../hooks';
 import type { SigningKey } from '../types';
+
+const COLUMNS: Array<Column<SigningKey>> = [
+  { header: 'Key id (kid)', class: 'break', cell: (key) => <code>{key.kid}</code> },
+  { header: 'State', cell: (key) => (key.retired_at ? <Badge>retired</Badge> : <Badge tone="good">current</Badge>) },
+  { header: 'Created', cell: (key) => <Time at={key.created_at} /> },
+  { header: 'Retired', cell: (key) => <Time at={key.retired_at} /> },
+  { header: 'Published until', cell: (key) => (key.published_until ? <Time at={key.published_until} /> : <span class="muted">while current</span>) },
+];
 
 /** The workspace's embed-token signing keys: the published ones, and rotation. */
 export function SigningKeysScreen() {
@@ -28,42 +37,9 @@ export function SigningKeysScreen() {
       </PageHeader>
       <Section title="Published keys (newest first)">
         {rotation.failure && <Alert>{rotation.failure}</Alert>}
-        {keys.error && <Alert>{keys.error.message}</Alert>}
-        {!keys.data && !keys.error && <Loading what="signing keys" />}
-        {keys.data && keys.data.signing_keys.length === 0 && <p class="muted">No key yet: the first is made when the first embed token is minted.</p>}
-        {keys.data && keys.data.signing_keys.length > 0 && (
-          <div class="table-scroll" tabIndex={0}>
-            <table>
-              <caption class="visually-hidden">Signing keys</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Key id (kid)</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Retired</th>
-                  <th scope="col">Published until</th>
-                </tr>
-              </thead>
-              <tbody>
-                {keys.data.signing_keys.map((key) => (
-                  <tr key={key.kid}>
-                    <td class="break">
-                      <code>{key.kid}</code>
-                    </td>
-                    <td>{key.retired_at ? <Badge>retired</Badge> : <Badge tone="good">current</Badge>}</td>
-                    <td>
-                      <Time at={key.created_at} />
-                    </td>
-                    <td>
-                      <Time at={key.retired_at} />
-                    </td>
-                    <td>{key.published_until ? <Time at={key.published_until} /> : <span class="muted">while current</span>}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <Rows load={keys} items={keys.data?.signing_keys} what="signing keys" empty="No key yet: the first is made when the first embed token is minted.">
+          {(rows) => <DataTable caption="Signing keys" columns={COLUMNS} rows={rows} rowKey={(key) => key.kid} />}
+        </Rows>
       </Section>
       {confirming && (
         <ConfirmDialog title="Rotate the signing key?" confirm="Rotate key" busy={rotation.busy} onConfirm={() => void rotate()} onCancel={() => setConfirming(false)}>

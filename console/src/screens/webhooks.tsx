@@ -1,19 +1,23 @@
 import { useState } from 'preact/hooks';
 import { api, list } from '../api';
 import { ConfirmDialog } from '../components/confirm';
-import { Alert, Badge, Checkbox, Loading, OnceSecret, PageHeader, Pager, Section, Select, TextField, Time } from '../components/ui';
+import { buttonColumn, DataTable, Rows, type Column } from '../components/data-table';
+import { Alert, Badge, Checkbox, OnceSecret, PageHeader, Pager, Section, Select, TextField, Time } from '../components/ui';
 import { useConsole, useLoad, usePages, useSubmit } from '../hooks';
 import type { WebhookDelivery, WebhookEndpoint } from '../types';
 
-const EVENT_TYPES = [
-  'user_group.created',
-  'user_group.updated',
-  'user_group.token_rotated',
-  'user_group.deleted',
-  'api_token.created',
-  'api_token.revoked',
-  'signing_key.rotated',
-] as const;
+type EventType = Exclude<WebhookEndpoint['events'][number], '*'>;
+
+/** Each event an endpoint may ask for, with what it announces; the type makes the list exactly the API's. */
+const EVENTS: Record<EventType, string> = {
+  'user_group.created': 'a group was created',
+  'user_group.updated': 'a group changed',
+  'user_group.token_rotated': "a group's token was rotated",
+  'user_group.deleted': 'a group was deleted',
+  'api_token.created': 'an API token was created',
+  'api_token.revoked': 'an API token was revoked',
+  'signing_key.rotated': 'the signing key was rotated',
+};
 
 type Confirming = { kind: 'rotate' | 'delete'; endpoint: WebhookEndpoint } | null;
 
@@ -43,7 +47,8 @@ function CreateEndpoint({ onCreated }: { onCreated(): void }) {
       <fieldset class="events">
         <legend>Events</legend>
         <Checkbox label="Every event" checked={draft.all} onChecked={(all) => setDraft({ ...draft, all })} />
-        {!draft.all && EVENT_TYPES.map((type) => <Checkbox key={type} label={type} checked={draft.events.includes(type)} onChecked={(on) => toggle(type, on)} />)}
+        {!draft.all &&
+          Object.entries(EVENTS).map(([type, meaning]) => <Checkbox key={type} label={`${type}: ${meaning}`} checked={draft.events.includes(type)} onChecked={(on) => toggle(type, on)} />)}
         {errors.events && <p class="field-error">{errors.events}</p>}
       </fieldset>
       <button type="submit" disabled={busy}>
@@ -75,6 +80,24 @@ function Deliveries({ endpoints }: { endpoints: WebhookEndpoint[] }) {
       page.reload();
     }
   };
+  const columns: Array<Column<WebhookDelivery>> = [
+    { header: 'Id', cell: (delivery) => delivery.id },
+    { header: 'Event', cell: (delivery) => <code>{delivery.event_type}</code> },
+    { header: 'Endpoint', cell: (delivery) => `#${delivery.endpoint_id}` },
+    { header: 'Status', cell: (delivery) => <Badge tone={STATUS_TONE[delivery.status]}>{delivery.status}</Badge> },
+    { header: 'Attempts', cell: (delivery) => delivery.attempts },
+    {
+      header: 'Last attempt',
+      cell: (delivery) => (
+        <>
+          <Time at={delivery.last_attempt_at} />
+          {delivery.last_response_status !== null && <span class="muted"> · HTTP {delivery.last_response_status}</span>}
+          {delivery.last_error && <span class="muted"> · {delivery.last_error}</span>}
+        </>
+      ),
+    },
+    buttonColumn('Retry', (delivery) => `delivery ${delivery.id}`, (delivery) => void retryDelivery(delivery), 'secondary'),
+  ];
   return (
     <>
       <div class="filters">
@@ -87,53 +110,9 @@ function Deliveries({ endpoints }: { endpoints: WebhookEndpoint[] }) {
         <Select label="Status" value={filters.status} options={STATUS_OPTIONS} onValue={(status) => setFilters({ ...filters, status })} />
       </div>
       {retry.failure && <Alert>{retry.failure}</Alert>}
-      {page.error && <Alert>{page.error.message}</Alert>}
-      {page.data && page.data.items.length === 0 && <p class="muted">No delivery matches.</p>}
-      {page.data && page.data.items.length > 0 && (
-        <div class="table-scroll" tabIndex={0}>
-          <table>
-            <caption class="visually-hidden">Webhook deliveries</caption>
-            <thead>
-              <tr>
-                <th scope="col">Id</th>
-                <th scope="col">Event</th>
-                <th scope="col">Endpoint</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last attempt</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.items.map((delivery) => (
-                <tr key={delivery.id}>
-                  <td>{delivery.id}</td>
-                  <td>
-                    <code>{delivery.event_type}</code>
-                  </td>
-                  <td>#{delivery.endpoint_id}</td>
-                  <td>
-                    <Badge tone={STATUS_TONE[delivery.status]}>{delivery.status}</Badge>
-                  </td>
-                  <td>{delivery.attempts}</td>
-                  <td>
-                    <Time at={delivery.last_attempt_at} />
-                    {delivery.last_response_status !== null && <span class="muted"> · HTTP {delivery.last_response_status}</span>}
-                    {delivery.last_error && <span class="muted"> · {delivery.last_error}</span>}
-                  </td>
-                  <td>
-                    <button type="button" class="secondary small" aria-label={`Retry delivery ${delivery.id}`} onClick={() => void retryDelivery(delivery)}>
-                      Retry
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Rows load={page} items={page.data?.items} what="deliveries" empty="No delivery matches.">
+        {(rows) => <DataTable caption="Webhook deliveries" columns={columns} rows={rows} rowKey={(delivery) => delivery.id} />}
+      </Rows>
       <Pager label="Deliveries" number={page.number} previous={page.previous} next={page.next} />
     </>
   );
@@ -164,7 +143,40 @@ export function WebhooksScreen() {
     else announce(`Endpoint ${endpoint.id} deleted.`);
     endpoints.reload();
   };
-  const rows = endpoints.data?.webhook_endpoints ?? [];
+  const columns: Array<Column<WebhookEndpoint>> = [
+    { header: 'Id', cell: (endpoint) => endpoint.id },
+    {
+      header: 'URL',
+      class: 'break',
+      cell: (endpoint) => (
+        <>
+          <code>{endpoint.url}</code>
+          {endpoint.description && <div class="muted">{endpoint.description}</div>}
+        </>
+      ),
+    },
+    { header: 'Events', cell: (endpoint) => endpoint.events.join(', ') },
+    { header: 'State', cell: (endpoint) => (endpoint.enabled ? <Badge tone="good">enabled</Badge> : <Badge tone="bad">disabled</Badge>) },
+    { header: 'Created', cell: (endpoint) => <Time at={endpoint.created_at} /> },
+    {
+      header: 'Actions',
+      hiddenHeader: true,
+      class: 'actions',
+      cell: (endpoint) => (
+        <>
+          <button type="button" class="secondary small" onClick={() => void setEnabled(endpoint, !endpoint.enabled)}>
+            {endpoint.enabled ? 'Disable' : 'Enable'}
+          </button>
+          <button type="button" class="secondary small" onClick={() => setConfirming({ kind: 'rotate', endpoint })}>
+            Rotate secret
+          </button>
+          <button type="button" class="danger small" onClick={() => setConfirming({ kind: 'delete', endpoint })}>
+            Delete
+          </button>
+        </>
+      ),
+    },
+  ];
 
   return (
     <>
@@ -175,58 +187,12 @@ export function WebhooksScreen() {
       <Section title={`Endpoints in ${environment}`}>
         {rotatedSecret && <OnceSecret title="The endpoint's new signing secret (the old one keeps signing for 24 hours)" secret={rotatedSecret} onDone={() => setRotatedSecret(null)} />}
         {action.failure && <Alert>{action.failure}</Alert>}
-        {endpoints.error && <Alert>{endpoints.error.message}</Alert>}
-        {!endpoints.data && !endpoints.error && <Loading what="webhook endpoints" />}
-        {endpoints.data && rows.length === 0 && <p class="muted">No endpoint in {environment}.</p>}
-        {rows.length > 0 && (
-          <div class="table-scroll" tabIndex={0}>
-            <table>
-              <caption class="visually-hidden">Webhook endpoints in {environment}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Id</th>
-                  <th scope="col">URL</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((endpoint) => (
-                  <tr key={endpoint.id}>
-                    <td>{endpoint.id}</td>
-                    <td class="break">
-                      <code>{endpoint.url}</code>
-                      {endpoint.description && <div class="muted">{endpoint.description}</div>}
-                    </td>
-                    <td>{endpoint.events.join(', ')}</td>
-                    <td>{endpoint.enabled ? <Badge tone="good">enabled</Badge> : <Badge tone="bad">disabled</Badge>}</td>
-                    <td>
-                      <Time at={endpoint.created_at} />
-                    </td>
-                    <td class="actions">
-                      <button type="button" class="secondary small" onClick={() => void setEnabled(endpoint, !endpoint.enabled)}>
-                        {endpoint.enabled ? 'Disable' : 'Enable'}
-                      </button>
-                      <button type="button" class="secondary small" onClick={() => setConfirming({ kind: 'rotate', endpoint })}>
-                        Rotate secret
-                      </button>
-                      <button type="button" class="danger small" onClick={() => setConfirming({ kind: 'delete', endpoint })}>
-                        Delete
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <Rows load={endpoints} items={endpoints.data?.webhook_endpoints} what="webhook endpoints" empty={`No endpoint in ${environment}.`}>
+          {(rows) => <DataTable caption={`Webhook endpoints in ${environment}`} columns={columns} rows={rows} rowKey={(endpoint) => endpoint.id} />}
+        </Rows>
       </Section>
       <Section title="Deliveries">
-        <Deliveries endpoints={rows} />
+        <Deliveries endpoints={endpoints.data?.webhook_endpoints ?? []} />
       </Section>
       {confirming && (
         <ConfirmDialog
