@@ -253,6 +253,32 @@ describe('admin console in Chromium', () => {
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
+  it('works with the keyboard alone: search, open a group, and a confirmation that Escape cancels', { timeout: 60_000 }, async () => {
+    const focused = () => page.evaluate('document.activeElement && `${document.activeElement.tagName} ${document.activeElement.textContent}`');
+    const tabTo = async (wanted: RegExp) => {
+      for (let presses = 0; presses < 30 && !wanted.test(String(await focused())); presses++) await page.keyboard.press('Tab');
+      expect(String(await focused())).toMatch(wanted);
+    };
+    await open('User groups', 'User groups');
+    await page.getByLabel('Search').focus();
+    await page.keyboard.type('glob');
+    await page.keyboard.press('Enter');
+    await page.getByRole('link', { name: 'globex', exact: true }).waitFor();
+    await tabTo(/^A globex$/);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Globex' }).waitFor();
+    const token = await send(server.baseUrl, { method: 'GET', path: '/api/user?user_group_id=globex', token: admin });
+
+    await tabTo(/^BUTTON Rotate token$/);
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog', { name: 'Rotate the token?' }).waitFor();
+    expect(await focused()).toBe('BUTTON Cancel'); // a stray Enter never confirms
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+    const after = await send(server.baseUrl, { method: 'GET', path: '/api/user?user_group_id=globex', token: admin });
+    expect(after.body.user_group.token).toBe(token.body.user_group.token);
+  });
+
   it('signs out: the session is over, and its cookie is refused by the console and the API', { timeout: 60_000 }, async () => {
     const [cookie] = await context.cookies();
     const csrf = await send(server.baseUrl, { method: 'GET', path: '/console/session', headers: { cookie: `ugs_console=${cookie!.value}` } });
