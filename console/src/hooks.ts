@@ -58,7 +58,7 @@ export function usePages<T>(fetchPage: (cursor: string | undefined) => Promise<{
 }
 
 /** The top-level request field an API error names (`tags` for `tags/0`), so the form shows it at that field. */
-export function fieldOf(error: UgsError): string | undefined {
+function fieldOf(error: UgsError): string | undefined {
   return error.field?.split(/[./[]/)[0];
 }
 

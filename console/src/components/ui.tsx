@@ -13,7 +13,7 @@ interface FieldProps {
   children: (props: { id: string; 'aria-invalid'?: 'true'; 'aria-describedby'?: string }) => ComponentChildren;
 }
 
-export function Field({ label, error, hint, children }: FieldProps) {
+function Field({ label, error, hint, children }: FieldProps) {
   const id = useId();
   const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
   return (
