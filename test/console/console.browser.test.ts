@@ -217,28 +217,40 @@ describe('admin console in Chromium', () => {
     await check('09-audit-trail');
   });
 
-  it('shows schemas, data sources, webhooks with their deliveries, signing keys and the status', { timeout: 90_000 }, async () => {
+  it('creates a group, and shows schemas, data sources, webhooks with their deliveries, signing keys and the status', { timeout: 90_000 }, async () => {
+    await open('User groups', 'User groups');
+    await page.getByRole('link', { name: 'New group' }).click();
+    await page.getByRole('heading', { level: 1, name: 'New user group' }).waitFor();
+    await check('10-new-group');
+    await page.getByLabel('User group id').fill('hooli');
+    await page.getByLabel('Name').fill('Hooli');
+    await page.getByLabel('Parent').fill('globex');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Hooli' }).waitFor();
+    await page.getByRole('status').getByText('Created hooli.').waitFor();
+    expect(await page.getByRole('table', { name: 'Computed properties' }).textContent()).toContain('"team"'); // globex's plan
+
     await open('Schemas', 'Schemas');
     await page.getByRole('cell', { name: 'marketing' }).waitFor();
-    await check('10-schemas');
+    await check('11-schemas');
 
     await open('Data sources', 'Data sources');
     await page.getByRole('cell', { name: 'EU warehouse' }).waitFor();
-    await check('11-data-sources');
+    await check('12-data-sources');
 
     await open('Webhooks', 'Webhooks');
     await page.getByText('http://127.0.0.1:9/hooks/ugs').waitFor();
     await page.getByRole('table', { name: 'Webhook deliveries' }).getByRole('cell', { name: 'failed' }).first().waitFor();
-    await check('12-webhooks');
+    await check('13-webhooks');
 
     await open('Signing keys', 'Signing keys');
     await page.getByRole('cell', { name: 'current', exact: true }).waitFor();
-    await check('13-signing-keys');
+    await check('14-signing-keys');
 
     await open('Status', 'Status');
     await page.getByText('reachable').waitFor();
-    expect(await page.getByRole('list', { name: 'Counts in Customer' }).textContent()).toContain('7User groups');
-    await check('14-status');
+    expect(await page.getByRole('list', { name: 'Counts in Customer' }).textContent()).toContain('8User groups');
+    await check('15-status');
   });
 
   it('reads from 1280 px down to 800 px without scrolling sideways', { timeout: 60_000 }, async () => {
@@ -249,7 +261,7 @@ describe('admin console in Chromium', () => {
       await page.setViewportSize({ width, height: 900 });
       expect(await page.evaluate('document.documentElement.scrollWidth'), `${width} px`).toBeLessThanOrEqual(width);
     }
-    await check('15-group-view-800px');
+    await check('16-group-view-800px');
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
