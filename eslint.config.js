@@ -14,7 +14,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
@@ -28,6 +28,17 @@ export default tseslint.config(
   ...layer('src/wire/**', ['**/http/**', '**/cli/**', '**/store/**', '**/webhooks/**']),
   ...layer('src/cli/**', ['**/http/**']),
   ...layer('src/webhooks/**', ['**/http/**', '**/cli/**']),
+  // The console's front end runs in the browser and talks to the service over HTTP only: of the
+  // server it takes the wire types (type-only imports, erased), of the client library its error class.
+  {
+    files: ['console/src/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/src/**', '!**/packages/client/src/errors.js', 'node:*'], allowTypeImports: true, message: 'The console reaches the service over HTTP only (docs/architecture.md).' }] },
+      ],
+    },
+  },
   {
     files: ['bin/**/*.js', 'scripts/**/*.js', 'bench/**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },

@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 /*
  * One `vitest run` runs three projects (`--project <name>` picks one):
  * - store: the store contract and engine specifics; those files run each engine themselves.
- * - sqlite: every other suite on SQLite (UGS_TEST_ENGINE=sqlite), PostgreSQL-only files aside.
+ * - sqlite: every other suite on SQLite (UGS_TEST_ENGINE=sqlite), PostgreSQL-only files aside; the
+ *   admin console in Chromium (test/console) runs here only, the console being the same on both engines.
  * - postgres: the HTTP, security and scale suites again on PostgreSQL (UGS_TEST_ENGINE=postgres),
  *   SQLite-only files aside. PostgreSQL that cannot be reached fails these tests; nothing skips.
  *   The CLI suites stay SQLite-only: quickstart, key file and first start are the embedded default's.

@@ -48,6 +48,22 @@ function checkRateLimit(rateLimit: RateLimit | null | undefined): void {
 }
 
 const API_TOKEN_SHAPE = /^ugs_(live|test)_[0-9a-f]{64}$/;
+
+/** Whether a string could be an API token at all; anything else is unknown without a lookup. */
+export function isApiTokenShaped(secret: string): boolean {
+  return API_TOKEN_SHAPE.test(secret);
+}
+
+/** The caller a live API token speaks for, whether it came in a header or through a console session. */
+export function apiTokenCaller(record: ApiTokenRecord, requestId: string | null): ApiTokenCaller {
+  return {
+    tenant: { workspaceId: record.workspaceId, environment: record.environment },
+    scope: record.scope,
+    actor: { type: 'api_token', apiTokenId: record.id, name: record.name },
+    requestId,
+    rateLimit: record.rateLimit,
+  };
+}
 // last_used_at is for operators, not an exact counter: one write a minute per token keeps the
 // hot path free of writes.
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -116,7 +132,7 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
      * once it has (src/domain/api-token-check.ts).
      */
     async authenticateApiToken(secret: string, requestId: string | null, deferred?: { admit: (caller: ApiTokenCaller) => Promise<void> }): Promise<ApiTokenCaller> {
-      if (!API_TOKEN_SHAPE.test(secret)) throw failure.invalidApiToken();
+      if (!isApiTokenShaped(secret)) throw failure.invalidApiToken();
       const hash = hashSecret(secret);
       const known = deferred ? remembered.get(hash) : undefined;
       const record = known ?? (await store.findApiTokenByHash(hash));
@@ -130,13 +146,7 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
       } else if (!known) {
         remembered.set(hash, record);
       }
-      const caller: ApiTokenCaller = {
-        tenant: { workspaceId: record.workspaceId, environment: record.environment },
-        scope: record.scope,
-        actor: { type: 'api_token', apiTokenId: record.id, name: record.name },
-        requestId,
-        rateLimit: record.rateLimit,
-      };
+      const caller = apiTokenCaller(record, requestId);
       if (known && deferred) caller.tokenCheck = deferredCheck(hash, caller, deferred.admit);
       return caller;
     },

@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   unauthenticated: 401,
   invalid_api_token: 401,
   insufficient_scope: 403,
+  invalid_csrf_token: 403,
   user_group_not_found: 404,
   api_token_not_found: 404,
   data_source_not_found: 404,
@@ -103,6 +104,8 @@ export const failure = {
     new AppError('unavailable', 'The database is unavailable; retry shortly.', { retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS, cause }),
   insufficientScope: (needed: string) => new AppError('insufficient_scope', `This operation needs an API token with the "${needed}" scope.`),
   invalidApiToken: () => new AppError('invalid_api_token', 'The API token is unknown or revoked.'),
+  /** A console session cookie that names no live session: unknown, signed out, expired, or its API token revoked. */
+  consoleSessionEnded: () => new AppError('unauthenticated', 'The console session has ended (signed out, expired or its API token revoked); sign in again.'),
   apiTokenNotFound: (id: number) => new AppError('api_token_not_found', `No live API token with id ${id} in this workspace.`),
   rateLimitOutOfRange: (part: 'per_second' | 'burst', minimum: number, maximum: number) =>
     new AppError(

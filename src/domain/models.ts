@@ -32,6 +32,26 @@ export interface ApiTokenRecord {
   revokedAt: Timestamp | null;
 }
 
+/**
+ * A signed-in admin console (SPEC §14): it acts as its API token. Only the SHA-256 of the session's
+ * secret (the cookie's value) is stored. `expiresAt` is when it ends unless used again: the earlier of
+ * its absolute and its idle expiry (src/domain/console-sessions.rules.ts).
+ */
+export interface ConsoleSessionRecord {
+  id: number;
+  apiTokenId: number;
+  createdAt: Timestamp;
+  lastSeenAt: Timestamp;
+  expiresAt: Timestamp;
+}
+
+export interface NewConsoleSession {
+  idHash: string;
+  apiToken: Pick<ApiTokenRecord, 'id' | 'workspaceId' | 'environment'>;
+  createdAt: Timestamp;
+  expiresAt: Timestamp;
+}
+
 export interface NewApiToken {
   workspaceId: number;
   environment: Environment;
@@ -182,7 +202,9 @@ export type AuditAction =
   | 'webhook_endpoint.deleted'
   | 'webhook_endpoint.secret_rotated'
   | 'webhook_endpoint.disabled'
-  | 'webhook_delivery.retried';
+  | 'webhook_delivery.retried'
+  | 'console_session.created'
+  | 'console_session.ended';
 
 export type FieldChanges = Record<string, { before: unknown; after: unknown }>;
 

@@ -21,6 +21,18 @@ export function generateApiToken(environment: Environment): string {
   return API_TOKEN_PREFIX[environment] + randomBytes(32).toString('hex');
 }
 
+const CONSOLE_SESSION_PREFIX = 'ucs_';
+const CONSOLE_SESSION_SHAPE = /^ucs_[0-9a-f]{64}$/;
+
+/** An admin console session's secret (its cookie's value): 256 bits from the OS CSPRNG. */
+export function generateConsoleSessionSecret(): string {
+  return CONSOLE_SESSION_PREFIX + randomBytes(32).toString('hex');
+}
+
+export function isConsoleSessionSecretShaped(value: string): boolean {
+  return CONSOLE_SESSION_SHAPE.test(value);
+}
+
 /** Lookup key for a secret. The secrets are 256-bit random values, so an unsalted hash is safe. */
 export function hashSecret(secret: string): string {
   // The one-shot form: every authenticated request hashes its API token, and a Hash object per call costs twice as much.

@@ -1,6 +1,7 @@
 import { createApiTokenService } from './api-tokens.service.js';
 import { createAuditService } from './audit.service.js';
 import type { Clock } from './clock.js';
+import { createConsoleSessionService } from './console-sessions.service.js';
 import { createDataSourceService } from './data-sources.service.js';
 import { createEmbedTokenService } from './embed-tokens.service.js';
 import { createKeyRotationService } from './key-rotation.service.js';
@@ -48,5 +49,6 @@ export function createServices({ store, cipher, clock, publicUrl, webhookAddress
     embedTokens: createEmbedTokenService({ store, signingKeys, view, clock, publicUrl }),
     webhookEndpoints: createWebhookEndpointService({ store, cipher, clock, addresses: webhookAddresses }),
     operations: createOperationsService({ store }),
+    consoleSessions: createConsoleSessionService({ store, clock }),
   };
 }

@@ -27,6 +27,9 @@ import { signingKeyRoutes } from './routes/signing-keys.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
 import { userGroupRoutes } from './routes/user-groups.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
+import { loadConsoleAssets } from './console/console-assets.js';
+import { consoleRoutes } from './console/console.routes.js';
+import { consoleSessionCaller } from './console/session-cookie.js';
 
 export interface AppOptions {
   services: Services;
@@ -98,10 +101,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerOpenApiRoute(app);
 
   const { services } = options;
+  const admission = options.rateLimit === 'off' ? undefined : createRateLimit(options.rateLimit);
   await app.register(discoveryRoutes, { workspaces: services.workspaces, signingKeys: services.signingKeys, embedTokens: services.embedTokens });
+  const assets = loadConsoleAssets();
+  if (assets.size === 0) app.log.warn('the admin console is not built (npm run build): /console answers 404');
+  await app.register(consoleRoutes, { consoleSessions: services.consoleSessions, assets, admission });
   await app.register(
     async (api) => {
-      registerAuthentication(api, services.apiTokens, options.rateLimit === 'off' ? undefined : createRateLimit(options.rateLimit));
+      registerAuthentication(api, services.apiTokens, admission, consoleSessionCaller(services.consoleSessions));
       registerIdempotency(api, services.idempotency);
       await api.register(userGroupRoutes, { userGroups: services.userGroups, embedTokens: services.embedTokens });
       await api.register(schemaRoutes, { schemas: services.schemas });

@@ -35,7 +35,7 @@ function credentialHeaderCount(rawHeaders: string[]): number {
  * Authenticates every /api request before its body is read, then admits it (its rate limit) — or,
  * on a route that confirms the token in its statement, leaves admission to that confirmation.
  */
-function createAuthenticationHook(apiTokens: Pick<ApiTokenService, 'authenticateApiToken'>, admission: RequestAdmission | undefined) {
+function createAuthenticationHook(apiTokens: Pick<ApiTokenService, 'authenticateApiToken'>, admission: RequestAdmission | undefined, sessions: SessionCaller | undefined) {
   const admit = async (reply: FastifyReply, caller: ApiTokenCaller) => {
     if (admission) await admission(reply, caller);
   };
@@ -49,7 +49,12 @@ function createAuthenticationHook(apiTokens: Pick<ApiTokenService, 'authenticate
     const header = Array.isArray(found) ? undefined : found;
     const secret = header === undefined ? undefined : AUTHORIZATION.exec(header)?.[1];
     if (secret === undefined) {
-      throw requestFailure.noCredential();
+      // Without any credential header, the admin console's session cookie may stand for its API token.
+      const sessionCaller = found === undefined ? await sessions?.(request) : undefined;
+      if (!sessionCaller) throw requestFailure.noCredential();
+      request.caller = sessionCaller;
+      await admit(reply, sessionCaller);
+      return;
     }
     const deferred = request.routeOptions.config.confirmsApiToken ? { admit: (caller: ApiTokenCaller) => admit(reply, caller) } : undefined;
     request.caller = await apiTokens.authenticateApiToken(secret, request.id, deferred);
@@ -67,9 +72,17 @@ async function admitUnconfirmed(request: FastifyRequest, reply: FastifyReply, pa
   return payload;
 }
 
+/** The caller an admin console session cookie speaks for (src/http/console/session-cookie.ts); undefined without one. */
+export type SessionCaller = (request: FastifyRequest) => Promise<ApiTokenCaller | undefined>;
+
 /** Authentication for every route registered on `api` after it; the admission hook only on the routes that confirm tokens. */
-export function registerAuthentication(api: FastifyInstance, apiTokens: Pick<ApiTokenService, 'authenticateApiToken'>, admission: RequestAdmission | undefined): void {
-  api.addHook('onRequest', createAuthenticationHook(apiTokens, admission));
+export function registerAuthentication(
+  api: FastifyInstance,
+  apiTokens: Pick<ApiTokenService, 'authenticateApiToken'>,
+  admission: RequestAdmission | undefined,
+  sessions?: SessionCaller,
+): void {
+  api.addHook('onRequest', createAuthenticationHook(apiTokens, admission, sessions));
   api.addHook('onRoute', (route) => {
     if (!route.config?.confirmsApiToken) return;
     route.preSerialization = [...[route.preSerialization ?? []].flat(), admitUnconfirmed];

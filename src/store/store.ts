@@ -5,10 +5,12 @@ import type {
   CiphertextCount,
   CiphertextKind,
   CiphertextReplacement,
+  ConsoleSessionRecord,
   DataSourcePatch,
   DataSourceRecord,
   FieldChanges,
   NewApiToken,
+  NewConsoleSession,
   NewDataSource,
   NewUserGroup,
   RateLimit,
@@ -381,6 +383,30 @@ export interface WebhookStore {
   webhookBacklog(): Promise<WebhookBacklog>;
 }
 
+/** A console session found by its hash, with the API token it acts as. */
+export interface FoundConsoleSession {
+  session: ConsoleSessionRecord;
+  apiToken: ApiTokenRecord;
+}
+
+/**
+ * Admin console sessions (SPEC §14), in the database so that every instance knows them. Whether one
+ * is still live is the domain's decision (src/domain/console-sessions.rules.ts); the store keeps the
+ * times, and `expires_at` only to purge by.
+ */
+export interface ConsoleSessionStore {
+  /** Writes the session with its `console_session.created` audit event, in one transaction. */
+  insertConsoleSession(session: NewConsoleSession, audit: AuditContext): Promise<ConsoleSessionRecord>;
+  /** The session with that hash while its API token is live; null otherwise (a revoked token ends its sessions at once). */
+  findConsoleSession(idHash: string): Promise<FoundConsoleSession | null>;
+  /** Records a use; bookkeeping, not a change: no audit event. */
+  touchConsoleSession(id: number, lastSeenAt: string, expiresAt: string): Promise<void>;
+  /** Deletes the session with its `console_session.ended` audit event; false when it was gone already. */
+  deleteConsoleSession(id: number, audit: AuditContext): Promise<boolean>;
+  /** Deletes at most `limit` sessions whose `expires_at` is at or before `expiredBy`; returns how many went. */
+  purgeConsoleSessions(expiredBy: string, limit: number): Promise<number>;
+}
+
 export interface ConnectionStats {
   total: number;
   idle: number;
@@ -398,7 +424,8 @@ export interface Store
     CiphertextStore,
     IdempotencyStore,
     SigningKeyStore,
-    WebhookStore {
+    WebhookStore,
+    ConsoleSessionStore {
   /** Applies pending migrations; safe to call from several processes at once. */
   migrate(): Promise<void>;
   /** Resolves when the database answers a trivial query; throws `unavailable` otherwise. */

@@ -18,9 +18,15 @@ export const requestFailure = {
     new AppError('request_timeout', `The request did not arrive in time: headers are due within ${headersMs} ms, the whole request within ${requestMs} ms.`),
   methodNotAllowed: (method: string, allow: string) => new AppError('method_not_allowed', `${method} is not allowed here; use one of ${allow}.`),
   nothingAt: (path: string) => new AppError('not_found', `There is nothing at ${path}.`),
+  consoleNotBuilt: () => new AppError('not_found', 'The admin console is not built into this installation: run `npm run build`.'),
   twoCredentials: () =>
     new AppError('unauthenticated', 'Send exactly one "Authorization: Token <API_TOKEN>" header (or its synonym Explo-Authorization).'),
   noCredential: () => new AppError('unauthenticated', 'Send "Authorization: Token <API_TOKEN>".'),
+  /** A request made with the console's session cookie must prove it comes from the console's own page. */
+  csrfToken: (header: string) => new AppError('invalid_csrf_token', `Send the console session's CSRF token in the ${header} header.`, { field: header }),
+  noConsoleSession: () => new AppError('unauthenticated', 'Sign in to the console first: this request carries no console session.'),
+  /** Two session cookies are two meanings, refused like two Authorization headers. */
+  twoSessionCookies: () => new AppError('unauthenticated', 'Send one console session cookie, not several.'),
   rateLimited: (quota: number, unit: string, burst: number, retryAfterSeconds: number) =>
     new AppError('rate_limited', `This API token may make ${quota} request${quota === 1 ? '' : 's'} a ${unit}, up to ${burst} at once; retry in ${retryAfterSeconds} s.`, {
       retryAfterSeconds,

@@ -152,6 +152,8 @@ describe('the admin API token API', () => {
     it('revokes at once: the response shows the token, its very next request is 401, the list drops it', async () => {
       const issued = await issueApiToken(ctx.t, { scope: 'write', name: uniqueId('doomed') });
       expectSuccess((await verifyWith(issued.secret, 'Customer')).res);
+      // last_used_at is written beside the request, not awaited by it (api-tokens.service.ts): wait until it landed.
+      await expect.poll(async () => (await list()).find((token: { id: number }) => token.id === issued.record.id)?.last_used_at).toMatch(ISO_TIMESTAMP);
       const body = expectSuccess(await revoke(issued.record.id));
       expect(body).toStrictEqual({
         success: 1,

@@ -174,6 +174,7 @@ describe('PostgreSQL store specifics', () => {
     expect(tables).toEqual([
       'api_tokens',
       'audit_events',
+      'console_sessions',
       'data_sources',
       'idempotency_keys',
       'schema_migrations',

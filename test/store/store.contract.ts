@@ -4,6 +4,7 @@ import { describeApiTokenContract } from './contract/api-tokens.contract.js';
 import { describeAuditContract } from './contract/audit.contract.js';
 import { describeCatalogContract } from './contract/catalog.contract.js';
 import { describeCiphertextContract } from './contract/ciphertexts.contract.js';
+import { describeConsoleSessionContract } from './contract/console-sessions.contract.js';
 import type { ContractContext } from './contract/context.js';
 import { describeIdempotencyKeyContract } from './contract/idempotency-keys.contract.js';
 import { describeUserGroupBatchContract } from './contract/user-group-batch.contract.js';
@@ -50,5 +51,6 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeAuditContract(context);
     describeCiphertextContract(context);
     describeIdempotencyKeyContract(context);
+    describeConsoleSessionContract(context);
   });
 }

@@ -10,7 +10,7 @@ import { iso, nullableIso, onlyRow, toNumber } from './rows.js';
 import type { Int8 } from './rows.js';
 import { statements } from './statements.js';
 
-interface ApiTokenRow {
+export interface ApiTokenRow {
   id: Int8;
   workspace_id: Int8;
   environment: Environment;
@@ -23,7 +23,7 @@ interface ApiTokenRow {
   revoked_at: Date | null;
 }
 
-function toApiToken(row: ApiTokenRow): ApiTokenRecord {
+export function toApiToken(row: ApiTokenRow): ApiTokenRecord {
   return {
     id: toNumber(row.id),
     workspaceId: toNumber(row.workspace_id),
@@ -37,22 +37,23 @@ function toApiToken(row: ApiTokenRow): ApiTokenRecord {
   };
 }
 
-const COLUMNS = 'id, workspace_id, environment, name, scope, rate_limit_per_second, rate_limit_burst, created_at, last_used_at, revoked_at';
+/** An API token row's columns, as ApiTokenRow names them. */
+export const API_TOKEN_COLUMNS = 'id, workspace_id, environment, name, scope, rate_limit_per_second, rate_limit_burst, created_at, last_used_at, revoked_at';
 
 const sql = statements({
   insert: `INSERT INTO api_tokens (workspace_id, environment, name, scope, rate_limit_per_second, rate_limit_burst, token_hash, created_at)
-    VALUES (@workspaceId, @environment, @name, @scope, @rateLimitPerSecond, @rateLimitBurst, @tokenHash, @createdAt) RETURNING ${COLUMNS}`,
+    VALUES (@workspaceId, @environment, @name, @scope, @rateLimitPerSecond, @rateLimitBurst, @tokenHash, @createdAt) RETURNING ${API_TOKEN_COLUMNS}`,
   // FOR UPDATE conflicts with the FOR KEY SHARE lock that every insert referencing the workspace
   // takes for its foreign key check, so while this lock is held no API token can appear in it.
   lockWorkspace: 'SELECT id FROM workspaces WHERE id = @workspaceId FOR UPDATE',
   anyInWorkspace: 'SELECT 1 FROM api_tokens WHERE workspace_id = @workspaceId LIMIT 1',
-  liveByHash: `SELECT ${COLUMNS} FROM api_tokens WHERE token_hash = @tokenHash AND revoked_at IS NULL`,
+  liveByHash: `SELECT ${API_TOKEN_COLUMNS} FROM api_tokens WHERE token_hash = @tokenHash AND revoked_at IS NULL`,
   // FOR UPDATE: the audited before is the value the update replaces, whatever runs alongside.
-  liveByIdForUpdate: `SELECT ${COLUMNS} FROM api_tokens WHERE id = @id AND workspace_id = @workspaceId AND revoked_at IS NULL FOR UPDATE`,
-  list: `SELECT ${COLUMNS} FROM api_tokens WHERE workspace_id = @workspaceId AND revoked_at IS NULL ORDER BY id`,
+  liveByIdForUpdate: `SELECT ${API_TOKEN_COLUMNS} FROM api_tokens WHERE id = @id AND workspace_id = @workspaceId AND revoked_at IS NULL FOR UPDATE`,
+  list: `SELECT ${API_TOKEN_COLUMNS} FROM api_tokens WHERE workspace_id = @workspaceId AND revoked_at IS NULL ORDER BY id`,
   setRateLimit: 'UPDATE api_tokens SET rate_limit_per_second = @rateLimitPerSecond, rate_limit_burst = @rateLimitBurst WHERE id = @id',
   revoke: `UPDATE api_tokens SET revoked_at = @at WHERE id = @id AND workspace_id = @workspaceId AND revoked_at IS NULL
-    RETURNING ${COLUMNS}`,
+    RETURNING ${API_TOKEN_COLUMNS}`,
   recordUse: 'UPDATE api_tokens SET last_used_at = @at WHERE id = @id',
 }, { prepared: true });
 

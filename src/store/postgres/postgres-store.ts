@@ -4,6 +4,7 @@ import type { BatchedUserGroupReads, Store } from '../store.js';
 import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
 import { ciphertextMethods } from './ciphertexts.js';
+import { consoleSessionMethods } from './console-sessions.js';
 import { dataSourceMethods } from './data-sources.js';
 import { guard } from './guard.js';
 import { idempotencyKeyMethods } from './idempotency-keys.js';
@@ -40,6 +41,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     ...idempotencyKeyMethods(db),
     ...signingKeyMethods(db, audit),
     ...webhookMethods(db, audit),
+    ...consoleSessionMethods(db, audit),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migratePostgres(db, MIGRATIONS),
     close: () => db.close(),

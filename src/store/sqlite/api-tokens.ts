@@ -9,13 +9,14 @@ import type { Synchronous } from './guard.js';
 import { liveTokenCache } from './live-token-cache.js';
 import { preparedOnFirstUse } from './prepared.js';
 
-const COLUMNS = `id, workspace_id AS workspaceId, environment, name, scope,
+/** An API token row's columns, named as ApiTokenRow names them. */
+export const API_TOKEN_COLUMNS = `id, workspace_id AS workspaceId, environment, name, scope,
   rate_limit_per_second AS rateLimitPerSecond, rate_limit_burst AS rateLimitBurst,
   created_at AS createdAt, last_used_at AS lastUsedAt, revoked_at AS revokedAt`;
 
-type ApiTokenRow = Omit<ApiTokenRecord, 'rateLimit'> & { rateLimitPerSecond: number | null; rateLimitBurst: number | null };
+export type ApiTokenRow = Omit<ApiTokenRecord, 'rateLimit'> & { rateLimitPerSecond: number | null; rateLimitBurst: number | null };
 
-function toApiToken({ rateLimitPerSecond, rateLimitBurst, ...row }: ApiTokenRow): ApiTokenRecord {
+export function toApiToken({ rateLimitPerSecond, rateLimitBurst, ...row }: ApiTokenRow): ApiTokenRecord {
   return { ...row, rateLimit: rateLimitFromColumns(rateLimitPerSecond, rateLimitBurst) };
 }
 
@@ -25,14 +26,14 @@ export function apiTokenMethods(db: Database, audit: AuditEvents): Synchronous<A
   const cache = liveTokenCache(db);
   const sql = preparedOnFirstUse(db, {
     insert: `INSERT INTO api_tokens (workspace_id, environment, name, scope, rate_limit_per_second, rate_limit_burst, token_hash, created_at)
-      VALUES (@workspaceId, @environment, @name, @scope, @rateLimitPerSecond, @rateLimitBurst, @tokenHash, @createdAt) RETURNING ${COLUMNS}`,
+      VALUES (@workspaceId, @environment, @name, @scope, @rateLimitPerSecond, @rateLimitBurst, @tokenHash, @createdAt) RETURNING ${API_TOKEN_COLUMNS}`,
     anyInWorkspace: 'SELECT 1 FROM api_tokens WHERE workspace_id = ? LIMIT 1',
-    liveByHash: `SELECT ${COLUMNS} FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL`,
-    liveById: `SELECT ${COLUMNS} FROM api_tokens WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL`,
-    list: `SELECT ${COLUMNS} FROM api_tokens WHERE workspace_id = ? AND revoked_at IS NULL ORDER BY id`,
+    liveByHash: `SELECT ${API_TOKEN_COLUMNS} FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL`,
+    liveById: `SELECT ${API_TOKEN_COLUMNS} FROM api_tokens WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL`,
+    list: `SELECT ${API_TOKEN_COLUMNS} FROM api_tokens WHERE workspace_id = ? AND revoked_at IS NULL ORDER BY id`,
     setRateLimit: 'UPDATE api_tokens SET rate_limit_per_second = @rateLimitPerSecond, rate_limit_burst = @rateLimitBurst WHERE id = @id',
     revoke: `UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL
-      RETURNING ${COLUMNS}`,
+      RETURNING ${API_TOKEN_COLUMNS}`,
     recordUse: 'UPDATE api_tokens SET last_used_at = ? WHERE id = ?',
   });
 

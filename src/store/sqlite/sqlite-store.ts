@@ -4,6 +4,7 @@ import type { BatchedUserGroupReads, Store } from '../store.js';
 import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
 import { ciphertextMethods } from './ciphertexts.js';
+import { consoleSessionMethods } from './console-sessions.js';
 import { dataSourceMethods } from './data-sources.js';
 import { createGroupCommit } from './group-commit.js';
 import { guard } from './guard.js';
@@ -52,6 +53,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...idempotencyKeyMethods(db),
     ...signingKeyMethods(db, audit),
     ...webhookMethods(db, audit),
+    ...consoleSessionMethods(db, audit),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migrateSqlite(db, MIGRATIONS),
     ping: () => {

@@ -5,7 +5,8 @@ import { mappingSchemaAgreement } from './0004-mapping-schema-agreement.js';
 import { embedTokens } from './0005-embed-tokens.js';
 import { hierarchy } from './0006-hierarchy.js';
 import { webhooks } from './0007-webhooks.js';
+import { consoleSessions } from './0008-console-sessions.js';
 import type { Migration } from '../../migration.js';
 
 /** In version order; append only. */
-export const MIGRATIONS: readonly Migration[] = [initial, idempotencyKeys, apiTokenRateLimits, mappingSchemaAgreement, embedTokens, hierarchy, webhooks];
+export const MIGRATIONS: readonly Migration[] = [initial, idempotencyKeys, apiTokenRateLimits, mappingSchemaAgreement, embedTokens, hierarchy, webhooks, consoleSessions];

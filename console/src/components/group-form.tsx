@@ -1,0 +1,86 @@
+import { Checkbox, TextArea, TextField } from './ui';
+import type { UserGroup } from '../types';
+
+/** The editable fields of a group as the form holds them: text, until the form is sent. */
+export interface GroupDraft {
+  name: string;
+  parent: string;
+  tags: string;
+  isDemoGroup: boolean;
+  properties: string;
+  mapping: string;
+}
+
+/** The fields the API may name in an error, so that the form shows it at that field. */
+export const GROUP_FIELDS = ['user_group_id', 'name', 'parent_user_group_id', 'tags', 'is_demo_group', 'properties', 'mapping'] as const;
+
+export function groupDraft(group?: UserGroup): GroupDraft {
+  return {
+    name: group?.name ?? '',
+    parent: group?.parent_user_group_id ?? '',
+    tags: group?.tags.join(', ') ?? '',
+    isDemoGroup: group?.is_demo_group ?? false,
+    properties: group?.properties ? JSON.stringify(group.properties, null, 2) : '',
+    mapping: group && Object.keys(group.mapping).length > 0 ? JSON.stringify(group.mapping, null, 2) : '',
+  };
+}
+
+function parsed(text: string, field: string): { value: unknown } | { error: [string, string] } {
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return { error: [field, 'This is not valid JSON.'] };
+  }
+}
+
+/**
+ * The request fields of a draft: every field, since PUT replaces properties, mapping and tags whole
+ * and an unchanged value changes nothing. Text that is not JSON is refused here, at its field; every
+ * other rule is the API's, whose errors the form shows where they belong.
+ */
+export function groupFields(draft: GroupDraft): { body: Record<string, unknown> } | { errors: Record<string, string> } {
+  const properties = draft.properties.trim() === '' ? { value: null } : parsed(draft.properties, 'properties');
+  const mapping = draft.mapping.trim() === '' ? { value: {} } : parsed(draft.mapping, 'mapping');
+  const errors = Object.fromEntries([properties, mapping].flatMap((result) => ('error' in result ? [result.error] : [])));
+  if (Object.keys(errors).length > 0) return { errors };
+  return {
+    body: {
+      name: draft.name,
+      parent_user_group_id: draft.parent.trim() === '' ? null : draft.parent.trim(),
+      tags: draft.tags
+        .split(',')
+        .map((tag) => tag.trim())
+        .filter((tag) => tag !== ''),
+      is_demo_group: draft.isDemoGroup,
+      properties: (properties as { value: unknown }).value,
+      mapping: (mapping as { value: unknown }).value,
+    },
+  };
+}
+
+export function GroupFields({ draft, onDraft, errors }: { draft: GroupDraft; onDraft(draft: GroupDraft): void; errors: Record<string, string> }) {
+  const set = (change: Partial<GroupDraft>) => onDraft({ ...draft, ...change });
+  return (
+    <div class="form-grid">
+      <TextField label="Name" name="name" value={draft.name} error={errors.name} onValue={(name) => set({ name })} />
+      <TextField
+        label="Parent"
+        name="parent_user_group_id"
+        hint="The user_group_id of the parent group; empty for none."
+        value={draft.parent}
+        error={errors.parent_user_group_id}
+        onValue={(parent) => set({ parent })}
+      />
+      <TextField label="Tags" name="tags" hint="Comma-separated." value={draft.tags} error={errors.tags} onValue={(tags) => set({ tags })} />
+      <div class="field">
+        <span class="label-like" aria-hidden="true">
+          Demo
+        </span>
+        <Checkbox label="Demo group (dashboards show a watermark)" checked={draft.isDemoGroup} onChecked={(isDemoGroup) => set({ isDemoGroup })} />
+        {errors.is_demo_group && <p class="field-error">{errors.is_demo_group}</p>}
+      </div>
+      <TextArea label="Properties" hint="A JSON object; empty for none." value={draft.properties} error={errors.properties} onValue={(properties) => set({ properties })} />
+      <TextArea label="Mapping" hint='Schema id → data source id or provided id, e.g. {"1": "warehouse_eu"}.' value={draft.mapping} error={errors.mapping} onValue={(mapping) => set({ mapping })} rows={4} />
+    </div>
+  );
+}

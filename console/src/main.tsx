@@ -1,0 +1,150 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, startSession } from './api';
+import { Console, type ConsoleContext, type Environment } from './hooks';
+import { BASE, match, navigate, useLocation } from './router';
+import { ApiTokensScreen } from './screens/api-tokens';
+import { AuditScreen } from './screens/audit';
+import { DataSourcesScreen } from './screens/data-sources';
+import { GroupScreen } from './screens/group';
+import { GroupsScreen } from './screens/groups';
+import { NewGroupScreen } from './screens/new-group';
+import { SchemasScreen } from './screens/schemas';
+import { SignInScreen } from './screens/sign-in';
+import { SigningKeysScreen } from './screens/signing-keys';
+import { StatusScreen } from './screens/status';
+import { WebhooksScreen } from './screens/webhooks';
+import './styles.css';
+
+export interface SessionInfo {
+  api_token: { id: number; name: string; scope: string; environment: Environment };
+  csrf_token: string;
+  idle_expires_at: string;
+  expires_at: string;
+}
+
+const NAVIGATION = [
+  ['/groups', 'User groups'],
+  ['/api-tokens', 'API tokens'],
+  ['/schemas', 'Schemas'],
+  ['/data-sources', 'Data sources'],
+  ['/webhooks', 'Webhooks'],
+  ['/audit', 'Audit trail'],
+  ['/signing-keys', 'Signing keys'],
+  ['/status', 'Status'],
+] as const;
+
+function Screen({ path }: { path: string }) {
+  let params: Record<string, string> | null;
+  if (path === '/groups') return <GroupsScreen />;
+  if (path === '/groups/new') return <NewGroupScreen />;
+  if ((params = match('/groups/:teamId', path))) return <GroupScreen teamId={Number(params.teamId)} />;
+  if (path === '/api-tokens') return <ApiTokensScreen />;
+  if (path === '/schemas') return <SchemasScreen />;
+  if (path === '/data-sources') return <DataSourcesScreen />;
+  if (path === '/webhooks') return <WebhooksScreen />;
+  if (path === '/audit') return <AuditScreen />;
+  if (path === '/signing-keys') return <SigningKeysScreen />;
+  if (path === '/status') return <StatusScreen />;
+  return (
+    <div class="card">
+      <h1>Not found</h1>
+      <p>
+        There is no console page at <code>{BASE + path}</code>. <a href={`${BASE}/groups`}>Go to the user groups.</a>
+      </p>
+    </div>
+  );
+}
+
+function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut(): void }) {
+  const { path } = useLocation();
+  const [environment, setEnvironment] = useState<Environment>(session.api_token.environment);
+  // A message belongs to the page it was made on (after a navigation: the new one), and goes with it.
+  const [message, setMessage] = useState({ text: '', path: '' });
+  useEffect(() => {
+    if (path === '/') navigate('/groups', { replace: true });
+  }, [path]);
+  const announce = (text: string) => setMessage({ text, path: location.pathname });
+  const context: ConsoleContext = { token: session.api_token, environment, setEnvironment, announce };
+  const signOut = async () => {
+    await api('DELETE', '/console/session').catch(() => undefined);
+    onSignOut();
+  };
+  return (
+    <Console.Provider value={context}>
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header class="topbar">
+        <a class="brand" href={`${BASE}/groups`}>
+          <img src={`${BASE}/favicon.svg`} alt="" width={24} height={24} />
+          User Group Service
+        </a>
+        <div class="topbar-controls">
+          <label class="inline-label">
+            Environment
+            <select value={environment} onChange={(event) => setEnvironment(event.currentTarget.value as Environment)}>
+              <option value="Customer">Customer</option>
+              <option value="Testing">Testing</option>
+            </select>
+          </label>
+          <span class="who" title={`API token ${session.api_token.id}`}>
+            Signed in as <strong>{session.api_token.name}</strong> <span class="muted">({session.api_token.environment})</span>
+          </span>
+          <button type="button" class="secondary" onClick={() => void signOut()}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <div class="layout">
+        <nav class="sidebar" aria-label="Console">
+          <ul>
+            {NAVIGATION.map(([href, label]) => {
+              const current = path === href || path.startsWith(`${href}/`);
+              return (
+                <li key={href}>
+                  <a href={BASE + href} aria-current={current ? 'page' : undefined}>
+                    {label}
+                  </a>
+                </li>
+              );
+            })}
+          </ul>
+        </nav>
+        <main id="main" tabIndex={-1}>
+          <div class="announcer" role="status" aria-live="polite">
+            {message.text && message.path === location.pathname && (
+              <div class="alert alert-success">
+                <span>{message.text}</span>
+                <button type="button" class="link" aria-label="Dismiss" onClick={() => announce('')}>
+                  ×
+                </button>
+              </div>
+            )}
+          </div>
+          <Screen path={path} />
+        </main>
+      </div>
+    </Console.Provider>
+  );
+}
+
+function App() {
+  const [session, setSession] = useState<SessionInfo | null | undefined>(undefined);
+  const signedOut = () => setSession(null);
+  const signedIn = (next: SessionInfo) => {
+    startSession(next.csrf_token, signedOut);
+    setSession(next);
+  };
+  useEffect(() => {
+    api<{ session: SessionInfo }>('GET', '/console/session').then(
+      (body) => signedIn(body.session),
+      () => signedOut(),
+    );
+  }, []);
+  if (session === undefined) return <p class="muted center">Loading…</p>;
+  if (session === null) return <SignInScreen onSignedIn={signedIn} />;
+  return <Shell session={session} onSignOut={signedOut} />;
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,236 @@
+import { useState } from 'preact/hooks';
+import { api, list, UgsError } from '../api';
+import { AuditTable } from '../components/audit-table';
+import { DataTable, type Column } from '../components/data-table';
+import { ConfirmDialog } from '../components/confirm';
+import { EmbedTokenPanel } from '../components/embed-token';
+import { GROUP_FIELDS, GroupFields, groupDraft, groupFields, type GroupDraft } from '../components/group-form';
+import { Alert, Badge, Json, Loading, PageHeader, Section, Time } from '../components/ui';
+import { useConsole, useLoad, useSubmit } from '../hooks';
+import { BASE, navigate } from '../router';
+import type { AuditEvent, DataSource, UserGroup } from '../types';
+
+/** Computed values key by key, marking which the group sets itself and which it inherits. */
+function Computed({ own: ownObject, computed, label, keyName, describe = (value) => JSON.stringify(value) }: { own: object | null; computed: object; label: string; keyName: string; describe?(value: unknown): string }) {
+  const values = computed as Record<string, unknown>;
+  const ownValues = ownObject as Record<string, unknown> | null;
+  const keys = Object.keys(values);
+  if (keys.length === 0) return <p class="muted">None.</p>;
+  const own = (key: string) => ownValues !== null && key in ownValues && JSON.stringify(ownValues[key]) === JSON.stringify(values[key]);
+  const columns: Array<Column<string>> = [
+    { header: keyName, cell: (key) => <code>{key}</code> },
+    { header: 'Value', cell: (key) => <code>{describe(values[key])}</code> },
+    { header: 'From', cell: (key) => (own(key) ? <Badge tone="accent">this group</Badge> : <Badge>inherited</Badge>) },
+  ];
+  return <DataTable caption={label} columns={columns} rows={keys} rowKey={(key) => key} compact />;
+}
+
+function Details({ group, revealed, onReveal }: { group: UserGroup; revealed: boolean; onReveal(): void }) {
+  return (
+    <dl class="details">
+      <dt>team_id</dt>
+      <dd>{group.team_id}</dd>
+      <dt>User group id</dt>
+      <dd>
+        <code>{group.provided_id}</code>
+      </dd>
+      <dt>Name</dt>
+      <dd>{group.name}</dd>
+      <dt>Environment</dt>
+      <dd>{group.api_environment_tag}</dd>
+      <dt>Parent</dt>
+      <dd>{group.parent_user_group_id ? <code>{group.parent_user_group_id}</code> : <span class="muted">none (a root)</span>}</dd>
+      <dt>Tags</dt>
+      <dd>{group.tags.length > 0 ? group.tags.map((tag) => <Badge key={tag}>{tag}</Badge>) : <span class="muted">none</span>}</dd>
+      <dt>Demo group</dt>
+      <dd>{group.is_demo_group ? 'yes' : 'no'}</dd>
+      <dt>Created</dt>
+      <dd>
+        <Time at={group.created_at} />
+      </dd>
+      <dt>Updated</dt>
+      <dd>
+        <Time at={group.updated_at} />
+      </dd>
+      <dt>Token</dt>
+      <dd class="token-row">
+        <code data-testid="group-token">{revealed ? group.token : 'ugt_' + '•'.repeat(16)}</code>
+        <button type="button" class="secondary small" aria-pressed={revealed} onClick={onReveal}>
+          {revealed ? 'Hide token' : 'Reveal token'}
+        </button>
+      </dd>
+    </dl>
+  );
+}
+
+type Pending = 'rotate' | 'delete' | null;
+
+/** One group: every field, computed values, children, audit history; edit, rotate, delete, reveal, mint. */
+export function GroupScreen({ teamId }: { teamId: number }) {
+  const { environment, token, announce } = useConsole();
+  const loaded = useLoad(async () => {
+    const { user_group } = await api<{ user_group: UserGroup }>('GET', `/api/admin/user_groups/${teamId}`, { query: { environment } });
+    const [children, history, sources] = await Promise.all([
+      list<UserGroup>('/api/admin/user_groups', 'user_groups', { environment, parent: user_group.provided_id, limit: 100 }),
+      list<AuditEvent>('/api/admin/audit_events', 'audit_events', { environment, team_id: teamId, limit: 20 }),
+      api<{ data_sources: DataSource[] }>('GET', '/api/admin/data_sources', { query: { environment } }),
+    ]);
+    const dataSources = new Map(sources.data_sources.map((source) => [String(source.id), source.provided_id]));
+    return { group: user_group, children: children.items, moreChildren: children.next !== null, history: history.items, dataSources };
+  }, [teamId, environment]);
+  const [revealed, setRevealed] = useState(false);
+  const [editing, setEditing] = useState<GroupDraft | null>(null);
+  const [pending, setPending] = useState<Pending>(null);
+  const edit = useSubmit();
+  const action = useSubmit();
+
+  if (loaded.error) {
+    return (
+      <>
+        <PageHeader title="User group" />
+        <Alert>{loaded.error instanceof UgsError && loaded.error.status === 404 ? `No user group ${teamId} in ${environment}.` : loaded.error.message}</Alert>
+      </>
+    );
+  }
+  if (!loaded.data) return <Loading what="the user group" />;
+  const { group, children, moreChildren, history, dataSources } = loaded.data;
+  const dataSource = (id: unknown) => `${dataSources.get(String(id)) ?? 'data source'} (#${String(id)})`;
+  // /api/user acts in the API token's own environment: a group of the other one is shown, not changed.
+  const writable = group.api_environment_tag === token.environment;
+
+  const save = async (event: Event) => {
+    event.preventDefault();
+    if (!editing) return;
+    const fields = groupFields(editing);
+    if ('errors' in fields) return edit.setErrors(fields.errors);
+    const saved = await edit.run(() => api('PUT', '/api/user', { body: { user_group_id: group.provided_id, ...fields.body } }), GROUP_FIELDS);
+    if (saved) {
+      setEditing(null);
+      announce(`Saved ${group.provided_id}.`);
+      loaded.reload();
+    }
+  };
+  const rotate = async () => {
+    const rotated = await action.run(() => api('POST', '/api/user', { body: { current_token: group.token } }));
+    setPending(null);
+    if (rotated) {
+      setRevealed(true);
+      announce(`Rotated the token of ${group.provided_id}: the old token no longer works.`);
+      loaded.reload();
+    }
+  };
+  const remove = async () => {
+    const removed = await action.run(() => api('DELETE', '/api/user', { body: { user_group_id: group.provided_id } }));
+    setPending(null);
+    if (removed) {
+      navigate('/groups');
+      announce(`Deleted ${group.provided_id}.`);
+    }
+  };
+
+  return (
+    <>
+      <PageHeader title={group.name}>
+        {writable && !editing && (
+          <>
+            <button type="button" onClick={() => setEditing(groupDraft(group))}>
+              Edit
+            </button>
+            <button type="button" class="secondary" onClick={() => setPending('rotate')}>
+              Rotate token
+            </button>
+            <button type="button" class="danger" onClick={() => setPending('delete')}>
+              Delete
+            </button>
+          </>
+        )}
+      </PageHeader>
+      <p class="subtitle">
+        <code>{group.provided_id}</code> · {group.api_environment_tag}
+        {group.is_demo_group && (
+          <>
+            {' '}
+            <Badge tone="warn">demo</Badge>
+          </>
+        )}
+      </p>
+      {!writable && <Alert kind="info">This group is in {group.api_environment_tag}; sign in with an admin token of {group.api_environment_tag} to change it.</Alert>}
+      {action.failure && <Alert>{action.failure}</Alert>}
+
+      {editing ? (
+        <Section title="Edit">
+          {edit.failure && <Alert>{edit.failure}</Alert>}
+          <form onSubmit={(event) => void save(event)} aria-label={`Edit ${group.provided_id}`}>
+            <GroupFields draft={editing} onDraft={setEditing} errors={edit.errors} />
+            <div class="row">
+              <button type="submit" disabled={edit.busy}>
+                Save
+              </button>
+              <button type="button" class="secondary" onClick={() => setEditing(null)}>
+                Cancel
+              </button>
+            </div>
+          </form>
+        </Section>
+      ) : (
+        <div class="two-columns">
+          <Section title="Details">
+            <Details group={group} revealed={revealed} onReveal={() => setRevealed(!revealed)} />
+          </Section>
+          <div>
+            <Section title="Computed properties">
+              <Computed own={group.properties} computed={group.computed_properties} label="Computed properties" keyName="Property" />
+            </Section>
+            <Section title="Computed mapping">
+              <Computed own={group.mapping} computed={group.computed_mapping} label="Computed mapping: schema id to data source" keyName="Schema id" describe={dataSource} />
+            </Section>
+          </div>
+        </div>
+      )}
+
+      <div class="two-columns">
+        <Section title="Own properties">
+          {group.properties ? <Json label="Own properties" value={group.properties} /> : <p class="muted">None.</p>}
+        </Section>
+        <Section title={`Children (${children.length}${moreChildren ? '+' : ''})`}>
+          {children.length === 0 ? (
+            <p class="muted">No group has this one as its parent.</p>
+          ) : (
+            <ul class="plain">
+              {children.map((child) => (
+                <li key={child.team_id}>
+                  <a href={`${BASE}/groups/${child.team_id}`}>{child.provided_id}</a> <span class="muted">{child.name}</span>
+                </li>
+              ))}
+            </ul>
+          )}
+        </Section>
+      </div>
+
+      {writable && (
+        <Section title="Embed token">
+          <EmbedTokenPanel userGroupId={group.provided_id} />
+        </Section>
+      )}
+
+      <Section title="Audit history" actions={<a href={`${BASE}/audit?team_id=${group.team_id}`}>All events of this group</a>}>
+        {history.length === 0 ? <p class="muted">No audit event.</p> : <AuditTable events={history} withGroup={false} caption={`Audit history of ${group.provided_id}`} />}
+      </Section>
+
+      {pending === 'rotate' && (
+        <ConfirmDialog title="Rotate the token?" confirm="Rotate token" busy={action.busy} onConfirm={() => void rotate()} onCancel={() => setPending(null)}>
+          <p>
+            The current token of <code>{group.provided_id}</code> stops working at once, everywhere, and its embed tokens with it. Dashboards need the new token.
+          </p>
+        </ConfirmDialog>
+      )}
+      {pending === 'delete' && (
+        <ConfirmDialog title="Delete the user group?" confirm="Delete" danger busy={action.busy} onConfirm={() => void remove()} onCancel={() => setPending(null)}>
+          <p>
+            <code>{group.provided_id}</code> and its token are deleted for good. This cannot be undone.
+          </p>
+        </ConfirmDialog>
+      )}
+    </>
+  );
+}

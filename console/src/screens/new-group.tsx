@@ -1,0 +1,49 @@
+import { useState } from 'preact/hooks';
+import { api } from '../api';
+import { GROUP_FIELDS, GroupFields, groupDraft, groupFields } from '../components/group-form';
+import { Alert, PageHeader, Section, TextField } from '../components/ui';
+import { useConsole, useSubmit } from '../hooks';
+import { navigate } from '../router';
+import type { UserGroup } from '../types';
+
+/** Create a group with get-or-create (GET /api/user, fields in the query string: fetch sends no GET body). */
+export function NewGroupScreen() {
+  const { token, announce } = useConsole();
+  const [id, setId] = useState('');
+  const [draft, setDraft] = useState(groupDraft());
+  const { errors, failure, busy, run, setErrors } = useSubmit();
+  const create = async (event: Event) => {
+    event.preventDefault();
+    const fields = groupFields(draft);
+    if ('errors' in fields) return setErrors(fields.errors);
+    const { name, properties, mapping, tags, ...rest } = fields.body;
+    const query = {
+      user_group_id: id,
+      ...(name === '' ? {} : { name: name as string }),
+      ...(properties === null ? {} : { properties: JSON.stringify(properties) }),
+      mapping: JSON.stringify(mapping),
+      tags: JSON.stringify(tags),
+      is_demo_group: String(rest.is_demo_group),
+      ...(rest.parent_user_group_id === null ? {} : { parent_user_group_id: rest.parent_user_group_id as string }),
+    };
+    const created = await run(() => api<{ new_user_group: boolean; user_group: UserGroup }>('GET', '/api/user', { query }), GROUP_FIELDS);
+    if (!created) return;
+    navigate(`/groups/${created.user_group.team_id}`);
+    announce(created.new_user_group ? `Created ${created.user_group.provided_id}.` : `${created.user_group.provided_id} already existed; nothing was changed.`);
+  };
+  return (
+    <>
+      <PageHeader title="New user group" />
+      <Section title={`In ${token.environment}`}>
+        {failure && <Alert>{failure}</Alert>}
+        <form onSubmit={(event) => void create(event)}>
+          <TextField label="User group id" name="user_group_id" required hint="Your own id for the group; the name defaults to it." value={id} error={errors.user_group_id} onValue={setId} />
+          <GroupFields draft={draft} onDraft={setDraft} errors={errors} />
+          <button type="submit" disabled={busy}>
+            Create
+          </button>
+        </form>
+      </Section>
+    </>
+  );
+}

@@ -1,0 +1,313 @@
+// The admin console (issue 16, SPEC §14) in a real browser against a real `ugs serve`: Debian's
+// Chromium through playwright-core, each screen checked with axe and photographed with real data.
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { send } from '../support/http-client.js';
+import { startServeProcess, type ServeProcess } from '../support/serve-process.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { expectNoSeriousAxeViolations, launchChromium, screenshot } from './browser.js';
+
+let db: TestDatabase;
+let server: ServeProcess;
+let admin: string;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+/** Uncaught errors of the page and the CSP refusals it logged (a 401 the console expects is logged too, and is no error). */
+const pageErrors: string[] = [];
+
+const api = async (method: string, path: string, body?: unknown, token = admin) => {
+  const response = await send(server.baseUrl, { method, path, token, ...(body === undefined ? {} : { body }) });
+  if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${response.raw}`);
+  return response.body;
+};
+
+/** Real data for every screen: schemas, data sources, a tree of groups, a webhook endpoint whose deliveries fail. */
+async function seed(): Promise<void> {
+  await api('POST', '/api/admin/schemas', { name: 'sales' });
+  await api('POST', '/api/admin/schemas', { name: 'marketing' });
+  await api('POST', '/api/admin/data_sources', { provided_id: 'warehouse_eu', name: 'EU warehouse', schema_id: 1 });
+  await api('POST', '/api/admin/data_sources', { provided_id: 'warehouse_us', name: 'US warehouse', schema_id: 1 });
+  await api('POST', '/api/admin/data_sources', { provided_id: 'crm_eu', name: 'CRM (EU)', schema_id: 2 });
+  // Created before the groups, so that their changes are queued for it (and fail: nothing listens on port 9).
+  await api('POST', '/api/admin/webhook_endpoints', { url: 'http://127.0.0.1:9/hooks/ugs', events: ['*'], description: 'CRM sync' });
+  const groups = [
+    { user_group_id: 'acme', name: 'Acme Corporation', properties: { plan: 'enterprise', region: 'global', seats: 250 }, mapping: { 1: 'warehouse_eu', 2: 'crm_eu' }, tags: ['enterprise'] },
+    { user_group_id: 'acme-emea', name: 'Acme EMEA', parent_user_group_id: 'acme', properties: { region: 'emea' }, tags: ['emea', 'pilot'], is_demo_group: true },
+    { user_group_id: 'acme-emea-paris', name: 'Acme Paris office', parent_user_group_id: 'acme-emea', properties: { city: 'Paris' } },
+    { user_group_id: 'acme-us', name: 'Acme US', parent_user_group_id: 'acme', properties: { region: 'us' }, mapping: { 1: 'warehouse_us' } },
+    { user_group_id: 'globex', name: 'Globex', properties: { plan: 'team' }, mapping: { 1: 'warehouse_us' }, tags: ['smb'] },
+    { user_group_id: 'initech', name: 'Initech', properties: { plan: 'starter' } },
+    { user_group_id: 'umbrella', name: 'Umbrella Health', properties: { plan: 'enterprise', hipaa: true }, tags: ['enterprise', 'healthcare'] },
+  ];
+  for (const group of groups) {
+    const query = new URLSearchParams(Object.entries(group).map(([key, value]): [string, string] => [key, typeof value === 'string' ? value : JSON.stringify(value)]));
+    await api('GET', `/api/user?${query.toString()}`);
+  }
+  await api('POST', '/api/admin/api_tokens', { name: 'backend', scope: 'write' });
+  await api('POST', '/api/admin/api_tokens', { name: 'dashboard renderer', scope: 'read' });
+  await api('POST', '/api/user/embed_token', { user_group_id: 'acme' }); // the workspace's first signing key
+}
+
+async function open(path: string, heading: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: path }).click();
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+}
+
+/** Each screen: no serious accessibility violation, and a screenshot with its data. */
+async function check(name: string): Promise<void> {
+  await expectNoSeriousAxeViolations(page, name);
+  await screenshot(page, name);
+}
+
+describe('admin console in Chromium', () => {
+  beforeAll(async () => {
+    db = await createTestDatabase('sqlite');
+    server = await startServeProcess(db, { env: { UGS_WEBHOOK_ALLOW_PRIVATE: 'true', UGS_WEBHOOK_RETRY_DELAYS_MS: '50,50' } });
+    admin = server.adminTokens().Customer;
+    await seed();
+    browser = await launchChromium();
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) pageErrors.push(message.text());
+    });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await db?.drop();
+  });
+
+  it('signs in with an admin token, which the browser does not keep; the session cookie is HttpOnly and SameSite=Strict', { timeout: 60_000 }, async () => {
+    await page.goto(`${server.baseUrl}/console/`);
+    await page.getByLabel('Admin API token').waitFor();
+    await check('01-sign-in');
+    await page.getByLabel('Admin API token').fill(admin);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'User groups' }).waitFor();
+
+    const [cookie] = await context.cookies();
+    expect(cookie).toMatchObject({ name: 'ugs_console', httpOnly: true, sameSite: 'Strict', path: '/' });
+    expect(cookie!.value).not.toContain(admin);
+    const stored = await page.evaluate('JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie })');
+    expect(stored).toBe(JSON.stringify({ local: {}, session: {}, cookie: '' }));
+    expect(await page.content()).not.toContain(admin);
+  });
+
+  it('lists the groups and finds them by search, filter and page', { timeout: 60_000 }, async () => {
+    const rows = page.getByRole('region', { name: 'User groups found' }).getByRole('row');
+    await expect.poll(() => rows.count()).toBe(8); // a header and seven groups
+    await check('02-groups');
+
+    await page.getByLabel('Search').fill('acme-e');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => rows.count()).toBe(3);
+    await expect.poll(() => rows.nth(1).textContent()).toContain('acme-emea');
+
+    await page.getByLabel('Search').fill('');
+    await page.getByLabel('Tag').fill('enterprise');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => rows.allTextContents()).toEqual([expect.stringContaining('User group id'), expect.stringContaining('acme'), expect.stringContaining('umbrella')]);
+
+    await page.getByLabel('Tag').fill('');
+    await page.getByLabel('Parent').fill('acme');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => rows.count()).toBe(3); // acme-emea and acme-us
+  });
+
+  it('opens a group: every field, computed values, children and audit history', { timeout: 60_000 }, async () => {
+    await page.getByRole('link', { name: 'acme-emea', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Acme EMEA' }).waitFor();
+    const computed = page.getByRole('table', { name: 'Computed properties' });
+    await expect.poll(() => computed.getByRole('row').allTextContents()).toEqual([
+      expect.stringContaining('Property'),
+      expect.stringMatching(/plan.*"enterprise".*inherited/),
+      expect.stringMatching(/region.*"emea".*this group/),
+      expect.stringMatching(/seats.*250.*inherited/),
+    ]);
+    expect(await page.getByRole('region', { name: /Children/ }).textContent()).toContain('acme-emea-paris');
+    expect(await page.getByRole('table', { name: 'Audit history of acme-emea' }).textContent()).toContain('user_group.created');
+    await check('03-group-view');
+  });
+
+  it('edits properties: the API\'s refusal shows at the field, then a valid value is saved', { timeout: 60_000 }, async () => {
+    await page.getByRole('button', { name: 'Edit' }).click();
+    const properties = page.getByLabel('Properties', { exact: true });
+    await properties.fill('["not", "an", "object"]');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => properties.getAttribute('aria-invalid')).toBe('true');
+    const describedBy = (await properties.getAttribute('aria-describedby'))!.split(' ').find((id) => id.endsWith('-error'))!;
+    expect(await page.locator(`[id="${describedBy}"]`).textContent()).toMatch(/properties|object/i);
+    await check('04-group-edit-error');
+
+    await properties.fill('{"region": "emea", "tier": "gold"}');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').getByText('Saved acme-emea.').waitFor();
+    await expect.poll(() => page.getByRole('table', { name: 'Computed properties' }).textContent()).toContain('"gold"');
+    const group = (await api('GET', '/api/admin/user_groups?q=acme-emea&limit=1')).user_groups[0];
+    expect(group.properties).toEqual({ region: 'emea', tier: 'gold' });
+  });
+
+  it('reveals the token on demand, rotates it after a confirmation, and the old token is refused by /api/user/verify', { timeout: 60_000 }, async () => {
+    const token = page.getByTestId('group-token');
+    expect(await token.textContent()).not.toMatch(/ugt_[0-9a-f]{64}/);
+    await page.getByRole('button', { name: 'Reveal token' }).click();
+    const oldToken = (await token.textContent())!;
+    expect(oldToken).toMatch(/^ugt_[0-9a-f]{64}$/);
+
+    await page.getByRole('button', { name: 'Rotate token' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Rotate the token?' });
+    await dialog.waitFor();
+    await check('05-rotate-confirmation');
+    await dialog.getByRole('button', { name: 'Rotate token' }).click();
+    await page.getByRole('status').getByText(/Rotated the token of acme-emea/).waitFor();
+    await expect.poll(() => token.textContent()).not.toBe(oldToken);
+    const newToken = (await token.textContent())!;
+
+    const old = await send(server.baseUrl, { method: 'POST', path: '/api/user/verify', token: admin, body: { token: oldToken } });
+    expect([old.status, old.body.error.code]).toEqual([404, 'user_group_not_found']);
+    const current = await send(server.baseUrl, { method: 'POST', path: '/api/user/verify', token: admin, body: { token: newToken } });
+    expect([current.status, current.body.user_group.provided_id]).toEqual([200, 'acme-emea']);
+  });
+
+  it('mints an embed token and shows its decoded claims', { timeout: 60_000 }, async () => {
+    await page.getByLabel('Embed id').fill('sales-dashboard');
+    await page.getByRole('button', { name: 'Mint embed token' }).click();
+    const claims = page.getByLabel('Embed token claims');
+    await claims.waitFor();
+    const decoded = JSON.parse((await claims.textContent())!);
+    expect(decoded).toMatchObject({ sub: 'acme-emea', aud: 'sales-dashboard', ugs: { environment: 'Customer', is_demo_group: true } });
+    expect(decoded.ugs.properties).toMatchObject({ plan: 'enterprise', region: 'emea', tier: 'gold' });
+    await check('06-group-embed-token');
+  });
+
+  it('creates an API token whose secret is shown once, and lists it without the secret', { timeout: 60_000 }, async () => {
+    await open('API tokens', 'API tokens');
+    await page.getByLabel('Name').fill('nightly export');
+    await page.getByLabel('Scope').selectOption('read');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const secret = (await page.getByTestId('once-secret').textContent())!;
+    expect(secret).toMatch(/^ugs_live_[0-9a-f]{64}$/);
+    await check('07-api-token-created');
+    const works = await send(server.baseUrl, { method: 'GET', path: '/api/user?user_group_id=globex', token: secret });
+    expect([works.status, works.body.user_group.provided_id]).toEqual([200, 'globex']);
+
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await page.getByRole('cell', { name: 'nightly export', exact: true }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+    await page.reload();
+    await page.getByRole('cell', { name: 'nightly export', exact: true }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+    await check('08-api-tokens');
+  });
+
+  it('reads the audit trail entry of the change, with who made it', { timeout: 60_000 }, async () => {
+    await open('Audit trail', 'Audit trail');
+    await page.getByLabel('Action').fill('user_group.updated');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    const rows = page.getByRole('table', { name: 'Audit events, newest first' }).getByRole('row');
+    await expect.poll(() => rows.count()).toBe(2);
+    const entry = (await rows.nth(1).textContent())!;
+    expect(entry).toContain('acme-emea');
+    expect(entry).toContain('first-start admin (Customer)');
+    expect(entry).toMatch(/properties: \{"region":"emea"\} → \{"region":"emea","tier":"gold"\}/);
+    await check('09-audit-trail');
+  });
+
+  it('creates a group, and shows schemas, data sources, webhooks with their deliveries, signing keys and the status', { timeout: 90_000 }, async () => {
+    await open('User groups', 'User groups');
+    await page.getByRole('link', { name: 'New group' }).click();
+    await page.getByRole('heading', { level: 1, name: 'New user group' }).waitFor();
+    await check('10-new-group');
+    await page.getByLabel('User group id').fill('hooli');
+    await page.getByLabel('Name').fill('Hooli');
+    await page.getByLabel('Parent').fill('globex');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Hooli' }).waitFor();
+    await page.getByRole('status').getByText('Created hooli.').waitFor();
+    expect(await page.getByRole('table', { name: 'Computed properties' }).textContent()).toContain('"team"'); // globex's plan
+
+    await open('Schemas', 'Schemas');
+    await page.getByRole('cell', { name: 'marketing' }).waitFor();
+    await check('11-schemas');
+
+    await open('Data sources', 'Data sources');
+    await page.getByRole('cell', { name: 'EU warehouse' }).waitFor();
+    await check('12-data-sources');
+
+    await open('Webhooks', 'Webhooks');
+    await page.getByText('http://127.0.0.1:9/hooks/ugs').waitFor();
+    await page.getByRole('table', { name: 'Webhook deliveries' }).getByRole('cell', { name: 'failed' }).first().waitFor();
+    await check('13-webhooks');
+
+    await open('Signing keys', 'Signing keys');
+    await page.getByRole('cell', { name: 'current', exact: true }).waitFor();
+    await check('14-signing-keys');
+
+    await open('Status', 'Status');
+    await page.getByText('reachable').waitFor();
+    expect(await page.getByRole('list', { name: 'Counts in Customer' }).textContent()).toContain('8User groups');
+    await check('15-status');
+  });
+
+  it('reads from 1280 px down to 800 px without scrolling sideways', { timeout: 60_000 }, async () => {
+    await open('User groups', 'User groups');
+    await page.getByRole('link', { name: 'acme', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Acme Corporation' }).waitFor();
+    for (const width of [1280, 1024, 800]) {
+      await page.setViewportSize({ width, height: 900 });
+      expect(await page.evaluate('document.documentElement.scrollWidth'), `${width} px`).toBeLessThanOrEqual(width);
+    }
+    await check('16-group-view-800px');
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('works with the keyboard alone: search, open a group, and a confirmation that Escape cancels', { timeout: 60_000 }, async () => {
+    const focused = () => page.evaluate('document.activeElement && `${document.activeElement.tagName} ${document.activeElement.textContent}`');
+    const tabTo = async (wanted: RegExp) => {
+      for (let presses = 0; presses < 30 && !wanted.test(String(await focused())); presses++) await page.keyboard.press('Tab');
+      expect(String(await focused())).toMatch(wanted);
+    };
+    await open('User groups', 'User groups');
+    await page.getByLabel('Search').focus();
+    await page.keyboard.type('glob');
+    await page.keyboard.press('Enter');
+    await page.getByRole('link', { name: 'globex', exact: true }).waitFor();
+    await tabTo(/^A globex$/);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Globex' }).waitFor();
+    const token = await send(server.baseUrl, { method: 'GET', path: '/api/user?user_group_id=globex', token: admin });
+
+    await tabTo(/^BUTTON Rotate token$/);
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog', { name: 'Rotate the token?' }).waitFor();
+    expect(await focused()).toBe('BUTTON Cancel'); // a stray Enter never confirms
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+    const after = await send(server.baseUrl, { method: 'GET', path: '/api/user?user_group_id=globex', token: admin });
+    expect(after.body.user_group.token).toBe(token.body.user_group.token);
+  });
+
+  it('signs out: the session is over, and its cookie is refused by the console and the API', { timeout: 60_000 }, async () => {
+    const [cookie] = await context.cookies();
+    const csrf = await send(server.baseUrl, { method: 'GET', path: '/console/session', headers: { cookie: `ugs_console=${cookie!.value}` } });
+    expect(csrf.status).toBe(200);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Admin API token').waitFor();
+    expect(await context.cookies()).toEqual([]);
+
+    const headers = { cookie: `ugs_console=${cookie!.value}`, 'x-csrf-token': csrf.body.session.csrf_token };
+    const session = await send(server.baseUrl, { method: 'GET', path: '/console/session', headers });
+    const apiCall = await send(server.baseUrl, { method: 'GET', path: '/api/admin/schemas', headers });
+    expect([session.status, apiCall.status, apiCall.body.error.code]).toEqual([401, 401, 'unauthenticated']);
+    await page.goto(`${server.baseUrl}/console/groups`);
+    await page.getByLabel('Admin API token').waitFor();
+  });
+
+  it('kept to its Content-Security-Policy: the page logged no error', () => {
+    expect(pageErrors).toEqual([]);
+  });
+});
