@@ -1,8 +1,8 @@
 import type { ApiTokenCheck } from '../domain/api-token-check.js';
-import type { UserGroupRecord } from '../domain/models.js';
+import type { DataSourceRecord, SchemaRecord, UserGroupRecord } from '../domain/models.js';
 import type { Tenant } from '../domain/tenancy.js';
 import { lookupBatch } from './lookup-batch.js';
-import type { BatchedUserGroupReads, UserGroupLookup, UserGroupLookupAnswer, UserGroupStore } from './store.js';
+import type { BatchedUserGroupReads, DataSourceRefs, DataSourceStore, SchemaStore, UserGroupLookup, UserGroupLookupAnswer, UserGroupStore } from './store.js';
 
 /**
  * The hot reads (get-or-create of an existing group, verify) of both engines: the finds asked for in
@@ -31,5 +31,60 @@ export function batchedUserGroupReads(lookUp: UserGroupStore['lookUpUserGroups']
   return {
     findUserGroupByProvidedId: (tenant, providedId, check) => find(byProvidedId, tenant, providedId, check),
     findUserGroupByTokenHash: (tenant, tokenHash, check) => find(byTokenHash, tenant, tokenHash, check),
+  };
+}
+
+type CatalogueReads = Pick<SchemaStore, 'findSchemasByIds'> & Pick<DataSourceStore, 'findDataSources'>;
+
+/** The asks of one batch grouped by `keyOf`, each group answered by one `read` of all its asks together. */
+async function answeredTogether<A, R>(asks: A[], keyOf: (ask: A) => string, read: (group: A[]) => Promise<R[]>, answer: (ask: A, found: R[]) => R[]): Promise<R[][]> {
+  const groups = new Map<string, A[]>();
+  for (const ask of asks) {
+    const key = keyOf(ask);
+    const group = groups.get(key);
+    if (group) group.push(ask);
+    else groups.set(key, [ask]);
+  }
+  const found = new Map<string, R[]>();
+  await Promise.all([...groups].map(async ([key, group]) => found.set(key, await read(group))));
+  return asks.map((ask) => answer(ask, found.get(keyOf(ask))!));
+}
+
+/**
+ * The catalogue reads of a create's mapping (src/domain/mapping.ts), batched the same way: the
+ * schemas that the creates of one turn name are read by one statement per workspace, their data
+ * sources by one per tenant, and each create gets exactly the records its own references match.
+ */
+export function batchedCatalogueReads(store: CatalogueReads): CatalogueReads {
+  const schemas = lookupBatch((asks: Array<{ workspaceId: number; ids: number[] }>) =>
+    answeredTogether(
+      asks,
+      (ask) => String(ask.workspaceId),
+      (group) => store.findSchemasByIds(group[0]!.workspaceId, [...new Set(group.flatMap((ask) => ask.ids))]),
+      (ask, found: SchemaRecord[]) => {
+        const ids = new Set(ask.ids);
+        return found.filter((schema) => ids.has(schema.id));
+      },
+    ),
+  );
+  const dataSources = lookupBatch((asks: Array<{ tenant: Tenant; refs: DataSourceRefs }>) =>
+    answeredTogether(
+      asks,
+      (ask) => `${ask.tenant.workspaceId}/${ask.tenant.environment}`,
+      (group) =>
+        store.findDataSources(group[0]!.tenant, {
+          ids: [...new Set(group.flatMap((ask) => ask.refs.ids))],
+          providedIds: [...new Set(group.flatMap((ask) => ask.refs.providedIds))],
+        }),
+      (ask, found: DataSourceRecord[]) => {
+        const ids = new Set(ask.refs.ids);
+        const providedIds = new Set(ask.refs.providedIds);
+        return found.filter((source) => ids.has(source.id) || providedIds.has(source.providedId));
+      },
+    ),
+  );
+  return {
+    findSchemasByIds: (workspaceId, ids) => schemas({ workspaceId, ids }),
+    findDataSources: (tenant, refs) => dataSources({ tenant, refs }),
   };
 }

@@ -1,5 +1,5 @@
 import { failure } from '../../domain/errors.js';
-import { batchedUserGroupReads } from '../hot-reads.js';
+import { batchedCatalogueReads, batchedUserGroupReads } from '../hot-reads.js';
 import type { BatchedUserGroupReads, Store } from '../store.js';
 import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
@@ -49,6 +49,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
   return {
     ...methods,
     ...batchedUserGroupReads(methods.lookUpUserGroups),
+    ...batchedCatalogueReads(methods),
     connectionStats: () => db.stats(),
     ping: async () => {
       try {

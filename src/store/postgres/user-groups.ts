@@ -369,7 +369,8 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): Omit
   // It tries again (under the one retry policy) when its insert lost a deadlock, or met a group that
   // is gone by the time it reads it (deleted in between): each try is a fresh statement snapshot.
   const insertIfAbsent = (group: NewUserGroup, context: AuditContext) => {
-    let conflict: unknown = failure.unavailable(new Error('user group insert kept conflicting with a row deleted before it could be read'));
+    // Made only when the retries give up: an Error's stack costs every create otherwise.
+    let conflict: unknown;
     return retryWhileContended(async () => {
       let created: UserGroupRecord | undefined;
       try {
@@ -386,7 +387,7 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): Omit
       // statement with a new snapshot.
       const existing = await byProvidedId(db, group.tenant, group.providedId);
       return existing ? { group: existing, created: false } : LOST;
-    }, () => conflict as Error);
+    }, () => (conflict as Error | undefined) ?? failure.unavailable(new Error('user group insert kept conflicting with a row deleted before it could be read')));
   };
 
   const insertAudited = audit.withAudit(async (tx, context: AuditContext, group: NewUserGroup) => {

@@ -1,5 +1,5 @@
 import { failure } from '../../domain/errors.js';
-import { batchedUserGroupReads } from '../hot-reads.js';
+import { batchedCatalogueReads, batchedUserGroupReads } from '../hot-reads.js';
 import type { BatchedUserGroupReads, Store } from '../store.js';
 import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
@@ -68,5 +68,5 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       if (db.open) db.close();
     },
   }, { busyTimeoutMs, grouped: { commit: createGroupCommit(db, { busyTimeoutMs }), methods: GROUP_COMMITTED } });
-  return { ...methods, ...batchedUserGroupReads(methods.lookUpUserGroups), connectionStats: () => null };
+  return { ...methods, ...batchedUserGroupReads(methods.lookUpUserGroups), ...batchedCatalogueReads(methods), connectionStats: () => null };
 }

@@ -24,6 +24,29 @@ export function describeCatalogContract(t: ContractContext): void {
     });
   });
 
+  describe('a turn of mapping reads', () => {
+    it('answers each of the schema and data source reads asked for together with exactly its own records', async () => {
+      const { workspace, otherWorkspace, customer, testing, otherCustomer, schemaA, schemaB, otherSchema, customerA, customerB, testingA, otherA } = t.fx;
+      const [schemas, dataSources] = await Promise.all([
+        Promise.all([
+          t.store.findSchemasByIds(workspace.id, [schemaA.id]),
+          t.store.findSchemasByIds(workspace.id, [schemaB.id, otherSchema.id]),
+          t.store.findSchemasByIds(otherWorkspace.id, [otherSchema.id, schemaA.id]),
+          t.store.findSchemasByIds(workspace.id, []),
+        ]),
+        Promise.all([
+          t.store.findDataSources(customer, { ids: [customerA.id], providedIds: [] }),
+          t.store.findDataSources(customer, { ids: [], providedIds: ['ds-b'] }),
+          // The same provided id in another environment and another workspace: each finds its own.
+          t.store.findDataSources(testing, { ids: [customerA.id], providedIds: ['ds-a'] }),
+          t.store.findDataSources(otherCustomer, { ids: [], providedIds: ['ds-a', 'ds-b'] }),
+        ]),
+      ]);
+      expect(schemas).toEqual([[schemaA], [schemaB], [otherSchema], []]);
+      expect(dataSources).toEqual([[customerA], [customerB], [testingA], [otherA]]);
+    });
+  });
+
   describe('data sources', () => {
     it('inserts and lists per workspace, optionally per environment', async () => {
       const { customer, workspace, schemaB, customerA, customerB, testingA } = t.fx;
