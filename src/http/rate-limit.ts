@@ -1,7 +1,7 @@
 import { requestFailure } from '../wire/request-errors.js';
 import type { FastifyReply } from 'fastify';
 import type { ApiTokenCaller } from '../domain/api-tokens.service.js';
-import type { RateLimitPolicy } from '../rate-limit/token-bucket.js';
+import type { RateLimitDecision, RateLimitPolicy } from '../rate-limit/token-bucket.js';
 
 import type { RateLimiting } from '../rate-limit/rate-limit-setting.js';
 
@@ -25,42 +25,30 @@ function quotaPerWindow(perSecond: number): { quota: number; seconds: number; un
  * The IETF draft's headers (draft-ietf-httpapi-ratelimit-headers): the limit is the bucket's size,
  * the reset is when it is full again, and the policy says how fast it refills.
  */
-interface PolicyHeaders {
-  window: ReturnType<typeof quotaPerWindow>;
-  limit: string;
-  policy: string;
+function rateLimitHeaders(
+  policy: RateLimitPolicy,
+  { quota, seconds }: ReturnType<typeof quotaPerWindow>,
+  decision: RateLimitDecision,
+): Record<string, string> {
+  return {
+    'RateLimit-Limit': String(policy.burst),
+    'RateLimit-Remaining': String(decision.remaining),
+    'RateLimit-Reset': String(decision.resetSeconds),
+    'RateLimit-Policy': `${quota};w=${seconds};burst=${policy.burst}`,
+  };
 }
-
-function policyHeadersOf(policy: RateLimitPolicy): PolicyHeaders {
-  const window = quotaPerWindow(policy.perSecond);
-  return { window, limit: String(policy.burst), policy: `${window.quota};w=${window.seconds};burst=${policy.burst}` };
-}
-
-const KNOWN_POLICIES = 1000;
 
 /** Takes a token from the caller's bucket and sets the RateLimit headers; throws rate_limited when it is empty. */
 export type RequestAdmission = (reply: FastifyReply, caller: ApiTokenCaller) => Promise<void>;
 
 export function createRateLimit({ limiter, defaultPolicy }: RateLimiting): RequestAdmission {
-  // What a policy's headers say but for the remaining count, worked out once per distinct policy (the
-  // default, and the tokens' own limits) rather than on every request; a handful in practice, and
-  // never more than KNOWN_POLICIES.
-  const known = new Map<string, PolicyHeaders>();
   return async function rateLimit(reply, caller) {
     const policy = caller.rateLimit ?? defaultPolicy;
     const decision = await limiter.take(String(caller.actor.apiTokenId), policy);
-    const key = `${policy.perSecond}/${policy.burst}`;
-    let headers = known.get(key);
-    if (!headers) {
-      if (known.size >= KNOWN_POLICIES) known.clear();
-      known.set(key, (headers = policyHeadersOf(policy)));
-    }
-    reply.header('RateLimit-Limit', headers.limit);
-    reply.header('RateLimit-Remaining', String(decision.remaining));
-    reply.header('RateLimit-Reset', String(decision.resetSeconds));
-    reply.header('RateLimit-Policy', headers.policy);
+    const window = quotaPerWindow(policy.perSecond);
+    reply.headers(rateLimitHeaders(policy, window, decision));
     if (!decision.allowed) {
-      const { quota, unit } = headers.window;
+      const { quota, unit } = window;
       throw requestFailure.rateLimited(quota, unit, policy.burst, decision.retryAfterSeconds);
     }
   };

@@ -150,7 +150,7 @@ function apiTokenStateOf(row: ApiTokenStateColumns): ApiTokenState {
 }
 
 /**
- * Hot reads in one statement (src/store/postgres/lookup-batch.ts): one row per lookup, in the order
+ * Hot reads in one statement (batched by src/store/hot-reads.ts): one row per lookup, in the order
  * asked (`lookup_index`), each with its group or nulls and, when the lookup carries one
  * (src/domain/api-token-check.ts), the state of the caller's API token in the same snapshot.
  */
