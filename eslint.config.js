@@ -5,7 +5,12 @@ import tseslint from 'typescript-eslint';
 const layer = (files, forbidden) => [
   {
     files: [files],
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: forbidden, message: 'This import crosses the layers (docs/architecture.md).' }] }] },
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: forbidden, message: 'This import crosses the layers (docs/architecture.md).' }] },
+      ],
+    },
   },
 ];
 
@@ -23,7 +28,14 @@ export default tseslint.config(
   },
   // The layers (docs/architecture.md): a request flows http -> domain -> store; the CLI and the
   // webhook worker call the domain; the wire format sits beside http and never below the domain.
-  ...layer('src/domain/**', ['**/http/**', '**/wire/**', '**/cli/**', '**/webhooks/**', '**/store/sqlite/**', '**/store/postgres/**']),
+  ...layer('src/domain/**', [
+    '**/http/**',
+    '**/wire/**',
+    '**/cli/**',
+    '**/webhooks/**',
+    '**/store/sqlite/**',
+    '**/store/postgres/**',
+  ]),
   ...layer('src/store/**', ['**/http/**', '**/wire/**', '**/cli/**', '**/webhooks/**']),
   ...layer('src/wire/**', ['**/http/**', '**/cli/**', '**/store/**', '**/webhooks/**']),
   ...layer('src/cli/**', ['**/http/**']),
@@ -35,7 +47,15 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/src/**', '!**/packages/client/src/errors.js', 'node:*'], allowTypeImports: true, message: 'The console reaches the service over HTTP only (docs/architecture.md).' }] },
+        {
+          patterns: [
+            {
+              group: ['**/src/**', '!**/packages/client/src/errors.js', 'node:*'],
+              allowTypeImports: true,
+              message: 'The console reaches the service over HTTP only (docs/architecture.md).',
+            },
+          ],
+        },
       ],
     },
   },

@@ -45,7 +45,12 @@ export default defineConfig({
         test: {
           name: 'postgres',
           include: ['test/{http,security,scale}/**/*.test.ts'],
-          exclude: ['**/*.sqlite.test.ts', 'test/scale/workers.test.ts', 'test/scale/crash-safety.test.ts', 'test/scale/contention.test.ts'],
+          exclude: [
+            '**/*.sqlite.test.ts',
+            'test/scale/workers.test.ts',
+            'test/scale/crash-safety.test.ts',
+            'test/scale/contention.test.ts',
+          ],
           env: { UGS_TEST_ENGINE: 'postgres' },
           // Fails each file outright when PostgreSQL cannot be reached (rather than skipping its tests).
           setupFiles: ['test/support/require-postgres.setup.ts'],

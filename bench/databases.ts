@@ -45,7 +45,10 @@ export function redact(url: string): string {
 }
 
 export async function postgresServerVersion(baseUrl: string): Promise<string> {
-  return withPostgresClient(async (client) => (await client.query<{ v: string }>('SHOW server_version')).rows[0]?.v ?? 'unknown', baseUrl);
+  return withPostgresClient(
+    async (client) => (await client.query<{ v: string }>('SHOW server_version')).rows[0]?.v ?? 'unknown',
+    baseUrl,
+  );
 }
 
 /**
@@ -69,9 +72,16 @@ export async function postgresDatabase(baseUrl: string, size: number): Promise<B
     // Table by table: a bare ANALYZE would walk every schema of the database, other people's included.
     analyze: () =>
       withPostgresClient(async (client) => {
-        const { rows } = await client.query<{ tablename: string }>('SELECT tablename FROM pg_tables WHERE schemaname = $1', [schema]);
+        const { rows } = await client.query<{ tablename: string }>(
+          'SELECT tablename FROM pg_tables WHERE schemaname = $1',
+          [schema],
+        );
         for (const { tablename } of rows) await client.query(`ANALYZE ${schema}."${tablename}"`);
       }, baseUrl),
-    drop: () => withPostgresClient(async (client) => void (await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)), baseUrl),
+    drop: () =>
+      withPostgresClient(
+        async (client) => void (await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)),
+        baseUrl,
+      ),
   };
 }

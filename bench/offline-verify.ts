@@ -23,7 +23,11 @@ async function mintTokens(port: number, seeded: Seeded): Promise<string[]> {
 }
 
 /** Verifies the tokens round-robin, one after the other, for `seconds` (after `warmup` unrecorded). */
-export async function measureOfflineVerify(port: number, seeded: Seeded, options: { seconds: number; warmup: number }): Promise<LoadFigures> {
+export async function measureOfflineVerify(
+  port: number,
+  seeded: Seeded,
+  options: { seconds: number; warmup: number },
+): Promise<LoadFigures> {
   const tokens = await mintTokens(port, seeded);
   const verify = createEmbedTokenVerifier({ issuer: `http://127.0.0.1:${port}/w/default`, audience: 'bench' });
   let failures = 0;

@@ -4,7 +4,17 @@ export const ENGINES = ['sqlite', 'postgres'] as const;
 export type Engine = (typeof ENGINES)[number];
 
 /** Run order: verify before rotate (rotate retires the tokens verify uses), create last (it grows the table). */
-export const SCENARIOS = ['get-existing', 'get-nested', 'verify', 'update', 'rotate', 'create', 'embed-token', 'offline-verify', 'webhook-drain'] as const;
+export const SCENARIOS = [
+  'get-existing',
+  'get-nested',
+  'verify',
+  'update',
+  'rotate',
+  'create',
+  'embed-token',
+  'offline-verify',
+  'webhook-drain',
+] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -54,7 +64,10 @@ export const USAGE = `Usage: npm run bench -- [flags]
 Environment: UGS_BENCH_POSTGRES_URL (default ${DEFAULT_POSTGRES_URL}).`;
 
 function list<T extends string>(value: string, allowed: readonly T[], flag: string): T[] {
-  const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  const items = value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
   for (const item of items) {
     if (!allowed.includes(item as T)) throw new Error(`--${flag}: "${item}" is not one of ${allowed.join(', ')}`);
   }
@@ -93,16 +106,29 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
   });
   if (values.help) return 'help';
   const quick = values.quick === true;
-  const sizes = values.sizes === undefined ? (quick ? [10_000] : [10_000, 1_000_000]) : values.sizes.split(',').map((size) => positive(size, 'sizes', { min: 1000 }));
+  const sizes =
+    values.sizes === undefined
+      ? quick
+        ? [10_000]
+        : [10_000, 1_000_000]
+      : values.sizes.split(',').map((size) => positive(size, 'sizes', { min: 1000 }));
   return {
     engines: values.engines === undefined ? [...ENGINES] : list(values.engines, ENGINES, 'engines'),
     sizes: [...new Set(sizes)],
     duration: values.duration === undefined ? (quick ? 3 : 10) : positive(values.duration, 'duration'),
     warmup: values.warmup === undefined ? (quick ? 1 : 2) : positive(values.warmup, 'warmup', { min: 0 }),
-    serverWarmup: values['server-warmup'] === undefined ? (quick ? 5 : 10) : positive(values['server-warmup'], 'server-warmup', { min: 0 }),
+    serverWarmup:
+      values['server-warmup'] === undefined
+        ? quick
+          ? 5
+          : 10
+        : positive(values['server-warmup'], 'server-warmup', { min: 0 }),
     connections: values.connections === undefined ? 64 : positive(values.connections, 'connections'),
     // Always in run order, whatever order the flag lists them in.
-    scenarios: values.scenarios === undefined ? [...SCENARIOS] : SCENARIOS.filter((name) => list(values.scenarios!, SCENARIOS, 'scenarios').includes(name)),
+    scenarios:
+      values.scenarios === undefined
+        ? [...SCENARIOS]
+        : SCENARIOS.filter((name) => list(values.scenarios!, SCENARIOS, 'scenarios').includes(name)),
     quick,
     postgresUrl: process.env.UGS_BENCH_POSTGRES_URL || DEFAULT_POSTGRES_URL,
     seedBatch: values['seed-batch'] === undefined ? 5000 : positive(values['seed-batch'], 'seed-batch'),

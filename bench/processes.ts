@@ -24,7 +24,6 @@ process.on('exit', killChildrenNow);
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-
 export interface HttpReply {
   status: number;
   headers: Record<string, string | string[] | undefined>;
@@ -32,7 +31,13 @@ export interface HttpReply {
 }
 
 /** One request to 127.0.0.1 (node:http, so GET may carry a body, as the API wants). */
-export function send(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<HttpReply> {
+export function send(
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<HttpReply> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : Buffer.from(body);
     const req = request(
@@ -41,13 +46,17 @@ export function send(port: number, method: string, path: string, headers: Record
         port,
         method,
         path,
-        headers: payload ? { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length) } : headers,
+        headers: payload
+          ? { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length) }
+          : headers,
         timeout: 5000,
       },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
         res.on('error', reject);
       },
     );
@@ -109,7 +118,11 @@ export async function startNodeProcess(options: {
   cwd: string;
   env: NodeJS.ProcessEnv;
 }): Promise<Child> {
-  const child = spawn(process.execPath, options.args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, options.args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   if (child.pid === undefined) throw new Error(`could not start ${options.name}`);
   running.add(child);
   const pid = child.pid;
@@ -136,7 +149,15 @@ export async function startNodeProcess(options: {
     clearTimeout(timer);
   };
 
-  const handle: Child = { name: options.name, pid, port: options.port, output: () => output, rssMb: () => rssMbOf(pid), cpuSeconds: () => cpuSecondsOf(pid), stop };
+  const handle: Child = {
+    name: options.name,
+    pid,
+    port: options.port,
+    output: () => output,
+    rssMb: () => rssMbOf(pid),
+    cpuSeconds: () => cpuSecondsOf(pid),
+    stop,
+  };
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (exitCode !== undefined) throw new Error(`${options.name} exited (${exitCode}) before it was ready:\n${output}`);

@@ -55,7 +55,9 @@ function summarize(file: string, top: number): string {
   for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
 
   const selfMicros = new Map<number, number>();
-  profile.samples.forEach((nodeId, index) => selfMicros.set(nodeId, (selfMicros.get(nodeId) ?? 0) + (profile.timeDeltas[index] ?? 0)));
+  profile.samples.forEach((nodeId, index) =>
+    selfMicros.set(nodeId, (selfMicros.get(nodeId) ?? 0) + (profile.timeDeltas[index] ?? 0)),
+  );
 
   let total = 0;
   let idle = 0;
@@ -85,11 +87,15 @@ function summarize(file: string, top: number): string {
   }
 
   const busy = total - idle;
-  const lines = [`${file}: ${(total / 1e6).toFixed(1)} s sampled, ${(busy / 1e6).toFixed(1)} s not idle (percentages are of that)`];
+  const lines = [
+    `${file}: ${(total / 1e6).toFixed(1)} s sampled, ${(busy / 1e6).toFixed(1)} s not idle (percentages are of that)`,
+  ];
   const print = (title: string, entries: Map<string, number>) => {
     lines.push('', title);
     for (const [key, micros] of [...entries].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-      lines.push(`${((micros / busy) * 100).toFixed(1).padStart(5)} %  ${(micros / 1000).toFixed(0).padStart(7)} ms  ${key}`);
+      lines.push(
+        `${((micros / busy) * 100).toFixed(1).padStart(5)} %  ${(micros / 1000).toFixed(0).padStart(7)} ms  ${key}`,
+      );
     }
   };
   print('self time by function', byFunction);
@@ -98,7 +104,10 @@ function summarize(file: string, top: number): string {
   return `${lines.join('\n')}\n`;
 }
 
-const { values, positionals: files } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '25' } } });
+const { values, positionals: files } = parseArgs({
+  allowPositionals: true,
+  options: { top: { type: 'string', default: '25' } },
+});
 const top = Number(values.top);
 if (files.length === 0 || !Number.isInteger(top) || top < 1) {
   process.stderr.write('usage: profile-summary.ts <file.cpuprofile>... [--top 25]\n');

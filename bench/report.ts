@@ -29,7 +29,14 @@ export function machine() {
   };
 }
 
-export function row(engine: string, size: number, scenario: string, figures: LoadFigures, ceilingPerSecond: number | null, rssMb: number | null): Row {
+export function row(
+  engine: string,
+  size: number,
+  scenario: string,
+  figures: LoadFigures,
+  ceilingPerSecond: number | null,
+  rssMb: number | null,
+): Row {
   return {
     engine,
     size,
@@ -64,7 +71,9 @@ function cells(r: Row): string[] {
 /** A Markdown table, padded so it also reads well in a terminal. */
 export function table(rows: Row[]): string {
   const body = rows.map(cells);
-  const widths = HEADINGS.map((heading, column) => Math.max(heading.length, ...body.map((line) => line[column]!.length)));
+  const widths = HEADINGS.map((heading, column) =>
+    Math.max(heading.length, ...body.map((line) => line[column]!.length)),
+  );
   const numeric = (column: number) => column === 1 || column >= 3;
   const format = (line: string[]) =>
     `| ${line.map((cell, column) => (numeric(column) ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!))).join(' | ')} |`;

@@ -16,8 +16,10 @@ import { measureOfflineVerify } from './offline-verify.js';
 import { measureWebhookDrain } from './webhook-drain.js';
 import { getExisting, SCENARIO_FACTORIES, type Scenario, type ScenarioData } from './scenarios.js';
 
-const OFFLINE_VERIFY = 'embed tokens verified offline with @ugs/client\'s verifier, one after the other in the bench process (verifications/s; RSS: the service\'s)';
-const WEBHOOK_DRAIN = 'a backlog of 5 000 user_group.updated events drained to a receiver on loopback that answers 204 at once (deliveries/s; p50/p99: when the delivery arrived after the release, ms)';
+const OFFLINE_VERIFY =
+  "embed tokens verified offline with @ugs/client's verifier, one after the other in the bench process (verifications/s; RSS: the service's)";
+const WEBHOOK_DRAIN =
+  'a backlog of 5 000 user_group.updated events drained to a receiver on loopback that answers 204 at once (deliveries/s; p50/p99: when the delivery arrived after the release, ms)';
 import { seed, type Seeded } from './seed.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -81,7 +83,11 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...inherited, NODE_ENV: 'production', ...extra };
 }
 
-async function startService(db: BenchDatabase, options: BenchOptions, label: string): Promise<Child & { release(): Promise<void> }> {
+async function startService(
+  db: BenchDatabase,
+  options: BenchOptions,
+  label: string,
+): Promise<Child & { release(): Promise<void> }> {
   const port = await freePort();
   const profile = options.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', join(PROFILES_DIR, label)] : [];
   const service = await startNodeProcess({
@@ -109,7 +115,10 @@ async function startService(db: BenchDatabase, options: BenchOptions, label: str
     readyPath: '/readyz',
     cwd: REPO,
     // The webhook-drain receiver is on loopback.
-    env: childEnv({ UGS_WEBHOOK_ALLOW_PRIVATE: 'true', ...(db.encryptionKey === undefined ? {} : { UGS_ENCRYPTION_KEY: db.encryptionKey }) }),
+    env: childEnv({
+      UGS_WEBHOOK_ALLOW_PRIVATE: 'true',
+      ...(db.encryptionKey === undefined ? {} : { UGS_ENCRYPTION_KEY: db.encryptionKey }),
+    }),
   });
   return { ...service, release: defer(() => service.stop()) };
 }
@@ -121,10 +130,14 @@ async function captureResponse(service: Child, seeded: Seeded, file: string): Pr
   const request = getExisting({ seeded, createPrefix: '' }).run();
   const reply = await send(service.port, 'GET', '/api/user', request.headers, request.lines![0]!);
   if (reply.status !== 200 || !reply.body.includes('"new_user_group":false')) {
-    throw new Error(`get-or-create of a seeded group answered ${reply.status}: ${reply.body.toString('utf8').slice(0, 500)}`);
+    throw new Error(
+      `get-or-create of a seeded group answered ${reply.status}: ${reply.body.toString('utf8').slice(0, 500)}`,
+    );
   }
   const headers = Object.fromEntries(
-    Object.entries(reply.headers).filter(([name, value]) => !REPLAYED_HEADER_SKIP.has(name) && typeof value === 'string'),
+    Object.entries(reply.headers).filter(
+      ([name, value]) => !REPLAYED_HEADER_SKIP.has(name) && typeof value === 'string',
+    ),
   );
   writeFileSync(file, JSON.stringify({ headers, bodyBase64: reply.body.toString('base64') }));
   return reply.body.length;
@@ -155,9 +168,16 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
   const dropDatabase = defer(() => db.drop());
   log(`  database: ${db.describe}`);
 
-  const seeded = await seed(db, size, { batch: options.seedBatch, parallel: options.seedParallel, sample: options.sample, nested: options.scenarios.includes('get-nested') });
+  const seeded = await seed(db, size, {
+    batch: options.seedBatch,
+    parallel: options.seedParallel,
+    sample: options.sample,
+    nested: options.scenarios.includes('get-nested'),
+  });
   const groupsPerSecond = Math.round(size / seeded.seconds);
-  log(`  seeding: ${size.toLocaleString('en-US')} groups in ${seeded.seconds.toFixed(1)} s (${groupsPerSecond.toLocaleString('en-US')} groups/s)`);
+  log(
+    `  seeding: ${size.toLocaleString('en-US')} groups in ${seeded.seconds.toFixed(1)} s (${groupsPerSecond.toLocaleString('en-US')} groups/s)`,
+  );
   if (engine === 'postgres') {
     const analyzeStarted = performance.now();
     await db.analyze();
@@ -192,28 +212,53 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
   const stopCeiling = defer(() => ceilingServer.stop());
   log(`  ceiling: node:http answering the ${responseBytes} bytes of a real get-or-create response`);
   const ceilingScenario = getExisting(data, 'ceiling');
-  const ceilingFigures = await measure(ceilingPort, ceilingScenario.run(), { ...load, serverCpuSeconds: ceilingServer.cpuSeconds });
+  const ceilingFigures = await measure(ceilingPort, ceilingScenario.run(), {
+    ...load,
+    serverCpuSeconds: ceilingServer.cpuSeconds,
+  });
   const ceilingRss = ceilingServer.rssMb();
   await stopCeiling();
   const ceilingPerSecond = ceilingFigures.okPerSecond;
   rows.push(row(engine, size, 'ceiling (node:http)', ceilingFigures, ceilingPerSecond, ceilingRss));
-  log(`  ceiling: ${Math.round(ceilingPerSecond)} req/s, p99 ${ceilingFigures.latencyMs.p99} ms, errors ${ceilingFigures.errors.total}, ${ceilingFigures.cpuUsPerResponse ?? '–'} µs CPU each`);
-  const ceiling: ScenarioResult = { scenario: 'ceiling', describe: ceilingScenario.describe, figures: ceilingFigures, rssMb: ceilingRss, ratioToCeiling: 1 };
+  log(
+    `  ceiling: ${Math.round(ceilingPerSecond)} req/s, p99 ${ceilingFigures.latencyMs.p99} ms, errors ${ceilingFigures.errors.total}, ${ceilingFigures.cpuUsPerResponse ?? '–'} µs CPU each`,
+  );
+  const ceiling: ScenarioResult = {
+    scenario: 'ceiling',
+    describe: ceilingScenario.describe,
+    figures: ceilingFigures,
+    rssMb: ceilingRss,
+    ratioToCeiling: 1,
+  };
 
   const scenarios: ScenarioResult[] = [];
   for (const name of options.scenarios) {
     if (interrupted) break;
-    const scenario: Scenario | undefined = name === 'offline-verify' || name === 'webhook-drain' ? undefined : SCENARIO_FACTORIES[name](data);
+    const scenario: Scenario | undefined =
+      name === 'offline-verify' || name === 'webhook-drain' ? undefined : SCENARIO_FACTORIES[name](data);
     const figures = scenario
-      ? await measure(service.port, scenario.run(), { ...load, serverCpuSeconds: service.cpuSeconds }, scenario.warmup())
+      ? await measure(
+          service.port,
+          scenario.run(),
+          { ...load, serverCpuSeconds: service.cpuSeconds },
+          scenario.warmup(),
+        )
       : name === 'webhook-drain'
         ? await measureWebhookDrain(service.port, seeded)
         : await measureOfflineVerify(service.port, seeded, load);
     const rssMb = service.rssMb();
     const result = row(engine, size, name, figures, ceilingPerSecond, rssMb);
     rows.push(result);
-    scenarios.push({ scenario: name, describe: scenario?.describe ?? (name === 'webhook-drain' ? WEBHOOK_DRAIN : OFFLINE_VERIFY), figures, rssMb, ratioToCeiling: result.ratioToCeiling });
-    const codes = Object.entries(figures.statusCodes).map(([code, count]) => `${code}×${count}`).join(' ');
+    scenarios.push({
+      scenario: name,
+      describe: scenario?.describe ?? (name === 'webhook-drain' ? WEBHOOK_DRAIN : OFFLINE_VERIFY),
+      figures,
+      rssMb,
+      ratioToCeiling: result.ratioToCeiling,
+    });
+    const codes = Object.entries(figures.statusCodes)
+      .map(([code, count]) => `${code}×${count}`)
+      .join(' ');
     log(
       `  ${name}: ${result.reqPerSec} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, errors ${result.errors}` +
         ` (${codes || 'no responses'}${figures.errors.socket ? `, ${figures.errors.socket} socket errors` : ''}` +
@@ -227,7 +272,13 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     engine,
     size,
     database: db.describe,
-    seed: { groups: size, seconds: Math.round(seeded.seconds * 10) / 10, groupsPerSecond, batch: options.seedBatch, parallel: engine === 'postgres' ? options.seedParallel : 1 },
+    seed: {
+      groups: size,
+      seconds: Math.round(seeded.seconds * 10) / 10,
+      groupsPerSecond,
+      batch: options.seedBatch,
+      parallel: engine === 'postgres' ? options.seedParallel : 1,
+    },
     responseBytes,
     ceiling,
     scenarios,
@@ -261,8 +312,11 @@ async function main(): Promise<number> {
     });
     engines.postgres = `PostgreSQL ${version} at ${redact(options.postgresUrl)}`;
   }
-  log(`${command}\n${host.cpuCount} × ${host.cpuModel}, ${host.totalMemoryMb} MB, Node ${host.node}, load ${host.loadAverageAtStart.join(' ')}`);
-  if (options.duration < 10) log(`note: ${options.duration} s per scenario is a smoke run; the figures of record use at least 10 s`);
+  log(
+    `${command}\n${host.cpuCount} × ${host.cpuModel}, ${host.totalMemoryMb} MB, Node ${host.node}, load ${host.loadAverageAtStart.join(' ')}`,
+  );
+  if (options.duration < 10)
+    log(`note: ${options.duration} s per scenario is a smoke run; the figures of record use at least 10 s`);
 
   const rows: Row[] = [];
   const blocks: BlockResult[] = [];
@@ -283,14 +337,18 @@ async function main(): Promise<number> {
 
   const finishedAt = new Date();
   process.stdout.write(`\n${command}\n`);
-  process.stdout.write(`${host.cpuCount} × ${host.cpuModel}, ${host.totalMemoryMb} MB RAM, Node ${host.node}, ${host.os}\n`);
+  process.stdout.write(
+    `${host.cpuCount} × ${host.cpuModel}, ${host.totalMemoryMb} MB RAM, Node ${host.node}, ${host.os}\n`,
+  );
   process.stdout.write(
     `${options.connections} connections, ${options.duration} s per scenario after ${options.warmup} s warm-up` +
       ` (each service first warmed up for ${options.serverWarmup} s); req/s counts successful responses only\n\n`,
   );
   process.stdout.write(`${table(rows)}\n`);
   for (const block of blocks) {
-    process.stdout.write(`seeding ${block.engine} ${block.size.toLocaleString('en-US')}: ${block.seed.seconds} s (${block.seed.groupsPerSecond.toLocaleString('en-US')} groups/s)\n`);
+    process.stdout.write(
+      `seeding ${block.engine} ${block.size.toLocaleString('en-US')}: ${block.seed.seconds} s (${block.seed.groupsPerSecond.toLocaleString('en-US')} groups/s)\n`,
+    );
   }
 
   const results = {
@@ -302,7 +360,9 @@ async function main(): Promise<number> {
     engines,
     rows,
     blocks,
-    ...(failure === undefined ? {} : { error: String(failure instanceof Error ? (failure.stack ?? failure.message) : failure) }),
+    ...(failure === undefined
+      ? {}
+      : { error: String(failure instanceof Error ? (failure.stack ?? failure.message) : failure) }),
   };
   mkdirSync(RESULTS_DIR, { recursive: true });
   const file = join(RESULTS_DIR, `${startedAt.toISOString().replace(/:/g, '-')}.json`);

@@ -31,20 +31,37 @@ function call(seeded: Seeded, method: WrkScenario['method'], path: string): Omit
 const IN_TURN = `local n = 0
 next_body = function() n = n % #lines + 1; return lines[n] end`;
 
-function inTurn(name: Scenario['name'], describe: string, request: Omit<WrkScenario, 'lines' | 'lua'>, bodies: string[], judge = ''): Scenario {
+function inTurn(
+  name: Scenario['name'],
+  describe: string,
+  request: Omit<WrkScenario, 'lines' | 'lua'>,
+  bodies: string[],
+  judge = '',
+): Scenario {
   const run = () => ({ ...request, lines: bodies, lua: `${IN_TURN}\n${judge}` });
   return { name, describe, run, warmup: run };
 }
 
-const expecting = (text: string) => `judge = function(body) return body:find(${JSON.stringify(text)}, 1, true) ~= nil end`;
+const expecting = (text: string) =>
+  `judge = function(body) return body:find(${JSON.stringify(text)}, 1, true) ~= nil end`;
 
 /** GET /api/user naming an existing group, with the name, mapping and properties a real caller sends. */
 export function getExisting(data: ScenarioData, name: 'get-existing' | 'ceiling' = 'get-existing'): Scenario {
   const { seeded } = data;
   const bodies = seeded.ids.map((id, index) =>
-    JSON.stringify({ user_group_id: id, name: seeded.names[index], mapping: seeded.mappingInput, properties: groupProperties(index) }),
+    JSON.stringify({
+      user_group_id: id,
+      name: seeded.names[index],
+      mapping: seeded.mappingInput,
+      properties: groupProperties(index),
+    }),
   );
-  return inTurn(name, 'GET /api/user (JSON body) naming an existing group; rotates over the sampled groups', call(seeded, 'GET', '/api/user'), bodies);
+  return inTurn(
+    name,
+    'GET /api/user (JSON body) naming an existing group; rotates over the sampled groups',
+    call(seeded, 'GET', '/api/user'),
+    bodies,
+  );
 }
 
 /** GET /api/user naming a group at depth 4, whose answer merges its three ancestors' values (SPEC §11). */
@@ -75,7 +92,11 @@ export function update(data: ScenarioData): Scenario {
   const { seeded } = data;
   // id, name without its closing quote, properties without their closing brace: the revision goes in.
   const lines = seeded.ids.map((id, index) =>
-    [JSON.stringify(id), JSON.stringify(seeded.names[index]).slice(0, -1), JSON.stringify(groupProperties(index)).slice(0, -1)].join('\t'),
+    [
+      JSON.stringify(id),
+      JSON.stringify(seeded.names[index]).slice(0, -1),
+      JSON.stringify(groupProperties(index)).slice(0, -1),
+    ].join('\t'),
   );
   const run = (): WrkScenario => {
     revisions += 10_000_000;
@@ -91,7 +112,12 @@ next_body = function()
 end`,
     };
   };
-  return { name: 'update', describe: 'PUT /api/user changing the name (even requests) or the properties (odd) of an existing group', run, warmup: run };
+  return {
+    name: 'update',
+    describe: 'PUT /api/user changing the name (even requests) or the properties (odd) of an existing group',
+    run,
+    warmup: run,
+  };
 }
 
 /** A token that is well formed but belongs to no group: sent only if the pool ever runs dry. */
@@ -147,7 +173,8 @@ ${expecting('"new_user_group":true')}`,
   };
   return {
     name: 'create',
-    describe: 'GET /api/user with a fresh id every request (a new group with name, mapping and properties); counts new_user_group:true',
+    describe:
+      'GET /api/user with a fresh id every request (a new group with name, mapping and properties); counts new_user_group:true',
     run,
     warmup: run,
   };
@@ -165,7 +192,10 @@ export function embedToken(data: ScenarioData): Scenario {
 }
 
 /** The scenarios wrk drives over HTTP; `offline-verify` and `webhook-drain` run in the bench process (offline-verify.ts, webhook-drain.ts). */
-export const SCENARIO_FACTORIES: Record<Exclude<ScenarioName, 'offline-verify' | 'webhook-drain'>, (data: ScenarioData) => Scenario> = {
+export const SCENARIO_FACTORIES: Record<
+  Exclude<ScenarioName, 'offline-verify' | 'webhook-drain'>,
+  (data: ScenarioData) => Scenario
+> = {
   'get-existing': (data) => getExisting(data),
   'get-nested': getNested,
   verify,

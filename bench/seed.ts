@@ -35,7 +35,11 @@ const REGIONS = ['eu', 'us', 'ap', 'sa'];
 
 export const groupId = (i: number) => `grp-${i}`;
 export const groupName = (i: number) => `Group ${i}`;
-export const groupProperties = (i: number): JsonObject => ({ plan: PLANS[i % PLANS.length]!, region: REGIONS[i % REGIONS.length]!, seats: (i % 50) + 1 });
+export const groupProperties = (i: number): JsonObject => ({
+  plan: PLANS[i % PLANS.length]!,
+  region: REGIONS[i % REGIONS.length]!,
+  seats: (i % 50) + 1,
+});
 
 function log(message: string): void {
   process.stderr.write(`${message}\n`);
@@ -54,10 +58,20 @@ export async function seed(
     const tenant: Tenant = { workspaceId: runtime.defaultWorkspace.id, environment: 'Customer' };
     const admin: Caller = { tenant, scope: 'admin', actor: { type: 'cli' }, requestId: null };
     const { services, store } = runtime;
-    const { secret } = await services.apiTokens.createApiToken(admin, { name: 'bench', scope: 'write', environment: 'Customer' });
-    const adminToken = (await services.apiTokens.createApiToken(admin, { name: 'bench admin', scope: 'admin', environment: 'Customer' })).secret;
+    const { secret } = await services.apiTokens.createApiToken(admin, {
+      name: 'bench',
+      scope: 'write',
+      environment: 'Customer',
+    });
+    const adminToken = (
+      await services.apiTokens.createApiToken(admin, { name: 'bench admin', scope: 'admin', environment: 'Customer' })
+    ).secret;
     const schema = await services.schemas.createSchema(admin, { name: 'bench' });
-    const dataSource = await services.dataSources.createDataSource(admin, { providedId: 'bench_warehouse', name: 'Bench warehouse', schemaId: schema.id });
+    const dataSource = await services.dataSources.createDataSource(admin, {
+      providedId: 'bench_warehouse',
+      name: 'Bench warehouse',
+      schemaId: schema.id,
+    });
     const mapping: MappingEntry[] = [{ schemaId: schema.id, dataSourceId: dataSource.id }];
 
     const stride = Math.max(1, Math.floor(size / options.sample));
@@ -72,10 +86,24 @@ export async function seed(
       const createdAt = new Date().toISOString();
       for (let i = first; i <= last; i += 1) {
         const token = generateUserGroupToken();
-        const content = { providedId: groupId(i), name: groupName(i), properties: groupProperties(i), mapping, parentProvidedId: null, isDemoGroup: false, tags: [] };
+        const content = {
+          providedId: groupId(i),
+          name: groupName(i),
+          properties: groupProperties(i),
+          mapping,
+          parentProvidedId: null,
+          isDemoGroup: false,
+          tags: [],
+        };
         writes.push({
           kind: 'create',
-          group: { tenant, ...content, tokenHash: hashSecret(token), tokenCiphertext: cipher.encrypt(token), createdAt },
+          group: {
+            tenant,
+            ...content,
+            tokenHash: hashSecret(token),
+            tokenCiphertext: cipher.encrypt(token),
+            createdAt,
+          },
           changes: wholeGroupChanges(content, true),
         });
         if (i % stride === 0 && sample.ids.length < options.sample) {
@@ -100,7 +128,9 @@ export async function seed(
         const percent = Math.floor((done / batches) * 10) * 10;
         if (percent > reported && batches >= 10) {
           reported = percent;
-          log(`  seeded ${Math.min(size, done * options.batch)} / ${size} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+          log(
+            `  seeded ${Math.min(size, done * options.batch)} / ${size} (${((performance.now() - started) / 1000).toFixed(1)} s)`,
+          );
         }
       }
     };
@@ -112,7 +142,15 @@ export async function seed(
     // Spread the sample so neighbouring requests do not hit neighbouring rows.
     shuffleTogether([sample.ids, sample.names, sample.tokens]);
     shuffleTogether([nestedIds]);
-    return { apiToken: secret, adminToken, mappingInput: { [String(schema.id)]: dataSource.providedId }, ...sample, nestedIds, seconds, groups: size };
+    return {
+      apiToken: secret,
+      adminToken,
+      mappingInput: { [String(schema.id)]: dataSource.providedId },
+      ...sample,
+      nestedIds,
+      seconds,
+      groups: size,
+    };
 
     /** Root to leaf, chain by chain, in one batch: each level's properties and the root's mapping are inherited below. */
     async function seedChains(): Promise<string[]> {
@@ -131,7 +169,17 @@ export async function seed(
             isDemoGroup: false,
             tags: [],
           };
-          writes.push({ kind: 'create', group: { tenant, ...content, tokenHash: hashSecret(token), tokenCiphertext: cipher.encrypt(token), createdAt }, changes: wholeGroupChanges(content, true) });
+          writes.push({
+            kind: 'create',
+            group: {
+              tenant,
+              ...content,
+              tokenHash: hashSecret(token),
+              tokenCiphertext: cipher.encrypt(token),
+              createdAt,
+            },
+            changes: wholeGroupChanges(content, true),
+          });
         }
         leaves.push(`tree-${chain}-${NESTED_LEVELS}`);
       }

@@ -18,7 +18,8 @@ async function call(port: number, token: string, method: string, path: string, b
     headers: { 'content-type': 'application/json', authorization: `Token ${token}` },
     body: JSON.stringify(body),
   });
-  if (response.status !== 200) throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
+  if (response.status !== 200)
+    throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
 }
 
 /**
@@ -46,7 +47,10 @@ export async function measureWebhookDrain(port: number, seeded: Seeded): Promise
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
   try {
-    await call(port, seeded.adminToken, 'POST', '/api/admin/webhook_endpoints', { url, events: ['user_group.updated'] });
+    await call(port, seeded.adminToken, 'POST', '/api/admin/webhook_endpoints', {
+      url,
+      events: ['user_group.updated'],
+    });
     const startedAt = performance.now();
     let next = 0;
     await Promise.all(
@@ -58,7 +62,8 @@ export async function measureWebhookDrain(port: number, seeded: Seeded): Promise
         }
       }),
     );
-    if (performance.now() - startedAt > HOLD_LIMIT_MS) throw new Error(`building the backlog took over ${HOLD_LIMIT_MS} ms: held requests would time out`);
+    if (performance.now() - startedAt > HOLD_LIMIT_MS)
+      throw new Error(`building the backlog took over ${HOLD_LIMIT_MS} ms: held requests would time out`);
     // Release: the held requests are answered (and counted), everything after is answered at once.
     releasedAt = performance.now();
     holding = false;
@@ -77,7 +82,13 @@ export async function measureWebhookDrain(port: number, seeded: Seeded): Promise
       ok: arrivals.size,
       okPerSecond: arrivals.size / seconds,
       latencyMs: latencyFigures(times, 1),
-      errors: { total: BACKLOG - arrivals.size, non2xx: 0, wrongOutcome: BACKLOG - arrivals.size, socket: 0, timeouts: 0 },
+      errors: {
+        total: BACKLOG - arrivals.size,
+        non2xx: 0,
+        wrongOutcome: BACKLOG - arrivals.size,
+        socket: 0,
+        timeouts: 0,
+      },
       statusCodes: { 204: arrivals.size },
       cpuUsPerResponse: null,
     };

@@ -42,7 +42,8 @@ export interface WrkScenario {
   lua: string;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
 /** The latency figures of measurements taken in this process (ms, sorted ascending), to `digits` decimals. */
 export function latencyFigures(sorted: number[], digits: number): LoadFigures['latencyMs'] {
@@ -75,7 +76,9 @@ const luaString = (text: string) => `"${text.replace(/\\/g, '\\\\').replace(/"/g
 
 /** The whole wrk script of a scenario: its Lua plus the request, the judging and a JSON summary. */
 function script(scenario: WrkScenario, linesFile: string | undefined): string {
-  const headers = Object.entries(scenario.headers).map(([name, value]) => `[${luaString(name)}] = ${luaString(value)}`).join(', ');
+  const headers = Object.entries(scenario.headers)
+    .map(([name, value]) => `[${luaString(name)}] = ${luaString(value)}`)
+    .join(', ');
   return `
 wrong = 0
 statuses = {}
@@ -127,14 +130,28 @@ interface WrkResult {
 }
 
 /** One wrk run of `seconds` with `connections` keep-alive connections on one thread. */
-export async function drive(port: number, scenario: WrkScenario, connections: number, seconds: number): Promise<WrkResult> {
+export async function drive(
+  port: number,
+  scenario: WrkScenario,
+  connections: number,
+  seconds: number,
+): Promise<WrkResult> {
   const dir = mkdtempSync(join(tmpdir(), 'ugs-wrk-'));
   try {
     const linesFile = scenario.lines ? join(dir, 'lines.txt') : undefined;
     if (linesFile) writeFileSync(linesFile, `${scenario.lines!.join('\n')}\n`);
     const scriptFile = join(dir, 'scenario.lua');
     writeFileSync(scriptFile, script(scenario, linesFile));
-    const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', scriptFile, `http://127.0.0.1:${port}`];
+    const args = [
+      '-t1',
+      `-c${connections}`,
+      `-d${seconds}s`,
+      '--timeout',
+      '10s',
+      '-s',
+      scriptFile,
+      `http://127.0.0.1:${port}`,
+    ];
     const output = await new Promise<string>((resolve, reject) => {
       const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
@@ -142,7 +159,9 @@ export async function drive(port: number, scenario: WrkScenario, connections: nu
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       child.on('error', reject);
-      child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`wrk exited with ${code}: ${stderr || stdout}`))));
+      child.on('close', (code) =>
+        code === 0 ? resolve(stdout) : reject(new Error(`wrk exited with ${code}: ${stderr || stdout}`)),
+      );
     });
     const line = output.split('\n').find((text) => text.startsWith('WRK_RESULT '));
     if (!line) throw new Error(`wrk printed no result:\n${output}`);
@@ -166,7 +185,10 @@ export async function measure(
   const result = await drive(port, scenario, options.connections, options.seconds);
   const cpuAfter = options.serverCpuSeconds?.() ?? null;
   const seconds = result.us / 1e6;
-  const twoHundreds = Object.entries(result.codes).reduce((sum, [code, count]) => (code.startsWith('2') ? sum + count : sum), 0);
+  const twoHundreds = Object.entries(result.codes).reduce(
+    (sum, [code, count]) => (code.startsWith('2') ? sum + count : sum),
+    0,
+  );
   const responses = Object.values(result.codes).reduce((sum, count) => sum + count, 0);
   const ok = twoHundreds - result.wrong;
   const socket = result.connect + result.read + result.write + result.timeout;
@@ -175,11 +197,26 @@ export async function measure(
     responses,
     ok,
     okPerSecond: seconds > 0 ? ok / seconds : 0,
-    latencyMs: { p50: ms(result.p50), p90: ms(result.p90), p99: ms(result.p99), max: ms(result.max), average: ms(result.mean) },
-    errors: { total: responses - twoHundreds + result.wrong + socket, non2xx: responses - twoHundreds, wrongOutcome: result.wrong, socket, timeouts: result.timeout },
+    latencyMs: {
+      p50: ms(result.p50),
+      p90: ms(result.p90),
+      p99: ms(result.p99),
+      max: ms(result.max),
+      average: ms(result.mean),
+    },
+    errors: {
+      total: responses - twoHundreds + result.wrong + socket,
+      non2xx: responses - twoHundreds,
+      wrongOutcome: result.wrong,
+      socket,
+      timeouts: result.timeout,
+    },
     statusCodes: result.codes,
     // CPU per response rather than per second: what the server's work costs, whatever else the two
     // shared cores were doing meanwhile (the load generator, PostgreSQL, other work on the machine).
-    cpuUsPerResponse: cpuBefore === null || cpuAfter === null || responses === 0 ? null : Math.round(((cpuAfter - cpuBefore) * 1e6) / responses),
+    cpuUsPerResponse:
+      cpuBefore === null || cpuAfter === null || responses === 0
+        ? null
+        : Math.round(((cpuAfter - cpuBefore) * 1e6) / responses),
   };
 }

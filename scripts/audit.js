@@ -22,25 +22,37 @@ let report;
 try {
   report = JSON.parse(audit.stdout);
 } catch {
-  fail(`could not read its output (exit ${audit.status ?? audit.signal ?? audit.error?.message}):\n${audit.stdout}${audit.stderr}`);
+  fail(
+    `could not read its output (exit ${audit.status ?? audit.signal ?? audit.error?.message}):\n${audit.stdout}${audit.stderr}`,
+  );
 }
 
 const counts = report.metadata?.vulnerabilities;
 if (counts === undefined) {
   if (typeof report.message === 'string' && report.message.includes(AUDIT_ENDPOINT)) {
-    process.stderr.write(`BLOCKED: npm audit endpoint unreachable (${report.message}). Dependencies were NOT audited.\n`);
+    process.stderr.write(
+      `BLOCKED: npm audit endpoint unreachable (${report.message}). Dependencies were NOT audited.\n`,
+    );
     process.exit(0);
   }
   fail(`no audit report:\n${JSON.stringify(report.error ?? report, null, 2)}`);
 }
 
-const failing = Object.values(report.vulnerabilities ?? {}).filter((vulnerability) => FAILING_SEVERITIES.includes(vulnerability.severity));
-const summary = Object.entries(counts).map(([severity, count]) => `${count} ${severity}`).join(', ');
+const failing = Object.values(report.vulnerabilities ?? {}).filter((vulnerability) =>
+  FAILING_SEVERITIES.includes(vulnerability.severity),
+);
+const summary = Object.entries(counts)
+  .map(([severity, count]) => `${count} ${severity}`)
+  .join(', ');
 if (failing.length > 0) {
   const lines = failing.map((vulnerability) => {
-    const advisories = vulnerability.via.map((via) => (typeof via === 'string' ? `via ${via}` : `${via.title} ${via.url}`));
+    const advisories = vulnerability.via.map((via) =>
+      typeof via === 'string' ? `via ${via}` : `${via.title} ${via.url}`,
+    );
     return `  ${vulnerability.name} (${vulnerability.severity}, ${vulnerability.range}): ${advisories.join('; ')}`;
   });
-  fail(`high or critical advisories (${summary}):\n${lines.join('\n')}\nFix with \`npm audit fix\` or an update, then commit the lockfile.`);
+  fail(
+    `high or critical advisories (${summary}):\n${lines.join('\n')}\nFix with \`npm audit fix\` or an update, then commit the lockfile.`,
+  );
 }
 process.stdout.write(`npm audit: no high or critical advisory (${summary}).\n`);

@@ -12,7 +12,18 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       // The pid tells apart the processes of `ugs serve --workers N`, which write to one stdout.
       base: { service: 'ugs', pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
-      redact: { paths: ['req.headers.authorization', 'headers.authorization', 'req.headers["explo-authorization"]', 'headers["explo-authorization"]', '*.token', '*.current_token', '*.secret'], censor: '[redacted]' },
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'headers.authorization',
+          'req.headers["explo-authorization"]',
+          'headers["explo-authorization"]',
+          '*.token',
+          '*.current_token',
+          '*.secret',
+        ],
+        censor: '[redacted]',
+      },
       serializers: {
         req: (request: { method?: string; url?: string; ip?: string }) => ({
           method: request.method,

@@ -66,7 +66,10 @@ export async function openRuntime(options: {
       cipher: keys.keyring,
       clock,
       publicUrl: options.publicUrl ?? (() => DEFAULT_PUBLIC_URL),
-      webhookAddresses: createAddressPolicy({ allowPrivate: options.allowPrivateWebhooks ?? false, resolve: options.resolve }),
+      webhookAddresses: createAddressPolicy({
+        allowPrivate: options.allowPrivateWebhooks ?? false,
+        resolve: options.resolve,
+      }),
     });
     if (options.requireAllKeys !== false) await services.keyRotation.assertKeysOpenAllData();
     const defaultWorkspace = await services.workspaces.ensureDefaultWorkspace({ type: 'cli' });

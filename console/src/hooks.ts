@@ -44,7 +44,10 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
  * A cursor-paginated list: the cursors of the pages before this one are kept, so "Previous" goes back
  * exactly; a change of `deps` (a filter, the environment) starts again at the first page.
  */
-export function usePages<T>(fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; next: string | null }>, deps: unknown[]) {
+export function usePages<T>(
+  fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; next: string | null }>,
+  deps: unknown[],
+) {
   const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
   useEffect(() => setCursors([undefined]), deps);
   const cursor = cursors[cursors.length - 1];
@@ -70,7 +73,7 @@ export function useSubmit() {
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [failure, setFailure] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
-  const run = async <R,>(action: () => Promise<R>, fields: readonly string[] = []): Promise<R | undefined> => {
+  const run = async <R>(action: () => Promise<R>, fields: readonly string[] = []): Promise<R | undefined> => {
     setBusy(true);
     setErrors({});
     setFailure(undefined);
@@ -102,5 +105,12 @@ export function useConfirmation<T>(action: (target: T) => Promise<unknown>, afte
     setPending(null);
     if (done) after(target);
   };
-  return { pending, ask: setPending, cancel: () => setPending(null), confirm, busy: submit.busy, failure: submit.failure };
+  return {
+    pending,
+    ask: setPending,
+    cancel: () => setPending(null),
+    confirm,
+    busy: submit.busy,
+    failure: submit.failure,
+  };
 }

@@ -89,7 +89,8 @@ function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut(): void
             </select>
           </label>
           <span class="who" title={`API token ${session.api_token.id}`}>
-            Signed in as <strong>{session.api_token.name}</strong> <span class="muted">({session.api_token.environment})</span>
+            Signed in as <strong>{session.api_token.name}</strong>{' '}
+            <span class="muted">({session.api_token.environment})</span>
           </span>
           <button type="button" class="secondary" onClick={() => void signOut()}>
             Sign out

@@ -33,7 +33,8 @@ export function useLocation(): { path: string; query: URLSearchParams } {
 
 /** Clicks on same-origin console links navigate in the page, unless a modifier asks for a new tab. */
 document.addEventListener('click', (event) => {
-  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey)
+    return;
   const link = (event.target as Element | null)?.closest?.('a');
   if (!link || link.target || link.origin !== location.origin || !link.pathname.startsWith(BASE)) return;
   event.preventDefault();

@@ -3,7 +3,16 @@ import { toSchema } from '../wire/schema.presenter.js';
 import { Command, Option } from 'commander';
 import { inEnvironment, type Caller, type Environment } from '../domain/tenancy.js';
 import type { Runtime } from '../runtime.js';
-import { cliCaller, environmentOption, positiveInteger, printJson, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';
+import {
+  cliCaller,
+  environmentOption,
+  positiveInteger,
+  printJson,
+  printRows,
+  subcommand,
+  withRuntime,
+  type CommonOptions,
+} from './context.js';
 
 /** Prints the new or changed object as JSON, or just its id for shell scripts. */
 function printCreated(created: { id: number } & Record<string, unknown>, json: boolean | undefined): void {
@@ -12,20 +21,24 @@ function printCreated(created: { id: number } & Record<string, unknown>, json: b
 }
 
 export function schemasCommand(): Command {
-  const schemas = new Command('schemas').description('manage schemas (the keys of a group\'s mapping)');
+  const schemas = new Command('schemas').description("manage schemas (the keys of a group's mapping)");
 
   subcommand(schemas, 'create', 'create a schema and print its id')
     .addOption(new Option('--name <name>', 'schema name, unique in the workspace').makeOptionMandatory())
     .action(async (options: CommonOptions & { name: string }) => {
       await withRuntime(options, async (runtime) => {
-        const schema = await runtime.services.schemas.createSchema(await cliCaller(runtime, options.workspace), { name: options.name });
+        const schema = await runtime.services.schemas.createSchema(await cliCaller(runtime, options.workspace), {
+          name: options.name,
+        });
         printCreated(toSchema(schema), options.json);
       });
     });
 
   subcommand(schemas, 'list', 'list the schemas of a workspace').action(async (options: CommonOptions) => {
     await withRuntime(options, async (runtime) => {
-      const rows = (await runtime.services.schemas.listSchemas(await cliCaller(runtime, options.workspace))).map(toSchema);
+      const rows = (await runtime.services.schemas.listSchemas(await cliCaller(runtime, options.workspace))).map(
+        toSchema,
+      );
       printRows(rows, options.json);
     });
   });
@@ -39,26 +52,34 @@ async function dataSourceCaller(runtime: Runtime, workspace: string, id: number)
   return inEnvironment(caller, await runtime.services.dataSources.environmentOfDataSource(caller, id));
 }
 
-
 export function dataSourcesCommand(): Command {
-  const dataSources = new Command('data-sources').description('manage data sources (the values of a group\'s mapping)');
+  const dataSources = new Command('data-sources').description("manage data sources (the values of a group's mapping)");
 
   subcommand(dataSources, 'create', 'create a data source and print its id')
-    .addOption(new Option('--provided-id <id>', 'your own id for it, unique per workspace and environment').makeOptionMandatory())
+    .addOption(
+      new Option(
+        '--provided-id <id>',
+        'your own id for it, unique per workspace and environment',
+      ).makeOptionMandatory(),
+    )
     .addOption(new Option('--name <name>', 'display name').makeOptionMandatory())
     .addOption(new Option('--schema-id <id>', 'the schema it serves').argParser(positiveInteger).makeOptionMandatory())
     .addOption(environmentOption().makeOptionMandatory())
-    .action(async (options: CommonOptions & { providedId: string; name: string; schemaId: number; environment: Environment }) => {
-      await withRuntime(options, async (runtime) => {
-        const caller = await cliCaller(runtime, options.workspace, options.environment);
-        const dataSource = await runtime.services.dataSources.createDataSource(caller, {
-          providedId: options.providedId,
-          name: options.name,
-          schemaId: options.schemaId,
+    .action(
+      async (
+        options: CommonOptions & { providedId: string; name: string; schemaId: number; environment: Environment },
+      ) => {
+        await withRuntime(options, async (runtime) => {
+          const caller = await cliCaller(runtime, options.workspace, options.environment);
+          const dataSource = await runtime.services.dataSources.createDataSource(caller, {
+            providedId: options.providedId,
+            name: options.name,
+            schemaId: options.schemaId,
+          });
+          printCreated(toDataSource(dataSource), options.json);
         });
-        printCreated(toDataSource(dataSource), options.json);
-      });
-    });
+      },
+    );
 
   subcommand(dataSources, 'list', 'list the data sources of one environment')
     .addOption(environmentOption().default('Customer'))
@@ -69,18 +90,22 @@ export function dataSourcesCommand(): Command {
       });
     });
 
-  subcommand(dataSources, 'update', 'change a data source\'s provided id, name or schema')
+  subcommand(dataSources, 'update', "change a data source's provided id, name or schema")
     .argument('<id>', 'data source id', positiveInteger)
     .addOption(new Option('--provided-id <id>', 'new provided id'))
     .addOption(new Option('--name <name>', 'new display name'))
     .addOption(new Option('--schema-id <id>', 'new schema (refused while groups map to it)').argParser(positiveInteger))
     .action(async (id: number, options: CommonOptions & { providedId?: string; name?: string; schemaId?: number }) => {
       await withRuntime(options, async (runtime) => {
-        const dataSource = await runtime.services.dataSources.updateDataSource(await dataSourceCaller(runtime, options.workspace, id), id, {
-          ...(options.providedId !== undefined ? { providedId: options.providedId } : {}),
-          ...(options.name !== undefined ? { name: options.name } : {}),
-          ...(options.schemaId !== undefined ? { schemaId: options.schemaId } : {}),
-        });
+        const dataSource = await runtime.services.dataSources.updateDataSource(
+          await dataSourceCaller(runtime, options.workspace, id),
+          id,
+          {
+            ...(options.providedId !== undefined ? { providedId: options.providedId } : {}),
+            ...(options.name !== undefined ? { name: options.name } : {}),
+            ...(options.schemaId !== undefined ? { schemaId: options.schemaId } : {}),
+          },
+        );
         printCreated(toDataSource(dataSource), options.json);
       });
     });
@@ -89,7 +114,10 @@ export function dataSourcesCommand(): Command {
     .argument('<id>', 'data source id', positiveInteger)
     .action(async (id: number, options: CommonOptions) => {
       await withRuntime(options, async (runtime) => {
-        const dataSource = await runtime.services.dataSources.deleteDataSource(await dataSourceCaller(runtime, options.workspace, id), id);
+        const dataSource = await runtime.services.dataSources.deleteDataSource(
+          await dataSourceCaller(runtime, options.workspace, id),
+          id,
+        );
         if (options.json) printJson(toDataSource(dataSource));
         else process.stdout.write(`deleted data source ${dataSource.id} (${dataSource.providedId})\n`);
       });
@@ -116,11 +144,13 @@ export function workspacesCommand(): Command {
       });
     });
 
-  subcommand(workspaces, 'list', 'list workspaces', { workspace: false }).action(async (options: Omit<CommonOptions, 'workspace'>) => {
-    await withRuntime(options, async (runtime) => {
-      printRows((await runtime.services.workspaces.listWorkspaces()).map(describeWorkspace), options.json);
-    });
-  });
+  subcommand(workspaces, 'list', 'list workspaces', { workspace: false }).action(
+    async (options: Omit<CommonOptions, 'workspace'>) => {
+      await withRuntime(options, async (runtime) => {
+        printRows((await runtime.services.workspaces.listWorkspaces()).map(describeWorkspace), options.json);
+      });
+    },
+  );
 
   return workspaces;
 }

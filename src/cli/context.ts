@@ -10,7 +10,8 @@ export const databaseOption = () =>
 
 export const workspaceOption = () => new Option('--workspace <name>', 'workspace').default(DEFAULT_WORKSPACE);
 
-export const environmentOption = (description = 'environment') => new Option('--environment <environment>', description).choices(ENVIRONMENTS);
+export const environmentOption = (description = 'environment') =>
+  new Option('--environment <environment>', description).choices(ENVIRONMENTS);
 
 export const jsonOption = () => new Option('--json', 'machine-readable JSON output');
 
@@ -51,9 +52,18 @@ export async function withRuntime<T>(
 }
 
 /** The CLI acts with full power inside the named workspace, recorded as actor `cli`. */
-export async function cliCaller(runtime: Runtime, workspaceName: string, environment: Environment = 'Customer'): Promise<Caller> {
+export async function cliCaller(
+  runtime: Runtime,
+  workspaceName: string,
+  environment: Environment = 'Customer',
+): Promise<Caller> {
   const workspace = await runtime.services.workspaces.requireWorkspace(workspaceName);
-  return { tenant: { workspaceId: workspace.id, environment }, scope: 'admin', actor: { type: 'cli' }, requestId: null };
+  return {
+    tenant: { workspaceId: workspace.id, environment },
+    scope: 'admin',
+    actor: { type: 'cli' },
+    requestId: null,
+  };
 }
 
 export function printJson(value: unknown): void {
@@ -66,9 +76,14 @@ export function printTable(rows: Array<Record<string, unknown>>): void {
     return;
   }
   const columns = Object.keys(rows[0]!);
-  const cell = (value: unknown) => (typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value ?? ''));
+  const cell = (value: unknown) =>
+    typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value ?? '');
   const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => cell(row[column]).length)));
-  const format = (cells: string[]) => cells.map((text, index) => text.padEnd(widths[index]!)).join('  ').trimEnd();
+  const format = (cells: string[]) =>
+    cells
+      .map((text, index) => text.padEnd(widths[index]!))
+      .join('  ')
+      .trimEnd();
   process.stdout.write(`${format(columns)}\n`);
   for (const row of rows) process.stdout.write(`${format(columns.map((column) => cell(row[column])))}\n`);
 }

@@ -33,7 +33,8 @@ export function parseGroupLine(text: string, line: number): ImportLine {
   } catch {
     return { line, error: 'not valid JSON' };
   }
-  if (lineValidator.Check(value)) return { line, group: value as TransferredUserGroup & { properties?: JsonObject | null } };
+  if (lineValidator.Check(value))
+    return { line, group: value as TransferredUserGroup & { properties?: JsonObject | null } };
   return { line, error: describeFirstError(value) };
 }
 
@@ -50,6 +51,7 @@ function describeFirstError(value: unknown): string {
 function asAjvError<E extends { keyword: string; params: object }>(error: E): E {
   const params = error.params as { requiredProperties?: string[]; additionalProperties?: string[] };
   if (error.keyword === 'required') return { ...error, params: { missingProperty: params.requiredProperties?.[0] } };
-  if (error.keyword === 'additionalProperties') return { ...error, params: { additionalProperty: params.additionalProperties?.[0] } };
+  if (error.keyword === 'additionalProperties')
+    return { ...error, params: { additionalProperty: params.additionalProperties?.[0] } };
   return error;
 }

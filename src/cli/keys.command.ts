@@ -3,7 +3,13 @@ import { Command } from 'commander';
 import { readKeyFile, writeKeyFile } from '../config/encryption-key.js';
 import { withKeyFileLock } from '../config/key-file-lock.js';
 import { KEY_FILE_PICKUP_MS } from '../config/keyring-source.js';
-import { totalOf, type CiphertextCounts, type KeyUsage, type ReEncryptionOptions, type ReEncryptionSummary } from '../domain/key-rotation.service.js';
+import {
+  totalOf,
+  type CiphertextCounts,
+  type KeyUsage,
+  type ReEncryptionOptions,
+  type ReEncryptionSummary,
+} from '../domain/key-rotation.service.js';
 import { CIPHERTEXT_KINDS, type CiphertextKind } from '../domain/models.js';
 import { encryptionKeyId, generateEncryptionKey } from '../domain/secrets.js';
 import type { Runtime } from '../runtime.js';
@@ -18,9 +24,15 @@ const KIND_COLUMNS: Record<CiphertextKind, string> = {
   webhook_previous_secret: 'webhook_previous_secrets',
 };
 
-const countColumns = (counts: CiphertextCounts) => Object.fromEntries(CIPHERTEXT_KINDS.map((kind) => [KIND_COLUMNS[kind], counts[kind]]));
+const countColumns = (counts: CiphertextCounts) =>
+  Object.fromEntries(CIPHERTEXT_KINDS.map((kind) => [KIND_COLUMNS[kind], counts[kind]]));
 
-const describeUsage = (key: KeyUsage) => ({ key_id: key.keyId, current: key.current, configured: key.configured, ...countColumns(key.ciphertexts) });
+const describeUsage = (key: KeyUsage) => ({
+  key_id: key.keyId,
+  current: key.current,
+  configured: key.configured,
+  ...countColumns(key.ciphertexts),
+});
 
 /** `a1b2c3d4 (3 tokens, not configured)` for messages. */
 const describeLeft = (key: KeyUsage) => {
@@ -46,43 +58,50 @@ export function keysCommand(): Command {
       else process.stdout.write(`${key.toString('base64')}\n`);
     });
 
-  subcommand(keys, 'list', 'list the keys, which one encrypts, and how many tokens each one encrypts', { workspace: false }).action(
-    async (options: Omit<CommonOptions, 'workspace'>) => {
-      await withRuntime({ ...options, requireAllKeys: false }, async (runtime) => {
-        printRows((await runtime.services.keyRotation.keyUsage()).map(describeUsage), options.json);
-      });
-    },
-  );
+  subcommand(keys, 'list', 'list the keys, which one encrypts, and how many tokens each one encrypts', {
+    workspace: false,
+  }).action(async (options: Omit<CommonOptions, 'workspace'>) => {
+    await withRuntime({ ...options, requireAllKeys: false }, async (runtime) => {
+      printRows((await runtime.services.keyRotation.keyUsage()).map(describeUsage), options.json);
+    });
+  });
 
-  subcommand(keys, 'rotate', 're-encrypt every token under a new key (key file) or the first key of UGS_ENCRYPTION_KEY').action(
-    async (options: CommonOptions) => {
-      await withRuntime({ ...options, requireAllKeys: false }, async (runtime) => {
-        // The run's audit event goes to this workspace; checked before the key file changes.
-        const { id: workspaceId } = await runtime.services.workspaces.requireWorkspace(options.workspace);
-        const { source } = runtime.keys;
-        const summary =
-          source.kind === 'file'
-            ? await withKeyFileLock(source.path, () => rotateKeyFile(runtime, source.path, workspaceId))
-            : await reEncrypt(runtime, workspaceId, { keyGenerated: false });
-        printRotation(summary, source.kind === 'file', options.json);
-      });
-    },
-  );
+  subcommand(
+    keys,
+    'rotate',
+    're-encrypt every token under a new key (key file) or the first key of UGS_ENCRYPTION_KEY',
+  ).action(async (options: CommonOptions) => {
+    await withRuntime({ ...options, requireAllKeys: false }, async (runtime) => {
+      // The run's audit event goes to this workspace; checked before the key file changes.
+      const { id: workspaceId } = await runtime.services.workspaces.requireWorkspace(options.workspace);
+      const { source } = runtime.keys;
+      const summary =
+        source.kind === 'file'
+          ? await withKeyFileLock(source.path, () => rotateKeyFile(runtime, source.path, workspaceId))
+          : await reEncrypt(runtime, workspaceId, { keyGenerated: false });
+      printRotation(summary, source.kind === 'file', options.json);
+    });
+  });
 
-  subcommand(keys, 'prune', 'remove from the key file the keys no token is encrypted under any more', { workspace: false }).action(
-    async (options: Omit<CommonOptions, 'workspace'>) => {
-      await withRuntime({ ...options, requireAllKeys: false }, async (runtime) => {
-        const { source } = runtime.keys;
-        if (source.kind === 'file') await withKeyFileLock(source.path, () => pruneKeyFile(runtime, source.path, options.json));
-        else await reportPrunableKeys(runtime, options.json);
-      });
-    },
-  );
+  subcommand(keys, 'prune', 'remove from the key file the keys no token is encrypted under any more', {
+    workspace: false,
+  }).action(async (options: Omit<CommonOptions, 'workspace'>) => {
+    await withRuntime({ ...options, requireAllKeys: false }, async (runtime) => {
+      const { source } = runtime.keys;
+      if (source.kind === 'file')
+        await withKeyFileLock(source.path, () => pruneKeyFile(runtime, source.path, options.json));
+      else await reportPrunableKeys(runtime, options.json);
+    });
+  });
 
   return keys;
 }
 
-function reEncrypt(runtime: Runtime, workspaceId: number, options: Omit<ReEncryptionOptions, 'audit'>): Promise<ReEncryptionSummary> {
+function reEncrypt(
+  runtime: Runtime,
+  workspaceId: number,
+  options: Omit<ReEncryptionOptions, 'audit'>,
+): Promise<ReEncryptionSummary> {
   return runtime.services.keyRotation.reEncrypt({ audit: { workspaceId, actor: { type: 'cli' } }, ...options });
 }
 
@@ -96,8 +115,11 @@ async function rotateKeyFile(runtime: Runtime, path: string, workspaceId: number
   writeKeyFile(path, [key, ...readKeyFile(path)]);
   const writtenAt = Date.now();
   runtime.keys.reload();
-  if (runtime.keys.keyring.keyId !== encryptionKeyId(key)) throw new Error(`${path} changed while the new key was being written; run ugs keys rotate again.`);
-  process.stderr.write(`new key ${encryptionKeyId(key)} is first in ${path}; the old keys stay for reading until ugs keys prune\n`);
+  if (runtime.keys.keyring.keyId !== encryptionKeyId(key))
+    throw new Error(`${path} changed while the new key was being written; run ugs keys rotate again.`);
+  process.stderr.write(
+    `new key ${encryptionKeyId(key)} is first in ${path}; the old keys stay for reading until ugs keys prune\n`,
+  );
   return reEncrypt(runtime, workspaceId, {
     keyGenerated: true,
     beforeFinalSweep: () => sleep(Math.max(0, writtenAt + KEY_FILE_PICKUP_MS - Date.now())),
@@ -133,7 +155,9 @@ function printRotation(summary: ReEncryptionSummary, keyGenerated: boolean, json
 }
 
 function refuseWhileUsed(stillUsed: KeyUsage[]): Error {
-  return new Error(`Tokens are still encrypted under ${stillUsed.map(describeLeft).join(', ')}: run ugs keys rotate first. Nothing was removed.`);
+  return new Error(
+    `Tokens are still encrypted under ${stillUsed.map(describeLeft).join(', ')}: run ugs keys rotate first. Nothing was removed.`,
+  );
 }
 
 /**
@@ -150,7 +174,9 @@ async function pruneKeyFile(runtime: Runtime, path: string, json: boolean | unde
   if (kept.length < keys.length) {
     writeKeyFile(path, kept);
     runtime.keys.reload();
-    const usedAgain = (await runtime.services.keyRotation.keyUsage()).filter((key) => removable.includes(key.keyId) && totalOf(key.ciphertexts) > 0);
+    const usedAgain = (await runtime.services.keyRotation.keyUsage()).filter(
+      (key) => removable.includes(key.keyId) && totalOf(key.ciphertexts) > 0,
+    );
     if (usedAgain.length > 0) {
       writeKeyFile(path, keys);
       runtime.keys.reload();
@@ -159,7 +185,8 @@ async function pruneKeyFile(runtime: Runtime, path: string, json: boolean | unde
   }
   const keptIds = kept.map(encryptionKeyId);
   if (json) printJson({ removed: removable, kept: keptIds });
-  else if (removable.length === 0) process.stdout.write(`nothing to prune: ${path} holds only key ${keptIds.join(', ')}\n`);
+  else if (removable.length === 0)
+    process.stdout.write(`nothing to prune: ${path} holds only key ${keptIds.join(', ')}\n`);
   else process.stdout.write(`removed key ${removable.join(', ')} from ${path}; it holds key ${keptIds.join(', ')}\n`);
 }
 
@@ -168,9 +195,16 @@ async function reportPrunableKeys(runtime: Runtime, json: boolean | undefined): 
   const { removable, stillUsed } = await runtime.services.keyRotation.prunePlan();
   if (json) printJson({ removable, still_used: stillUsed.map(describeUsage) });
   else {
-    process.stdout.write('UGS_ENCRYPTION_KEY is set: remove keys from it on every instance yourself (rolling restart).\n');
-    process.stdout.write(removable.length > 0 ? `no token is under key ${removable.join(', ')}: it can be removed\n` : 'no key can be removed\n');
-    if (stillUsed.length > 0) process.stdout.write(`still in use: ${stillUsed.map(describeLeft).join(', ')}: run ugs keys rotate first\n`);
+    process.stdout.write(
+      'UGS_ENCRYPTION_KEY is set: remove keys from it on every instance yourself (rolling restart).\n',
+    );
+    process.stdout.write(
+      removable.length > 0
+        ? `no token is under key ${removable.join(', ')}: it can be removed\n`
+        : 'no key can be removed\n',
+    );
+    if (stillUsed.length > 0)
+      process.stdout.write(`still in use: ${stillUsed.map(describeLeft).join(', ')}: run ugs keys rotate first\n`);
   }
   if (stillUsed.length > 0) process.exitCode = 1;
 }

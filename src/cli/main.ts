@@ -47,7 +47,9 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = error.exitCode;
       return;
     }
-    process.stderr.write(`ugs: ${isAppError(error) ? `${error.message} (${error.code})` : error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `ugs: ${isAppError(error) ? `${error.message} (${error.code})` : error instanceof Error ? error.message : String(error)}\n`,
+    );
     process.exitCode = 1;
     // A cluster worker's channel to its primary would keep it alive; without it, the process ends
     // and the primary learns the worker failed.

@@ -7,12 +7,24 @@ import { DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from '../config/server-t
 import type { RateLimitOption } from '../rate-limit/rate-limit-setting.js';
 import { createWorkerRateLimiter, serveRateLimitsToWorkers } from '../rate-limit/cluster-rate-limiter.js';
 import { createLocalRateLimiter } from '../rate-limit/rate-limiter.js';
-import { DEFAULT_RATE_LIMIT, parseBurst, parseRate, parseRateSetting, rateLimitPolicy, type Rate } from '../rate-limit/rate-limit-setting.js';
+import {
+  DEFAULT_RATE_LIMIT,
+  parseBurst,
+  parseRate,
+  parseRateSetting,
+  rateLimitPolicy,
+  type Rate,
+} from '../rate-limit/rate-limit-setting.js';
 import type { RateLimitPolicy } from '../rate-limit/token-bucket.js';
 import { openRuntime } from '../runtime.js';
 import type { ServeOptions } from '../server.js';
 import { databaseOption, optionParser, positiveInteger } from './context.js';
-import { addWebhookWorkerOptions, allowPrivateWebhooks, webhookWorkerSettings, type WebhookFlags } from './webhook-options.js';
+import {
+  addWebhookWorkerOptions,
+  allowPrivateWebhooks,
+  webhookWorkerSettings,
+  type WebhookFlags,
+} from './webhook-options.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -55,9 +67,16 @@ const DRAIN_TIMEOUT_MS = 10_000;
 
 function serverTimeouts(flags: ServeFlags): ServerTimeouts {
   if (flags.headersTimeoutMs > flags.requestTimeoutMs) {
-    throw new Error('--headers-timeout-ms (UGS_HEADERS_TIMEOUT_MS) must not be longer than --request-timeout-ms (UGS_REQUEST_TIMEOUT_MS): the headers are part of the request.');
+    throw new Error(
+      '--headers-timeout-ms (UGS_HEADERS_TIMEOUT_MS) must not be longer than --request-timeout-ms (UGS_REQUEST_TIMEOUT_MS): the headers are part of the request.',
+    );
   }
-  return { headersMs: flags.headersTimeoutMs, requestMs: flags.requestTimeoutMs, keepAliveMs: flags.keepAliveTimeoutMs, idleMs: flags.idleTimeoutMs };
+  return {
+    headersMs: flags.headersTimeoutMs,
+    requestMs: flags.requestTimeoutMs,
+    keepAliveMs: flags.keepAliveTimeoutMs,
+    idleMs: flags.idleTimeoutMs,
+  };
 }
 
 /** A duration in milliseconds, from a flag or its UGS_ variable. */
@@ -93,7 +112,8 @@ function openFor(flags: ServeFlags, publicUrl: () => string) {
     poolSize: flags.dbPoolSize,
     allowPrivateWebhooks: allowPrivateWebhooks(flags),
     onKeyReload: (event) => {
-      if ('error' in event) log.error({ err: event.error }, 'the encryption key file could not be reloaded; the previous keys stay in use');
+      if ('error' in event)
+        log.error({ err: event.error }, 'the encryption key file could not be reloaded; the previous keys stay in use');
       else log.info({ keyId: event.keyId, keyIds: event.keyIds }, 'encryption keys reloaded');
     },
   });
@@ -117,14 +137,18 @@ async function serveInThisProcess(flags: ServeFlags, rateLimit: RateLimitPolicy 
   // Before the database opens: a bad flag must not leave a pool open behind its error.
   const options = serveOptions(flags, rateLimit);
   let port = flags.port;
-  const runtime = await openFor(flags, publicUrlOf(flags, () => port));
+  const runtime = await openFor(
+    flags,
+    publicUrlOf(flags, () => port),
+  );
   const server = await startServer(runtime, options).catch(async (error: unknown) => {
     await runtime.close();
     throw error;
   });
   const address = server.app.server.address();
   if (typeof address === 'object' && address) port = address.port;
-  if (server.firstStartTokens) process.stdout.write(firstStartBanner(server.firstStartTokens, `http://${flags.host}:${port}`));
+  if (server.firstStartTokens)
+    process.stdout.write(firstStartBanner(server.firstStartTokens, `http://${flags.host}:${port}`));
   onStopSignal(async (signal) => {
     server.app.log.info({ signal }, 'draining before exit');
     await server.stop().catch((error: unknown) => {
@@ -143,7 +167,10 @@ async function superviseWorkers(flags: ServeFlags, rateLimit: RateLimitPolicy | 
   const { firstStartBanner } = await import('../server.js');
   const log = createLogger(flags.logLevel);
   // The primary signs nothing (the workers serve); its runtime migrates and issues the first tokens.
-  const runtime = await openFor(flags, publicUrlOf(flags, () => flags.port));
+  const runtime = await openFor(
+    flags,
+    publicUrlOf(flags, () => flags.port),
+  );
   if (rateLimit !== 'off') serveRateLimitsToWorkers(cluster, createLocalRateLimiter());
   let stopping = false;
   const listening = new Promise<number>((resolve, reject) => {
@@ -196,29 +223,78 @@ export function serveCommand(): Command {
     .addOption(new Option('--port <port>', 'port to listen on').env('UGS_PORT').default(8080).argParser(Number))
     .addOption(new Option('--host <host>', 'address to bind').env('UGS_HOST').default('127.0.0.1'))
     .addOption(databaseOption())
-    .addOption(new Option('--log-level <level>', 'fatal|error|warn|info|debug|trace').env('UGS_LOG_LEVEL').default('info'))
     .addOption(
-      new Option('--rate-limit <rate>', 'default limit per API token: <n>/s, <n>/min (a bare <n> is per minute), or "off"')
+      new Option('--log-level <level>', 'fatal|error|warn|info|debug|trace').env('UGS_LOG_LEVEL').default('info'),
+    )
+    .addOption(
+      new Option(
+        '--rate-limit <rate>',
+        'default limit per API token: <n>/s, <n>/min (a bare <n> is per minute), or "off"',
+      )
         .env('UGS_RATE_LIMIT')
         .default(parseRate(DEFAULT_RATE_LIMIT), DEFAULT_RATE_LIMIT)
         .argParser(optionParser(parseRateSetting)),
     )
     .addOption(
-      new Option('--rate-limit-burst <n>', 'requests an idle API token may make at once (default: the <n> of --rate-limit)')
+      new Option(
+        '--rate-limit-burst <n>',
+        'requests an idle API token may make at once (default: the <n> of --rate-limit)',
+      )
         .env('UGS_RATE_LIMIT_BURST')
         .argParser(optionParser(parseBurst)),
     )
-    .addOption(new Option('--workers <n>', 'number of server processes (node:cluster)').env('UGS_WORKERS').default(1).argParser(positiveInteger))
-    .addOption(new Option('--db-pool-size <n>', 'PostgreSQL connections per process').env('UGS_DB_POOL_SIZE').default(10).argParser(positiveInteger))
-    .addOption(millisecondsOption('headers-timeout-ms', 'UGS_HEADERS_TIMEOUT_MS', DEFAULT_SERVER_TIMEOUTS.headersMs, 'a request\'s headers must arrive within this'))
-    .addOption(millisecondsOption('request-timeout-ms', 'UGS_REQUEST_TIMEOUT_MS', DEFAULT_SERVER_TIMEOUTS.requestMs, 'a whole request, body included, must arrive within this'))
-    .addOption(millisecondsOption('keep-alive-timeout-ms', 'UGS_KEEP_ALIVE_TIMEOUT_MS', DEFAULT_SERVER_TIMEOUTS.keepAliveMs, 'an idle keep-alive connection is kept this long (above your load balancer\'s idle timeout)'))
     .addOption(
-      new Option('--public-url <url>', 'the URL clients reach this service at; embed tokens are issued by <url>/w/<workspace> (default: http://<host>:<port>)')
+      new Option('--workers <n>', 'number of server processes (node:cluster)')
+        .env('UGS_WORKERS')
+        .default(1)
+        .argParser(positiveInteger),
+    )
+    .addOption(
+      new Option('--db-pool-size <n>', 'PostgreSQL connections per process')
+        .env('UGS_DB_POOL_SIZE')
+        .default(10)
+        .argParser(positiveInteger),
+    )
+    .addOption(
+      millisecondsOption(
+        'headers-timeout-ms',
+        'UGS_HEADERS_TIMEOUT_MS',
+        DEFAULT_SERVER_TIMEOUTS.headersMs,
+        "a request's headers must arrive within this",
+      ),
+    )
+    .addOption(
+      millisecondsOption(
+        'request-timeout-ms',
+        'UGS_REQUEST_TIMEOUT_MS',
+        DEFAULT_SERVER_TIMEOUTS.requestMs,
+        'a whole request, body included, must arrive within this',
+      ),
+    )
+    .addOption(
+      millisecondsOption(
+        'keep-alive-timeout-ms',
+        'UGS_KEEP_ALIVE_TIMEOUT_MS',
+        DEFAULT_SERVER_TIMEOUTS.keepAliveMs,
+        "an idle keep-alive connection is kept this long (above your load balancer's idle timeout)",
+      ),
+    )
+    .addOption(
+      new Option(
+        '--public-url <url>',
+        'the URL clients reach this service at; embed tokens are issued by <url>/w/<workspace> (default: http://<host>:<port>)',
+      )
         .env('UGS_PUBLIC_URL')
         .argParser(optionParser(parsePublicUrl)),
     )
-    .addOption(millisecondsOption('idle-timeout-ms', 'UGS_IDLE_TIMEOUT_MS', DEFAULT_SERVER_TIMEOUTS.idleMs, 'a connection on which nothing moves this long is closed'))
+    .addOption(
+      millisecondsOption(
+        'idle-timeout-ms',
+        'UGS_IDLE_TIMEOUT_MS',
+        DEFAULT_SERVER_TIMEOUTS.idleMs,
+        'a connection on which nothing moves this long is closed',
+      ),
+    )
     .action(async (flags: ServeFlags) => {
       // Off means off: a burst set alongside (checked all the same) changes nothing.
       const rateLimit = flags.rateLimit === 'off' ? 'off' : rateLimitPolicy(flags.rateLimit, flags.rateLimitBurst);
@@ -232,7 +308,10 @@ export function migrateCommand(): Command {
     .description('apply pending schema migrations and create workspace "default" if missing')
     .addOption(databaseOption())
     .action(async (options: { database: string }) => {
-      const runtime = await openRuntime({ databaseUrl: options.database, encryptionKey: process.env.UGS_ENCRYPTION_KEY });
+      const runtime = await openRuntime({
+        databaseUrl: options.database,
+        encryptionKey: process.env.UGS_ENCRYPTION_KEY,
+      });
       await runtime.close();
       process.stdout.write('migrations applied\n');
     });

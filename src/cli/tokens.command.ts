@@ -2,7 +2,17 @@ import { Command, Option } from 'commander';
 import type { ApiTokenRecord, RateLimit } from '../domain/models.js';
 import { SCOPES, type Environment, type Scope } from '../domain/tenancy.js';
 import { parseBurst, parseRate, rateLimitPolicy, type Rate } from '../rate-limit/rate-limit-setting.js';
-import { cliCaller, environmentOption, optionParser, positiveInteger, printJson, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';
+import {
+  cliCaller,
+  environmentOption,
+  optionParser,
+  positiveInteger,
+  printJson,
+  printRows,
+  subcommand,
+  withRuntime,
+  type CommonOptions,
+} from './context.js';
 
 const describe = (token: ApiTokenRecord, workspace: string) => ({
   id: token.id,
@@ -18,7 +28,10 @@ const describe = (token: ApiTokenRecord, workspace: string) => ({
 const rateLimitText = (rateLimit: RateLimit | null) =>
   rateLimit ? `${rateLimit.perSecond} a second, up to ${rateLimit.burst} at once` : "the server's default";
 
-const burstOption = () => new Option('--rate-limit-burst <n>', 'requests it may make at once (default: the <n> of --rate-limit)').argParser(optionParser(parseBurst));
+const burstOption = () =>
+  new Option('--rate-limit-burst <n>', 'requests it may make at once (default: the <n> of --rate-limit)').argParser(
+    optionParser(parseBurst),
+  );
 
 interface RateLimitFlags {
   rateLimitBurst?: number;
@@ -31,31 +44,64 @@ export function tokensCommand(): Command {
     .addOption(environmentOption().makeOptionMandatory())
     .addOption(new Option('--scope <scope>', 'what the token may do').choices(SCOPES).makeOptionMandatory())
     .addOption(new Option('--name <label>', 'label shown in listings and the audit trail'))
-    .addOption(new Option('--rate-limit <rate>', "its own rate limit, <n>/s or <n>/min (default: the server's)").argParser(optionParser(parseRate)))
+    .addOption(
+      new Option('--rate-limit <rate>', "its own rate limit, <n>/s or <n>/min (default: the server's)").argParser(
+        optionParser(parseRate),
+      ),
+    )
     .addOption(burstOption())
-    .action(async (options: CommonOptions & RateLimitFlags & { environment: Environment; scope: Scope; name?: string; rateLimit?: Rate }) => {
-      if (options.rateLimitBurst !== undefined && options.rateLimit === undefined) throw new Error('--rate-limit-burst needs --rate-limit.');
+    .action(
+      async (
+        options: CommonOptions &
+          RateLimitFlags & { environment: Environment; scope: Scope; name?: string; rateLimit?: Rate },
+      ) => {
+        if (options.rateLimitBurst !== undefined && options.rateLimit === undefined)
+          throw new Error('--rate-limit-burst needs --rate-limit.');
+        await withRuntime(options, async (runtime) => {
+          const caller = await cliCaller(runtime, options.workspace, options.environment);
+          const name = options.name ?? `${options.scope} token (${options.environment})`;
+          const rateLimit = options.rateLimit && rateLimitPolicy(options.rateLimit, options.rateLimitBurst);
+          const { record, secret } = await runtime.services.apiTokens.createApiToken(caller, {
+            name,
+            scope: options.scope,
+            environment: options.environment,
+            rateLimit,
+          });
+          if (options.json) {
+            printJson({
+              id: record.id,
+              name: record.name,
+              scope: record.scope,
+              environment: record.environment,
+              workspace: options.workspace,
+              token: secret,
+            });
+          } else {
+            process.stdout.write(`${secret}\n`);
+          }
+        });
+      },
+    );
+
+  subcommand(tokens, 'list', 'list the live API tokens of a workspace (never their secrets)').action(
+    async (options: CommonOptions) => {
       await withRuntime(options, async (runtime) => {
-        const caller = await cliCaller(runtime, options.workspace, options.environment);
-        const name = options.name ?? `${options.scope} token (${options.environment})`;
-        const rateLimit = options.rateLimit && rateLimitPolicy(options.rateLimit, options.rateLimitBurst);
-        const { record, secret } = await runtime.services.apiTokens.createApiToken(caller, { name, scope: options.scope, environment: options.environment, rateLimit });
-        if (options.json) {
-          printJson({ id: record.id, name: record.name, scope: record.scope, environment: record.environment, workspace: options.workspace, token: secret });
-        } else {
-          process.stdout.write(`${secret}\n`);
-        }
+        const caller = await cliCaller(runtime, options.workspace);
+        printRows(
+          (await runtime.services.apiTokens.listApiTokens(caller, 'workspace')).map((token) =>
+            describe(token, options.workspace),
+          ),
+          options.json,
+        );
       });
-    });
+    },
+  );
 
-  subcommand(tokens, 'list', 'list the live API tokens of a workspace (never their secrets)').action(async (options: CommonOptions) => {
-    await withRuntime(options, async (runtime) => {
-      const caller = await cliCaller(runtime, options.workspace);
-      printRows((await runtime.services.apiTokens.listApiTokens(caller, 'workspace')).map((token) => describe(token, options.workspace)), options.json);
-    });
-  });
-
-  subcommand(tokens, 'update', "change an API token's rate limit; a running server applies it from the token's next request")
+  subcommand(
+    tokens,
+    'update',
+    "change an API token's rate limit; a running server applies it from the token's next request",
+  )
     .argument('<id>', 'API token id (see `ugs tokens list`)', positiveInteger)
     .addOption(
       new Option('--rate-limit <rate>', '<n>/s or <n>/min, or "default" for the server\'s')
@@ -64,10 +110,16 @@ export function tokensCommand(): Command {
     )
     .addOption(burstOption())
     .action(async (id: number, options: CommonOptions & RateLimitFlags & { rateLimit: Rate | 'default' }) => {
-      if (options.rateLimit === 'default' && options.rateLimitBurst !== undefined) throw new Error('--rate-limit-burst goes with a rate, not with "default".');
+      if (options.rateLimit === 'default' && options.rateLimitBurst !== undefined)
+        throw new Error('--rate-limit-burst goes with a rate, not with "default".');
       await withRuntime(options, async (runtime) => {
-        const rateLimit = options.rateLimit === 'default' ? null : rateLimitPolicy(options.rateLimit, options.rateLimitBurst);
-        const updated = await runtime.services.apiTokens.updateApiTokenRateLimit(await cliCaller(runtime, options.workspace), id, rateLimit);
+        const rateLimit =
+          options.rateLimit === 'default' ? null : rateLimitPolicy(options.rateLimit, options.rateLimitBurst);
+        const updated = await runtime.services.apiTokens.updateApiTokenRateLimit(
+          await cliCaller(runtime, options.workspace),
+          id,
+          rateLimit,
+        );
         if (options.json) printJson(describe(updated, options.workspace));
         else process.stdout.write(`API token ${updated.id} (${updated.name}): ${rateLimitText(updated.rateLimit)}\n`);
       });
@@ -77,7 +129,10 @@ export function tokensCommand(): Command {
     .argument('<id>', 'API token id (see `ugs tokens list`)', positiveInteger)
     .action(async (id: number, options: CommonOptions) => {
       await withRuntime(options, async (runtime) => {
-        const revoked = await runtime.services.apiTokens.revokeApiToken(await cliCaller(runtime, options.workspace), id);
+        const revoked = await runtime.services.apiTokens.revokeApiToken(
+          await cliCaller(runtime, options.workspace),
+          id,
+        );
         if (options.json) printJson({ ...describe(revoked, options.workspace), revoked_at: revoked.revokedAt });
         else process.stdout.write(`revoked API token ${revoked.id} (${revoked.name})\n`);
       });

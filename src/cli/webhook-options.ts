@@ -23,7 +23,10 @@ export function allowPrivateWebhooks(flags: { webhookAllowPrivate?: boolean }): 
 }
 
 export const allowPrivateOption = () =>
-  new Option('--webhook-allow-private', `let webhook URLs reach loopback, private, link-local and unspecified addresses, for development and tests (or ${ALLOW_PRIVATE_VARIABLE}=true)`);
+  new Option(
+    '--webhook-allow-private',
+    `let webhook URLs reach loopback, private, link-local and unspecified addresses, for development and tests (or ${ALLOW_PRIVATE_VARIABLE}=true)`,
+  );
 
 function retryDelays(text: string): number[] {
   const delays = text.split(',').map((part) => positiveInteger(part.trim()));
@@ -36,11 +39,29 @@ export function addWebhookWorkerOptions(command: Command): Command {
   const defaults = DEFAULT_WEBHOOK_WORKER_SETTINGS;
   return command
     .addOption(allowPrivateOption())
-    .addOption(new Option('--webhook-concurrency <n>', 'webhook attempts in flight at once per process').env('UGS_WEBHOOK_CONCURRENCY').default(defaults.concurrency).argParser(positiveInteger))
-    .addOption(new Option('--webhook-timeout-ms <ms>', 'a webhook attempt\'s whole time, at most 10000').env('UGS_WEBHOOK_TIMEOUT_MS').default(defaults.attemptTimeoutMs).argParser(positiveInteger))
-    .addOption(new Option('--webhook-lease-ms <ms>', 'how long a process holds a delivery it attempts; longer than the timeout').env('UGS_WEBHOOK_LEASE_MS').default(defaults.leaseMs).argParser(positiveInteger))
     .addOption(
-      new Option('--webhook-retry-delays-ms <list>', 'comma-separated waits before each retry (jitter adds up to a quarter)')
+      new Option('--webhook-concurrency <n>', 'webhook attempts in flight at once per process')
+        .env('UGS_WEBHOOK_CONCURRENCY')
+        .default(defaults.concurrency)
+        .argParser(positiveInteger),
+    )
+    .addOption(
+      new Option('--webhook-timeout-ms <ms>', "a webhook attempt's whole time, at most 10000")
+        .env('UGS_WEBHOOK_TIMEOUT_MS')
+        .default(defaults.attemptTimeoutMs)
+        .argParser(positiveInteger),
+    )
+    .addOption(
+      new Option('--webhook-lease-ms <ms>', 'how long a process holds a delivery it attempts; longer than the timeout')
+        .env('UGS_WEBHOOK_LEASE_MS')
+        .default(defaults.leaseMs)
+        .argParser(positiveInteger),
+    )
+    .addOption(
+      new Option(
+        '--webhook-retry-delays-ms <list>',
+        'comma-separated waits before each retry (jitter adds up to a quarter)',
+      )
         .env('UGS_WEBHOOK_RETRY_DELAYS_MS')
         .default([...defaults.retryDelaysMs], defaults.retryDelaysMs.join(','))
         .argParser(optionParser(retryDelays)),
@@ -56,10 +77,14 @@ export function addWebhookWorkerOptions(command: Command): Command {
 /** The worker's settings from the flags; refuses a timeout above SPEC §13's 10 s and a lease that would not outlast it. */
 export function webhookWorkerSettings(flags: WebhookFlags): Partial<WebhookWorkerSettings> {
   if (flags.webhookTimeoutMs > DEFAULT_WEBHOOK_WORKER_SETTINGS.attemptTimeoutMs) {
-    throw new Error(`--webhook-timeout-ms (UGS_WEBHOOK_TIMEOUT_MS) must be at most ${DEFAULT_WEBHOOK_WORKER_SETTINGS.attemptTimeoutMs}.`);
+    throw new Error(
+      `--webhook-timeout-ms (UGS_WEBHOOK_TIMEOUT_MS) must be at most ${DEFAULT_WEBHOOK_WORKER_SETTINGS.attemptTimeoutMs}.`,
+    );
   }
   if (flags.webhookLeaseMs <= flags.webhookTimeoutMs) {
-    throw new Error('--webhook-lease-ms (UGS_WEBHOOK_LEASE_MS) must be longer than --webhook-timeout-ms: a lease must outlast the attempt it covers.');
+    throw new Error(
+      '--webhook-lease-ms (UGS_WEBHOOK_LEASE_MS) must be longer than --webhook-timeout-ms: a lease must outlast the attempt it covers.',
+    );
   }
   return {
     allowPrivate: allowPrivateWebhooks(flags),

@@ -1,4 +1,14 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { ENCRYPTION_KEY_BYTES, encryptionKeyId, generateEncryptionKey } from '../domain/secrets.js';
@@ -24,7 +34,9 @@ export function loadEncryptionKeys(location: DatabaseLocation, configured: strin
     return { keys: parseEnvironmentKeys(configured), source: { kind: 'environment' } };
   }
   if (location.engine !== 'sqlite') {
-    throw new Error('UGS_ENCRYPTION_KEY is required with PostgreSQL: set it to the base64 of 32 random bytes (ugs keys generate, or openssl rand -base64 32).');
+    throw new Error(
+      'UGS_ENCRYPTION_KEY is required with PostgreSQL: set it to the base64 of 32 random bytes (ugs keys generate, or openssl rand -base64 32).',
+    );
   }
   const path = keyFilePath(location.path);
   createKeyFileIfMissing(path);
@@ -40,13 +52,21 @@ const ENVIRONMENT_VARIABLE = 'UGS_ENCRYPTION_KEY';
 function parseEnvironmentKeys(value: string): Buffer[] {
   const entries = value.split(',');
   const label = (index: number) => (entries.length === 1 ? undefined : `key ${index + 1} of ${entries.length}`);
-  return decodeKeys(ENVIRONMENT_VARIABLE, entries.map((text, index) => ({ text: text.trim(), label: label(index) })));
+  return decodeKeys(
+    ENVIRONMENT_VARIABLE,
+    entries.map((text, index) => ({ text: text.trim(), label: label(index) })),
+  );
 }
 
 /** The keys of a key file, current first; blank lines are ignored. Throws a message naming the line at fault. */
 export function readKeyFile(path: string): Buffer[] {
   const lines = readFileSync(path, 'utf8').split('\n');
-  return decodeKeys(path, lines.map((text, index) => ({ text: text.trim(), label: `line ${index + 1}` })).filter((entry) => entry.text !== ''));
+  return decodeKeys(
+    path,
+    lines
+      .map((text, index) => ({ text: text.trim(), label: `line ${index + 1}` }))
+      .filter((entry) => entry.text !== ''),
+  );
 }
 
 interface KeyEntry {
@@ -56,12 +76,17 @@ interface KeyEntry {
 }
 
 function decodeKeys(source: string, entries: KeyEntry[]): Buffer[] {
-  if (entries.length === 0) throw new Error(`${source} holds no key: it must hold the base64 encoding of ${ENCRYPTION_KEY_BYTES} random bytes.`);
+  if (entries.length === 0)
+    throw new Error(
+      `${source} holds no key: it must hold the base64 encoding of ${ENCRYPTION_KEY_BYTES} random bytes.`,
+    );
   const seen = new Map<string, { label: string | undefined; key: Buffer }>();
   return entries.map(({ text, label }) => {
     const key = Buffer.from(text, 'base64');
     if (key.length !== ENCRYPTION_KEY_BYTES || key.toString('base64') !== text.replace(/\s/g, '')) {
-      throw new Error(`${label === undefined ? source : `${source}, ${label},`} must be the base64 encoding of exactly ${ENCRYPTION_KEY_BYTES} bytes.`);
+      throw new Error(
+        `${label === undefined ? source : `${source}, ${label},`} must be the base64 encoding of exactly ${ENCRYPTION_KEY_BYTES} bytes.`,
+      );
     }
     const keyId = encryptionKeyId(key);
     const earlier = seen.get(keyId);

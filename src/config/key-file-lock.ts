@@ -28,9 +28,12 @@ function acquire(lockPath: string, keyFile: string): void {
     const holder = lockHolder(lockPath);
     if (holder === 'gone') continue;
     if (holder === 'unreadable') {
-      throw new Error(`${lockPath} exists but names no process: if no other key command is running, remove it and run this one again.`);
+      throw new Error(
+        `${lockPath} exists but names no process: if no other key command is running, remove it and run this one again.`,
+      );
     }
-    if (isRunning(holder)) throw new Error(`Another key command (pid ${holder}) is changing ${keyFile}; run this one when it has finished.`);
+    if (isRunning(holder))
+      throw new Error(`Another key command (pid ${holder}) is changing ${keyFile}; run this one when it has finished.`);
     rmSync(lockPath, { force: true });
   }
   throw new Error(`Could not lock ${keyFile} (${lockPath} keeps coming back); run the command again.`);

@@ -35,9 +35,14 @@ export interface KeyringHandle {
  * server that has not polled yet. A file that cannot be read or parsed leaves the previous keys in
  * place and is reported through `onReload`.
  */
-export function openKeyring(location: DatabaseLocation, configured: string | undefined, onReload: (event: KeyReload) => void = () => undefined): KeyringHandle {
+export function openKeyring(
+  location: DatabaseLocation,
+  configured: string | undefined,
+  onReload: (event: KeyReload) => void = () => undefined,
+): KeyringHandle {
   const { keys, source } = loadEncryptionKeys(location, configured);
-  if (source.kind === 'environment') return { keyring: createKeyring(keys), source, reload: () => undefined, close: () => undefined };
+  if (source.kind === 'environment')
+    return { keyring: createKeyring(keys), source, reload: () => undefined, close: () => undefined };
 
   const { path } = source;
   // Version first, then content: a change in between is then seen as a change, never missed.

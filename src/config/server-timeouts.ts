@@ -10,4 +10,9 @@ export interface ServerTimeouts {
   idleMs: number;
 }
 
-export const DEFAULT_SERVER_TIMEOUTS: ServerTimeouts = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000, idleMs: 60_000 };
+export const DEFAULT_SERVER_TIMEOUTS: ServerTimeouts = {
+  headersMs: 10_000,
+  requestMs: 30_000,
+  keepAliveMs: 72_000,
+  idleMs: 60_000,
+};

@@ -24,20 +24,27 @@ export function apiTokenCreated(record: ApiTokenRecord): AuditEntry {
     workspaceId: record.workspaceId,
     environment: record.environment,
     // A token on the server's default limit records no rate_limit, as before there were per-token limits.
-    changes: creationChanges(record.rateLimit ? { ...fields, rate_limit: rateLimitAuditValue(record.rateLimit) } : fields),
+    changes: creationChanges(
+      record.rateLimit ? { ...fields, rate_limit: rateLimitAuditValue(record.rateLimit) } : fields,
+    ),
     subject: () => ({ kind: 'api_token', apiToken: record }),
   };
 }
 
 /** A live token's new limit, written (`write`) and audited only when it differs; null for no live token. */
-export function planRateLimitUpdate(before: ApiTokenRecord | null, rateLimit: RateLimit | null): Audited<ApiTokenRecord | null> & { write?: ApiTokenRecord } {
+export function planRateLimitUpdate(
+  before: ApiTokenRecord | null,
+  rateLimit: RateLimit | null,
+): Audited<ApiTokenRecord | null> & { write?: ApiTokenRecord } {
   if (!before || sameRateLimit(before.rateLimit, rateLimit)) return { result: before, entries: [] };
   const after = { ...before, rateLimit };
   const entry: AuditEntry = {
     action: 'api_token.updated',
     workspaceId: after.workspaceId,
     environment: after.environment,
-    changes: { rate_limit: { before: rateLimitAuditValue(before.rateLimit), after: rateLimitAuditValue(after.rateLimit) } },
+    changes: {
+      rate_limit: { before: rateLimitAuditValue(before.rateLimit), after: rateLimitAuditValue(after.rateLimit) },
+    },
   };
   return { result: after, entries: [entry], write: after };
 }

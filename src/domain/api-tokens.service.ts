@@ -74,11 +74,14 @@ const REMEMBERED_TOKENS = 10_000;
 export type ApiTokenService = ReturnType<typeof createApiTokenService>;
 
 export function createApiTokenService({ store, clock }: { store: ApiTokenStore; clock: Clock }) {
-
   // Live tokens this process has read, by hash: taken only where a statement confirms them (authenticateApiToken).
   const remembered = new LRUCache<string, ApiTokenRecord>({ max: REMEMBERED_TOKENS });
 
-  function deferredCheck(hash: string, caller: ApiTokenCaller, admit: (caller: ApiTokenCaller) => Promise<void>): ApiTokenCheck {
+  function deferredCheck(
+    hash: string,
+    caller: ApiTokenCaller,
+    admit: (caller: ApiTokenCaller) => Promise<void>,
+  ): ApiTokenCheck {
     let live: boolean | undefined;
     let admitted = false;
     const check: ApiTokenCheck = {
@@ -131,7 +134,11 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
      * the caller carries a check that the statement settles, and `deferred.admit` (the rate limit) runs
      * once it has (src/domain/api-token-check.ts).
      */
-    async authenticateApiToken(secret: string, requestId: string | null, deferred?: { admit: (caller: ApiTokenCaller) => Promise<void> }): Promise<ApiTokenCaller> {
+    async authenticateApiToken(
+      secret: string,
+      requestId: string | null,
+      deferred?: { admit: (caller: ApiTokenCaller) => Promise<void> },
+    ): Promise<ApiTokenCaller> {
       if (!isApiTokenShaped(secret)) throw failure.invalidApiToken();
       const hash = hashSecret(secret);
       const known = deferred ? remembered.get(hash) : undefined;
@@ -154,7 +161,10 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
     async createApiToken(caller: Caller, input: NewApiTokenInput): Promise<IssuedApiToken> {
       requireScope(caller, 'admin');
       checkRateLimit(input.rateLimit);
-      const { secret, token } = draft(caller.tenant.workspaceId, { ...input, environment: input.environment ?? caller.tenant.environment });
+      const { secret, token } = draft(caller.tenant.workspaceId, {
+        ...input,
+        environment: input.environment ?? caller.tenant.environment,
+      });
       return { record: await store.insertApiToken(token, auditContextOf(clock, caller)), secret };
     },
 
@@ -169,7 +179,12 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
     async updateApiTokenRateLimit(caller: Caller, id: number, rateLimit: RateLimit | null): Promise<ApiTokenRecord> {
       requireScope(caller, 'admin');
       checkRateLimit(rateLimit);
-      const updated = await store.updateApiTokenRateLimit(caller.tenant.workspaceId, id, rateLimit, auditContextOf(clock, caller));
+      const updated = await store.updateApiTokenRateLimit(
+        caller.tenant.workspaceId,
+        id,
+        rateLimit,
+        auditContextOf(clock, caller),
+      );
       if (!updated) throw notFound(id);
       return updated;
     },
@@ -189,7 +204,11 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
       const drafts = (['Customer', 'Testing'] as const).map((environment) =>
         draft(workspaceId, { name: `first-start admin (${environment})`, scope: 'admin', environment }),
       );
-      const records = await store.insertApiTokensIfWorkspaceHasNone(workspaceId, drafts.map((d) => d.token), auditContextOf(clock, { actor, requestId: null }));
+      const records = await store.insertApiTokensIfWorkspaceHasNone(
+        workspaceId,
+        drafts.map((d) => d.token),
+        auditContextOf(clock, { actor, requestId: null }),
+      );
       return records && records.map((record, index) => ({ record, secret: drafts[index]!.secret }));
     },
   };

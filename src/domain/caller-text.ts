@@ -7,5 +7,7 @@ export const ECHO_LIMIT = 256;
  */
 export function echoable(text: string): string {
   if (text.length <= ECHO_LIMIT) return text;
-  return Array.from(text.slice(0, 2 * ECHO_LIMIT)).slice(0, ECHO_LIMIT).join('');
+  return Array.from(text.slice(0, 2 * ECHO_LIMIT))
+    .slice(0, ECHO_LIMIT)
+    .join('');
 }

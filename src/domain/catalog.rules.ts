@@ -9,16 +9,32 @@ import type { FieldChanges, SchemaRecord, SigningKeyRecord, Workspace } from './
  */
 
 export function workspaceCreated(workspace: Workspace): AuditEntry {
-  return { action: 'workspace.created', workspaceId: workspace.id, environment: null, changes: creationChanges({ id: workspace.id, name: workspace.name }) };
+  return {
+    action: 'workspace.created',
+    workspaceId: workspace.id,
+    environment: null,
+    changes: creationChanges({ id: workspace.id, name: workspace.name }),
+  };
 }
 
 export function schemaCreated(schema: SchemaRecord): AuditEntry {
-  return { action: 'schema.created', workspaceId: schema.workspaceId, environment: null, changes: creationChanges({ id: schema.id, name: schema.name }) };
+  return {
+    action: 'schema.created',
+    workspaceId: schema.workspaceId,
+    environment: null,
+    changes: creationChanges({ id: schema.id, name: schema.name }),
+  };
 }
 
 /** A workspace's first signing key, or a rotation to a new one: the kids, never key material. */
 export function signingKeyChanged(current: SigningKeyRecord, retired: SigningKeyRecord | null): AuditEntry {
-  if (!retired) return { action: 'signing_key.created', workspaceId: current.workspaceId, environment: null, changes: creationChanges({ kid: current.kid }) };
+  if (!retired)
+    return {
+      action: 'signing_key.created',
+      workspaceId: current.workspaceId,
+      environment: null,
+      changes: creationChanges({ kid: current.kid }),
+    };
   const { privateKeyCiphertext: _private, ...signingKey } = current;
   return {
     action: 'signing_key.rotated',

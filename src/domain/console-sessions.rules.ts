@@ -32,12 +32,18 @@ export function consoleSessionAbsoluteExpiry(session: Pick<ConsoleSessionRecord,
 }
 
 /** Whether the session may still be used at `now`: idle for less than an hour, and younger than eight. */
-export function isConsoleSessionLive(session: Pick<ConsoleSessionRecord, 'createdAt' | 'lastSeenAt'>, now: Timestamp): boolean {
+export function isConsoleSessionLive(
+  session: Pick<ConsoleSessionRecord, 'createdAt' | 'lastSeenAt'>,
+  now: Timestamp,
+): boolean {
   return Date.parse(now) < Date.parse(consoleSessionExpiry(session.createdAt, session.lastSeenAt));
 }
 
 /** The use to record for a live session used at `now`, or null when the last recorded one is recent enough. */
-export function consoleSessionTouch(session: ConsoleSessionRecord, now: Timestamp): { lastSeenAt: Timestamp; expiresAt: Timestamp } | null {
+export function consoleSessionTouch(
+  session: ConsoleSessionRecord,
+  now: Timestamp,
+): { lastSeenAt: Timestamp; expiresAt: Timestamp } | null {
   if (Date.parse(now) - Date.parse(session.lastSeenAt) < CONSOLE_SESSION_TOUCH_MS) return null;
   return { lastSeenAt: now, expiresAt: consoleSessionExpiry(session.createdAt, now) };
 }
@@ -50,9 +56,19 @@ export interface ConsoleSessionTenant {
 }
 
 export function consoleSessionStarted({ sessionId, workspaceId, environment }: ConsoleSessionTenant): AuditEntry {
-  return { action: 'console_session.created', workspaceId, environment, changes: { session_id: { before: null, after: sessionId } } };
+  return {
+    action: 'console_session.created',
+    workspaceId,
+    environment,
+    changes: { session_id: { before: null, after: sessionId } },
+  };
 }
 
 export function consoleSessionEnded({ sessionId, workspaceId, environment }: ConsoleSessionTenant): AuditEntry {
-  return { action: 'console_session.ended', workspaceId, environment, changes: { session_id: { before: sessionId, after: null } } };
+  return {
+    action: 'console_session.ended',
+    workspaceId,
+    environment,
+    changes: { session_id: { before: sessionId, after: null } },
+  };
 }

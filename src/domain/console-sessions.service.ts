@@ -2,7 +2,12 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { apiTokenCaller, isApiTokenShaped, type ApiTokenCaller } from './api-tokens.service.js';
 import { auditContextOf } from './audit-context.js';
 import type { Clock } from './clock.js';
-import { consoleSessionAbsoluteExpiry, consoleSessionExpiry, consoleSessionTouch, isConsoleSessionLive } from './console-sessions.rules.js';
+import {
+  consoleSessionAbsoluteExpiry,
+  consoleSessionExpiry,
+  consoleSessionTouch,
+  isConsoleSessionLive,
+} from './console-sessions.rules.js';
 import { failure } from './errors.js';
 import type { ConsoleSessionRecord } from './models.js';
 import { requireScope } from './scopes.js';
@@ -34,7 +39,13 @@ function csrfTokenOf(secret: string): string {
 export type ConsoleSessionService = ReturnType<typeof createConsoleSessionService>;
 
 /** Admin console sessions (SPEC §14): an admin API token exchanged for a session that acts as it. */
-export function createConsoleSessionService({ store, clock }: { store: ConsoleSessionStore & Pick<ApiTokenStore, 'findApiTokenByHash'>; clock: Clock }) {
+export function createConsoleSessionService({
+  store,
+  clock,
+}: {
+  store: ConsoleSessionStore & Pick<ApiTokenStore, 'findApiTokenByHash'>;
+  clock: Clock;
+}) {
   const sessionOf = (secret: string, caller: ApiTokenCaller, record: ConsoleSessionRecord): ConsoleSession => ({
     caller,
     record,
@@ -45,7 +56,9 @@ export function createConsoleSessionService({ store, clock }: { store: ConsoleSe
   return {
     /** Starts a session for a live admin API token; returns it with its secret, which exists only in this value. */
     async signIn(apiTokenSecret: string, requestId: string | null): Promise<ConsoleSession & { secret: string }> {
-      const token = isApiTokenShaped(apiTokenSecret) ? await store.findApiTokenByHash(hashSecret(apiTokenSecret)) : null;
+      const token = isApiTokenShaped(apiTokenSecret)
+        ? await store.findApiTokenByHash(hashSecret(apiTokenSecret))
+        : null;
       if (!token) throw failure.invalidApiToken();
       const caller = apiTokenCaller(token, requestId);
       requireScope(caller, 'admin');

@@ -10,9 +10,7 @@ import type { AuditAction, DataSourcePatch, DataSourceRecord, FieldChanges } fro
 
 /** How a change of a data source came out. */
 export type DataSourceChange =
-  | { status: 'changed'; dataSource: DataSourceRecord }
-  | { status: 'not_found' }
-  | { status: 'in_use'; usedBy: number };
+  { status: 'changed'; dataSource: DataSourceRecord } | { status: 'not_found' } | { status: 'in_use'; usedBy: number };
 
 /** A decided change: its outcome and audit entries, and the row to write (`write`) or delete (`remove`). */
 export interface DataSourcePlan extends Audited<DataSourceChange> {
@@ -26,7 +24,13 @@ function auditFields(record: DataSourceRecord): Record<string, unknown> {
 }
 
 function entry(action: AuditAction, record: DataSourceRecord, changes: FieldChanges): AuditEntry {
-  return { action, workspaceId: record.workspaceId, environment: record.environment, providedId: record.providedId, changes };
+  return {
+    action,
+    workspaceId: record.workspaceId,
+    environment: record.environment,
+    providedId: record.providedId,
+    changes,
+  };
 }
 
 const refused = (result: DataSourceChange): DataSourcePlan => ({ result, entries: [] });
@@ -39,7 +43,11 @@ export function dataSourceCreated(record: DataSourceRecord): AuditEntry {
  * Renaming or re-iding is always allowed; moving to another schema only while no group maps to the
  * data source (their mapping pairs it with the old schema). A patch that changes nothing writes nothing.
  */
-export function planDataSourceUpdate(current: DataSourceRecord | null, patch: DataSourcePatch, usedBy: number): DataSourcePlan {
+export function planDataSourceUpdate(
+  current: DataSourceRecord | null,
+  patch: DataSourcePatch,
+  usedBy: number,
+): DataSourcePlan {
   if (!current) return refused({ status: 'not_found' });
   const after: DataSourceRecord = {
     ...current,
@@ -50,7 +58,11 @@ export function planDataSourceUpdate(current: DataSourceRecord | null, patch: Da
   if (after.schemaId !== current.schemaId && usedBy > 0) return refused({ status: 'in_use', usedBy });
   const changes = changedFields(auditFields(current), auditFields(after));
   if (Object.keys(changes).length === 0) return { result: { status: 'changed', dataSource: current }, entries: [] };
-  return { result: { status: 'changed', dataSource: after }, entries: [entry('data_source.updated', after, changes)], write: after };
+  return {
+    result: { status: 'changed', dataSource: after },
+    entries: [entry('data_source.updated', after, changes)],
+    write: after,
+  };
 }
 
 /** A data source goes only while no group maps to it. */

@@ -17,7 +17,13 @@ export interface NewDataSourceInput {
 
 export type DataSourceService = ReturnType<typeof createDataSourceService>;
 
-export function createDataSourceService({ store, clock }: { store: DataSourceStore & Pick<SchemaStore, 'findSchemasByIds'>; clock: Clock }) {
+export function createDataSourceService({
+  store,
+  clock,
+}: {
+  store: DataSourceStore & Pick<SchemaStore, 'findSchemasByIds'>;
+  clock: Clock;
+}) {
   async function requireSchema(caller: Caller, schemaId: number): Promise<void> {
     const [schema] = await store.findSchemasByIds(caller.tenant.workspaceId, [schemaId]);
     if (!schema) throw failure.unknownSchema(schemaId, 'schema_id');
@@ -36,7 +42,13 @@ export function createDataSourceService({ store, clock }: { store: DataSourceSto
       await requireSchema(caller, input.schemaId);
       const environment = input.environment ?? caller.tenant.environment;
       return store.insertDataSource(
-        { tenant: { workspaceId: caller.tenant.workspaceId, environment }, providedId: input.providedId, name: input.name, schemaId: input.schemaId, createdAt: clock() },
+        {
+          tenant: { workspaceId: caller.tenant.workspaceId, environment },
+          providedId: input.providedId,
+          name: input.name,
+          schemaId: input.schemaId,
+          createdAt: clock(),
+        },
         auditContextOf(clock, caller),
       );
     },
@@ -64,14 +76,23 @@ export function createDataSourceService({ store, clock }: { store: DataSourceSto
     async updateDataSource(caller: Caller, id: number, patch: DataSourcePatch): Promise<DataSourceRecord> {
       requireScope(caller, 'admin');
       const existing = await requireDataSource(caller, id);
-      if (patch.schemaId !== undefined && patch.schemaId !== existing.schemaId) await requireSchema(caller, patch.schemaId);
-      return outcome(id, await store.updateDataSource(caller.tenant.workspaceId, id, patch, auditContextOf(clock, caller)), 'its schema cannot change');
+      if (patch.schemaId !== undefined && patch.schemaId !== existing.schemaId)
+        await requireSchema(caller, patch.schemaId);
+      return outcome(
+        id,
+        await store.updateDataSource(caller.tenant.workspaceId, id, patch, auditContextOf(clock, caller)),
+        'its schema cannot change',
+      );
     },
 
     async deleteDataSource(caller: Caller, id: number): Promise<DataSourceRecord> {
       requireScope(caller, 'admin');
       await requireDataSource(caller, id);
-      return outcome(id, await store.deleteDataSource(caller.tenant.workspaceId, id, auditContextOf(clock, caller)), 'remove it from their mappings first');
+      return outcome(
+        id,
+        await store.deleteDataSource(caller.tenant.workspaceId, id, auditContextOf(clock, caller)),
+        'remove it from their mappings first',
+      );
     },
   };
 }

@@ -48,7 +48,8 @@ export interface VerifiedEmbed {
 }
 
 export interface EmbedTokenServiceDeps {
-  store: Pick<UserGroupStore, 'findUserGroupByProvidedId' | 'findUserGroupByTeamId'> & Pick<WorkspaceStore, 'findWorkspaceById'>;
+  store: Pick<UserGroupStore, 'findUserGroupByProvidedId' | 'findUserGroupByTeamId'> &
+    Pick<WorkspaceStore, 'findWorkspaceById'>;
   signingKeys: SigningKeyService;
   view: UserGroupViewer;
   clock: Clock;
@@ -129,7 +130,8 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
       const workspace = await workspaceName(caller.tenant.workspaceId);
       const claims = await verifiedClaims(token, caller.tenant.workspaceId, issuerOf(workspace));
       const ugs = claims?.ugs;
-      if (!claims || !ugs || ugs.environment !== caller.tenant.environment || ugs.workspace !== workspace) throw notFound();
+      if (!claims || !ugs || ugs.environment !== caller.tenant.environment || ugs.workspace !== workspace)
+        throw notFound();
       const group = await store.findUserGroupByTeamId(caller.tenant, ugs.team_id);
       if (!group || !mintedUnder(claims.jti, group)) throw notFound();
       return {

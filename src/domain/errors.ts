@@ -87,13 +87,22 @@ const IDEMPOTENCY_KEY = 'Idempotency-Key';
 const plural = (count: number, one: string, many: string) => (count === 1 ? `1 ${one}` : `${count} ${many}`);
 
 /** The unique constraints a caller can run into; each engine recognises them in its own driver errors. */
-export type UniqueConstraint = 'user_group_provided_id' | 'user_group_token' | 'data_source_provided_id' | 'schema_name' | 'workspace_name';
+export type UniqueConstraint =
+  'user_group_provided_id' | 'user_group_token' | 'data_source_provided_id' | 'schema_name' | 'workspace_name';
 
 const TAKEN: Record<UniqueConstraint, [ErrorCode, string, string]> = {
-  user_group_provided_id: ['user_group_id_taken', 'new_user_group_id', 'Another user group in this environment already has that id.'],
+  user_group_provided_id: [
+    'user_group_id_taken',
+    'new_user_group_id',
+    'Another user group in this environment already has that id.',
+  ],
   // Only an import that carries tokens can hit this: a token copied from another group or tenant.
   user_group_token: ['user_group_token_taken', 'token', 'Another user group already has that token.'],
-  data_source_provided_id: ['data_source_id_taken', 'provided_id', 'A data source in this environment already has that provided id.'],
+  data_source_provided_id: [
+    'data_source_id_taken',
+    'provided_id',
+    'A data source in this environment already has that provided id.',
+  ],
   schema_name: ['schema_name_taken', 'name', 'A schema with that name already exists in this workspace.'],
   workspace_name: ['workspace_name_taken', 'name', 'A workspace with that name already exists.'],
 };
@@ -101,69 +110,131 @@ const TAKEN: Record<UniqueConstraint, [ErrorCode, string, string]> = {
 /** The failures of the domain and the store, by what went wrong; fields are named as the API and the CLI name them. */
 export const failure = {
   unavailable: (cause: unknown) =>
-    new AppError('unavailable', 'The database is unavailable; retry shortly.', { retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS, cause }),
-  insufficientScope: (needed: string) => new AppError('insufficient_scope', `This operation needs an API token with the "${needed}" scope.`),
+    new AppError('unavailable', 'The database is unavailable; retry shortly.', {
+      retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS,
+      cause,
+    }),
+  insufficientScope: (needed: string) =>
+    new AppError('insufficient_scope', `This operation needs an API token with the "${needed}" scope.`),
   invalidApiToken: () => new AppError('invalid_api_token', 'The API token is unknown or revoked.'),
   /** A console session cookie that names no live session: unknown, signed out, expired, or its API token revoked. */
-  consoleSessionEnded: () => new AppError('unauthenticated', 'The console session has ended (signed out, expired or its API token revoked); sign in again.'),
-  apiTokenNotFound: (id: number) => new AppError('api_token_not_found', `No live API token with id ${id} in this workspace.`),
+  consoleSessionEnded: () =>
+    new AppError(
+      'unauthenticated',
+      'The console session has ended (signed out, expired or its API token revoked); sign in again.',
+    ),
+  apiTokenNotFound: (id: number) =>
+    new AppError('api_token_not_found', `No live API token with id ${id} in this workspace.`),
   rateLimitOutOfRange: (part: 'per_second' | 'burst', minimum: number, maximum: number) =>
     new AppError(
       'invalid_field',
-      part === 'per_second' ? `A rate limit's per_second must be from ${minimum} to ${maximum}.` : `A rate limit's burst must be a whole number from ${minimum} to ${maximum}.`,
+      part === 'per_second'
+        ? `A rate limit's per_second must be from ${minimum} to ${maximum}.`
+        : `A rate limit's burst must be a whole number from ${minimum} to ${maximum}.`,
       { field: 'rate_limit' },
     ),
-  workspaceNotFound: (name: string) => new AppError('not_found', `Workspace "${name}" does not exist.`, { field: 'workspace' }),
+  workspaceNotFound: (name: string) =>
+    new AppError('not_found', `Workspace "${name}" does not exist.`, { field: 'workspace' }),
 
   /**
    * No group matches: to the group API an unknown id or token, or another tenant's, all answered alike
    * (SPEC §2); an admin lookup names what it looked for (`which`: `"acme"`, `with team_id 7`).
    */
   userGroupNotFound: (which?: string) =>
-    new AppError('user_group_not_found', which === undefined ? 'No user group matches in this environment.' : `No user group ${which} in this environment.`),
+    new AppError(
+      'user_group_not_found',
+      which === undefined
+        ? 'No user group matches in this environment.'
+        : `No user group ${which} in this environment.`,
+    ),
   nameTheGroup: () => new AppError('missing_field', 'Give "current_token" or "user_group_id" to name the group.'),
-  userGroupMismatch: () => new AppError('user_group_mismatch', '"current_token" and "user_group_id" name different user groups.'),
+  userGroupMismatch: () =>
+    new AppError('user_group_mismatch', '"current_token" and "user_group_id" name different user groups.'),
   dataSourceNotMapped: (providedId: string) =>
-    new AppError('data_source_mismatch', `The user group's mapping does not include data source "${providedId}".`, { field: 'data_source_provided_id' }),
-  importTokenShape: () => new AppError('invalid_field', '"token" must be ugt_ followed by 64 lowercase hex characters.', { field: 'token' }),
+    new AppError('data_source_mismatch', `The user group's mapping does not include data source "${providedId}".`, {
+      field: 'data_source_provided_id',
+    }),
+  importTokenShape: () =>
+    new AppError('invalid_field', '"token" must be ugt_ followed by 64 lowercase hex characters.', { field: 'token' }),
   batchGroupCreated: (providedId: string) =>
-    new AppError('concurrent_change', `A user group with id ${quoted(providedId)} was created meanwhile, so the batch wrote nothing.`),
-  batchGroupChanged: (teamId: number) => new AppError('concurrent_change', `User group ${teamId} changed or was deleted meanwhile, so the batch wrote nothing.`),
+    new AppError(
+      'concurrent_change',
+      `A user group with id ${quoted(providedId)} was created meanwhile, so the batch wrote nothing.`,
+    ),
+  batchGroupChanged: (teamId: number) =>
+    new AppError(
+      'concurrent_change',
+      `User group ${teamId} changed or was deleted meanwhile, so the batch wrote nothing.`,
+    ),
   taken: (constraint: UniqueConstraint, cause?: unknown) => {
     const [code, field, message] = TAKEN[constraint];
     return new AppError(code, message, { field, cause });
   },
 
-  propertiesTooLarge: (maxBytes: number) => new AppError('invalid_field', `"properties" must be at most ${maxBytes} bytes when serialized.`, { field: 'properties' }),
-  nestedTooDeeply: (field: string, maxDepth: number) => new AppError('invalid_field', `"${field}" must be nested at most ${maxDepth} levels deep.`, { field }),
+  propertiesTooLarge: (maxBytes: number) =>
+    new AppError('invalid_field', `"properties" must be at most ${maxBytes} bytes when serialized.`, {
+      field: 'properties',
+    }),
+  nestedTooDeeply: (field: string, maxDepth: number) =>
+    new AppError('invalid_field', `"${field}" must be nested at most ${maxDepth} levels deep.`, { field }),
   invalidProperties: (rule: string) => new AppError('invalid_field', `"properties" ${rule}.`, { field: 'properties' }),
 
-  unknownSchema: (schemaId: number | string, field: 'mapping' | 'schema_id') => new AppError('unknown_schema', `Schema ${schemaId} does not exist.`, { field }),
-  unknownDataSource: (ref: unknown) => new AppError('unknown_data_source', `Data source ${quoted(ref)} does not exist in this environment.`, { field: 'mapping' }),
+  unknownSchema: (schemaId: number | string, field: 'mapping' | 'schema_id') =>
+    new AppError('unknown_schema', `Schema ${schemaId} does not exist.`, { field }),
+  unknownDataSource: (ref: unknown) =>
+    new AppError('unknown_data_source', `Data source ${quoted(ref)} does not exist in this environment.`, {
+      field: 'mapping',
+    }),
   dataSourceSchemaMismatch: (ref: unknown, servedSchemaId: number, schemaId: number) =>
-    new AppError('data_source_schema_mismatch', `Data source ${quoted(ref)} serves schema ${servedSchemaId}, not schema ${schemaId}.`, { field: 'mapping' }),
+    new AppError(
+      'data_source_schema_mismatch',
+      `Data source ${quoted(ref)} serves schema ${servedSchemaId}, not schema ${schemaId}.`,
+      { field: 'mapping' },
+    ),
   /** A mapping row whose data source went away between the domain's check and the write. */
   vanishedDataSource: (cause: unknown) =>
-    new AppError('unknown_data_source', 'A data source of the mapping no longer exists in this environment.', { field: 'mapping', cause }),
-  /** A mapping row whose data source changed schema between the domain's check and the write. */
-  mappedSchemaChanged: (cause: unknown) =>
-    new AppError('data_source_schema_mismatch', 'A data source of the mapping now serves another schema; map it under that schema or choose another data source.', {
+    new AppError('unknown_data_source', 'A data source of the mapping no longer exists in this environment.', {
       field: 'mapping',
       cause,
     }),
-  dataSourceNotFound: (id: number) => new AppError('data_source_not_found', `No data source with id ${id} in this environment.`),
+  /** A mapping row whose data source changed schema between the domain's check and the write. */
+  mappedSchemaChanged: (cause: unknown) =>
+    new AppError(
+      'data_source_schema_mismatch',
+      'A data source of the mapping now serves another schema; map it under that schema or choose another data source.',
+      {
+        field: 'mapping',
+        cause,
+      },
+    ),
+  dataSourceNotFound: (id: number) =>
+    new AppError('data_source_not_found', `No data source with id ${id} in this environment.`),
   dataSourceInUse: (id: number, usedBy: number, whileInUse: string) =>
-    new AppError('data_source_in_use', `${plural(usedBy, 'user group maps', 'user groups map')} to data source ${id}: ${whileInUse}.`),
+    new AppError(
+      'data_source_in_use',
+      `${plural(usedBy, 'user group maps', 'user groups map')} to data source ${id}: ${whileInUse}.`,
+    ),
 
   unknownParent: (parentProvidedId: string) =>
-    new AppError('unknown_parent', `No user group ${quoted(parentProvidedId)} exists in this environment to be the parent.`, { field: 'parent_user_group_id' }),
+    new AppError(
+      'unknown_parent',
+      `No user group ${quoted(parentProvidedId)} exists in this environment to be the parent.`,
+      { field: 'parent_user_group_id' },
+    ),
   /** A group linked under a parent that was deleted between the check and the write's commit. */
   vanishedParent: (cause: unknown) =>
-    new AppError('unknown_parent', 'The parent user group no longer exists in this environment.', { field: 'parent_user_group_id', cause }),
-  hierarchyCycle: (parentProvidedId: string) =>
-    new AppError('hierarchy_cycle', `User group ${quoted(parentProvidedId)} is the group itself or one of its descendants, so it cannot be its parent.`, {
+    new AppError('unknown_parent', 'The parent user group no longer exists in this environment.', {
       field: 'parent_user_group_id',
+      cause,
     }),
+  hierarchyCycle: (parentProvidedId: string) =>
+    new AppError(
+      'hierarchy_cycle',
+      `User group ${quoted(parentProvidedId)} is the group itself or one of its descendants, so it cannot be its parent.`,
+      {
+        field: 'parent_user_group_id',
+      },
+    ),
   hierarchyTooDeep: (parentProvidedId: string, depth: number, maxDepth: number) =>
     new AppError(
       'hierarchy_too_deep',
@@ -171,10 +242,16 @@ export const failure = {
       { field: 'parent_user_group_id' },
     ),
   hasChildren: (providedId: string, children: number) =>
-    new AppError('user_group_has_children', `User group ${quoted(providedId)} is the parent of ${plural(children, 'group', 'groups')}; detach or delete them first.`),
+    new AppError(
+      'user_group_has_children',
+      `User group ${quoted(providedId)} is the parent of ${plural(children, 'group', 'groups')}; detach or delete them first.`,
+    ),
 
   // The key travels in a request header; the error names it as the field at fault.
-  idempotencyKeyShape: () => new AppError('invalid_field', 'Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces).', { field: IDEMPOTENCY_KEY }),
+  idempotencyKeyShape: () =>
+    new AppError('invalid_field', 'Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces).', {
+      field: IDEMPOTENCY_KEY,
+    }),
   idempotencyKeyLimit: (maxLiveKeys: number) =>
     new AppError(
       'idempotency_key_limit',
@@ -182,22 +259,40 @@ export const failure = {
       { field: IDEMPOTENCY_KEY },
     ),
   idempotencyKeyReused: () =>
-    new AppError('idempotency_key_reused', 'This Idempotency-Key was used for another request (method, path, query or body); send a new key with a new request.', {
-      field: IDEMPOTENCY_KEY,
-    }),
+    new AppError(
+      'idempotency_key_reused',
+      'This Idempotency-Key was used for another request (method, path, query or body); send a new key with a new request.',
+      {
+        field: IDEMPOTENCY_KEY,
+      },
+    ),
   idempotencyKeyInProgress: () =>
-    new AppError('idempotency_key_in_progress', 'The first request with this Idempotency-Key is still running; retry shortly.', {
-      field: IDEMPOTENCY_KEY,
-      retryAfterSeconds: 1,
-    }),
+    new AppError(
+      'idempotency_key_in_progress',
+      'The first request with this Idempotency-Key is still running; retry shortly.',
+      {
+        field: IDEMPOTENCY_KEY,
+        retryAfterSeconds: 1,
+      },
+    ),
 
   embedTokenTooLarge: (maxKiB: number) =>
-    new AppError('invalid_field', `The embed token would be larger than ${maxKiB} KiB: send fewer or smaller properties.`, { field: 'properties' }),
+    new AppError(
+      'invalid_field',
+      `The embed token would be larger than ${maxKiB} KiB: send fewer or smaller properties.`,
+      { field: 'properties' },
+    ),
   embedOrigin: () =>
-    new AppError('invalid_field', '"origin" must be a web origin such as https://app.example.com: a scheme, a host and a port at most, no path.', { field: 'origin' }),
+    new AppError(
+      'invalid_field',
+      '"origin" must be a web origin such as https://app.example.com: a scheme, a host and a port at most, no path.',
+      { field: 'origin' },
+    ),
 
-  webhookEndpointNotFound: (id: number) => new AppError('webhook_endpoint_not_found', `No webhook endpoint with id ${id} in this environment.`),
-  webhookDeliveryNotFound: (id: number) => new AppError('webhook_delivery_not_found', `No webhook delivery with id ${id} in this environment.`),
+  webhookEndpointNotFound: (id: number) =>
+    new AppError('webhook_endpoint_not_found', `No webhook endpoint with id ${id} in this environment.`),
+  webhookDeliveryNotFound: (id: number) =>
+    new AppError('webhook_delivery_not_found', `No webhook delivery with id ${id} in this environment.`),
   emptyWebhookPatch: () => new AppError('bad_request', 'Give at least one of url, events, description, enabled.'),
   webhookEvents: (rule: string) => new AppError('invalid_field', rule, { field: 'events' }),
   webhookUrl: (rule: string) => new AppError('invalid_field', `url ${rule}.`, { field: 'url' }),

@@ -27,17 +27,18 @@ export const HIERARCHY_READ_LIMIT = MAX_HIERARCHY_DEPTH + 1;
 /** The team id of the parent to link the group under, or the error that link would break. */
 export function checkedParentTeamId(parentProvidedId: string, facts: ParentLinkFacts): number {
   if (facts.parentChain.length === 0) throw failure.unknownParent(parentProvidedId);
-  if (facts.teamId !== undefined && facts.parentChain.includes(facts.teamId)) throw failure.hierarchyCycle(parentProvidedId);
+  if (facts.teamId !== undefined && facts.parentChain.includes(facts.teamId))
+    throw failure.hierarchyCycle(parentProvidedId);
   const depth = facts.parentChain.length + facts.subtreeHeight;
   if (depth > MAX_HIERARCHY_DEPTH) throw failure.hierarchyTooDeep(parentProvidedId, depth, MAX_HIERARCHY_DEPTH);
   return facts.parentChain[0] as number;
 }
 
-
 type Inheriting = Pick<UserGroupRecord, 'properties' | 'mapping' | 'ancestors'>;
 
 /** Root first, the group itself last: the order in which nearer levels override farther ones. */
-const levelsOf = (group: Inheriting) => [...group.ancestors].reverse().concat({ properties: group.properties, mapping: group.mapping });
+const levelsOf = (group: Inheriting) =>
+  [...group.ancestors].reverse().concat({ properties: group.properties, mapping: group.mapping });
 
 /** The properties of every level merged key by key (top-level keys only), the nearer level winning; `{}` when none has any. */
 export function computedProperties(group: Inheriting): JsonObject {
@@ -45,7 +46,8 @@ export function computedProperties(group: Inheriting): JsonObject {
   if (group.ancestors.length === 0) return group.properties ?? {};
   // A Map, then fromEntries: own properties only, whatever a key is called.
   const merged = new Map<string, JsonObject[string]>();
-  for (const { properties } of levelsOf(group)) for (const [key, value] of Object.entries(properties ?? {})) merged.set(key, value);
+  for (const { properties } of levelsOf(group))
+    for (const [key, value] of Object.entries(properties ?? {})) merged.set(key, value);
   return Object.fromEntries(merged);
 }
 

@@ -26,7 +26,8 @@ export interface IdempotencyClaim extends IdempotencyClaimRef {
   fingerprint: string;
 }
 
-export type IdempotentStart = { kind: 'execute'; claim: IdempotencyClaim } | { kind: 'replay'; response: RecordedResponse };
+export type IdempotentStart =
+  { kind: 'execute'; claim: IdempotencyClaim } | { kind: 'replay'; response: RecordedResponse };
 
 export interface IdempotencyServiceDeps {
   store: IdempotencyStore;
@@ -92,7 +93,11 @@ export function createIdempotencyService({ store, cipher, clock }: IdempotencySe
      * claim was taken over meanwhile (the request outlived ABANDONED_CLAIM_MS) and nothing was kept.
      */
     complete(claim: IdempotencyClaim, response: RecordedResponse): Promise<boolean> {
-      const plaintext = JSON.stringify({ fingerprint: claim.fingerprint, status: response.status, body: response.body });
+      const plaintext = JSON.stringify({
+        fingerprint: claim.fingerprint,
+        status: response.status,
+        body: response.body,
+      });
       return store.completeIdempotencyKey(claim, cipher.encrypt(plaintext));
     },
 

@@ -46,9 +46,11 @@ export interface ReEncryptionOptions {
   beforeFinalSweep?: () => Promise<void>;
 }
 
-const noCounts = (): CiphertextCounts => Object.fromEntries(CIPHERTEXT_KINDS.map((kind) => [kind, 0])) as CiphertextCounts;
+const noCounts = (): CiphertextCounts =>
+  Object.fromEntries(CIPHERTEXT_KINDS.map((kind) => [kind, 0])) as CiphertextCounts;
 
-export const totalOf = (counts: CiphertextCounts): number => Object.values(counts).reduce((sum, count) => sum + count, 0);
+export const totalOf = (counts: CiphertextCounts): number =>
+  Object.values(counts).reduce((sum, count) => sum + count, 0);
 
 export type KeyRotationService = ReturnType<typeof createKeyRotationService>;
 
@@ -62,14 +64,27 @@ export class MissingEncryptionKeysError extends Error {
  * written back with a compare-and-swap on the ciphertext read, so a concurrent change (a token
  * rotated, a group deleted) always wins, and whatever still needs it is picked up by the next pass.
  */
-export function createKeyRotationService({ store, keyring, clock }: { store: CiphertextStore; keyring: Keyring; clock: Clock }) {
+export function createKeyRotationService({
+  store,
+  keyring,
+  clock,
+}: {
+  store: CiphertextStore;
+  keyring: Keyring;
+  clock: Clock;
+}) {
   /** Every key the keyring holds (current first), then any other key id found in the data. */
   async function keyUsage(): Promise<KeyUsage[]> {
     const usage = new Map<string, KeyUsage>();
     const entry = (keyId: string): KeyUsage => {
       let found = usage.get(keyId);
       if (!found) {
-        found = { keyId, current: keyId === keyring.keyId, configured: keyring.keyIds.includes(keyId), ciphertexts: noCounts() };
+        found = {
+          keyId,
+          current: keyId === keyring.keyId,
+          configured: keyring.keyIds.includes(keyId),
+          ciphertexts: noCounts(),
+        };
         usage.set(keyId, found);
       }
       return found;
@@ -96,7 +111,7 @@ export function createKeyRotationService({ store, keyring, clock }: { store: Cip
     let moved = 0;
     const keyId = keyring.keyId;
     for (const kind of CIPHERTEXT_KINDS) {
-      for (let afterId = 0; ; ) {
+      for (let afterId = 0; ;) {
         const batch = await store.listCiphertextsNotUnderKey(kind, keyId, afterId, RE_ENCRYPTION_BATCH_SIZE);
         const replacements = batch.flatMap(reEncrypted);
         const count = replacements.length === 0 ? 0 : await store.replaceCiphertexts(replacements);
@@ -119,7 +134,8 @@ export function createKeyRotationService({ store, keyring, clock }: { store: Cip
     }
   }
 
-  const inUse = (usage: KeyUsage[]): string[] => usage.filter((key) => totalOf(key.ciphertexts) > 0).map((key) => key.keyId);
+  const inUse = (usage: KeyUsage[]): string[] =>
+    usage.filter((key) => totalOf(key.ciphertexts) > 0).map((key) => key.keyId);
 
   return {
     keyUsage,
@@ -150,7 +166,10 @@ export function createKeyRotationService({ store, keyring, clock }: { store: Cip
       // Re-encryption changes no group; one event records the run itself, only when it changed something.
       if (keyGenerated || totalOf(total) > 0) {
         const changes = { key_ids_in_use: { before: inUse(before), after: inUse(after) } };
-        await store.recordKeyRotation(audit.workspaceId, auditContextOf(clock, { actor: audit.actor, requestId: null }, changes));
+        await store.recordKeyRotation(
+          audit.workspaceId,
+          auditContextOf(clock, { actor: audit.actor, requestId: null }, changes),
+        );
       }
       const remaining = after.filter((key) => !key.current && totalOf(key.ciphertexts) > 0);
       return { keyId: keyring.keyId, reEncrypted: total, passes, remaining };

@@ -16,7 +16,9 @@ export class UnknownEncryptionKeyError extends Error {
     readonly keyId: string,
     configured: readonly string[],
   ) {
-    super(`Token ciphertext was made with key ${keyId}, which is not among the configured keys (${configured.join(', ')}).`);
+    super(
+      `Token ciphertext was made with key ${keyId}, which is not among the configured keys (${configured.join(', ')}).`,
+    );
     this.name = 'UnknownEncryptionKeyError';
   }
 }

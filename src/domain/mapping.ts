@@ -20,7 +20,11 @@ function idOf(ref: string): number | undefined {
 }
 
 /** Resolves one mapping inside the tenant; see `createMappingResolver` for the rules. */
-export async function resolveMapping(store: MappingCatalogueStore, tenant: Tenant, input: MappingInput): Promise<MappingEntry[]> {
+export async function resolveMapping(
+  store: MappingCatalogueStore,
+  tenant: Tenant,
+  input: MappingInput,
+): Promise<MappingEntry[]> {
   if (Object.keys(input).length === 0) return [];
   return (await createMappingResolver(store, tenant, [input]))(input);
 }

@@ -160,7 +160,13 @@ export interface UserGroupPatch {
  * The kinds of secret stored encrypted under the TokenCipher (each one column of one table).
  * Key rotation re-encrypts every kind, and `ugs keys list` counts each.
  */
-export const CIPHERTEXT_KINDS = ['user_group_token', 'idempotent_response', 'signing_key', 'webhook_secret', 'webhook_previous_secret'] as const;
+export const CIPHERTEXT_KINDS = [
+  'user_group_token',
+  'idempotent_response',
+  'signing_key',
+  'webhook_secret',
+  'webhook_previous_secret',
+] as const;
 export type CiphertextKind = (typeof CIPHERTEXT_KINDS)[number];
 
 /** One stored ciphertext: which kind, the id of its row, and the ciphertext itself. */
@@ -282,7 +288,10 @@ export interface WebhookEndpointRecord {
   updatedAt: Timestamp;
 }
 
-export type NewWebhookEndpoint = Pick<WebhookEndpointRecord, 'workspaceId' | 'environment' | 'url' | 'events' | 'description' | 'secretCiphertext' | 'createdAt'>;
+export type NewWebhookEndpoint = Pick<
+  WebhookEndpointRecord,
+  'workspaceId' | 'environment' | 'url' | 'events' | 'description' | 'secretCiphertext' | 'createdAt'
+>;
 
 export interface WebhookEndpointPatch {
   url?: string;

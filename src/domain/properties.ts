@@ -32,8 +32,14 @@ function findDefect(root: JsonObject): AppError | undefined {
   const pending: Array<{ value: JsonValue; depth: number }> = [{ value: root, depth: 1 }];
   for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
     const { value, depth } = item;
-    if (typeof value === 'number' && !Number.isSafeInteger(value) && (!Number.isFinite(value) || Number.isInteger(value))) {
-      return invalidProperties(`may hold only numbers that JSON carries exactly: finite, and integers within ±${Number.MAX_SAFE_INTEGER}`);
+    if (
+      typeof value === 'number' &&
+      !Number.isSafeInteger(value) &&
+      (!Number.isFinite(value) || Number.isInteger(value))
+    ) {
+      return invalidProperties(
+        `may hold only numbers that JSON carries exactly: finite, and integers within ±${Number.MAX_SAFE_INTEGER}`,
+      );
     }
     if (typeof value === 'string' && !isStorableText(value)) return invalidText();
     if (value === null || typeof value !== 'object') continue;

@@ -93,7 +93,13 @@ export function createTokenCipher(key: Buffer): TokenCipher {
       cipher.setAAD(ASSOCIATED_DATA);
       const data = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
       const tag = cipher.getAuthTag();
-      return [FORMAT_VERSION, keyId, iv.toString('base64url'), tag.toString('base64url'), data.toString('base64url')].join('.');
+      return [
+        FORMAT_VERSION,
+        keyId,
+        iv.toString('base64url'),
+        tag.toString('base64url'),
+        data.toString('base64url'),
+      ].join('.');
     },
     decrypt(ciphertext) {
       const [version, cipherKeyId, iv, tag, data] = ciphertext.split('.');

@@ -33,7 +33,15 @@ export type SigningKeyService = ReturnType<typeof createSigningKeyService>;
  * signing, so a rotation on one instance signs at once on all), retired keys published until every
  * token they could have signed has expired.
  */
-export function createSigningKeyService({ store, cipher, clock }: { store: SigningKeyStore; cipher: TokenCipher; clock: Clock }) {
+export function createSigningKeyService({
+  store,
+  cipher,
+  clock,
+}: {
+  store: SigningKeyStore;
+  cipher: TokenCipher;
+  clock: Clock;
+}) {
   const imported = new Map<string, Promise<ImportedKey>>();
   const importOnce = (cacheKey: string, jwk: () => JWK) => {
     let key = imported.get(cacheKey);
@@ -59,7 +67,9 @@ export function createSigningKeyService({ store, cipher, clock }: { store: Signi
   }
 
   const publishedUntil = (key: SigningKeyRecord) =>
-    key.retiredAt === null ? null : new Date(Date.parse(key.retiredAt) + MAX_EMBED_TOKEN_LIFETIME_S * 1000).toISOString();
+    key.retiredAt === null
+      ? null
+      : new Date(Date.parse(key.retiredAt) + MAX_EMBED_TOKEN_LIFETIME_S * 1000).toISOString();
 
   /** Every key whose tokens may still be live, newest first. */
   async function published(workspaceId: number): Promise<PublishedKey[]> {
@@ -76,8 +86,14 @@ export function createSigningKeyService({ store, cipher, clock }: { store: Signi
     async signingKey(workspaceId: number, actor: Actor): Promise<UsableKey> {
       const current =
         (await store.listSigningKeys(workspaceId)).find((key) => key.retiredAt === null) ??
-        (await store.insertFirstSigningKey(await newKey(workspaceId), auditContextOf(clock, { actor, requestId: null })));
-      const key = await importOnce(`private:${current.kid}`, () => JSON.parse(cipher.decrypt(current.privateKeyCiphertext)) as JWK);
+        (await store.insertFirstSigningKey(
+          await newKey(workspaceId),
+          auditContextOf(clock, { actor, requestId: null }),
+        ));
+      const key = await importOnce(
+        `private:${current.kid}`,
+        () => JSON.parse(cipher.decrypt(current.privateKeyCiphertext)) as JWK,
+      );
       return { kid: current.kid, key };
     },
 
@@ -97,8 +113,14 @@ export function createSigningKeyService({ store, cipher, clock }: { store: Signi
     /** A new current key from now on (admin); the old one stays published for MAX_EMBED_TOKEN_LIFETIME_S. */
     async rotate(caller: Caller): Promise<{ current: PublishedKey; retired: PublishedKey | null }> {
       requireScope(caller, 'admin');
-      const { current, retired } = await store.rotateSigningKey(await newKey(caller.tenant.workspaceId), auditContextOf(clock, caller));
-      return { current: { ...current, publishedUntil: null }, retired: retired && { ...retired, publishedUntil: publishedUntil(retired) } };
+      const { current, retired } = await store.rotateSigningKey(
+        await newKey(caller.tenant.workspaceId),
+        auditContextOf(clock, caller),
+      );
+      return {
+        current: { ...current, publishedUntil: null },
+        retired: retired && { ...retired, publishedUntil: publishedUntil(retired) },
+      };
     },
   };
 }

@@ -15,9 +15,7 @@ export interface Tenant {
   environment: Environment;
 }
 
-export type Actor =
-  | { type: 'api_token'; apiTokenId: number; name: string }
-  | { type: 'cli' };
+export type Actor = { type: 'api_token'; apiTokenId: number; name: string } | { type: 'cli' };
 
 /** Who is asking, with what power, inside which tenant: the input of every domain operation. */
 export interface Caller {

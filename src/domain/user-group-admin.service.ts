@@ -11,7 +11,13 @@ export type UserGroupListQuery = Omit<UserGroupQuery, 'tenant'>;
 export type UserGroupAdminService = ReturnType<typeof createUserGroupAdminService>;
 
 /** Operators' read access to groups: list, search, and look up by team_id, inside the caller's tenant. */
-export function createUserGroupAdminService({ store, view }: { store: Pick<UserGroupStore, 'listUserGroups' | 'findUserGroupByTeamId' | 'findUserGroupByProvidedId'>; view: UserGroupViewer }) {
+export function createUserGroupAdminService({
+  store,
+  view,
+}: {
+  store: Pick<UserGroupStore, 'listUserGroups' | 'findUserGroupByTeamId' | 'findUserGroupByProvidedId'>;
+  view: UserGroupViewer;
+}) {
   return {
     async listUserGroups(caller: Caller, query: UserGroupListQuery): Promise<Page<UserGroupView>> {
       requireScope(caller, 'admin');

@@ -2,7 +2,10 @@ import { isDeepStrictEqual } from 'node:util';
 import { mappingToRecord } from './mapping.js';
 import type { FieldChanges, UserGroupPatch, UserGroupRecord } from './models.js';
 
-type GroupContent = Pick<UserGroupRecord, 'providedId' | 'name' | 'properties' | 'mapping' | 'parentProvidedId' | 'isDemoGroup' | 'tags'>;
+type GroupContent = Pick<
+  UserGroupRecord,
+  'providedId' | 'name' | 'properties' | 'mapping' | 'parentProvidedId' | 'isDemoGroup' | 'tags'
+>;
 
 /** Audit changes of a group coming into being (`appearing`) or going away. */
 export function wholeGroupChanges(group: GroupContent, appearing: boolean): FieldChanges {
@@ -35,7 +38,10 @@ const PLAIN_FIELDS = [
 ] as const;
 
 /** Keeps only the requested fields that differ from the stored group, with before/after for the audit trail. */
-export function diffUserGroup(existing: UserGroupRecord, requested: UserGroupPatch): { patch: UserGroupPatch; changes: FieldChanges } {
+export function diffUserGroup(
+  existing: UserGroupRecord,
+  requested: UserGroupPatch,
+): { patch: UserGroupPatch; changes: FieldChanges } {
   const patch: Record<string, unknown> = {};
   const changes: FieldChanges = {};
   for (const [key, auditName] of PLAIN_FIELDS) {

@@ -61,12 +61,26 @@ export type UserGroupTransferService = ReturnType<typeof createUserGroupTransfer
  * transaction; rerunning a file changes nothing, so an interrupted import is resumed by running it
  * again.
  */
-export function createUserGroupTransferService({ store, cipher, clock }: { store: TransferStore; cipher: TokenCipher; clock: Clock }) {
-  async function* exportUserGroups(caller: Caller, options: { includeTokens: boolean; pageSize?: number }): AsyncGenerator<TransferredUserGroup> {
+export function createUserGroupTransferService({
+  store,
+  cipher,
+  clock,
+}: {
+  store: TransferStore;
+  cipher: TokenCipher;
+  clock: Clock;
+}) {
+  async function* exportUserGroups(
+    caller: Caller,
+    options: { includeTokens: boolean; pageSize?: number },
+  ): AsyncGenerator<TransferredUserGroup> {
     requireScope(caller, 'admin');
     // Data source ids are local to a database; provided ids travel.
     const providedIdOfDataSource = new Map(
-      (await store.listDataSources(caller.tenant.workspaceId, caller.tenant.environment)).map((dataSource) => [dataSource.id, dataSource.providedId]),
+      (await store.listDataSources(caller.tenant.workspaceId, caller.tenant.environment)).map((dataSource) => [
+        dataSource.id,
+        dataSource.providedId,
+      ]),
     );
     const pageSize = options.pageSize ?? DEFAULT_BATCH;
     let afterTeamId: number | undefined;
@@ -78,7 +92,12 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
           provided_id: group.providedId,
           name: group.name,
           properties: group.properties,
-          mapping: Object.fromEntries(group.mapping.map((entry) => [String(entry.schemaId), providedIdOfDataSource.get(entry.dataSourceId) ?? entry.dataSourceId])),
+          mapping: Object.fromEntries(
+            group.mapping.map((entry) => [
+              String(entry.schemaId),
+              providedIdOfDataSource.get(entry.dataSourceId) ?? entry.dataSourceId,
+            ]),
+          ),
           parent_user_group_id: group.parentProvidedId,
           is_demo_group: group.isDemoGroup,
           tags: group.tags,
@@ -94,7 +113,11 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
     }
   }
 
-  async function importUserGroups(caller: Caller, lines: AsyncIterable<ImportLine> | Iterable<ImportLine>, options: ImportOptions = {}): Promise<ImportSummary> {
+  async function importUserGroups(
+    caller: Caller,
+    lines: AsyncIterable<ImportLine> | Iterable<ImportLine>,
+    options: ImportOptions = {},
+  ): Promise<ImportSummary> {
     requireScope(caller, 'admin');
     const summary: ImportSummary = { created: 0, updated: 0, unchanged: 0, rejected: [] };
     const batchSize = options.batchSize ?? DEFAULT_BATCH;
@@ -102,7 +125,8 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
     const batches = new Map<Environment, { lines: Pending[]; providedIds: Set<string> }>();
     // Lines whose parent is neither in the database nor written yet: a later line may create it.
     const waiting = new Map<Environment, Pending[]>();
-    const waitingIn = (environment: Environment) => waiting.get(environment) ?? waiting.set(environment, []).get(environment)!;
+    const waitingIn = (environment: Environment) =>
+      waiting.get(environment) ?? waiting.set(environment, []).get(environment)!;
     let done = 0;
 
     const flush = async (environment: Environment) => {
@@ -145,7 +169,8 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
           await importBatch(envCaller, pending.slice(start, start + batchSize), summary, deferred);
         }
         if (deferred.length === lastRound) {
-          for (let start = 0; start < deferred.length; start += batchSize) await importBatch(envCaller, deferred.slice(start, start + batchSize), summary, null);
+          for (let start = 0; start < deferred.length; start += batchSize)
+            await importBatch(envCaller, deferred.slice(start, start + batchSize), summary, null);
           break;
         }
         pending = deferred;
@@ -157,11 +182,19 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
   }
 
   /** Writes one batch; with `deferred`, a line whose parent does not exist yet goes there instead of failing. */
-  async function importBatch(caller: Caller, batch: Pending[], summary: ImportSummary, deferred: Pending[] | null): Promise<void> {
+  async function importBatch(
+    caller: Caller,
+    batch: Pending[],
+    summary: ImportSummary,
+    deferred: Pending[] | null,
+  ): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
       const plan = await planBatch(caller, batch, deferred);
       try {
-        await store.writeUserGroups(plan.writes.map((write) => write.write), auditContextOf(clock, caller));
+        await store.writeUserGroups(
+          plan.writes.map((write) => write.write),
+          auditContextOf(clock, caller),
+        );
         for (const { write } of plan.writes) summary[write.kind === 'create' ? 'created' : 'updated'] += 1;
       } catch (error) {
         if (isAppError(error) && error.code === 'concurrent_change' && attempt < MAX_BATCH_ATTEMPTS) {
@@ -192,7 +225,11 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
         if (isAppError(error) && error.code === 'unavailable') throw error;
         // Its parent's own line failed or waits: this one waits too.
         if (deferred && isAppError(error) && error.code === 'unknown_parent') deferred.push({ line, group });
-        else summary.rejected.push({ line, reason: isAppError(error) ? error.message : 'The group could not be written.' });
+        else
+          summary.rejected.push({
+            line,
+            reason: isAppError(error) ? error.message : 'The group could not be written.',
+          });
       }
     }
   }
@@ -200,11 +237,17 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
   async function planBatch(caller: Caller, batch: Pending[], deferred: Pending[] | null) {
     const parentIds = batch.flatMap(({ group }) => parentIdOf(group) ?? []);
     const existing = new Map(
-      (await store.findUserGroupsByProvidedIds(caller.tenant, [...new Set([...batch.map(({ group }) => providedIdOf(group.provided_id)), ...parentIds])])).map(
-        (group) => [group.providedId, group],
-      ),
+      (
+        await store.findUserGroupsByProvidedIds(caller.tenant, [
+          ...new Set([...batch.map(({ group }) => providedIdOf(group.provided_id)), ...parentIds]),
+        ])
+      ).map((group) => [group.providedId, group]),
     );
-    const resolve = await createMappingResolver(store, caller.tenant, batch.flatMap(({ group }) => (group.mapping ? [group.mapping] : [])));
+    const resolve = await createMappingResolver(
+      store,
+      caller.tenant,
+      batch.flatMap(({ group }) => (group.mapping ? [group.mapping] : [])),
+    );
     const writes: Array<Pending & { write: UserGroupWrite }> = [];
     const rejected: ImportSummary['rejected'] = [];
     let unchanged = 0;
@@ -248,10 +291,21 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
     const tree = { parentUserGroupId: group.parent_user_group_id, isDemoGroup: group.is_demo_group, tags: group.tags };
 
     if (!existing) {
-      const content = { providedId, name: group.name ?? providedId, properties: group.properties ?? null, mapping: mapping ?? [], ...newTreeFields(tree) };
+      const content = {
+        providedId,
+        name: group.name ?? providedId,
+        properties: group.properties ?? null,
+        mapping: mapping ?? [],
+        ...newTreeFields(tree),
+      };
       return {
         kind: 'create',
-        group: { tenant: caller.tenant, ...content, createdAt: now, ...tokenFields(group.token ?? generateUserGroupToken()) },
+        group: {
+          tenant: caller.tenant,
+          ...content,
+          createdAt: now,
+          ...tokenFields(group.token ?? generateUserGroupToken()),
+        },
         changes: wholeGroupChanges(content, true),
       };
     }
@@ -265,9 +319,18 @@ export function createUserGroupTransferService({ store, cipher, clock }: { store
     };
     const { patch, changes } = diffUserGroup(existing, requested);
     if (Object.keys(changes).length === 0) return null;
-    return { kind: 'update', update: { tenant: caller.tenant, teamId: existing.teamId, expectedVersion: existing.version, patch, updatedAt: now }, changes };
+    return {
+      kind: 'update',
+      update: {
+        tenant: caller.tenant,
+        teamId: existing.teamId,
+        expectedVersion: existing.version,
+        patch,
+        updatedAt: now,
+      },
+      changes,
+    };
   }
-
 
   return { exportUserGroups, importUserGroups };
 }

@@ -54,7 +54,9 @@ export function createUserGroupViewer(cipher: Pick<TokenCipher, 'decrypt'>) {
 }
 
 /** A group as responses show it, but for its token: what a webhook event carries. */
-export function userGroupFieldsView(group: Omit<UserGroupRecord, 'tokenHash' | 'tokenCiphertext'>): Omit<UserGroupView, 'token'> {
+export function userGroupFieldsView(
+  group: Omit<UserGroupRecord, 'tokenHash' | 'tokenCiphertext'>,
+): Omit<UserGroupView, 'token'> {
   const mapping = mappingToRecord(group.mapping);
   const inherited = computedMapping(group);
   return {

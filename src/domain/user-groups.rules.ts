@@ -9,7 +9,8 @@ import type { FieldChanges, UserGroupRecord } from './models.js';
  * one-statement writes bind the same `GroupAudit` as parameters of their audit CTE.
  */
 
-export type GroupAction = 'user_group.created' | 'user_group.updated' | 'user_group.token_rotated' | 'user_group.deleted';
+export type GroupAction =
+  'user_group.created' | 'user_group.updated' | 'user_group.token_rotated' | 'user_group.deleted';
 
 /** The part of a group's audit event that does not depend on the row: its action and changes. */
 export interface GroupAudit {
@@ -30,7 +31,11 @@ export type GroupIdentity = Pick<UserGroupRecord, 'teamId' | 'workspaceId' | 'en
  */
 export function groupEntry(audit: GroupAudit, group: UserGroupRecord): AuditEntry;
 export function groupEntry(audit: GroupAudit, group: GroupIdentity, read: () => UserGroupRecord): AuditEntry;
-export function groupEntry({ action, changes }: GroupAudit, group: GroupIdentity, read?: () => UserGroupRecord): AuditEntry {
+export function groupEntry(
+  { action, changes }: GroupAudit,
+  group: GroupIdentity,
+  read?: () => UserGroupRecord,
+): AuditEntry {
   return {
     action,
     workspaceId: group.workspaceId,
@@ -39,7 +44,11 @@ export function groupEntry({ action, changes }: GroupAudit, group: GroupIdentity
     providedId: group.providedId,
     changes,
     subject: () => {
-      const { tokenHash: _hash, tokenCiphertext: _ciphertext, ...userGroup } = read ? read() : (group as UserGroupRecord);
+      const {
+        tokenHash: _hash,
+        tokenCiphertext: _ciphertext,
+        ...userGroup
+      } = read ? read() : (group as UserGroupRecord);
       return { kind: 'user_group', userGroup };
     },
   };
@@ -51,9 +60,20 @@ export function groupEntry({ action, changes }: GroupAudit, group: GroupIdentity
  * batch: the engine's transaction rolls back, audit entries included.
  */
 export function batchWriteEntry(write: UserGroupWrite, written: UserGroupRecord | null | undefined): AuditEntry;
-export function batchWriteEntry(write: UserGroupWrite, written: GroupIdentity | null | undefined, read: () => UserGroupRecord): AuditEntry;
-export function batchWriteEntry(write: UserGroupWrite, written: GroupIdentity | null | undefined, read?: () => UserGroupRecord): AuditEntry {
-  if (!written) throw write.kind === 'create' ? failure.batchGroupCreated(write.group.providedId) : failure.batchGroupChanged(write.update.teamId);
+export function batchWriteEntry(
+  write: UserGroupWrite,
+  written: GroupIdentity | null | undefined,
+  read: () => UserGroupRecord,
+): AuditEntry;
+export function batchWriteEntry(
+  write: UserGroupWrite,
+  written: GroupIdentity | null | undefined,
+  read?: () => UserGroupRecord,
+): AuditEntry {
+  if (!written)
+    throw write.kind === 'create'
+      ? failure.batchGroupCreated(write.group.providedId)
+      : failure.batchGroupChanged(write.update.teamId);
   const audit = groupAudit(write.kind === 'create' ? 'user_group.created' : 'user_group.updated', write.changes);
   return read ? groupEntry(audit, written, read) : groupEntry(audit, written as UserGroupRecord);
 }

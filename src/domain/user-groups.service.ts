@@ -52,11 +52,12 @@ export interface UserGroupServiceDeps {
 export type UserGroupService = ReturnType<typeof createUserGroupService>;
 
 export function createUserGroupService({ store, cipher, clock, view }: UserGroupServiceDeps) {
-
   const notFound = failure.userGroupNotFound;
 
   const findByToken = (caller: Caller, token: string) =>
-    isUserGroupTokenShaped(token) ? store.findUserGroupByTokenHash(caller.tenant, hashSecret(token), caller.tokenCheck) : Promise.resolve(null);
+    isUserGroupTokenShaped(token)
+      ? store.findUserGroupByTokenHash(caller.tenant, hashSecret(token), caller.tokenCheck)
+      : Promise.resolve(null);
 
   async function requireByProvidedId(caller: Caller, userGroupId: string | number): Promise<UserGroupRecord> {
     const group = await store.findUserGroupByProvidedId(caller.tenant, providedIdOf(userGroupId));
@@ -70,10 +71,16 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
    * after the other, each on the state the one before it left (the retry policy's budget aside).
    */
   const retryOnConcurrentChange = <T>(attempt: () => Promise<T | null>): Promise<T> =>
-    retryWhileContended(async () => (await attempt()) ?? LOST, () => failure.unavailable(new Error('a user group write kept losing to concurrent changes')));
+    retryWhileContended(
+      async () => (await attempt()) ?? LOST,
+      () => failure.unavailable(new Error('a user group write kept losing to concurrent changes')),
+    );
 
   return {
-    async getOrCreateUserGroup(caller: Caller, input: GetOrCreateUserGroupInput): Promise<{ userGroup: UserGroupView; created: boolean }> {
+    async getOrCreateUserGroup(
+      caller: Caller,
+      input: GetOrCreateUserGroupInput,
+    ): Promise<{ userGroup: UserGroupView; created: boolean }> {
       const providedId = providedIdOf(input.userGroupId);
       // Input limits hold whether or not the group exists; only the catalogue lookups of a mapping
       // wait until a create needs them.
@@ -91,7 +98,13 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
       const createdAt = clock();
       const content = { providedId, name, properties, mapping, ...newTreeFields(input) };
       const { group, created } = await store.insertUserGroupIfAbsent(
-        { tenant: caller.tenant, ...content, tokenHash: hashSecret(token), tokenCiphertext: cipher.encrypt(token), createdAt },
+        {
+          tenant: caller.tenant,
+          ...content,
+          tokenHash: hashSecret(token),
+          tokenCiphertext: cipher.encrypt(token),
+          createdAt,
+        },
         // One reading of the clock: the group's created_at is its audit event's time.
         auditContextOf(() => createdAt, caller, wholeGroupChanges(content, true)),
       );
@@ -102,7 +115,8 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
     async updateUserGroup(caller: Caller, input: UpdateUserGroupInput): Promise<UserGroupView> {
       requireScope(caller, 'write');
       if (input.properties !== undefined) assertPropertiesWithinLimits(input.properties);
-      const mapping = input.mapping === undefined ? undefined : await resolveMapping(store, caller.tenant, input.mapping);
+      const mapping =
+        input.mapping === undefined ? undefined : await resolveMapping(store, caller.tenant, input.mapping);
       const requested: UserGroupPatch = {
         ...(input.newUserGroupId !== undefined ? { providedId: providedIdOf(input.newUserGroupId) } : {}),
         ...(input.name !== undefined ? { name: input.name } : {}),
@@ -148,8 +162,14 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
       requireScope(caller, 'write');
       await retryOnConcurrentChange(async () => {
         const group = await findGroupToDelete(caller, input);
-        if (input.dataSourceProvidedId !== undefined) await assertMapsDataSource(caller, group, input.dataSourceProvidedId);
-        const deletion = await store.deleteUserGroup(caller.tenant, group.teamId, group.version, auditContextOf(clock, caller, wholeGroupChanges(group, false)));
+        if (input.dataSourceProvidedId !== undefined)
+          await assertMapsDataSource(caller, group, input.dataSourceProvidedId);
+        const deletion = await store.deleteUserGroup(
+          caller.tenant,
+          group.teamId,
+          group.version,
+          auditContextOf(clock, caller, wholeGroupChanges(group, false)),
+        );
         if (deletion.status === 'has_children') throw failure.hasChildren(group.providedId, deletion.children);
         return deletion.status === 'deleted' ? true : null;
       });
@@ -177,7 +197,11 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
     return byId;
   }
 
-  async function assertMapsDataSource(caller: Caller, group: UserGroupRecord, dataSourceProvidedId: string): Promise<void> {
+  async function assertMapsDataSource(
+    caller: Caller,
+    group: UserGroupRecord,
+    dataSourceProvidedId: string,
+  ): Promise<void> {
     const [dataSource] = await store.findDataSources(caller.tenant, { ids: [], providedIds: [dataSourceProvidedId] });
     const mapped = dataSource !== undefined && group.mapping.some((entry) => entry.dataSourceId === dataSource.id);
     if (!mapped) {
@@ -187,7 +211,11 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
 }
 
 /** The SPEC §11 fields of a create: what the input gives, else no parent, not a demo group, no tags. */
-export function newTreeFields(input: TreeFieldsInput): { parentProvidedId: string | null; isDemoGroup: boolean; tags: string[] } {
+export function newTreeFields(input: TreeFieldsInput): {
+  parentProvidedId: string | null;
+  isDemoGroup: boolean;
+  tags: string[];
+} {
   return {
     parentProvidedId: parentProvidedIdOf(input.parentUserGroupId),
     isDemoGroup: input.isDemoGroup ?? false,
@@ -196,7 +224,9 @@ export function newTreeFields(input: TreeFieldsInput): { parentProvidedId: strin
 }
 
 /** The SPEC §11 fields of a patch: only those the input gives (a null parent detaches). */
-export function treeFieldsPatch(input: TreeFieldsInput): Pick<UserGroupPatch, 'parentProvidedId' | 'isDemoGroup' | 'tags'> {
+export function treeFieldsPatch(
+  input: TreeFieldsInput,
+): Pick<UserGroupPatch, 'parentProvidedId' | 'isDemoGroup' | 'tags'> {
   return {
     ...(input.parentUserGroupId !== undefined ? { parentProvidedId: parentProvidedIdOf(input.parentUserGroupId) } : {}),
     ...(input.isDemoGroup !== undefined ? { isDemoGroup: input.isDemoGroup } : {}),

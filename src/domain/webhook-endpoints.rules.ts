@@ -10,17 +10,35 @@ import type { Tenant } from './tenancy.js';
 
 /** The fields of an endpoint its audit events show: never the secret. */
 function auditFields(endpoint: WebhookEndpointRecord): Record<string, unknown> {
-  return { id: endpoint.id, url: endpoint.url, events: endpoint.events, description: endpoint.description, enabled: endpoint.enabled };
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    events: endpoint.events,
+    description: endpoint.description,
+    enabled: endpoint.enabled,
+  };
 }
 
 export function endpointCreated(endpoint: WebhookEndpointRecord): AuditEntry {
-  return { action: 'webhook_endpoint.created', workspaceId: endpoint.workspaceId, environment: endpoint.environment, changes: creationChanges(auditFields(endpoint)) };
+  return {
+    action: 'webhook_endpoint.created',
+    workspaceId: endpoint.workspaceId,
+    environment: endpoint.environment,
+    changes: creationChanges(auditFields(endpoint)),
+  };
 }
 
 /** Nothing for an endpoint that was not there. */
 export function endpointDeleted(endpoint: WebhookEndpointRecord | null): AuditEntry[] {
   if (!endpoint) return [];
-  return [{ action: 'webhook_endpoint.deleted', workspaceId: endpoint.workspaceId, environment: endpoint.environment, changes: deletionChanges(auditFields(endpoint)) }];
+  return [
+    {
+      action: 'webhook_endpoint.deleted',
+      workspaceId: endpoint.workspaceId,
+      environment: endpoint.environment,
+      changes: deletionChanges(auditFields(endpoint)),
+    },
+  ];
 }
 
 /** The fields that differ, before and after; none (and no entry) when the patch changed nothing. */
@@ -37,12 +55,14 @@ export function endpointUpdated(
 /** Nothing for an endpoint that was not there. */
 export function secretRotated(endpoint: WebhookEndpointRecord | null): AuditEntry[] {
   if (!endpoint) return [];
-  return [{
-    action: 'webhook_endpoint.secret_rotated',
-    workspaceId: endpoint.workspaceId,
-    environment: endpoint.environment,
-    changes: { previous_secret_expires_at: { before: null, after: endpoint.previousSecretExpiresAt } },
-  }];
+  return [
+    {
+      action: 'webhook_endpoint.secret_rotated',
+      workspaceId: endpoint.workspaceId,
+      environment: endpoint.environment,
+      changes: { previous_secret_expires_at: { before: null, after: endpoint.previousSecretExpiresAt } },
+    },
+  ];
 }
 
 export function deliveryRetried(delivery: WebhookDeliveryRecord, { workspaceId, environment }: Tenant): AuditEntry {
@@ -50,7 +70,10 @@ export function deliveryRetried(delivery: WebhookDeliveryRecord, { workspaceId, 
     action: 'webhook_delivery.retried',
     workspaceId,
     environment,
-    changes: { status: { before: delivery.status, after: 'pending' }, delivery_id: { before: null, after: delivery.id } },
+    changes: {
+      status: { before: delivery.status, after: 'pending' },
+      delivery_id: { before: null, after: delivery.id },
+    },
   };
 }
 
@@ -58,7 +81,10 @@ export function deliveryRetried(delivery: WebhookDeliveryRecord, { workspaceId, 
  * What follows a recorded attempt: a finished delivery (delivered or failed for good) lets the next
  * one of its endpoint and ordering key go; the endpoint's health records whether it answered.
  */
-export function attemptFollowUp(outcome: 'delivered' | 'retry' | 'failed'): { promoteNext: boolean; endpointAnswered: boolean } {
+export function attemptFollowUp(outcome: 'delivered' | 'retry' | 'failed'): {
+  promoteNext: boolean;
+  endpointAnswered: boolean;
+} {
   return { promoteNext: outcome !== 'retry', endpointAnswered: outcome === 'delivered' };
 }
 

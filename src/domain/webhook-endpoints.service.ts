@@ -3,7 +3,13 @@ import { auditContextOf } from './audit-context.js';
 import type { Clock } from './clock.js';
 import { failure } from './errors.js';
 import { WEBHOOK_EVENT_TYPES } from './models.js';
-import type { Timestamp, WebhookDeliveryRecord, WebhookDeliveryStatus, WebhookEndpointRecord, WebhookEventFilter } from './models.js';
+import type {
+  Timestamp,
+  WebhookDeliveryRecord,
+  WebhookDeliveryStatus,
+  WebhookEndpointRecord,
+  WebhookEventFilter,
+} from './models.js';
 import { fetchPage, type Page } from './pagination.js';
 import { requireScope } from './scopes.js';
 import type { TokenCipher } from './secrets.js';
@@ -57,7 +63,11 @@ export function generateWebhookSecret(): string {
 }
 
 /** The secrets that sign now: the current one, and the previous one while its overlap lasts. */
-export function signingSecrets(endpoint: WebhookEndpointRecord, cipher: Pick<TokenCipher, 'decrypt'>, now: Timestamp): string[] {
+export function signingSecrets(
+  endpoint: WebhookEndpointRecord,
+  cipher: Pick<TokenCipher, 'decrypt'>,
+  now: Timestamp,
+): string[] {
   const secrets = [cipher.decrypt(endpoint.secretCiphertext)];
   if (endpoint.previousSecretCiphertext && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now) {
     secrets.push(cipher.decrypt(endpoint.previousSecretCiphertext));
@@ -69,10 +79,14 @@ export function signingSecrets(endpoint: WebhookEndpointRecord, cipher: Pick<Tok
 function checkedEvents(events: WebhookEventFilter[]): WebhookEventFilter[] {
   const known = new Set<string>([...WEBHOOK_EVENT_TYPES, '*']);
   const unknown = events.find((event) => !known.has(event));
-  if (unknown !== undefined) throw failure.webhookEvents(`Unknown event type ${JSON.stringify(unknown)}; use ${[...WEBHOOK_EVENT_TYPES, '*'].join(', ')}.`);
+  if (unknown !== undefined)
+    throw failure.webhookEvents(
+      `Unknown event type ${JSON.stringify(unknown)}; use ${[...WEBHOOK_EVENT_TYPES, '*'].join(', ')}.`,
+    );
   if (events.length === 0) throw failure.webhookEvents('List at least one event type, or "*" for all.');
   if (new Set(events).size !== events.length) throw failure.webhookEvents('An event type is listed twice.');
-  if (events.includes('*') && events.length > 1) throw failure.webhookEvents('"*" already stands for every event type: list it alone.');
+  if (events.includes('*') && events.length > 1)
+    throw failure.webhookEvents('"*" already stands for every event type: list it alone.');
   return events;
 }
 
@@ -84,10 +98,12 @@ function checkedUrl(url: string): string {
   } catch {
     throw failure.webhookUrl('must be an absolute http or https URL');
   }
-  if (url.length > MAX_WEBHOOK_URL_LENGTH) throw failure.webhookUrl(`must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
+  if (url.length > MAX_WEBHOOK_URL_LENGTH)
+    throw failure.webhookUrl(`must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw failure.webhookUrl('must use http or https');
   // Credentials in a URL would be stored and listed in the clear: a secret belongs in the signature.
-  if (parsed.username !== '' || parsed.password !== '') throw failure.webhookUrl('must not carry a user name or password');
+  if (parsed.username !== '' || parsed.password !== '')
+    throw failure.webhookUrl('must not carry a user name or password');
   if (parsed.hash !== '') throw failure.webhookUrl('must not have a fragment');
   return url;
 }

@@ -11,7 +11,10 @@ export function createWorkspaceService({ store, clock }: { store: WorkspaceStore
   return {
     /** Every command that opens a database calls this, so an empty database is usable at once. */
     async ensureDefaultWorkspace(actor: Actor): Promise<Workspace> {
-      const { workspace } = await store.ensureWorkspace(DEFAULT_WORKSPACE, auditContextOf(clock, { actor, requestId: null }));
+      const { workspace } = await store.ensureWorkspace(
+        DEFAULT_WORKSPACE,
+        auditContextOf(clock, { actor, requestId: null }),
+      );
       return workspace;
     },
 

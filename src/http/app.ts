@@ -45,7 +45,9 @@ export interface AppOptions {
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    ...(options.logger ? { loggerInstance: options.logger, childLoggerFactory: lazyRequestLoggerFactory } : { logger: false }),
+    ...(options.logger
+      ? { loggerInstance: options.logger, childLoggerFactory: lazyRequestLoggerFactory }
+      : { logger: false }),
     genReqId: requestIdOf,
     requestIdHeader: false,
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
@@ -102,7 +104,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const { services } = options;
   const admission = options.rateLimit === 'off' ? undefined : createRateLimit(options.rateLimit);
-  await app.register(discoveryRoutes, { workspaces: services.workspaces, signingKeys: services.signingKeys, embedTokens: services.embedTokens });
+  await app.register(discoveryRoutes, {
+    workspaces: services.workspaces,
+    signingKeys: services.signingKeys,
+    embedTokens: services.embedTokens,
+  });
   const assets = loadConsoleAssets();
   if (assets.size === 0) app.log.warn('the admin console is not built (npm run build): /console answers 404');
   await app.register(consoleRoutes, { consoleSessions: services.consoleSessions, assets, admission });

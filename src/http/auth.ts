@@ -27,7 +27,8 @@ const CREDENTIAL_HEADERS = new Set(['authorization', 'explo-authorization']);
 /** How many credential headers the client sent (rawHeaders alternates names and values, as sent). */
 function credentialHeaderCount(rawHeaders: string[]): number {
   let count = 0;
-  for (let index = 0; index < rawHeaders.length; index += 2) if (CREDENTIAL_HEADERS.has(rawHeaders[index]!.toLowerCase())) count += 1;
+  for (let index = 0; index < rawHeaders.length; index += 2)
+    if (CREDENTIAL_HEADERS.has(rawHeaders[index]!.toLowerCase())) count += 1;
   return count;
 }
 
@@ -35,7 +36,11 @@ function credentialHeaderCount(rawHeaders: string[]): number {
  * Authenticates every /api request before its body is read, then admits it (its rate limit) — or,
  * on a route that confirms the token in its statement, leaves admission to that confirmation.
  */
-function createAuthenticationHook(apiTokens: Pick<ApiTokenService, 'authenticateApiToken'>, admission: RequestAdmission | undefined, sessions: SessionCaller | undefined) {
+function createAuthenticationHook(
+  apiTokens: Pick<ApiTokenService, 'authenticateApiToken'>,
+  admission: RequestAdmission | undefined,
+  sessions: SessionCaller | undefined,
+) {
   const admit = async (reply: FastifyReply, caller: ApiTokenCaller) => {
     if (admission) await admission(reply, caller);
   };
@@ -56,7 +61,9 @@ function createAuthenticationHook(apiTokens: Pick<ApiTokenService, 'authenticate
       await admit(reply, sessionCaller);
       return;
     }
-    const deferred = request.routeOptions.config.confirmsApiToken ? { admit: (caller: ApiTokenCaller) => admit(reply, caller) } : undefined;
+    const deferred = request.routeOptions.config.confirmsApiToken
+      ? { admit: (caller: ApiTokenCaller) => admit(reply, caller) }
+      : undefined;
     request.caller = await apiTokens.authenticateApiToken(secret, request.id, deferred);
     if (!request.caller.tokenCheck) await admit(reply, request.caller);
   };

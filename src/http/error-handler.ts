@@ -7,7 +7,12 @@ import { validationError } from '../wire/validation-errors.js';
 export function errorBody(error: AppError, requestId: string) {
   return {
     success: 0 as const,
-    error: { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}), request_id: requestId },
+    error: {
+      code: error.code,
+      message: error.message,
+      ...(error.field ? { field: error.field } : {}),
+      request_id: requestId,
+    },
   };
 }
 
@@ -26,8 +31,16 @@ function headersOf(error: AppError): Record<string, string> {
  * The one place a thrown error becomes the failure envelope of a response, with its headers; `extra`
  * carries what only the HTTP layer knows (the Allow of a 405).
  */
-export function sendError(error: AppError, request: FastifyRequest, reply: FastifyReply, extra: Record<string, string> = {}) {
-  return reply.status(error.status).headers({ ...headersOf(error), ...extra }).send(errorBody(error, request.id));
+export function sendError(
+  error: AppError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  extra: Record<string, string> = {},
+) {
+  return reply
+    .status(error.status)
+    .headers({ ...headersOf(error), ...extra })
+    .send(errorBody(error, request.id));
 }
 
 const FASTIFY_CODES: Record<string, () => AppError> = {

@@ -15,25 +15,29 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, (request, body, done) => {
-    const charset = /;\s*charset=("?)([^";]+)\1/i.exec(request.headers['content-type'] ?? '')?.[2];
-    if (charset !== undefined && !UTF8_CHARSET.test(charset)) {
-      done(requestFailure.notJsonMediaType(), undefined);
-      return;
-    }
-    let text: string;
-    try {
-      text = utf8.decode(body as Buffer);
-    } catch {
-      done(requestFailure.bodyNotUtf8(), undefined);
-      return;
-    }
-    if (text === '') {
-      done(null, undefined);
-      return;
-    }
-    const parsed = parseStrictJson(text, MAX_BODY_DEPTH);
-    if (parsed.ok) done(null, parsed.value);
-    else done(jsonDefectError(parsed.defect), undefined);
-  });
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
+    (request, body, done) => {
+      const charset = /;\s*charset=("?)([^";]+)\1/i.exec(request.headers['content-type'] ?? '')?.[2];
+      if (charset !== undefined && !UTF8_CHARSET.test(charset)) {
+        done(requestFailure.notJsonMediaType(), undefined);
+        return;
+      }
+      let text: string;
+      try {
+        text = utf8.decode(body as Buffer);
+      } catch {
+        done(requestFailure.bodyNotUtf8(), undefined);
+        return;
+      }
+      if (text === '') {
+        done(null, undefined);
+        return;
+      }
+      const parsed = parseStrictJson(text, MAX_BODY_DEPTH);
+      if (parsed.ok) done(null, parsed.value);
+      else done(jsonDefectError(parsed.defect), undefined);
+    },
+  );
 }

@@ -20,7 +20,11 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
  * histograms, and the database pool. Routes are labelled by their pattern (unmatched paths share
  * one label) so that label cardinality stays bounded whatever clients send.
  */
-export function registerMetrics(app: FastifyInstance, operations: Pick<OperationsService, 'connectionStats'>, others: Registry[]): void {
+export function registerMetrics(
+  app: FastifyInstance,
+  operations: Pick<OperationsService, 'connectionStats'>,
+  others: Registry[],
+): void {
   const registry = new Registry();
   const requests = new Counter({
     name: 'ugs_http_requests_total',

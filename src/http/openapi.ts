@@ -38,7 +38,10 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
 const SIGNATURE_HEADERS = [
   ['webhook-id', 'The event id (evt_…), the same on every attempt: drop a repeated one.'],
   ['webhook-timestamp', 'Unix seconds of this attempt; refuse one more than five minutes from now.'],
-  ['webhook-signature', 'v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">, space-separated, two while a rotated secret overlaps (Standard Webhooks).'],
+  [
+    'webhook-signature',
+    'v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">, space-separated, two while a rotated secret overlaps (Standard Webhooks).',
+  ],
 ] as const;
 
 /** What an endpoint receives (SPEC §13), one entry per event type, in OpenAPI 3.1's `webhooks`. */
@@ -50,9 +53,20 @@ function webhookDescriptions() {
         post: {
           summary: `${type}: POSTed to every enabled endpoint that wants it`,
           tags: ['webhooks'],
-          parameters: SIGNATURE_HEADERS.map(([name, description]) => ({ name, in: 'header' as const, required: true, description, schema: { type: 'string' as const } })),
+          parameters: SIGNATURE_HEADERS.map(([name, description]) => ({
+            name,
+            in: 'header' as const,
+            required: true,
+            description,
+            schema: { type: 'string' as const },
+          })),
           requestBody: { required: true, content: { 'application/json': { schema: WebhookEventPayload as object } } },
-          responses: { '200': { description: 'Any 2xx within 10 s is success; anything else is retried with backoff for more than 24 hours.' } },
+          responses: {
+            '200': {
+              description:
+                'Any 2xx within 10 s is success; anything else is retried with backoff for more than 24 hours.',
+            },
+          },
         },
       },
     ]),
@@ -70,7 +84,10 @@ export function registerOpenApiRoute(app: FastifyInstance): void {
 }
 
 type Schema = { properties?: Record<string, Schema>; required?: string[]; description?: string };
-type Operation = { requestBody?: { required?: boolean; content?: Record<string, { schema?: Schema }> }; parameters?: unknown[] };
+type Operation = {
+  requestBody?: { required?: boolean; content?: Record<string, { schema?: Schema }> };
+  parameters?: unknown[];
+};
 type OpenApiDocument = { paths?: Record<string, Record<string, Operation>> };
 
 // Query values that carry JSON text rather than plain strings (see user-groups.routes.ts).
@@ -90,7 +107,8 @@ function documentGetQueryForm(document: OpenApiDocument): void {
     name,
     in: 'query',
     required: false,
-    description: `${schema.description ?? ''} Only when the request has no body${JSON_QUERY_FIELDS.has(name) ? '; as JSON text' : ''}.`.trim(),
+    description:
+      `${schema.description ?? ''} Only when the request has no body${JSON_QUERY_FIELDS.has(name) ? '; as JSON text' : ''}.`.trim(),
     ...(JSON_QUERY_FIELDS.has(name) ? { content: { 'application/json': { schema } } } : { schema }),
   }));
 }

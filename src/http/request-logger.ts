@@ -62,6 +62,12 @@ class LazyRequestLogger implements FastifyBaseLogger {
 }
 
 /** Fastify's `childLoggerFactory`: a request logger that becomes a pino child on its first line. */
-export const lazyRequestLoggerFactory: NonNullable<FastifyServerOptions['childLoggerFactory']> = (logger, bindings, options) =>
+export const lazyRequestLoggerFactory: NonNullable<FastifyServerOptions['childLoggerFactory']> = (
+  logger,
+  bindings,
+  options,
+) =>
   // A route's own log level makes a child with a level of its own at once: nothing to save there.
-  options.level === undefined ? new LazyRequestLogger(logger as Logger, bindings, options) : logger.child(bindings, options);
+  options.level === undefined
+    ? new LazyRequestLogger(logger as Logger, bindings, options)
+    : logger.child(bindings, options);

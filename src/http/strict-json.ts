@@ -76,7 +76,8 @@ function findDefect(text: string, maxDepth: number): JsonDefect | undefined {
         if (escaped && !string.isWellFormed()) return { kind: 'lone_surrogate' };
         if (keys) {
           if (keys.has(string)) return { kind: 'duplicate_key', key: string };
-          if (string === '__proto__' || (string === 'prototype' && frame!.parentKey === 'constructor')) return { kind: 'forbidden_key' };
+          if (string === '__proto__' || (string === 'prototype' && frame!.parentKey === 'constructor'))
+            return { kind: 'forbidden_key' };
           keys.add(string);
           frame!.expectsKey = false;
           frame!.lastKey = string;
@@ -85,7 +86,12 @@ function findDefect(text: string, maxDepth: number): JsonDefect | undefined {
       at = end;
     } else if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
       if (frames.length >= maxDepth) return { kind: 'too_deep', field: frames[0]?.lastKey };
-      frames.push({ keys: code === OPEN_OBJECT ? new Set() : null, expectsKey: code === OPEN_OBJECT, parentKey: frame?.keys ? frame.lastKey : undefined, lastKey: undefined });
+      frames.push({
+        keys: code === OPEN_OBJECT ? new Set() : null,
+        expectsKey: code === OPEN_OBJECT,
+        parentKey: frame?.keys ? frame.lastKey : undefined,
+        lastKey: undefined,
+      });
     } else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) {
       frames.pop();
     } else if (code === COMMA && frame?.keys) {
@@ -111,5 +117,9 @@ export function jsonDefectError(defect: JsonDefect, field?: string): AppError {
     const deepField = field ?? defect.field;
     return deepField === undefined ? requestFailure.bodyNotObject() : nestedTooDeeply(echoable(deepField));
   }
-  return requestFailure.jsonDefect(defect.kind, field, defect.kind === 'duplicate_key' ? echoable(defect.key) : undefined);
+  return requestFailure.jsonDefect(
+    defect.kind,
+    field,
+    defect.kind === 'duplicate_key' ? echoable(defect.key) : undefined,
+  );
 }

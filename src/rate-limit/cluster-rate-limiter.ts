@@ -28,7 +28,12 @@ export const PRIMARY_ANSWER_TIMEOUT_MS = 500;
 
 /** A worker's end of the channel: `process` in a cluster worker. */
 export interface ChannelToPrimary {
-  send(message: TakeMessage, sendHandle: undefined, options: undefined, callback: (error: Error | null) => void): boolean;
+  send(
+    message: TakeMessage,
+    sendHandle: undefined,
+    options: undefined,
+    callback: (error: Error | null) => void,
+  ): boolean;
   on(event: 'message', listener: (message: unknown) => void): unknown;
 }
 
@@ -39,14 +44,21 @@ export interface ChannelToWorker {
 }
 
 const isMessage = <M extends { type: string; id: number }>(type: M['type'], message: unknown): message is M =>
-  typeof message === 'object' && message !== null && (message as M).type === type && typeof (message as M).id === 'number';
+  typeof message === 'object' &&
+  message !== null &&
+  (message as M).type === type &&
+  typeof (message as M).id === 'number';
 
 /**
  * A worker's limiter. When the primary does not answer in time (or the channel is gone) the worker
  * decides with `fallback`, a limiter of its own: the API stays up, and the limit still holds per
  * worker (so at most N× the limit with N workers) until the primary answers again.
  */
-export function createWorkerRateLimiter(fallback: RateLimiter, channel: ChannelToPrimary, timeoutMs = PRIMARY_ANSWER_TIMEOUT_MS): RateLimiter {
+export function createWorkerRateLimiter(
+  fallback: RateLimiter,
+  channel: ChannelToPrimary,
+  timeoutMs = PRIMARY_ANSWER_TIMEOUT_MS,
+): RateLimiter {
   const pending = new Map<number, (decision: RateLimitDecision) => void>();
   let lastId = 0;
   channel.on('message', (message) => {

@@ -22,7 +22,9 @@ export function parseRate(text: string): Rate {
   const match = RATE.exec(text.trim());
   const count = Number(match?.[1]);
   if (!match || !Number.isSafeInteger(count)) {
-    throw new Error(`"${text}" is not a rate: write <n>/s or <n>/min with a positive whole number n (a bare n means per minute).`);
+    throw new Error(
+      `"${text}" is not a rate: write <n>/s or <n>/min with a positive whole number n (a bare n means per minute).`,
+    );
   }
   const unit = (match[2] ?? 'min') as keyof typeof SECONDS_PER_UNIT;
   return { perSecond: count / SECONDS_PER_UNIT[unit], defaultBurst: count };
@@ -36,7 +38,8 @@ export function parseRateSetting(text: string): Rate | 'off' {
 /** A burst: how many requests a full bucket admits at once. */
 export function parseBurst(text: string): number {
   const burst = Number(text);
-  if (!/^[1-9][0-9]*$/.test(text.trim()) || !Number.isSafeInteger(burst)) throw new Error(`"${text}" is not a burst: write a positive whole number of requests.`);
+  if (!/^[1-9][0-9]*$/.test(text.trim()) || !Number.isSafeInteger(burst))
+    throw new Error(`"${text}" is not a burst: write a positive whole number of requests.`);
   return burst;
 }
 

@@ -10,6 +10,9 @@ export function rateLimitFromColumns(perSecond: number | null, burst: number | n
 }
 
 /** The named parameters that write a rate limit (or clear it). */
-export function rateLimitParameters(rateLimit: RateLimit | null | undefined): { rateLimitPerSecond: number | null; rateLimitBurst: number | null } {
+export function rateLimitParameters(rateLimit: RateLimit | null | undefined): {
+  rateLimitPerSecond: number | null;
+  rateLimitBurst: number | null;
+} {
   return { rateLimitPerSecond: rateLimit?.perSecond ?? null, rateLimitBurst: rateLimit?.burst ?? null };
 }

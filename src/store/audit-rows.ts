@@ -9,7 +9,11 @@ import type { AuditEventQuery } from './store.js';
  */
 
 /** The actor as the audit_events columns hold it. */
-export function actorColumns(actor: Actor): { actorType: Actor['type']; actorApiTokenId: number | null; actorName: string | null } {
+export function actorColumns(actor: Actor): {
+  actorType: Actor['type'];
+  actorApiTokenId: number | null;
+  actorName: string | null;
+} {
   return actor.type === 'api_token'
     ? { actorType: 'api_token', actorApiTokenId: actor.apiTokenId, actorName: actor.name }
     : { actorType: 'cli', actorApiTokenId: null, actorName: null };

@@ -18,11 +18,17 @@ export const CIPHERTEXT_COLUMNS: Record<CiphertextKind, { table: string; id: str
 };
 
 /** The key id inside a ciphertext, where the cipher puts it; the same SQL on SQLite and PostgreSQL. */
-export const keyIdOf = (column: string) => `substr(${column}, ${CIPHERTEXT_KEY_ID_SPAN.start}, ${CIPHERTEXT_KEY_ID_SPAN.length})`;
+export const keyIdOf = (column: string) =>
+  `substr(${column}, ${CIPHERTEXT_KEY_ID_SPAN.start}, ${CIPHERTEXT_KEY_ID_SPAN.length})`;
 
 /** One statement of each kind, built from its column: `build(kind, columns)`. */
-export function perKind<S>(build: (columns: (typeof CIPHERTEXT_COLUMNS)[CiphertextKind]) => S): Record<CiphertextKind, S> {
-  return Object.fromEntries(CIPHERTEXT_KINDS.map((kind) => [kind, build(CIPHERTEXT_COLUMNS[kind])])) as Record<CiphertextKind, S>;
+export function perKind<S>(
+  build: (columns: (typeof CIPHERTEXT_COLUMNS)[CiphertextKind]) => S,
+): Record<CiphertextKind, S> {
+  return Object.fromEntries(CIPHERTEXT_KINDS.map((kind) => [kind, build(CIPHERTEXT_COLUMNS[kind])])) as Record<
+    CiphertextKind,
+    S
+  >;
 }
 
 /** Selects `kind`, `key_id` and `count` for every kind and key id, over all the ciphertext columns. */

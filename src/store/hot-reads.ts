@@ -2,7 +2,15 @@ import type { ApiTokenCheck } from '../domain/api-token-check.js';
 import type { DataSourceRecord, SchemaRecord, UserGroupRecord } from '../domain/models.js';
 import type { Tenant } from '../domain/tenancy.js';
 import { lookupBatch } from './lookup-batch.js';
-import type { BatchedUserGroupReads, DataSourceRefs, DataSourceStore, SchemaStore, UserGroupLookup, UserGroupLookupAnswer, UserGroupStore } from './store.js';
+import type {
+  BatchedUserGroupReads,
+  DataSourceRefs,
+  DataSourceStore,
+  SchemaStore,
+  UserGroupLookup,
+  UserGroupLookupAnswer,
+  UserGroupStore,
+} from './store.js';
 
 /**
  * The hot reads (get-or-create of an existing group, verify) of both engines: the finds asked for in
@@ -11,7 +19,9 @@ import type { BatchedUserGroupReads, DataSourceRefs, DataSourceStore, SchemaStor
  * its own answer. One snapshot and one round trip per turn instead of one each: on PostgreSQL one
  * statement, on SQLite one read transaction (docs/performance.md, issue 15).
  */
-export function batchedUserGroupReads(lookUp: UserGroupStore['lookUpUserGroups']): Pick<UserGroupStore, BatchedUserGroupReads> {
+export function batchedUserGroupReads(
+  lookUp: UserGroupStore['lookUpUserGroups'],
+): Pick<UserGroupStore, BatchedUserGroupReads> {
   const byProvidedId = lookupBatch((lookups: UserGroupLookup[]) => lookUp('providedId', lookups));
   const byTokenHash = lookupBatch((lookups: UserGroupLookup[]) => lookUp('tokenHash', lookups));
 
@@ -23,7 +33,9 @@ export function batchedUserGroupReads(lookUp: UserGroupStore['lookUpUserGroups']
   ): Promise<UserGroupRecord | null> => {
     // A check already settled (by an earlier read of the same request) is not read again.
     const confirming = check !== undefined && !check.settled;
-    const answer = await batch(confirming ? { tenant, key, apiToken: { id: check.apiTokenId, hash: check.apiTokenHash } } : { tenant, key });
+    const answer = await batch(
+      confirming ? { tenant, key, apiToken: { id: check.apiTokenId, hash: check.apiTokenHash } } : { tenant, key },
+    );
     if (confirming) check.settle(answer.apiToken ?? null);
     return answer.group;
   };
@@ -37,7 +49,12 @@ export function batchedUserGroupReads(lookUp: UserGroupStore['lookUpUserGroups']
 type CatalogueReads = Pick<SchemaStore, 'findSchemasByIds'> & Pick<DataSourceStore, 'findDataSources'>;
 
 /** The asks of one batch grouped by `keyOf`, each group answered by one `read` of all its asks together. */
-async function answeredTogether<A, R>(asks: A[], keyOf: (ask: A) => string, read: (group: A[]) => Promise<R[]>, answer: (ask: A, found: R[]) => R[]): Promise<R[][]> {
+async function answeredTogether<A, R>(
+  asks: A[],
+  keyOf: (ask: A) => string,
+  read: (group: A[]) => Promise<R[]>,
+  answer: (ask: A, found: R[]) => R[],
+): Promise<R[][]> {
   const groups = new Map<string, A[]>();
   for (const ask of asks) {
     const key = keyOf(ask);

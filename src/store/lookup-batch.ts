@@ -23,16 +23,19 @@ export function lookupBatch<I, R>(run: (items: I[]) => Promise<R[]>): (item: I) 
 
   const send = (batch: Array<Pending<I, R>>) => {
     // Through a promise, so that a `run` that throws at once fails its lookups rather than the turn.
-    Promise.resolve(batch.map((entry) => entry.item)).then(run).then(
-      (results) => batch.forEach((entry, index) => entry.resolve(results[index]!)),
-      (error: unknown) => batch.forEach((entry) => entry.reject(error)),
-    );
+    Promise.resolve(batch.map((entry) => entry.item))
+      .then(run)
+      .then(
+        (results) => batch.forEach((entry, index) => entry.resolve(results[index]!)),
+        (error: unknown) => batch.forEach((entry) => entry.reject(error)),
+      );
   };
 
   const flush = () => {
     const batch = pending;
     pending = [];
-    for (let start = 0; start < batch.length; start += MAX_LOOKUPS_PER_BATCH) send(batch.slice(start, start + MAX_LOOKUPS_PER_BATCH));
+    for (let start = 0; start < batch.length; start += MAX_LOOKUPS_PER_BATCH)
+      send(batch.slice(start, start + MAX_LOOKUPS_PER_BATCH));
   };
 
   return (item) =>

@@ -9,6 +9,8 @@ export interface Migration {
 export function assertNotNewer(applied: number, migrations: readonly Migration[]): void {
   const latest = migrations.at(-1)?.version ?? 0;
   if (applied > latest) {
-    throw new Error(`The database is at schema version ${applied}, newer than this program knows (${latest}); upgrade the program.`);
+    throw new Error(
+      `The database is at schema version ${applied}, newer than this program knows (${latest}); upgrade the program.`,
+    );
   }
 }

@@ -5,5 +5,7 @@ import type { Store } from './store.js';
 
 /** `poolSize` bounds a PostgreSQL store's connections; SQLite has one connection per process. */
 export function openStore(location: DatabaseLocation, options: { poolSize?: number } = {}): Store {
-  return location.engine === 'sqlite' ? openSqliteStore({ path: location.path }) : openPostgresStore({ url: location.url, poolSize: options.poolSize });
+  return location.engine === 'sqlite'
+    ? openSqliteStore({ path: location.path })
+    : openPostgresStore({ url: location.url, poolSize: options.poolSize });
 }

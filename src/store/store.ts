@@ -56,7 +56,11 @@ export interface ApiTokenStore {
    * Inserts all `tokens` (one workspace) only if that workspace has no API token at all, revoked or
    * not; returns null when it already had one. Safe against concurrent first starts.
    */
-  insertApiTokensIfWorkspaceHasNone(workspaceId: number, tokens: NewApiToken[], audit: AuditContext): Promise<ApiTokenRecord[] | null>;
+  insertApiTokensIfWorkspaceHasNone(
+    workspaceId: number,
+    tokens: NewApiToken[],
+    audit: AuditContext,
+  ): Promise<ApiTokenRecord[] | null>;
   /** Only live (not revoked) tokens are found. */
   findApiTokenByHash(tokenHash: string): Promise<ApiTokenRecord | null>;
   /** Live tokens only, in id order. */
@@ -66,7 +70,12 @@ export interface ApiTokenStore {
    * audit event holding the before and after values, read inside the same transaction; setting the
    * value it has already writes nothing. Null when no live token with that id is in the workspace.
    */
-  updateApiTokenRateLimit(workspaceId: number, id: number, rateLimit: RateLimit | null, audit: AuditContext): Promise<ApiTokenRecord | null>;
+  updateApiTokenRateLimit(
+    workspaceId: number,
+    id: number,
+    rateLimit: RateLimit | null,
+    audit: AuditContext,
+  ): Promise<ApiTokenRecord | null>;
   /** Returns the revoked token, or null when no live token with that id is in the workspace. */
   revokeApiToken(workspaceId: number, id: number, audit: AuditContext): Promise<ApiTokenRecord | null>;
   /** Bookkeeping, not a change: writes no audit event. */
@@ -102,7 +111,12 @@ export interface DataSourceStore {
    * Applies the patch as `planDataSourceUpdate` decides over the locked row (src/domain/data-sources.rules.ts).
    * Throws `data_source_id_taken` when the new provided id collides.
    */
-  updateDataSource(workspaceId: number, id: number, patch: DataSourcePatch, audit: AuditContext): Promise<DataSourceChange>;
+  updateDataSource(
+    workspaceId: number,
+    id: number,
+    patch: DataSourcePatch,
+    audit: AuditContext,
+  ): Promise<DataSourceChange>;
   /** Deletes it as `planDataSourceDeletion` decides over the locked row. */
   deleteDataSource(workspaceId: number, id: number, audit: AuditContext): Promise<DataSourceChange>;
 }
@@ -139,7 +153,8 @@ export interface UserGroupQuery {
 }
 
 /** Outcome of a delete: done, refused because the row moved on, or refused because groups are linked under it. */
-export type UserGroupDeletion = { status: 'deleted' } | { status: 'moved' } | { status: 'has_children'; children: number };
+export type UserGroupDeletion =
+  { status: 'deleted' } | { status: 'moved' } | { status: 'has_children'; children: number };
 
 /** One write of a batch; `changes` goes into that group's audit event. */
 export type UserGroupWrite =
@@ -194,7 +209,10 @@ export interface UserGroupStore {
    * Creates the group unless the tenant already has one with that provided id; in that case returns
    * the existing one untouched. Exactly one of any number of concurrent callers sees `created: true`.
    */
-  insertUserGroupIfAbsent(group: NewUserGroup, audit: AuditContext): Promise<{ group: UserGroupRecord; created: boolean }>;
+  insertUserGroupIfAbsent(
+    group: NewUserGroup,
+    audit: AuditContext,
+  ): Promise<{ group: UserGroupRecord; created: boolean }>;
   /**
    * Applies the patch if the row still has `expectedVersion`; returns the new row, or null when the
    * row is gone or moved on. Throws `user_group_id_taken` when a rename collides. A patch that sets a
@@ -208,7 +226,12 @@ export interface UserGroupStore {
    * Deletes the group only if it still has `expectedVersion` (else `moved`) and no group has it as
    * parent (else `has_children`, counted inside the same transaction).
    */
-  deleteUserGroup(tenant: Tenant, teamId: number, expectedVersion: number, audit: AuditContext): Promise<UserGroupDeletion>;
+  deleteUserGroup(
+    tenant: Tenant,
+    teamId: number,
+    expectedVersion: number,
+    audit: AuditContext,
+  ): Promise<UserGroupDeletion>;
 }
 
 export interface AuditEventQuery {
@@ -236,7 +259,12 @@ export interface AuditStore {
  */
 export interface CiphertextStore {
   /** Up to `limit` ciphertexts of `kind` not made under `keyId`, of rows whose id is above `afterId`, in id order. */
-  listCiphertextsNotUnderKey(kind: CiphertextKind, keyId: string, afterId: number, limit: number): Promise<StoredCiphertext[]>;
+  listCiphertextsNotUnderKey(
+    kind: CiphertextKind,
+    keyId: string,
+    afterId: number,
+    limit: number,
+  ): Promise<StoredCiphertext[]>;
   /**
    * In one transaction, writes each replacement whose row still holds the ciphertext it was read
    * with (a compare-and-swap: a row changed, rotated or deleted since is left alone); returns how
@@ -280,9 +308,7 @@ export interface IdempotencyKeyRecord {
 
 /** Outcome of a claim: ours, the live record that stands in the way, or none because the token holds too many keys. */
 export type IdempotencyClaimResult =
-  | { claimed: true }
-  | { claimed: false; record: IdempotencyKeyRecord }
-  | { claimed: false; limitReached: true };
+  { claimed: true } | { claimed: false; record: IdempotencyKeyRecord } | { claimed: false; limitReached: true };
 
 /** Bookkeeping of safe retries: no method writes an audit event, and none is part of a change's transaction. */
 export interface IdempotencyStore {
@@ -311,7 +337,10 @@ export interface SigningKeyStore {
    */
   insertFirstSigningKey(key: NewSigningKey, context: AuditContext): Promise<SigningKeyRecord>;
   /** Retires the current key (if any) at `key.createdAt` and makes `key` current, audited, in one transaction. */
-  rotateSigningKey(key: NewSigningKey, context: AuditContext): Promise<{ current: SigningKeyRecord; retired: SigningKeyRecord | null }>;
+  rotateSigningKey(
+    key: NewSigningKey,
+    context: AuditContext,
+  ): Promise<{ current: SigningKeyRecord; retired: SigningKeyRecord | null }>;
 }
 
 export interface WebhookDeliveryQuery {
@@ -361,9 +390,20 @@ export interface WebhookStore {
   /** Null when the tenant has no endpoint with that id (another environment's included). */
   findWebhookEndpoint(tenant: Tenant, id: number): Promise<WebhookEndpointRecord | null>;
   /** Applies the patch, audited with before and after read inside the transaction; null when absent. Enabling clears the failure streak. */
-  updateWebhookEndpoint(tenant: Tenant, id: number, patch: WebhookEndpointPatch, audit: AuditContext): Promise<WebhookEndpointRecord | null>;
+  updateWebhookEndpoint(
+    tenant: Tenant,
+    id: number,
+    patch: WebhookEndpointPatch,
+    audit: AuditContext,
+  ): Promise<WebhookEndpointRecord | null>;
   /** The new secret signs from now on; the current one becomes the previous until `previousExpiresAt`. */
-  rotateWebhookSecret(tenant: Tenant, id: number, secretCiphertext: string, previousExpiresAt: Timestamp, audit: AuditContext): Promise<WebhookEndpointRecord | null>;
+  rotateWebhookSecret(
+    tenant: Tenant,
+    id: number,
+    secretCiphertext: string,
+    previousExpiresAt: Timestamp,
+    audit: AuditContext,
+  ): Promise<WebhookEndpointRecord | null>;
   /** Deletes the endpoint with its deliveries; null when absent. */
   deleteWebhookEndpoint(tenant: Tenant, id: number, audit: AuditContext): Promise<WebhookEndpointRecord | null>;
   /** Newest first. */
@@ -415,7 +455,8 @@ export interface ConnectionStats {
 }
 
 export interface Store
-  extends WorkspaceStore,
+  extends
+    WorkspaceStore,
     ApiTokenStore,
     SchemaStore,
     DataSourceStore,

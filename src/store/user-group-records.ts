@@ -71,7 +71,16 @@ export function serializeProperties(properties: JsonObject | null): string | nul
  * The patch keys the update statement writes as columns; the mapping lives in its own table, and the
  * parent link is written by team id once the engine has checked it (`parentTeamId`).
  */
-export const PATCHABLE_GROUP_COLUMNS = ['providedId', 'name', 'properties', 'isDemoGroup', 'tags', 'tokenHash', 'tokenCiphertext', 'parentTeamId'] as const;
+export const PATCHABLE_GROUP_COLUMNS = [
+  'providedId',
+  'name',
+  'properties',
+  'isDemoGroup',
+  'tags',
+  'tokenHash',
+  'tokenCiphertext',
+  'parentTeamId',
+] as const;
 
 /** The list filters both engines bind the same way (the demo flag is each engine's own type). */
 export function listFilterParameters(query: UserGroupQuery): { parent: string | null; tag: string | null } {
@@ -98,7 +107,10 @@ export function parentTeamIdFromRow(parentProvidedId: string, row: ParentLinkRow
  * (`col = CASE WHEN @setKey THEN @key ELSE col END`): per key, `set<Key>` is 1 and `<key>` the value
  * when present, else 0 and null. One statement then serves every shape of patch.
  */
-export function patchParameters<K extends string>(keys: readonly K[], patch: Partial<Record<K, unknown>>): Record<string, unknown> {
+export function patchParameters<K extends string>(
+  keys: readonly K[],
+  patch: Partial<Record<K, unknown>>,
+): Record<string, unknown> {
   const parameters: Record<string, unknown> = {};
   for (const key of keys) {
     const value = patch[key];
@@ -114,7 +126,6 @@ export function assertTokenPatchComplete(patch: { tokenHash?: string; tokenCiphe
     throw new Error('a user group patch sets tokenHash and tokenCiphertext together or neither');
   }
 }
-
 
 /**
  * The smallest string above every string that starts with `prefix` in code point order (SQLite's

@@ -173,7 +173,12 @@ export function webhookDeliveryFromRow(row: WebhookDeliveryRow): WebhookDelivery
  * finished right now is waited for and looked at again, so a new delivery never waits behind one whose
  * promotion has already run (SQLite's one writer cannot interleave them).
  */
-export const firstInLine = (endpointId: string, orderingKey: string, at: string, lock = '') => `CASE WHEN EXISTS (SELECT 1 FROM webhook_deliveries p
+export const firstInLine = (
+  endpointId: string,
+  orderingKey: string,
+  at: string,
+  lock = '',
+) => `CASE WHEN EXISTS (SELECT 1 FROM webhook_deliveries p
     WHERE p.endpoint_id = ${endpointId} AND p.ordering_key = ${orderingKey} AND p.status = 'pending' ${lock}) THEN NULL ELSE ${at} END`;
 
 /** Once a delivery is delivered or failed: the next one of its endpoint and key, if waiting, is due at @at. */
@@ -186,7 +191,11 @@ export const WEBHOOK_DELIVERY_COLUMNS = `d.id, d.endpoint_id, v.public_id AS eve
   d.next_attempt_at, d.last_attempt_at, d.last_response_status, d.last_error, d.created_at, d.completed_at`;
 
 /** Attempt outcomes as the delivery row records them. */
-export function attemptColumns(attempt: { outcome: 'delivered' | 'retry' | 'failed'; nextAttemptAt?: string; at: string }) {
+export function attemptColumns(attempt: {
+  outcome: 'delivered' | 'retry' | 'failed';
+  nextAttemptAt?: string;
+  at: string;
+}) {
   return {
     status: attempt.outcome === 'retry' ? 'pending' : attempt.outcome,
     nextAttemptAt: attempt.outcome === 'retry' ? (attempt.nextAttemptAt ?? attempt.at) : null,

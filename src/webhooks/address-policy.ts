@@ -6,7 +6,8 @@ import type { WebhookAddressPolicy } from '../domain/webhook-endpoints.service.j
 /** Where a host name resolves: every address, as `dns.lookup` gives them (the hosts file included). */
 export type Resolver = (hostname: string) => Promise<string[]>;
 
-export const systemResolver: Resolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+export const systemResolver: Resolver = async (hostname) =>
+  (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
 /*
  * The addresses a webhook must never reach unless private addresses are allowed (SPEC §13): loopback,
@@ -54,7 +55,10 @@ export const bareHost = (hostname: string) => hostname.replace(/^\[(.*)\]$/, '$1
  * The addresses a delivery may connect to: all of them when private ones are allowed, else all of
  * them only if none is private (a name that answers with one private address is refused whole).
  */
-export async function deliverableAddresses(hostname: string, options: { allowPrivate: boolean; resolve: Resolver }): Promise<string[]> {
+export async function deliverableAddresses(
+  hostname: string,
+  options: { allowPrivate: boolean; resolve: Resolver },
+): Promise<string[]> {
   const host = bareHost(hostname);
   const addresses = isIP(host) ? [host] : await options.resolve(host);
   if (addresses.length === 0) throw new Error(`${host} resolves to no address`);
@@ -81,7 +85,10 @@ export function createAddressPolicy(options: { allowPrivate: boolean; resolve?: 
       try {
         await deliverableAddresses(hostname, { allowPrivate: options.allowPrivate, resolve });
       } catch (error) {
-        const reason = error instanceof PrivateAddressError ? `${error.message}; webhooks may not call it` : `its host does not resolve (${(error as Error).message})`;
+        const reason =
+          error instanceof PrivateAddressError
+            ? `${error.message}; webhooks may not call it`
+            : `its host does not resolve (${(error as Error).message})`;
         throw failure.webhookUrl(`is refused: ${reason}`);
       }
     },

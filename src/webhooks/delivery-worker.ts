@@ -37,7 +37,15 @@ export interface WebhookWorkerSettings {
 }
 
 /** SPEC §13: a first retry within 10 s, then growing waits, eight attempts over a little more than 24 h. */
-export const DEFAULT_RETRY_DELAYS_MS = [5 * SECOND, 60 * SECOND, 10 * 60 * SECOND, HOUR, 3 * HOUR, 8 * HOUR, 12 * HOUR] as const;
+export const DEFAULT_RETRY_DELAYS_MS = [
+  5 * SECOND,
+  60 * SECOND,
+  10 * 60 * SECOND,
+  HOUR,
+  3 * HOUR,
+  8 * HOUR,
+  12 * HOUR,
+] as const;
 
 export const DEFAULT_WEBHOOK_WORKER_SETTINGS: WebhookWorkerSettings = {
   concurrency: 64,
@@ -89,7 +97,11 @@ export function startWebhookWorker(options: {
   const settings = { ...DEFAULT_WEBHOOK_WORKER_SETTINGS, ...options.settings };
   const { store, cipher, clock, logger } = options;
   const owner = `worker-${randomBytes(8).toString('hex')}`;
-  const sender = createWebhookSender({ timeoutMs: settings.attemptTimeoutMs, allowPrivate: settings.allowPrivate, resolve: options.resolve ?? systemResolver });
+  const sender = createWebhookSender({
+    timeoutMs: settings.attemptTimeoutMs,
+    allowPrivate: settings.allowPrivate,
+    resolve: options.resolve ?? systemResolver,
+  });
   const metrics = webhookMetrics(store);
   const inFlight = new Map<number, Promise<void>>();
   const perEndpoint = new Map<number, number>();
@@ -179,7 +191,9 @@ export function startWebhookWorker(options: {
       now,
       leaseUntil: later(settings.leaseMs),
       limit: free,
-      skipEndpointIds: [...perEndpoint].filter(([, count]) => count >= settings.perEndpointConcurrency).map(([id]) => id),
+      skipEndpointIds: [...perEndpoint]
+        .filter(([, count]) => count >= settings.perEndpointConcurrency)
+        .map(([id]) => id),
     });
     for (const delivery of claimed) start(delivery);
     return claimed.length;

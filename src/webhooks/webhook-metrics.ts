@@ -34,7 +34,9 @@ export function webhookMetrics(store: Pick<WebhookStore, 'webhookBacklog'>) {
     registers: [registry],
     async collect() {
       const { oldestPendingCreatedAt } = await backlog();
-      this.set(oldestPendingCreatedAt === null ? 0 : Math.max(0, (Date.now() - Date.parse(oldestPendingCreatedAt)) / 1000));
+      this.set(
+        oldestPendingCreatedAt === null ? 0 : Math.max(0, (Date.now() - Date.parse(oldestPendingCreatedAt)) / 1000),
+      );
     },
   });
   return { registry, attempts };

@@ -10,7 +10,9 @@ function dataOf(event: WebhookEventRecord): Record<string, unknown> {
   switch (subject.kind) {
     case 'user_group': {
       const userGroup = toUserGroupFields(userGroupFieldsView(subject.userGroup));
-      return event.type === 'user_group.updated' ? { user_group: userGroup, changes: event.changes ?? {} } : { user_group: userGroup };
+      return event.type === 'user_group.updated'
+        ? { user_group: userGroup, changes: event.changes ?? {} }
+        : { user_group: userGroup };
     }
     case 'api_token':
       return { api_token: toApiToken(subject.apiToken) };

@@ -35,7 +35,11 @@ export function createWebhookSender(options: WebhookSenderOptions) {
   const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
     deliverableAddresses(hostname, options).then(
       (addresses) => {
-        if (lookupOptions.all) callback(null, addresses.map((address) => ({ address, family: isIP(address) })));
+        if (lookupOptions.all)
+          callback(
+            null,
+            addresses.map((address) => ({ address, family: isIP(address) })),
+          );
         else callback(null, addresses[0]!, isIP(addresses[0]!));
       },
       (error: NodeJS.ErrnoException) => callback(error, '', 0),

@@ -8,7 +8,10 @@ const Scope = Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Lite
 
 const RateLimit = Type.Object(
   {
-    per_second: Type.Number({ ...RATE_LIMIT_BOUNDS.perSecond, description: 'Requests a second the bucket refills by; 0.5 is one every 2 s.' }),
+    per_second: Type.Number({
+      ...RATE_LIMIT_BOUNDS.perSecond,
+      description: 'Requests a second the bucket refills by; 0.5 is one every 2 s.',
+    }),
     burst: Type.Integer({ ...RATE_LIMIT_BOUNDS.burst, description: 'Requests a full bucket admits at once.' }),
   },
   { additionalProperties: false },
@@ -28,7 +31,10 @@ const ApiTokenFields = {
 };
 // Listings have no `token` field at all, so the serialiser cannot emit a secret there.
 export const ApiToken = Type.Object(ApiTokenFields);
-export const IssuedApiToken = Type.Object({ ...ApiTokenFields, token: Type.String({ description: 'The secret. Shown in this response only.' }) });
+export const IssuedApiToken = Type.Object({
+  ...ApiTokenFields,
+  token: Type.String({ description: 'The secret. Shown in this response only.' }),
+});
 export const ApiTokenResponse = Type.Object({ success: Success, api_token: ApiToken });
 export const ApiTokenParams = Type.Object({ id: IdParam('API token id.') });
 

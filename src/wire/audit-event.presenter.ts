@@ -5,7 +5,10 @@ export const toAuditEvent = (event: AuditEventRecord) => ({
   id: event.id,
   at: event.at,
   environment: event.environment,
-  actor: event.actor.type === 'api_token' ? { type: 'api_token' as const, api_token_id: event.actor.apiTokenId, name: event.actor.name } : { type: 'cli' as const },
+  actor:
+    event.actor.type === 'api_token'
+      ? { type: 'api_token' as const, api_token_id: event.actor.apiTokenId, name: event.actor.name }
+      : { type: 'cli' as const },
   action: event.action,
   team_id: event.teamId,
   provided_id: event.providedId,

@@ -15,7 +15,9 @@ export const AuditEvent = Type.Object({
   action: Type.String(),
   team_id: Type.Union([Type.Integer(), Type.Null()]),
   provided_id: Type.Union([Type.String(), Type.Null()]),
-  changes: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'Changed fields with before and after values; never a token.' }),
+  changes: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
+    description: 'Changed fields with before and after values; never a token.',
+  }),
   request_id: Type.Union([Type.String(), Type.Null()]),
 });
 

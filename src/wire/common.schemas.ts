@@ -7,9 +7,13 @@ export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 export const EnvironmentTag = Type.Union([Type.Literal('Customer'), Type.Literal('Testing')]);
 
 /** `?environment=`: which environment an admin call acts in (default: the API token's); nothing else. */
-export const EnvironmentQuery = Type.Object({ environment: Type.Optional(EnvironmentTag) }, { additionalProperties: false });
+export const EnvironmentQuery = Type.Object(
+  { environment: Type.Optional(EnvironmentTag) },
+  { additionalProperties: false },
+);
 
-export const Text256 = (description: string) => Type.String({ minLength: 1, maxLength: 256, pattern: NO_CONTROL_CHARACTERS, description });
+export const Text256 = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 256, pattern: NO_CONTROL_CHARACTERS, description });
 
 export const Id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_SAFE, description });
 
@@ -22,7 +26,8 @@ export const Timestamp = Type.String({ format: 'date-time' });
 export const TimestampInput = (description: string) =>
   Type.String({
     format: 'date-time',
-    pattern: '^\\d{4}-\\d{2}-\\d{2}[Tt]([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d+)?([Zz]|[+-]([01]\\d|2[0-3]):[0-5]\\d)$',
+    pattern:
+      '^\\d{4}-\\d{2}-\\d{2}[Tt]([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d+)?([Zz]|[+-]([01]\\d|2[0-3]):[0-5]\\d)$',
     description: `${description}: an RFC 3339 timestamp such as 2026-11-24T10:00:00Z (no leap second).`,
   });
 

@@ -4,12 +4,24 @@ import { Success } from './envelope.js';
 
 /** POST /console/session: the admin API token to sign in with; it goes no further than this request. */
 export const SignInBody = Type.Object(
-  { api_token: Type.String({ minLength: 1, maxLength: 256, pattern: NO_CONTROL_CHARACTERS, description: 'An admin API token.' }) },
+  {
+    api_token: Type.String({
+      minLength: 1,
+      maxLength: 256,
+      pattern: NO_CONTROL_CHARACTERS,
+      description: 'An admin API token.',
+    }),
+  },
   { additionalProperties: false },
 );
 
 export const ConsoleSession = Type.Object({
-  api_token: Type.Object({ id: Type.Integer(), name: Type.String(), scope: Type.String(), environment: EnvironmentTag }),
+  api_token: Type.Object({
+    id: Type.Integer(),
+    name: Type.String(),
+    scope: Type.String(),
+    environment: EnvironmentTag,
+  }),
   csrf_token: Type.String({ description: 'Send it as X-CSRF-Token with every request the console makes.' }),
   idle_expires_at: Timestamp,
   expires_at: Timestamp,

@@ -26,7 +26,12 @@ export const DEFAULT_PAGE_SIZE = 100;
 
 /** Query parameters arrive as text; Ajv does not coerce, so numbers are checked by pattern. */
 export const PageQuery = {
-  limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$', description: `Page size, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).` })),
+  limit: Type.Optional(
+    Type.String({
+      pattern: '^[1-9][0-9]{0,3}$',
+      description: `Page size, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).`,
+    }),
+  ),
   cursor: Type.Optional(Type.String({ maxLength: 64, description: 'next_cursor of the previous page.' })),
 };
 
@@ -36,13 +41,23 @@ export function pageSize(limit: string | undefined): number {
   return size;
 }
 
-const NextCursor = Type.Union([Type.String(), Type.Null()], { description: 'Pass as cursor for the next page; null on the last page.' });
+const NextCursor = Type.Union([Type.String(), Type.Null()], {
+  description: 'Pass as cursor for the next page; null on the last page.',
+});
 
 /** A page on the wire: `{success, <plural>: [...], next_cursor}`. */
 export function PageResponse<K extends string, S extends TSchema>(plural: K, item: S) {
-  return Type.Object({ success: Success, next_cursor: NextCursor, ...({ [plural]: Type.Array(item) } as Record<K, ReturnType<typeof Type.Array<S>>>) });
+  return Type.Object({
+    success: Success,
+    next_cursor: NextCursor,
+    ...({ [plural]: Type.Array(item) } as Record<K, ReturnType<typeof Type.Array<S>>>),
+  });
 }
 
 export function toPageResponse<K extends string, T, W>(plural: K, page: Page<T>, present: (item: T) => W) {
-  return { success: 1 as const, next_cursor: encodeCursor(page.next), ...({ [plural]: page.items.map(present) } as Record<K, W[]>) };
+  return {
+    success: 1 as const,
+    next_cursor: encodeCursor(page.next),
+    ...({ [plural]: page.items.map(present) } as Record<K, W[]>),
+  };
 }

@@ -1,5 +1,9 @@
 import { Type, type Static } from 'typebox';
-import { DEFAULT_EMBED_TOKEN_LIFETIME_S, MAX_EMBED_TOKEN_BYTES, MIN_EMBED_TOKEN_LIFETIME_S } from '../domain/embed-tokens.service.js';
+import {
+  DEFAULT_EMBED_TOKEN_LIFETIME_S,
+  MAX_EMBED_TOKEN_BYTES,
+  MIN_EMBED_TOKEN_LIFETIME_S,
+} from '../domain/embed-tokens.service.js';
 import { MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from '../domain/properties.js';
 import { MAX_EMBED_TOKEN_LIFETIME_S } from '../domain/signing-keys.service.js';
 import { NO_CONTROL_CHARACTERS, Text256, Timestamp } from './common.schemas.js';
@@ -22,14 +26,18 @@ export const MintEmbedTokenBody = Type.Object(
         minLength: 1,
         maxLength: 2048,
         pattern: NO_CONTROL_CHARACTERS,
-        description: 'The only web origin the renderer should accept the token from, e.g. https://app.example.com (no path).',
+        description:
+          'The only web origin the renderer should accept the token from, e.g. https://app.example.com (no path).',
       }),
     ),
     properties: Type.Optional(
-      Type.Object({}, {
-        additionalProperties: true,
-        description: `Per-view values merged over the group's properties for this token only: a JSON object of at most ${MAX_PROPERTIES_BYTES} bytes and ${MAX_PROPERTIES_DEPTH} levels; the token must stay within ${MAX_EMBED_TOKEN_BYTES / 1024} KiB.`,
-      }),
+      Type.Object(
+        {},
+        {
+          additionalProperties: true,
+          description: `Per-view values merged over the group's properties for this token only: a JSON object of at most ${MAX_PROPERTIES_BYTES} bytes and ${MAX_PROPERTIES_DEPTH} levels; the token must stay within ${MAX_EMBED_TOKEN_BYTES / 1024} KiB.`,
+        },
+      ),
     ),
   },
   { additionalProperties: false },
@@ -38,7 +46,9 @@ export type MintEmbedTokenBody = Static<typeof MintEmbedTokenBody>;
 
 export const EmbedTokenResponse = Type.Object({
   success: Success,
-  embed_token: Type.String({ description: 'A compact JWS (ES256, typ ugs-embed+jwt); never contains the group token.' }),
+  embed_token: Type.String({
+    description: 'A compact JWS (ES256, typ ugs-embed+jwt); never contains the group token.',
+  }),
   expires_at: Timestamp,
 });
 
@@ -52,4 +62,8 @@ const EmbedOfToken = Type.Object(
   { description: 'Present when the token verified is an embed token: what it was minted for.' },
 );
 
-export const VerifiedTokenResponse = Type.Object({ success: Success, user_group: UserGroup, embed: Type.Optional(EmbedOfToken) });
+export const VerifiedTokenResponse = Type.Object({
+  success: Success,
+  user_group: UserGroup,
+  embed: Type.Optional(EmbedOfToken),
+});

@@ -9,32 +9,53 @@ import { AppError } from '../domain/errors.js';
  */
 export const requestFailure = {
   missingHost: () => new AppError('bad_request', 'Send a Host header: HTTP/1.1 requires one.', { field: 'Host' }),
-  shuttingDown: () => new AppError('unavailable', 'The server is shutting down; retry on another instance or shortly.', { retryAfterSeconds: 1 }),
+  shuttingDown: () =>
+    new AppError('unavailable', 'The server is shutting down; retry on another instance or shortly.', {
+      retryAfterSeconds: 1,
+    }),
   notHttp: () => new AppError('bad_request', 'The request is not valid HTTP.'),
   malformed: () => new AppError('bad_request', 'The request is malformed.'),
   internal: (cause: unknown) => new AppError('internal_error', 'An internal error occurred.', { cause }),
-  headersTooLarge: (maxKiB: number) => new AppError('headers_too_large', `The request line and headers are larger than ${maxKiB} KiB.`),
+  headersTooLarge: (maxKiB: number) =>
+    new AppError('headers_too_large', `The request line and headers are larger than ${maxKiB} KiB.`),
   requestTimeout: (headersMs: number, requestMs: number) =>
-    new AppError('request_timeout', `The request did not arrive in time: headers are due within ${headersMs} ms, the whole request within ${requestMs} ms.`),
-  methodNotAllowed: (method: string, allow: string) => new AppError('method_not_allowed', `${method} is not allowed here; use one of ${allow}.`),
+    new AppError(
+      'request_timeout',
+      `The request did not arrive in time: headers are due within ${headersMs} ms, the whole request within ${requestMs} ms.`,
+    ),
+  methodNotAllowed: (method: string, allow: string) =>
+    new AppError('method_not_allowed', `${method} is not allowed here; use one of ${allow}.`),
   nothingAt: (path: string) => new AppError('not_found', `There is nothing at ${path}.`),
-  consoleNotBuilt: () => new AppError('not_found', 'The admin console is not built into this installation: run `npm run build`.'),
+  consoleNotBuilt: () =>
+    new AppError('not_found', 'The admin console is not built into this installation: run `npm run build`.'),
   twoCredentials: () =>
-    new AppError('unauthenticated', 'Send exactly one "Authorization: Token <API_TOKEN>" header (or its synonym Explo-Authorization).'),
+    new AppError(
+      'unauthenticated',
+      'Send exactly one "Authorization: Token <API_TOKEN>" header (or its synonym Explo-Authorization).',
+    ),
   noCredential: () => new AppError('unauthenticated', 'Send "Authorization: Token <API_TOKEN>".'),
   /** A request made with the console's session cookie must prove it comes from the console's own page. */
-  csrfToken: (header: string) => new AppError('invalid_csrf_token', `Send the console session's CSRF token in the ${header} header.`, { field: header }),
-  noConsoleSession: () => new AppError('unauthenticated', 'Sign in to the console first: this request carries no console session.'),
+  csrfToken: (header: string) =>
+    new AppError('invalid_csrf_token', `Send the console session's CSRF token in the ${header} header.`, {
+      field: header,
+    }),
+  noConsoleSession: () =>
+    new AppError('unauthenticated', 'Sign in to the console first: this request carries no console session.'),
   /** Two session cookies are two meanings, refused like two Authorization headers. */
   twoSessionCookies: () => new AppError('unauthenticated', 'Send one console session cookie, not several.'),
   rateLimited: (quota: number, unit: string, burst: number, retryAfterSeconds: number) =>
-    new AppError('rate_limited', `This API token may make ${quota} request${quota === 1 ? '' : 's'} a ${unit}, up to ${burst} at once; retry in ${retryAfterSeconds} s.`, {
-      retryAfterSeconds,
-    }),
+    new AppError(
+      'rate_limited',
+      `This API token may make ${quota} request${quota === 1 ? '' : 's'} a ${unit}, up to ${burst} at once; retry in ${retryAfterSeconds} s.`,
+      {
+        retryAfterSeconds,
+      },
+    ),
 
   bodyTooLarge: () => new AppError('payload_too_large', 'The request body is larger than 1 MiB.'),
   contentLengthMismatch: () => new AppError('invalid_json', 'The request body does not match its Content-Length.'),
-  notJsonMediaType: () => new AppError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json".'),
+  notJsonMediaType: () =>
+    new AppError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json".'),
   bodyNotUtf8: () => new AppError('invalid_json', 'The request body is not valid UTF-8.'),
   bodyNotObject: () => new AppError('invalid_json', 'The request body must be a JSON object.'),
   /** A JSON defect of the body (`field` undefined) or of the JSON text in the query value `field`. */
@@ -48,21 +69,36 @@ export const requestFailure = {
         return new AppError('invalid_json', `${where} has the key "${key}" twice in one object.`, options);
       case 'lone_surrogate':
         // A lone surrogate is bad JSON in a body but a bad value in a query (SPEC §3).
-        return new AppError(field === undefined ? 'invalid_json' : 'invalid_field', `${where} has a lone surrogate escape (\\ud800 to \\udfff unpaired), which is not text.`, options);
+        return new AppError(
+          field === undefined ? 'invalid_json' : 'invalid_field',
+          `${where} has a lone surrogate escape (\\ud800 to \\udfff unpaired), which is not text.`,
+          options,
+        );
       case 'forbidden_key':
-        return new AppError('invalid_field', 'Object keys "__proto__" and "constructor.prototype" are not accepted anywhere in a request.', options);
+        return new AppError(
+          'invalid_field',
+          'Object keys "__proto__" and "constructor.prototype" are not accepted anywhere in a request.',
+          options,
+        );
     }
   },
-  queryNotUtf8: (field: string) => new AppError('invalid_field', `"${field}" in the query string is not UTF-8 text.`, { field }),
-  queryNul: (field: string) => new AppError('invalid_field', `"${field}" in the query string may not contain a NUL character.`, { field }),
-  queryRepeated: (field: string) => new AppError('invalid_field', `"${field}" must appear once in the query string.`, { field }),
-  yearOutOfRange: (field: string) => new AppError('invalid_field', `"${field}" must fall within the years 0001 to 9999 (UTC).`, { field }),
-  foreignCursor: () => new AppError('invalid_field', '"cursor" is not a cursor this service handed out.', { field: 'cursor' }),
-  pageTooLarge: (maxPageSize: number) => new AppError('invalid_field', `"limit" must be at most ${maxPageSize}.`, { field: 'limit' }),
+  queryNotUtf8: (field: string) =>
+    new AppError('invalid_field', `"${field}" in the query string is not UTF-8 text.`, { field }),
+  queryNul: (field: string) =>
+    new AppError('invalid_field', `"${field}" in the query string may not contain a NUL character.`, { field }),
+  queryRepeated: (field: string) =>
+    new AppError('invalid_field', `"${field}" must appear once in the query string.`, { field }),
+  yearOutOfRange: (field: string) =>
+    new AppError('invalid_field', `"${field}" must fall within the years 0001 to 9999 (UTC).`, { field }),
+  foreignCursor: () =>
+    new AppError('invalid_field', '"cursor" is not a cursor this service handed out.', { field: 'cursor' }),
+  pageTooLarge: (maxPageSize: number) =>
+    new AppError('invalid_field', `"limit" must be at most ${maxPageSize}.`, { field: 'limit' }),
 
   invalidRequest: () => new AppError('invalid_field', 'The request is invalid.'),
   missingField: (field: string) => new AppError('missing_field', `"${field}" is required.`, { field }),
-  unknownField: (field: string) => new AppError('unknown_field', `"${field}" is not a field of this request.`, { field }),
+  unknownField: (field: string) =>
+    new AppError('unknown_field', `"${field}" is not a field of this request.`, { field }),
   invalidPart: (part: string) => new AppError('invalid_field', `The ${part} of this request are invalid.`),
   /** A field outside its schema: `rule` is the schema's own wording of what it takes. */
   invalidField: (field: string, rule: string) => new AppError('invalid_field', rule, { field }),

@@ -8,12 +8,14 @@ export const PublicJwk = Type.Object({
   crv: Type.Literal('P-256'),
   x: Type.String(),
   y: Type.String(),
-  kid: Type.String({ description: 'The key\'s JWK thumbprint (RFC 7638); the kid of the tokens it signs.' }),
+  kid: Type.String({ description: "The key's JWK thumbprint (RFC 7638); the kid of the tokens it signs." }),
   alg: Type.Literal('ES256'),
   use: Type.Literal('sig'),
 });
 
-export const JwkSet = Type.Object({ keys: Type.Array(PublicJwk, { description: 'Every key whose tokens may still be live, the current one first.' }) });
+export const JwkSet = Type.Object({
+  keys: Type.Array(PublicJwk, { description: 'Every key whose tokens may still be live, the current one first.' }),
+});
 
 export const OpenIdConfiguration = Type.Object({
   issuer: Type.String(),
@@ -30,8 +32,17 @@ export const SigningKey = Type.Object({
   kid: Type.String(),
   created_at: Timestamp,
   retired_at: Type.Union([Timestamp, Type.Null()]),
-  published_until: Type.Union([Timestamp, Type.Null()], { description: 'When it leaves the JWKS: null while it is the current key.' }),
+  published_until: Type.Union([Timestamp, Type.Null()], {
+    description: 'When it leaves the JWKS: null while it is the current key.',
+  }),
 });
 
-export const SigningKeysResponse = Type.Object({ success: Success, signing_keys: Type.Array(SigningKey, { description: 'The published keys, newest first.' }) });
-export const SigningKeyRotationResponse = Type.Object({ success: Success, current: SigningKey, retired: Type.Union([SigningKey, Type.Null()]) });
+export const SigningKeysResponse = Type.Object({
+  success: Success,
+  signing_keys: Type.Array(SigningKey, { description: 'The published keys, newest first.' }),
+});
+export const SigningKeyRotationResponse = Type.Object({
+  success: Success,
+  current: SigningKey,
+  retired: Type.Union([SigningKey, Type.Null()]),
+});

@@ -14,7 +14,10 @@ export const UserGroupIdentifier = (description: string) =>
 
 const Mapping = Type.Record(
   Type.String({ pattern: '^(0|[1-9][0-9]{0,15})$' }),
-  Type.Union([Type.Integer({ minimum: 1, maximum: MAX_SAFE }), Type.String({ minLength: 1, maxLength: 256, pattern: NO_CONTROL_CHARACTERS })]),
+  Type.Union([
+    Type.Integer({ minimum: 1, maximum: MAX_SAFE }),
+    Type.String({ minLength: 1, maxLength: 256, pattern: NO_CONTROL_CHARACTERS }),
+  ]),
   {
     maxProperties: 64,
     additionalProperties: false,
@@ -28,11 +31,19 @@ const Properties = Type.Union([PropertiesObject, Type.Null()], {
   description: `A JSON object (not an array or a scalar) of at most ${MAX_PROPERTIES_BYTES} bytes serialized and ${MAX_PROPERTIES_DEPTH} levels deep, or null.`,
 });
 
-const CurrentToken = Type.String({ maxLength: 256, pattern: NO_CONTROL_CHARACTERS, description: 'The user group token, at most 256 characters without control characters.' });
-
-const ParentUserGroupId = Type.Union([UserGroupIdentifier('The user_group_id of the parent group in the same environment.'), Type.Null()], {
-  description: 'The user_group_id of the parent group in the same environment (at most 4 levels: a root and three below it); null for none (on PUT: detach).',
+const CurrentToken = Type.String({
+  maxLength: 256,
+  pattern: NO_CONTROL_CHARACTERS,
+  description: 'The user group token, at most 256 characters without control characters.',
 });
+
+const ParentUserGroupId = Type.Union(
+  [UserGroupIdentifier('The user_group_id of the parent group in the same environment.'), Type.Null()],
+  {
+    description:
+      'The user_group_id of the parent group in the same environment (at most 4 levels: a root and three below it); null for none (on PUT: detach).',
+  },
+);
 
 export const MAX_TAGS = 32;
 const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: NO_CONTROL_CHARACTERS }), {
@@ -50,7 +61,8 @@ const TreeFields = {
   tags: Type.Optional(Tags),
 };
 
-export const ID_RULE = 'A string of 1 to 256 characters without control characters, or an integer (which becomes its decimal string).';
+export const ID_RULE =
+  'A string of 1 to 256 characters without control characters, or an integer (which becomes its decimal string).';
 const NAME_RULE = 'A string of 1 to 256 characters without control characters.';
 
 export const GetOrCreateUserGroupBody = Type.Object(
@@ -87,7 +99,10 @@ export const DeleteUserGroupBody = Type.Object(
     user_group_id: Type.Optional(UserGroupIdentifier(ID_RULE)),
     data_source_provided_id: Type.Optional(Text256('The provided_id of a data source the group must map to.')),
   },
-  { additionalProperties: false, description: 'Give current_token, user_group_id, or both (then they must name the same group).' },
+  {
+    additionalProperties: false,
+    description: 'Give current_token, user_group_id, or both (then they must name the same group).',
+  },
 );
 export type DeleteUserGroupBody = Static<typeof DeleteUserGroupBody>;
 
@@ -96,7 +111,8 @@ export const VerifyUserGroupTokenBody = Type.Object(
     token: Type.String({
       maxLength: 8192,
       pattern: NO_CONTROL_CHARACTERS,
-      description: 'A user group token (ugt_…) or an embed token (a JWS from POST /api/user/embed_token), at most 8 KiB.',
+      description:
+        'A user group token (ugt_…) or an embed token (a JWS from POST /api/user/embed_token), at most 8 KiB.',
     }),
   },
   { additionalProperties: false },
@@ -107,15 +123,23 @@ export const UserGroup = Type.Object({
   team_id: Type.Integer({ description: 'Internal id; unique in the deployment, never reused.' }),
   token: Type.String({ description: 'The user group token: ugt_ followed by 64 lowercase hex characters.' }),
   name: Type.String(),
-  provided_id: Type.String({ description: 'The caller\'s own id (user_group_id).' }),
+  provided_id: Type.String({ description: "The caller's own id (user_group_id)." }),
   properties: Type.Union([PropertiesObject, Type.Null()]),
   mapping: Type.Record(Type.String(), Type.String(), { description: 'Schema id → data source id, both as strings.' }),
-  parent_user_group_id: Type.Union([Type.String(), Type.Null()], { description: 'The provided_id of the parent group, or null for a root.' }),
-  computed_properties: Type.Object({}, {
-    additionalProperties: true,
-    description: 'The properties of the root, then each level down to this group, merged key by key (top-level keys), the nearer level winning; read as the ancestors are now.',
+  parent_user_group_id: Type.Union([Type.String(), Type.Null()], {
+    description: 'The provided_id of the parent group, or null for a root.',
   }),
-  computed_mapping: Type.Record(Type.String(), Type.String(), { description: 'The mappings of the root down to this group merged schema by schema, the nearer level winning.' }),
+  computed_properties: Type.Object(
+    {},
+    {
+      additionalProperties: true,
+      description:
+        'The properties of the root, then each level down to this group, merged key by key (top-level keys), the nearer level winning; read as the ancestors are now.',
+    },
+  ),
+  computed_mapping: Type.Record(Type.String(), Type.String(), {
+    description: 'The mappings of the root down to this group merged schema by schema, the nearer level winning.',
+  }),
   is_demo_group: Type.Boolean(),
   tags: Type.Array(Type.String(), { description: 'In code point order.' }),
   api_environment_tag: EnvironmentTag,
@@ -136,7 +160,9 @@ export const TransferredUserGroupLine = Type.Object(
     properties: Type.Optional(Properties),
     mapping: Type.Optional(Mapping),
     ...TreeFields,
-    api_environment_tag: Type.Optional(Type.Union([Type.Literal('Customer'), Type.Literal('Testing')], { description: 'Customer or Testing.' })),
+    api_environment_tag: Type.Optional(
+      Type.Union([Type.Literal('Customer'), Type.Literal('Testing')], { description: 'Customer or Testing.' }),
+    ),
     token: Type.Optional(CurrentToken),
     created_at: Type.Optional(Type.String()),
     updated_at: Type.Optional(Type.String()),
@@ -145,5 +171,9 @@ export const TransferredUserGroupLine = Type.Object(
 );
 
 export const UserGroupResponse = Type.Object({ success: Success, user_group: UserGroup });
-export const GetOrCreateUserGroupResponse = Type.Object({ success: Success, new_user_group: Type.Boolean(), user_group: UserGroup });
+export const GetOrCreateUserGroupResponse = Type.Object({
+  success: Success,
+  new_user_group: Type.Boolean(),
+  user_group: UserGroup,
+});
 export const DeleteUserGroupResponse = Type.Object({ success: Success });

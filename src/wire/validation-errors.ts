@@ -15,7 +15,10 @@ export function validationError(errors: FastifySchemaValidationError[], context:
   if (!first) return requestFailure.invalidRequest();
   const params = first.params as Record<string, unknown>;
   // Field names come from the caller: what is echoed of them is cut (SPEC §3).
-  const path = first.instancePath.split('/').slice(1).map((segment) => echoable(segment.replace(/~1/g, '/').replace(/~0/g, '~')));
+  const path = first.instancePath
+    .split('/')
+    .slice(1)
+    .map((segment) => echoable(segment.replace(/~1/g, '/').replace(/~0/g, '~')));
   const field = path[0];
 
   if (field === undefined) {

@@ -22,8 +22,17 @@ const Events = Type.Array(EventFilter, {
   maxItems: WEBHOOK_EVENT_TYPES.length,
   description: `The event types to receive: any of ${WEBHOOK_EVENT_TYPES.join(', ')}; or ["*"] for all of them.`,
 });
-const Url = Type.String({ minLength: 1, maxLength: MAX_WEBHOOK_URL_LENGTH, description: 'Where events are POSTed: http(s), no credentials, no fragment; its host must not resolve to a private address.' });
-const Description = Type.String({ maxLength: 256, pattern: NO_CONTROL_CHARACTERS, description: 'A label for listings.' });
+const Url = Type.String({
+  minLength: 1,
+  maxLength: MAX_WEBHOOK_URL_LENGTH,
+  description:
+    'Where events are POSTed: http(s), no credentials, no fragment; its host must not resolve to a private address.',
+});
+const Description = Type.String({
+  maxLength: 256,
+  pattern: NO_CONTROL_CHARACTERS,
+  description: 'A label for listings.',
+});
 
 const WebhookEndpointFields = {
   id: Type.Integer(),
@@ -31,7 +40,9 @@ const WebhookEndpointFields = {
   events: Type.Array(EventFilter),
   environment: EnvironmentTag,
   description: Type.String(),
-  enabled: Type.Boolean({ description: 'false once disabled (by PATCH, or after 24 h of failed deliveries): no event is sent to it.' }),
+  enabled: Type.Boolean({
+    description: 'false once disabled (by PATCH, or after 24 h of failed deliveries): no event is sent to it.',
+  }),
   created_at: Timestamp,
 };
 // Listings have no `secret` field at all, so the serialiser cannot emit one there.
@@ -50,7 +61,12 @@ export const CreateWebhookEndpointBody = Type.Object(
 );
 
 export const UpdateWebhookEndpointBody = Type.Object(
-  { url: Type.Optional(Url), events: Type.Optional(Events), description: Type.Optional(Description), enabled: Type.Optional(Type.Boolean()) },
+  {
+    url: Type.Optional(Url),
+    events: Type.Optional(Events),
+    description: Type.Optional(Description),
+    enabled: Type.Optional(Type.Boolean()),
+  },
   { additionalProperties: false },
 );
 
@@ -62,10 +78,13 @@ export const WebhookDelivery = Type.Object({
   status: Status,
   attempts: Type.Integer(),
   next_attempt_at: Type.Union([Timestamp, Type.Null()], {
-    description: 'When the next attempt is due, while pending; null while it waits behind an earlier event of its group (or token) to the same endpoint, and once finished.',
+    description:
+      'When the next attempt is due, while pending; null while it waits behind an earlier event of its group (or token) to the same endpoint, and once finished.',
   }),
   last_attempt_at: Type.Union([Timestamp, Type.Null()]),
-  last_response_status: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the last attempt; null when it got none.' }),
+  last_response_status: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'HTTP status of the last attempt; null when it got none.',
+  }),
   last_error: Type.Union([Type.String(), Type.Null()]),
   created_at: Timestamp,
   completed_at: Type.Union([Timestamp, Type.Null()]),
@@ -92,13 +111,27 @@ export const WebhookEventPayload = Type.Object({
   type: EventFilter,
   created_at: Timestamp,
   workspace: Type.String(),
-  environment: Type.Union([EnvironmentTag, Type.Null()], { description: 'null for a workspace-wide event (signing_key.rotated).' }),
+  environment: Type.Union([EnvironmentTag, Type.Null()], {
+    description: 'null for a workspace-wide event (signing_key.rotated).',
+  }),
   data: Type.Object(
     {
-      user_group: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'A user group as the API shows it, without its token.' })),
-      api_token: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'An API token as the API lists it, without its secret.' })),
+      user_group: Type.Optional(
+        Type.Object(
+          {},
+          { additionalProperties: true, description: 'A user group as the API shows it, without its token.' },
+        ),
+      ),
+      api_token: Type.Optional(
+        Type.Object(
+          {},
+          { additionalProperties: true, description: 'An API token as the API lists it, without its secret.' },
+        ),
+      ),
       signing_key: Type.Optional(Type.Object({}, { additionalProperties: true })),
-      changes: Type.Optional(Type.Record(Type.String(), Type.Object({ before: Type.Unknown(), after: Type.Unknown() }))),
+      changes: Type.Optional(
+        Type.Record(Type.String(), Type.Object({ before: Type.Unknown(), after: Type.Unknown() })),
+      ),
     },
     { additionalProperties: false },
   ),

@@ -30,7 +30,8 @@ interface AuditEvent {
   request_id: string | null;
 }
 
-const auditList = async (box: Sandbox, ...flags: string[]) => jsonOutput<AuditEvent[]>(await box.ugs('audit', 'list', '--json', '--limit', '1000', ...flags));
+const auditList = async (box: Sandbox, ...flags: string[]) =>
+  jsonOutput<AuditEvent[]>(await box.ugs('audit', 'list', '--json', '--limit', '1000', ...flags));
 
 describe('ugs audit list', { timeout: 60_000 }, () => {
   const groupToken = `ugt_${'b'.repeat(64)}`;
@@ -44,14 +45,20 @@ describe('ugs audit list', { timeout: 60_000 }, () => {
   beforeAll(async () => {
     box = sandbox();
     const sales = await createSchema(box, 'sales');
-    const dataSource = await createDataSource(box, { providedId: 'warehouse', schemaId: sales, environment: 'Customer' });
+    const dataSource = await createDataSource(box, {
+      providedId: 'warehouse',
+      schemaId: sales,
+      environment: 'Customer',
+    });
     await importGroups(box, [
       { provided_id: 'alpha', name: 'Alpha', mapping: { [sales]: 'warehouse' } },
       { provided_id: 'beta', name: 'Beta', api_environment_tag: 'Testing' },
     ]);
     await importGroups(box, [{ provided_id: 'alpha', name: 'Alpha renamed' }]);
     await importGroups(box, [{ provided_id: 'alpha', token: groupToken }]);
-    apiTokenSecret = jsonOutput<{ token: string }>(await box.ugs('tokens', 'create', '--environment', 'Testing', '--scope', 'read', '--json')).token;
+    apiTokenSecret = jsonOutput<{ token: string }>(
+      await box.ugs('tokens', 'create', '--environment', 'Testing', '--scope', 'read', '--json'),
+    ).token;
     expect((await box.ugs('data-sources', 'update', String(dataSource), '--name', 'Main warehouse')).code).toBe(0);
     all = await auditList(box);
   }, 60_000);
@@ -90,7 +97,9 @@ describe('ugs audit list', { timeout: 60_000 }, () => {
     const [header, ...rows] = table.stdout.trimEnd().split('\n');
     expect(header).toMatch(/^id\s+at\s+environment\s+actor\s+action\s+team_id\s+provided_id$/);
     expect(rows).toHaveLength(all.length);
-    expect(rows[0]).toMatch(new RegExp(`^${all[0]!.id}\\s+${all[0]!.at}\\s+Customer\\s+cli\\s+data_source\\.updated\\s+warehouse$`));
+    expect(rows[0]).toMatch(
+      new RegExp(`^${all[0]!.id}\\s+${all[0]!.at}\\s+Customer\\s+cli\\s+data_source\\.updated\\s+warehouse$`),
+    );
     expect(rows.at(-1)).toMatch(/^\d+\s+\S+\s+cli\s+workspace\.created$/);
     expect(table.stdout).not.toMatch(/before|after|ugt_/);
   });
@@ -101,12 +110,19 @@ describe('ugs audit list', { timeout: 60_000 }, () => {
       [['--action', 'user_group.updated'], (event) => event.action === 'user_group.updated'],
       [['--team-id', String(alpha)], (event) => event.team_id === alpha],
       [['--environment', 'Testing'], (event) => event.environment === 'Testing'],
-      [['--environment', 'Customer', '--action', 'user_group.created'], (event) => event.environment === 'Customer' && event.action === 'user_group.created'],
+      [
+        ['--environment', 'Customer', '--action', 'user_group.created'],
+        (event) => event.environment === 'Customer' && event.action === 'user_group.created',
+      ],
       [['--action', 'user_group.deleted'], () => false],
     ];
     const filtered = await Promise.all(cases.map(([flags]) => auditList(box, ...flags)));
     expect(filtered).toEqual(cases.map(([, keep]) => all.filter(keep)));
-    expect(filtered[1]!.map((event) => event.action)).toEqual(['user_group.updated', 'user_group.updated', 'user_group.created']);
+    expect(filtered[1]!.map((event) => event.action)).toEqual([
+      'user_group.updated',
+      'user_group.updated',
+      'user_group.created',
+    ]);
     expect(filtered[2]!.map((event) => event.action)).toEqual(['api_token.created', 'user_group.created']);
 
     expect(jsonOutput(await box.ugs('audit', 'list', '--json', '--limit', '2'))).toEqual(all.slice(0, 2));
@@ -119,9 +135,15 @@ describe('ugs audit list', { timeout: 60_000 }, () => {
     const cases: Array<[string[], (event: AuditEvent) => boolean]> = [
       [['--since', renamed.at], (event) => event.at >= renamed.at],
       [['--until', renamed.at], (event) => event.at < renamed.at],
-      [['--since', renamed.at, '--until', tokenChange.at], (event) => event.at >= renamed.at && event.at < tokenChange.at],
+      [
+        ['--since', renamed.at, '--until', tokenChange.at],
+        (event) => event.at >= renamed.at && event.at < tokenChange.at,
+      ],
       [['--since', shifted], (event) => event.at >= renamed.at],
-      [['--since', renamed.at, '--environment', 'Testing'], (event) => event.at >= renamed.at && event.environment === 'Testing'],
+      [
+        ['--since', renamed.at, '--environment', 'Testing'],
+        (event) => event.at >= renamed.at && event.environment === 'Testing',
+      ],
     ];
     const filtered = await Promise.all(cases.map(([flags]) => auditList(box, ...flags)));
     expect(filtered).toEqual(cases.map(([, keep]) => all.filter(keep)));
@@ -152,13 +174,21 @@ describe('ugs audit list with a server on the same database', { timeout: 60_000 
     await importGroups(box, [{ provided_id: 'from-api', name: 'Renamed by the CLI' }]);
     expect(await server.stop()).toBe(0);
 
-    const apiToken = jsonOutput<Array<{ id: number; name: string; environment: string }>>(await box.ugs('tokens', 'list', '--json')).find(
-      (listed) => listed.environment === 'Customer',
-    );
+    const apiToken = jsonOutput<Array<{ id: number; name: string; environment: string }>>(
+      await box.ugs('tokens', 'list', '--json'),
+    ).find((listed) => listed.environment === 'Customer');
     const events = await auditList(box, '--action', 'user_group.created');
-    expect(events).toEqual([expect.objectContaining({ provided_id: 'from-api', actor: `api_token:${apiToken?.id} (${apiToken?.name})`, request_id: expect.any(String) })]);
+    expect(events).toEqual([
+      expect.objectContaining({
+        provided_id: 'from-api',
+        actor: `api_token:${apiToken?.id} (${apiToken?.name})`,
+        request_id: expect.any(String),
+      }),
+    ]);
     const updates = await auditList(box, '--team-id', String(events[0]?.team_id), '--action', 'user_group.updated');
-    expect(updates).toEqual([expect.objectContaining({ actor: 'cli', changes: { name: { before: 'from-api', after: 'Renamed by the CLI' } } })]);
+    expect(updates).toEqual([
+      expect.objectContaining({ actor: 'cli', changes: { name: { before: 'from-api', after: 'Renamed by the CLI' } } }),
+    ]);
     const table = await box.ugs('audit', 'list', '--action', 'user_group.created');
     expect(table.stdout).toContain(`api_token:${apiToken?.id} (${apiToken?.name})`);
   });

@@ -45,12 +45,16 @@ describe('ugs migrate and ugs tokens', () => {
     const box = sandbox();
     const created = await box.ugs('tokens', 'create', '--environment', 'Customer', '--scope', 'admin');
     expect(created.stdout).toMatch(/^ugs_live_[0-9a-f]{64}\n$/);
-    expect(jsonOf(await box.ugs('workspaces', 'list', '--json'))).toEqual([expect.objectContaining({ name: 'default' })]);
+    expect(jsonOf(await box.ugs('workspaces', 'list', '--json'))).toEqual([
+      expect.objectContaining({ name: 'default' }),
+    ]);
   });
 
   it('tokens create --json prints one object with exactly id, name, scope, environment, workspace, token', async () => {
     const box = sandbox();
-    const token = jsonOf(await box.ugs('tokens', 'create', '--environment', 'Customer', '--scope', 'write', '--name', 'ci', '--json'));
+    const token = jsonOf(
+      await box.ugs('tokens', 'create', '--environment', 'Customer', '--scope', 'write', '--name', 'ci', '--json'),
+    );
     expect(Object.keys(token as object).sort()).toEqual(['environment', 'id', 'name', 'scope', 'token', 'workspace']);
     expect(token).toEqual({
       id: expect.any(Number),
@@ -64,8 +68,12 @@ describe('ugs migrate and ugs tokens', () => {
 
   it('tokens list shows the tokens, plain and as JSON, but never a secret or a hash', async () => {
     const box = sandbox();
-    const first = jsonOf(await box.ugs('tokens', 'create', '--environment', 'Customer', '--scope', 'admin', '--name', 'ops', '--json')) as { id: number; token: string };
-    const second = jsonOf(await box.ugs('tokens', 'create', '--environment', 'Testing', '--scope', 'read', '--json')) as { id: number; token: string };
+    const first = jsonOf(
+      await box.ugs('tokens', 'create', '--environment', 'Customer', '--scope', 'admin', '--name', 'ops', '--json'),
+    ) as { id: number; token: string };
+    const second = jsonOf(
+      await box.ugs('tokens', 'create', '--environment', 'Testing', '--scope', 'read', '--json'),
+    ) as { id: number; token: string };
 
     const plain = await box.ugs('tokens', 'list');
     expect(plain).toMatchObject({ code: 0, stderr: '' });
@@ -74,7 +82,11 @@ describe('ugs migrate and ugs tokens', () => {
 
     const listed = jsonOf(await box.ugs('tokens', 'list', '--json')) as Array<Record<string, unknown>>;
     expect(listed.map((token) => token.id).sort()).toEqual([first.id, second.id].sort());
-    expect(listed.find((token) => token.id === first.id)).toMatchObject({ name: 'ops', scope: 'admin', environment: 'Customer' });
+    expect(listed.find((token) => token.id === first.id)).toMatchObject({
+      name: 'ops',
+      scope: 'admin',
+      environment: 'Customer',
+    });
 
     for (const output of [plain.stdout, JSON.stringify(listed)]) {
       expect(output).not.toContain(first.token);
@@ -87,13 +99,20 @@ describe('ugs migrate and ugs tokens', () => {
 
   it('tokens revoke takes the token out of the list; revoking it again or an unknown id fails', async () => {
     const box = sandbox();
-    const kept = jsonOf(await box.ugs('tokens', 'create', '--environment', 'Customer', '--scope', 'read', '--json')) as { id: number };
-    const revoked = jsonOf(await box.ugs('tokens', 'create', '--environment', 'Customer', '--scope', 'read', '--json')) as { id: number };
+    const kept = jsonOf(
+      await box.ugs('tokens', 'create', '--environment', 'Customer', '--scope', 'read', '--json'),
+    ) as { id: number };
+    const revoked = jsonOf(
+      await box.ugs('tokens', 'create', '--environment', 'Customer', '--scope', 'read', '--json'),
+    ) as { id: number };
 
     const result = await box.ugs('tokens', 'revoke', String(revoked.id));
     expect(result).toMatchObject({ code: 0, stderr: '' });
     // `tokens list` promises the live tokens: a revoked one is left out, or at least marked revoked.
-    const listed = jsonOf(await box.ugs('tokens', 'list', '--json')) as Array<{ id: number; revoked_at?: string | null }>;
+    const listed = jsonOf(await box.ugs('tokens', 'list', '--json')) as Array<{
+      id: number;
+      revoked_at?: string | null;
+    }>;
     expect(listed.filter((token) => token.revoked_at == null).map((token) => token.id)).toEqual([kept.id]);
 
     expectError(await box.ugs('tokens', 'revoke', String(revoked.id)), /token/i);
@@ -105,7 +124,20 @@ describe('ugs migrate and ugs tokens', () => {
 describe('ugs schemas, data-sources and workspaces', () => {
   async function schemaAndDataSource(box: Sandbox) {
     const schemaId = idOf(await box.ugs('schemas', 'create', '--name', 'sales'));
-    const dataSourceId = idOf(await box.ugs('data-sources', 'create', '--provided-id', 'ds1', '--name', 'Warehouse', '--schema-id', String(schemaId), '--environment', 'Customer'));
+    const dataSourceId = idOf(
+      await box.ugs(
+        'data-sources',
+        'create',
+        '--provided-id',
+        'ds1',
+        '--name',
+        'Warehouse',
+        '--schema-id',
+        String(schemaId),
+        '--environment',
+        'Customer',
+      ),
+    );
     return { schemaId, dataSourceId };
   }
 
@@ -123,7 +155,9 @@ describe('ugs schemas, data-sources and workspaces', () => {
     expect(schemas.stdout).toMatch(new RegExp(`^${schemaId}\\s+sales$`, 'm'));
     const dataSources = await box.ugs('data-sources', 'list');
     expect(dataSources).toMatchObject({ code: 0, stderr: '' });
-    expect(dataSources.stdout).toMatch(new RegExp(`^${dataSourceId}\\s+ds1\\s+Warehouse\\s+${schemaId}\\s+Customer$`, 'm'));
+    expect(dataSources.stdout).toMatch(
+      new RegExp(`^${dataSourceId}\\s+ds1\\s+Warehouse\\s+${schemaId}\\s+Customer$`, 'm'),
+    );
   });
 
   it('data sources are listed per environment', async () => {
@@ -135,16 +169,54 @@ describe('ugs schemas, data-sources and workspaces', () => {
   it('a duplicate data source provided id fails with a clear message and prints nothing', async () => {
     const box = sandbox();
     const { schemaId } = await schemaAndDataSource(box);
-    const duplicate = await box.ugs('data-sources', 'create', '--provided-id', 'ds1', '--name', 'Again', '--schema-id', String(schemaId), '--environment', 'Customer');
+    const duplicate = await box.ugs(
+      'data-sources',
+      'create',
+      '--provided-id',
+      'ds1',
+      '--name',
+      'Again',
+      '--schema-id',
+      String(schemaId),
+      '--environment',
+      'Customer',
+    );
     expectError(duplicate, /provided id/i);
     expect(jsonOf(await box.ugs('data-sources', 'list', '--json'))).toHaveLength(1);
     // The same provided id is free in the other environment.
-    idOf(await box.ugs('data-sources', 'create', '--provided-id', 'ds1', '--name', 'Test copy', '--schema-id', String(schemaId), '--environment', 'Testing'));
+    idOf(
+      await box.ugs(
+        'data-sources',
+        'create',
+        '--provided-id',
+        'ds1',
+        '--name',
+        'Test copy',
+        '--schema-id',
+        String(schemaId),
+        '--environment',
+        'Testing',
+      ),
+    );
   });
 
   it('a data source for an unknown schema fails', async () => {
     const box = sandbox();
-    expectError(await box.ugs('data-sources', 'create', '--provided-id', 'ds1', '--name', 'N', '--schema-id', '999', '--environment', 'Customer'), /schema/i);
+    expectError(
+      await box.ugs(
+        'data-sources',
+        'create',
+        '--provided-id',
+        'ds1',
+        '--name',
+        'N',
+        '--schema-id',
+        '999',
+        '--environment',
+        'Customer',
+      ),
+      /schema/i,
+    );
   });
 
   it('workspaces create adds a workspace that tokens create --workspace can use', async () => {
@@ -155,15 +227,35 @@ describe('ugs schemas, data-sources and workspaces', () => {
     const workspaces = jsonOf(await box.ugs('workspaces', 'list', '--json')) as Array<{ name: string }>;
     expect(workspaces.map((workspace) => workspace.name).sort()).toEqual(['acme', 'default']);
 
-    const token = jsonOf(await box.ugs('tokens', 'create', '--workspace', 'acme', '--environment', 'Testing', '--scope', 'write', '--json'));
-    expect(token).toMatchObject({ workspace: 'acme', environment: 'Testing', scope: 'write', token: expect.stringMatching(/^ugs_test_[0-9a-f]{64}$/) });
+    const token = jsonOf(
+      await box.ugs(
+        'tokens',
+        'create',
+        '--workspace',
+        'acme',
+        '--environment',
+        'Testing',
+        '--scope',
+        'write',
+        '--json',
+      ),
+    );
+    expect(token).toMatchObject({
+      workspace: 'acme',
+      environment: 'Testing',
+      scope: 'write',
+      token: expect.stringMatching(/^ugs_test_[0-9a-f]{64}$/),
+    });
     expect(jsonOf(await box.ugs('tokens', 'list', '--workspace', 'acme', '--json'))).toHaveLength(1);
     expect(jsonOf(await box.ugs('tokens', 'list', '--json'))).toEqual([]);
   });
 
   it('an unknown workspace fails with a message naming it; a duplicate workspace fails too', async () => {
     const box = sandbox();
-    expectError(await box.ugs('tokens', 'create', '--workspace', 'nope', '--environment', 'Customer', '--scope', 'read'), /nope/);
+    expectError(
+      await box.ugs('tokens', 'create', '--workspace', 'nope', '--environment', 'Customer', '--scope', 'read'),
+      /nope/,
+    );
     expectError(await box.ugs('schemas', 'list', '--workspace', 'nope'), /nope/);
     expect((await box.ugs('workspaces', 'create', 'acme')).code).toBe(0);
     expectError(await box.ugs('workspaces', 'create', 'acme'), /acme|exists|taken/i);
@@ -175,11 +267,25 @@ describe('help and usage errors', () => {
   const specCommands = [
     'serve',
     'migrate',
-    'tokens', 'tokens create', 'tokens list', 'tokens revoke',
-    'workspaces', 'workspaces create', 'workspaces list',
-    'schemas', 'schemas create', 'schemas list',
-    'data-sources', 'data-sources create', 'data-sources list', 'data-sources delete',
-    'groups', 'groups list', 'groups show', 'groups export', 'groups import',
+    'tokens',
+    'tokens create',
+    'tokens list',
+    'tokens revoke',
+    'workspaces',
+    'workspaces create',
+    'workspaces list',
+    'schemas',
+    'schemas create',
+    'schemas list',
+    'data-sources',
+    'data-sources create',
+    'data-sources list',
+    'data-sources delete',
+    'groups',
+    'groups list',
+    'groups show',
+    'groups export',
+    'groups import',
   ];
 
   /** The subcommand names a help text lists under "Commands:" (without `help` itself). */
@@ -188,18 +294,22 @@ describe('help and usage errors', () => {
     return [...section.matchAll(/^ {2}([a-z][a-z-]*)/gm)].map((match) => match[1]!).filter((name) => name !== 'help');
   }
 
-  it('ugs --help, and --help of every command it lists at every level, prints usage on stdout and exits 0', { timeout: 120_000 }, async () => {
-    const seen: string[] = [];
-    const visit = async (command: string[]): Promise<void> => {
-      const result = await runUgs([...command, '--help']);
-      expect(result, `ugs ${command.join(' ')} --help`).toMatchObject({ code: 0, stderr: '' });
-      expect(result.stdout).toMatch(new RegExp(`^Usage: ${['ugs', ...command].join(' ')} `));
-      seen.push(command.join(' '));
-      await Promise.all(subcommandsIn(result.stdout).map((name) => visit([...command, name])));
-    };
-    await visit([]);
-    expect(seen).toEqual(expect.arrayContaining(specCommands));
-  });
+  it(
+    'ugs --help, and --help of every command it lists at every level, prints usage on stdout and exits 0',
+    { timeout: 120_000 },
+    async () => {
+      const seen: string[] = [];
+      const visit = async (command: string[]): Promise<void> => {
+        const result = await runUgs([...command, '--help']);
+        expect(result, `ugs ${command.join(' ')} --help`).toMatchObject({ code: 0, stderr: '' });
+        expect(result.stdout).toMatch(new RegExp(`^Usage: ${['ugs', ...command].join(' ')} `));
+        seen.push(command.join(' '));
+        await Promise.all(subcommandsIn(result.stdout).map((name) => visit([...command, name])));
+      };
+      await visit([]);
+      expect(seen).toEqual(expect.arrayContaining(specCommands));
+    },
+  );
 
   const usageErrors: Array<[string, string[], RegExp]> = [
     ['an unknown command', ['bogus'], /unknown command 'bogus'/],
@@ -209,14 +319,32 @@ describe('help and usage errors', () => {
     ['an invalid environment', ['tokens', 'create', '--environment', 'Production', '--scope', 'read'], /Production/],
     ['a missing argument', ['workspaces', 'create'], /name/],
     ['an unknown option', ['schemas', 'list', '--colour'], /--colour/],
-    ['a schema id that is not a number', ['data-sources', 'create', '--provided-id', 'x', '--name', 'x', '--schema-id', 'one', '--environment', 'Customer'], /one/],
+    [
+      'a schema id that is not a number',
+      [
+        'data-sources',
+        'create',
+        '--provided-id',
+        'x',
+        '--name',
+        'x',
+        '--schema-id',
+        'one',
+        '--environment',
+        'Customer',
+      ],
+      /one/,
+    ],
     ['an unsupported database URL', ['migrate', '--database', 'mysql://localhost/ugs'], /mysql/],
   ];
 
-  it.each(usageErrors)('%s exits non-zero with a message on stderr and nothing on stdout', async (_label, args, message) => {
-    const box = sandbox();
-    // Run in the sandbox so that a command wrongly touching a database touches only the temp dir.
-    const result = await runUgs(args, { cwd: box.dir, env: { UGS_DATABASE_URL: box.databaseUrl } });
-    expectError(result, message);
-  });
+  it.each(usageErrors)(
+    '%s exits non-zero with a message on stderr and nothing on stdout',
+    async (_label, args, message) => {
+      const box = sandbox();
+      // Run in the sandbox so that a command wrongly touching a database touches only the temp dir.
+      const result = await runUgs(args, { cwd: box.dir, env: { UGS_DATABASE_URL: box.databaseUrl } });
+      expectError(result, message);
+    },
+  );
 });

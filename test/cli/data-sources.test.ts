@@ -27,7 +27,9 @@ const listDataSources = async (box: Sandbox, environment = 'Customer') =>
   jsonOutput<DataSource[]>(await box.ugs('data-sources', 'list', '--environment', environment, '--json'));
 
 const auditActions = async (box: Sandbox, action: string) =>
-  jsonOutput<Array<{ actor: string; provided_id: string; changes: unknown }>>(await box.ugs('audit', 'list', '--action', action, '--json'));
+  jsonOutput<Array<{ actor: string; provided_id: string; changes: unknown }>>(
+    await box.ugs('audit', 'list', '--action', action, '--json'),
+  );
 
 /** A database with schema `sales` and data source `warehouse` (Customer) serving it. */
 async function withWarehouse() {
@@ -41,14 +43,29 @@ describe('ugs data-sources update', { timeout: 60_000 }, () => {
   it('--name renames it: prints its id, or the data source with --json; the list and the audit trail show it', async () => {
     const { box, sales, warehouse } = await withWarehouse();
 
-    expect(await box.ugs('data-sources', 'update', String(warehouse), '--name', 'EU warehouse')).toEqual({ code: 0, stdout: `${warehouse}\n`, stderr: '' });
-    const updated = jsonOutput<DataSource>(await box.ugs('data-sources', 'update', String(warehouse), '--name', 'EU warehouse (Frankfurt)', '--json'));
-    const expected = { id: warehouse, provided_id: 'warehouse', name: 'EU warehouse (Frankfurt)', schema_id: sales, api_environment_tag: 'Customer' };
+    expect(await box.ugs('data-sources', 'update', String(warehouse), '--name', 'EU warehouse')).toEqual({
+      code: 0,
+      stdout: `${warehouse}\n`,
+      stderr: '',
+    });
+    const updated = jsonOutput<DataSource>(
+      await box.ugs('data-sources', 'update', String(warehouse), '--name', 'EU warehouse (Frankfurt)', '--json'),
+    );
+    const expected = {
+      id: warehouse,
+      provided_id: 'warehouse',
+      name: 'EU warehouse (Frankfurt)',
+      schema_id: sales,
+      api_environment_tag: 'Customer',
+    };
     expect(updated).toEqual(expected);
     expect(await listDataSources(box)).toEqual([expected]);
 
     expect(await auditActions(box, 'data_source.updated')).toEqual([
-      expect.objectContaining({ actor: 'cli', changes: { name: { before: 'EU warehouse', after: 'EU warehouse (Frankfurt)' } } }),
+      expect.objectContaining({
+        actor: 'cli',
+        changes: { name: { before: 'EU warehouse', after: 'EU warehouse (Frankfurt)' } },
+      }),
       expect.objectContaining({ actor: 'cli', changes: { name: { before: 'warehouse', after: 'EU warehouse' } } }),
     ]);
   });
@@ -57,12 +74,18 @@ describe('ugs data-sources update', { timeout: 60_000 }, () => {
     const { box, sales, warehouse } = await withWarehouse();
     await importGroups(box, [{ provided_id: 'g1', mapping: { [sales]: 'warehouse' } }]);
 
-    expect(jsonOutput(await box.ugs('data-sources', 'update', String(warehouse), '--provided-id', 'warehouse-eu', '--json'))).toMatchObject({
+    expect(
+      jsonOutput(await box.ugs('data-sources', 'update', String(warehouse), '--provided-id', 'warehouse-eu', '--json')),
+    ).toMatchObject({
       id: warehouse,
       provided_id: 'warehouse-eu',
     });
-    expect((await exportGroups(box)).groups).toEqual([expect.objectContaining({ provided_id: 'g1', mapping: { [sales]: 'warehouse-eu' } })]);
-    expect(jsonOutput(await box.ugs('groups', 'show', 'g1', '--json'))).toMatchObject({ mapping: { [sales]: String(warehouse) } });
+    expect((await exportGroups(box)).groups).toEqual([
+      expect.objectContaining({ provided_id: 'g1', mapping: { [sales]: 'warehouse-eu' } }),
+    ]);
+    expect(jsonOutput(await box.ugs('groups', 'show', 'g1', '--json'))).toMatchObject({
+      mapping: { [sales]: String(warehouse) },
+    });
   });
 
   it('moving it to another schema is refused while a group maps to it; an unknown id fails', async () => {
@@ -76,7 +99,9 @@ describe('ugs data-sources update', { timeout: 60_000 }, () => {
     ]);
     expectCleanFailure(moved, /1 user group/);
     expectCleanFailure(unknown, /9999/);
-    expect(await listDataSources(box)).toEqual([expect.objectContaining({ id: warehouse, schema_id: sales, name: 'warehouse' })]);
+    expect(await listDataSources(box)).toEqual([
+      expect.objectContaining({ id: warehouse, schema_id: sales, name: 'warehouse' }),
+    ]);
   });
 });
 
@@ -85,7 +110,11 @@ describe('ugs data-sources delete', { timeout: 60_000 }, () => {
     const { box, sales, warehouse } = await withWarehouse();
     const staging = await createDataSource(box, { providedId: 'staging', schemaId: sales, environment: 'Testing' });
 
-    expect(await box.ugs('data-sources', 'delete', String(warehouse))).toEqual({ code: 0, stdout: `deleted data source ${warehouse} (warehouse)\n`, stderr: '' });
+    expect(await box.ugs('data-sources', 'delete', String(warehouse))).toEqual({
+      code: 0,
+      stdout: `deleted data source ${warehouse} (warehouse)\n`,
+      stderr: '',
+    });
     expect(jsonOutput(await box.ugs('data-sources', 'delete', String(staging), '--json'))).toEqual({
       id: staging,
       provided_id: 'staging',
@@ -116,7 +145,8 @@ describe('ugs data-sources delete', { timeout: 60_000 }, () => {
       box.ugs('data-sources', 'delete', String(warehouse)),
       box.ugs('data-sources', 'delete', String(warehouse), '--json'),
     ]);
-    for (const refused of [plain, json]) expectCleanFailure(refused, new RegExp(`\\b3 user groups\\b.*data source ${warehouse}\\b`));
+    for (const refused of [plain, json])
+      expectCleanFailure(refused, new RegExp(`\\b3 user groups\\b.*data source ${warehouse}\\b`));
 
     await importGroups(box, [
       { provided_id: 'g1', mapping: {} },

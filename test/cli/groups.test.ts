@@ -43,7 +43,8 @@ interface Catalog {
 async function prepareCatalog(box: Sandbox, { reordered = false } = {}): Promise<Catalog> {
   const sales = await createSchema(box, 'sales');
   const region = await createSchema(box, 'region');
-  const warehouse = (environment: Environment) => createDataSource(box, { providedId: 'warehouse', schemaId: sales, environment });
+  const warehouse = (environment: Environment) =>
+    createDataSource(box, { providedId: 'warehouse', schemaId: sales, environment });
   const eu = () => createDataSource(box, { providedId: 'eu', schemaId: region, environment: 'Customer' });
   if (!reordered) {
     const customer = await warehouse('Customer');
@@ -59,19 +60,27 @@ async function prepareCatalog(box: Sandbox, { reordered = false } = {}): Promise
 async function salesCatalog(box: Sandbox): Promise<Pick<Catalog, 'sales' | 'warehouse'>> {
   const sales = await createSchema(box, 'sales');
   const [customer, testing] = await Promise.all(
-    (['Customer', 'Testing'] as const).map((environment) => createDataSource(box, { providedId: 'warehouse', schemaId: sales, environment })),
+    (['Customer', 'Testing'] as const).map((environment) =>
+      createDataSource(box, { providedId: 'warehouse', schemaId: sales, environment }),
+    ),
   );
   return { sales, warehouse: { Customer: customer!, Testing: testing! } };
 }
 
 /** An export keyed by environment and provided id, without the fields that are local to one database. */
 function portable(groups: ExportedGroup[]): Map<string, Omit<ExportedGroup, 'team_id' | 'created_at' | 'updated_at'>> {
-  const byKey = new Map(groups.map(({ team_id: _teamId, created_at: _createdAt, updated_at: _updatedAt, ...group }) => [keyOf(group), group]));
+  const byKey = new Map(
+    groups.map(({ team_id: _teamId, created_at: _createdAt, updated_at: _updatedAt, ...group }) => [
+      keyOf(group),
+      group,
+    ]),
+  );
   expect(byKey.size, 'each environment and provided id once').toBe(groups.length);
   return byKey;
 }
 
-const keyOf = (group: { api_environment_tag?: string; provided_id: string | number }) => `${group.api_environment_tag}/${group.provided_id}`;
+const keyOf = (group: { api_environment_tag?: string; provided_id: string | number }) =>
+  `${group.api_environment_tag}/${group.provided_id}`;
 
 const withoutToken = <T extends { token?: string }>({ token: _token, ...rest }: T) => rest;
 
@@ -90,11 +99,17 @@ describe('export and import of 10 000 groups', { timeout: 60_000 }, () => {
       { [catalog.sales]: catalog.warehouse[environment] },
       environment === 'Customer' ? { [catalog.sales]: String(catalog.warehouse.Customer), [catalog.region]: 'eu' } : {},
     ];
-    const properties = [undefined, null, { tier: i % 7, tags: ['a', `t${i}`], nested: { on: i % 2 === 0, note: 'ünïcødé ✓' } }];
+    const properties = [
+      undefined,
+      null,
+      { tier: i % 7, tags: ['a', `t${i}`], nested: { on: i % 2 === 0, note: 'ünïcødé ✓' } },
+    ];
     return {
       provided_id: i % 10 === 7 ? i : `group-${i}`,
       ...(i % 11 === 0 ? {} : { name: `Group ${i} – ${environment}` }),
-      ...(properties[i % 3 === 0 ? 2 : i % 5 % 3] === undefined ? {} : { properties: properties[i % 3 === 0 ? 2 : i % 5 % 3] }),
+      ...(properties[i % 3 === 0 ? 2 : (i % 5) % 3] === undefined
+        ? {}
+        : { properties: properties[i % 3 === 0 ? 2 : (i % 5) % 3] }),
       ...(mappings[i % 4] === undefined ? {} : { mapping: mappings[i % 4] }),
       api_environment_tag: environment,
     };
@@ -113,9 +128,16 @@ describe('export and import of 10 000 groups', { timeout: 60_000 }, () => {
 
   beforeAll(async () => {
     [source, copy, empty] = [sandbox(), sandbox(), sandbox()];
-    [catalog, copyCatalog] = await Promise.all([prepareCatalog(source), prepareCatalog(copy, { reordered: true }), prepareCatalog(empty, { reordered: true })]);
+    [catalog, copyCatalog] = await Promise.all([
+      prepareCatalog(source),
+      prepareCatalog(copy, { reordered: true }),
+      prepareCatalog(empty, { reordered: true }),
+    ]);
     const sourceFile = join(source.dir, 'source.jsonl');
-    writeJsonLines(sourceFile, Array.from({ length: GROUPS }, (_, i) => sourceLine(i, catalog)));
+    writeJsonLines(
+      sourceFile,
+      Array.from({ length: GROUPS }, (_, i) => sourceLine(i, catalog)),
+    );
     expect(await importFile(source, sourceFile)).toEqual({ created: GROUPS, updated: 0, unchanged: 0, rejected: [] });
     [withTokens, withoutTokens] = await Promise.all([exportGroups(source, '--include-tokens'), exportGroups(source)]);
     copyImport = await importFile(copy, withTokens.path);
@@ -133,11 +155,19 @@ describe('export and import of 10 000 groups', { timeout: 60_000 }, () => {
 
     const byKey = portable(groups);
     // Mapped by provided id, by id and by digit string in the source: always exported by provided id.
-    expect(byKey.get('Customer/group-1')).toMatchObject({ name: 'Group 1 – Customer', mapping: { [catalog.sales]: 'warehouse' } });
+    expect(byKey.get('Customer/group-1')).toMatchObject({
+      name: 'Group 1 – Customer',
+      mapping: { [catalog.sales]: 'warehouse' },
+    });
     expect(byKey.get('Customer/group-2')).toMatchObject({ mapping: { [catalog.sales]: 'warehouse' } });
     expect(byKey.get('Testing/group-6')).toMatchObject({ mapping: { [catalog.sales]: 'warehouse' } });
-    expect(byKey.get('Customer/group-11')).toMatchObject({ mapping: { [catalog.sales]: 'warehouse', [catalog.region]: 'eu' } });
-    expect(byKey.get('Testing/group-3')).toMatchObject({ mapping: {}, properties: { tier: 3, tags: ['a', 't3'], nested: { on: false, note: 'ünïcødé ✓' } } });
+    expect(byKey.get('Customer/group-11')).toMatchObject({
+      mapping: { [catalog.sales]: 'warehouse', [catalog.region]: 'eu' },
+    });
+    expect(byKey.get('Testing/group-3')).toMatchObject({
+      mapping: {},
+      properties: { tier: 3, tags: ['a', 't3'], nested: { on: false, note: 'ünïcødé ✓' } },
+    });
     expect(byKey.get('Customer/7')).toMatchObject({ provided_id: '7', name: 'Group 7 – Customer' });
     expect(byKey.get('Testing/group-33')).toMatchObject({ name: 'group-33' }); // no name: the provided id
     const mappedTo = new Set(groups.flatMap((group) => Object.values(group.mapping)));
@@ -155,8 +185,13 @@ describe('export and import of 10 000 groups', { timeout: 60_000 }, () => {
 
     // The copy maps to its own data sources, whose ids differ from the source's.
     expect(copyCatalog.warehouse).not.toEqual(catalog.warehouse);
-    const shown = jsonOutput<{ mapping: Record<string, string>; token: string }>(await copy.ugs('groups', 'show', 'group-11', '--json'));
-    expect(shown.mapping).toEqual({ [copyCatalog.sales]: String(copyCatalog.warehouse.Customer), [copyCatalog.region]: String(copyCatalog.eu) });
+    const shown = jsonOutput<{ mapping: Record<string, string>; token: string }>(
+      await copy.ugs('groups', 'show', 'group-11', '--json'),
+    );
+    expect(shown.mapping).toEqual({
+      [copyCatalog.sales]: String(copyCatalog.warehouse.Customer),
+      [copyCatalog.region]: String(copyCatalog.eu),
+    });
     expect(shown.token).toBe(portable(withTokens.groups).get('Customer/group-11')?.token);
   });
 
@@ -164,7 +199,12 @@ describe('export and import of 10 000 groups', { timeout: 60_000 }, () => {
     const before = await exportGroups(copy, '--include-tokens');
     const events = auditEventCount(copy);
 
-    expect(await importFile(copy, withTokens.path)).toEqual({ created: 0, updated: 0, unchanged: GROUPS, rejected: [] });
+    expect(await importFile(copy, withTokens.path)).toEqual({
+      created: 0,
+      updated: 0,
+      unchanged: GROUPS,
+      rejected: [],
+    });
     expect(auditEventCount(copy)).toBe(events);
     expect((await exportGroups(copy, '--include-tokens')).text).toBe(before.text);
 
@@ -175,16 +215,25 @@ describe('export and import of 10 000 groups', { timeout: 60_000 }, () => {
   });
 
   it('an import of the file with some names edited updates exactly those groups', async () => {
-    const edited = withTokens.groups.map((group, index) => (index % 400 === 0 ? { ...group, name: `${group.name} (renamed)` } : group));
+    const edited = withTokens.groups.map((group, index) =>
+      index % 400 === 0 ? { ...group, name: `${group.name} (renamed)` } : group,
+    );
     const editedKeys = edited.filter((group) => group.name.endsWith('(renamed)')).map(keyOf);
     expect(new Set(editedKeys.map((key) => key.split('/')[0]))).toEqual(new Set(['Customer', 'Testing']));
     const events = auditEventCount(source);
 
-    expect(await importGroups(source, edited)).toEqual({ created: 0, updated: editedKeys.length, unchanged: GROUPS - editedKeys.length, rejected: [] });
+    expect(await importGroups(source, edited)).toEqual({
+      created: 0,
+      updated: editedKeys.length,
+      unchanged: GROUPS - editedKeys.length,
+      rejected: [],
+    });
     expect(auditEventCount(source)).toBe(events + editedKeys.length);
 
     type Event = { action: string; environment: string; provided_id: string; changes: unknown };
-    const updates = jsonOutput<Event[]>(await source.ugs('audit', 'list', '--action', 'user_group.updated', '--limit', '1000', '--json'));
+    const updates = jsonOutput<Event[]>(
+      await source.ugs('audit', 'list', '--action', 'user_group.updated', '--limit', '1000', '--json'),
+    );
     expect(updates.map((event) => `${event.environment}/${event.provided_id}`).sort()).toEqual([...editedKeys].sort());
     const original = portable(withTokens.groups);
     for (const event of updates) {
@@ -197,7 +246,12 @@ describe('export and import of 10 000 groups', { timeout: 60_000 }, () => {
 
   it('an export without tokens imports as the same groups with new tokens; rerunning it keeps them', async () => {
     const target = empty;
-    expect(await importFile(target, withoutTokens.path)).toEqual({ created: GROUPS, updated: 0, unchanged: 0, rejected: [] });
+    expect(await importFile(target, withoutTokens.path)).toEqual({
+      created: GROUPS,
+      updated: 0,
+      unchanged: 0,
+      rejected: [],
+    });
 
     const imported = (await exportGroups(target, '--include-tokens')).groups;
     expect(imported.every((group) => USER_GROUP_TOKEN.test(group.token ?? ''))).toBe(true);
@@ -207,7 +261,12 @@ describe('export and import of 10 000 groups', { timeout: 60_000 }, () => {
     expect(portable(imported.map(withoutToken))).toEqual(portable(withoutTokens.groups));
 
     const events = auditEventCount(target);
-    expect(await importFile(target, withoutTokens.path)).toEqual({ created: 0, updated: 0, unchanged: GROUPS, rejected: [] });
+    expect(await importFile(target, withoutTokens.path)).toEqual({
+      created: 0,
+      updated: 0,
+      unchanged: GROUPS,
+      rejected: [],
+    });
     expect(auditEventCount(target)).toBe(events);
     expect((await exportGroups(target, '--include-tokens')).groups).toEqual(imported);
   });
@@ -217,9 +276,18 @@ describe('an import file with bad lines', { timeout: 60_000 }, () => {
   const token = (digit: string) => `ugt_${digit.repeat(64)}`;
 
   /** Good and bad lines interleaved; `bad` is what each bad line's reason must mention. */
-  function mixedFile(catalog: Pick<Catalog, 'sales'>): { lines: unknown[]; good: string[]; bad: Array<{ line: number; reason: RegExp }> } {
+  function mixedFile(catalog: Pick<Catalog, 'sales'>): {
+    lines: unknown[];
+    good: string[];
+    bad: Array<{ line: number; reason: RegExp }>;
+  } {
     const lines: unknown[] = [
-      { provided_id: 'good-1', name: 'Good one', properties: { plan: 'gold' }, mapping: { [catalog.sales]: 'warehouse' } },
+      {
+        provided_id: 'good-1',
+        name: 'Good one',
+        properties: { plan: 'gold' },
+        mapping: { [catalog.sales]: 'warehouse' },
+      },
       '{"provided_id": "broken-json", "name": ',
       { provided_id: 42, api_environment_tag: 'Testing' },
       { provided_id: 'bad-unknown-field', colour: 'red' },
@@ -260,7 +328,9 @@ describe('an import file with bad lines', { timeout: 60_000 }, () => {
     const [summaryLine, ...reasons] = plain.stdout.trimEnd().split('\n');
     expect(summaryLine).toBe(`created ${good.length}, updated 0, unchanged 0, rejected ${bad.length}`);
     expect(reasons).toHaveLength(bad.length);
-    bad.forEach(({ line, reason }, index) => expect(reasons[index]).toMatch(new RegExp(`^ {2}line ${line}: .*${reason.source}`)));
+    bad.forEach(({ line, reason }, index) =>
+      expect(reasons[index]).toMatch(new RegExp(`^ {2}line ${line}: .*${reason.source}`)),
+    );
 
     const exported = (await exportGroups(box, '--include-tokens')).groups;
     expect(exported.map(keyOf).sort()).toEqual([...good].sort());
@@ -292,18 +362,28 @@ describe('groups list and show', { timeout: 60_000 }, () => {
     box = sandbox();
     catalog = await salesCatalog(box);
     await importGroups(box, [
-      { provided_id: 'acme-1', name: 'Acme Widgets', properties: { plan: 'gold' }, mapping: { [catalog.sales]: 'warehouse' } },
+      {
+        provided_id: 'acme-1',
+        name: 'Acme Widgets',
+        properties: { plan: 'gold' },
+        mapping: { [catalog.sales]: 'warehouse' },
+      },
       { provided_id: 'acme-2', name: 'Acme Gadgets' },
       { provided_id: 'beta', name: 'Beta Widgets Ltd' },
       { provided_id: 'x-delta', name: 'Fourth' },
       { provided_id: 'acme-staging', name: 'Acme Staging', api_environment_tag: 'Testing' },
     ]);
-    const lists = await Promise.all(['Customer', 'Testing'].map((environment) => box.ugs('groups', 'list', '--environment', environment, '--json')));
-    for (const row of lists.flatMap((list) => jsonOutput<Array<{ team_id: number; provided_id: string }>>(list))) teamIds.set(row.provided_id, row.team_id);
+    const lists = await Promise.all(
+      ['Customer', 'Testing'].map((environment) => box.ugs('groups', 'list', '--environment', environment, '--json')),
+    );
+    for (const row of lists.flatMap((list) => jsonOutput<Array<{ team_id: number; provided_id: string }>>(list)))
+      teamIds.set(row.provided_id, row.team_id);
   }, 60_000);
 
   const listIds = async (...flags: string[]) =>
-    jsonOutput<Array<{ provided_id: string }>>(await box.ugs('groups', 'list', '--json', ...flags)).map((row) => row.provided_id);
+    jsonOutput<Array<{ provided_id: string }>>(await box.ugs('groups', 'list', '--json', ...flags)).map(
+      (row) => row.provided_id,
+    );
 
   it('lists the Customer groups in team_id order, as a table and as JSON', async () => {
     const rows = jsonOutput<Array<Record<string, unknown>>>(await box.ugs('groups', 'list', '--json'));
@@ -323,24 +403,41 @@ describe('groups list and show', { timeout: 60_000 }, () => {
     const table = await box.ugs('groups', 'list');
     expect(table).toMatchObject({ code: 0, stderr: '' });
     const [header, ...lines] = table.stdout.trimEnd().split('\n');
-    expect(header).toMatch(/^team_id\s+provided_id\s+name\s+parent_user_group_id\s+is_demo_group\s+tags\s+environment\s+updated_at$/);
+    expect(header).toMatch(
+      /^team_id\s+provided_id\s+name\s+parent_user_group_id\s+is_demo_group\s+tags\s+environment\s+updated_at$/,
+    );
     expect(lines).toHaveLength(4);
-    expect(lines[0]).toMatch(new RegExp(`^${teamIds.get('acme-1')}\\s+acme-1\\s+Acme Widgets\\s+false\\s+\\[\\]\\s+Customer\\s+\\d{4}-`));
+    expect(lines[0]).toMatch(
+      new RegExp(`^${teamIds.get('acme-1')}\\s+acme-1\\s+Acme Widgets\\s+false\\s+\\[\\]\\s+Customer\\s+\\d{4}-`),
+    );
   });
 
   it('--q matches a provided-id prefix or a name substring, --limit keeps the first, --environment picks the other', async () => {
     const cases: Array<[string[], string[]]> = [
-      [['--q', 'acme'], ['acme-1', 'acme-2']],
-      [['--q', 'Widgets'], ['acme-1', 'beta']],
+      [
+        ['--q', 'acme'],
+        ['acme-1', 'acme-2'],
+      ],
+      [
+        ['--q', 'Widgets'],
+        ['acme-1', 'beta'],
+      ],
       [['--q', 'our'], ['x-delta']],
       [['--q', 'delta'], []], // inside the provided id, but not its prefix
-      [['--limit', '2'], ['acme-1', 'acme-2']],
+      [
+        ['--limit', '2'],
+        ['acme-1', 'acme-2'],
+      ],
       [['--environment', 'Testing'], ['acme-staging']],
       [['--environment', 'Testing', '--q', 'acme'], ['acme-staging']],
     ];
     const found = await Promise.all(cases.map(([flags]) => listIds(...flags)));
     expect(found).toEqual(cases.map(([, ids]) => ids));
-    expect(await box.ugs('groups', 'list', '--q', 'nothing-like-this')).toEqual({ code: 0, stdout: '(none)\n', stderr: '' });
+    expect(await box.ugs('groups', 'list', '--q', 'nothing-like-this')).toEqual({
+      code: 0,
+      stdout: '(none)\n',
+      stderr: '',
+    });
   });
 
   it('shows the whole group with its token by provided id or --team-id, as pretty JSON or one line', async () => {
@@ -398,7 +495,11 @@ describe('groups list and show', { timeout: 60_000 }, () => {
 describe('import from stdin and --environment', { timeout: 60_000 }, () => {
   it('reads stdin for "-", silently apart from the summary, and puts untagged lines in Customer', async () => {
     const box = sandbox();
-    const input = [{ provided_id: 'piped-1' }, { provided_id: 'piped-2', name: 'Two' }, { provided_id: 'piped-3', api_environment_tag: 'Testing' }]
+    const input = [
+      { provided_id: 'piped-1' },
+      { provided_id: 'piped-2', name: 'Two' },
+      { provided_id: 'piped-3', api_environment_tag: 'Testing' },
+    ]
       .map((line) => JSON.stringify(line))
       .join('\n');
     const result = await box.ugsWithStdin(`${input}\n`, 'groups', 'import', '-');
@@ -409,7 +510,12 @@ describe('import from stdin and --environment', { timeout: 60_000 }, () => {
     expect(exported.find((group) => group.provided_id === 'piped-2')).toMatchObject({ name: 'Two' });
 
     // The same input again, as JSON: nothing changes.
-    expect(jsonOutput(await box.ugsWithStdin(input, 'groups', 'import', '-', '--json'))).toEqual({ created: 0, updated: 0, unchanged: 3, rejected: [] });
+    expect(jsonOutput(await box.ugsWithStdin(input, 'groups', 'import', '-', '--json'))).toEqual({
+      created: 0,
+      updated: 0,
+      unchanged: 3,
+      rejected: [],
+    });
   });
 
   it('--environment Testing puts every line in Testing, whatever its tag, and resolves mappings there', async () => {
@@ -420,7 +526,12 @@ describe('import from stdin and --environment', { timeout: 60_000 }, () => {
       { provided_id: 'two' },
       { provided_id: 'three', api_environment_tag: 'Testing' },
     ];
-    expect(await importGroups(box, lines, '--environment', 'Testing')).toEqual({ created: 3, updated: 0, unchanged: 0, rejected: [] });
+    expect(await importGroups(box, lines, '--environment', 'Testing')).toEqual({
+      created: 3,
+      updated: 0,
+      unchanged: 0,
+      rejected: [],
+    });
 
     const [customerList, testing, customer, one] = await Promise.all([
       box.ugs('groups', 'list', '--json'),
@@ -432,10 +543,19 @@ describe('import from stdin and --environment', { timeout: 60_000 }, () => {
     expect(customer.groups).toEqual([]);
     expect(testing.groups.map(keyOf)).toEqual(['Testing/one', 'Testing/two', 'Testing/three']);
     expect(testing.groups[0]?.mapping).toEqual({ [catalog.sales]: 'warehouse' });
-    expect(jsonOutput<{ mapping: Record<string, string> }>(one).mapping).toEqual({ [catalog.sales]: String(catalog.warehouse.Testing) });
+    expect(jsonOutput<{ mapping: Record<string, string> }>(one).mapping).toEqual({
+      [catalog.sales]: String(catalog.warehouse.Testing),
+    });
 
     // Through stdin too; all unchanged now.
-    const result = await box.ugsWithStdin(lines.map((line) => JSON.stringify(line)).join('\n'), 'groups', 'import', '-', '--environment', 'Testing');
+    const result = await box.ugsWithStdin(
+      lines.map((line) => JSON.stringify(line)).join('\n'),
+      'groups',
+      'import',
+      '-',
+      '--environment',
+      'Testing',
+    );
     expect(result).toEqual({ code: 0, stdout: 'created 0, updated 0, unchanged 3, rejected 0\n', stderr: '' });
   });
 });
@@ -449,7 +569,10 @@ describe('import and export files', { timeout: 60_000 }, () => {
   it('an export to a file that cannot be created fails on stderr, naming it, without a stack trace', async () => {
     const box = sandbox();
     await importGroups(box, [{ provided_id: 'g1' }]);
-    expectCleanFailure(await box.ugs('groups', 'export', '--output', join(box.dir, 'no-such-dir', 'out.jsonl')), /no-such-dir/);
+    expectCleanFailure(
+      await box.ugs('groups', 'export', '--output', join(box.dir, 'no-such-dir', 'out.jsonl')),
+      /no-such-dir/,
+    );
   });
 
   it('an export with tokens over an existing file leaves that file readable by its owner only', async () => {
@@ -478,17 +601,25 @@ describe('a tree through export and import (SPEC §11)', { timeout: 60_000 }, ()
     const box = sandbox();
     expect(await importGroups(box, TREE)).toEqual({ created: 5, updated: 0, unchanged: 0, rejected: [] });
     const shown = jsonOutput<Record<string, unknown>>(await box.ugs('groups', 'show', 'city', '--json'));
-    expect(shown).toMatchObject({ parent_user_group_id: 'country', computed_properties: { plan: 'pro', region: 'emea', tier: 4 }, tags: ['leaf'] });
+    expect(shown).toMatchObject({
+      parent_user_group_id: 'country',
+      computed_properties: { plan: 'pro', region: 'emea', tier: 4 },
+      tags: ['leaf'],
+    });
 
     const listIds = async (...flags: string[]) =>
-      jsonOutput<Array<{ provided_id: string }>>(await box.ugs('groups', 'list', '--json', ...flags)).map((row) => row.provided_id);
+      jsonOutput<Array<{ provided_id: string }>>(await box.ugs('groups', 'list', '--json', ...flags)).map(
+        (row) => row.provided_id,
+      );
     expect(await listIds('--parent', 'root')).toEqual(['branch', 'region']);
     expect(await listIds('--tag', 'eu')).toEqual(['branch', 'region']);
     expect(await listIds('--demo')).toEqual(['country']);
     expect(await listIds('--not-demo', '--parent', 'root')).toEqual(['branch', 'region']);
 
     const exported = await exportGroups(box, '--environment', 'Customer');
-    const byId = new Map(exported.groups.map((group) => [group.provided_id, group as unknown as Record<string, unknown>]));
+    const byId = new Map(
+      exported.groups.map((group) => [group.provided_id, group as unknown as Record<string, unknown>]),
+    );
     expect(byId.get('country')).toMatchObject({ parent_user_group_id: 'region', is_demo_group: true, tags: [] });
     expect(byId.get('branch')).toMatchObject({ parent_user_group_id: 'root', tags: ['eu', 'pilot'] });
 
@@ -499,7 +630,9 @@ describe('a tree through export and import (SPEC §11)', { timeout: 60_000 }, ()
     expect(await importGroups(copy, reversed)).toEqual({ created: 0, updated: 0, unchanged: 5, rejected: [] });
     const copied = await exportGroups(copy, '--environment', 'Customer');
     const strip = (groups: ExportedGroup[]) =>
-      groups.map(({ team_id: _teamId, created_at: _createdAt, updated_at: _updatedAt, ...rest }) => rest).sort((a, b) => a.provided_id.localeCompare(b.provided_id));
+      groups
+        .map(({ team_id: _teamId, created_at: _createdAt, updated_at: _updatedAt, ...rest }) => rest)
+        .sort((a, b) => a.provided_id.localeCompare(b.provided_id));
     expect(strip(copied.groups)).toEqual(strip(exported.groups));
   });
 

@@ -43,10 +43,15 @@ export function ugsEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 /** Runs a command to its end and returns its exit code and output. */
 export function run(file: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
   return new Promise((resolvePromise) => {
-    const child = execFile(file, args, { env: ugsEnv(options.env), cwd: options.cwd ?? REPO, timeout: 20_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
-      resolvePromise({ code, stdout, stderr });
-    });
+    const child = execFile(
+      file,
+      args,
+      { env: ugsEnv(options.env), cwd: options.cwd ?? REPO, timeout: 20_000 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+        resolvePromise({ code, stdout, stderr });
+      },
+    );
     if (options.input !== undefined) child.stdin?.end(options.input);
   });
 }
@@ -55,7 +60,6 @@ export function run(file: string, args: string[], options: RunOptions = {}): Pro
 export function runUgs(args: string[], options: RunOptions = {}): Promise<RunResult> {
   return run(process.execPath, [UGS_BIN, ...args], options);
 }
-
 
 import { sleep, waitFor } from '../support/wait-for.js';
 
@@ -116,12 +120,16 @@ export async function startServer(args: string[], options: RunOptions = {}): Pro
   for (let attempt = 1; ; attempt++) {
     const server = spawnServe(args, await freePort(), options);
     const outcome = await Promise.race([
-      waitFor('ugs serve to answer /healthz', 15_000, async () => ((await server.request({ method: 'GET', path: '/healthz' })).status === 200 ? 'up' : undefined)),
+      waitFor('ugs serve to answer /healthz', 15_000, async () =>
+        (await server.request({ method: 'GET', path: '/healthz' })).status === 200 ? 'up' : undefined,
+      ),
       server.exited.then(() => 'exited' as const),
     ]);
     if (outcome === 'up') return server;
     if (attempt < 3 && /EADDRINUSE/.test(server.stderr())) continue;
-    throw new Error(`ugs serve exited before answering /healthz\nstdout:\n${server.stdout()}\nstderr:\n${server.stderr()}`);
+    throw new Error(
+      `ugs serve exited before answering /healthz\nstdout:\n${server.stdout()}\nstderr:\n${server.stderr()}`,
+    );
   }
 }
 
@@ -182,7 +190,9 @@ export function bannerTokens(server: ServerProcess): { Customer: string; Testing
   const live = secretsIn(server.stdout(), LIVE_TOKEN);
   const test = secretsIn(server.stdout(), TEST_TOKEN);
   if (live.length !== 1 || test.length !== 1) {
-    throw new Error(`expected one ugs_live_ and one ugs_test_ token in the banner, got ${live.length} and ${test.length}:\n${server.stdout()}`);
+    throw new Error(
+      `expected one ugs_live_ and one ugs_test_ token in the banner, got ${live.length} and ${test.length}:\n${server.stdout()}`,
+    );
   }
   return { Customer: live[0]!, Testing: test[0]! };
 }
@@ -194,7 +204,8 @@ export function getOrCreate(server: ServerProcess, token: string, body: Record<s
 
 /** The JSON a command printed on stdout; throws, showing its stderr, unless it exited 0. */
 export function jsonOutput<T = unknown>(result: RunResult): T {
-  if (result.code !== 0) throw new Error(`expected exit 0, got ${result.code}\nstderr:\n${result.stderr}\nstdout:\n${result.stdout}`);
+  if (result.code !== 0)
+    throw new Error(`expected exit 0, got ${result.code}\nstderr:\n${result.stderr}\nstdout:\n${result.stdout}`);
   return JSON.parse(result.stdout) as T;
 }
 
@@ -232,18 +243,28 @@ export async function createDataSource(
   source: { providedId: string; schemaId: number; environment: 'Customer' | 'Testing'; name?: string },
 ): Promise<number> {
   const created = await box.ugs(
-    'data-sources', 'create', '--json',
-    '--provided-id', source.providedId,
-    '--name', source.name ?? source.providedId,
-    '--schema-id', String(source.schemaId),
-    '--environment', source.environment,
+    'data-sources',
+    'create',
+    '--json',
+    '--provided-id',
+    source.providedId,
+    '--name',
+    source.name ?? source.providedId,
+    '--schema-id',
+    String(source.schemaId),
+    '--environment',
+    source.environment,
   );
   return jsonOutput<{ id: number }>(created).id;
 }
 
 /** A failure as a user should see it: a non-zero exit, nothing on stdout, `message` on stderr and no stack trace. */
 export function expectCleanFailure(result: RunResult, message: RegExp): void {
-  expect({ ...result, code: result.code === 0 ? 'exit 0' : 'non-zero' }).toMatchObject({ code: 'non-zero', stdout: '', stderr: expect.stringMatching(message) });
+  expect({ ...result, code: result.code === 0 ? 'exit 0' : 'non-zero' }).toMatchObject({
+    code: 'non-zero',
+    stdout: '',
+    stderr: expect.stringMatching(message),
+  });
   expect(result.stderr).not.toMatch(/^\s+at /m);
 }
 
@@ -280,14 +301,21 @@ export async function importFile(box: Sandbox, path: string, ...flags: string[])
 }
 
 /** Writes `lines` (see writeJsonLines) to a new file in the sandbox and imports it like importFile. */
-export async function importGroups(box: Sandbox, lines: readonly unknown[], ...flags: string[]): Promise<ImportSummary> {
+export async function importGroups(
+  box: Sandbox,
+  lines: readonly unknown[],
+  ...flags: string[]
+): Promise<ImportSummary> {
   const path = transferFile(box, 'import');
   writeJsonLines(path, lines);
   return importFile(box, path, ...flags);
 }
 
 /** `ugs groups export --output <new file in the sandbox> <flags>`: the file, its text and its groups. */
-export async function exportGroups(box: Sandbox, ...flags: string[]): Promise<{ path: string; text: string; groups: ExportedGroup[] }> {
+export async function exportGroups(
+  box: Sandbox,
+  ...flags: string[]
+): Promise<{ path: string; text: string; groups: ExportedGroup[] }> {
   const path = transferFile(box, 'export');
   const result = await box.ugs('groups', 'export', '--output', path, ...flags);
   expect(result, result.stderr).toMatchObject({ code: 0, stdout: '' });

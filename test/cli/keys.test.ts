@@ -35,7 +35,13 @@ interface KeyRow {
 interface RotateSummary {
   key_id: string;
   key_generated: boolean;
-  re_encrypted: { user_group_tokens: number; idempotent_responses: number; signing_keys: number; webhook_secrets: number; webhook_previous_secrets: number };
+  re_encrypted: {
+    user_group_tokens: number;
+    idempotent_responses: number;
+    signing_keys: number;
+    webhook_secrets: number;
+    webhook_previous_secrets: number;
+  };
   passes: number;
   remaining: KeyRow[];
 }
@@ -52,7 +58,8 @@ const newKey = () => randomBytes(32).toString('base64');
 const idOf = (base64: string) => encryptionKeyId(Buffer.from(base64, 'base64'));
 const token = () => `ugt_${randomBytes(32).toString('hex')}`;
 
-const ugsWith = (box: Sandbox, env: Record<string, string>, ...args: string[]): Promise<RunResult> => box.ugsWith(env, ...args);
+const ugsWith = (box: Sandbox, env: Record<string, string>, ...args: string[]): Promise<RunResult> =>
+  box.ugsWith(env, ...args);
 
 const keyFileOf = (box: Sandbox) => `${box.databasePath}.key`;
 const keyFileIds = (box: Sandbox) => readFileSync(keyFileOf(box), 'utf8').trim().split('\n').map(idOf);
@@ -60,35 +67,57 @@ const keyFileIds = (box: Sandbox) => readFileSync(keyFileOf(box), 'utf8').trim()
 function storedGroups(box: Sandbox): StoredGroup[] {
   const db = new Database(box.databasePath, { readonly: true, fileMustExist: true });
   try {
-    return db.prepare('SELECT provided_id, environment, token_ciphertext, version, updated_at FROM user_groups ORDER BY team_id').all() as StoredGroup[];
+    return db
+      .prepare(
+        'SELECT provided_id, environment, token_ciphertext, version, updated_at FROM user_groups ORDER BY team_id',
+      )
+      .all() as StoredGroup[];
   } finally {
     db.close();
   }
 }
 
 /** The key id of every stored token's ciphertext (`v1.<key id>.…`), as a set. */
-const keyIdsInUse = (box: Sandbox) => [...new Set(storedGroups(box).map((group) => group.token_ciphertext.split('.')[1]))];
+const keyIdsInUse = (box: Sandbox) => [
+  ...new Set(storedGroups(box).map((group) => group.token_ciphertext.split('.')[1])),
+];
 
 /** Each group's token as `ugs groups export --include-tokens` shows it, by environment/provided id. */
 async function exportedTokens(box: Sandbox, env: Record<string, string> = {}): Promise<Record<string, string>> {
   const result = await ugsWith(box, env, 'groups', 'export', '--include-tokens');
   expect(result.code, result.stderr).toBe(0);
-  const lines = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { api_environment_tag: string; provided_id: string; token: string });
+  const lines = result.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { api_environment_tag: string; provided_id: string; token: string });
   return Object.fromEntries(lines.map((group) => [`${group.api_environment_tag}/${group.provided_id}`, group.token]));
 }
 
 /** Five Customer and three Testing groups with tokens of our own; returns them by environment/provided id. */
 async function seedGroups(box: Sandbox, env: Record<string, string> = {}): Promise<Record<string, string>> {
   const groups = [
-    ...Array.from({ length: 5 }, (_, i) => ({ provided_id: `c${i}`, name: `C ${i}`, api_environment_tag: 'Customer', token: token() })),
-    ...Array.from({ length: 3 }, (_, i) => ({ provided_id: `t${i}`, name: `T ${i}`, api_environment_tag: 'Testing', token: token() })),
+    ...Array.from({ length: 5 }, (_, i) => ({
+      provided_id: `c${i}`,
+      name: `C ${i}`,
+      api_environment_tag: 'Customer',
+      token: token(),
+    })),
+    ...Array.from({ length: 3 }, (_, i) => ({
+      provided_id: `t${i}`,
+      name: `T ${i}`,
+      api_environment_tag: 'Testing',
+      token: token(),
+    })),
   ];
   if (Object.keys(env).length === 0) {
     expect(await importGroups(box, groups)).toMatchObject({ created: 8, rejected: [] });
   } else {
     const file = `${box.dir}/seed.jsonl`;
     writeFileSync(file, groups.map((group) => JSON.stringify(group)).join('\n'));
-    expect(jsonOutput(await ugsWith(box, env, 'groups', 'import', file, '--json'))).toMatchObject({ created: 8, rejected: [] });
+    expect(jsonOutput(await ugsWith(box, env, 'groups', 'import', file, '--json'))).toMatchObject({
+      created: 8,
+      rejected: [],
+    });
   }
   return Object.fromEntries(groups.map((group) => [`${group.api_environment_tag}/${group.provided_id}`, group.token]));
 }
@@ -98,7 +127,9 @@ describe('ugs keys rotate with the key file', () => {
     const box = sandbox();
     const tokens = await seedGroups(box);
     // A webhook endpoint whose secret was rotated: its secret and the previous one are ciphertexts too.
-    const endpoint = jsonOutput<{ id: number }>(await box.ugs('webhooks', 'create', '--url', 'http://127.0.0.1:9/hooks', '--webhook-allow-private', '--json'));
+    const endpoint = jsonOutput<{ id: number }>(
+      await box.ugs('webhooks', 'create', '--url', 'http://127.0.0.1:9/hooks', '--webhook-allow-private', '--json'),
+    );
     expect((await box.ugs('webhooks', 'rotate-secret', String(endpoint.id), '--json')).code).toBe(0);
     const [oldKeyId] = keyFileIds(box);
     const before = storedGroups(box);
@@ -109,7 +140,13 @@ describe('ugs keys rotate with the key file', () => {
     expect(summary).toEqual({
       key_id: expect.stringMatching(/^[0-9a-f]{8}$/),
       key_generated: true,
-      re_encrypted: { user_group_tokens: 8, idempotent_responses: 0, signing_keys: 0, webhook_secrets: 1, webhook_previous_secrets: 1 },
+      re_encrypted: {
+        user_group_tokens: 8,
+        idempotent_responses: 0,
+        signing_keys: 0,
+        webhook_secrets: 1,
+        webhook_previous_secrets: 1,
+      },
       passes: expect.any(Number),
       remaining: [],
     });
@@ -122,14 +159,34 @@ describe('ugs keys rotate with the key file', () => {
     expect(keyIdsInUse(box)).toEqual([summary.key_id]);
     // Not a change of any group: same versions and update times, each ciphertext new.
     const after = storedGroups(box);
-    expect(after.map(({ token_ciphertext: _, ...group }) => group)).toEqual(before.map(({ token_ciphertext: _, ...group }) => group));
+    expect(after.map(({ token_ciphertext: _, ...group }) => group)).toEqual(
+      before.map(({ token_ciphertext: _, ...group }) => group),
+    );
     after.forEach((group, index) => expect(group.token_ciphertext).not.toBe(before[index]!.token_ciphertext));
     expect(await exportedTokens(box)).toEqual(tokens);
 
     const list = jsonOutput<KeyRow[]>(await box.ugs('keys', 'list', '--json'));
     expect(list).toEqual([
-      { key_id: summary.key_id, current: true, configured: true, user_group_tokens: 8, idempotent_responses: 0, signing_keys: 0, webhook_secrets: 1, webhook_previous_secrets: 1 },
-      { key_id: oldKeyId, current: false, configured: true, user_group_tokens: 0, idempotent_responses: 0, signing_keys: 0, webhook_secrets: 0, webhook_previous_secrets: 0 },
+      {
+        key_id: summary.key_id,
+        current: true,
+        configured: true,
+        user_group_tokens: 8,
+        idempotent_responses: 0,
+        signing_keys: 0,
+        webhook_secrets: 1,
+        webhook_previous_secrets: 1,
+      },
+      {
+        key_id: oldKeyId,
+        current: false,
+        configured: true,
+        user_group_tokens: 0,
+        idempotent_responses: 0,
+        signing_keys: 0,
+        webhook_secrets: 0,
+        webhook_previous_secrets: 0,
+      },
     ]);
   });
 
@@ -137,7 +194,8 @@ describe('ugs keys rotate with the key file', () => {
     const box = sandbox();
     await seedGroups(box);
     const [oldKeyId] = keyFileIds(box);
-    const events = async () => jsonOutput<Array<{ action: string }>>(await box.ugs('audit', 'list', '--limit', '1000', '--json'));
+    const events = async () =>
+      jsonOutput<Array<{ action: string }>>(await box.ugs('audit', 'list', '--limit', '1000', '--json'));
     const before = (await events()).length;
 
     const summary = jsonOutput<RotateSummary>(await box.ugs('keys', 'rotate', '--json'));
@@ -163,7 +221,12 @@ describe('ugs keys rotate with the key file', () => {
       const [environment, providedId] = key.split('/') as ['Customer' | 'Testing', string];
       const got = await getOrCreate(server, admin[environment], { user_group_id: providedId });
       expect(got.body, got.raw).toMatchObject({ success: 1, new_user_group: false, user_group: { token: groupToken } });
-      const verified = await server.request({ method: 'POST', path: '/api/user/verify', token: admin[environment], body: { token: groupToken } });
+      const verified = await server.request({
+        method: 'POST',
+        path: '/api/user/verify',
+        token: admin[environment],
+        body: { token: groupToken },
+      });
       expect(verified.body, verified.raw).toMatchObject({ success: 1, user_group: { provided_id: providedId } });
     }
   });
@@ -197,7 +260,12 @@ describe('ugs keys prune with the key file', () => {
     writeFileSync(keyFileOf(box), `${added}\n${original}`);
 
     const refused = await box.ugs('keys', 'prune');
-    expectCleanFailure(refused, new RegExp(`still encrypted under ${firstKeyId} \\(8 tokens\\): run ugs keys rotate first\\. Nothing was removed\\.`));
+    expectCleanFailure(
+      refused,
+      new RegExp(
+        `still encrypted under ${firstKeyId} \\(8 tokens\\): run ugs keys rotate first\\. Nothing was removed\\.`,
+      ),
+    );
     expect(readFileSync(keyFileOf(box), 'utf8')).toBe(`${added}\n${original}`);
 
     const summary = jsonOutput<RotateSummary>(await box.ugs('keys', 'rotate', '--json'));
@@ -210,7 +278,10 @@ describe('ugs keys prune with the key file', () => {
     expect(await exportedTokens(box)).toEqual(tokens);
 
     const again = await box.ugs('keys', 'prune');
-    expect(again).toMatchObject({ code: 0, stdout: `nothing to prune: ${keyFileOf(box)} holds only key ${summary.key_id}\n` });
+    expect(again).toMatchObject({
+      code: 0,
+      stdout: `nothing to prune: ${keyFileOf(box)} holds only key ${summary.key_id}\n`,
+    });
   });
 });
 
@@ -222,15 +293,36 @@ describe('keys from UGS_ENCRYPTION_KEY', () => {
     const both = { UGS_ENCRYPTION_KEY: `${currentKey},${oldKey}` };
 
     expect(jsonOutput<KeyRow[]>(await ugsWith(box, both, 'keys', 'list', '--json'))).toEqual([
-      { key_id: idOf(currentKey), current: true, configured: true, user_group_tokens: 0, idempotent_responses: 0, signing_keys: 0, webhook_secrets: 0, webhook_previous_secrets: 0 },
-      { key_id: idOf(oldKey), current: false, configured: true, user_group_tokens: 8, idempotent_responses: 0, signing_keys: 0, webhook_secrets: 0, webhook_previous_secrets: 0 },
+      {
+        key_id: idOf(currentKey),
+        current: true,
+        configured: true,
+        user_group_tokens: 0,
+        idempotent_responses: 0,
+        signing_keys: 0,
+        webhook_secrets: 0,
+        webhook_previous_secrets: 0,
+      },
+      {
+        key_id: idOf(oldKey),
+        current: false,
+        configured: true,
+        user_group_tokens: 8,
+        idempotent_responses: 0,
+        signing_keys: 0,
+        webhook_secrets: 0,
+        webhook_previous_secrets: 0,
+      },
     ]);
     const stillUsed = await ugsWith(box, both, 'keys', 'prune');
     expect(stillUsed.code).toBe(1);
     expect(stillUsed.stdout).toContain(`still in use: ${idOf(oldKey)} (8 tokens): run ugs keys rotate first`);
 
     const rotated = await ugsWith(box, both, 'keys', 'rotate');
-    expect(rotated).toMatchObject({ code: 0, stdout: `re-encrypted 8 tokens; all tokens are under key ${idOf(currentKey)}\n` });
+    expect(rotated).toMatchObject({
+      code: 0,
+      stdout: `re-encrypted 8 tokens; all tokens are under key ${idOf(currentKey)}\n`,
+    });
     expect(keyIdsInUse(box)).toEqual([idOf(currentKey)]);
     expect(readdirSync(box.dir).filter((name) => name.includes('.key'))).toEqual([]);
     // The old key is no longer needed to read anything.
@@ -247,7 +339,9 @@ describe('keys from UGS_ENCRYPTION_KEY', () => {
     await seedGroups(box, { UGS_ENCRYPTION_KEY: lostKey });
     const rotated = await ugsWith(box, { UGS_ENCRYPTION_KEY: currentKey }, 'keys', 'rotate');
     expect(rotated.code).toBe(2);
-    expect(rotated.stdout).toBe(`re-encrypted 0 tokens; still under other keys than ${idOf(currentKey)}: ${idOf(lostKey)} (8 tokens, not configured)\n`);
+    expect(rotated.stdout).toBe(
+      `re-encrypted 0 tokens; still under other keys than ${idOf(currentKey)}: ${idOf(lostKey)} (8 tokens, not configured)\n`,
+    );
     expect(rotated.stderr).toMatch(/under keys that are not configured: add those keys/);
     expect(keyIdsInUse(box)).toEqual([idOf(lostKey)]);
   });
@@ -256,23 +350,45 @@ describe('keys from UGS_ENCRYPTION_KEY', () => {
     const box = sandbox();
     const [lostKey, otherKey] = [newKey(), newKey()];
     await seedGroups(box, { UGS_ENCRYPTION_KEY: lostKey });
-    const refusal = new RegExp(`key ${idOf(lostKey)} \\(8 ciphertexts\\), which the configured keys \\(${idOf(otherKey)}\\) do not include`);
-    for (const args of [['serve', '--port', '0'], ['groups', 'list'], ['schemas', 'list']]) {
+    const refusal = new RegExp(
+      `key ${idOf(lostKey)} \\(8 ciphertexts\\), which the configured keys \\(${idOf(otherKey)}\\) do not include`,
+    );
+    for (const args of [
+      ['serve', '--port', '0'],
+      ['groups', 'list'],
+      ['schemas', 'list'],
+    ]) {
       expectCleanFailure(await ugsWith(box, { UGS_ENCRYPTION_KEY: otherKey }, ...args), refusal);
     }
     // The key file beside the database holds another key as well.
     expectCleanFailure(await box.ugs('groups', 'list'), new RegExp(`key ${idOf(lostKey)} \\(8 ciphertexts\\)`));
-    for (const args of [['keys', 'list'], ['keys', 'prune']]) expect((await ugsWith(box, { UGS_ENCRYPTION_KEY: otherKey }, ...args)).code, args.join(' ')).toBe(0);
+    for (const args of [
+      ['keys', 'list'],
+      ['keys', 'prune'],
+    ])
+      expect((await ugsWith(box, { UGS_ENCRYPTION_KEY: otherKey }, ...args)).code, args.join(' ')).toBe(0);
     // With the key it was written with, all is well again.
     expect((await ugsWith(box, { UGS_ENCRYPTION_KEY: `${otherKey},${lostKey}` }, 'groups', 'list')).code).toBe(0);
   });
 
   it.each([
-    ['a key listed twice', (key: string) => `${key},${key}`, /UGS_ENCRYPTION_KEY: key 2 of 2 is the same key as key 1 of 2/],
-    ['a key that is not 32 bytes', (key: string) => `${key},${randomBytes(16).toString('base64')}`, /UGS_ENCRYPTION_KEY, key 2 of 2, must be the base64 encoding of exactly 32 bytes/],
+    [
+      'a key listed twice',
+      (key: string) => `${key},${key}`,
+      /UGS_ENCRYPTION_KEY: key 2 of 2 is the same key as key 1 of 2/,
+    ],
+    [
+      'a key that is not 32 bytes',
+      (key: string) => `${key},${randomBytes(16).toString('base64')}`,
+      /UGS_ENCRYPTION_KEY, key 2 of 2, must be the base64 encoding of exactly 32 bytes/,
+    ],
   ])('every command refuses %s with a clear message', async (_label, value, message) => {
     const box = sandbox();
-    for (const args of [['keys', 'list'], ['keys', 'rotate'], ['groups', 'list']]) {
+    for (const args of [
+      ['keys', 'list'],
+      ['keys', 'rotate'],
+      ['groups', 'list'],
+    ]) {
       expectCleanFailure(await ugsWith(box, { UGS_ENCRYPTION_KEY: value(newKey()) }, ...args), message);
     }
   });
@@ -291,8 +407,15 @@ describe('ugs keys', () => {
   it('a bad line in the key file stops every command with a message naming the file and the line', async () => {
     const box = sandbox();
     writeFileSync(keyFileOf(box), `${newKey()}\nnot a key\n`);
-    for (const args of [['keys', 'list'], ['keys', 'prune'], ['groups', 'list']]) {
-      expectCleanFailure(await box.ugs(...args), new RegExp(`${keyFileOf(box)}, line 2, must be the base64 encoding of exactly 32 bytes`));
+    for (const args of [
+      ['keys', 'list'],
+      ['keys', 'prune'],
+      ['groups', 'list'],
+    ]) {
+      expectCleanFailure(
+        await box.ugs(...args),
+        new RegExp(`${keyFileOf(box)}, line 2, must be the base64 encoding of exactly 32 bytes`),
+      );
     }
   });
 

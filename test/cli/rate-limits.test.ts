@@ -20,7 +20,9 @@ const RATE_LIMIT_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit
 describe('ugs tokens with rate limits', { timeout: 60_000 }, () => {
   let box: Sandbox;
   const create = async (...flags: string[]) =>
-    jsonOutput<{ id: number }>(await box.ugs('tokens', 'create', '--environment', 'Customer', '--scope', 'write', '--json', ...flags)).id;
+    jsonOutput<{ id: number }>(
+      await box.ugs('tokens', 'create', '--environment', 'Customer', '--scope', 'write', '--json', ...flags),
+    ).id;
   const listed = async () => jsonOutput<ListedToken[]>(await box.ugs('tokens', 'list', '--json'));
   const rateLimitOf = async (id: number) => (await listed()).find((token) => token.id === id)?.rate_limit;
 
@@ -50,7 +52,9 @@ describe('ugs tokens with rate limits', { timeout: 60_000 }, () => {
     expect(set.stdout).toBe(`API token ${id} (backend): 5 a second, up to 5 at once\n`);
     expect(await rateLimitOf(id)).toEqual({ per_second: 5, burst: 5 });
 
-    const cleared = jsonOutput<ListedToken>(await box.ugs('tokens', 'update', String(id), '--rate-limit', 'default', '--json'));
+    const cleared = jsonOutput<ListedToken>(
+      await box.ugs('tokens', 'update', String(id), '--rate-limit', 'default', '--json'),
+    );
     expect(cleared).toMatchObject({ id, name: 'backend', rate_limit: null });
     expect(await rateLimitOf(id)).toBeNull();
 
@@ -62,14 +66,53 @@ describe('ugs tokens with rate limits', { timeout: 60_000 }, () => {
   });
 
   it.each<[string, string[], RegExp]>([
-    ['a rate that is not one', ['tokens', 'create', '--environment', 'Customer', '--scope', 'read', '--rate-limit', 'fast'], /--rate-limit.*"fast" is not a rate/s],
-    ['a rate per hour', ['tokens', 'create', '--environment', 'Customer', '--scope', 'read', '--rate-limit', '5/h'], /"5\/h" is not a rate: write <n>\/s or <n>\/min/],
-    ['a burst of 0', ['tokens', 'create', '--environment', 'Customer', '--scope', 'read', '--rate-limit', '5/s', '--rate-limit-burst', '0'], /--rate-limit-burst.*"0" is not a burst/s],
-    ['a burst without a rate', ['tokens', 'create', '--environment', 'Customer', '--scope', 'read', '--rate-limit-burst', '5'], /--rate-limit-burst needs --rate-limit/],
-    ['a rate above a million a second', ['tokens', 'create', '--environment', 'Customer', '--scope', 'read', '--rate-limit', '2000000/s'], /per_second must be from 0\.001 to 1000000.*invalid_field/],
+    [
+      'a rate that is not one',
+      ['tokens', 'create', '--environment', 'Customer', '--scope', 'read', '--rate-limit', 'fast'],
+      /--rate-limit.*"fast" is not a rate/s,
+    ],
+    [
+      'a rate per hour',
+      ['tokens', 'create', '--environment', 'Customer', '--scope', 'read', '--rate-limit', '5/h'],
+      /"5\/h" is not a rate: write <n>\/s or <n>\/min/,
+    ],
+    [
+      'a burst of 0',
+      [
+        'tokens',
+        'create',
+        '--environment',
+        'Customer',
+        '--scope',
+        'read',
+        '--rate-limit',
+        '5/s',
+        '--rate-limit-burst',
+        '0',
+      ],
+      /--rate-limit-burst.*"0" is not a burst/s,
+    ],
+    [
+      'a burst without a rate',
+      ['tokens', 'create', '--environment', 'Customer', '--scope', 'read', '--rate-limit-burst', '5'],
+      /--rate-limit-burst needs --rate-limit/,
+    ],
+    [
+      'a rate above a million a second',
+      ['tokens', 'create', '--environment', 'Customer', '--scope', 'read', '--rate-limit', '2000000/s'],
+      /per_second must be from 0\.001 to 1000000.*invalid_field/,
+    ],
     ['an update without --rate-limit', ['tokens', 'update', '1'], /--rate-limit/],
-    ['an update of a token that does not exist', ['tokens', 'update', '424242', '--rate-limit', '5/s'], /424242.*api_token_not_found/],
-    ['a burst with "default"', ['tokens', 'update', '1', '--rate-limit', 'default', '--rate-limit-burst', '5'], /--rate-limit-burst goes with a rate/],
+    [
+      'an update of a token that does not exist',
+      ['tokens', 'update', '424242', '--rate-limit', '5/s'],
+      /424242.*api_token_not_found/,
+    ],
+    [
+      'a burst with "default"',
+      ['tokens', 'update', '1', '--rate-limit', 'default', '--rate-limit-burst', '5'],
+      /--rate-limit-burst goes with a rate/,
+    ],
   ])('refuses %s with a message naming it, and changes nothing', async (_label, args, message) => {
     const before = { tokens: await listed(), events: auditEventCount(box) };
     expectCleanFailure(await box.ugs(...args), message);
@@ -84,7 +127,12 @@ describe('ugs serve --rate-limit', { timeout: 60_000 }, () => {
     ['a rate per hour', {}, ['--rate-limit', '100/h'], /--rate-limit <rate>.*"100\/h" is not a rate/s],
     ['a rate of 0', { UGS_RATE_LIMIT: '0' }, [], /UGS_RATE_LIMIT.*"0" is not a rate/s],
     ['a burst of 0', { UGS_RATE_LIMIT_BURST: '0' }, [], /UGS_RATE_LIMIT_BURST.*"0" is not a burst/s],
-    ['a fractional burst', {}, ['--rate-limit', '5/s', '--rate-limit-burst', '2.5'], /--rate-limit-burst.*"2\.5" is not a burst/s],
+    [
+      'a fractional burst',
+      {},
+      ['--rate-limit', '5/s', '--rate-limit-burst', '2.5'],
+      /--rate-limit-burst.*"2\.5" is not a burst/s,
+    ],
   ])('refuses to start with %s, saying which setting is wrong', async (_label, env, args, message) => {
     const box = sandbox();
     const result = await runUgs(['serve', '--port', '0', '--database', box.databaseUrl, ...args], { env });
@@ -94,7 +142,9 @@ describe('ugs serve --rate-limit', { timeout: 60_000 }, () => {
   it('sends the RateLimit headers of the configured limit, and applies a CLI change from the next request', async () => {
     const box = sandbox();
     const server = await box.serve({ env: { UGS_RATE_LIMIT: '5/s' } });
-    const { id, token: secret } = jsonOutput<{ id: number; token: string }>(await box.ugs('tokens', 'create', '--environment', 'Customer', '--scope', 'admin', '--json'));
+    const { id, token: secret } = jsonOutput<{ id: number; token: string }>(
+      await box.ugs('tokens', 'create', '--environment', 'Customer', '--scope', 'admin', '--json'),
+    );
     const listSchemas = () => server.request({ method: 'GET', path: '/api/admin/schemas', token: secret });
 
     const first = await listSchemas();
@@ -102,7 +152,9 @@ describe('ugs serve --rate-limit', { timeout: 60_000 }, () => {
     // Burst defaults to the n of <n>/s.
     expect(first.headers).toMatchObject({ 'ratelimit-limit': '5', 'ratelimit-policy': '5;w=1;burst=5' });
 
-    expect((await box.ugs('tokens', 'update', String(id), '--rate-limit', '100/min', '--rate-limit-burst', '7')).code).toBe(0);
+    expect(
+      (await box.ugs('tokens', 'update', String(id), '--rate-limit', '100/min', '--rate-limit-burst', '7')).code,
+    ).toBe(0);
     const after = await listSchemas();
     expect(after.status).toBe(200);
     expect(after.headers).toMatchObject({ 'ratelimit-limit': '7', 'ratelimit-policy': '100;w=60;burst=7' });
@@ -111,7 +163,9 @@ describe('ugs serve --rate-limit', { timeout: 60_000 }, () => {
   it('with UGS_RATE_LIMIT=off sends no RateLimit header', async () => {
     const box = sandbox();
     const server = await box.serve({ env: { UGS_RATE_LIMIT: 'off' } });
-    const secret = jsonOutput<{ token: string }>(await box.ugs('tokens', 'create', '--environment', 'Customer', '--scope', 'admin', '--json')).token;
+    const secret = jsonOutput<{ token: string }>(
+      await box.ugs('tokens', 'create', '--environment', 'Customer', '--scope', 'admin', '--json'),
+    ).token;
     const res = await server.request({ method: 'GET', path: '/api/admin/schemas', token: secret });
     expect(res.status).toBe(200);
     for (const name of RATE_LIMIT_HEADERS) expect(res.headers[name]).toBeUndefined();

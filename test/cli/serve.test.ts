@@ -48,7 +48,11 @@ describe('first start', () => {
       expect((await server.request({ method: 'GET', path: '/api/admin/schemas', token })).status).toBe(200);
       const created = await getOrCreate(server, token, { user_group_id: 'example_1', name: 'Example 1' });
       expect(created.status).toBe(200);
-      expect(created.body).toMatchObject({ success: 1, new_user_group: true, user_group: { provided_id: 'example_1', api_environment_tag: environment } });
+      expect(created.body).toMatchObject({
+        success: 1,
+        new_user_group: true,
+        user_group: { provided_id: 'example_1', api_environment_tag: environment },
+      });
     }
   });
 
@@ -67,15 +71,24 @@ describe('first start', () => {
     const box = sandbox();
     const servers = await Promise.all([box.serve(), box.serve()]);
     const printed = servers.map((server) => server.stdout()).join('');
-    expect({ live: secretsIn(printed, LIVE_TOKEN).length, test: secretsIn(printed, TEST_TOKEN).length }).toEqual({ live: 1, test: 1 });
+    expect({ live: secretsIn(printed, LIVE_TOKEN).length, test: secretsIn(printed, TEST_TOKEN).length }).toEqual({
+      live: 1,
+      test: 1,
+    });
   });
 
   it('with --port 0 the banner names the port actually bound', async () => {
     const box = sandbox();
     const server = spawnServe(['--port', '0', '--database', box.databaseUrl], 1); // --port overrides UGS_PORT
-    const url = await waitFor('the banner', 15_000, async () => /curl -X GET (http:\/\/127\.0\.0\.1:\d+)\/api\/user/.exec(server.stdout())?.[1]);
+    const url = await waitFor(
+      'the banner',
+      15_000,
+      async () => /curl -X GET (http:\/\/127\.0\.0\.1:\d+)\/api\/user/.exec(server.stdout())?.[1],
+    );
     expect(url).not.toMatch(/:0$/);
-    expect((await send(url, { method: 'GET', path: '/api/admin/schemas', token: bannerTokens(server).Customer })).status).toBe(200);
+    expect(
+      (await send(url, { method: 'GET', path: '/api/admin/schemas', token: bannerTokens(server).Customer })).status,
+    ).toBe(200);
   });
 
   it('creates the key file beside the database with mode 0600', async () => {
@@ -93,16 +106,30 @@ interface CurlResult {
 }
 
 /** A request with curl, the client the README shows (a GET carries its JSON body with -X GET --data). */
-async function curl(server: ServerProcess, method: string, path: string, token: string, body?: unknown): Promise<CurlResult> {
+async function curl(
+  server: ServerProcess,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<CurlResult> {
   const result = await run('curl', [
-    '-s', '-X', method, `${server.url}${path}`,
-    '-H', `Authorization: Token ${token}`,
+    '-s',
+    '-X',
+    method,
+    `${server.url}${path}`,
+    '-H',
+    `Authorization: Token ${token}`,
     ...(body === undefined ? [] : ['-H', 'Content-Type: application/json', '--data', JSON.stringify(body)]),
-    '-w', '\n%{http_code}',
+    '-w',
+    '\n%{http_code}',
   ]);
   expect(result.code, result.stderr).toBe(0);
   const newline = result.stdout.lastIndexOf('\n');
-  return { status: Number(result.stdout.slice(newline + 1)), body: JSON.parse(result.stdout.slice(0, newline)) as Record<string, unknown> };
+  return {
+    status: Number(result.stdout.slice(newline + 1)),
+    body: JSON.parse(result.stdout.slice(0, newline)) as Record<string, unknown>,
+  };
 }
 
 function expectSuccess(result: CurlResult): Record<string, unknown> {
@@ -136,7 +163,10 @@ describe('a start that cannot listen', () => {
     const failed = await serveOnTakenPort(box);
     const server = await box.serve();
     const printed = failed.stdout + server.stdout();
-    expect({ live: secretsIn(printed, LIVE_TOKEN).length, test: secretsIn(printed, TEST_TOKEN).length }).toEqual({ live: 1, test: 1 });
+    expect({ live: secretsIn(printed, LIVE_TOKEN).length, test: secretsIn(printed, TEST_TOKEN).length }).toEqual({
+      live: 1,
+      test: 1,
+    });
   });
 });
 
@@ -146,21 +176,34 @@ describe('quickstart', () => {
     const server = await startServer([], { cwd });
     expect(existsSync(join(cwd, 'data', 'ugs.db'))).toBe(true);
     expect(existsSync(join(cwd, 'data', 'ugs.db.key'))).toBe(true);
-    const call = (method: string, path: string, body?: unknown) => curl(server, method, path, bannerTokens(server).Customer, body);
+    const call = (method: string, path: string, body?: unknown) =>
+      curl(server, method, path, bannerTokens(server).Customer, body);
 
     const schema = expectSuccess(await call('POST', '/api/admin/schemas', { name: 'sales' })).schema as { id: number };
-    const dataSource = expectSuccess(await call('POST', '/api/admin/data_sources', { provided_id: 'warehouse_eu', name: 'EU warehouse', schema_id: schema.id }))
-      .data_source as { id: number };
+    const dataSource = expectSuccess(
+      await call('POST', '/api/admin/data_sources', {
+        provided_id: 'warehouse_eu',
+        name: 'EU warehouse',
+        schema_id: schema.id,
+      }),
+    ).data_source as { id: number };
 
-    const created = expectSuccess(await call('GET', '/api/user', {
-      user_group_id: 'example_1',
-      name: 'Example 1',
-      mapping: { [schema.id]: 'warehouse_eu' },
-      properties: { filterValue: 'value' },
-    }));
+    const created = expectSuccess(
+      await call('GET', '/api/user', {
+        user_group_id: 'example_1',
+        name: 'Example 1',
+        mapping: { [schema.id]: 'warehouse_eu' },
+        properties: { filterValue: 'value' },
+      }),
+    );
     expect(created).toMatchObject({
       new_user_group: true,
-      user_group: { provided_id: 'example_1', name: 'Example 1', api_environment_tag: 'Customer', mapping: { [schema.id]: String(dataSource.id) } },
+      user_group: {
+        provided_id: 'example_1',
+        name: 'Example 1',
+        api_environment_tag: 'Customer',
+        mapping: { [schema.id]: String(dataSource.id) },
+      },
     });
     const firstToken = (created.user_group as { token: string }).token;
     expect(firstToken).toMatch(/^ugt_[0-9a-f]{64}$/);
@@ -168,8 +211,18 @@ describe('quickstart', () => {
     const fromQuery = expectSuccess(await call('GET', '/api/user?user_group_id=example_1'));
     expect(fromQuery).toMatchObject({ new_user_group: false, user_group: { token: firstToken } });
 
-    const updated = expectSuccess(await call('PUT', '/api/user', { user_group_id: 'example_1', name: 'Example One', properties: { filterValue: 'other' } }));
-    expect(updated.user_group).toMatchObject({ name: 'Example One', properties: { filterValue: 'other' }, token: firstToken });
+    const updated = expectSuccess(
+      await call('PUT', '/api/user', {
+        user_group_id: 'example_1',
+        name: 'Example One',
+        properties: { filterValue: 'other' },
+      }),
+    );
+    expect(updated.user_group).toMatchObject({
+      name: 'Example One',
+      properties: { filterValue: 'other' },
+      token: firstToken,
+    });
 
     const rotated = expectSuccess(await call('POST', '/api/user', { current_token: firstToken }));
     const secondToken = (rotated.user_group as { token: string }).token;
@@ -179,7 +232,11 @@ describe('quickstart', () => {
     const verified = expectSuccess(await call('POST', '/api/user/verify', { token: secondToken }));
     expect(verified.user_group).toMatchObject({ provided_id: 'example_1', name: 'Example One', token: secondToken });
 
-    expect(expectSuccess(await call('DELETE', '/api/user', { user_group_id: 'example_1', data_source_provided_id: 'warehouse_eu' }))).toEqual({ success: 1 });
+    expect(
+      expectSuccess(
+        await call('DELETE', '/api/user', { user_group_id: 'example_1', data_source_provided_id: 'warehouse_eu' }),
+      ),
+    ).toEqual({ success: 1 });
     expect((await call('POST', '/api/user/verify', { token: secondToken })).status).toBe(404);
   });
 });
@@ -214,7 +271,20 @@ describe('CLI changes reach a running server', () => {
     const server = await box.serve();
     const token = bannerTokens(server).Customer;
     const schemaId = (await box.ugs('schemas', 'create', '--name', 'sales')).stdout.trim();
-    const dataSourceId = (await box.ugs('data-sources', 'create', '--provided-id', 'ds1', '--name', 'Warehouse', '--schema-id', schemaId, '--environment', 'Customer')).stdout.trim();
+    const dataSourceId = (
+      await box.ugs(
+        'data-sources',
+        'create',
+        '--provided-id',
+        'ds1',
+        '--name',
+        'Warehouse',
+        '--schema-id',
+        schemaId,
+        '--environment',
+        'Customer',
+      )
+    ).stdout.trim();
     expect(schemaId).toMatch(/^[1-9][0-9]*$/);
     expect(dataSourceId).toMatch(/^[1-9][0-9]*$/);
 
@@ -228,7 +298,9 @@ describe('CLI changes reach a running server', () => {
     const server = await box.serve();
     const defaultToken = bannerTokens(server).Customer;
     expect((await box.ugs('workspaces', 'create', 'acme')).code).toBe(0);
-    const acmeToken = (await box.ugs('tokens', 'create', '--workspace', 'acme', '--environment', 'Customer', '--scope', 'write')).stdout.trim();
+    const acmeToken = (
+      await box.ugs('tokens', 'create', '--workspace', 'acme', '--environment', 'Customer', '--scope', 'write')
+    ).stdout.trim();
 
     expect((await getOrCreate(server, defaultToken, { user_group_id: 'shared_id' })).body.new_user_group).toBe(true);
     const inAcme = await getOrCreate(server, acmeToken, { user_group_id: 'shared_id' });
@@ -252,15 +324,23 @@ function heldRequest(server: ServerProcess, token: string, body: object, socket?
   const split = Math.floor(payload.length / 2);
   let settle: (value: RawResponse) => void;
   const response = new Promise<RawResponse>((resolvePromise) => (settle = resolvePromise));
-  const outgoing = request(`${server.url}/api/user`, {
-    method: 'GET',
-    ...(socket ? { createConnection: () => socket } : { agent: false }),
-    headers: { authorization: `Token ${token}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) },
-  }, (incoming) => {
-    let text = '';
-    incoming.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-    incoming.on('end', () => settle({ status: incoming.statusCode ?? 0, headers: incoming.headers, body: text }));
-  });
+  const outgoing = request(
+    `${server.url}/api/user`,
+    {
+      method: 'GET',
+      ...(socket ? { createConnection: () => socket } : { agent: false }),
+      headers: {
+        authorization: `Token ${token}`,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(payload)),
+      },
+    },
+    (incoming) => {
+      let text = '';
+      incoming.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      incoming.on('end', () => settle({ status: incoming.statusCode ?? 0, headers: incoming.headers, body: text }));
+    },
+  );
   outgoing.on('error', (error) => settle({ status: 0, headers: {}, body: String(error) }));
   outgoing.write(payload.slice(0, split));
   return { response, finish: () => outgoing.end(payload.slice(split)) };
@@ -274,7 +354,9 @@ async function drainingServer() {
   const held = heldRequest(server, token, { user_group_id: 'held', name: 'Held' });
   // The server has authenticated the held request (so it is in flight) once the token shows a use.
   await waitFor('the server to read the held request', 10_000, async () => {
-    const listed = JSON.parse((await box.ugs('tokens', 'list', '--json')).stdout) as Array<{ last_used_at: string | null }>;
+    const listed = JSON.parse((await box.ugs('tokens', 'list', '--json')).stdout) as Array<{
+      last_used_at: string | null;
+    }>;
     return listed.some((apiToken) => apiToken.last_used_at !== null) ? true : undefined;
   });
   return { box, server, token, held };
@@ -297,7 +379,11 @@ describe('graceful shutdown', () => {
 
     const heldResponse = await held.response;
     expect(heldResponse.status, heldResponse.body).toBe(200);
-    expect(JSON.parse(heldResponse.body)).toMatchObject({ success: 1, new_user_group: true, user_group: { provided_id: 'held' } });
+    expect(JSON.parse(heldResponse.body)).toMatchObject({
+      success: 1,
+      new_user_group: true,
+      user_group: { provided_id: 'held' },
+    });
 
     expect(await server.exited).toBe(0);
     expect(Date.now() - signalledAt).toBeLessThan(5_000);
@@ -314,8 +400,13 @@ describe('graceful shutdown', () => {
     const db = new Database(box.databasePath, { readonly: true });
     try {
       expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-      const stored = new Set((db.prepare('SELECT provided_id FROM user_groups').all() as Array<{ provided_id: string }>).map((row) => row.provided_id));
-      for (const id of ['held', ...outcomes.filter((outcome) => outcome.status === 200).map((outcome) => outcome.id)]) expect(stored).toContain(id);
+      const stored = new Set(
+        (db.prepare('SELECT provided_id FROM user_groups').all() as Array<{ provided_id: string }>).map(
+          (row) => row.provided_id,
+        ),
+      );
+      for (const id of ['held', ...outcomes.filter((outcome) => outcome.status === 200).map((outcome) => outcome.id)])
+        expect(stored).toContain(id);
     } finally {
       db.close();
     }
@@ -336,7 +427,11 @@ describe('graceful shutdown', () => {
     expect(await server.exited).toBe(0);
 
     // SPEC §3: every response carries X-Request-Id; a failure is the error envelope; 503 sends Retry-After.
-    expect({ status: lateResponse.status, headers: lateResponse.headers, body: JSON.parse(lateResponse.body) as unknown }).toMatchObject({
+    expect({
+      status: lateResponse.status,
+      headers: lateResponse.headers,
+      body: JSON.parse(lateResponse.body) as unknown,
+    }).toMatchObject({
       status: 503,
       headers: { 'x-request-id': expect.any(String), 'retry-after': expect.stringMatching(/^[0-9]+$/) },
       body: { success: 0, error: { code: 'unavailable', message: expect.any(String), request_id: expect.any(String) } },
@@ -365,7 +460,9 @@ describe('encryption key', () => {
     ['not base64', 'this is not a key'],
   ])('an invalid UGS_ENCRYPTION_KEY (%s) stops serve with a clear message', async (_label, key) => {
     const box = sandbox();
-    const result = await runUgs(['serve', '--port', '0', '--database', box.databaseUrl], { env: { UGS_ENCRYPTION_KEY: key } });
+    const result = await runUgs(['serve', '--port', '0', '--database', box.databaseUrl], {
+      env: { UGS_ENCRYPTION_KEY: key },
+    });
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(/UGS_ENCRYPTION_KEY/);
     expect(result.stderr).toMatch(/32 bytes/);
@@ -381,7 +478,12 @@ describe('server timeouts', () => {
       await box.ugs('serve', '--port', '0', '--headers-timeout-ms', '5000', '--request-timeout-ms', '1000'),
       /--headers-timeout-ms \(UGS_HEADERS_TIMEOUT_MS\) must not be longer than --request-timeout-ms/,
     );
-    expectCleanFailure(await runUgs(['serve', '--port', '0', '--database', box.databaseUrl], { env: { UGS_KEEP_ALIVE_TIMEOUT_MS: '0' } }), /"0" is not a positive whole number/);
+    expectCleanFailure(
+      await runUgs(['serve', '--port', '0', '--database', box.databaseUrl], {
+        env: { UGS_KEEP_ALIVE_TIMEOUT_MS: '0' },
+      }),
+      /"0" is not a positive whole number/,
+    );
     expect(existsSync(box.databasePath)).toBe(false);
   });
 });

@@ -2,7 +2,16 @@
 // key file's atomic rewrite and lock, and a process following the key file while it runs.
 import { spawnSync } from 'node:child_process';
 import { pbkdf2 } from 'node:crypto';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -52,12 +61,36 @@ describe('UGS_ENCRYPTION_KEY', () => {
   });
 
   it.each([
-    ['a key of 16 bytes', b64(Buffer.alloc(16, 1)), 'UGS_ENCRYPTION_KEY must be the base64 encoding of exactly 32 bytes.'],
-    ['text that is not base64', 'this is not a key', 'UGS_ENCRYPTION_KEY must be the base64 encoding of exactly 32 bytes.'],
-    ['a bad second key', `${b64(k1)},${b64(k2).slice(1)}`, 'UGS_ENCRYPTION_KEY, key 2 of 2, must be the base64 encoding of exactly 32 bytes.'],
-    ['an empty entry', `${b64(k1)},,${b64(k2)}`, 'UGS_ENCRYPTION_KEY, key 2 of 3, must be the base64 encoding of exactly 32 bytes.'],
-    ['a trailing comma', `${b64(k1)},`, 'UGS_ENCRYPTION_KEY, key 2 of 2, must be the base64 encoding of exactly 32 bytes.'],
-    ['a key listed twice', `${b64(k1)},${b64(k2)},${b64(k1)}`, `UGS_ENCRYPTION_KEY: key 3 of 3 is the same key as key 1 of 3 (key id ${encryptionKeyId(k1)}); list each key once.`],
+    [
+      'a key of 16 bytes',
+      b64(Buffer.alloc(16, 1)),
+      'UGS_ENCRYPTION_KEY must be the base64 encoding of exactly 32 bytes.',
+    ],
+    [
+      'text that is not base64',
+      'this is not a key',
+      'UGS_ENCRYPTION_KEY must be the base64 encoding of exactly 32 bytes.',
+    ],
+    [
+      'a bad second key',
+      `${b64(k1)},${b64(k2).slice(1)}`,
+      'UGS_ENCRYPTION_KEY, key 2 of 2, must be the base64 encoding of exactly 32 bytes.',
+    ],
+    [
+      'an empty entry',
+      `${b64(k1)},,${b64(k2)}`,
+      'UGS_ENCRYPTION_KEY, key 2 of 3, must be the base64 encoding of exactly 32 bytes.',
+    ],
+    [
+      'a trailing comma',
+      `${b64(k1)},`,
+      'UGS_ENCRYPTION_KEY, key 2 of 2, must be the base64 encoding of exactly 32 bytes.',
+    ],
+    [
+      'a key listed twice',
+      `${b64(k1)},${b64(k2)},${b64(k1)}`,
+      `UGS_ENCRYPTION_KEY: key 3 of 3 is the same key as key 1 of 3 (key id ${encryptionKeyId(k1)}); list each key once.`,
+    ],
   ])('refuses %s with a message that names the entry and never the key', (_label, value, message) => {
     let error: unknown;
     try {
@@ -92,9 +125,22 @@ describe('the SQLite key file', () => {
   });
 
   it.each([
-    ['a line that is not a key', () => `${b64(k1)}\nzz\n`, (path: string) => `${path}, line 2, must be the base64 encoding of exactly 32 bytes.`],
-    ['a key listed twice', () => `${b64(k1)}\n${b64(k2)}\n\n${b64(k2)}\n`, (path: string) => `${path}: line 4 is the same key as line 2 (key id ${encryptionKeyId(k2)}); list each key once.`],
-    ['no key at all', () => '\n \n', (path: string) => `${path} holds no key: it must hold the base64 encoding of 32 random bytes.`],
+    [
+      'a line that is not a key',
+      () => `${b64(k1)}\nzz\n`,
+      (path: string) => `${path}, line 2, must be the base64 encoding of exactly 32 bytes.`,
+    ],
+    [
+      'a key listed twice',
+      () => `${b64(k1)}\n${b64(k2)}\n\n${b64(k2)}\n`,
+      (path: string) =>
+        `${path}: line 4 is the same key as line 2 (key id ${encryptionKeyId(k2)}); list each key once.`,
+    ],
+    [
+      'no key at all',
+      () => '\n \n',
+      (path: string) => `${path} holds no key: it must hold the base64 encoding of 32 random bytes.`,
+    ],
   ])('refuses %s, naming the file and the line', (_label, content, message) => {
     const { location, keyFile } = databaseIn();
     writeFileSync(keyFile, content());
@@ -118,7 +164,9 @@ describe('the key file lock', () => {
     const { keyFile } = databaseIn();
     await withKeyFileLock(keyFile, async () => {
       expect(readFileSync(`${keyFile}.lock`, 'utf8')).toBe(`${process.pid}\n`);
-      await expect(withKeyFileLock(keyFile, async () => 'second')).rejects.toThrow(`Another key command (pid ${process.pid}) is changing ${keyFile}`);
+      await expect(withKeyFileLock(keyFile, async () => 'second')).rejects.toThrow(
+        `Another key command (pid ${process.pid}) is changing ${keyFile}`,
+      );
     });
     expect(await withKeyFileLock(keyFile, async () => 'after')).toBe('after');
     expect(() => statSync(`${keyFile}.lock`)).toThrow(/ENOENT/);
@@ -165,7 +213,10 @@ describe('a running process and its keys', () => {
     writeFileSync(keyFile, `${b64(k1)}\n`);
     // Every thread of libuv's pool busy, as in a loaded process: a watcher whose first look at the
     // file waits for the pool takes the replaced file as its starting point and never reports it.
-    const busy = Array.from({ length: 4 }, () => new Promise((resolve) => pbkdf2('busy', 'pool', 400_000, 32, 'sha512', resolve)));
+    const busy = Array.from(
+      { length: 4 },
+      () => new Promise((resolve) => pbkdf2('busy', 'pool', 400_000, 32, 'sha512', resolve)),
+    );
     const { handle } = open(location);
     writeKeyFile(keyFile, [k2, k1]);
     await waitFor('the key file to be reloaded', () => handle.keyring.keyId === encryptionKeyId(k2));
@@ -180,7 +231,9 @@ describe('a running process and its keys', () => {
     writeFileSync(`${keyFile}.new`, 'not a key\n');
     renameSync(`${keyFile}.new`, keyFile);
     handle.reload();
-    expect(events).toEqual([{ error: new Error(`${keyFile}, line 1, must be the base64 encoding of exactly 32 bytes.`) }]);
+    expect(events).toEqual([
+      { error: new Error(`${keyFile}, line 1, must be the base64 encoding of exactly 32 bytes.`) },
+    ]);
     expect(handle.keyring.keyId).toBe(encryptionKeyId(k1));
     expect(handle.keyring.decrypt(createKeyring([k1]).encrypt(TOKEN))).toBe(TOKEN);
     // A ciphertext under a key it cannot find anywhere is still a clear error.

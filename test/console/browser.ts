@@ -13,10 +13,22 @@ export const CHROMIUM = '/usr/bin/chromium';
 export const SCREENSHOT_DIR = fileURLToPath(new URL('../../console-screenshots/', import.meta.url));
 
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium), as .ci/run does.`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium), as .ci/run does.`,
+    );
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -28,10 +40,18 @@ export async function launchChromium(): Promise<Browser> {
 export async function expectNoSeriousAxeViolations(page: Page, screen: string): Promise<void> {
   await page.evaluate(axe.source);
   const violations = await page.evaluate(async () => {
-    const results = await (globalThis as unknown as { axe: typeof axe }).axe.run({ exclude: [] }, { resultTypes: ['violations'] });
+    const results = await (globalThis as unknown as { axe: typeof axe }).axe.run(
+      { exclude: [] },
+      { resultTypes: ['violations'] },
+    );
     return results.violations
       .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-      .map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, nodes: violation.nodes.map((node) => node.target.join(' ')).slice(0, 5) }));
+      .map((violation) => ({
+        id: violation.id,
+        impact: violation.impact,
+        help: violation.help,
+        nodes: violation.nodes.map((node) => node.target.join(' ')).slice(0, 5),
+      }));
   });
   expect(violations, `axe on ${screen}`).toEqual([]);
 }

@@ -30,18 +30,62 @@ async function seed(): Promise<void> {
   await api('POST', '/api/admin/data_sources', { provided_id: 'warehouse_us', name: 'US warehouse', schema_id: 1 });
   await api('POST', '/api/admin/data_sources', { provided_id: 'crm_eu', name: 'CRM (EU)', schema_id: 2 });
   // Created before the groups, so that their changes are queued for it (and fail: nothing listens on port 9).
-  await api('POST', '/api/admin/webhook_endpoints', { url: 'http://127.0.0.1:9/hooks/ugs', events: ['*'], description: 'CRM sync' });
+  await api('POST', '/api/admin/webhook_endpoints', {
+    url: 'http://127.0.0.1:9/hooks/ugs',
+    events: ['*'],
+    description: 'CRM sync',
+  });
   const groups = [
-    { user_group_id: 'acme', name: 'Acme Corporation', properties: { plan: 'enterprise', region: 'global', seats: 250 }, mapping: { 1: 'warehouse_eu', 2: 'crm_eu' }, tags: ['enterprise'] },
-    { user_group_id: 'acme-emea', name: 'Acme EMEA', parent_user_group_id: 'acme', properties: { region: 'emea' }, tags: ['emea', 'pilot'], is_demo_group: true },
-    { user_group_id: 'acme-emea-paris', name: 'Acme Paris office', parent_user_group_id: 'acme-emea', properties: { city: 'Paris' } },
-    { user_group_id: 'acme-us', name: 'Acme US', parent_user_group_id: 'acme', properties: { region: 'us' }, mapping: { 1: 'warehouse_us' } },
-    { user_group_id: 'globex', name: 'Globex', properties: { plan: 'team' }, mapping: { 1: 'warehouse_us' }, tags: ['smb'] },
+    {
+      user_group_id: 'acme',
+      name: 'Acme Corporation',
+      properties: { plan: 'enterprise', region: 'global', seats: 250 },
+      mapping: { 1: 'warehouse_eu', 2: 'crm_eu' },
+      tags: ['enterprise'],
+    },
+    {
+      user_group_id: 'acme-emea',
+      name: 'Acme EMEA',
+      parent_user_group_id: 'acme',
+      properties: { region: 'emea' },
+      tags: ['emea', 'pilot'],
+      is_demo_group: true,
+    },
+    {
+      user_group_id: 'acme-emea-paris',
+      name: 'Acme Paris office',
+      parent_user_group_id: 'acme-emea',
+      properties: { city: 'Paris' },
+    },
+    {
+      user_group_id: 'acme-us',
+      name: 'Acme US',
+      parent_user_group_id: 'acme',
+      properties: { region: 'us' },
+      mapping: { 1: 'warehouse_us' },
+    },
+    {
+      user_group_id: 'globex',
+      name: 'Globex',
+      properties: { plan: 'team' },
+      mapping: { 1: 'warehouse_us' },
+      tags: ['smb'],
+    },
     { user_group_id: 'initech', name: 'Initech', properties: { plan: 'starter' } },
-    { user_group_id: 'umbrella', name: 'Umbrella Health', properties: { plan: 'enterprise', hipaa: true }, tags: ['enterprise', 'healthcare'] },
+    {
+      user_group_id: 'umbrella',
+      name: 'Umbrella Health',
+      properties: { plan: 'enterprise', hipaa: true },
+      tags: ['enterprise', 'healthcare'],
+    },
   ];
   for (const group of groups) {
-    const query = new URLSearchParams(Object.entries(group).map(([key, value]): [string, string] => [key, typeof value === 'string' ? value : JSON.stringify(value)]));
+    const query = new URLSearchParams(
+      Object.entries(group).map(([key, value]): [string, string] => [
+        key,
+        typeof value === 'string' ? value : JSON.stringify(value),
+      ]),
+    );
     await api('GET', `/api/user?${query.toString()}`);
   }
   await api('POST', '/api/admin/api_tokens', { name: 'backend', scope: 'write' });
@@ -63,14 +107,17 @@ async function check(name: string): Promise<void> {
 describe('admin console in Chromium', () => {
   beforeAll(async () => {
     db = await createTestDatabase('sqlite');
-    server = await startServeProcess(db, { env: { UGS_WEBHOOK_ALLOW_PRIVATE: 'true', UGS_WEBHOOK_RETRY_DELAYS_MS: '50,50' } });
+    server = await startServeProcess(db, {
+      env: { UGS_WEBHOOK_ALLOW_PRIVATE: 'true', UGS_WEBHOOK_RETRY_DELAYS_MS: '50,50' },
+    });
     admin = server.adminTokens().Customer;
     await seed();
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
     page.on('console', (message) => {
-      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) pageErrors.push(message.text());
+      if (message.type() === 'error' && /Content Security Policy/i.test(message.text()))
+        pageErrors.push(message.text());
     });
     page.on('pageerror', (error) => pageErrors.push(error.message));
   }, 120_000);
@@ -81,21 +128,27 @@ describe('admin console in Chromium', () => {
     await db?.drop();
   });
 
-  it('signs in with an admin token, which the browser does not keep; the session cookie is HttpOnly and SameSite=Strict', { timeout: 60_000 }, async () => {
-    await page.goto(`${server.baseUrl}/console/`);
-    await page.getByLabel('Admin API token').waitFor();
-    await check('01-sign-in');
-    await page.getByLabel('Admin API token').fill(admin);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'User groups' }).waitFor();
+  it(
+    'signs in with an admin token, which the browser does not keep; the session cookie is HttpOnly and SameSite=Strict',
+    { timeout: 60_000 },
+    async () => {
+      await page.goto(`${server.baseUrl}/console/`);
+      await page.getByLabel('Admin API token').waitFor();
+      await check('01-sign-in');
+      await page.getByLabel('Admin API token').fill(admin);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { level: 1, name: 'User groups' }).waitFor();
 
-    const [cookie] = await context.cookies();
-    expect(cookie).toMatchObject({ name: 'ugs_console', httpOnly: true, sameSite: 'Strict', path: '/' });
-    expect(cookie!.value).not.toContain(admin);
-    const stored = await page.evaluate('JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie })');
-    expect(stored).toBe(JSON.stringify({ local: {}, session: {}, cookie: '' }));
-    expect(await page.content()).not.toContain(admin);
-  });
+      const [cookie] = await context.cookies();
+      expect(cookie).toMatchObject({ name: 'ugs_console', httpOnly: true, sameSite: 'Strict', path: '/' });
+      expect(cookie!.value).not.toContain(admin);
+      const stored = await page.evaluate(
+        'JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie })',
+      );
+      expect(stored).toBe(JSON.stringify({ local: {}, session: {}, cookie: '' }));
+      expect(await page.content()).not.toContain(admin);
+    },
+  );
 
   it('lists the groups and finds them by search, filter and page', { timeout: 60_000 }, async () => {
     const rows = page.getByRole('region', { name: 'User groups found' }).getByRole('row');
@@ -110,7 +163,13 @@ describe('admin console in Chromium', () => {
     await page.getByLabel('Search').fill('');
     await page.getByLabel('Tag').fill('enterprise');
     await page.getByRole('button', { name: 'Search' }).click();
-    await expect.poll(() => rows.allTextContents()).toEqual([expect.stringContaining('User group id'), expect.stringContaining('acme'), expect.stringContaining('umbrella')]);
+    await expect
+      .poll(() => rows.allTextContents())
+      .toEqual([
+        expect.stringContaining('User group id'),
+        expect.stringContaining('acme'),
+        expect.stringContaining('umbrella'),
+      ]);
 
     await page.getByLabel('Tag').fill('');
     await page.getByLabel('Parent').fill('acme');
@@ -122,56 +181,85 @@ describe('admin console in Chromium', () => {
     await page.getByRole('link', { name: 'acme-emea', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Acme EMEA' }).waitFor();
     const computed = page.getByRole('table', { name: 'Computed properties' });
-    await expect.poll(() => computed.getByRole('row').allTextContents()).toEqual([
-      expect.stringContaining('Property'),
-      expect.stringMatching(/plan.*"enterprise".*inherited/),
-      expect.stringMatching(/region.*"emea".*this group/),
-      expect.stringMatching(/seats.*250.*inherited/),
-    ]);
+    await expect
+      .poll(() => computed.getByRole('row').allTextContents())
+      .toEqual([
+        expect.stringContaining('Property'),
+        expect.stringMatching(/plan.*"enterprise".*inherited/),
+        expect.stringMatching(/region.*"emea".*this group/),
+        expect.stringMatching(/seats.*250.*inherited/),
+      ]);
     expect(await page.getByRole('region', { name: /Children/ }).textContent()).toContain('acme-emea-paris');
-    expect(await page.getByRole('table', { name: 'Audit history of acme-emea' }).textContent()).toContain('user_group.created');
+    expect(await page.getByRole('table', { name: 'Audit history of acme-emea' }).textContent()).toContain(
+      'user_group.created',
+    );
     await check('03-group-view');
   });
 
-  it('edits properties: the API\'s refusal shows at the field, then a valid value is saved', { timeout: 60_000 }, async () => {
-    await page.getByRole('button', { name: 'Edit' }).click();
-    const properties = page.getByLabel('Properties', { exact: true });
-    await properties.fill('["not", "an", "object"]');
-    await page.getByRole('button', { name: 'Save' }).click();
-    await expect.poll(() => properties.getAttribute('aria-invalid')).toBe('true');
-    const describedBy = (await properties.getAttribute('aria-describedby'))!.split(' ').find((id) => id.endsWith('-error'))!;
-    expect(await page.locator(`[id="${describedBy}"]`).textContent()).toMatch(/properties|object/i);
-    await check('04-group-edit-error');
+  it(
+    "edits properties: the API's refusal shows at the field, then a valid value is saved",
+    { timeout: 60_000 },
+    async () => {
+      await page.getByRole('button', { name: 'Edit' }).click();
+      const properties = page.getByLabel('Properties', { exact: true });
+      await properties.fill('["not", "an", "object"]');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await expect.poll(() => properties.getAttribute('aria-invalid')).toBe('true');
+      const describedBy = (await properties.getAttribute('aria-describedby'))!
+        .split(' ')
+        .find((id) => id.endsWith('-error'))!;
+      expect(await page.locator(`[id="${describedBy}"]`).textContent()).toMatch(/properties|object/i);
+      await check('04-group-edit-error');
 
-    await properties.fill('{"region": "emea", "tier": "gold"}');
-    await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByRole('status').getByText('Saved acme-emea.').waitFor();
-    await expect.poll(() => page.getByRole('table', { name: 'Computed properties' }).textContent()).toContain('"gold"');
-    const group = (await api('GET', '/api/admin/user_groups?q=acme-emea&limit=1')).user_groups[0];
-    expect(group.properties).toEqual({ region: 'emea', tier: 'gold' });
-  });
+      await properties.fill('{"region": "emea", "tier": "gold"}');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByRole('status').getByText('Saved acme-emea.').waitFor();
+      await expect
+        .poll(() => page.getByRole('table', { name: 'Computed properties' }).textContent())
+        .toContain('"gold"');
+      const group = (await api('GET', '/api/admin/user_groups?q=acme-emea&limit=1')).user_groups[0];
+      expect(group.properties).toEqual({ region: 'emea', tier: 'gold' });
+    },
+  );
 
-  it('reveals the token on demand, rotates it after a confirmation, and the old token is refused by /api/user/verify', { timeout: 60_000 }, async () => {
-    const token = page.getByTestId('group-token');
-    expect(await token.textContent()).not.toMatch(/ugt_[0-9a-f]{64}/);
-    await page.getByRole('button', { name: 'Reveal token' }).click();
-    const oldToken = (await token.textContent())!;
-    expect(oldToken).toMatch(/^ugt_[0-9a-f]{64}$/);
+  it(
+    'reveals the token on demand, rotates it after a confirmation, and the old token is refused by /api/user/verify',
+    { timeout: 60_000 },
+    async () => {
+      const token = page.getByTestId('group-token');
+      expect(await token.textContent()).not.toMatch(/ugt_[0-9a-f]{64}/);
+      await page.getByRole('button', { name: 'Reveal token' }).click();
+      const oldToken = (await token.textContent())!;
+      expect(oldToken).toMatch(/^ugt_[0-9a-f]{64}$/);
 
-    await page.getByRole('button', { name: 'Rotate token' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Rotate the token?' });
-    await dialog.waitFor();
-    await check('05-rotate-confirmation');
-    await dialog.getByRole('button', { name: 'Rotate token' }).click();
-    await page.getByRole('status').getByText(/Rotated the token of acme-emea/).waitFor();
-    await expect.poll(() => token.textContent()).not.toBe(oldToken);
-    const newToken = (await token.textContent())!;
+      await page.getByRole('button', { name: 'Rotate token' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Rotate the token?' });
+      await dialog.waitFor();
+      await check('05-rotate-confirmation');
+      await dialog.getByRole('button', { name: 'Rotate token' }).click();
+      await page
+        .getByRole('status')
+        .getByText(/Rotated the token of acme-emea/)
+        .waitFor();
+      await expect.poll(() => token.textContent()).not.toBe(oldToken);
+      const newToken = (await token.textContent())!;
 
-    const old = await send(server.baseUrl, { method: 'POST', path: '/api/user/verify', token: admin, body: { token: oldToken } });
-    expect([old.status, old.body.error.code]).toEqual([404, 'user_group_not_found']);
-    const current = await send(server.baseUrl, { method: 'POST', path: '/api/user/verify', token: admin, body: { token: newToken } });
-    expect([current.status, current.body.user_group.provided_id]).toEqual([200, 'acme-emea']);
-  });
+      const old = await send(server.baseUrl, {
+        method: 'POST',
+        path: '/api/user/verify',
+        token: admin,
+        body: { token: oldToken },
+      });
+      expect([old.status, old.body.error.code]).toEqual([404, 'user_group_not_found']);
+      const current = await send(server.baseUrl, {
+        method: 'POST',
+        path: '/api/user/verify',
+        token: admin,
+        body: { token: newToken },
+      });
+      expect([current.status, current.body.user_group.provided_id]).toEqual([200, 'acme-emea']);
+    },
+  );
 
   it('mints an embed token and shows its decoded claims', { timeout: 60_000 }, async () => {
     await page.getByLabel('Embed id').fill('sales-dashboard');
@@ -179,30 +267,42 @@ describe('admin console in Chromium', () => {
     const claims = page.getByLabel('Embed token claims');
     await claims.waitFor();
     const decoded = JSON.parse((await claims.textContent())!);
-    expect(decoded).toMatchObject({ sub: 'acme-emea', aud: 'sales-dashboard', ugs: { environment: 'Customer', is_demo_group: true } });
+    expect(decoded).toMatchObject({
+      sub: 'acme-emea',
+      aud: 'sales-dashboard',
+      ugs: { environment: 'Customer', is_demo_group: true },
+    });
     expect(decoded.ugs.properties).toMatchObject({ plan: 'enterprise', region: 'emea', tier: 'gold' });
     await check('06-group-embed-token');
   });
 
-  it('creates an API token whose secret is shown once, and lists it without the secret', { timeout: 60_000 }, async () => {
-    await open('API tokens', 'API tokens');
-    await page.getByLabel('Name').fill('nightly export');
-    await page.getByLabel('Scope').selectOption('read');
-    await page.getByRole('button', { name: 'Create token' }).click();
-    const secret = (await page.getByTestId('once-secret').textContent())!;
-    expect(secret).toMatch(/^ugs_live_[0-9a-f]{64}$/);
-    await check('07-api-token-created');
-    const works = await send(server.baseUrl, { method: 'GET', path: '/api/user?user_group_id=globex', token: secret });
-    expect([works.status, works.body.user_group.provided_id]).toEqual([200, 'globex']);
+  it(
+    'creates an API token whose secret is shown once, and lists it without the secret',
+    { timeout: 60_000 },
+    async () => {
+      await open('API tokens', 'API tokens');
+      await page.getByLabel('Name').fill('nightly export');
+      await page.getByLabel('Scope').selectOption('read');
+      await page.getByRole('button', { name: 'Create token' }).click();
+      const secret = (await page.getByTestId('once-secret').textContent())!;
+      expect(secret).toMatch(/^ugs_live_[0-9a-f]{64}$/);
+      await check('07-api-token-created');
+      const works = await send(server.baseUrl, {
+        method: 'GET',
+        path: '/api/user?user_group_id=globex',
+        token: secret,
+      });
+      expect([works.status, works.body.user_group.provided_id]).toEqual([200, 'globex']);
 
-    await page.getByRole('button', { name: 'I have stored it' }).click();
-    await page.getByRole('cell', { name: 'nightly export', exact: true }).waitFor();
-    expect(await page.content()).not.toContain(secret);
-    await page.reload();
-    await page.getByRole('cell', { name: 'nightly export', exact: true }).waitFor();
-    expect(await page.content()).not.toContain(secret);
-    await check('08-api-tokens');
-  });
+      await page.getByRole('button', { name: 'I have stored it' }).click();
+      await page.getByRole('cell', { name: 'nightly export', exact: true }).waitFor();
+      expect(await page.content()).not.toContain(secret);
+      await page.reload();
+      await page.getByRole('cell', { name: 'nightly export', exact: true }).waitFor();
+      expect(await page.content()).not.toContain(secret);
+      await check('08-api-tokens');
+    },
+  );
 
   it('reads the audit trail entry of the change, with who made it', { timeout: 60_000 }, async () => {
     await open('Audit trail', 'Audit trail');
@@ -217,41 +317,49 @@ describe('admin console in Chromium', () => {
     await check('09-audit-trail');
   });
 
-  it('creates a group, and shows schemas, data sources, webhooks with their deliveries, signing keys and the status', { timeout: 90_000 }, async () => {
-    await open('User groups', 'User groups');
-    await page.getByRole('link', { name: 'New group' }).click();
-    await page.getByRole('heading', { level: 1, name: 'New user group' }).waitFor();
-    await check('10-new-group');
-    await page.getByLabel('User group id').fill('hooli');
-    await page.getByLabel('Name').fill('Hooli');
-    await page.getByLabel('Parent').fill('globex');
-    await page.getByRole('button', { name: 'Create' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Hooli' }).waitFor();
-    await page.getByRole('status').getByText('Created hooli.').waitFor();
-    expect(await page.getByRole('table', { name: 'Computed properties' }).textContent()).toContain('"team"'); // globex's plan
+  it(
+    'creates a group, and shows schemas, data sources, webhooks with their deliveries, signing keys and the status',
+    { timeout: 90_000 },
+    async () => {
+      await open('User groups', 'User groups');
+      await page.getByRole('link', { name: 'New group' }).click();
+      await page.getByRole('heading', { level: 1, name: 'New user group' }).waitFor();
+      await check('10-new-group');
+      await page.getByLabel('User group id').fill('hooli');
+      await page.getByLabel('Name').fill('Hooli');
+      await page.getByLabel('Parent').fill('globex');
+      await page.getByRole('button', { name: 'Create' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Hooli' }).waitFor();
+      await page.getByRole('status').getByText('Created hooli.').waitFor();
+      expect(await page.getByRole('table', { name: 'Computed properties' }).textContent()).toContain('"team"'); // globex's plan
 
-    await open('Schemas', 'Schemas');
-    await page.getByRole('cell', { name: 'marketing' }).waitFor();
-    await check('11-schemas');
+      await open('Schemas', 'Schemas');
+      await page.getByRole('cell', { name: 'marketing' }).waitFor();
+      await check('11-schemas');
 
-    await open('Data sources', 'Data sources');
-    await page.getByRole('cell', { name: 'EU warehouse' }).waitFor();
-    await check('12-data-sources');
+      await open('Data sources', 'Data sources');
+      await page.getByRole('cell', { name: 'EU warehouse' }).waitFor();
+      await check('12-data-sources');
 
-    await open('Webhooks', 'Webhooks');
-    await page.getByText('http://127.0.0.1:9/hooks/ugs').waitFor();
-    await page.getByRole('table', { name: 'Webhook deliveries' }).getByRole('cell', { name: 'failed' }).first().waitFor();
-    await check('13-webhooks');
+      await open('Webhooks', 'Webhooks');
+      await page.getByText('http://127.0.0.1:9/hooks/ugs').waitFor();
+      await page
+        .getByRole('table', { name: 'Webhook deliveries' })
+        .getByRole('cell', { name: 'failed' })
+        .first()
+        .waitFor();
+      await check('13-webhooks');
 
-    await open('Signing keys', 'Signing keys');
-    await page.getByRole('cell', { name: 'current', exact: true }).waitFor();
-    await check('14-signing-keys');
+      await open('Signing keys', 'Signing keys');
+      await page.getByRole('cell', { name: 'current', exact: true }).waitFor();
+      await check('14-signing-keys');
 
-    await open('Status', 'Status');
-    await page.getByText('reachable').waitFor();
-    expect(await page.getByRole('list', { name: 'Counts in Customer' }).textContent()).toContain('8User groups');
-    await check('15-status');
-  });
+      await open('Status', 'Status');
+      await page.getByText('reachable').waitFor();
+      expect(await page.getByRole('list', { name: 'Counts in Customer' }).textContent()).toContain('8User groups');
+      await check('15-status');
+    },
+  );
 
   it('reads from 1280 px down to 800 px without scrolling sideways', { timeout: 60_000 }, async () => {
     await open('User groups', 'User groups');
@@ -265,47 +373,63 @@ describe('admin console in Chromium', () => {
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
-  it('works with the keyboard alone: search, open a group, and a confirmation that Escape cancels', { timeout: 60_000 }, async () => {
-    const focused = () => page.evaluate('document.activeElement && `${document.activeElement.tagName} ${document.activeElement.textContent}`');
-    const tabTo = async (wanted: RegExp) => {
-      for (let presses = 0; presses < 30 && !wanted.test(String(await focused())); presses++) await page.keyboard.press('Tab');
-      expect(String(await focused())).toMatch(wanted);
-    };
-    await open('User groups', 'User groups');
-    await page.getByLabel('Search').focus();
-    await page.keyboard.type('glob');
-    await page.keyboard.press('Enter');
-    await page.getByRole('link', { name: 'globex', exact: true }).waitFor();
-    await tabTo(/^A globex$/);
-    await page.keyboard.press('Enter');
-    await page.getByRole('heading', { level: 1, name: 'Globex' }).waitFor();
-    const token = await send(server.baseUrl, { method: 'GET', path: '/api/user?user_group_id=globex', token: admin });
+  it(
+    'works with the keyboard alone: search, open a group, and a confirmation that Escape cancels',
+    { timeout: 60_000 },
+    async () => {
+      const focused = () =>
+        page.evaluate(
+          'document.activeElement && `${document.activeElement.tagName} ${document.activeElement.textContent}`',
+        );
+      const tabTo = async (wanted: RegExp) => {
+        for (let presses = 0; presses < 30 && !wanted.test(String(await focused())); presses++)
+          await page.keyboard.press('Tab');
+        expect(String(await focused())).toMatch(wanted);
+      };
+      await open('User groups', 'User groups');
+      await page.getByLabel('Search').focus();
+      await page.keyboard.type('glob');
+      await page.keyboard.press('Enter');
+      await page.getByRole('link', { name: 'globex', exact: true }).waitFor();
+      await tabTo(/^A globex$/);
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { level: 1, name: 'Globex' }).waitFor();
+      const token = await send(server.baseUrl, { method: 'GET', path: '/api/user?user_group_id=globex', token: admin });
 
-    await tabTo(/^BUTTON Rotate token$/);
-    await page.keyboard.press('Enter');
-    await page.getByRole('dialog', { name: 'Rotate the token?' }).waitFor();
-    expect(await focused()).toBe('BUTTON Cancel'); // a stray Enter never confirms
-    await page.keyboard.press('Escape');
-    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
-    const after = await send(server.baseUrl, { method: 'GET', path: '/api/user?user_group_id=globex', token: admin });
-    expect(after.body.user_group.token).toBe(token.body.user_group.token);
-  });
+      await tabTo(/^BUTTON Rotate token$/);
+      await page.keyboard.press('Enter');
+      await page.getByRole('dialog', { name: 'Rotate the token?' }).waitFor();
+      expect(await focused()).toBe('BUTTON Cancel'); // a stray Enter never confirms
+      await page.keyboard.press('Escape');
+      await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+      const after = await send(server.baseUrl, { method: 'GET', path: '/api/user?user_group_id=globex', token: admin });
+      expect(after.body.user_group.token).toBe(token.body.user_group.token);
+    },
+  );
 
-  it('signs out: the session is over, and its cookie is refused by the console and the API', { timeout: 60_000 }, async () => {
-    const [cookie] = await context.cookies();
-    const csrf = await send(server.baseUrl, { method: 'GET', path: '/console/session', headers: { cookie: `ugs_console=${cookie!.value}` } });
-    expect(csrf.status).toBe(200);
-    await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByLabel('Admin API token').waitFor();
-    expect(await context.cookies()).toEqual([]);
+  it(
+    'signs out: the session is over, and its cookie is refused by the console and the API',
+    { timeout: 60_000 },
+    async () => {
+      const [cookie] = await context.cookies();
+      const csrf = await send(server.baseUrl, {
+        method: 'GET',
+        path: '/console/session',
+        headers: { cookie: `ugs_console=${cookie!.value}` },
+      });
+      expect(csrf.status).toBe(200);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByLabel('Admin API token').waitFor();
+      expect(await context.cookies()).toEqual([]);
 
-    const headers = { cookie: `ugs_console=${cookie!.value}`, 'x-csrf-token': csrf.body.session.csrf_token };
-    const session = await send(server.baseUrl, { method: 'GET', path: '/console/session', headers });
-    const apiCall = await send(server.baseUrl, { method: 'GET', path: '/api/admin/schemas', headers });
-    expect([session.status, apiCall.status, apiCall.body.error.code]).toEqual([401, 401, 'unauthenticated']);
-    await page.goto(`${server.baseUrl}/console/groups`);
-    await page.getByLabel('Admin API token').waitFor();
-  });
+      const headers = { cookie: `ugs_console=${cookie!.value}`, 'x-csrf-token': csrf.body.session.csrf_token };
+      const session = await send(server.baseUrl, { method: 'GET', path: '/console/session', headers });
+      const apiCall = await send(server.baseUrl, { method: 'GET', path: '/api/admin/schemas', headers });
+      expect([session.status, apiCall.status, apiCall.body.error.code]).toEqual([401, 401, 'unauthenticated']);
+      await page.goto(`${server.baseUrl}/console/groups`);
+      await page.getByLabel('Admin API token').waitFor();
+    },
+  );
 
   it('kept to its Content-Security-Policy: the page logged no error', () => {
     expect(pageErrors).toEqual([]);

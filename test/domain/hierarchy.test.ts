@@ -1,6 +1,12 @@
 // The group-tree rules of SPEC §11 as pure functions, without a database.
 import { describe, expect, it } from 'vitest';
-import { checkedParentTeamId, computedMapping, computedProperties, MAX_HIERARCHY_DEPTH, sortedTags } from '../../src/domain/hierarchy.js';
+import {
+  checkedParentTeamId,
+  computedMapping,
+  computedProperties,
+  MAX_HIERARCHY_DEPTH,
+  sortedTags,
+} from '../../src/domain/hierarchy.js';
 import type { AncestorValues, JsonObject, MappingEntry } from '../../src/domain/models.js';
 import { refusalOf } from '../support/refusal.js';
 
@@ -26,19 +32,31 @@ describe('checkedParentTeamId', () => {
   });
 
   it('refuses the group itself or any of its descendants as its parent, before depth', () => {
-    expect(codeOf(() => checkedParentTeamId('p', { parentChain: [9], teamId: 9, subtreeHeight: 1 }))).toBe('hierarchy_cycle');
-    expect(codeOf(() => checkedParentTeamId('p', { parentChain: [4, 3, 9, 1, 0], teamId: 9, subtreeHeight: 4 }))).toBe('hierarchy_cycle');
+    expect(codeOf(() => checkedParentTeamId('p', { parentChain: [9], teamId: 9, subtreeHeight: 1 }))).toBe(
+      'hierarchy_cycle',
+    );
+    expect(codeOf(() => checkedParentTeamId('p', { parentChain: [4, 3, 9, 1, 0], teamId: 9, subtreeHeight: 4 }))).toBe(
+      'hierarchy_cycle',
+    );
   });
 
   it('refuses a fifth level, counting the moved subtree', () => {
-    expect(codeOf(() => checkedParentTeamId('p', { parentChain: [4, 3, 2, 1], subtreeHeight: 1 }))).toBe('hierarchy_too_deep');
-    expect(codeOf(() => checkedParentTeamId('p', { parentChain: [2, 1], teamId: 9, subtreeHeight: 3 }))).toBe('hierarchy_too_deep');
+    expect(codeOf(() => checkedParentTeamId('p', { parentChain: [4, 3, 2, 1], subtreeHeight: 1 }))).toBe(
+      'hierarchy_too_deep',
+    );
+    expect(codeOf(() => checkedParentTeamId('p', { parentChain: [2, 1], teamId: 9, subtreeHeight: 3 }))).toBe(
+      'hierarchy_too_deep',
+    );
   });
 });
 
 describe('computed properties and mapping', () => {
   const entry = (schemaId: number, dataSourceId: number): MappingEntry => ({ schemaId, dataSourceId });
-  const group = (properties: JsonObject | null, mapping: MappingEntry[], ancestors: AncestorValues[]) => ({ properties, mapping, ancestors });
+  const group = (properties: JsonObject | null, mapping: MappingEntry[], ancestors: AncestorValues[]) => ({
+    properties,
+    mapping,
+    ancestors,
+  });
 
   it('merges top-level keys from the root down, the nearer level winning, null included', () => {
     const ancestors: AncestorValues[] = [
@@ -65,13 +83,16 @@ describe('computed properties and mapping', () => {
   });
 
   it('merges the mapping schema by schema, the nearer level winning, sorted by schema id', () => {
-    const ancestors: AncestorValues[] = [{ properties: null, mapping: [entry(2, 20)] }, { properties: null, mapping: [entry(1, 10), entry(2, 11), entry(5, 50)] }];
+    const ancestors: AncestorValues[] = [
+      { properties: null, mapping: [entry(2, 20)] },
+      { properties: null, mapping: [entry(1, 10), entry(2, 11), entry(5, 50)] },
+    ];
     expect(computedMapping(group(null, [entry(5, 51)], ancestors))).toEqual([entry(1, 10), entry(2, 20), entry(5, 51)]);
   });
 });
 
 describe('sortedTags', () => {
-  it('orders by code point, as both engines\' binary collation does (not by UTF-16 unit)', () => {
+  it("orders by code point, as both engines' binary collation does (not by UTF-16 unit)", () => {
     // U+FF5E sorts before U+1F680 by code point, after it by UTF-16 unit (0xD83D).
     expect(sortedTags(['🚀', '～', 'b', 'B', 'a'])).toEqual(['B', 'a', 'b', '～', '🚀']);
     expect(['🚀', '～'].sort()).toEqual(['🚀', '～']);

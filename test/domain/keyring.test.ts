@@ -1,14 +1,20 @@
 // The keyring behind TokenCipher: the first key encrypts, every key decrypts what names it.
 import { describe, expect, it } from 'vitest';
 import { createKeyring, UnknownEncryptionKeyError } from '../../src/domain/keyring.js';
-import { CIPHERTEXT_KEY_ID_SPAN, createTokenCipher, encryptionKeyId, generateEncryptionKey, keyIdOfCiphertext } from '../../src/domain/secrets.js';
+import {
+  CIPHERTEXT_KEY_ID_SPAN,
+  createTokenCipher,
+  encryptionKeyId,
+  generateEncryptionKey,
+  keyIdOfCiphertext,
+} from '../../src/domain/secrets.js';
 
 const TOKEN = `ugt_${'ab'.repeat(32)}`;
 
 describe('keyring', () => {
   const [current, older, oldest] = [generateEncryptionKey(), generateEncryptionKey(), generateEncryptionKey()];
 
-  it('puts the key id where the stores\' SQL reads it (substr, 1-based)', () => {
+  it("puts the key id where the stores' SQL reads it (substr, 1-based)", () => {
     const ciphertext = createTokenCipher(current).encrypt(TOKEN);
     const { start, length } = CIPHERTEXT_KEY_ID_SPAN;
     expect(ciphertext.slice(start - 1, start - 1 + length)).toBe(encryptionKeyId(current));

@@ -25,7 +25,9 @@ describe('retryWhileContended', () => {
       async () => {
         outerRounds += 1;
         // The inner loop asks for far more than the outer one has: it gets the outer deadline.
-        await retryWhileContended(async () => LOST, givenUp, 60_000).catch(() => innerGaveUpAt.push(performance.now() - started));
+        await retryWhileContended(async () => LOST, givenUp, 60_000).catch(() =>
+          innerGaveUpAt.push(performance.now() - started),
+        );
         return LOST;
       },
       givenUp,

@@ -5,7 +5,11 @@ import { echoable, ECHO_LIMIT } from '../../src/domain/caller-text.js';
 import { createMappingResolver } from '../../src/domain/mapping.js';
 import type { DataSourceRecord, JsonObject, UserGroupRecord } from '../../src/domain/models.js';
 import { fetchPage } from '../../src/domain/pagination.js';
-import { assertPropertiesWithinLimits, MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from '../../src/domain/properties.js';
+import {
+  assertPropertiesWithinLimits,
+  MAX_PROPERTIES_BYTES,
+  MAX_PROPERTIES_DEPTH,
+} from '../../src/domain/properties.js';
 import type { Tenant } from '../../src/domain/tenancy.js';
 import { diffUserGroup, wholeGroupChanges } from '../../src/domain/user-group-diff.js';
 import { refusalOf } from '../support/refusal.js';
@@ -53,7 +57,10 @@ describe('diffUserGroup', () => {
   });
 
   it('writes nothing for a request equal to the stored group, and never records a token value', () => {
-    expect(diffUserGroup(stored, { providedId: 'acme', tags: ['a', 'b'], properties: { plan: 'pro' } })).toEqual({ patch: {}, changes: {} });
+    expect(diffUserGroup(stored, { providedId: 'acme', tags: ['a', 'b'], properties: { plan: 'pro' } })).toEqual({
+      patch: {},
+      changes: {},
+    });
     const { patch, changes } = diffUserGroup(stored, { tokenHash: 'new-hash', tokenCiphertext: 'new-cipher' });
     expect(patch).toEqual({ tokenHash: 'new-hash', tokenCiphertext: 'new-cipher' });
     expect(changes).toEqual({ token: { before: '[redacted]', after: '[redacted]' } });
@@ -81,13 +88,23 @@ describe('wholeGroupChanges', () => {
 
 describe('mapping resolution', () => {
   const tenant: Tenant = { workspaceId: 1, environment: 'Customer' };
-  const dataSource = (id: number, providedId: string, schemaId: number): DataSourceRecord => ({ id, workspaceId: 1, environment: 'Customer', providedId, name: providedId, schemaId, createdAt: T });
+  const dataSource = (id: number, providedId: string, schemaId: number): DataSourceRecord => ({
+    id,
+    workspaceId: 1,
+    environment: 'Customer',
+    providedId,
+    name: providedId,
+    schemaId,
+    createdAt: T,
+  });
   const catalogue = [dataSource(10, 'warehouse', 1), dataSource(11, '10', 2), dataSource(12, 'other', 2)];
   const lookups: string[] = [];
   const store = {
     findSchemasByIds: async (_workspaceId: number, ids: number[]) => {
       lookups.push('schemas');
-      return ids.filter((id) => id === 1 || id === 2).map((id) => ({ id, workspaceId: 1, name: `s${id}`, createdAt: T }));
+      return ids
+        .filter((id) => id === 1 || id === 2)
+        .map((id) => ({ id, workspaceId: 1, name: `s${id}`, createdAt: T }));
     },
     findDataSources: async (_tenant: Tenant, refs: { ids: number[]; providedIds: string[] }) => {
       lookups.push('data sources');
@@ -97,16 +114,27 @@ describe('mapping resolution', () => {
 
   it('resolves many inputs with two lookups: a provided id first, then a digit string as an id', async () => {
     lookups.length = 0;
-    const resolve = await createMappingResolver(store, tenant, [{ 1: 'warehouse' }, { 2: '10' }, { 1: 10, 2: 'other' }]);
+    const resolve = await createMappingResolver(store, tenant, [
+      { 1: 'warehouse' },
+      { 2: '10' },
+      { 1: 10, 2: 'other' },
+    ]);
     expect(lookups.sort()).toEqual(['data sources', 'schemas']);
     expect(resolve({ 1: 'warehouse' })).toEqual([{ schemaId: 1, dataSourceId: 10 }]);
     // "10" is a data source's provided id (of schema 2) before it is data source 10's id.
     expect(resolve({ 2: '10' })).toEqual([{ schemaId: 2, dataSourceId: 11 }]);
-    expect(resolve({ 2: 'other', 1: 10 })).toEqual([{ schemaId: 1, dataSourceId: 10 }, { schemaId: 2, dataSourceId: 12 }]);
+    expect(resolve({ 2: 'other', 1: 10 })).toEqual([
+      { schemaId: 1, dataSourceId: 10 },
+      { schemaId: 2, dataSourceId: 12 },
+    ]);
   });
 
   it('names what is wrong: an unknown schema, an unknown data source, one of another schema', async () => {
-    const resolve = await createMappingResolver(store, tenant, [{ 3: 'warehouse' }, { 1: 'nowhere' }, { 2: 'warehouse' }]);
+    const resolve = await createMappingResolver(store, tenant, [
+      { 3: 'warehouse' },
+      { 1: 'nowhere' },
+      { 2: 'warehouse' },
+    ]);
     expect(codeOf(() => resolve({ 3: 'warehouse' }))).toBe('unknown_schema');
     expect(codeOf(() => resolve({ 1: 'nowhere' }))).toBe('unknown_data_source');
     expect(codeOf(() => resolve({ 2: 'warehouse' }))).toBe('data_source_schema_mismatch');
@@ -116,7 +144,12 @@ describe('mapping resolution', () => {
 describe('fetchPage', () => {
   const rows = Array.from({ length: 5 }, (_, i) => ({ id: i + 1 }));
   const page = (limit: number, after = 0) =>
-    fetchPage(limit, async (limitPlusOne) => rows.filter((row) => row.id > after).slice(0, limitPlusOne), (row) => row.id, (row) => row.id);
+    fetchPage(
+      limit,
+      async (limitPlusOne) => rows.filter((row) => row.id > after).slice(0, limitPlusOne),
+      (row) => row.id,
+      (row) => row.id,
+    );
 
   it('asks for one row more to know whether a next page exists, and never ends on an empty page', async () => {
     expect(await page(2)).toEqual({ items: [1, 2], next: 2 });

@@ -33,47 +33,75 @@ function issuedSecrets(t: TestApp): string[] {
 describe('the admin API token API', () => {
   const ctx = useTestApp();
 
-  const create = (body: Record<string, unknown>, as?: As) => adminCall(ctx.t, { method: 'POST', path: ADMIN.apiTokens, body, as });
-  const list = async (query: Query = {}, as?: As) => (await adminOk(ctx.t, { path: ADMIN.apiTokens, query, as })).api_tokens;
+  const create = (body: Record<string, unknown>, as?: As) =>
+    adminCall(ctx.t, { method: 'POST', path: ADMIN.apiTokens, body, as });
+  const list = async (query: Query = {}, as?: As) =>
+    (await adminOk(ctx.t, { path: ADMIN.apiTokens, query, as })).api_tokens;
   const revoke = (id: number | string, as?: As) => adminCall(ctx.t, { method: 'DELETE', path: revokePath(id), as });
 
   /** A request any scope may make, proving the token's tenant: verify the token of a group seeded there. */
   async function verifyWith(secret: string, environment: Environment, workspace: Workspace = 'default') {
     const group = await seedGroup(ctx.t, { as: { environment, workspace } });
-    const res = await inject(ctx.t.app, { method: 'POST', path: VERIFY_PATH, token: secret, body: { token: group.token } });
+    const res = await inject(ctx.t.app, {
+      method: 'POST',
+      path: VERIFY_PATH,
+      token: secret,
+      body: { token: group.token },
+    });
     return { res, group };
   }
 
   const GRID = ENVIRONMENTS.flatMap((environment) => SCOPES.map((scope) => ({ environment, scope })));
 
   describe('POST /api/admin/api_tokens', () => {
-    it.each(GRID)('creates a $scope token for $environment: the secret once, working at once', async ({ environment, scope }) => {
-      const name = uniqueId(`${scope} for ${environment}`);
-      const body = expectSuccess(await create({ name, scope, environment }));
-      expect(body).toStrictEqual({
-        success: 1,
-        api_token: { id: expect.any(Number), name, scope, environment, rate_limit: null, created_at: expect.stringMatching(ISO_TIMESTAMP), last_used_at: null, token: expect.stringMatching(API_TOKEN) },
-      });
-      const secret: string = body.api_token.token;
-      expect(secret.startsWith(PREFIX[environment])).toBe(true);
+    it.each(GRID)(
+      'creates a $scope token for $environment: the secret once, working at once',
+      async ({ environment, scope }) => {
+        const name = uniqueId(`${scope} for ${environment}`);
+        const body = expectSuccess(await create({ name, scope, environment }));
+        expect(body).toStrictEqual({
+          success: 1,
+          api_token: {
+            id: expect.any(Number),
+            name,
+            scope,
+            environment,
+            rate_limit: null,
+            created_at: expect.stringMatching(ISO_TIMESTAMP),
+            last_used_at: null,
+            token: expect.stringMatching(API_TOKEN),
+          },
+        });
+        const secret: string = body.api_token.token;
+        expect(secret.startsWith(PREFIX[environment])).toBe(true);
 
-      const { res, group } = await verifyWith(secret, environment);
-      expect(expectSuccess(res).user_group.team_id).toBe(group.teamId);
-      const adminList = await adminCall(ctx.t, { path: ADMIN.apiTokens, token: secret });
-      if (scope === 'admin') expectSuccess(adminList);
-      else expectError(adminList, 403, 'insufficient_scope', null);
-    });
+        const { res, group } = await verifyWith(secret, environment);
+        expect(expectSuccess(res).user_group.team_id).toBe(group.teamId);
+        const adminList = await adminCall(ctx.t, { path: ADMIN.apiTokens, token: secret });
+        if (scope === 'admin') expectSuccess(adminList);
+        else expectError(adminList, 403, 'insufficient_scope', null);
+      },
+    );
 
-    it.each<Environment>(['Customer', 'Testing'])("defaults environment to the %s admin token's own", async (environment) => {
-      const body = expectSuccess(await create({ name: uniqueId('default env'), scope: 'read' }, { environment }));
-      expect(body.api_token.environment).toBe(environment);
-      expect(body.api_token.token.startsWith(PREFIX[environment])).toBe(true);
-    });
+    it.each<Environment>(['Customer', 'Testing'])(
+      "defaults environment to the %s admin token's own",
+      async (environment) => {
+        const body = expectSuccess(await create({ name: uniqueId('default env'), scope: 'read' }, { environment }));
+        expect(body.api_token.environment).toBe(environment);
+        expect(body.api_token.token.startsWith(PREFIX[environment])).toBe(true);
+      },
+    );
 
     it('makes a token of its own workspace: it cannot see groups of another', async () => {
-      const secret = expectSuccess(await create({ name: uniqueId('home'), scope: 'read', environment: 'Customer' })).api_token.token;
+      const secret = expectSuccess(await create({ name: uniqueId('home'), scope: 'read', environment: 'Customer' }))
+        .api_token.token;
       const foreign = await seedGroup(ctx.t, { as: { workspace: 'other' } });
-      const res = await inject(ctx.t.app, { method: 'POST', path: VERIFY_PATH, token: secret, body: { token: foreign.token } });
+      const res = await inject(ctx.t.app, {
+        method: 'POST',
+        path: VERIFY_PATH,
+        token: secret,
+        body: { token: foreign.token },
+      });
       expectError(res, 404, 'user_group_not_found', null);
     });
 
@@ -87,10 +115,20 @@ describe('the admin API token API', () => {
       ['an unknown scope', { name: 'n', scope: 'owner' }, 'invalid_field', 'scope'],
       ['a scope in upper case', { name: 'n', scope: 'ADMIN' }, 'invalid_field', 'scope'],
       ['a list of scopes', { name: 'n', scope: ['read'] }, 'invalid_field', 'scope'],
-      ['an unknown environment', { name: 'n', scope: 'read', environment: 'Production' }, 'invalid_field', 'environment'],
+      [
+        'an unknown environment',
+        { name: 'n', scope: 'read', environment: 'Production' },
+        'invalid_field',
+        'environment',
+      ],
       ['a null environment', { name: 'n', scope: 'read', environment: null }, 'invalid_field', 'environment'],
       ['an unknown field', { name: 'n', scope: 'read', workspace: 'other' }, 'unknown_field', 'workspace'],
-      ['a secret of its own', { name: 'n', scope: 'read', token: `ugs_live_${'a'.repeat(64)}` }, 'unknown_field', 'token'],
+      [
+        'a secret of its own',
+        { name: 'n', scope: 'read', token: `ugs_live_${'a'.repeat(64)}` },
+        'unknown_field',
+        'token',
+      ],
     ])('refuses %s: 400 %s naming %s, and creates nothing', async (_label, body, code, field) => {
       const res = await expectUnchanged(ctx.t, () => create(body));
       expectError(res, 400, code, field);
@@ -123,7 +161,8 @@ describe('the admin API token API', () => {
 
     it('shows last_used_at as null until the token is used, then when', async () => {
       const issued = await issueApiToken(ctx.t, { scope: 'read' });
-      const lastUsed = async () => (await list()).find((token: { id: number }) => token.id === issued.record.id).last_used_at;
+      const lastUsed = async () =>
+        (await list()).find((token: { id: number }) => token.id === issued.record.id).last_used_at;
       expect(await lastUsed()).toBeNull();
       expectSuccess((await verifyWith(issued.secret, 'Customer')).res);
       await expect.poll(lastUsed).toMatch(ISO_TIMESTAMP);
@@ -134,11 +173,14 @@ describe('the admin API token API', () => {
       ['Testing', {}, 'Testing'],
       ['Customer', { environment: 'Testing' }, 'Testing'],
       ['Testing', { environment: 'Customer' }, 'Customer'],
-    ])('a %s admin with %j lists the live %s tokens (SPEC §6: environment picks, default the token’s)', async (tokenEnvironment, query, environment) => {
-      const stored = await ctx.t.runtime.store.listApiTokens(await workspaceId(ctx.t));
-      const expected = stored.filter((token) => token.environment === environment).map((token) => token.id);
-      expect(ids(await list(query, { environment: tokenEnvironment }))).toEqual(expected);
-    });
+    ])(
+      'a %s admin with %j lists the live %s tokens (SPEC §6: environment picks, default the token’s)',
+      async (tokenEnvironment, query, environment) => {
+        const stored = await ctx.t.runtime.store.listApiTokens(await workspaceId(ctx.t));
+        const expected = stored.filter((token) => token.environment === environment).map((token) => token.id);
+        expect(ids(await list(query, { environment: tokenEnvironment }))).toEqual(expected);
+      },
+    );
 
     it.each<[string, Query, string, string]>([
       ['an unknown environment', { environment: 'Production' }, 'invalid_field', 'environment'],
@@ -153,11 +195,21 @@ describe('the admin API token API', () => {
       const issued = await issueApiToken(ctx.t, { scope: 'write', name: uniqueId('doomed') });
       expectSuccess((await verifyWith(issued.secret, 'Customer')).res);
       // last_used_at is written beside the request, not awaited by it (api-tokens.service.ts): wait until it landed.
-      await expect.poll(async () => (await list()).find((token: { id: number }) => token.id === issued.record.id)?.last_used_at).toMatch(ISO_TIMESTAMP);
+      await expect
+        .poll(async () => (await list()).find((token: { id: number }) => token.id === issued.record.id)?.last_used_at)
+        .toMatch(ISO_TIMESTAMP);
       const body = expectSuccess(await revoke(issued.record.id));
       expect(body).toStrictEqual({
         success: 1,
-        api_token: { id: issued.record.id, name: issued.record.name, scope: 'write', environment: 'Customer', rate_limit: null, created_at: issued.record.createdAt, last_used_at: expect.stringMatching(ISO_TIMESTAMP) },
+        api_token: {
+          id: issued.record.id,
+          name: issued.record.name,
+          scope: 'write',
+          environment: 'Customer',
+          rate_limit: null,
+          created_at: issued.record.createdAt,
+          last_used_at: expect.stringMatching(ISO_TIMESTAMP),
+        },
       });
       const refused = (await verifyWith(issued.secret, 'Customer')).res;
       expectError(refused, 401, 'invalid_api_token', null);
@@ -167,8 +219,15 @@ describe('the admin API token API', () => {
 
     it('an admin token may revoke itself; the request after is refused', async () => {
       const issued = await issueApiToken(ctx.t, { scope: 'admin' });
-      expectSuccess(await adminCall(ctx.t, { method: 'DELETE', path: revokePath(issued.record.id), token: issued.secret }));
-      expectError(await adminCall(ctx.t, { path: ADMIN.apiTokens, token: issued.secret }), 401, 'invalid_api_token', null);
+      expectSuccess(
+        await adminCall(ctx.t, { method: 'DELETE', path: revokePath(issued.record.id), token: issued.secret }),
+      );
+      expectError(
+        await adminCall(ctx.t, { path: ADMIN.apiTokens, token: issued.secret }),
+        401,
+        'invalid_api_token',
+        null,
+      );
     });
 
     it("revokes a token of the workspace's other environment too", async () => {
@@ -192,14 +251,20 @@ describe('the admin API token API', () => {
       expectError(await expectUnchanged(ctx.t, () => revoke(999_999_999)), 404, 'api_token_not_found', null);
     });
 
-    it.each(['abc', '0', '-1', '1.5', '12345678901234567'])('refuses the id %s: 400 invalid_field naming id', async (id) => {
-      expectError(await expectUnchanged(ctx.t, () => revoke(id)), 400, 'invalid_field', 'id');
-    });
+    it.each(['abc', '0', '-1', '1.5', '12345678901234567'])(
+      'refuses the id %s: 400 invalid_field naming id',
+      async (id) => {
+        expectError(await expectUnchanged(ctx.t, () => revoke(id)), 400, 'invalid_field', 'id');
+      },
+    );
   });
 
   it("another workspace's admin sees none of this workspace's tokens", async () => {
     const fresh = expectSuccess(await create({ name: uniqueId('home only'), scope: 'admin' })).api_token;
-    const home = [...(await ctx.t.runtime.store.listApiTokens(await workspaceId(ctx.t))).map((token) => token.id), fresh.id];
+    const home = [
+      ...(await ctx.t.runtime.store.listApiTokens(await workspaceId(ctx.t))).map((token) => token.id),
+      fresh.id,
+    ];
     for (const environment of ENVIRONMENTS) {
       for (const query of [{}, { environment: 'Customer' }, { environment: 'Testing' }]) {
         const res = await adminCall(ctx.t, { path: ADMIN.apiTokens, query, as: { workspace: 'other', environment } });

@@ -2,7 +2,17 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Environment } from '../../src/domain/tenancy.js';
 import { injectClient } from '../support/http-client.js';
 import { ADMIN, adminCall, collectPages, ids, listAll, PAGING_QUERY_ERRORS, type Query } from './admin-helpers.js';
-import { apiToken, expectError, expectSuccess, ISO_TIMESTAMP, seedCatalog, uniqueId, userGroupApi, useTestApp, type As } from './helpers.js';
+import {
+  apiToken,
+  expectError,
+  expectSuccess,
+  ISO_TIMESTAMP,
+  seedCatalog,
+  uniqueId,
+  userGroupApi,
+  useTestApp,
+  type As,
+} from './helpers.js';
 
 interface AuditEvent {
   id: number;
@@ -86,7 +96,8 @@ describe('GET /api/admin/audit_events', () => {
   describe('filters', () => {
     const at = (index: number) => all[index]!.at;
     /** An event in the middle of the trail whose neighbours have other times, so both bounds cut somewhere. */
-    const middle = () => all.findIndex((event, index) => index > 0 && index < all.length - 1 && event.team_id === history.testing);
+    const middle = () =>
+      all.findIndex((event, index) => index > 0 && index < all.length - 1 && event.team_id === history.testing);
 
     const FILTERS: Array<[string, () => Filter]> = [
       ['environment Customer', () => ({ environment: 'Customer' })],

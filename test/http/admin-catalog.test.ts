@@ -17,10 +17,13 @@ describe('admin catalog', () => {
   }
 
   async function createDataSource(fields: Record<string, unknown>, as: As = {}) {
-    return expectSuccess(await call('POST', DATA_SOURCES, { provided_id: uniqueId('ds'), name: 'Warehouse', ...fields }, as)).data_source;
+    return expectSuccess(
+      await call('POST', DATA_SOURCES, { provided_id: uniqueId('ds'), name: 'Warehouse', ...fields }, as),
+    ).data_source;
   }
 
-  const listDataSources = async (query = '', as: As = {}) => expectSuccess(await call('GET', `${DATA_SOURCES}${query}`, undefined, as)).data_sources;
+  const listDataSources = async (query = '', as: As = {}) =>
+    expectSuccess(await call('GET', `${DATA_SOURCES}${query}`, undefined, as)).data_sources;
 
   describe('schemas', () => {
     it('creates a schema and lists it', async () => {
@@ -32,7 +35,9 @@ describe('admin catalog', () => {
 
     it('schemas are workspace-wide: both environments list them', async () => {
       const schema = await createSchema();
-      expect(expectSuccess(await call('GET', SCHEMAS, undefined, { environment: 'Testing' })).schemas).toContainEqual(schema);
+      expect(expectSuccess(await call('GET', SCHEMAS, undefined, { environment: 'Testing' })).schemas).toContainEqual(
+        schema,
+      );
     });
 
     it('a duplicate name is 409 schema_name_taken and changes nothing', async () => {
@@ -46,10 +51,18 @@ describe('admin catalog', () => {
     it('creates a data source in the token’s environment by default', async () => {
       const schema = await createSchema();
       const providedId = uniqueId('warehouse');
-      const body = expectSuccess(await call('POST', DATA_SOURCES, { provided_id: providedId, name: 'Warehouse', schema_id: schema.id }));
+      const body = expectSuccess(
+        await call('POST', DATA_SOURCES, { provided_id: providedId, name: 'Warehouse', schema_id: schema.id }),
+      );
       expect(body).toStrictEqual({
         success: 1,
-        data_source: { id: expect.any(Number), provided_id: providedId, name: 'Warehouse', schema_id: schema.id, api_environment_tag: 'Customer' },
+        data_source: {
+          id: expect.any(Number),
+          provided_id: providedId,
+          name: 'Warehouse',
+          schema_id: schema.id,
+          api_environment_tag: 'Customer',
+        },
       });
       expect(await listDataSources()).toContainEqual(body.data_source);
     });
@@ -59,7 +72,10 @@ describe('admin catalog', () => {
       ['Testing', 'Customer'],
     ])('a %s token creates in %s when the body says so', async (tokenEnvironment, environment) => {
       const schema = await createSchema();
-      const dataSource = await createDataSource({ schema_id: schema.id, environment }, { environment: tokenEnvironment });
+      const dataSource = await createDataSource(
+        { schema_id: schema.id, environment },
+        { environment: tokenEnvironment },
+      );
       expect(dataSource.api_environment_tag).toBe(environment);
       expect(await listDataSources(`?environment=${environment}`)).toContainEqual(dataSource);
       expect(await listDataSources(`?environment=${tokenEnvironment}`)).not.toContainEqual(dataSource);
@@ -68,14 +84,20 @@ describe('admin catalog', () => {
     it('a duplicate provided_id in the same environment is 409 data_source_id_taken and changes nothing', async () => {
       const schema = await createSchema();
       const first = await createDataSource({ schema_id: schema.id });
-      const res = await expectUnchanged(ctx.t, () => call('POST', DATA_SOURCES, { provided_id: first.provided_id, name: 'Again', schema_id: schema.id }));
+      const res = await expectUnchanged(ctx.t, () =>
+        call('POST', DATA_SOURCES, { provided_id: first.provided_id, name: 'Again', schema_id: schema.id }),
+      );
       expectError(res, 409, 'data_source_id_taken', 'provided_id');
     });
 
     it('the same provided_id is allowed once in the other environment', async () => {
       const schema = await createSchema();
       const customer = await createDataSource({ schema_id: schema.id });
-      const testing = await createDataSource({ provided_id: customer.provided_id, schema_id: schema.id, environment: 'Testing' });
+      const testing = await createDataSource({
+        provided_id: customer.provided_id,
+        schema_id: schema.id,
+        environment: 'Testing',
+      });
       expect(testing).toMatchObject({ provided_id: customer.provided_id, api_environment_tag: 'Testing' });
       expect(testing.id).not.toBe(customer.id);
     });
@@ -85,7 +107,9 @@ describe('admin catalog', () => {
       ["another workspace's schema", async () => (await createSchema({ workspace: 'other' })).id],
     ])('an unknown schema_id (%s) is 400 unknown_schema and changes nothing', async (_label, schemaId) => {
       const id = await schemaId();
-      const res = await expectUnchanged(ctx.t, () => call('POST', DATA_SOURCES, { provided_id: uniqueId('ds'), name: 'Orphan', schema_id: id }));
+      const res = await expectUnchanged(ctx.t, () =>
+        call('POST', DATA_SOURCES, { provided_id: uniqueId('ds'), name: 'Orphan', schema_id: id }),
+      );
       expectError(res, 400, 'unknown_schema', 'schema_id');
     });
 
@@ -101,7 +125,9 @@ describe('admin catalog', () => {
       ];
       for (const [query, as, environment] of views) {
         const listed = await listDataSources(query, as);
-        expect(listed.every((dataSource: { api_environment_tag: string }) => dataSource.api_environment_tag === environment)).toBe(true);
+        expect(
+          listed.every((dataSource: { api_environment_tag: string }) => dataSource.api_environment_tag === environment),
+        ).toBe(true);
         expect(listed).toContainEqual(environment === 'Customer' ? customer : testing);
         expect(listed).not.toContainEqual(environment === 'Customer' ? testing : customer);
       }
@@ -110,7 +136,10 @@ describe('admin catalog', () => {
 
   it("another workspace's admin sees none of this workspace's schemas or data sources", async () => {
     const schema = await createSchema();
-    const dataSources = [await createDataSource({ schema_id: schema.id }), await createDataSource({ schema_id: schema.id, environment: 'Testing' })];
+    const dataSources = [
+      await createDataSource({ schema_id: schema.id }),
+      await createDataSource({ schema_id: schema.id, environment: 'Testing' }),
+    ];
     const other: As = { workspace: 'other' };
     const otherSchemas = expectSuccess(await call('GET', SCHEMAS, undefined, other)).schemas;
     expect(otherSchemas.map((s: { id: number }) => s.id)).not.toContain(schema.id);
@@ -122,7 +151,12 @@ describe('admin catalog', () => {
 
   describe('rejected input changes nothing', () => {
     const schemaBody = (fields: Record<string, unknown>) => ({ name: uniqueId('schema'), ...fields });
-    const dataSourceBody = (fields: Record<string, unknown>) => ({ provided_id: uniqueId('ds'), name: 'N', schema_id: 1, ...fields });
+    const dataSourceBody = (fields: Record<string, unknown>) => ({
+      provided_id: uniqueId('ds'),
+      name: 'N',
+      schema_id: 1,
+      ...fields,
+    });
 
     it.each([
       ['POST schemas', SCHEMAS, schemaBody({ nmae: 'typo' }), 400, 'unknown_field', 'nmae'],
@@ -138,7 +172,14 @@ describe('admin catalog', () => {
       ['POST data_sources', DATA_SOURCES, dataSourceBody({ schema_id: '1' }), 400, 'invalid_field', 'schema_id'],
       ['POST data_sources', DATA_SOURCES, dataSourceBody({ schema_id: 0 }), 400, 'invalid_field', 'schema_id'],
       ['POST data_sources', DATA_SOURCES, dataSourceBody({ provided_id: '' }), 400, 'invalid_field', 'provided_id'],
-      ['POST data_sources', DATA_SOURCES, dataSourceBody({ environment: 'Production' }), 400, 'invalid_field', 'environment'],
+      [
+        'POST data_sources',
+        DATA_SOURCES,
+        dataSourceBody({ environment: 'Production' }),
+        400,
+        'invalid_field',
+        'environment',
+      ],
     ])('%s %j → %i %s', async (_label, path, body, status, code, field) => {
       const res = await expectUnchanged(ctx.t, () => call('POST', path, body));
       expectError(res, status, code, field);

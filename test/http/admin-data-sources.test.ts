@@ -22,7 +22,8 @@ describe('the admin data source API', () => {
   const ctx = useTestApp();
 
   const get = (id: number | string) => adminCall(ctx.t, { path: dataSourcePath(id) });
-  const patch = (id: number | string, body: unknown) => adminCall(ctx.t, { method: 'PATCH', path: dataSourcePath(id), body });
+  const patch = (id: number | string, body: unknown) =>
+    adminCall(ctx.t, { method: 'PATCH', path: dataSourcePath(id), body });
   const remove = (id: number | string) => adminCall(ctx.t, { method: 'DELETE', path: dataSourcePath(id) });
 
   /** A fresh schema and a data source serving it, in the default workspace's Customer environment. */
@@ -33,12 +34,14 @@ describe('the admin data source API', () => {
   /** `count` groups mapping the data source's schema to it. */
   async function mapGroups(source: DataSourceRecord, count: number): Promise<SeededGroup[]> {
     const groups: SeededGroup[] = [];
-    for (let i = 0; i < count; i += 1) groups.push(await seedGroup(ctx.t, { mapping: { [source.schemaId]: source.id } }));
+    for (let i = 0; i < count; i += 1)
+      groups.push(await seedGroup(ctx.t, { mapping: { [source.schemaId]: source.id } }));
     return groups;
   }
 
   /** The groups' mappings as /api/user shows them. */
-  const mappingsOf = (groups: SeededGroup[]) => Promise.all(groups.map(async (group) => (await userGroupAsUserApiShowsIt(ctx.t, group.id)).mapping));
+  const mappingsOf = (groups: SeededGroup[]) =>
+    Promise.all(groups.map(async (group) => (await userGroupAsUserApiShowsIt(ctx.t, group.id)).mapping));
 
   const usedBy = (count: number) => new RegExp(`\\b${count} user groups?\\b`);
 
@@ -56,11 +59,17 @@ describe('the admin data source API', () => {
       ['name', async () => ({ name: uniqueId('Renamed') })],
       ['provided_id', async () => ({ provided_id: uniqueId('re-id') })],
       ['schema_id', async () => ({ schema_id: await seedSchema(ctx.t) })],
-      ['every field at once', async () => ({ name: 'All new', provided_id: uniqueId('all'), schema_id: await seedSchema(ctx.t) })],
-      ["the provided_id of one in the other environment (unique per environment)", async (source) => {
-        const testing = await seedDataSource(ctx.t, source.schemaId, { environment: 'Testing' });
-        return { provided_id: testing.providedId };
-      }],
+      [
+        'every field at once',
+        async () => ({ name: 'All new', provided_id: uniqueId('all'), schema_id: await seedSchema(ctx.t) }),
+      ],
+      [
+        'the provided_id of one in the other environment (unique per environment)',
+        async (source) => {
+          const testing = await seedDataSource(ctx.t, source.schemaId, { environment: 'Testing' });
+          return { provided_id: testing.providedId };
+        },
+      ],
     ])('changes %s, keeps the rest, and GET shows the change', async (_label, fields) => {
       const source = await dataSource();
       const changes = await fields(source);
@@ -80,14 +89,18 @@ describe('the admin data source API', () => {
 
     it('a provided_id another data source of the environment has is 409 data_source_id_taken, and nothing changes', async () => {
       const [source, taken] = [await dataSource(), await dataSource()];
-      const res = await expectUnchanged(ctx.t, () => patch(source.id, { provided_id: taken.providedId, name: 'Not applied' }));
+      const res = await expectUnchanged(ctx.t, () =>
+        patch(source.id, { provided_id: taken.providedId, name: 'Not applied' }),
+      );
       expectError(res, 409, 'data_source_id_taken', 'provided_id');
     });
 
     it('while groups map to it, a rename and its own schema_id are fine', async () => {
       const source = await dataSource();
       await mapGroups(source, 1);
-      const body = expectSuccess(await patch(source.id, { name: 'Renamed in use', provided_id: uniqueId('in-use'), schema_id: source.schemaId }));
+      const body = expectSuccess(
+        await patch(source.id, { name: 'Renamed in use', provided_id: uniqueId('in-use'), schema_id: source.schemaId }),
+      );
       expect(body.data_source).toMatchObject({ id: source.id, name: 'Renamed in use', schema_id: source.schemaId });
     });
 
@@ -95,7 +108,12 @@ describe('the admin data source API', () => {
       const source = await dataSource();
       const foreignSchema = await seedSchema(ctx.t, 'other');
       for (const schemaId of [999_999_999, foreignSchema]) {
-        expectError(await expectUnchanged(ctx.t, () => patch(source.id, { schema_id: schemaId })), 400, 'unknown_schema', 'schema_id');
+        expectError(
+          await expectUnchanged(ctx.t, () => patch(source.id, { schema_id: schemaId })),
+          400,
+          'unknown_schema',
+          'schema_id',
+        );
       }
     });
 
@@ -117,10 +135,13 @@ describe('the admin data source API', () => {
   describe('while user groups map to a data source', () => {
     /** Each prepares its request first, so that only the request itself runs inside expectUnchanged. */
     const REFUSED: Array<[string, (source: DataSourceRecord) => Promise<() => Promise<ApiResponse>>]> = [
-      ['PATCH of schema_id', async (source) => {
-        const schemaId = await seedSchema(ctx.t);
-        return () => patch(source.id, { schema_id: schemaId, name: 'Not applied' });
-      }],
+      [
+        'PATCH of schema_id',
+        async (source) => {
+          const schemaId = await seedSchema(ctx.t);
+          return () => patch(source.id, { schema_id: schemaId, name: 'Not applied' });
+        },
+      ],
       ['DELETE', async (source) => () => remove(source.id)],
     ];
 
@@ -150,7 +171,9 @@ describe('the admin data source API', () => {
 
       expect(expectSuccess(await remove(source.id))).toStrictEqual({ success: 1, data_source: wireDataSource(source) });
       expectError(await get(source.id), 404, 'data_source_not_found', null);
-      expect((await adminOk(ctx.t, { path: ADMIN.dataSources })).data_sources).not.toContainEqual(wireDataSource(source));
+      expect((await adminOk(ctx.t, { path: ADMIN.dataSources })).data_sources).not.toContainEqual(
+        wireDataSource(source),
+      );
       expectError(await remove(source.id), 404, 'data_source_not_found', null);
     });
   });
@@ -158,7 +181,10 @@ describe('the admin data source API', () => {
   describe('an id that names no data source of this workspace', () => {
     const unknownIds: Array<[string, () => Promise<number>]> = [
       ['never issued', async () => 999_999_999],
-      ["another workspace's", async () => (await seedDataSource(ctx.t, await seedSchema(ctx.t, 'other'), { workspace: 'other' })).id],
+      [
+        "another workspace's",
+        async () => (await seedDataSource(ctx.t, await seedSchema(ctx.t, 'other'), { workspace: 'other' })).id,
+      ],
     ];
     const requests: Array<[string, (id: number | string) => ReturnType<typeof get>]> = [
       ['GET', (id) => get(id)],
@@ -174,9 +200,13 @@ describe('the admin data source API', () => {
       },
     );
 
-    it.each(['abc', '0', '-1', '1.5', '12345678901234567'])('refuses the id %s on GET, PATCH and DELETE: 400 invalid_field naming id', async (id) => {
-      for (const [, send] of requests) expectError(await expectUnchanged(ctx.t, () => send(id)), 400, 'invalid_field', 'id');
-    });
+    it.each(['abc', '0', '-1', '1.5', '12345678901234567'])(
+      'refuses the id %s on GET, PATCH and DELETE: 400 invalid_field naming id',
+      async (id) => {
+        for (const [, send] of requests)
+          expectError(await expectUnchanged(ctx.t, () => send(id)), 400, 'invalid_field', 'id');
+      },
+    );
 
     it("another workspace's data source stays as it was", async () => {
       const foreign = await seedDataSource(ctx.t, await seedSchema(ctx.t, 'other'), { workspace: 'other' });

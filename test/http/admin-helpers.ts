@@ -20,7 +20,9 @@ export type Query = Record<string, string | number | undefined>;
 /** `path` with `query` appended; undefined values are left out. */
 export function withQuery(path: string, query: Query = {}): string {
   const entries = Object.entries(query).filter((entry): entry is [string, string | number] => entry[1] !== undefined);
-  return entries.length === 0 ? path : `${path}?${new URLSearchParams(entries.map(([key, value]): [string, string] => [key, String(value)])).toString()}`;
+  return entries.length === 0
+    ? path
+    : `${path}?${new URLSearchParams(entries.map(([key, value]): [string, string] => [key, String(value)])).toString()}`;
 }
 
 export interface AdminRequest {
@@ -63,7 +65,13 @@ export interface Pages {
 }
 
 /** Walks a cursor-paginated list from its first page (or `query.cursor`) to its last. */
-export async function collectPages(t: TestApp, path: string, plural: string, query: Query = {}, as?: As): Promise<Pages> {
+export async function collectPages(
+  t: TestApp,
+  path: string,
+  plural: string,
+  query: Query = {},
+  as?: As,
+): Promise<Pages> {
   const result: Pages = { pages: [], items: [], cursors: [] };
   let cursor = query.cursor === undefined ? undefined : String(query.cursor);
   do {
@@ -145,7 +153,12 @@ export async function seedNamedGroup(t: TestApp, input: NamedGroupInput = {}): P
 /** A group as /api/user shows it (GET of an existing group with a read token of its environment). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function userGroupAsUserApiShowsIt(t: TestApp, id: string, as: Omit<As, 'scope'> = {}): Promise<any> {
-  const res = await inject(t.app, { method: 'GET', path: USER_PATH, token: apiToken(t, { ...as, scope: 'read' }), body: { user_group_id: id } });
+  const res = await inject(t.app, {
+    method: 'GET',
+    path: USER_PATH,
+    token: apiToken(t, { ...as, scope: 'read' }),
+    body: { user_group_id: id },
+  });
   return expectSuccess(res).user_group;
 }
 
@@ -164,5 +177,11 @@ export async function issueApiToken(
 
 /** A data source as the API shows it. */
 export function wireDataSource(record: DataSourceRecord) {
-  return { id: record.id, provided_id: record.providedId, name: record.name, schema_id: record.schemaId, api_environment_tag: record.environment };
+  return {
+    id: record.id,
+    provided_id: record.providedId,
+    name: record.name,
+    schema_id: record.schemaId,
+    api_environment_tag: record.environment,
+  };
 }

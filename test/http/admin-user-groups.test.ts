@@ -20,7 +20,8 @@ const byTeamId = (teamId: number | string) => `${ADMIN.userGroups}/${teamId}`;
 /** Seeds `count` groups in `environment`, one after the other, so their team_ids ascend. */
 async function seedGroups(t: TestApp, count: number, environment: Environment, prefix: string): Promise<number[]> {
   const created: number[] = [];
-  for (let i = 0; i < count; i += 1) created.push((await seedNamedGroup(t, { id: `${prefix}${i}`, as: { environment } })).teamId);
+  for (let i = 0; i < count; i += 1)
+    created.push((await seedNamedGroup(t, { id: `${prefix}${i}`, as: { environment } })).teamId);
   return created;
 }
 
@@ -102,12 +103,26 @@ describe('the admin user group API', () => {
       for (const [label, input] of seeds) fixture[label] = await seedNamedGroup(ctx.t, input);
     });
 
-    const KEY_MATCHES = ['id prefix', 'exact id', 'name, other case', 'name, same case', 'name, accented', 'name with key_ literally', 'name with keyX', 'name with key%'];
+    const KEY_MATCHES = [
+      'id prefix',
+      'exact id',
+      'name, other case',
+      'name, same case',
+      'name, accented',
+      'name with key_ literally',
+      'name with keyX',
+      'name with key%',
+    ];
     const found = (...labels: string[]) => labels.map((label) => fixture[label]!.teamId).sort((a, b) => a - b);
 
     it.each<[string, (key: string) => string, (key: string) => Query, string[]]>([
       ['the key', (k) => k, () => ({}), KEY_MATCHES],
-      ['a name part in upper case', (k) => `TEAM ${k.toUpperCase()}`, () => ({}), ['name, other case', 'name, same case']],
+      [
+        'a name part in upper case',
+        (k) => `TEAM ${k.toUpperCase()}`,
+        () => ({}),
+        ['name, other case', 'name, same case'],
+      ],
       ['a name part in lower case', (k) => `team ${k}`, () => ({}), ['name, other case', 'name, same case']],
       ['an accented name in lower case', (k) => `équipe ${k}`, () => ({}), ['name, accented']],
       ['a longer id prefix', (k) => `${k}al`, () => ({}), ['id prefix']],
@@ -129,22 +144,28 @@ describe('the admin user group API', () => {
 
   it('lists every group whole, as /api/user shows it', async () => {
     const catalog = await seedCatalog(ctx.t);
-    const { id } = await seedNamedGroup(ctx.t, { name: uniqueId('Whole'), properties: { tier: 'gold', seats: [1, 2] }, mapping: { [catalog.schemaA]: catalog.dsA.id } });
-    const listed = (await listAll(ctx.t, ADMIN.userGroups, 'user_groups', { q: id })).find((group: { provided_id: string }) => group.provided_id === id);
+    const { id } = await seedNamedGroup(ctx.t, {
+      name: uniqueId('Whole'),
+      properties: { tier: 'gold', seats: [1, 2] },
+      mapping: { [catalog.schemaA]: catalog.dsA.id },
+    });
+    const listed = (await listAll(ctx.t, ADMIN.userGroups, 'user_groups', { q: id })).find(
+      (group: { provided_id: string }) => group.provided_id === id,
+    );
     expect(listed).toStrictEqual(await userGroupAsUserApiShowsIt(ctx.t, id));
-    expect(listed).toMatchObject({ properties: { tier: 'gold', seats: [1, 2] }, mapping: { [catalog.schemaA]: String(catalog.dsA.id) } });
+    expect(listed).toMatchObject({
+      properties: { tier: 'gold', seats: [1, 2] },
+      mapping: { [catalog.schemaA]: String(catalog.dsA.id) },
+    });
   });
 
   it.each<[string, Query, string, string]>([
     ...PAGING_QUERY_ERRORS,
     ['an empty q', { q: '' }, 'invalid_field', 'q'],
     ['a q of 257 characters', { q: 'x'.repeat(257) }, 'invalid_field', 'q'],
-  ])(
-    'refuses %s (%j): 400 %s naming %s',
-    async (_label, query, code, field) => {
-      expectError(await adminCall(ctx.t, { path: ADMIN.userGroups, query }), 400, code, field);
-    },
-  );
+  ])('refuses %s (%j): 400 %s naming %s', async (_label, query, code, field) => {
+    expectError(await adminCall(ctx.t, { path: ADMIN.userGroups, query }), 400, code, field);
+  });
 
   describe('GET /api/admin/user_groups/{team_id}', () => {
     it.each<[Environment, Environment, Query]>([
@@ -156,17 +177,39 @@ describe('the admin user group API', () => {
       // The catalogue helper seeds Customer data sources: only a Customer group can map to them.
       const catalog = environment === 'Customer' ? await seedCatalog(ctx.t) : undefined;
       const mapping = catalog && { [catalog.schemaA]: catalog.dsA.id };
-      const group = await seedNamedGroup(ctx.t, { name: 'Shown whole', properties: { region: 'eu' }, mapping, as: { environment } });
+      const group = await seedNamedGroup(ctx.t, {
+        name: 'Shown whole',
+        properties: { region: 'eu' },
+        mapping,
+        as: { environment },
+      });
       const body = await adminOk(ctx.t, { path: byTeamId(group.teamId), query, as: { environment: tokenEnvironment } });
       expect(Object.keys(body).sort()).toEqual(['success', 'user_group']);
       expect(body.user_group).toStrictEqual(await userGroupAsUserApiShowsIt(ctx.t, group.id, { environment }));
-      expect(body.user_group).toMatchObject({ team_id: group.teamId, name: 'Shown whole', properties: { region: 'eu' }, api_environment_tag: environment });
+      expect(body.user_group).toMatchObject({
+        team_id: group.teamId,
+        name: 'Shown whole',
+        properties: { region: 'eu' },
+        api_environment_tag: environment,
+      });
     });
 
     it.each<[string, () => Promise<number>, Query]>([
-      ['a Testing group asked for by a Customer token', async () => (await seedNamedGroup(ctx.t, { as: { environment: 'Testing' } })).teamId, {}],
-      ['a Customer group asked for in Testing', async () => (await seedNamedGroup(ctx.t)).teamId, { environment: 'Testing' }],
-      ["another workspace's group", async () => (await seedNamedGroup(ctx.t, { as: { workspace: 'other' } })).teamId, {}],
+      [
+        'a Testing group asked for by a Customer token',
+        async () => (await seedNamedGroup(ctx.t, { as: { environment: 'Testing' } })).teamId,
+        {},
+      ],
+      [
+        'a Customer group asked for in Testing',
+        async () => (await seedNamedGroup(ctx.t)).teamId,
+        { environment: 'Testing' },
+      ],
+      [
+        "another workspace's group",
+        async () => (await seedNamedGroup(ctx.t, { as: { workspace: 'other' } })).teamId,
+        {},
+      ],
       ['a deleted group', deletedGroup, {}],
       ['a team_id never issued', async () => 999_999_999, {}],
     ])('%s is 404 user_group_not_found', async (_label, teamId, query) => {
@@ -194,7 +237,9 @@ describe('the admin user group API', () => {
 
   it("another workspace's admin sees none of this workspace's groups", async () => {
     const home = await Promise.all(
-      (['Customer', 'Testing'] as const).map((environment) => seedNamedGroup(ctx.t, { id: uniqueId('home'), as: { environment } })),
+      (['Customer', 'Testing'] as const).map((environment) =>
+        seedNamedGroup(ctx.t, { id: uniqueId('home'), as: { environment } }),
+      ),
     );
     const other: As = { workspace: 'other' };
     const homeTeamIds = home.map((group) => group.teamId);
@@ -203,7 +248,12 @@ describe('the admin user group API', () => {
       expect(listed.filter((teamId) => homeTeamIds.includes(teamId))).toEqual([]);
       for (const group of home) {
         expect(await listAll(ctx.t, ADMIN.userGroups, 'user_groups', { environment, q: group.id }, other)).toEqual([]);
-        expectError(await adminCall(ctx.t, { path: byTeamId(group.teamId), query: { environment }, as: other }), 404, 'user_group_not_found', null);
+        expectError(
+          await adminCall(ctx.t, { path: byTeamId(group.teamId), query: { environment }, as: other }),
+          404,
+          'user_group_not_found',
+          null,
+        );
       }
     }
   });

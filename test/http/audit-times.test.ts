@@ -14,7 +14,9 @@ describe('audit times', () => {
     const created = expectSuccess(await api.getOrCreate({ user_group_id: id })).user_group;
     const updated = expectSuccess(await api.update({ user_group_id: id, name: 'Renamed' })).user_group;
     const rotated = expectSuccess(await api.rotate(created.token)).user_group;
-    const events = expectSuccess(await client({ method: 'GET', path: `/api/admin/audit_events?team_id=${created.team_id}`, token: apiToken(t) })).audit_events;
+    const events = expectSuccess(
+      await client({ method: 'GET', path: `/api/admin/audit_events?team_id=${created.team_id}`, token: apiToken(t) }),
+    ).audit_events;
     const at = (action: string) => events.find((event: { action: string }) => event.action === action).at;
     expect(at('user_group.created')).toBe(created.created_at);
     expect(at('user_group.updated')).toBe(updated.updated_at);

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { inject, type ApiResponse } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
-import { adminCaller, apiToken, expectError, expectSuccess, expectUnchanged, useTestApp, type UnsignedRequest } from './helpers.js';
+import {
+  adminCaller,
+  apiToken,
+  expectError,
+  expectSuccess,
+  expectUnchanged,
+  useTestApp,
+  type UnsignedRequest,
+} from './helpers.js';
 
 /**
  * Builds a request that an admin API token makes succeed. Called once per request sent, so it can
@@ -18,16 +26,23 @@ export function describeAuth(name: string, makeRequest: MakeRequest): void {
     const ctx = useTestApp();
 
     /** Sets up the request now; the returned function sends it. */
-    async function prepare(authorization: string | undefined, headers: Record<string, string> = {}): Promise<() => Promise<ApiResponse>> {
+    async function prepare(
+      authorization: string | undefined,
+      headers: Record<string, string> = {},
+    ): Promise<() => Promise<ApiResponse>> {
       const req = await makeRequest(ctx.t);
       const allHeaders = { ...req.headers, ...headers, ...(authorization === undefined ? {} : { authorization }) };
       return () => inject(ctx.t.app, { ...req, headers: allHeaders });
     }
 
-    const sendWith = async (authorization: string | undefined, headers?: Record<string, string>) => (await prepare(authorization, headers))();
+    const sendWith = async (authorization: string | undefined, headers?: Record<string, string>) =>
+      (await prepare(authorization, headers))();
 
     /** A rejected request must change nothing and say how to authenticate. */
-    async function expectRejected(authorization: string | undefined, code: 'unauthenticated' | 'invalid_api_token'): Promise<void> {
+    async function expectRejected(
+      authorization: string | undefined,
+      code: 'unauthenticated' | 'invalid_api_token',
+    ): Promise<void> {
       const res = await expectUnchanged(ctx.t, await prepare(authorization));
       expectError(res, 401, code, null);
       expect(res.headers['www-authenticate']).toBe('Token');
@@ -59,7 +74,11 @@ export function describeAuth(name: string, makeRequest: MakeRequest): void {
 
     it('answers a revoked token with 401 invalid_api_token, while it worked before', async () => {
       const caller = await adminCaller(ctx.t);
-      const issued = await ctx.t.runtime.services.apiTokens.createApiToken(caller, { name: 'to revoke', scope: 'admin', environment: 'Customer' });
+      const issued = await ctx.t.runtime.services.apiTokens.createApiToken(caller, {
+        name: 'to revoke',
+        scope: 'admin',
+        environment: 'Customer',
+      });
       expectSuccess(await sendWith(`Token ${issued.secret}`));
       await ctx.t.runtime.services.apiTokens.revokeApiToken(caller, issued.record.id);
       await expectRejected(`Token ${issued.secret}`, 'invalid_api_token');

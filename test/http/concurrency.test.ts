@@ -39,7 +39,9 @@ describe('concurrent requests in one process, over a real socket', () => {
 
   it('creates exactly one group from 100 concurrent get-or-create calls for a new id', async () => {
     const write = t.tokens.default.Customer.write;
-    const responses = await Promise.all(Array.from({ length: 100 }, () => getOrCreate(baseUrl, write, 'race-one-process')));
+    const responses = await Promise.all(
+      Array.from({ length: 100 }, () => getOrCreate(baseUrl, write, 'race-one-process')),
+    );
     expectOneGroupForAll(responses);
     await expectStoredOnce(reader, tenant, 'race-one-process');
   });
@@ -48,7 +50,9 @@ describe('concurrent requests in one process, over a real socket', () => {
     const write = t.tokens.default.Customer.write;
     const group = await createUserGroup((req) => send(baseUrl, req), write, { user_group_id: 'rotation-race' });
     const responses = await Promise.all(
-      Array.from({ length: 20 }, () => send(baseUrl, { method: 'POST', path: '/api/user', token: write, body: { current_token: group.token } })),
+      Array.from({ length: 20 }, () =>
+        send(baseUrl, { method: 'POST', path: '/api/user', token: write, body: { current_token: group.token } }),
+      ),
     );
     const winners = responses.filter((response) => response.status === 200);
     expect(winners).toHaveLength(1);
@@ -59,7 +63,13 @@ describe('concurrent requests in one process, over a real socket', () => {
 
     const newToken = winners[0]!.body.user_group.token as string;
     expect(newToken).not.toBe(group.token);
-    const verify = (token: string) => send(baseUrl, { method: 'POST', path: '/api/user/verify', token: t.tokens.default.Customer.read, body: { token } });
+    const verify = (token: string) =>
+      send(baseUrl, {
+        method: 'POST',
+        path: '/api/user/verify',
+        token: t.tokens.default.Customer.read,
+        body: { token },
+      });
     const verified = await verify(newToken);
     expect(verified.status).toBe(200);
     expect(verified.body.user_group.team_id).toBe(group.team_id);
@@ -88,7 +98,10 @@ describe(`concurrent get-or-create across two \`ugs serve\` processes on ${SHARE
   it('creates exactly one group from 50 concurrent calls at each process', async () => {
     const [first, second] = servers as [ServeProcess, ServeProcess];
     const admin = first.adminTokens().Customer;
-    const calls = Array.from({ length: 50 }, () => [getOrCreate(first.baseUrl, admin, 'race-two-processes'), getOrCreate(second.baseUrl, admin, 'race-two-processes')]);
+    const calls = Array.from({ length: 50 }, () => [
+      getOrCreate(first.baseUrl, admin, 'race-two-processes'),
+      getOrCreate(second.baseUrl, admin, 'race-two-processes'),
+    ]);
     const responses = await Promise.all(calls.flat());
     expectOneGroupForAll(responses);
 
@@ -101,21 +114,36 @@ describe(`concurrent get-or-create across two \`ugs serve\` processes on ${SHARE
     }
   });
 
-  it('never stores a mapping that contradicts its data source\'s schema: a PUT mapping it races a PATCH moving it to another schema, 60 times', async () => {
+  it("never stores a mapping that contradicts its data source's schema: a PUT mapping it races a PATCH moving it to another schema, 60 times", async () => {
     const [first, second] = servers as [ServeProcess, ServeProcess];
     const admin = first.adminTokens().Customer;
     const post = (path: string, body: unknown) => send(first.baseUrl, { method: 'POST', path, token: admin, body });
-    const [schemaA, schemaB] = await Promise.all([post('/api/admin/schemas', { name: 'race-a' }), post('/api/admin/schemas', { name: 'race-b' })]);
+    const [schemaA, schemaB] = await Promise.all([
+      post('/api/admin/schemas', { name: 'race-a' }),
+      post('/api/admin/schemas', { name: 'race-b' }),
+    ]);
     const [a, b] = [schemaA.body.schema.id as number, schemaB.body.schema.id as number];
     const outcomes = new Map<string, number>();
     for (let round = 0; round < 60; round += 1) {
-      const dataSource = (await post('/api/admin/data_sources', { provided_id: `race-ds-${round}`, name: 'Racing', schema_id: a })).body.data_source;
+      const dataSource = (
+        await post('/api/admin/data_sources', { provided_id: `race-ds-${round}`, name: 'Racing', schema_id: a })
+      ).body.data_source;
       await getOrCreate(first.baseUrl, admin, `race-map-${round}`);
       // Each request on its own process, which of them goes first alternating.
       const [mapServer, patchServer] = round % 2 === 0 ? [first, second] : [second, first];
       const [mapped, moved] = await Promise.all([
-        send(mapServer.baseUrl, { method: 'PUT', path: '/api/user', token: admin, body: { user_group_id: `race-map-${round}`, mapping: { [a]: dataSource.id } } }),
-        send(patchServer.baseUrl, { method: 'PATCH', path: `/api/admin/data_sources/${dataSource.id}`, token: admin, body: { schema_id: b } }),
+        send(mapServer.baseUrl, {
+          method: 'PUT',
+          path: '/api/user',
+          token: admin,
+          body: { user_group_id: `race-map-${round}`, mapping: { [a]: dataSource.id } },
+        }),
+        send(patchServer.baseUrl, {
+          method: 'PATCH',
+          path: `/api/admin/data_sources/${dataSource.id}`,
+          token: admin,
+          body: { schema_id: b },
+        }),
       ]);
       const outcome = `${mapped.status} ${mapped.body.error?.code ?? ''} / ${moved.status} ${moved.body.error?.code ?? ''}`;
       outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
@@ -124,7 +152,9 @@ describe(`concurrent get-or-create across two \`ugs serve\` processes on ${SHARE
     }
     const reader = await openDatabaseReader(db);
     try {
-      const contradictions = await reader.count('user_group_mappings m JOIN data_sources d ON d.id = m.data_source_id WHERE d.schema_id <> m.schema_id');
+      const contradictions = await reader.count(
+        'user_group_mappings m JOIN data_sources d ON d.id = m.data_source_id WHERE d.schema_id <> m.schema_id',
+      );
       expect(contradictions, JSON.stringify(Object.fromEntries(outcomes))).toBe(0);
     } finally {
       await reader.close();

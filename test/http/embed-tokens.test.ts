@@ -4,7 +4,20 @@ import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { apiToken, expectError, expectSuccess, expectUnchanged, seedCatalog, seedGroup, uniqueId, useClient, TRANSPORTS, USER_PATH, VERIFY_PATH, type Catalog } from './helpers.js';
+import {
+  apiToken,
+  expectError,
+  expectSuccess,
+  expectUnchanged,
+  seedCatalog,
+  seedGroup,
+  uniqueId,
+  useClient,
+  TRANSPORTS,
+  USER_PATH,
+  VERIFY_PATH,
+  type Catalog,
+} from './helpers.js';
 import type { Client } from '../support/http-client.js';
 
 const EMBED_PATH = '/api/user/embed_token';
@@ -31,10 +44,15 @@ for (const transport of TRANSPORTS) {
     let client: Client;
     let catalog: Catalog;
     const issuer = 'http://127.0.0.1:8080/w/default';
-    const as = (scope: 'read' | 'write' | 'admin', environment: 'Customer' | 'Testing' = 'Customer', workspace: 'default' | 'other' = 'default') =>
-      apiToken(fixture.t, { scope, environment, workspace });
-    const mint = (body: Record<string, unknown>, token = as('read')) => client({ method: 'POST', path: EMBED_PATH, token, body });
-    const verifyOnline = (token: string, apiTokenSecret = as('read')) => client({ method: 'POST', path: VERIFY_PATH, token: apiTokenSecret, body: { token } });
+    const as = (
+      scope: 'read' | 'write' | 'admin',
+      environment: 'Customer' | 'Testing' = 'Customer',
+      workspace: 'default' | 'other' = 'default',
+    ) => apiToken(fixture.t, { scope, environment, workspace });
+    const mint = (body: Record<string, unknown>, token = as('read')) =>
+      client({ method: 'POST', path: EMBED_PATH, token, body });
+    const verifyOnline = (token: string, apiTokenSecret = as('read')) =>
+      client({ method: 'POST', path: VERIFY_PATH, token: apiTokenSecret, body: { token } });
     const jwks = async () => expectSuccessfulJson(await client({ method: 'GET', path: JWKS_PATH })).keys as Jwk[];
 
     function expectSuccessfulJson(res: Awaited<ReturnType<Client>>) {
@@ -50,10 +68,22 @@ for (const transport of TRANSPORTS) {
     it('mints a token every claim of which an independent verifier accepts against the published JWKS', async () => {
       const group = await seedGroup(fixture.t, { mapping: { [catalog.schemaA]: catalog.dsA.id } });
       await fixture.t.runtime.services.userGroups.updateUserGroup(
-        { tenant: { workspaceId: fixture.t.runtime.defaultWorkspace.id, environment: 'Customer' }, scope: 'admin', actor: { type: 'cli' }, requestId: null },
+        {
+          tenant: { workspaceId: fixture.t.runtime.defaultWorkspace.id, environment: 'Customer' },
+          scope: 'admin',
+          actor: { type: 'cli' },
+          requestId: null,
+        },
         { userGroupId: group.id, properties: { region: 'eu', tier: 1 } },
       );
-      const body = expectSuccess(await mint({ user_group_id: group.id, embed_id: 'sales-dashboard', origin: 'https://app.example.com', properties: { tier: 2, view: 'q3' } }));
+      const body = expectSuccess(
+        await mint({
+          user_group_id: group.id,
+          embed_id: 'sales-dashboard',
+          origin: 'https://app.example.com',
+          properties: { tier: 2, view: 'q3' },
+        }),
+      );
       expect(Object.keys(body).sort()).toEqual(['embed_token', 'expires_at', 'success']);
       const token = body.embed_token as string;
       expect(token).not.toContain(group.token);
@@ -86,7 +116,11 @@ for (const transport of TRANSPORTS) {
     it('publishes the keys and where to find them, publicly and cacheably', async () => {
       const configuration = await client({ method: 'GET', path: '/w/default/.well-known/openid-configuration' });
       expect(configuration.status).toBe(200);
-      expect(configuration.body).toEqual({ issuer, jwks_uri: `${issuer}/.well-known/jwks.json`, id_token_signing_alg_values_supported: ['ES256'] });
+      expect(configuration.body).toEqual({
+        issuer,
+        jwks_uri: `${issuer}/.well-known/jwks.json`,
+        id_token_signing_alg_values_supported: ['ES256'],
+      });
       expect(configuration.headers['cache-control']).toBe('public, max-age=300');
       const keys = await client({ method: 'GET', path: JWKS_PATH });
       expect(keys.headers['cache-control']).toBe('public, max-age=300');
@@ -99,13 +133,20 @@ for (const transport of TRANSPORTS) {
     it('takes the default lifetime of an hour, and any from 60 s to a day', async () => {
       const group = await seedGroup(fixture.t);
       for (const expiresIn of [60, 86_400]) {
-        const claims = jwt.decode(expectSuccess(await mint({ user_group_id: group.id, expires_in: expiresIn })).embed_token) as jwt.JwtPayload;
+        const claims = jwt.decode(
+          expectSuccess(await mint({ user_group_id: group.id, expires_in: expiresIn })).embed_token,
+        ) as jwt.JwtPayload;
         expect(claims.exp! - claims.iat!).toBe(expiresIn);
         expect(claims.aud).toBe('ugs-embed');
         expect((claims.ugs as { origin: unknown }).origin).toBeNull();
       }
       for (const expiresIn of [59, 86_401, 0, 3600.5, '3600']) {
-        expectError(await expectUnchanged(fixture.t, () => mint({ user_group_id: group.id, expires_in: expiresIn })), 400, 'invalid_field', 'expires_in');
+        expectError(
+          await expectUnchanged(fixture.t, () => mint({ user_group_id: group.id, expires_in: expiresIn })),
+          400,
+          'invalid_field',
+          'expires_in',
+        );
       }
     });
 
@@ -127,30 +168,42 @@ for (const transport of TRANSPORTS) {
 
     it('is verified online while it holds: the group as now, with what the token was minted for', async () => {
       const group = await seedGroup(fixture.t);
-      const token = expectSuccess(await mint({ user_group_id: group.id, embed_id: 'd1', properties: { view: 'q3' } })).embed_token as string;
+      const token = expectSuccess(await mint({ user_group_id: group.id, embed_id: 'd1', properties: { view: 'q3' } }))
+        .embed_token as string;
       const verified = expectSuccess(await verifyOnline(token));
       expect(verified.user_group).toMatchObject({ team_id: group.teamId, provided_id: group.id, token: group.token });
-      expect(verified.embed).toEqual({ embed_id: 'd1', origin: null, properties: { view: 'q3' }, expires_at: expect.any(String) });
+      expect(verified.embed).toEqual({
+        embed_id: 'd1',
+        origin: null,
+        properties: { view: 'q3' },
+        expires_at: expect.any(String),
+      });
       // A group token still verifies as before, without an embed.
       expect(expectSuccess(await verifyOnline(group.token)).embed).toBeUndefined();
     });
 
-    it('is refused by another environment\'s or workspace\'s verify, tampered with, or after its group token was rotated or its group deleted', async () => {
+    it("is refused by another environment's or workspace's verify, tampered with, or after its group token was rotated or its group deleted", async () => {
       const group = await seedGroup(fixture.t);
       const token = expectSuccess(await mint({ user_group_id: group.id })).embed_token as string;
       expectError(await verifyOnline(token, as('read', 'Testing')), 404, 'user_group_not_found');
       expectError(await verifyOnline(token, as('read', 'Customer', 'other')), 404, 'user_group_not_found');
       const [header, payload, signature] = token.split('.') as [string, string, string];
-      const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), sub: 'someone-else' })).toString('base64url');
+      const forged = Buffer.from(
+        JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), sub: 'someone-else' }),
+      ).toString('base64url');
       expectError(await verifyOnline(`${header}.${forged}.${signature}`), 404, 'user_group_not_found');
 
-      const rotated = expectSuccess(await client({ method: 'POST', path: USER_PATH, token: as('write'), body: { current_token: group.token } }));
+      const rotated = expectSuccess(
+        await client({ method: 'POST', path: USER_PATH, token: as('write'), body: { current_token: group.token } }),
+      );
       expectError(await verifyOnline(token), 404, 'user_group_not_found');
       const fresh = expectSuccess(await mint({ user_group_id: group.id })).embed_token as string;
       expect(jwt.decode(fresh, { json: true })!.jti).toMatch(/^1\./);
       expect(expectSuccess(await verifyOnline(fresh)).user_group.token).toBe(rotated.user_group.token);
 
-      expectSuccess(await client({ method: 'DELETE', path: USER_PATH, token: as('write'), body: { user_group_id: group.id } }));
+      expectSuccess(
+        await client({ method: 'DELETE', path: USER_PATH, token: as('write'), body: { user_group_id: group.id } }),
+      );
       expectError(await verifyOnline(fresh), 404, 'user_group_not_found');
     });
   });
@@ -167,14 +220,24 @@ describe('signing-key rotation', () => {
   });
 
   const injectCall = async (method: string, path: string, token?: string, body?: unknown) => {
-    const response = await t.app.inject({ method: method as 'GET', url: path, headers: { ...(token ? { authorization: `Token ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { payload: JSON.stringify(body) } : {}) });
+    const response = await t.app.inject({
+      method: method as 'GET',
+      url: path,
+      headers: {
+        ...(token ? { authorization: `Token ${token}` } : {}),
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body ? { payload: JSON.stringify(body) } : {}),
+    });
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     return { status: response.statusCode, body: response.json() as Record<string, any> };
   };
 
   it('signs with the new key at once, keeps the old one published until its tokens have expired, then drops it; audited', async () => {
     const group = await seedGroup(t);
-    const mintNow = async (expiresIn: number) => (await injectCall('POST', EMBED_PATH, read(), { user_group_id: group.id, expires_in: expiresIn })).body.embed_token as string;
+    const mintNow = async (expiresIn: number) =>
+      (await injectCall('POST', EMBED_PATH, read(), { user_group_id: group.id, expires_in: expiresIn })).body
+        .embed_token as string;
     const jwksNow = async () => (await injectCall('GET', JWKS_PATH)).body.keys as Jwk[];
     const oldToken = await mintNow(86_400);
     const oldKid = headerOf(oldToken).kid;
@@ -185,19 +248,27 @@ describe('signing-key rotation', () => {
     const rotation = await injectCall('POST', '/api/admin/signing_keys/rotate', admin);
     expect(rotation.status).toBe(200);
     const newKid = rotation.body.current.kid as string;
-    expect(rotation.body.retired).toMatchObject({ kid: oldKid, published_until: new Date(now + 86_400_000).toISOString() });
+    expect(rotation.body.retired).toMatchObject({
+      kid: oldKid,
+      published_until: new Date(now + 86_400_000).toISOString(),
+    });
     expect(headerOf(await mintNow(60)).kid).toBe(newKid);
     expect((await jwksNow()).map((key) => key.kid)).toEqual([newKid, oldKid]);
     // The old key's token still verifies, offline and online, for as long as it lives.
     now += 86_399_000;
-    expect(independentlyVerified(oldToken, await jwksNow(), { clockTimestamp: Math.floor(now / 1000) }).sub).toBe(group.id);
+    expect(independentlyVerified(oldToken, await jwksNow(), { clockTimestamp: Math.floor(now / 1000) }).sub).toBe(
+      group.id,
+    );
     expect((await injectCall('POST', VERIFY_PATH, read(), { token: oldToken })).status).toBe(200);
     // Once every token the old key could have signed has expired, it leaves the JWKS.
     now += 2_000;
     expect((await jwksNow()).map((key) => key.kid)).toEqual([newKid]);
     expect((await injectCall('POST', VERIFY_PATH, read(), { token: oldToken })).status).toBe(404);
 
-    const events = (await injectCall('GET', '/api/admin/audit_events?action=signing_key.rotated', admin)).body.audit_events as Array<Record<string, unknown>>;
-    expect(events).toEqual([expect.objectContaining({ action: 'signing_key.rotated', changes: { kid: { before: oldKid, after: newKid } } })]);
+    const events = (await injectCall('GET', '/api/admin/audit_events?action=signing_key.rotated', admin)).body
+      .audit_events as Array<Record<string, unknown>>;
+    expect(events).toEqual([
+      expect.objectContaining({ action: 'signing_key.rotated', changes: { kid: { before: oldKid, after: newKid } } }),
+    ]);
   });
 });

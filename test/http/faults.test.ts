@@ -4,7 +4,15 @@ import type { Tenant } from '../../src/domain/tenancy.js';
 import { createLocalRateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createUserGroup, holdWriteLock, issueApiToken, openSecondInstance, unusedUserGroupToken, useTestApp, type DatabaseReader } from '../security/helpers.js';
+import {
+  createUserGroup,
+  holdWriteLock,
+  issueApiToken,
+  openSecondInstance,
+  unusedUserGroupToken,
+  useTestApp,
+  type DatabaseReader,
+} from '../security/helpers.js';
 import { expectError } from '../support/error-envelope.js';
 
 interface GroupRef {
@@ -23,7 +31,10 @@ const READS: Record<string, (group: GroupRef) => Omit<ApiRequest, 'token'>> = {
   'GET of an existing group': (g) => ({ method: 'GET', path: '/api/user', body: { user_group_id: g.id } }),
   'POST verify': (g) => ({ method: 'POST', path: '/api/user/verify', body: { token: g.token } }),
 };
-const OPERATIONS: Record<string, (group: GroupRef) => Omit<ApiRequest, 'token'>> = { ...WRITES, 'POST verify': READS['POST verify']! };
+const OPERATIONS: Record<string, (group: GroupRef) => Omit<ApiRequest, 'token'>> = {
+  ...WRITES,
+  'POST verify': READS['POST verify']!,
+};
 
 /** A Retry-After of whole seconds, at most `max`. */
 function expectRetryAfter(response: ApiResponse, max: number): void {
@@ -42,27 +53,32 @@ describe('rate limiting at 3 requests a minute, burst 3, per API token', () => {
   const freshToken = () => issueApiToken(t, tenant, 'write');
   const ghost = (): GroupRef => ({ id: `rl-${randomUUID()}`, token: unusedUserGroupToken() });
 
-  const fixture = useTestApp({ rateLimit: { limiter: createLocalRateLimiter(() => 0), defaultPolicy: { perSecond: 3 / 60, burst: 3 } } });
+  const fixture = useTestApp({
+    rateLimit: { limiter: createLocalRateLimiter(() => 0), defaultPolicy: { perSecond: 3 / 60, burst: 3 } },
+  });
   beforeAll(() => ({ t, reader, tenant } = fixture));
 
-  it.each(Object.keys(OPERATIONS))('answers the 4th %s of one token with 429 and Retry-After, changing nothing', async (name) => {
-    const operation = OPERATIONS[name]!;
-    const token = await freshToken();
-    for (let i = 0; i < 3; i += 1) expect((await call({ ...operation(ghost()), token })).status).not.toBe(429);
+  it.each(Object.keys(OPERATIONS))(
+    'answers the 4th %s of one token with 429 and Retry-After, changing nothing',
+    async (name) => {
+      const operation = OPERATIONS[name]!;
+      const token = await freshToken();
+      for (let i = 0; i < 3; i += 1) expect((await call({ ...operation(ghost()), token })).status).not.toBe(429);
 
-    const before = await reader.snapshot(tenant);
-    const limited = await call({ ...operation(ghost()), token });
-    expectError(limited, 429, 'rate_limited');
-    expectRetryAfter(limited, 60);
-    // The next token comes in 60 s / 3.
-    expect(limited.headers['retry-after']).toBe('20');
-    expect(await reader.snapshot(tenant)).toEqual(before);
+      const before = await reader.snapshot(tenant);
+      const limited = await call({ ...operation(ghost()), token });
+      expectError(limited, 429, 'rate_limited');
+      expectRetryAfter(limited, 60);
+      // The next token comes in 60 s / 3.
+      expect(limited.headers['retry-after']).toBe('20');
+      expect(await reader.snapshot(tenant)).toEqual(before);
 
-    // Another token of the same tenant still has its whole budget.
-    const other = await call({ ...operation(ghost()), token: await freshToken() });
-    expect(other.status).not.toBe(429);
-    expect(other.headers['retry-after']).toBeUndefined();
-  });
+      // Another token of the same tenant still has its whole budget.
+      const other = await call({ ...operation(ghost()), token: await freshToken() });
+      expect(other.status).not.toBe(429);
+      expect(other.headers['retry-after']).toBeUndefined();
+    },
+  );
 
   it('counts every operation of a token against one budget', async () => {
     const token = await freshToken();
@@ -86,40 +102,47 @@ describe('a database locked by another connection', () => {
     expect(ready.body).toEqual({ status: 'ok' });
   });
 
-  it('answers a create with 503 and Retry-After once the default lock wait runs out, then recovers', { timeout: 20_000 }, async () => {
-    const token = t.tokens.default.Customer.write;
-    const request = { method: 'GET', path: '/api/user', token, body: { user_group_id: 'created-after-the-lock' } };
-    // The token's first use records last_used_at, a write; make it before the lock.
-    expect((await inject(t.app, { ...request, body: { user_group_id: 'warm-up' } })).status).toBe(200);
+  it(
+    'answers a create with 503 and Retry-After once the default lock wait runs out, then recovers',
+    { timeout: 20_000 },
+    async () => {
+      const token = t.tokens.default.Customer.write;
+      const request = { method: 'GET', path: '/api/user', token, body: { user_group_id: 'created-after-the-lock' } };
+      // The token's first use records last_used_at, a write; make it before the lock.
+      expect((await inject(t.app, { ...request, body: { user_group_id: 'warm-up' } })).status).toBe(200);
 
-    const release = await holdWriteLock(t.db);
-    let locked: ApiResponse;
-    const started = Date.now();
-    try {
-      locked = await inject(t.app, request);
-    } finally {
-      await release();
-    }
-    // SQLite's busy timeout and PostgreSQL's statement timeout are 5 s by default.
-    expect(Date.now() - started).toBeLessThan(8_000);
-    expectError(locked, 503, 'unavailable');
-    expectRetryAfter(locked, 60);
-    expect(await reader.countGroups(tenant, 'created-after-the-lock')).toBe(0);
+      const release = await holdWriteLock(t.db);
+      let locked: ApiResponse;
+      const started = Date.now();
+      try {
+        locked = await inject(t.app, request);
+      } finally {
+        await release();
+      }
+      // SQLite's busy timeout and PostgreSQL's statement timeout are 5 s by default.
+      expect(Date.now() - started).toBeLessThan(8_000);
+      expectError(locked, 503, 'unavailable');
+      expectRetryAfter(locked, 60);
+      expect(await reader.countGroups(tenant, 'created-after-the-lock')).toBe(0);
 
-    const recovered = await inject(t.app, request);
-    expect(recovered.status).toBe(200);
-    expect(recovered.body.new_user_group).toBe(true);
-  });
+      const recovered = await inject(t.app, request);
+      expect(recovered.status).toBe(200);
+      expect(recovered.body.new_user_group).toBe(true);
+    },
+  );
 
   describe('on an instance that waits 100 ms for a lock', () => {
     let instance: Awaited<ReturnType<typeof openSecondInstance>>;
     const targets: Record<string, GroupRef> = {};
-    const call = (req: Omit<ApiRequest, 'token'>, token = t.tokens.default.Customer.write) => inject(instance.app, { ...req, token });
+    const call = (req: Omit<ApiRequest, 'token'>, token = t.tokens.default.Customer.write) =>
+      inject(instance.app, { ...req, token });
 
     beforeAll(async () => {
       instance = await openSecondInstance(t.db, 100);
       for (const name of [...Object.keys(WRITES), ...Object.keys(READS)]) {
-        const group = await createUserGroup((req) => inject(instance.app, req), t.tokens.default.Customer.write, { user_group_id: `locked-${name}` });
+        const group = await createUserGroup((req) => inject(instance.app, req), t.tokens.default.Customer.write, {
+          user_group_id: `locked-${name}`,
+        });
         targets[name] = { id: group.provided_id, token: group.token };
       }
     });

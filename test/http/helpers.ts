@@ -107,9 +107,17 @@ export async function seedSchema(t: TestApp, workspace: Workspace = 'default'): 
   return (await t.runtime.services.schemas.createSchema(caller, { name: uniqueId('schema') })).id;
 }
 
-export async function seedDataSource(t: TestApp, schemaId: number, as: Omit<As, 'scope'> = {}): Promise<DataSourceRecord> {
+export async function seedDataSource(
+  t: TestApp,
+  schemaId: number,
+  as: Omit<As, 'scope'> = {},
+): Promise<DataSourceRecord> {
   const caller = await adminCaller(t, as);
-  return t.runtime.services.dataSources.createDataSource(caller, { providedId: uniqueId('ds'), name: 'Data source', schemaId });
+  return t.runtime.services.dataSources.createDataSource(caller, {
+    providedId: uniqueId('ds'),
+    name: 'Data source',
+    schemaId,
+  });
 }
 
 /** Two schemas with one data source each, in the default workspace's Customer environment. */
@@ -152,7 +160,8 @@ export function userGroupApi(client: Client, token: string) {
   return {
     getOrCreate: (body: unknown) => client({ method: 'GET', path: USER_PATH, token, body }),
     update: (body: unknown) => client({ method: 'PUT', path: USER_PATH, token, body }),
-    rotate: (currentToken: string) => client({ method: 'POST', path: USER_PATH, token, body: { current_token: currentToken } }),
+    rotate: (currentToken: string) =>
+      client({ method: 'POST', path: USER_PATH, token, body: { current_token: currentToken } }),
     remove: (body: unknown) => client({ method: 'DELETE', path: USER_PATH, token, body }),
     verify: (groupToken: string) => client({ method: 'POST', path: VERIFY_PATH, token, body: { token: groupToken } }),
   };
@@ -166,7 +175,6 @@ export function expectSuccess(res: ApiResponse): any {
   expect({ status: res.status, body: res.body }).toMatchObject({ status: 200, body: { success: 1 } });
   return res.body;
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // "Nothing is changed": the whole database, read through a connection of its own.

@@ -44,7 +44,9 @@ describe("the hosted product's documented example calls", () => {
 
   /** Runs a documented command through bash with only the host and the tokens replaced; returns the parsed answer. */
   const runDocumented = async (command: string, groupToken?: string) => {
-    let replaced = command.replace('https://api.explo.co', baseUrl).replace('<token>', apiToken(holder.t, { scope: 'write' }));
+    let replaced = command
+      .replace('https://api.explo.co', baseUrl)
+      .replace('<token>', apiToken(holder.t, { scope: 'write' }));
     if (groupToken !== undefined) replaced = replaced.replace(DOCUMENTED_GROUP_TOKEN, groupToken);
     const { stdout } = await run('bash', ['-c', `${replaced} --silent --show-error --write-out '\\n%{http_code}'`]);
     const [body, status] = [stdout.slice(0, stdout.lastIndexOf('\n')), stdout.slice(stdout.lastIndexOf('\n') + 1)];
@@ -58,11 +60,22 @@ describe("the hosted product's documented example calls", () => {
     // on a fresh database, are the 40th and the 134th created.
     const caller = await adminCaller(t);
     const schemaIds: number[] = [];
-    while ((schemaIds.at(-1) ?? 0) < 134) schemaIds.push((await t.runtime.services.schemas.createSchema(caller, { name: `schema ${schemaIds.length + 1}` })).id);
+    while ((schemaIds.at(-1) ?? 0) < 134)
+      schemaIds.push(
+        (await t.runtime.services.schemas.createSchema(caller, { name: `schema ${schemaIds.length + 1}` })).id,
+      );
     expect(schemaIds).toContain(40);
     expect(schemaIds).toContain(134);
-    await t.runtime.services.dataSources.createDataSource(caller, { providedId: '213', name: 'Documented 213', schemaId: 40 });
-    await t.runtime.services.dataSources.createDataSource(caller, { providedId: '386', name: 'Documented 386', schemaId: 134 });
+    await t.runtime.services.dataSources.createDataSource(caller, {
+      providedId: '213',
+      name: 'Documented 213',
+      schemaId: 40,
+    });
+    await t.runtime.services.dataSources.createDataSource(caller, {
+      providedId: '386',
+      name: 'Documented 386',
+      schemaId: 134,
+    });
   });
 
   it('get-or-create, update, refresh token and delete succeed with the documented response fields', async () => {
@@ -71,10 +84,19 @@ describe("the hosted product's documented example calls", () => {
     expect(created.body).toMatchObject({
       success: 1,
       new_user_group: true,
-      user_group: { team_id: expect.any(Number), token: expect.stringMatching(USER_GROUP_TOKEN), name: 'Example 1', provided_id: 'example_1', is_demo_group: false },
+      user_group: {
+        team_id: expect.any(Number),
+        token: expect.stringMatching(USER_GROUP_TOKEN),
+        name: 'Example 1',
+        provided_id: 'example_1',
+        is_demo_group: false,
+      },
     });
     const createdGroup = created.body.user_group as Record<string, unknown>;
-    expect(createdGroup).toMatchObject({ properties: { filterValue: 'value' }, mapping: { 40: expect.any(String), 134: expect.any(String) } });
+    expect(createdGroup).toMatchObject({
+      properties: { filterValue: 'value' },
+      mapping: { 40: expect.any(String), 134: expect.any(String) },
+    });
 
     // The same call again is a get: nothing new, the same token.
     const again = await runDocumented(GET_OR_CREATE);
@@ -84,13 +106,22 @@ describe("the hosted product's documented example calls", () => {
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({
       success: 1,
-      user_group: { team_id: createdGroup.team_id, token: createdGroup.token, name: 'Example 1', provided_id: 'example_1', is_demo_group: false },
+      user_group: {
+        team_id: createdGroup.team_id,
+        token: createdGroup.token,
+        name: 'Example 1',
+        provided_id: 'example_1',
+        is_demo_group: false,
+      },
     });
 
     const refreshed = await runDocumented(REFRESH, String(createdGroup.token));
     expect(refreshed.status).toBe(200);
     const refreshedGroup = refreshed.body.user_group as Record<string, unknown>;
-    expect(refreshed.body).toMatchObject({ success: 1, user_group: { team_id: createdGroup.team_id, name: 'Example 1', provided_id: 'example_1' } });
+    expect(refreshed.body).toMatchObject({
+      success: 1,
+      user_group: { team_id: createdGroup.team_id, name: 'Example 1', provided_id: 'example_1' },
+    });
     expect(refreshedGroup.token).toMatch(USER_GROUP_TOKEN);
     expect(refreshedGroup.token).not.toBe(createdGroup.token);
 

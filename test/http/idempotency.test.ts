@@ -22,10 +22,18 @@ import {
 
 /** The request with an Idempotency-Key (and, when given, its own X-Request-Id). */
 function keyed(req: ApiRequest, key: string, requestId?: string): ApiRequest {
-  return { ...req, headers: { ...req.headers, 'idempotency-key': key, ...(requestId ? { 'x-request-id': requestId } : {}) } };
+  return {
+    ...req,
+    headers: { ...req.headers, 'idempotency-key': key, ...(requestId ? { 'x-request-id': requestId } : {}) },
+  };
 }
 
-const rotation = (token: string, currentToken: string): ApiRequest => ({ method: 'POST', path: USER_PATH, token, body: { current_token: currentToken } });
+const rotation = (token: string, currentToken: string): ApiRequest => ({
+  method: 'POST',
+  path: USER_PATH,
+  token,
+  body: { current_token: currentToken },
+});
 
 function expectFirstRun(res: ApiResponse): void {
   expect(res.headers['idempotent-replayed']).toBeUndefined();
@@ -70,7 +78,12 @@ describe.each(TRANSPORTS)('Idempotency-Key replays over $name', (transport) => {
   it('answers a retried update with the first response, even after another change', async () => {
     const group = await seedGroup(ctx.t);
     const key = uniqueId('update');
-    const update = (name: string): ApiRequest => ({ method: 'PUT', path: USER_PATH, token: write(), body: { user_group_id: group.id, name } });
+    const update = (name: string): ApiRequest => ({
+      method: 'PUT',
+      path: USER_PATH,
+      token: write(),
+      body: { user_group_id: group.id, name },
+    });
     const first = await call(keyed(update('First'), key));
     expect(expectSuccess(first).user_group.name).toBe('First');
     expectSuccess(await call(update('Second')));
@@ -96,10 +109,15 @@ describe.each(TRANSPORTS)('Idempotency-Key replays over $name', (transport) => {
     expectError(await call(remove), 404, 'user_group_not_found');
   });
 
-  it('answers a retried 4xx with the same 4xx, naming the retry\'s request id, without running it again', async () => {
+  it("answers a retried 4xx with the same 4xx, naming the retry's request id, without running it again", async () => {
     const id = uniqueId('later');
     const key = uniqueId('missing');
-    const update: ApiRequest = { method: 'PUT', path: USER_PATH, token: write(), body: { user_group_id: id, name: 'Named' } };
+    const update: ApiRequest = {
+      method: 'PUT',
+      path: USER_PATH,
+      token: write(),
+      body: { user_group_id: id, name: 'Named' },
+    };
     const first = await call(keyed(update, key, 'missing-1'));
     expectError(first, 404, 'user_group_not_found');
     await seedGroup(ctx.t, { id });
@@ -121,7 +139,12 @@ describe('Idempotency-Key rules', () => {
 
   it('works on the admin writes too: a retried schema creation creates one schema', async () => {
     const key = uniqueId('schema');
-    const create: ApiRequest = { method: 'POST', path: '/api/admin/schemas', token: apiToken(ctx.t), body: { name: uniqueId('sales') } };
+    const create: ApiRequest = {
+      method: 'POST',
+      path: '/api/admin/schemas',
+      token: apiToken(ctx.t),
+      body: { name: uniqueId('sales') },
+    };
     const first = await call(keyed(create, key));
     expectSuccess(first);
     expectReplayOf(first, await call(keyed(create, key, 'schema-retry')), 'schema-retry');
@@ -134,14 +157,25 @@ describe('Idempotency-Key rules', () => {
     const body = { user_group_id: group.id, name: 'Spaced', properties: { b: 1, a: { y: [1, 2], x: null } } };
     const first = await call(keyed({ method: 'PUT', path: USER_PATH, token: write(), body }, key));
     expectSuccess(first);
-    const rawBody = '{ "properties" : {"a": {"x": null, "y": [1, 2]}, "b": 1},\n "name": "Spaced", "user_group_id": ' + JSON.stringify(group.id) + ' }';
-    expectReplayOf(first, await call(keyed({ method: 'PUT', path: `${USER_PATH}/`, token: write(), rawBody }, key, 'respaced')), 'respaced');
+    const rawBody =
+      '{ "properties" : {"a": {"x": null, "y": [1, 2]}, "b": 1},\n "name": "Spaced", "user_group_id": ' +
+      JSON.stringify(group.id) +
+      ' }';
+    expectReplayOf(
+      first,
+      await call(keyed({ method: 'PUT', path: `${USER_PATH}/`, token: write(), rawBody }, key, 'respaced')),
+      'respaced',
+    );
   });
 
   it('refuses the same key with another body, method or path as idempotency_key_reused, changing nothing', async () => {
     const group = await seedGroup(ctx.t);
     const key = uniqueId('reused');
-    expectSuccess(await call(keyed({ method: 'PUT', path: USER_PATH, token: write(), body: { user_group_id: group.id, name: 'One' } }, key)));
+    expectSuccess(
+      await call(
+        keyed({ method: 'PUT', path: USER_PATH, token: write(), body: { user_group_id: group.id, name: 'One' } }, key),
+      ),
+    );
 
     const others: ApiRequest[] = [
       { method: 'PUT', path: USER_PATH, token: write(), body: { user_group_id: group.id, name: 'Two' } },
@@ -156,9 +190,16 @@ describe('Idempotency-Key rules', () => {
 
   it('tells requests apart by their query string too', async () => {
     const admin = apiToken(ctx.t);
-    const schema = expectSuccess(await call({ method: 'POST', path: '/api/admin/schemas', token: admin, body: { name: uniqueId('query') } })).schema;
+    const schema = expectSuccess(
+      await call({ method: 'POST', path: '/api/admin/schemas', token: admin, body: { name: uniqueId('query') } }),
+    ).schema;
     const dataSource = expectSuccess(
-      await call({ method: 'POST', path: '/api/admin/data_sources', token: admin, body: { provided_id: uniqueId('ds'), name: 'DS', schema_id: schema.id } }),
+      await call({
+        method: 'POST',
+        path: '/api/admin/data_sources',
+        token: admin,
+        body: { provided_id: uniqueId('ds'), name: 'DS', schema_id: schema.id },
+      }),
     ).data_source;
     const key = uniqueId('patch');
     const patch = (environment: string): ApiRequest => ({
@@ -168,7 +209,12 @@ describe('Idempotency-Key rules', () => {
       body: { name: 'Renamed' },
     });
     expectSuccess(await call(keyed(patch('Customer'), key)));
-    expectError(await expectUnchanged(ctx.t, () => call(keyed(patch('Testing'), key))), 409, 'idempotency_key_reused', 'Idempotency-Key');
+    expectError(
+      await expectUnchanged(ctx.t, () => call(keyed(patch('Testing'), key))),
+      409,
+      'idempotency_key_reused',
+      'Idempotency-Key',
+    );
   });
 
   it('keeps the keys of each API token apart', async () => {
@@ -187,7 +233,9 @@ describe('Idempotency-Key rules', () => {
     const group = await seedGroup(ctx.t);
     const key = uniqueId('invalid');
     const refused = await expectUnchanged(ctx.t, () =>
-      call(keyed({ method: 'POST', path: USER_PATH, token: write(), body: { current_token: group.token, extra: 1 } }, key)),
+      call(
+        keyed({ method: 'POST', path: USER_PATH, token: write(), body: { current_token: group.token, extra: 1 } }, key),
+      ),
     );
     expectError(refused, 400, 'unknown_field', 'extra');
     const res = await call(keyed(rotation(write(), group.token), key));
@@ -203,7 +251,14 @@ describe('Idempotency-Key rules', () => {
       expectError(res, 400, 'invalid_field', 'Idempotency-Key');
     }
     // The edges of the rule are accepted.
-    expectSuccess(await call(keyed({ method: 'DELETE', path: USER_PATH, token: write(), body: { user_group_id: group.id } }, `!${'~'.repeat(254)}`)));
+    expectSuccess(
+      await call(
+        keyed(
+          { method: 'DELETE', path: USER_PATH, token: write(), body: { user_group_id: group.id } },
+          `!${'~'.repeat(254)}`,
+        ),
+      ),
+    );
   });
 
   it('ignores the header on GET, which is idempotent by contract', async () => {
@@ -224,10 +279,19 @@ describe('Idempotency-Key rules', () => {
   it('does not keep a 5xx: the retry runs again', async () => {
     const group = await seedGroup(ctx.t);
     const key = uniqueId('fault');
-    const update: ApiRequest = { method: 'PUT', path: USER_PATH, token: write(), body: { user_group_id: group.id, name: 'After fault' } };
+    const update: ApiRequest = {
+      method: 'PUT',
+      path: USER_PATH,
+      token: write(),
+      body: { user_group_id: group.id, name: 'After fault' },
+    };
     // An instance holding the wrong encryption key (made to start anyway, as only `ugs keys` may)
     // writes the change, then cannot show the group's token.
-    const misconfigured = await createTestApp({ database: ctx.t.db, encryptionKey: randomBytes(32).toString('base64'), requireAllKeys: false });
+    const misconfigured = await createTestApp({
+      database: ctx.t.db,
+      encryptionKey: randomBytes(32).toString('base64'),
+      requireAllKeys: false,
+    });
     try {
       expectError(await inject(misconfigured.app, keyed(update, key)), 500, 'internal_error');
     } finally {
@@ -244,7 +308,12 @@ describe('Idempotency-Key rules', () => {
 /** Sends the request and never reads the response; `hangUp` closes the connection. */
 function sendWithoutReading(baseUrl: string, req: ApiRequest): { hangUp(): void } {
   const payload = JSON.stringify(req.body);
-  const headers = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)), authorization: `Token ${req.token}`, ...req.headers };
+  const headers = {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(payload)),
+    authorization: `Token ${req.token}`,
+    ...req.headers,
+  };
   const outgoing = httpRequest(new URL(req.path, baseUrl), { method: req.method, headers, agent: false });
   // The hang-up is the point: its socket error is expected.
   outgoing.on('error', () => undefined);
@@ -282,7 +351,12 @@ describe('retries with one key, over a real socket', () => {
     expect(retry.headers['idempotent-replayed']).toBe('true');
     const newToken = expectSuccess(retry).user_group.token as string;
     expect(newToken).not.toBe(group.token);
-    const verified = await send(baseUrl, { method: 'POST', path: VERIFY_PATH, token: write, body: { token: newToken } });
+    const verified = await send(baseUrl, {
+      method: 'POST',
+      path: VERIFY_PATH,
+      token: write,
+      body: { token: newToken },
+    });
     expect(expectSuccess(verified).user_group.team_id).toBe(group.teamId);
     expect(await countAudit(ctx.t, 'user_group.token_rotated', group.id)).toBe(1);
   });
@@ -291,7 +365,9 @@ describe('retries with one key, over a real socket', () => {
     const group = await seedGroup(ctx.t);
     const write = apiToken(ctx.t, { scope: 'write' });
     const key = uniqueId('race');
-    const responses = await Promise.all(Array.from({ length: 10 }, () => send(baseUrl, keyed(rotation(write, group.token), key))));
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => send(baseUrl, keyed(rotation(write, group.token), key))),
+    );
 
     expect(await countAudit(ctx.t, 'user_group.token_rotated', group.id)).toBe(1);
     const successes = responses.filter((res) => res.status === 200);
@@ -342,7 +418,11 @@ describe('Idempotency-Key over time', () => {
 
     now += IDEMPOTENCY_RECORD_TTL_MS;
     const fresh = uniqueId('fresh');
-    expectSuccess(await call(keyed({ method: 'POST', path: '/api/admin/schemas', token: apiToken(t), body: { name: fresh } }, fresh)));
+    expectSuccess(
+      await call(
+        keyed({ method: 'POST', path: '/api/admin/schemas', token: apiToken(t), body: { name: fresh } }, fresh),
+      ),
+    );
     expect(await countRows(t, 'idempotency_keys')).toBe(1);
   });
 

@@ -20,7 +20,8 @@ describe('GET /metrics', () => {
 
   it('counts requests by route pattern, method and status, with latency histograms', async () => {
     const token = t.tokens.default.Customer.write;
-    for (const id of ['m1', 'm2']) await inject(t.app, { method: 'GET', path: '/api/user', token, body: { user_group_id: id } });
+    for (const id of ['m1', 'm2'])
+      await inject(t.app, { method: 'GET', path: '/api/user', token, body: { user_group_id: id } });
     await inject(t.app, { method: 'PUT', path: '/api/user', token, body: { user_group_id: 'missing' } });
     await inject(t.app, { method: 'GET', path: '/no/such/path/123' });
     await inject(t.app, { method: 'GET', path: '/healthz' });

@@ -16,7 +16,11 @@ interface JsonSchema {
   required?: string[];
   additionalProperties?: unknown;
 }
-type Spec = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown> } };
+type Spec = {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  components: { securitySchemes: Record<string, unknown> };
+};
 
 /**
  * The routes Fastify knows, read from `printRoutes` (a tree: each node's path continues its
@@ -42,9 +46,21 @@ const toOpenApiPath = (path: string) => path.replace(/:([^/]+)/g, '{$1}');
 // The bodies SPEC §5 and §6 define: their documented schemas must name exactly these fields
 // (and, where SPEC §5 says which are required, exactly those as required).
 const SPEC_BODIES: Record<string, { properties: string[]; required?: string[] }> = {
-  'GET /api/user': { properties: ['is_demo_group', 'mapping', 'name', 'parent_user_group_id', 'properties', 'tags', 'user_group_id'], required: ['user_group_id'] },
+  'GET /api/user': {
+    properties: ['is_demo_group', 'mapping', 'name', 'parent_user_group_id', 'properties', 'tags', 'user_group_id'],
+    required: ['user_group_id'],
+  },
   'PUT /api/user': {
-    properties: ['is_demo_group', 'mapping', 'name', 'new_user_group_id', 'parent_user_group_id', 'properties', 'tags', 'user_group_id'],
+    properties: [
+      'is_demo_group',
+      'mapping',
+      'name',
+      'new_user_group_id',
+      'parent_user_group_id',
+      'properties',
+      'tags',
+      'user_group_id',
+    ],
     required: ['user_group_id'],
   },
   'POST /api/user': { properties: ['current_token'], required: ['current_token'] },
@@ -59,7 +75,13 @@ describe('GET /openapi.json', () => {
   let spec: Spec;
   let routes: string[];
   const operations = () =>
-    Object.entries(spec.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ key: `${method.toUpperCase()} ${path}`, path, operation })));
+    Object.entries(spec.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({
+        key: `${method.toUpperCase()} ${path}`,
+        path,
+        operation,
+      })),
+    );
   const apiOperations = () => operations().filter(({ path }) => path.startsWith('/api/'));
 
   beforeAll(async () => {
@@ -91,7 +113,15 @@ describe('GET /openapi.json', () => {
 
   it('documents exactly the routes the app serves, but itself and the admin console\'s own (docs/decisions.md, "Admin console")', () => {
     // Guards the route reader: it must see the routes every deployment has.
-    expect(routes).toEqual(expect.arrayContaining(['GET /healthz', 'GET /openapi.json', 'GET /api/user', 'POST /api/user/verify', 'POST /console/session']));
+    expect(routes).toEqual(
+      expect.arrayContaining([
+        'GET /healthz',
+        'GET /openapi.json',
+        'GET /api/user',
+        'POST /api/user/verify',
+        'POST /console/session',
+      ]),
+    );
     // The console's pages and session are hidden on purpose: they are the console's, not the API's.
     const apiRoutes = routes.filter((route) => !route.split(' ')[1]!.startsWith('/console'));
     for (const route of apiRoutes) {
@@ -99,7 +129,11 @@ describe('GET /openapi.json', () => {
       expect(t.app.hasRoute({ method: method as 'GET', url: path }), route).toBe(true);
     }
     const served = apiRoutes.filter((route) => route !== 'GET /openapi.json').map((route) => toOpenApiPath(route));
-    expect(operations().map(({ key }) => key).sort()).toEqual(served.sort());
+    expect(
+      operations()
+        .map(({ key }) => key)
+        .sort(),
+    ).toEqual(served.sort());
   });
 
   it('documents a request body for exactly the /api operations that validate one', async () => {
@@ -107,10 +141,18 @@ describe('GET /openapi.json', () => {
     // lacking a required field); one without a body schema ignores the body.
     for (const { key, operation } of apiOperations()) {
       const [method, path] = key.split(' ') as [string, string];
-      const probe = await inject(t.app, { method, path: path.replace(/\{[^}]+\}/g, '999999'), token: t.tokens.default.Customer.admin, body: { zz_not_a_field: 1 } });
+      const probe = await inject(t.app, {
+        method,
+        path: path.replace(/\{[^}]+\}/g, '999999'),
+        token: t.tokens.default.Customer.admin,
+        body: { zz_not_a_field: 1 },
+      });
       const validatesBody = probe.status === 400 && ['unknown_field', 'missing_field'].includes(probe.body.error.code);
       const schema = operation.requestBody?.content?.['application/json']?.schema;
-      expect({ documented: schema !== undefined, validatesBody }, key).toEqual({ documented: validatesBody, validatesBody });
+      expect({ documented: schema !== undefined, validatesBody }, key).toEqual({
+        documented: validatesBody,
+        validatesBody,
+      });
       if (schema) {
         expect(schema.type, key).toBe('object');
         expect(schema.additionalProperties, key).toBe(false);
@@ -119,7 +161,9 @@ describe('GET /openapi.json', () => {
   });
 
   it('documents the fields of the SPEC-defined bodies exactly', () => {
-    const documented = new Map(apiOperations().map(({ key, operation }) => [key, operation.requestBody?.content?.['application/json']?.schema]));
+    const documented = new Map(
+      apiOperations().map(({ key, operation }) => [key, operation.requestBody?.content?.['application/json']?.schema]),
+    );
     for (const [key, expected] of Object.entries(SPEC_BODIES)) {
       const schema = documented.get(key);
       expect(Object.keys(schema?.properties ?? {}).sort(), key).toEqual(expected.properties);
@@ -129,27 +173,40 @@ describe('GET /openapi.json', () => {
 
   it('gives every /api operation a 200 response and the error envelope for 4xx and 5xx', () => {
     for (const { key, operation } of apiOperations()) {
-      const responses = Object.fromEntries(Object.entries(operation.responses ?? {}).map(([status, response]) => [status.toUpperCase(), response]));
+      const responses = Object.fromEntries(
+        Object.entries(operation.responses ?? {}).map(([status, response]) => [status.toUpperCase(), response]),
+      );
       const success = responses['200']?.content?.['application/json']?.schema;
       expect(success?.properties?.success, key).toBeDefined();
       expect(success?.required, key).toContain('success');
       for (const status of ['4XX', '5XX']) {
         const failure = responses[status]?.content?.['application/json']?.schema;
         expect(failure?.required, `${key} ${status}`).toEqual(['success', 'error']);
-        expect(Object.keys(failure?.properties?.error?.properties ?? {}).sort(), `${key} ${status}`).toEqual(['code', 'field', 'message', 'request_id']);
+        expect(Object.keys(failure?.properties?.error?.properties ?? {}).sort(), `${key} ${status}`).toEqual([
+          'code',
+          'field',
+          'message',
+          'request_id',
+        ]);
       }
     }
   });
 
   it('documents the optional Idempotency-Key header on every /api write, and on no read', () => {
     for (const { key, operation } of apiOperations()) {
-      const header = operation.parameters?.find((parameter) => parameter.in === 'header' && parameter.name === 'Idempotency-Key');
+      const header = operation.parameters?.find(
+        (parameter) => parameter.in === 'header' && parameter.name === 'Idempotency-Key',
+      );
       expect(header !== undefined, key).toBe(!key.startsWith('GET '));
     }
   });
 
   it('declares the API token scheme and requires it on every /api operation, and on no probe', () => {
-    expect(spec.components.securitySchemes.apiToken).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
+    expect(spec.components.securitySchemes.apiToken).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'Authorization',
+    });
     for (const { key, operation } of operations()) {
       if (key.split(' ')[1]!.startsWith('/api/')) expect(operation.security, key).toEqual([{ apiToken: [] }]);
       else expect(operation.security ?? [], key).toEqual([]);
@@ -157,11 +214,34 @@ describe('GET /openapi.json', () => {
   });
 
   it('documents what a webhook endpoint receives: every event type, its signature headers and the payload', () => {
-    const webhooks = (spec as unknown as { webhooks: Record<string, { post: { parameters: Array<{ name: string }>; requestBody: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } } }> }).webhooks;
+    const webhooks = (
+      spec as unknown as {
+        webhooks: Record<
+          string,
+          {
+            post: {
+              parameters: Array<{ name: string }>;
+              requestBody: { content: Record<string, { schema: { properties: Record<string, unknown> } }> };
+            };
+          }
+        >;
+      }
+    ).webhooks;
     expect(Object.keys(webhooks)).toEqual([...WEBHOOK_EVENT_TYPES]);
     for (const { post } of Object.values(webhooks)) {
-      expect(post.parameters.map((parameter) => parameter.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
-      expect(Object.keys(post.requestBody.content['application/json']!.schema.properties)).toEqual(['id', 'type', 'created_at', 'workspace', 'environment', 'data']);
+      expect(post.parameters.map((parameter) => parameter.name)).toEqual([
+        'webhook-id',
+        'webhook-timestamp',
+        'webhook-signature',
+      ]);
+      expect(Object.keys(post.requestBody.content['application/json']!.schema.properties)).toEqual([
+        'id',
+        'type',
+        'created_at',
+        'workspace',
+        'environment',
+        'data',
+      ]);
     }
   });
 });

@@ -12,10 +12,20 @@ describe('smoke', () => {
   afterAll(() => t.close());
 
   it('creates over a socket with a GET body', async () => {
-    const r = await send(base, { method: 'GET', path: '/api/user', token: t.tokens.default.Customer.write, body: { user_group_id: 'a' } });
+    const r = await send(base, {
+      method: 'GET',
+      path: '/api/user',
+      token: t.tokens.default.Customer.write,
+      body: { user_group_id: 'a' },
+    });
     expect(r.status).toBe(200);
     expect(r.body.new_user_group).toBe(true);
-    const again = await inject(t.app, { method: 'GET', path: '/api/user', token: t.tokens.default.Customer.read, body: { user_group_id: 'a' } });
+    const again = await inject(t.app, {
+      method: 'GET',
+      path: '/api/user',
+      token: t.tokens.default.Customer.read,
+      body: { user_group_id: 'a' },
+    });
     expect(again.body.user_group.token).toBe(r.body.user_group.token);
   });
 });

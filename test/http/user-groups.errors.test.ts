@@ -59,7 +59,10 @@ const remove = (body: unknown): UnsignedRequest => ({ method: 'DELETE', path: US
 const verify = (body: unknown): UnsignedRequest => ({ method: 'POST', path: VERIFY_PATH, body });
 
 /** Every operation on /api/user, each with a body that would otherwise succeed, plus `fields`. */
-const CREATE: Operation = { label: 'GET (create)', request: (_f, fields) => getOrCreate({ user_group_id: 'would-be-new', ...fields }) };
+const CREATE: Operation = {
+  label: 'GET (create)',
+  request: (_f, fields) => getOrCreate({ user_group_id: 'would-be-new', ...fields }),
+};
 const UPDATE: Operation = { label: 'PUT', request: (f, fields) => update({ user_group_id: f.g1.id, ...fields }) };
 const OPERATIONS: Operation[] = [
   CREATE,
@@ -69,10 +72,18 @@ const OPERATIONS: Operation[] = [
   { label: 'POST /verify', request: (f, fields) => verify({ token: f.g1.token, ...fields }) },
 ];
 const WITH_RAW_BODY = (rawBody: string, headers?: Record<string, string>) =>
-  OPERATIONS.map(({ label, request }) => ({ label, request: (f: Fixtures) => ({ ...request(f, {}), body: undefined, rawBody, ...(headers ? { headers } : {}) }) }));
+  OPERATIONS.map(({ label, request }) => ({
+    label,
+    request: (f: Fixtures) => ({ ...request(f, {}), body: undefined, rawBody, ...(headers ? { headers } : {}) }),
+  }));
 
 /** Cross product: each bad value of a field, sent to each operation that takes the field. */
-function invalidValues(field: string, operations: Operation[], values: Array<[string, unknown]>, code = 'invalid_field'): ErrorCase[] {
+function invalidValues(
+  field: string,
+  operations: Operation[],
+  values: Array<[string, unknown]>,
+  code = 'invalid_field',
+): ErrorCase[] {
   return operations.flatMap((operation) =>
     values.map(([label, value]) => ({
       name: `${operation.label}: ${field} ${label}`,
@@ -166,11 +177,23 @@ const VALID_BODY = JSON.stringify({ user_group_id: 'would-be-new' });
 const CASES: ErrorCase[] = [
   // invalid_json: the body is not a JSON object.
   ...RAW_BAD_JSON.flatMap(([label, raw]) =>
-    WITH_RAW_BODY(raw).map((op) => ({ name: `${op.label}: ${label}`, request: op.request, status: 400, code: 'invalid_json', field: null })),
+    WITH_RAW_BODY(raw).map((op) => ({
+      name: `${op.label}: ${label}`,
+      request: op.request,
+      status: 400,
+      code: 'invalid_json',
+      field: null,
+    })),
   ),
   ...WITH_RAW_BODY('')
     .filter((op) => op.label !== CREATE.label)
-    .map((op) => ({ name: `${op.label}: an empty body`, request: op.request, status: 400, code: 'invalid_json', field: null })),
+    .map((op) => ({
+      name: `${op.label}: an empty body`,
+      request: op.request,
+      status: 400,
+      code: 'invalid_json',
+      field: null,
+    })),
   {
     name: 'GET query string: properties not JSON',
     request: () => ({ method: 'GET', path: `${USER_PATH}?user_group_id=q&properties=%7Bnope` }),
@@ -187,8 +210,19 @@ const CASES: ErrorCase[] = [
     ['PUT without user_group_id', update({ name: 'n', new_user_group_id: 'x' }), 'user_group_id'],
     ['POST without current_token', rotate({}), 'current_token'],
     ['POST /verify without token', verify({}), 'token'],
-  ].map(([name, request, field]) => ({ name: name as string, request: () => request as UnsignedRequest, status: 400, code: 'missing_field', field: field as string })),
-  { name: 'DELETE with neither current_token nor user_group_id', request: () => remove({}), status: 400, code: 'missing_field' },
+  ].map(([name, request, field]) => ({
+    name: name as string,
+    request: () => request as UnsignedRequest,
+    status: 400,
+    code: 'missing_field',
+    field: field as string,
+  })),
+  {
+    name: 'DELETE with neither current_token nor user_group_id',
+    request: () => remove({}),
+    status: 400,
+    code: 'missing_field',
+  },
   {
     name: 'DELETE with only data_source_provided_id',
     request: (f) => remove({ data_source_provided_id: f.dsA.providedId }),
@@ -204,29 +238,66 @@ const CASES: ErrorCase[] = [
     code: 'unknown_field',
     field: 'nmae',
   })),
-  { name: 'PUT: propertes', request: (f) => update({ user_group_id: f.g1.id, propertes: {} }), status: 400, code: 'unknown_field', field: 'propertes' },
-  { name: 'DELETE: current_tokn', request: (f) => remove({ user_group_id: f.g1.id, current_tokn: f.g1.token }), status: 400, code: 'unknown_field', field: 'current_tokn' },
-  { name: 'GET query string: a misspelt field', request: () => ({ method: 'GET', path: `${USER_PATH}?user_group_id=q&nmae=x` }), status: 400, code: 'unknown_field', field: 'nmae' },
+  {
+    name: 'PUT: propertes',
+    request: (f) => update({ user_group_id: f.g1.id, propertes: {} }),
+    status: 400,
+    code: 'unknown_field',
+    field: 'propertes',
+  },
+  {
+    name: 'DELETE: current_tokn',
+    request: (f) => remove({ user_group_id: f.g1.id, current_tokn: f.g1.token }),
+    status: 400,
+    code: 'unknown_field',
+    field: 'current_tokn',
+  },
+  {
+    name: 'GET query string: a misspelt field',
+    request: () => ({ method: 'GET', path: `${USER_PATH}?user_group_id=q&nmae=x` }),
+    status: 400,
+    code: 'unknown_field',
+    field: 'nmae',
+  },
 
   // invalid_field, naming the field.
   ...invalidValues('user_group_id', [CREATE, { label: 'DELETE', request: (_f, fields) => remove(fields) }], BAD_IDS),
-  ...invalidValues('user_group_id', [{ label: 'PUT', request: (_f, fields) => update({ name: 'n', ...fields }) }], BAD_IDS),
+  ...invalidValues(
+    'user_group_id',
+    [{ label: 'PUT', request: (_f, fields) => update({ name: 'n', ...fields }) }],
+    BAD_IDS,
+  ),
   ...invalidValues('new_user_group_id', [UPDATE], BAD_IDS),
   ...invalidValues('name', [CREATE, UPDATE], [...BAD_TEXT, ['a number', 5]]),
   ...invalidValues('properties', [CREATE, UPDATE], BAD_PROPERTIES),
   ...invalidValues('mapping', [CREATE, UPDATE], BAD_MAPPINGS),
-  ...invalidValues('current_token', [{ label: 'POST (rotate)', request: (_f, fields) => rotate(fields) }, { label: 'DELETE', request: (_f, fields) => remove(fields) }], BAD_TOKENS),
+  ...invalidValues(
+    'current_token',
+    [
+      { label: 'POST (rotate)', request: (_f, fields) => rotate(fields) },
+      { label: 'DELETE', request: (_f, fields) => remove(fields) },
+    ],
+    BAD_TOKENS,
+  ),
   // verify takes embed tokens too, so its token may be as long as one (8 KiB).
-  ...invalidValues('token', [{ label: 'POST /verify', request: (_f, fields) => verify(fields) }], [
-    ['of 8 193 characters', `ugt_${'a'.repeat(8189)}`],
-    ['with a NUL', `ugt_${'a'.repeat(63)}\u0000`],
-    ...BAD_TOKENS.slice(1),
-  ]),
-  ...invalidValues('data_source_provided_id', [{ label: 'DELETE', request: (f, fields) => remove({ user_group_id: f.g1.id, ...fields }) }], [
-    ['empty', ''],
-    ['of 257 characters', 'x'.repeat(257)],
-    ['a number', 1],
-  ]),
+  ...invalidValues(
+    'token',
+    [{ label: 'POST /verify', request: (_f, fields) => verify(fields) }],
+    [
+      ['of 8 193 characters', `ugt_${'a'.repeat(8189)}`],
+      ['with a NUL', `ugt_${'a'.repeat(63)}\u0000`],
+      ...BAD_TOKENS.slice(1),
+    ],
+  ),
+  ...invalidValues(
+    'data_source_provided_id',
+    [{ label: 'DELETE', request: (f, fields) => remove({ user_group_id: f.g1.id, ...fields }) }],
+    [
+      ['empty', ''],
+      ['of 257 characters', 'x'.repeat(257)],
+      ['a number', 1],
+    ],
+  ),
   {
     name: 'GET query string: user_group_id twice',
     request: () => ({ method: 'GET', path: `${USER_PATH}?user_group_id=a&user_group_id=b` }),
@@ -253,19 +324,42 @@ const CASES: ErrorCase[] = [
   // 404 user_group_not_found: nothing by that id or token in the token's environment.
   ...notFound([
     ['PUT of an unknown id', () => update({ user_group_id: 'no-such-group', name: 'n' })],
-    ['PUT of a Customer group with a Testing token', (f) => update({ user_group_id: f.g1.id, name: 'n' }), { environment: 'Testing' }],
-    ["PUT of a group with another workspace's token", (f) => update({ user_group_id: f.g1.id, name: 'n' }), { workspace: 'other' }],
+    [
+      'PUT of a Customer group with a Testing token',
+      (f) => update({ user_group_id: f.g1.id, name: 'n' }),
+      { environment: 'Testing' },
+    ],
+    [
+      "PUT of a group with another workspace's token",
+      (f) => update({ user_group_id: f.g1.id, name: 'n' }),
+      { workspace: 'other' },
+    ],
     ['POST of an unknown well-formed token', () => rotate({ current_token: `ugt_${'0'.repeat(64)}` })],
     ['POST of a malformed token', () => rotate({ current_token: 'not-a-token' })],
-    ['POST of a Customer token with a Testing API token', (f) => rotate({ current_token: f.g1.token }), { environment: 'Testing' }],
+    [
+      'POST of a Customer token with a Testing API token',
+      (f) => rotate({ current_token: f.g1.token }),
+      { environment: 'Testing' },
+    ],
     ['verify of an unknown token', () => verify({ token: `ugt_${'0'.repeat(64)}` })],
     ['verify of an empty token', () => verify({ token: '' })],
-    ['verify of a Customer token with a Testing API token', (f) => verify({ token: f.g1.token }), { environment: 'Testing', scope: 'read' }],
+    [
+      'verify of a Customer token with a Testing API token',
+      (f) => verify({ token: f.g1.token }),
+      { environment: 'Testing', scope: 'read' },
+    ],
     ["verify with another workspace's API token", (f) => verify({ token: f.g1.token }), { workspace: 'other' }],
     ['DELETE of an unknown id', () => remove({ user_group_id: 'no-such-group' })],
     ['DELETE of an unknown token', () => remove({ current_token: `ugt_${'0'.repeat(64)}` })],
-    ['DELETE of an unknown token with a known id', (f) => remove({ current_token: `ugt_${'0'.repeat(64)}`, user_group_id: f.g1.id })],
-    ['DELETE of a Customer group with a Testing token', (f) => remove({ user_group_id: f.g1.id }), { environment: 'Testing' }],
+    [
+      'DELETE of an unknown token with a known id',
+      (f) => remove({ current_token: `ugt_${'0'.repeat(64)}`, user_group_id: f.g1.id }),
+    ],
+    [
+      'DELETE of a Customer group with a Testing token',
+      (f) => remove({ user_group_id: f.g1.id }),
+      { environment: 'Testing' },
+    ],
   ]),
 
   // 404 not_found: unknown paths answer with the JSON envelope.
@@ -324,7 +418,10 @@ const CASES: ErrorCase[] = [
     (['user_group_id', 'current_token'] as const).map((by) => ({
       name: `DELETE by ${by} with ${label as string}`,
       request: (f: Fixtures) =>
-        remove({ [by]: by === 'user_group_id' ? f.g1.id : f.g1.token, data_source_provided_id: (dataSource as (f: Fixtures) => string)(f) }),
+        remove({
+          [by]: by === 'user_group_id' ? f.g1.id : f.g1.token,
+          data_source_provided_id: (dataSource as (f: Fixtures) => string)(f),
+        }),
       status: 409,
       code: 'data_source_mismatch',
       field: 'data_source_provided_id',
@@ -339,7 +436,13 @@ const CASES: ErrorCase[] = [
   },
 
   // 413: over 1 MiB, whatever the operation.
-  ...WITH_RAW_BODY(bodyOfSize(MIB + 1)).map((op) => ({ name: `${op.label}: a body of 1 MiB + 1 byte`, request: op.request, status: 413, code: 'payload_too_large', field: null })),
+  ...WITH_RAW_BODY(bodyOfSize(MIB + 1)).map((op) => ({
+    name: `${op.label}: a body of 1 MiB + 1 byte`,
+    request: op.request,
+    status: 413,
+    code: 'payload_too_large',
+    field: null,
+  })),
   {
     name: 'GET with a body of exactly 1 MiB is read (and then rejected for its name)',
     request: () => ({ method: 'GET', path: USER_PATH, rawBody: bodyOfSize(MIB) }),
@@ -373,7 +476,14 @@ function mappingCases(code: string, mappings: Array<[string, (f: Fixtures) => Re
 }
 
 function notFound(cases: Array<[string, (f: Fixtures) => UnsignedRequest, As?]>): ErrorCase[] {
-  return cases.map(([name, request, as]) => ({ name, request, ...(as ? { as } : {}), status: 404, code: 'user_group_not_found', field: null }));
+  return cases.map(([name, request, as]) => ({
+    name,
+    request,
+    ...(as ? { as } : {}),
+    status: 404,
+    code: 'user_group_not_found',
+    field: null,
+  }));
 }
 
 /** Values at the limits that must be accepted, so that the rejections above are about the limit. */
@@ -421,11 +531,21 @@ describe.each(TRANSPORTS)('user group errors over $name', (transport) => {
     ['GET', '/api/admin/schemas/'],
   ])('%s %s is not a 405 listing its own method', async (method, path) => {
     const res = await ctx.client({ method, path, token: apiToken(ctx.t), body: {} });
-    expect({ status: res.status, allow: String(res.headers.allow ?? '').split(', ').includes(method) }).not.toEqual({ status: 405, allow: true });
+    expect({
+      status: res.status,
+      allow: String(res.headers.allow ?? '')
+        .split(', ')
+        .includes(method),
+    }).not.toEqual({ status: 405, allow: true });
   });
 
   it.each(ACCEPTED_AT_THE_LIMIT)('accepts %s', async (_label, fields) => {
-    const res = await ctx.client({ method: 'GET', path: USER_PATH, token: apiToken(ctx.t), body: { user_group_id: uniqueId('limit'), ...fields } });
+    const res = await ctx.client({
+      method: 'GET',
+      path: USER_PATH,
+      token: apiToken(ctx.t),
+      body: { user_group_id: uniqueId('limit'), ...fields },
+    });
     expect(expectSuccess(res).new_user_group).toBe(true);
   });
 
@@ -435,13 +555,25 @@ describe.each(TRANSPORTS)('user group errors over $name', (transport) => {
       const schemaId = await seedSchema(ctx.t);
       mapping[schemaId] = (await seedDataSource(ctx.t, schemaId)).id;
     }
-    const res = await ctx.client({ method: 'GET', path: USER_PATH, token: apiToken(ctx.t), body: { user_group_id: uniqueId('wide'), mapping } });
+    const res = await ctx.client({
+      method: 'GET',
+      path: USER_PATH,
+      token: apiToken(ctx.t),
+      body: { user_group_id: uniqueId('wide'), mapping },
+    });
     expect(Object.keys(expectSuccess(res).user_group.mapping)).toHaveLength(64);
   });
 
   it('the snapshot behind "nothing changed" does see a change', async () => {
     const before = await snapshotDatabase(ctx.t);
-    expectSuccess(await ctx.client({ method: 'PUT', path: USER_PATH, token: apiToken(ctx.t), body: { user_group_id: fixtures.g2.id, name: 'Seen' } }));
+    expectSuccess(
+      await ctx.client({
+        method: 'PUT',
+        path: USER_PATH,
+        token: apiToken(ctx.t),
+        body: { user_group_id: fixtures.g2.id, name: 'Seen' },
+      }),
+    );
     expect(await snapshotDatabase(ctx.t)).not.toEqual(before);
   });
 

@@ -34,7 +34,8 @@ const PROPERTIES = {
 /** Query-string form of a GET: plain fields as they are, mapping and properties as JSON text. */
 function queryOf(fields: Record<string, unknown>): string {
   const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(fields)) params.set(key, typeof value === 'string' ? value : JSON.stringify(value));
+  for (const [key, value] of Object.entries(fields))
+    params.set(key, typeof value === 'string' ? value : JSON.stringify(value));
   return `${USER_PATH}?${params.toString()}`;
 }
 
@@ -51,7 +52,12 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
   /** Creates a group with every field set; returns the group as the response shows it. */
   async function createFullGroup(id = uniqueId('full')) {
     const body = expectSuccess(
-      await api().getOrCreate({ user_group_id: id, name: 'Full group', properties: PROPERTIES, mapping: { [catalog.schemaA]: catalog.dsA.id } }),
+      await api().getOrCreate({
+        user_group_id: id,
+        name: 'Full group',
+        properties: PROPERTIES,
+        mapping: { [catalog.schemaA]: catalog.dsA.id },
+      }),
     );
     expect(body.new_user_group).toBe(true);
     return body.user_group;
@@ -67,7 +73,12 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
   describe('GET creates', () => {
     it('returns the whole group with every field given', async () => {
       const id = uniqueId('example');
-      const res = await api().getOrCreate({ user_group_id: id, name: 'Example 1', properties: PROPERTIES, mapping: { [catalog.schemaA]: catalog.dsA.id } });
+      const res = await api().getOrCreate({
+        user_group_id: id,
+        name: 'Example 1',
+        properties: PROPERTIES,
+        mapping: { [catalog.schemaA]: catalog.dsA.id },
+      });
       const body = expectSuccess(res);
       expect(body).toStrictEqual({
         success: 1,
@@ -105,26 +116,35 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
       expect(a.token).not.toBe(b.token);
     });
 
-    it.each([12345, 0, -7, Number.MAX_SAFE_INTEGER])('turns the integer user_group_id %s into its decimal string', async (id) => {
-      const tokenOf = async (userGroupId: unknown) => expectSuccess(await api().getOrCreate({ user_group_id: userGroupId })).user_group;
-      const created = await tokenOf(id);
-      expect(created).toMatchObject({ provided_id: String(id), name: String(id) });
-      expect(await current(String(id))).toStrictEqual(created);
-    });
+    it.each([12345, 0, -7, Number.MAX_SAFE_INTEGER])(
+      'turns the integer user_group_id %s into its decimal string',
+      async (id) => {
+        const tokenOf = async (userGroupId: unknown) =>
+          expectSuccess(await api().getOrCreate({ user_group_id: userGroupId })).user_group;
+        const created = await tokenOf(id);
+        expect(created).toMatchObject({ provided_id: String(id), name: String(id) });
+        expect(await current(String(id))).toStrictEqual(created);
+      },
+    );
 
     it.each([
       ['its id as an integer', (c: Catalog) => c.dsA.id],
       ['its id as a digit string', (c: Catalog) => String(c.dsA.id)],
       ['its provided_id', (c: Catalog) => c.dsA.providedId],
     ])('resolves a mapping that names the data source by %s', async (_label, ref) => {
-      const { user_group } = expectSuccess(await api().getOrCreate({ user_group_id: uniqueId('mapped'), mapping: { [catalog.schemaA]: ref(catalog) } }));
+      const { user_group } = expectSuccess(
+        await api().getOrCreate({ user_group_id: uniqueId('mapped'), mapping: { [catalog.schemaA]: ref(catalog) } }),
+      );
       expect(user_group.mapping).toStrictEqual({ [String(catalog.schemaA)]: String(catalog.dsA.id) });
     });
 
     it('resolves a mapping of several schemas', async () => {
       const mapping = { [catalog.schemaA]: catalog.dsA.providedId, [catalog.schemaB]: catalog.dsB.id };
       const { user_group } = expectSuccess(await api().getOrCreate({ user_group_id: uniqueId('multi'), mapping }));
-      expect(user_group.mapping).toStrictEqual({ [String(catalog.schemaA)]: String(catalog.dsA.id), [String(catalog.schemaB)]: String(catalog.dsB.id) });
+      expect(user_group.mapping).toStrictEqual({
+        [String(catalog.schemaA)]: String(catalog.dsA.id),
+        [String(catalog.schemaB)]: String(catalog.dsB.id),
+      });
     });
 
     it('keeps Customer and Testing apart: the same id is two groups', async () => {
@@ -139,20 +159,35 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
   });
 
   describe('GET on an existing group', () => {
-    it.each<Scope>(['read', 'write'])('with a %s token returns it unchanged and ignores the other fields', async (scope) => {
-      const created = await createFullGroup();
-      const res = await expectUnchanged(ctx.t, () =>
-        api(scope).getOrCreate({ user_group_id: created.provided_id, name: 'Other name', properties: { other: 1 }, mapping: {} }),
-      );
-      expect(expectSuccess(res)).toStrictEqual({ success: 1, new_user_group: false, user_group: created });
-    });
+    it.each<Scope>(['read', 'write'])(
+      'with a %s token returns it unchanged and ignores the other fields',
+      async (scope) => {
+        const created = await createFullGroup();
+        const res = await expectUnchanged(ctx.t, () =>
+          api(scope).getOrCreate({
+            user_group_id: created.provided_id,
+            name: 'Other name',
+            properties: { other: 1 },
+            mapping: {},
+          }),
+        );
+        expect(expectSuccess(res)).toStrictEqual({ success: 1, new_user_group: false, user_group: created });
+      },
+    );
   });
 
   describe('GET with the fields in the query string', () => {
     it('creates, then finds, a group without a body', async () => {
       const id = uniqueId('query');
-      const fields = { user_group_id: id, name: 'Query & name', properties: PROPERTIES, mapping: { [catalog.schemaA]: catalog.dsA.providedId } };
-      const created = expectSuccess(await ctx.client({ method: 'GET', path: queryOf(fields), token: apiToken(ctx.t, { scope: 'write' }) }));
+      const fields = {
+        user_group_id: id,
+        name: 'Query & name',
+        properties: PROPERTIES,
+        mapping: { [catalog.schemaA]: catalog.dsA.providedId },
+      };
+      const created = expectSuccess(
+        await ctx.client({ method: 'GET', path: queryOf(fields), token: apiToken(ctx.t, { scope: 'write' }) }),
+      );
       expect(created.new_user_group).toBe(true);
       expect(created.user_group).toMatchObject({
         provided_id: id,
@@ -160,7 +195,13 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
         properties: PROPERTIES,
         mapping: { [String(catalog.schemaA)]: String(catalog.dsA.id) },
       });
-      const again = expectSuccess(await ctx.client({ method: 'GET', path: queryOf({ user_group_id: id }), token: apiToken(ctx.t, { scope: 'read' }) }));
+      const again = expectSuccess(
+        await ctx.client({
+          method: 'GET',
+          path: queryOf({ user_group_id: id }),
+          token: apiToken(ctx.t, { scope: 'read' }),
+        }),
+      );
       expect(again).toStrictEqual({ success: 1, new_user_group: false, user_group: created.user_group });
     });
   });
@@ -169,13 +210,24 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
     it.each([
       ['name alone', () => ({ name: 'New name' }), () => ({ name: 'New name' })],
       // A group without a parent computes its own properties and mapping (SPEC §11).
-      ['properties, replaced whole', () => ({ properties: { fresh: true } }), () => ({ properties: { fresh: true }, computed_properties: { fresh: true } })],
-      ['properties null, which clears them', () => ({ properties: null }), () => ({ properties: null, computed_properties: {} })],
+      [
+        'properties, replaced whole',
+        () => ({ properties: { fresh: true } }),
+        () => ({ properties: { fresh: true }, computed_properties: { fresh: true } }),
+      ],
+      [
+        'properties null, which clears them',
+        () => ({ properties: null }),
+        () => ({ properties: null, computed_properties: {} }),
+      ],
       ['mapping {}, which clears it', () => ({ mapping: {} }), () => ({ mapping: {}, computed_mapping: {} })],
       [
         'mapping, replaced whole',
         (c: Catalog) => ({ mapping: { [c.schemaB]: c.dsB.providedId } }),
-        (c: Catalog) => ({ mapping: { [String(c.schemaB)]: String(c.dsB.id) }, computed_mapping: { [String(c.schemaB)]: String(c.dsB.id) } }),
+        (c: Catalog) => ({
+          mapping: { [String(c.schemaB)]: String(c.dsB.id) },
+          computed_mapping: { [String(c.schemaB)]: String(c.dsB.id) },
+        }),
       ],
       [
         'everything at once',
@@ -190,7 +242,9 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
       ],
     ])('updates %s and leaves the absent fields as they are', async (_label, patch, changed) => {
       const before = await createFullGroup();
-      const { user_group: after } = expectSuccess(await api().update({ user_group_id: before.provided_id, ...patch(catalog) }));
+      const { user_group: after } = expectSuccess(
+        await api().update({ user_group_id: before.provided_id, ...patch(catalog) }),
+      );
       expect(after).toStrictEqual({ ...before, ...changed(catalog), updated_at: expect.stringMatching(ISO_TIMESTAMP) });
       expect(Date.parse(after.updated_at)).toBeGreaterThanOrEqual(Date.parse(before.updated_at));
       expect(await current(before.provided_id)).toStrictEqual(after);
@@ -202,8 +256,14 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
     ])('renames via new_user_group_id given as %s; the old id is then unknown', async (_label, newId, providedId) => {
       const before = await createFullGroup();
       const target = newId();
-      const { user_group: renamed } = expectSuccess(await api().update({ user_group_id: before.provided_id, new_user_group_id: target }));
-      expect(renamed).toStrictEqual({ ...before, provided_id: providedId(target), updated_at: expect.stringMatching(ISO_TIMESTAMP) });
+      const { user_group: renamed } = expectSuccess(
+        await api().update({ user_group_id: before.provided_id, new_user_group_id: target }),
+      );
+      expect(renamed).toStrictEqual({
+        ...before,
+        provided_id: providedId(target),
+        updated_at: expect.stringMatching(ISO_TIMESTAMP),
+      });
       expectError(await api().update({ user_group_id: before.provided_id, name: 'x' }), 404, 'user_group_not_found');
       expect(await current(providedId(target) as string)).toStrictEqual(renamed);
     });
@@ -212,8 +272,13 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
       const taken = uniqueId('testing-only');
       const testing = expectSuccess(await api('write', 'Testing').getOrCreate({ user_group_id: taken })).user_group;
       const before = await createFullGroup();
-      expect(expectSuccess(await api().update({ user_group_id: before.provided_id, new_user_group_id: taken })).user_group.provided_id).toBe(taken);
-      expect(expectSuccess(await api('read', 'Testing').getOrCreate({ user_group_id: taken })).user_group).toStrictEqual(testing);
+      expect(
+        expectSuccess(await api().update({ user_group_id: before.provided_id, new_user_group_id: taken })).user_group
+          .provided_id,
+      ).toBe(taken);
+      expect(
+        expectSuccess(await api('read', 'Testing').getOrCreate({ user_group_id: taken })).user_group,
+      ).toStrictEqual(testing);
     });
 
     it('never creates: an unknown group is 404 and stays unknown', async () => {
@@ -228,10 +293,18 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
     it('returns a new token; the old one is dead everywhere, the new one works', async () => {
       const before = await createFullGroup();
       const { user_group: rotated } = expectSuccess(await api().rotate(before.token));
-      expect(rotated).toStrictEqual({ ...before, token: expect.stringMatching(USER_GROUP_TOKEN), updated_at: expect.stringMatching(ISO_TIMESTAMP) });
+      expect(rotated).toStrictEqual({
+        ...before,
+        token: expect.stringMatching(USER_GROUP_TOKEN),
+        updated_at: expect.stringMatching(ISO_TIMESTAMP),
+      });
       expect(rotated.token).not.toBe(before.token);
 
-      for (const attempt of [() => api().verify(before.token), () => api().rotate(before.token), () => api().remove({ current_token: before.token })]) {
+      for (const attempt of [
+        () => api().verify(before.token),
+        () => api().rotate(before.token),
+        () => api().remove({ current_token: before.token }),
+      ]) {
         expectError(await expectUnchanged(ctx.t, attempt), 404, 'user_group_not_found');
       }
       expect(expectSuccess(await api('read').verify(rotated.token)).user_group).toStrictEqual(rotated);
@@ -243,7 +316,10 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
     it.each([
       ['current_token', (g: { token: string }) => ({ current_token: g.token })],
       ['user_group_id', (g: { provided_id: string }) => ({ user_group_id: g.provided_id })],
-      ['both', (g: { token: string; provided_id: string }) => ({ current_token: g.token, user_group_id: g.provided_id })],
+      [
+        'both',
+        (g: { token: string; provided_id: string }) => ({ current_token: g.token, user_group_id: g.provided_id }),
+      ],
     ])('by %s deletes; the token dies and the id can be created anew', async (_label, identify) => {
       const before = await createFullGroup();
       expect(expectSuccess(await api().remove(identify(before)))).toStrictEqual({ success: 1 });
@@ -252,7 +328,9 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
 
     it('with data_source_provided_id of a mapped data source deletes', async () => {
       const before = await createFullGroup();
-      expectSuccess(await api().remove({ user_group_id: before.provided_id, data_source_provided_id: catalog.dsA.providedId }));
+      expectSuccess(
+        await api().remove({ user_group_id: before.provided_id, data_source_provided_id: catalog.dsA.providedId }),
+      );
       await expectDeleted(before);
     });
 
@@ -269,7 +347,13 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
 
   describe('X-Request-Id', () => {
     const withRequestId = (requestId: string) =>
-      ctx.client({ method: 'GET', path: USER_PATH, token: apiToken(ctx.t), body: { user_group_id: uniqueId('rid') }, headers: { 'x-request-id': requestId } });
+      ctx.client({
+        method: 'GET',
+        path: USER_PATH,
+        token: apiToken(ctx.t),
+        body: { user_group_id: uniqueId('rid') },
+        headers: { 'x-request-id': requestId },
+      });
 
     it.each([
       ['a UUID', '0f0e8c8e-2a4b-4c4e-9d1a-3b2f4e5d6c7b'],
@@ -299,11 +383,23 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
 
   describe('response headers', () => {
     const requests: Array<[string, (token: string) => ApiRequest]> = [
-      ['a create (200)', (token) => ({ method: 'GET', path: USER_PATH, token, body: { user_group_id: uniqueId('h') } })],
-      ['a PUT of an unknown group (404)', (token) => ({ method: 'PUT', path: USER_PATH, token, body: { user_group_id: uniqueId('h') } })],
-      ['a rotation of an unknown token (404)', (token) => ({ method: 'POST', path: USER_PATH, token, body: { current_token: 'ugt_x' } })],
+      [
+        'a create (200)',
+        (token) => ({ method: 'GET', path: USER_PATH, token, body: { user_group_id: uniqueId('h') } }),
+      ],
+      [
+        'a PUT of an unknown group (404)',
+        (token) => ({ method: 'PUT', path: USER_PATH, token, body: { user_group_id: uniqueId('h') } }),
+      ],
+      [
+        'a rotation of an unknown token (404)',
+        (token) => ({ method: 'POST', path: USER_PATH, token, body: { current_token: 'ugt_x' } }),
+      ],
       ['a DELETE without identifiers (400)', (token) => ({ method: 'DELETE', path: USER_PATH, token, body: {} })],
-      ['a verification of an unknown token (404)', (token) => ({ method: 'POST', path: '/api/user/verify', token, body: { token: 'ugt_x' } })],
+      [
+        'a verification of an unknown token (404)',
+        (token) => ({ method: 'POST', path: '/api/user/verify', token, body: { token: 'ugt_x' } }),
+      ],
       ['an admin list (200)', (token) => ({ method: 'GET', path: '/api/admin/schemas', token })],
       ['a request without a token (401)', () => ({ method: 'GET', path: USER_PATH, body: { user_group_id: 'x' } })],
     ];
@@ -314,19 +410,21 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
       expect(res.headers['cache-control']).toBe('no-store');
     });
 
-    it.each(['application/json; charset=utf-8', 'application/json;charset=UTF-8', 'application/json; charset="utf8"', 'Application/JSON'])(
-      'accepts a JSON body sent as %s',
-      async (contentType) => {
-        const res = await ctx.client({
-          method: 'GET',
-          path: USER_PATH,
-          token: apiToken(ctx.t),
-          rawBody: JSON.stringify({ user_group_id: uniqueId('ct') }),
-          headers: { 'content-type': contentType },
-        });
-        expect(expectSuccess(res).new_user_group).toBe(true);
-      },
-    );
+    it.each([
+      'application/json; charset=utf-8',
+      'application/json;charset=UTF-8',
+      'application/json; charset="utf8"',
+      'Application/JSON',
+    ])('accepts a JSON body sent as %s', async (contentType) => {
+      const res = await ctx.client({
+        method: 'GET',
+        path: USER_PATH,
+        token: apiToken(ctx.t),
+        rawBody: JSON.stringify({ user_group_id: uniqueId('ct') }),
+        headers: { 'content-type': contentType },
+      });
+      expect(expectSuccess(res).new_user_group).toBe(true);
+    });
   });
 });
 
@@ -337,7 +435,8 @@ describe('real HTTP clients send a GET body', () => {
     base = await ctx.t.listen();
   });
 
-  async function curlGet(body: unknown, token: string): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  async function curlGet(body: unknown, token: string): Promise<{ status: number; body: any }> {
     const { stdout } = await promisify(execFile)('curl', [
       '-s',
       '-X',
@@ -358,9 +457,16 @@ describe('real HTTP clients send a GET body', () => {
 
   it('curl -X GET --data creates a group, then gets it', async () => {
     const id = uniqueId('curl');
-    const created = await curlGet({ user_group_id: id, name: 'From curl', properties: { via: 'curl' } }, apiToken(ctx.t, { scope: 'write' }));
+    const created = await curlGet(
+      { user_group_id: id, name: 'From curl', properties: { via: 'curl' } },
+      apiToken(ctx.t, { scope: 'write' }),
+    );
     expect(created.status).toBe(200);
-    expect(created.body).toMatchObject({ success: 1, new_user_group: true, user_group: { provided_id: id, name: 'From curl', properties: { via: 'curl' } } });
+    expect(created.body).toMatchObject({
+      success: 1,
+      new_user_group: true,
+      user_group: { provided_id: id, name: 'From curl', properties: { via: 'curl' } },
+    });
     const again = await curlGet({ user_group_id: id }, apiToken(ctx.t, { scope: 'read' }));
     expect(again.body).toStrictEqual({ success: 1, new_user_group: false, user_group: created.body.user_group });
   });
@@ -373,7 +479,13 @@ describe('real HTTP clients send a GET body', () => {
 
   it('node:http GET with a body creates a group, then gets it', async () => {
     const id = uniqueId('node-http');
-    const request = (scope: Scope) => send(base, { method: 'GET', path: USER_PATH, token: apiToken(ctx.t, { scope }), body: { user_group_id: id, name: 'From node:http' } });
+    const request = (scope: Scope) =>
+      send(base, {
+        method: 'GET',
+        path: USER_PATH,
+        token: apiToken(ctx.t, { scope }),
+        body: { user_group_id: id, name: 'From node:http' },
+      });
     const created = expectSuccess(await request('write'));
     expect(created).toMatchObject({ new_user_group: true, user_group: { provided_id: id, name: 'From node:http' } });
     expect(expectSuccess(await request('read'))).toStrictEqual({ ...created, new_user_group: false });

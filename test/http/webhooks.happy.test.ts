@@ -40,51 +40,106 @@ describe('webhooks: endpoints, payloads and signatures', () => {
 
   it('creates an endpoint, shows its secret once, and lists it without', async () => {
     const endpoint = await createEndpoint({ url: receiver.url, events: ['user_group.created'], description: 'CRM' });
-    expect(endpoint).toMatchObject({ url: receiver.url, events: ['user_group.created'], environment: 'Customer', description: 'CRM', enabled: true });
+    expect(endpoint).toMatchObject({
+      url: receiver.url,
+      events: ['user_group.created'],
+      environment: 'Customer',
+      description: 'CRM',
+      enabled: true,
+    });
     expect(endpoint.secret).toMatch(SECRET_SHAPE);
-    const listed = expectSuccess(await client({ method: 'GET', path: '/api/admin/webhook_endpoints', token: admin() })).webhook_endpoints;
+    const listed = expectSuccess(
+      await client({ method: 'GET', path: '/api/admin/webhook_endpoints', token: admin() }),
+    ).webhook_endpoints;
     const found = listed.find((entry: { id: number }) => entry.id === endpoint.id);
     expect(found).toEqual({ ...endpoint, secret: undefined, created_at: endpoint.created_at });
     expect(JSON.stringify(listed)).not.toContain('whsec_');
-    expectSuccess(await client({ method: 'DELETE', path: `/api/admin/webhook_endpoints/${endpoint.id}`, token: admin() }));
+    expectSuccess(
+      await client({ method: 'DELETE', path: `/api/admin/webhook_endpoints/${endpoint.id}`, token: admin() }),
+    );
   });
 
   it('announces each kind of change, signed, with the object and without any token', async () => {
     const endpoint = await createEndpoint({ url: receiver.url, events: ['*'] });
     const api = userGroupApi(client, apiToken(t, { scope: 'write' }));
     const id = uniqueId('hooked');
-    const created = expectSuccess(await api.getOrCreate({ user_group_id: id, name: 'Before', properties: { plan: 'pro' } })).user_group;
+    const created = expectSuccess(
+      await api.getOrCreate({ user_group_id: id, name: 'Before', properties: { plan: 'pro' } }),
+    ).user_group;
     expectSuccess(await api.update({ user_group_id: id, name: 'After' }));
     const rotated = expectSuccess(await api.rotate(created.token)).user_group;
     expectSuccess(await api.remove({ user_group_id: id }));
-    const issued = expectSuccess(await client({ method: 'POST', path: '/api/admin/api_tokens', token: admin(), body: { name: 'hooked', scope: 'read' } })).api_token;
+    const issued = expectSuccess(
+      await client({
+        method: 'POST',
+        path: '/api/admin/api_tokens',
+        token: admin(),
+        body: { name: 'hooked', scope: 'read' },
+      }),
+    ).api_token;
     expectSuccess(await client({ method: 'DELETE', path: `/api/admin/api_tokens/${issued.id}`, token: admin() }));
     // The first rotation creates the workspace's first key (signing_key.created, not announced); the second rotates it.
     expectSuccess(await client({ method: 'POST', path: '/api/admin/signing_keys/rotate', token: admin() }));
     expectSuccess(await client({ method: 'POST', path: '/api/admin/signing_keys/rotate', token: admin() }));
 
-    const types = ['user_group.created', 'user_group.updated', 'user_group.token_rotated', 'user_group.deleted', 'api_token.created', 'api_token.revoked', 'signing_key.rotated'];
+    const types = [
+      'user_group.created',
+      'user_group.updated',
+      'user_group.token_rotated',
+      'user_group.deleted',
+      'api_token.created',
+      'api_token.revoked',
+      'signing_key.rotated',
+    ];
     await receiver.waitFor(() => types.every((type) => eventsOfType(type).length > 0));
     for (const type of types) {
       const [received] = eventsOfType(type);
       expect(verify(endpoint.secret, received!)).toEqual(received!.json);
       expect(received!.headers['webhook-id']).toBe(received!.json.id);
-      expect(received!.json).toMatchObject({ type, workspace: 'default', id: expect.stringMatching(/^evt_[0-9a-f]{24}$/) });
+      expect(received!.json).toMatchObject({
+        type,
+        workspace: 'default',
+        id: expect.stringMatching(/^evt_[0-9a-f]{24}$/),
+      });
       // No secret of any kind travels: group tokens, API tokens, webhook secrets.
       expect(received!.body).not.toMatch(/ugt_|ugs_live_|ugs_test_|whsec_|"token"/);
     }
-    const group = (type: string) => eventsOfType(type).find((entry) => entry.json.data.user_group.provided_id === id)!.json;
+    const group = (type: string) =>
+      eventsOfType(type).find((entry) => entry.json.data.user_group.provided_id === id)!.json;
     expect(group('user_group.created')).toMatchObject({
       environment: 'Customer',
-      data: { user_group: { team_id: created.team_id, name: 'Before', provided_id: id, properties: { plan: 'pro' }, computed_properties: { plan: 'pro' } } },
+      data: {
+        user_group: {
+          team_id: created.team_id,
+          name: 'Before',
+          provided_id: id,
+          properties: { plan: 'pro' },
+          computed_properties: { plan: 'pro' },
+        },
+      },
     });
     expect(group('user_group.created').data).not.toHaveProperty('changes');
-    expect(group('user_group.updated').data).toMatchObject({ user_group: { name: 'After' }, changes: { name: { before: 'Before', after: 'After' } } });
-    expect(group('user_group.token_rotated').data.user_group).toMatchObject({ team_id: created.team_id, updated_at: rotated.updated_at });
+    expect(group('user_group.updated').data).toMatchObject({
+      user_group: { name: 'After' },
+      changes: { name: { before: 'Before', after: 'After' } },
+    });
+    expect(group('user_group.token_rotated').data.user_group).toMatchObject({
+      team_id: created.team_id,
+      updated_at: rotated.updated_at,
+    });
     expect(group('user_group.deleted').data.user_group).toMatchObject({ team_id: created.team_id, name: 'After' });
-    expect(eventsOfType('api_token.created')[0]!.json.data.api_token).toMatchObject({ id: issued.id, name: 'hooked', scope: 'read' });
-    expect(eventsOfType('signing_key.rotated')[0]!.json).toMatchObject({ environment: null, data: { signing_key: { kid: expect.any(String) }, changes: { kid: {} } } });
-    expectSuccess(await client({ method: 'DELETE', path: `/api/admin/webhook_endpoints/${endpoint.id}`, token: admin() }));
+    expect(eventsOfType('api_token.created')[0]!.json.data.api_token).toMatchObject({
+      id: issued.id,
+      name: 'hooked',
+      scope: 'read',
+    });
+    expect(eventsOfType('signing_key.rotated')[0]!.json).toMatchObject({
+      environment: null,
+      data: { signing_key: { kid: expect.any(String) }, changes: { kid: {} } },
+    });
+    expectSuccess(
+      await client({ method: 'DELETE', path: `/api/admin/webhook_endpoints/${endpoint.id}`, token: admin() }),
+    );
   });
 
   it('sends an endpoint only the types it asked for, of its own environment', async () => {
@@ -101,13 +156,15 @@ describe('webhooks: endpoints, payloads and signatures', () => {
       await wanted.waitFor((received) => received.length >= 1);
       // Everything else was written before the Testing delete: had it been sent, it would be here by now.
       await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(wanted.received.map((entry) => [entry.json.type, entry.json.environment])).toEqual([['user_group.deleted', 'Testing']]);
+      expect(wanted.received.map((entry) => [entry.json.type, entry.json.environment])).toEqual([
+        ['user_group.deleted', 'Testing'],
+      ]);
     } finally {
       await wanted.close();
     }
   });
 
-  it('keeps each group\'s events in order under concurrent changes of many groups', async () => {
+  it("keeps each group's events in order under concurrent changes of many groups", async () => {
     const ordered = await startWebhookReceiver(() => ({ delayMs: Math.floor(Math.random() * 5) }));
     try {
       await createEndpoint({ url: ordered.url, events: ['user_group.created', 'user_group.updated'] });
@@ -118,12 +175,15 @@ describe('webhooks: endpoints, payloads and signatures', () => {
       await Promise.all(
         ids.map(async (id) => {
           expectSuccess(await api.getOrCreate({ user_group_id: id, name: `${id}:0` }));
-          for (let n = 1; n <= UPDATES; n += 1) expectSuccess(await api.update({ user_group_id: id, name: `${id}:${n}` }));
+          for (let n = 1; n <= UPDATES; n += 1)
+            expectSuccess(await api.update({ user_group_id: id, name: `${id}:${n}` }));
         }),
       );
       await ordered.waitFor((received) => received.length >= GROUPS * (UPDATES + 1));
       for (const id of ids) {
-        const names = ordered.received.filter((entry) => entry.json.data.user_group.provided_id === id).map((entry) => entry.json.data.user_group.name);
+        const names = ordered.received
+          .filter((entry) => entry.json.data.user_group.provided_id === id)
+          .map((entry) => entry.json.data.user_group.name);
         expect(names).toEqual(Array.from({ length: UPDATES + 1 }, (_, n) => `${id}:${n}`));
       }
     } finally {
@@ -135,7 +195,13 @@ describe('webhooks: endpoints, payloads and signatures', () => {
     const overlap = await startWebhookReceiver();
     try {
       const endpoint = await createEndpoint({ url: overlap.url, events: ['user_group.created'] });
-      const rotated = expectSuccess(await client({ method: 'POST', path: `/api/admin/webhook_endpoints/${endpoint.id}/rotate_secret`, token: admin() })).webhook_endpoint;
+      const rotated = expectSuccess(
+        await client({
+          method: 'POST',
+          path: `/api/admin/webhook_endpoints/${endpoint.id}/rotate_secret`,
+          token: admin(),
+        }),
+      ).webhook_endpoint;
       expect(rotated.secret).toMatch(SECRET_SHAPE);
       expect(rotated.secret).not.toBe(endpoint.secret);
       expectSuccess(await userGroupApi(client, admin()).getOrCreate({ user_group_id: uniqueId('overlap') }));
@@ -151,9 +217,17 @@ describe('webhooks: endpoints, payloads and signatures', () => {
   });
 
   it('shows deliveries and counts them in /metrics', async () => {
-    const listed = expectSuccess(await client({ method: 'GET', path: '/api/admin/webhook_deliveries?status=delivered&limit=5', token: admin() }));
+    const listed = expectSuccess(
+      await client({ method: 'GET', path: '/api/admin/webhook_deliveries?status=delivered&limit=5', token: admin() }),
+    );
     expect(listed.webhook_deliveries.length).toBe(5);
-    expect(listed.webhook_deliveries[0]).toMatchObject({ status: 'delivered', attempts: 1, last_response_status: 200, last_error: null, next_attempt_at: null });
+    expect(listed.webhook_deliveries[0]).toMatchObject({
+      status: 'delivered',
+      attempts: 1,
+      last_response_status: 200,
+      last_error: null,
+      next_attempt_at: null,
+    });
     expect(listed.next_cursor).toEqual(expect.any(String));
     const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
     expect(metrics.body).toMatch(/ugs_webhook_attempts_total\{result="delivered"\} [1-9]/);
@@ -180,15 +254,29 @@ describe('webhooks: retries, disabling and manual retry', () => {
   });
 
   const deliveriesOf = async (endpointId: number) =>
-    expectSuccess(await client({ method: 'GET', path: `/api/admin/webhook_deliveries?endpoint_id=${endpointId}`, token: apiToken(t) })).webhook_deliveries;
+    expectSuccess(
+      await client({
+        method: 'GET',
+        path: `/api/admin/webhook_deliveries?endpoint_id=${endpointId}`,
+        token: apiToken(t),
+      }),
+    ).webhook_deliveries;
 
   const hooked = async (events: string[] = ['user_group.created']) =>
-    expectSuccess(await client({ method: 'POST', path: '/api/admin/webhook_endpoints', token: apiToken(t), body: { url: receiver.url, events } })).webhook_endpoint;
+    expectSuccess(
+      await client({
+        method: 'POST',
+        path: '/api/admin/webhook_endpoints',
+        token: apiToken(t),
+        body: { url: receiver.url, events },
+      }),
+    ).webhook_endpoint;
 
   it('retries after 500s and timeouts with growing delays, then delivers once the receiver answers 2xx', async () => {
     // First a 500, then no answer within the timeout, then a 503, then success.
-    receiver = await startWebhookReceiver((_request, received) =>
-      [{ status: 500 }, { delayMs: 1500 }, { status: 503 }][received.length - 1] ?? { status: 204 },
+    receiver = await startWebhookReceiver(
+      (_request, received) =>
+        [{ status: 500 }, { delayMs: 1500 }, { status: 503 }][received.length - 1] ?? { status: 204 },
     );
     const endpoint = await hooked();
     expectSuccess(await userGroupApi(client, apiToken(t)).getOrCreate({ user_group_id: uniqueId('retried') }));
@@ -202,7 +290,9 @@ describe('webhooks: retries, disabling and manual retry', () => {
     expect(gaps[1]).toBeGreaterThanOrEqual(1000 + 300);
     expect(gaps[2]).toBeGreaterThanOrEqual(900);
     expect(gaps[2]!).toBeGreaterThan(gaps[0]!);
-    await expect.poll(async () => (await deliveriesOf(endpoint.id))[0]).toMatchObject({ status: 'delivered', attempts: 4, last_response_status: 204 });
+    await expect
+      .poll(async () => (await deliveriesOf(endpoint.id))[0])
+      .toMatchObject({ status: 'delivered', attempts: 4, last_response_status: 204 });
   });
 
   it('gives a delivery up after its last retry, disables the endpoint after the failure window (audited), and retries by hand', async () => {
@@ -211,19 +301,29 @@ describe('webhooks: retries, disabling and manual retry', () => {
     const api = userGroupApi(client, apiToken(t));
     expectSuccess(await api.getOrCreate({ user_group_id: uniqueId('doomed') }));
     // 1 + 3 retries over 100 + 300 + 900 ms: failed after about 1.3 s.
-    await expect.poll(async () => (await deliveriesOf(endpoint.id))[0], { timeout: 10_000 }).toMatchObject({ status: 'failed', attempts: 4, last_response_status: 500 });
+    await expect
+      .poll(async () => (await deliveriesOf(endpoint.id))[0], { timeout: 10_000 })
+      .toMatchObject({ status: 'failed', attempts: 4, last_response_status: 500 });
     // Failing on past the 5 s window disables the endpoint.
     await expect
       .poll(
         async () => {
           // Each new failing delivery keeps the failures going until the window has passed.
           expectSuccess(await api.getOrCreate({ user_group_id: uniqueId('doomed') }));
-          return expectSuccess(await client({ method: 'GET', path: `/api/admin/webhook_endpoints/${endpoint.id}`, token: apiToken(t) })).webhook_endpoint.enabled;
+          return expectSuccess(
+            await client({ method: 'GET', path: `/api/admin/webhook_endpoints/${endpoint.id}`, token: apiToken(t) }),
+          ).webhook_endpoint.enabled;
         },
         { timeout: 15_000, interval: 500 },
       )
       .toBe(false);
-    const audit = expectSuccess(await client({ method: 'GET', path: '/api/admin/audit_events?action=webhook_endpoint.disabled', token: apiToken(t) })).audit_events;
+    const audit = expectSuccess(
+      await client({
+        method: 'GET',
+        path: '/api/admin/audit_events?action=webhook_endpoint.disabled',
+        token: apiToken(t),
+      }),
+    ).audit_events;
     expect(audit[0]).toMatchObject({ actor: { type: 'cli' }, changes: { enabled: { before: true, after: false } } });
 
     // Disabled: a new change is not even queued for it. (Attempts already under way when it was
@@ -236,17 +336,33 @@ describe('webhooks: retries, disabling and manual retry', () => {
 
     // Fixed: enable it and retry the failed delivery by hand.
     receiver.respond(() => ({ status: 200 }));
-    expectSuccess(await client({ method: 'PATCH', path: `/api/admin/webhook_endpoints/${endpoint.id}`, token: apiToken(t), body: { enabled: true } }));
-    const failed = (await deliveriesOf(endpoint.id)).find((delivery: { status: string }) => delivery.status === 'failed');
-    const retried = expectSuccess(await client({ method: 'POST', path: `/api/admin/webhook_deliveries/${failed.id}/retry`, token: apiToken(t) })).webhook_delivery;
+    expectSuccess(
+      await client({
+        method: 'PATCH',
+        path: `/api/admin/webhook_endpoints/${endpoint.id}`,
+        token: apiToken(t),
+        body: { enabled: true },
+      }),
+    );
+    const failed = (await deliveriesOf(endpoint.id)).find(
+      (delivery: { status: string }) => delivery.status === 'failed',
+    );
+    const retried = expectSuccess(
+      await client({ method: 'POST', path: `/api/admin/webhook_deliveries/${failed.id}/retry`, token: apiToken(t) }),
+    ).webhook_delivery;
     expect(retried).toMatchObject({ id: failed.id, status: 'pending', attempts: 0 });
-    await expect.poll(async () => (await deliveriesOf(endpoint.id)).find((delivery: { id: number }) => delivery.id === failed.id), { timeout: 10_000 }).toMatchObject({
-      status: 'delivered',
-      attempts: 1,
-    });
+    await expect
+      .poll(
+        async () => (await deliveriesOf(endpoint.id)).find((delivery: { id: number }) => delivery.id === failed.id),
+        { timeout: 10_000 },
+      )
+      .toMatchObject({
+        status: 'delivered',
+        attempts: 1,
+      });
   });
 
-  it('holds a group\'s later events back, without a due time, while its earliest one fails, then sends them in order', async () => {
+  it("holds a group's later events back, without a due time, while its earliest one fails, then sends them in order", async () => {
     receiver = await startWebhookReceiver(() => ({ status: 500 }));
     const endpoint = await hooked(['user_group.created', 'user_group.updated']);
     const api = userGroupApi(client, apiToken(t));
@@ -256,14 +372,26 @@ describe('webhooks: retries, disabling and manual retry', () => {
     expectSuccess(await api.update({ user_group_id: id, name: 'v2' }));
     await receiver.waitFor((received) => received.length >= 2);
     const queued = (await deliveriesOf(endpoint.id)).reverse();
-    expect(queued.map((delivery: { event_type: string; attempts: number; next_attempt_at: string | null }) => [delivery.event_type, delivery.attempts > 0, delivery.next_attempt_at !== null])).toEqual([
+    expect(
+      queued.map((delivery: { event_type: string; attempts: number; next_attempt_at: string | null }) => [
+        delivery.event_type,
+        delivery.attempts > 0,
+        delivery.next_attempt_at !== null,
+      ]),
+    ).toEqual([
       ['user_group.created', true, true],
       ['user_group.updated', false, false],
       ['user_group.updated', false, false],
     ]);
     receiver.respond(() => ({ status: 200 }));
-    await receiver.waitFor((received) => received.filter((entry) => entry.headers['webhook-id'] !== received[0]!.headers['webhook-id']).length === 2, 10_000);
-    const names = [...new Map(receiver.received.map((entry) => [entry.json.id, entry.json.data.user_group.name])).values()];
+    await receiver.waitFor(
+      (received) =>
+        received.filter((entry) => entry.headers['webhook-id'] !== received[0]!.headers['webhook-id']).length === 2,
+      10_000,
+    );
+    const names = [
+      ...new Map(receiver.received.map((entry) => [entry.json.id, entry.json.data.user_group.name])).values(),
+    ];
     expect(names).toEqual(['v0', 'v1', 'v2']);
   });
 
@@ -272,11 +400,21 @@ describe('webhooks: retries, disabling and manual retry', () => {
     const slow = await startWebhookReceiver(() => ({ hang: true }));
     try {
       await hooked();
-      expectSuccess(await client({ method: 'POST', path: '/api/admin/webhook_endpoints', token: apiToken(t), body: { url: slow.url, events: ['user_group.created'] } }));
+      expectSuccess(
+        await client({
+          method: 'POST',
+          path: '/api/admin/webhook_endpoints',
+          token: apiToken(t),
+          body: { url: slow.url, events: ['user_group.created'] },
+        }),
+      );
       const api = userGroupApi(client, apiToken(t));
       const ids = Array.from({ length: 40 }, () => uniqueId('busy'));
       for (const id of ids) expectSuccess(await api.getOrCreate({ user_group_id: id }));
-      await receiver.waitFor((received) => ids.every((id) => received.some((entry) => entry.json.data.user_group.provided_id === id)), 5000);
+      await receiver.waitFor(
+        (received) => ids.every((id) => received.some((entry) => entry.json.data.user_group.provided_id === id)),
+        5000,
+      );
       // All 40 reached the fast receiver while the slow one had seen only part of them: at most 16
       // attempts to one endpoint at once, each held for the whole 1 s timeout, so 40 take three rounds.
       expect(slow.received.length).toBeGreaterThan(0);
@@ -291,15 +429,26 @@ describe('webhooks: retention', () => {
   it('purges delivered deliveries and their events once they are older than the retention', async () => {
     const receiver = await startWebhookReceiver();
     // A retention of half a second stands in for the 30 days, checked every 100 ms.
-    const t = await createTestApp({ webhooks: { allowPrivate: true, worker: { ...FAST, retentionMs: 500, purgeIntervalMs: 100 } } });
+    const t = await createTestApp({
+      webhooks: { allowPrivate: true, worker: { ...FAST, retentionMs: 500, purgeIntervalMs: 100 } },
+    });
     try {
       const client = injectClient(t.app);
-      expectSuccess(await client({ method: 'POST', path: '/api/admin/webhook_endpoints', token: apiToken(t), body: { url: receiver.url, events: ['*'] } }));
+      expectSuccess(
+        await client({
+          method: 'POST',
+          path: '/api/admin/webhook_endpoints',
+          token: apiToken(t),
+          body: { url: receiver.url, events: ['*'] },
+        }),
+      );
       expectSuccess(await userGroupApi(client, apiToken(t)).getOrCreate({ user_group_id: uniqueId('kept') }));
       await receiver.waitFor((received) => received.length === 1);
       const rows = async (table: string) => ((await (await t.reader()).readAll())[table] ?? []).length;
       expect(await rows('webhook_events')).toBe(1);
-      await expect.poll(async () => [await rows('webhook_deliveries'), await rows('webhook_events')], { timeout: 10_000 }).toEqual([0, 0]);
+      await expect
+        .poll(async () => [await rows('webhook_deliveries'), await rows('webhook_events')], { timeout: 10_000 })
+        .toEqual([0, 0]);
       // The change itself and its audit trail stay.
       expect(await rows('audit_events')).toBeGreaterThan(0);
     } finally {
@@ -315,12 +464,24 @@ describe('webhooks: a graceful stop', () => {
     const t = await createTestApp({ webhooks: { allowPrivate: true, worker: FAST } });
     try {
       const client = injectClient(t.app);
-      const endpoint = expectSuccess(await client({ method: 'POST', path: '/api/admin/webhook_endpoints', token: apiToken(t), body: { url: receiver.url, events: ['*'] } })).webhook_endpoint;
+      const endpoint = expectSuccess(
+        await client({
+          method: 'POST',
+          path: '/api/admin/webhook_endpoints',
+          token: apiToken(t),
+          body: { url: receiver.url, events: ['*'] },
+        }),
+      ).webhook_endpoint;
       expectSuccess(await userGroupApi(client, apiToken(t)).getOrCreate({ user_group_id: uniqueId('stopping') }));
       await receiver.waitFor((received) => received.length === 1);
       // The receiver holds its answer for 400 ms: the worker is stopped in the middle of the attempt.
       await t.webhookWorker!.stop();
-      const [delivery] = await t.runtime.store.listWebhookDeliveries({ workspaceId: t.runtime.defaultWorkspace.id, environment: 'Customer', endpointId: endpoint.id, limit: 1 });
+      const [delivery] = await t.runtime.store.listWebhookDeliveries({
+        workspaceId: t.runtime.defaultWorkspace.id,
+        environment: 'Customer',
+        endpointId: endpoint.id,
+        limit: 1,
+      });
       expect(delivery).toMatchObject({ status: 'delivered', attempts: 1, lastResponseStatus: 200 });
     } finally {
       await t.close();

@@ -53,7 +53,9 @@ describe('rate limiting across cluster workers', () => {
     const first = createWorkerRateLimiter(fallback, connectWorker().channel);
     const second = createWorkerRateLimiter(fallback, connectWorker().channel);
 
-    const decisions = await Promise.all([first, second, first, second, first].map((worker) => worker.take('7', POLICY)));
+    const decisions = await Promise.all(
+      [first, second, first, second, first].map((worker) => worker.take('7', POLICY)),
+    );
     expect(decisions.map((decision) => decision.allowed)).toEqual([true, true, true, false, false]);
     // Another key has a bucket of its own, in the primary too.
     expect((await second.take('8', POLICY)).allowed).toBe(true);
@@ -66,7 +68,9 @@ describe('rate limiting across cluster workers', () => {
     const decisions = await Promise.all(keys.map((key) => worker.take(key, { perSecond: 1, burst: 10 })));
     // Each of the 5 keys was asked 10 times: each bucket counted down 9..0 on its own.
     for (let key = 0; key < 5; key += 1) {
-      const remaining = decisions.filter((_, index) => keys[index] === String(key)).map((decision) => decision.remaining);
+      const remaining = decisions
+        .filter((_, index) => keys[index] === String(key))
+        .map((decision) => decision.remaining);
       expect(remaining.sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     }
   });

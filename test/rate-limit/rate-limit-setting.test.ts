@@ -19,7 +19,21 @@ describe('rate settings', () => {
     expect(rateLimitPolicy(parseRate('5/s'), parseBurst('10'))).toEqual({ perSecond: 5, burst: 10 });
   });
 
-  it.each(['', 'abc', '0', '0/s', '-5/s', '1.5/s', '5/h', '5/sec', '5 / s', 's', '/s', 'OFF', '99999999999999999999/s'])('refuses the rate %j, saying how to write one', (text) => {
+  it.each([
+    '',
+    'abc',
+    '0',
+    '0/s',
+    '-5/s',
+    '1.5/s',
+    '5/h',
+    '5/sec',
+    '5 / s',
+    's',
+    '/s',
+    'OFF',
+    '99999999999999999999/s',
+  ])('refuses the rate %j, saying how to write one', (text) => {
     expect(() => parseRate(text)).toThrow(/is not a rate: write <n>\/s or <n>\/min/);
   });
 

@@ -14,7 +14,12 @@ function bucketsOnAClock(maxBuckets?: number) {
 }
 
 /** Takes `count` tokens and returns how many were allowed. */
-function drain(take: ReturnType<typeof createTokenBuckets>, key: string, policy: RateLimitPolicy, count: number): number {
+function drain(
+  take: ReturnType<typeof createTokenBuckets>,
+  key: string,
+  policy: RateLimitPolicy,
+  count: number,
+): number {
   let allowed = 0;
   for (let i = 0; i < count; i += 1) if (take(key, policy).allowed) allowed += 1;
   return allowed;

@@ -79,7 +79,10 @@ function mixedWrites(token: string, ids: [string, string], firstToken: string): 
     });
   }
   // A fixed shuffle keeps failures reproducible while the kinds still interleave.
-  return writes.map((write, index) => ({ write, key: (index * 37) % writes.length })).sort((a, b) => a.key - b.key).map(({ write }) => write);
+  return writes
+    .map((write, index) => ({ write, key: (index * 37) % writes.length }))
+    .sort((a, b) => a.key - b.key)
+    .map(({ write }) => write);
 }
 
 const groupState = (body: Record<string, unknown>, token: string): GroupState => ({
@@ -100,7 +103,9 @@ describe.each(['postgres', 'sqlite'] as const)('%s: concurrent writes to one gro
     const writes = mixedWrites(cluster.admin, ids, created.token);
     const requestIds = writes.map((_, index) => `contention-${suffix}-${index}`);
     const responses = await Promise.all(
-      writes.map((write, index) => call(cluster.target(index), { ...write.request, headers: { 'x-request-id': requestIds[index]! } })),
+      writes.map((write, index) =>
+        call(cluster.target(index), { ...write.request, headers: { 'x-request-id': requestIds[index]! } }),
+      ),
     );
 
     for (const [index, response] of responses.entries()) {
@@ -112,13 +117,19 @@ describe.each(['postgres', 'sqlite'] as const)('%s: concurrent writes to one gro
     const acknowledged = responses.flatMap((response, index) => (response.status === 200 ? [index] : []));
     expect(acknowledged.length).toBeGreaterThan(1);
 
-    const trail = await call(cluster.target(1), { method: 'GET', path: `/api/admin/audit_events?team_id=${created.team_id}&limit=1000`, token: cluster.admin });
+    const trail = await call(cluster.target(1), {
+      method: 'GET',
+      path: `/api/admin/audit_events?team_id=${created.team_id}&limit=1000`,
+      token: cluster.admin,
+    });
     expect(trail.status, trail.raw).toBe(200);
     const events = (trail.body.audit_events as Array<{ id: number; action: string; request_id: string | null }>)
       .filter((event) => event.action !== 'user_group.created')
       .sort((a, b) => a.id - b.id);
     // Exactly one event per acknowledged change, none for a refused one.
-    expect(events.map((event) => event.request_id).sort()).toEqual(acknowledged.map((index) => requestIds[index]!).sort());
+    expect(events.map((event) => event.request_id).sort()).toEqual(
+      acknowledged.map((index) => requestIds[index]!).sort(),
+    );
 
     // Replaying in audit order explains each answer as the state right after that write…
     let state = initial;
@@ -127,15 +138,30 @@ describe.each(['postgres', 'sqlite'] as const)('%s: concurrent writes to one gro
       const response = responses[index]!;
       state = writes[index]!.apply(state, response);
       const answered = response.body.user_group as Record<string, unknown>;
-      expect(groupState(answered, answered.token as string), `answer of ${event.request_id} (${event.action})`).toEqual(state);
+      expect(groupState(answered, answered.token as string), `answer of ${event.request_id} (${event.action})`).toEqual(
+        state,
+      );
     }
     // …and the final state.
-    const final = await call(cluster.target(2), { method: 'GET', path: `/api/admin/user_groups/${created.team_id}`, token: cluster.admin });
+    const final = await call(cluster.target(2), {
+      method: 'GET',
+      path: `/api/admin/user_groups/${created.team_id}`,
+      token: cluster.admin,
+    });
     expect(final.status, final.raw).toBe(200);
     expect(groupState(final.body.user_group, state.token)).toEqual(state);
-    const verified = await call(cluster.target(0), { method: 'POST', path: '/api/user/verify', token: cluster.admin, body: { token: state.token } });
+    const verified = await call(cluster.target(0), {
+      method: 'POST',
+      path: '/api/user/verify',
+      token: cluster.admin,
+      body: { token: state.token },
+    });
     expect(verified.status, verified.raw).toBe(200);
-    expect(verified.body.user_group).toMatchObject({ team_id: created.team_id, provided_id: state.providedId, name: state.name });
+    expect(verified.body.user_group).toMatchObject({
+      team_id: created.team_id,
+      provided_id: state.providedId,
+      name: state.name,
+    });
   });
 
   it(`${WRITES} writes racing two deletions: no 503, one deletion wins, nothing is applied after it`, async () => {
@@ -143,21 +169,49 @@ describe.each(['postgres', 'sqlite'] as const)('%s: concurrent writes to one gro
     const id = `doomed-${randomBytes(4).toString('hex')}`;
     const created = await createGroup(cluster.target(0), cluster.admin, id);
     const requests: ApiRequest[] = Array.from({ length: WRITES }, (_, index): ApiRequest => {
-      if (index % 32 === 5) return { method: 'DELETE', path: '/api/user', token: cluster.admin, body: { user_group_id: id } };
-      if (index % 8 === 3) return { method: 'POST', path: '/api/user', token: cluster.admin, body: { current_token: created.token } };
-      return { method: 'PUT', path: '/api/user', token: cluster.admin, body: { user_group_id: id, properties: { writer: index } } };
+      if (index % 32 === 5)
+        return { method: 'DELETE', path: '/api/user', token: cluster.admin, body: { user_group_id: id } };
+      if (index % 8 === 3)
+        return { method: 'POST', path: '/api/user', token: cluster.admin, body: { current_token: created.token } };
+      return {
+        method: 'PUT',
+        path: '/api/user',
+        token: cluster.admin,
+        body: { user_group_id: id, properties: { writer: index } },
+      };
     });
-    const responses = await Promise.all(requests.map((request, index) => call(cluster.target(index), { ...request, headers: { 'x-request-id': `doomed-${index}` } })));
+    const responses = await Promise.all(
+      requests.map((request, index) =>
+        call(cluster.target(index), { ...request, headers: { 'x-request-id': `doomed-${index}` } }),
+      ),
+    );
     for (const response of responses) expect([200, 404], response.raw).toContain(response.status);
-    const deletions = responses.filter((response, index) => requests[index]!.method === 'DELETE' && response.status === 200);
+    const deletions = responses.filter(
+      (response, index) => requests[index]!.method === 'DELETE' && response.status === 200,
+    );
     expect(deletions).toHaveLength(1);
 
-    const trail = await call(cluster.target(1), { method: 'GET', path: `/api/admin/audit_events?team_id=${created.team_id}&limit=1000`, token: cluster.admin });
-    const events = (trail.body.audit_events as Array<{ id: number; action: string; request_id: string }>).sort((a, b) => a.id - b.id);
+    const trail = await call(cluster.target(1), {
+      method: 'GET',
+      path: `/api/admin/audit_events?team_id=${created.team_id}&limit=1000`,
+      token: cluster.admin,
+    });
+    const events = (trail.body.audit_events as Array<{ id: number; action: string; request_id: string }>).sort(
+      (a, b) => a.id - b.id,
+    );
     expect(events.at(-1)?.action).toBe('user_group.deleted');
     const acknowledged = responses.flatMap((response, index) => (response.status === 200 ? [`doomed-${index}`] : []));
-    expect(events.slice(1).map((event) => event.request_id).sort()).toEqual(acknowledged.sort());
-    const gone = await call(cluster.target(2), { method: 'GET', path: `/api/admin/user_groups/${created.team_id}`, token: cluster.admin });
+    expect(
+      events
+        .slice(1)
+        .map((event) => event.request_id)
+        .sort(),
+    ).toEqual(acknowledged.sort());
+    const gone = await call(cluster.target(2), {
+      method: 'GET',
+      path: `/api/admin/user_groups/${created.team_id}`,
+      token: cluster.admin,
+    });
     expect(gone.status).toBe(404);
   });
 });

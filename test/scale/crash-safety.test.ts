@@ -47,7 +47,11 @@ interface GroupLog {
   writes: Write[];
 }
 
-const ACTIONS: Record<WriteKind, string> = { create: 'user_group.created', update: 'user_group.updated', rotate: 'user_group.token_rotated' };
+const ACTIONS: Record<WriteKind, string> = {
+  create: 'user_group.created',
+  update: 'user_group.updated',
+  rotate: 'user_group.token_rotated',
+};
 
 const acknowledged = (writes: Write[]) => writes.filter((write) => write.acknowledged !== undefined);
 
@@ -58,7 +62,9 @@ function lastKnownToken(group: GroupLog): string | undefined {
 
 /** Name and properties after the last acknowledged create or update. */
 function lastKnownContent(group: GroupLog): Pick<Write, 'name' | 'properties'> | undefined {
-  return acknowledged(group.writes).filter((write) => write.kind !== 'rotate').at(-1);
+  return acknowledged(group.writes)
+    .filter((write) => write.kind !== 'rotate')
+    .at(-1);
 }
 
 class Workload {
@@ -93,11 +99,17 @@ class Workload {
 
   private async runLane(lane: number): Promise<void> {
     while (!this.stopping) {
-      const group: GroupLog = { providedId: `crash_${this.label}_l${lane}_${randomBytes(4).toString('hex')}`, writes: [] };
+      const group: GroupLog = {
+        providedId: `crash_${this.label}_l${lane}_${randomBytes(4).toString('hex')}`,
+        writes: [],
+      };
       this.groups.push(group);
       if (!(await this.send(group, this.contentWrite(group, 'create', 0)))) return;
       for (let step = 1; step <= WRITES_PER_GROUP && !this.stopping; step++) {
-        const write = step % 2 === 1 ? this.contentWrite(group, 'update', step) : { kind: 'rotate' as const, requestId: this.requestId(), currentToken: lastKnownToken(group)! };
+        const write =
+          step % 2 === 1
+            ? this.contentWrite(group, 'update', step)
+            : { kind: 'rotate' as const, requestId: this.requestId(), currentToken: lastKnownToken(group)! };
         if (!(await this.send(group, write))) return;
       }
     }
@@ -108,19 +120,36 @@ class Workload {
   }
 
   private contentWrite(group: GroupLog, kind: 'create' | 'update', step: number): Write {
-    return { kind, requestId: this.requestId(), name: `${group.providedId} v${step}`, properties: { step, filler: 'x'.repeat(64 * (step + 1)) } };
+    return {
+      kind,
+      requestId: this.requestId(),
+      name: `${group.providedId} v${step}`,
+      properties: { step, filler: 'x'.repeat(64 * (step + 1)) },
+    };
   }
 
   /** Sends one write and records its outcome; false when it got no full 2xx answer (the lane stops). */
   private async send(group: GroupLog, write: Write): Promise<boolean> {
     group.writes.push(write);
     const request: ApiRequest = {
-      create: { method: 'GET', path: '/api/user', body: { user_group_id: group.providedId, name: write.name, properties: write.properties } },
-      update: { method: 'PUT', path: '/api/user', body: { user_group_id: group.providedId, name: write.name, properties: write.properties } },
+      create: {
+        method: 'GET',
+        path: '/api/user',
+        body: { user_group_id: group.providedId, name: write.name, properties: write.properties },
+      },
+      update: {
+        method: 'PUT',
+        path: '/api/user',
+        body: { user_group_id: group.providedId, name: write.name, properties: write.properties },
+      },
       rotate: { method: 'POST', path: '/api/user', body: { current_token: write.currentToken } },
     }[write.kind];
     try {
-      const response = await call(this.server, { ...request, token: this.adminToken, headers: { 'x-request-id': write.requestId } });
+      const response = await call(this.server, {
+        ...request,
+        token: this.adminToken,
+        headers: { 'x-request-id': write.requestId },
+      });
       if (response.status === 200 && !(write.kind === 'create' && response.body.new_user_group !== true)) {
         write.acknowledged = { teamId: response.body.user_group.team_id, token: response.body.user_group.token };
         return true;
@@ -168,7 +197,12 @@ interface StoredGroup {
  */
 async function checkGroups(server: ServeProcess, adminToken: string, groups: GroupLog[]): Promise<Set<string>> {
   const appliedInFlight = new Set<string>();
-  const stored = new Map((await listAll<StoredGroup>(server, adminToken, '/api/admin/user_groups', 'user_groups')).map((group) => [group.provided_id, group]));
+  const stored = new Map(
+    (await listAll<StoredGroup>(server, adminToken, '/api/admin/user_groups', 'user_groups')).map((group) => [
+      group.provided_id,
+      group,
+    ]),
+  );
   const events = await listAll<AuditEvent>(server, adminToken, '/api/admin/audit_events', 'audit_events');
   const eventsByRequest = groupBy(events, (event) => event.request_id);
   const eventsByTeam = groupBy(events, (event) => event.team_id);
@@ -176,7 +210,10 @@ async function checkGroups(server: ServeProcess, adminToken: string, groups: Gro
   await inBatches(groups, async (group) => {
     const what = `group ${group.providedId}`;
     const refused = group.writes.filter((write) => write.refused !== undefined);
-    expect(refused.map((write) => `${write.kind}: ${write.refused}`), what).toEqual([]);
+    expect(
+      refused.map((write) => `${write.kind}: ${write.refused}`),
+      what,
+    ).toEqual([]);
     const last = group.writes.at(-1)!;
     const inFlight = last.acknowledged ? undefined : last;
     const found = stored.get(group.providedId);
@@ -188,7 +225,12 @@ async function checkGroups(server: ServeProcess, adminToken: string, groups: Gro
       return;
     }
 
-    const ours = await call(server, { method: 'GET', path: '/api/user', token: adminToken, body: { user_group_id: group.providedId } });
+    const ours = await call(server, {
+      method: 'GET',
+      path: '/api/user',
+      token: adminToken,
+      body: { user_group_id: group.providedId },
+    });
     expect(ours.status, ours.raw).toBe(200);
     expect(ours.body.new_user_group, what).toBe(false);
     const current: StoredGroup = ours.body.user_group;
@@ -202,17 +244,38 @@ async function checkGroups(server: ServeProcess, adminToken: string, groups: Gro
     if (inFlight?.kind === 'update') inFlightApplied = current.name === inFlight.name;
     if (inFlight?.kind === 'rotate') inFlightApplied = current.token !== lastKnownToken(group);
     const content = inFlight?.kind !== 'rotate' && inFlightApplied ? inFlight! : lastKnownContent(group);
-    expect({ name: current.name, properties: current.properties }, what).toEqual({ name: content?.name, properties: content?.properties });
+    expect({ name: current.name, properties: current.properties }, what).toEqual({
+      name: content?.name,
+      properties: content?.properties,
+    });
     if (inFlight && inFlightApplied) appliedInFlight.add(inFlight.requestId);
     const rotatedInFlight = inFlight?.kind === 'rotate' && inFlightApplied;
-    if (!rotatedInFlight && lastKnownToken(group) !== undefined) expect(current.token, `${what}: token`).toBe(lastKnownToken(group));
+    if (!rotatedInFlight && lastKnownToken(group) !== undefined)
+      expect(current.token, `${what}: token`).toBe(lastKnownToken(group));
 
     // The token get-or-create decrypts is the one its stored hash finds; every earlier one is dead.
-    const verified = await call(server, { method: 'POST', path: '/api/user/verify', token: adminToken, body: { token: current.token } });
-    expect({ status: verified.status, teamId: verified.body?.user_group?.team_id }, `${what}: its current token verifies`).toEqual({ status: 200, teamId });
-    const earlierTokens = new Set(group.writes.flatMap((write) => [write.acknowledged?.token, write.currentToken]).filter((token) => token !== undefined && token !== current.token));
+    const verified = await call(server, {
+      method: 'POST',
+      path: '/api/user/verify',
+      token: adminToken,
+      body: { token: current.token },
+    });
+    expect(
+      { status: verified.status, teamId: verified.body?.user_group?.team_id },
+      `${what}: its current token verifies`,
+    ).toEqual({ status: 200, teamId });
+    const earlierTokens = new Set(
+      group.writes
+        .flatMap((write) => [write.acknowledged?.token, write.currentToken])
+        .filter((token) => token !== undefined && token !== current.token),
+    );
     for (const token of earlierTokens) {
-      const refusedToken = await call(server, { method: 'POST', path: '/api/user/verify', token: adminToken, body: { token } });
+      const refusedToken = await call(server, {
+        method: 'POST',
+        path: '/api/user/verify',
+        token: adminToken,
+        body: { token },
+      });
       expect(refusedToken.status, `${what}: a token rotated away still verifies`).toBe(404);
     }
 
@@ -224,7 +287,8 @@ async function checkGroups(server: ServeProcess, adminToken: string, groups: Gro
         `${what}: audit events of ${write.kind} ${write.requestId}`,
       ).toEqual([{ action: ACTIONS[write.kind], team_id: teamId }]);
     }
-    if (inFlight && !inFlightApplied) expect(eventsByRequest.get(inFlight.requestId), `${what}: event of a write that did not apply`).toBeUndefined();
+    if (inFlight && !inFlightApplied)
+      expect(eventsByRequest.get(inFlight.requestId), `${what}: event of a write that did not apply`).toBeUndefined();
     expect(eventsByTeam.get(teamId)?.length, `${what}: audit events in all`).toBe(applied.length);
   });
   return appliedInFlight;
@@ -235,7 +299,8 @@ function checkSqliteImage(db: TestDatabase): void {
   const image = mkdtempSync(join(db.dir, 'image-'));
   try {
     for (const suffix of ['', '-wal']) {
-      if (existsSync(`${db.sqlitePath}${suffix}`)) copyFileSync(`${db.sqlitePath}${suffix}`, join(image, `ugs.db${suffix}`));
+      if (existsSync(`${db.sqlitePath}${suffix}`))
+        copyFileSync(`${db.sqlitePath}${suffix}`, join(image, `ugs.db${suffix}`));
     }
     checkSqliteFile(join(image, 'ugs.db'));
   } finally {
@@ -253,25 +318,36 @@ function checkSqliteFile(path: string): void {
   }
 }
 
-
 /**
  * After the last restart: one webhook event per audit event of every group (so per applied change:
  * the audit checks above tie those to the acknowledged writes), in the same order, and the receiver
  * has had every one of them at least once.
  */
-async function checkWebhooks(server: ServeProcess, adminToken: string, receiver: WebhookReceiver): Promise<{ events: number; duplicates: number }> {
+async function checkWebhooks(
+  server: ServeProcess,
+  adminToken: string,
+  receiver: WebhookReceiver,
+): Promise<{ events: number; duplicates: number }> {
   const deliveries = await everyDeliveryReceived(server, adminToken, receiver);
-  const audit = (await listAll<AuditEvent>(server, adminToken, '/api/admin/audit_events', 'audit_events')).filter((event) => event.action.startsWith('user_group.')).reverse();
+  const audit = (await listAll<AuditEvent>(server, adminToken, '/api/admin/audit_events', 'audit_events'))
+    .filter((event) => event.action.startsWith('user_group.'))
+    .reverse();
   const firstArrivals = new Map<string, { type: string; teamId: number }>();
   for (const entry of receiver.received) {
-    if (!firstArrivals.has(entry.json.id)) firstArrivals.set(entry.json.id, { type: entry.json.type, teamId: entry.json.data.user_group.team_id });
+    if (!firstArrivals.has(entry.json.id))
+      firstArrivals.set(entry.json.id, { type: entry.json.type, teamId: entry.json.data.user_group.team_id });
   }
-  expect(new Set(deliveries.map((delivery) => delivery.event_id)).size, 'one delivery per event').toBe(deliveries.length);
+  expect(new Set(deliveries.map((delivery) => delivery.event_id)).size, 'one delivery per event').toBe(
+    deliveries.length,
+  );
   expect(deliveries.length, 'one webhook event per audited change').toBe(audit.length);
   const auditedByTeam = groupBy(audit, (event) => event.team_id);
   const announcedByTeam = groupBy([...firstArrivals.values()], (event): number | null => event.teamId);
   for (const [teamId, events] of auditedByTeam) {
-    expect(announcedByTeam.get(teamId)?.map((event) => event.type), `webhook events of team ${teamId}, in order`).toEqual(events.map((event) => event.action));
+    expect(
+      announcedByTeam.get(teamId)?.map((event) => event.type),
+      `webhook events of team ${teamId}, in order`,
+    ).toEqual(events.map((event) => event.action));
   }
   return { events: deliveries.length, duplicates: receiver.received.length - firstArrivals.size };
 }
@@ -279,14 +355,23 @@ async function checkWebhooks(server: ServeProcess, adminToken: string, receiver:
 describe.each(['sqlite', 'postgres'] as const)('SIGKILL under concurrent writes on %s', (engine: TestEngine) => {
   const fixture = useWebhookScaleFixture();
 
-  it(`keeps every acknowledged create, update and rotation over ${ROUNDS} kill/restart rounds, consistent and audited once`, async ({ annotate }) => {
+  it(`keeps every acknowledged create, update and rotation over ${ROUNDS} kill/restart rounds, consistent and audited once`, async ({
+    annotate,
+  }) => {
     const db = (fixture.db = await createTestDatabase(engine));
     let server = await startServeProcess(db, { env: WEBHOOK_SERVE_ENV });
     const adminToken = server.adminTokens().Customer;
     const groups: GroupLog[] = [];
     // Answers after a few milliseconds, so that deliveries are in flight when the kill comes.
-    const receiver = (fixture.receiver = await startWebhookReceiver(() => ({ delayMs: Math.floor(Math.random() * 20) })));
-    const endpoint = await call(server, { method: 'POST', path: '/api/admin/webhook_endpoints', token: adminToken, body: { url: receiver.url, events: ['*'] } });
+    const receiver = (fixture.receiver = await startWebhookReceiver(() => ({
+      delayMs: Math.floor(Math.random() * 20),
+    })));
+    const endpoint = await call(server, {
+      method: 'POST',
+      path: '/api/admin/webhook_endpoints',
+      token: adminToken,
+      body: { url: receiver.url, events: ['*'] },
+    });
     expect(endpoint.status, endpoint.raw).toBe(200);
 
     for (let round = 1; round <= ROUNDS; round++) {
@@ -294,7 +379,9 @@ describe.each(['sqlite', 'postgres'] as const)('SIGKILL under concurrent writes 
       const startedAt = Date.now();
       const lanes = workload.run();
       await waitFor(`${MIN_ACKNOWLEDGED_PER_ROUND} acknowledged writes`, 20_000, () =>
-        workload.acknowledgedCount >= MIN_ACKNOWLEDGED_PER_ROUND && Date.now() - startedAt >= ROUND_MS ? true : undefined,
+        workload.acknowledgedCount >= MIN_ACKNOWLEDGED_PER_ROUND && Date.now() - startedAt >= ROUND_MS
+          ? true
+          : undefined,
       );
       workload.stop();
       expect(await server.stop('SIGKILL')).toBeNull();
@@ -313,7 +400,9 @@ describe.each(['sqlite', 'postgres'] as const)('SIGKILL under concurrent writes 
     }
 
     const webhooks = await checkWebhooks(server, adminToken, receiver);
-    await annotate(`webhooks: ${webhooks.events} events, all received; ${webhooks.duplicates} received again after a kill`);
+    await annotate(
+      `webhooks: ${webhooks.events} events, all received; ${webhooks.duplicates} received again after a kill`,
+    );
     expect(await server.stop('SIGTERM')).toBe(0);
     if (engine === 'sqlite') checkSqliteFile(db.sqlitePath!);
   }, 180_000);

@@ -104,13 +104,21 @@ async function expectRecovery(): Promise<void> {
   expect(ready.status, ready.raw).toBe(200);
   const again = await getOrCreate(server, admin, known.provided_id);
   expect(again.status, again.raw).toBe(200);
-  expect(again.body).toMatchObject({ new_user_group: false, user_group: { team_id: known.team_id, token: known.token } });
+  expect(again.body).toMatchObject({
+    new_user_group: false,
+    user_group: { team_id: known.team_id, token: known.token },
+  });
 
   const fresh = await createGroup(server, admin, uniqueId('after_outage'));
   const verified = await verify(server, admin, fresh.token);
   expect(verified.status, verified.raw).toBe(200);
   expect(verified.body.user_group.team_id).toBe(fresh.team_id);
-  const rotated = await call(server, { method: 'POST', path: '/api/user', token: admin, body: { current_token: fresh.token } });
+  const rotated = await call(server, {
+    method: 'POST',
+    path: '/api/user',
+    token: admin,
+    body: { current_token: fresh.token },
+  });
   expect(rotated.status, rotated.raw).toBe(200);
   expect((await verify(server, admin, rotated.body.user_group.token as string)).status).toBe(200);
   expectError(await verify(server, admin, fresh.token), 404, 'user_group_not_found');
@@ -145,11 +153,15 @@ describe('ugs serve when its PostgreSQL connection fails', () => {
 
     try {
       await waitFor('calls to succeed before the cut', 20_000, () =>
-        before.filter((outcome) => outcome.kind === 'response' && outcome.response.status === 200).length >= 12 ? true : undefined,
+        before.filter((outcome) => outcome.kind === 'response' && outcome.response.status === 200).length >= 12
+          ? true
+          : undefined,
       );
       proxy.cut();
       cut = true;
-      await waitFor('every lane to make three calls during the outage', 60_000, () => (duringPerLane.every((count) => count >= 3) ? true : undefined));
+      await waitFor('every lane to make three calls during the outage', 60_000, () =>
+        duringPerLane.every((count) => count >= 3) ? true : undefined,
+      );
       await expectUpButNotReady();
     } finally {
       stopping = true;
@@ -157,7 +169,9 @@ describe('ugs serve when its PostgreSQL connection fails', () => {
     }
 
     // A call already running at the cut may have finished either way; none may fail otherwise.
-    responsesOf(before, [200, 503]).filter((response) => response.status === 503).forEach(expectUnavailable);
+    responsesOf(before, [200, 503])
+      .filter((response) => response.status === 503)
+      .forEach(expectUnavailable);
     const outage = responsesOf(during, [503]);
     expect(outage.length).toBeGreaterThanOrEqual(LANES * 3);
     outage.forEach(expectUnavailable);

@@ -19,7 +19,12 @@ export const REQUEST_TIMEOUT_MS = 15_000;
  * receivers are on loopback), a short attempt timeout and lease, so a killed process's deliveries
  * are taken over within seconds, and a quick retry.
  */
-export const WEBHOOK_SERVE_ENV = { UGS_WEBHOOK_ALLOW_PRIVATE: 'true', UGS_WEBHOOK_TIMEOUT_MS: '1000', UGS_WEBHOOK_LEASE_MS: '2000', UGS_WEBHOOK_RETRY_DELAYS_MS: '200' };
+export const WEBHOOK_SERVE_ENV = {
+  UGS_WEBHOOK_ALLOW_PRIVATE: 'true',
+  UGS_WEBHOOK_TIMEOUT_MS: '1000',
+  UGS_WEBHOOK_LEASE_MS: '2000',
+  UGS_WEBHOOK_RETRY_DELAYS_MS: '200',
+};
 
 /** What a webhook scale suite opens: set by its test, closed after the suite with every serve process it started. */
 export interface WebhookScaleFixture {
@@ -38,7 +43,12 @@ export function useWebhookScaleFixture(): WebhookScaleFixture {
 }
 
 /** Every item of a cursor-paginated admin list. */
-export async function listAll<T>(server: Pick<ServeProcess, 'baseUrl'>, token: string, path: string, plural: string): Promise<T[]> {
+export async function listAll<T>(
+  server: Pick<ServeProcess, 'baseUrl'>,
+  token: string,
+  path: string,
+  plural: string,
+): Promise<T[]> {
   const items: T[] = [];
   let cursor: string | null = null;
   do {
@@ -58,8 +68,17 @@ export interface ListedDelivery {
 }
 
 /** Every webhook delivery the database holds, once the receiver has had each one's event at least once. */
-export async function everyDeliveryReceived(server: Pick<ServeProcess, 'baseUrl'>, token: string, receiver: WebhookReceiver): Promise<ListedDelivery[]> {
-  const deliveries = await listAll<ListedDelivery>(server, token, '/api/admin/webhook_deliveries', 'webhook_deliveries');
+export async function everyDeliveryReceived(
+  server: Pick<ServeProcess, 'baseUrl'>,
+  token: string,
+  receiver: WebhookReceiver,
+): Promise<ListedDelivery[]> {
+  const deliveries = await listAll<ListedDelivery>(
+    server,
+    token,
+    '/api/admin/webhook_deliveries',
+    'webhook_deliveries',
+  );
   await waitFor('every webhook event received', 30_000, () => {
     const received = new Set(receiver.received.map((entry) => entry.json.id as string));
     return deliveries.every((delivery) => received.has(delivery.event_id)) ? true : undefined;
@@ -71,7 +90,13 @@ export async function everyDeliveryReceived(server: Pick<ServeProcess, 'baseUrl'
 export async function call(server: Pick<ServeProcess, 'baseUrl'>, req: ApiRequest): Promise<ApiResponse> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms to ${req.method} ${req.path} on ${server.baseUrl}`)), REQUEST_TIMEOUT_MS);
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms to ${req.method} ${req.path} on ${server.baseUrl}`),
+        ),
+      REQUEST_TIMEOUT_MS,
+    );
   });
   try {
     return await Promise.race([send(server.baseUrl, req), timeout]);
@@ -81,12 +106,21 @@ export async function call(server: Pick<ServeProcess, 'baseUrl'>, req: ApiReques
 }
 
 /** GET /api/user with a body: get the group `user_group_id`, or create it. */
-export function getOrCreate(server: Pick<ServeProcess, 'baseUrl'>, token: string, userGroupId: string, name = userGroupId): Promise<ApiResponse> {
+export function getOrCreate(
+  server: Pick<ServeProcess, 'baseUrl'>,
+  token: string,
+  userGroupId: string,
+  name = userGroupId,
+): Promise<ApiResponse> {
   return call(server, { method: 'GET', path: '/api/user', token, body: { user_group_id: userGroupId, name } });
 }
 
 /** POST /api/user/verify: the group holding `userGroupToken`. */
-export function verify(server: Pick<ServeProcess, 'baseUrl'>, token: string, userGroupToken: string): Promise<ApiResponse> {
+export function verify(
+  server: Pick<ServeProcess, 'baseUrl'>,
+  token: string,
+  userGroupToken: string,
+): Promise<ApiResponse> {
   return call(server, { method: 'POST', path: '/api/user/verify', token, body: { token: userGroupToken } });
 }
 
@@ -98,7 +132,11 @@ export interface UserGroupBody {
 }
 
 /** Creates the group `userGroupId` and returns it; fails unless it is new. */
-export async function createGroup(server: Pick<ServeProcess, 'baseUrl'>, token: string, userGroupId: string): Promise<UserGroupBody> {
+export async function createGroup(
+  server: Pick<ServeProcess, 'baseUrl'>,
+  token: string,
+  userGroupId: string,
+): Promise<UserGroupBody> {
   const response = await getOrCreate(server, token, userGroupId);
   expect(response.status, response.raw).toBe(200);
   expect(response.body.new_user_group).toBe(true);
@@ -160,7 +198,9 @@ export function pidsWithArgument(argument: string): number[] {
 /** The command line of a process, or undefined when it is gone. */
 export function commandLine(pid: number): string[] | undefined {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((part) => part !== '');
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter((part) => part !== '');
   } catch {
     return undefined;
   }

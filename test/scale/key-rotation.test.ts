@@ -52,22 +52,30 @@ function startTraffic(server: ServeProcess, admin: string, owned: Owned[]) {
         case 0:
         case 1: {
           const got = await getOrCreate(server, admin, id);
-          if (expect200(`get-or-create ${id}`, got) && got.body.user_group.token !== known) failures.push(`get-or-create ${id} returned another token`);
+          if (expect200(`get-or-create ${id}`, got) && got.body.user_group.token !== known)
+            failures.push(`get-or-create ${id} returned another token`);
           break;
         }
         case 2: {
           const verified = await verify(server, admin, known);
-          if (expect200(`verify ${id}`, verified) && verified.body.user_group.provided_id !== id) failures.push(`verify of ${id}'s token found another group`);
+          if (expect200(`verify ${id}`, verified) && verified.body.user_group.provided_id !== id)
+            failures.push(`verify of ${id}'s token found another group`);
           break;
         }
         case 3: {
-          const rotated = await call(server, { method: 'POST', path: '/api/user', token: admin, body: { current_token: known } });
+          const rotated = await call(server, {
+            method: 'POST',
+            path: '/api/user',
+            token: admin,
+            body: { current_token: known },
+          });
           if (expect200(`rotate ${id}`, rotated)) tokens.set(id, rotated.body.user_group.token as string);
           break;
         }
         default: {
           const created = await getOrCreate(server, admin, `w${worker}-new-${i}`);
-          if (expect200(`create w${worker}-new-${i}`, created)) tokens.set(`w${worker}-new-${i}`, created.body.user_group.token as string);
+          if (expect200(`create w${worker}-new-${i}`, created))
+            tokens.set(`w${worker}-new-${i}`, created.body.user_group.token as string);
         }
       }
       ops++;
@@ -91,7 +99,8 @@ describe(`ugs keys rotate while ugs serve is serving (${TEST_ENGINE})`, () => {
   let rotationEnv: Record<string, string>;
   let newKeyId: string | undefined;
 
-  const ugs = (env: Record<string, string>, ...args: string[]): Promise<RunResult> => runUgs([...args, '--database', db.url], { env });
+  const ugs = (env: Record<string, string>, ...args: string[]): Promise<RunResult> =>
+    runUgs([...args, '--database', db.url], { env });
 
   beforeAll(async () => {
     db = await createTestDatabase(TEST_ENGINE);
@@ -110,71 +119,99 @@ describe(`ugs keys rotate while ugs serve is serving (${TEST_ENGINE})`, () => {
     await db?.drop();
   });
 
-  it('no request fails, every token stays the same, and every ciphertext ends under the new key', { timeout: 180_000 }, async () => {
-    // Seeded by the CLI under the old key, tokens ours, spread over the workers.
-    const owned: Owned[] = Array.from({ length: WORKERS }, () => ({ tokens: new Map() }));
-    const lines = Array.from({ length: SEEDED_GROUPS }, (_, index) => {
-      const line = { provided_id: `seed-${index}`, name: `Seed ${index}`, token: newToken() };
-      owned[index % WORKERS]!.tokens.set(line.provided_id, line.token);
-      return JSON.stringify(line);
-    });
-    const seedFile = join(db.dir, 'seed.jsonl');
-    writeFileSync(seedFile, `${lines.join('\n')}\n`);
-    const seeded = await ugs(seedEnv, 'groups', 'import', seedFile, '--environment', 'Customer', '--json');
-    expect(seeded.code, seeded.stderr).toBe(0);
-    const oldKeyId = db.encryptionKey === undefined ? idOf(readFileSync(`${db.sqlitePath}.key`, 'utf8').trim()) : idOf(db.encryptionKey);
+  it(
+    'no request fails, every token stays the same, and every ciphertext ends under the new key',
+    { timeout: 180_000 },
+    async () => {
+      // Seeded by the CLI under the old key, tokens ours, spread over the workers.
+      const owned: Owned[] = Array.from({ length: WORKERS }, () => ({ tokens: new Map() }));
+      const lines = Array.from({ length: SEEDED_GROUPS }, (_, index) => {
+        const line = { provided_id: `seed-${index}`, name: `Seed ${index}`, token: newToken() };
+        owned[index % WORKERS]!.tokens.set(line.provided_id, line.token);
+        return JSON.stringify(line);
+      });
+      const seedFile = join(db.dir, 'seed.jsonl');
+      writeFileSync(seedFile, `${lines.join('\n')}\n`);
+      const seeded = await ugs(seedEnv, 'groups', 'import', seedFile, '--environment', 'Customer', '--json');
+      expect(seeded.code, seeded.stderr).toBe(0);
+      const oldKeyId =
+        db.encryptionKey === undefined
+          ? idOf(readFileSync(`${db.sqlitePath}.key`, 'utf8').trim())
+          : idOf(db.encryptionKey);
 
-    // At info, so that its log shows the key file reload.
-    const server = await startServeProcess(db, { env: { ...rotationEnv, UGS_LOG_LEVEL: 'info' } });
-    const admin = server.adminTokens().Customer;
-    const traffic = startTraffic(server, admin, owned);
+      // At info, so that its log shows the key file reload.
+      const server = await startServeProcess(db, { env: { ...rotationEnv, UGS_LOG_LEVEL: 'info' } });
+      const admin = server.adminTokens().Customer;
+      const traffic = startTraffic(server, admin, owned);
 
-    await waitFor('traffic before the rotation', 60_000, () => (traffic.ops() >= WORKERS * OPS_AROUND_ROTATION ? true : undefined));
-    const opsBefore = traffic.ops();
-    const rotation = await ugs(rotationEnv, 'keys', 'rotate', '--json');
-    const opsDuring = traffic.ops() - opsBefore;
-    const opsAfterRotation = traffic.ops();
-    await waitFor('traffic after the rotation', 60_000, () => (traffic.ops() >= opsAfterRotation + WORKERS * OPS_AROUND_ROTATION ? true : undefined));
-    await traffic.stop();
-
-    expect(traffic.failures).toEqual([]);
-    expect(rotation.code, rotation.stderr).toBe(0);
-    const summary = JSON.parse(rotation.stdout) as { key_id: string; re_encrypted: { user_group_tokens: number }; remaining: unknown[] };
-    if (newKeyId !== undefined) expect(summary.key_id).toBe(newKeyId);
-    expect(summary.key_id).not.toBe(oldKeyId);
-    expect(summary.remaining).toEqual([]);
-    // The seeded groups the traffic did not rotate were all still under the old key.
-    expect(summary.re_encrypted.user_group_tokens).toBeGreaterThan(SEEDED_GROUPS / 2);
-    // The traffic really ran while the rotation did.
-    expect(opsDuring).toBeGreaterThan(0);
-
-    const reader = await openDatabaseReader(db);
-    try {
-      const keyIds = await reader.select<{ key_id: string; n: number }>('SELECT substr(token_ciphertext, 4, 8) AS key_id, count(*) AS n FROM user_groups GROUP BY 1');
-      const groups = owned.reduce((sum, slice) => sum + slice.tokens.size, 0);
-      expect(keyIds.map((row) => ({ key_id: row.key_id, n: Number(row.n) }))).toEqual([{ key_id: summary.key_id, n: groups }]);
-    } finally {
-      await reader.close();
-    }
-    if (db.encryptionKey === undefined) {
-      expect(readFileSync(`${db.sqlitePath}.key`, 'utf8').trim().split('\n').map(idOf)).toEqual([summary.key_id, oldKeyId]);
-      const reloads = server.stdout().split('\n').filter((line) => line.includes('encryption keys reloaded')).map((line) => JSON.parse(line) as Record<string, unknown>);
-      expect(reloads).toEqual([expect.objectContaining({ level: 30, keyId: summary.key_id, keyIds: [summary.key_id, oldKeyId] })]);
-    }
-
-    // Every group, rotated during the run or not, still verifies and get-or-create returns its token.
-    const everyGroup = owned.flatMap((slice) => [...slice.tokens]);
-    for (let start = 0; start < everyGroup.length; start += 16) {
-      await Promise.all(
-        everyGroup.slice(start, start + 16).map(async ([id, token]) => {
-          const verified = await verify(server, admin, token);
-          expect(verified.status, verified.raw).toBe(200);
-          expect(verified.body.user_group).toMatchObject({ provided_id: id, token });
-          const got = await getOrCreate(server, admin, id);
-          expect(got.status, got.raw).toBe(200);
-          expect(got.body).toMatchObject({ new_user_group: false, user_group: { token } });
-        }),
+      await waitFor('traffic before the rotation', 60_000, () =>
+        traffic.ops() >= WORKERS * OPS_AROUND_ROTATION ? true : undefined,
       );
-    }
-  });
+      const opsBefore = traffic.ops();
+      const rotation = await ugs(rotationEnv, 'keys', 'rotate', '--json');
+      const opsDuring = traffic.ops() - opsBefore;
+      const opsAfterRotation = traffic.ops();
+      await waitFor('traffic after the rotation', 60_000, () =>
+        traffic.ops() >= opsAfterRotation + WORKERS * OPS_AROUND_ROTATION ? true : undefined,
+      );
+      await traffic.stop();
+
+      expect(traffic.failures).toEqual([]);
+      expect(rotation.code, rotation.stderr).toBe(0);
+      const summary = JSON.parse(rotation.stdout) as {
+        key_id: string;
+        re_encrypted: { user_group_tokens: number };
+        remaining: unknown[];
+      };
+      if (newKeyId !== undefined) expect(summary.key_id).toBe(newKeyId);
+      expect(summary.key_id).not.toBe(oldKeyId);
+      expect(summary.remaining).toEqual([]);
+      // The seeded groups the traffic did not rotate were all still under the old key.
+      expect(summary.re_encrypted.user_group_tokens).toBeGreaterThan(SEEDED_GROUPS / 2);
+      // The traffic really ran while the rotation did.
+      expect(opsDuring).toBeGreaterThan(0);
+
+      const reader = await openDatabaseReader(db);
+      try {
+        const keyIds = await reader.select<{ key_id: string; n: number }>(
+          'SELECT substr(token_ciphertext, 4, 8) AS key_id, count(*) AS n FROM user_groups GROUP BY 1',
+        );
+        const groups = owned.reduce((sum, slice) => sum + slice.tokens.size, 0);
+        expect(keyIds.map((row) => ({ key_id: row.key_id, n: Number(row.n) }))).toEqual([
+          { key_id: summary.key_id, n: groups },
+        ]);
+      } finally {
+        await reader.close();
+      }
+      if (db.encryptionKey === undefined) {
+        expect(readFileSync(`${db.sqlitePath}.key`, 'utf8').trim().split('\n').map(idOf)).toEqual([
+          summary.key_id,
+          oldKeyId,
+        ]);
+        const reloads = server
+          .stdout()
+          .split('\n')
+          .filter((line) => line.includes('encryption keys reloaded'))
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
+        expect(reloads).toEqual([
+          expect.objectContaining({ level: 30, keyId: summary.key_id, keyIds: [summary.key_id, oldKeyId] }),
+        ]);
+      }
+
+      // Every group, rotated during the run or not, still verifies and get-or-create returns its token.
+      const everyGroup = owned.flatMap((slice) => [...slice.tokens]);
+      for (let start = 0; start < everyGroup.length; start += 16) {
+        await Promise.all(
+          everyGroup.slice(start, start + 16).map(async ([id, token]) => {
+            const verified = await verify(server, admin, token);
+            expect(verified.status, verified.raw).toBe(200);
+            expect(verified.body.user_group).toMatchObject({ provided_id: id, token });
+            const got = await getOrCreate(server, admin, id);
+            expect(got.status, got.raw).toBe(200);
+            expect(got.body).toMatchObject({ new_user_group: false, user_group: { token } });
+          }),
+        );
+      }
+    },
+  );
 });

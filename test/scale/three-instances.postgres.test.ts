@@ -30,7 +30,10 @@ afterAll(async () => {
 });
 
 /** The same call on every instance, one after the other; the responses in instance order. */
-async function onEach(request: (instance: ServeProcess) => Promise<ApiResponse>, on = instances): Promise<ApiResponse[]> {
+async function onEach(
+  request: (instance: ServeProcess) => Promise<ApiResponse>,
+  on = instances,
+): Promise<ApiResponse[]> {
   const responses: ApiResponse[] = [];
   for (const instance of on) responses.push(await request(instance));
   return responses;
@@ -40,14 +43,20 @@ async function onEach(request: (instance: ServeProcess) => Promise<ApiResponse>,
 async function expectVerifies(userGroupToken: string, group: UserGroupBody, on = instances): Promise<void> {
   for (const response of await onEach((instance) => verify(instance, admin, userGroupToken), on)) {
     expect(response.status, response.raw).toBe(200);
-    expect(response.body.user_group).toMatchObject({ team_id: group.team_id, provided_id: group.provided_id, token: userGroupToken });
+    expect(response.body.user_group).toMatchObject({
+      team_id: group.team_id,
+      provided_id: group.provided_id,
+      token: userGroupToken,
+    });
   }
 }
 
 describe('three ugs serve processes on one PostgreSQL database', () => {
   it('96 concurrent get-or-create calls for one new id, 32 per instance, create exactly one group with one token', async () => {
     const userGroupId = uniqueId('race');
-    const responses = await Promise.all(Array.from({ length: 96 }, (_, index) => getOrCreate(instances[index % 3]!, admin, userGroupId, 'Race')));
+    const responses = await Promise.all(
+      Array.from({ length: 96 }, (_, index) => getOrCreate(instances[index % 3]!, admin, userGroupId, 'Race')),
+    );
 
     for (const response of responses) expect(response.status, response.raw).toBe(200);
     expect(responses.filter((response) => response.body.new_user_group === true)).toHaveLength(1);
@@ -56,14 +65,25 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
     const teamId = responses[0]!.body.user_group.team_id as number;
 
     // The database holds one group and recorded one creation: through the API of another instance…
-    const listed = await call(instances[2]!, { method: 'GET', path: `/api/admin/user_groups?q=${userGroupId}`, token: admin });
+    const listed = await call(instances[2]!, {
+      method: 'GET',
+      path: `/api/admin/user_groups?q=${userGroupId}`,
+      token: admin,
+    });
     expect(listed.status, listed.raw).toBe(200);
     expect(listed.body.user_groups).toEqual([expect.objectContaining({ team_id: teamId, provided_id: userGroupId })]);
-    const audited = await call(instances[1]!, { method: 'GET', path: `/api/admin/audit_events?action=user_group.created&team_id=${teamId}`, token: admin });
+    const audited = await call(instances[1]!, {
+      method: 'GET',
+      path: `/api/admin/audit_events?action=user_group.created&team_id=${teamId}`,
+      token: admin,
+    });
     expect(audited.status, audited.raw).toBe(200);
     expect(audited.body.audit_events).toHaveLength(1);
     // …and in the tables themselves.
-    const rows = await withPostgresClient((client) => client.query('SELECT team_id FROM user_groups WHERE provided_id = $1', [userGroupId]), db.url);
+    const rows = await withPostgresClient(
+      (client) => client.query('SELECT team_id FROM user_groups WHERE provided_id = $1', [userGroupId]),
+      db.url,
+    );
     expect(rows.rows.map((row: { team_id: string | number }) => Number(row.team_id))).toEqual([teamId]);
   });
 
@@ -72,13 +92,21 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
     // Every instance has just accepted the old token: a cache, if any, holds it now.
     await expectVerifies(group.token, group);
 
-    const rotated = await call(instances[0]!, { method: 'POST', path: '/api/user', token: admin, body: { current_token: group.token } });
+    const rotated = await call(instances[0]!, {
+      method: 'POST',
+      path: '/api/user',
+      token: admin,
+      body: { current_token: group.token },
+    });
     expect(rotated.status, rotated.raw).toBe(200);
     const newToken = rotated.body.user_group.token as string;
     expect(newToken).not.toBe(group.token);
     expect(rotated.body.user_group.team_id).toBe(group.team_id);
 
-    for (const response of await onEach((instance) => verify(instance, admin, group.token), [instances[1]!, instances[2]!, instances[0]!])) {
+    for (const response of await onEach(
+      (instance) => verify(instance, admin, group.token),
+      [instances[1]!, instances[2]!, instances[0]!],
+    )) {
       expectError(response, 404, 'user_group_not_found');
     }
     await expectVerifies(newToken, group);
@@ -87,29 +115,47 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
   it('concurrent rotations of one token through all three instances: exactly one wins, the others find no such token', async () => {
     const group = await createGroup(instances[1]!, admin, uniqueId('rotation_race'));
     const responses = await Promise.all(
-      Array.from({ length: 12 }, (_, index) => call(instances[index % 3]!, { method: 'POST', path: '/api/user', token: admin, body: { current_token: group.token } })),
+      Array.from({ length: 12 }, (_, index) =>
+        call(instances[index % 3]!, {
+          method: 'POST',
+          path: '/api/user',
+          token: admin,
+          body: { current_token: group.token },
+        }),
+      ),
     );
 
     const winners = responses.filter((response) => response.status === 200);
     expect(winners, responses.map((response) => response.raw).join('\n')).toHaveLength(1);
-    for (const response of responses.filter((candidate) => candidate.status !== 200)) expectError(response, 404, 'user_group_not_found');
+    for (const response of responses.filter((candidate) => candidate.status !== 200))
+      expectError(response, 404, 'user_group_not_found');
     const newToken = winners[0]!.body.user_group.token as string;
     await expectVerifies(newToken, group);
-    for (const response of await onEach((instance) => verify(instance, admin, group.token))) expectError(response, 404, 'user_group_not_found');
+    for (const response of await onEach((instance) => verify(instance, admin, group.token)))
+      expectError(response, 404, 'user_group_not_found');
   });
 
   it('an API token created and revoked through instance 1 is refused with 401 invalid_api_token by every instance on the next request', async () => {
     const group = await createGroup(instances[0]!, admin, uniqueId('api_token_target'));
-    const created = await call(instances[0]!, { method: 'POST', path: '/api/admin/api_tokens', token: admin, body: { name: 'short-lived', scope: 'read' } });
+    const created = await call(instances[0]!, {
+      method: 'POST',
+      path: '/api/admin/api_tokens',
+      token: admin,
+      body: { name: 'short-lived', scope: 'read' },
+    });
     expect(created.status, created.raw).toBe(200);
     const { id, token } = created.body.api_token as { id: number; token: string };
     // Every instance has just accepted the API token.
-    for (const response of await onEach((instance) => verify(instance, token, group.token))) expect(response.status, response.raw).toBe(200);
+    for (const response of await onEach((instance) => verify(instance, token, group.token)))
+      expect(response.status, response.raw).toBe(200);
 
     const revoked = await call(instances[0]!, { method: 'DELETE', path: `/api/admin/api_tokens/${id}`, token: admin });
     expect(revoked.status, revoked.raw).toBe(200);
 
-    for (const response of await onEach((instance) => verify(instance, token, group.token), [instances[1]!, instances[2]!, instances[0]!])) {
+    for (const response of await onEach(
+      (instance) => verify(instance, token, group.token),
+      [instances[1]!, instances[2]!, instances[0]!],
+    )) {
       expectError(response, 401, 'invalid_api_token');
       expect(response.headers['www-authenticate']).toBe('Token');
     }
@@ -119,39 +165,73 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
     const group = await createGroup(instances[2]!, admin, uniqueId('deleted'));
     await expectVerifies(group.token, group);
 
-    const deleted = await call(instances[1]!, { method: 'DELETE', path: '/api/user', token: admin, body: { current_token: group.token } });
+    const deleted = await call(instances[1]!, {
+      method: 'DELETE',
+      path: '/api/user',
+      token: admin,
+      body: { current_token: group.token },
+    });
     expect(deleted.status, deleted.raw).toBe(200);
     expect(deleted.body).toEqual({ success: 1 });
 
-    for (const response of await onEach((instance) => verify(instance, admin, group.token), [instances[0]!, instances[2]!, instances[1]!])) {
+    for (const response of await onEach(
+      (instance) => verify(instance, admin, group.token),
+      [instances[0]!, instances[2]!, instances[1]!],
+    )) {
       expectError(response, 404, 'user_group_not_found');
     }
   });
 
   /** An embed token minted through `instance` for `group`; its kid. */
   async function mintEmbedToken(instance: ServeProcess, group: UserGroupBody): Promise<{ token: string; kid: string }> {
-    const minted = await call(instance, { method: 'POST', path: '/api/user/embed_token', token: admin, body: { user_group_id: group.provided_id } });
+    const minted = await call(instance, {
+      method: 'POST',
+      path: '/api/user/embed_token',
+      token: admin,
+      body: { user_group_id: group.provided_id },
+    });
     expect(minted.status, minted.raw).toBe(200);
     const token = minted.body.embed_token as string;
-    return { token, kid: (JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid };
+    return {
+      token,
+      kid: (JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid,
+    };
   }
 
   it('embed tokens: a group token rotated, or the group deleted, through one instance voids the embed tokens on every instance at once', async () => {
     const group = await createGroup(instances[0]!, admin, uniqueId('embedded'));
     const before = await mintEmbedToken(instances[1]!, group);
-    for (const response of await onEach((instance) => verify(instance, admin, before.token))) expect(response.status, response.raw).toBe(200);
+    for (const response of await onEach((instance) => verify(instance, admin, before.token)))
+      expect(response.status, response.raw).toBe(200);
 
-    const rotated = await call(instances[2]!, { method: 'POST', path: '/api/user', token: admin, body: { current_token: group.token } });
+    const rotated = await call(instances[2]!, {
+      method: 'POST',
+      path: '/api/user',
+      token: admin,
+      body: { current_token: group.token },
+    });
     expect(rotated.status, rotated.raw).toBe(200);
-    for (const response of await onEach((instance) => verify(instance, admin, before.token), [instances[0]!, instances[1]!, instances[2]!])) {
+    for (const response of await onEach(
+      (instance) => verify(instance, admin, before.token),
+      [instances[0]!, instances[1]!, instances[2]!],
+    )) {
       expectError(response, 404, 'user_group_not_found');
     }
     const after = await mintEmbedToken(instances[0]!, group);
-    for (const response of await onEach((instance) => verify(instance, admin, after.token))) expect(response.status, response.raw).toBe(200);
+    for (const response of await onEach((instance) => verify(instance, admin, after.token)))
+      expect(response.status, response.raw).toBe(200);
 
-    const deleted = await call(instances[1]!, { method: 'DELETE', path: '/api/user', token: admin, body: { user_group_id: group.provided_id } });
+    const deleted = await call(instances[1]!, {
+      method: 'DELETE',
+      path: '/api/user',
+      token: admin,
+      body: { user_group_id: group.provided_id },
+    });
     expect(deleted.status, deleted.raw).toBe(200);
-    for (const response of await onEach((instance) => verify(instance, admin, after.token), [instances[2]!, instances[0]!, instances[1]!])) {
+    for (const response of await onEach(
+      (instance) => verify(instance, admin, after.token),
+      [instances[2]!, instances[0]!, instances[1]!],
+    )) {
       expectError(response, 404, 'user_group_not_found');
     }
   });
@@ -164,18 +244,27 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
     const [oldKid] = [...kids];
     const old = await mintEmbedToken(instances[2]!, group);
 
-    const rotation = await call(instances[1]!, { method: 'POST', path: '/api/admin/signing_keys/rotate', token: admin });
+    const rotation = await call(instances[1]!, {
+      method: 'POST',
+      path: '/api/admin/signing_keys/rotate',
+      token: admin,
+    });
     expect(rotation.status, rotation.raw).toBe(200);
     const newKid = rotation.body.current.kid as string;
     for (const instance of instances) expect((await mintEmbedToken(instance, group)).kid).toBe(newKid);
-    for (const response of await onEach((instance) => call(instance, { method: 'GET', path: '/w/default/.well-known/jwks.json' }))) {
+    for (const response of await onEach((instance) =>
+      call(instance, { method: 'GET', path: '/w/default/.well-known/jwks.json' }),
+    )) {
       expect((response.body.keys as Array<{ kid: string }>).map((key) => key.kid)).toEqual([newKid, oldKid]);
     }
-    for (const response of await onEach((instance) => call(instance, { method: 'GET', path: '/w/default/.well-known/openid-configuration' }))) {
+    for (const response of await onEach((instance) =>
+      call(instance, { method: 'GET', path: '/w/default/.well-known/openid-configuration' }),
+    )) {
       expect(response.body.issuer).toBe('https://ugs.example.test/w/default');
     }
     // A token of the old key is still good everywhere until it expires.
-    for (const response of await onEach((instance) => verify(instance, admin, old.token))) expect(response.status, response.raw).toBe(200);
+    for (const response of await onEach((instance) => verify(instance, admin, old.token)))
+      expect(response.status, response.raw).toBe(200);
   });
 
   it('only the first instance printed the first-start banner, and all three stop cleanly on SIGTERM', async () => {

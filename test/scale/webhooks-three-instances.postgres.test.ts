@@ -16,14 +16,29 @@ const RECORDING_WINDOW_MS = 1_000;
 const fixture = useWebhookScaleFixture();
 
 describe('three instances deliver one outbox', () => {
-  it('delivers every event, never by two instances at once, duplicates only around a killed instance', async ({ annotate }) => {
+  it('delivers every event, never by two instances at once, duplicates only around a killed instance', async ({
+    annotate,
+  }) => {
     const db = (fixture.db = await createTestDatabase('postgres'));
     const first = await startServeProcess(db, { env: WEBHOOK_SERVE_ENV });
     const admin = first.adminTokens().Customer;
-    const instances: ServeProcess[] = [first, ...(await Promise.all([startServeProcess(db, { env: WEBHOOK_SERVE_ENV }), startServeProcess(db, { env: WEBHOOK_SERVE_ENV })]))];
+    const instances: ServeProcess[] = [
+      first,
+      ...(await Promise.all([
+        startServeProcess(db, { env: WEBHOOK_SERVE_ENV }),
+        startServeProcess(db, { env: WEBHOOK_SERVE_ENV }),
+      ])),
+    ];
     // Slow enough that several deliveries are open at any moment, and some when the kill comes.
-    const receiver = (fixture.receiver = await startWebhookReceiver(() => ({ delayMs: 5 + Math.floor(Math.random() * 30) })));
-    const created = await call(first, { method: 'POST', path: '/api/admin/webhook_endpoints', token: admin, body: { url: receiver.url, events: ['*'] } });
+    const receiver = (fixture.receiver = await startWebhookReceiver(() => ({
+      delayMs: 5 + Math.floor(Math.random() * 30),
+    })));
+    const created = await call(first, {
+      method: 'POST',
+      path: '/api/admin/webhook_endpoints',
+      token: admin,
+      body: { url: receiver.url, events: ['*'] },
+    });
     expect(created.status, created.raw).toBe(200);
 
     // Writes through all three instances; each lane renames its own groups, one request at a time.
@@ -34,7 +49,12 @@ describe('three instances deliver one outbox', () => {
         for (let n = 0; writing; n += 1) {
           const id = `three_${index}_${lane}_${randomBytes(3).toString('hex')}`;
           for (let step = 0; step < 4 && writing; step += 1) {
-            const response = await call(instance, { method: step === 0 ? 'GET' : 'PUT', path: '/api/user', token: admin, body: { user_group_id: id, name: `${id} ${step}` } }).catch(() => undefined);
+            const response = await call(instance, {
+              method: step === 0 ? 'GET' : 'PUT',
+              path: '/api/user',
+              token: admin,
+              body: { user_group_id: id, name: `${id} ${step}` },
+            }).catch(() => undefined);
             if (response?.status !== 200) return;
             acknowledged += 1;
           }
@@ -48,7 +68,9 @@ describe('three instances deliver one outbox', () => {
     expect(await instances[1]!.stop('SIGKILL')).toBeNull();
     const mayRepeat = new Set([
       ...[...receiver.inFlight].filter(([, open]) => open > 0).map(([id]) => id),
-      ...receiver.received.filter((entry) => entry.at >= killedAt - RECORDING_WINDOW_MS).map((entry) => entry.json.id as string),
+      ...receiver.received
+        .filter((entry) => entry.at >= killedAt - RECORDING_WINDOW_MS)
+        .map((entry) => entry.json.id as string),
     ]);
     await new Promise((resolve) => setTimeout(resolve, WRITE_MS / 2));
     writing = false;
@@ -61,7 +83,12 @@ describe('three instances deliver one outbox', () => {
     const counts = new Map<string, number>();
     for (const entry of receiver.received) counts.set(entry.json.id, (counts.get(entry.json.id) ?? 0) + 1);
     const repeated = [...counts].filter(([, count]) => count > 1).map(([id]) => id);
-    expect(repeated.filter((id) => !mayRepeat.has(id)), 'events received twice though no instance died delivering them').toEqual([]);
-    await annotate(`${deliveries.length} events from ${acknowledged} acknowledged writes on three instances; ${repeated.length} received twice, all around the kill`);
+    expect(
+      repeated.filter((id) => !mayRepeat.has(id)),
+      'events received twice though no instance died delivering them',
+    ).toEqual([]);
+    await annotate(
+      `${deliveries.length} events from ${acknowledged} acknowledged writes on three instances; ${repeated.length} received twice, all around the kill`,
+    );
   }, 120_000);
 });

@@ -10,7 +10,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiResponse } from '../support/http-client.js';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, type TestDatabase, type TestEngine } from '../support/test-database.js';
-import { call, childPids, commandLine, createGroup, getOrCreate, isUgsProcessAlive, pidsWithArgument, sleep, waitFor } from './helpers.js';
+import {
+  call,
+  childPids,
+  commandLine,
+  createGroup,
+  getOrCreate,
+  isUgsProcessAlive,
+  pidsWithArgument,
+  sleep,
+  waitFor,
+} from './helpers.js';
 
 const WORKERS = 2;
 const UGS_BIN = join(fileURLToPath(new URL('../..', import.meta.url)), 'bin', 'ugs.js');
@@ -18,7 +28,11 @@ const UGS_BIN = join(fileURLToPath(new URL('../..', import.meta.url)), 'bin', 'u
 const uniqueId = (label: string) => `${label}_${randomBytes(6).toString('hex')}`;
 
 /** Resolves with the worker pids once the primary has exactly WORKERS live children. */
-function workersOf(server: ServeProcess, what: string, accept: (pids: number[]) => boolean = () => true): Promise<number[]> {
+function workersOf(
+  server: ServeProcess,
+  what: string,
+  accept: (pids: number[]) => boolean = () => true,
+): Promise<number[]> {
   return waitFor(what, 20_000, () => {
     const pids = childPids(server.pid);
     return pids.length === WORKERS && accept(pids) ? pids : undefined;
@@ -51,7 +65,14 @@ function heldGetOrCreate(server: ServeProcess, token: string, userGroupId: strin
       (incoming) => {
         let raw = '';
         incoming.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
-        incoming.on('end', () => resolve({ status: incoming.statusCode ?? 0, headers: incoming.headers, body: raw === '' ? undefined : JSON.parse(raw), raw }));
+        incoming.on('end', () =>
+          resolve({
+            status: incoming.statusCode ?? 0,
+            headers: incoming.headers,
+            body: raw === '' ? undefined : JSON.parse(raw),
+            raw,
+          }),
+        );
       },
     );
     outgoing.on('continue', () => onContinue());
@@ -106,7 +127,9 @@ describe.each(['sqlite', 'postgres'] as const)('ugs serve --workers 2 on %s', (e
     const workers = await workersOf(server, 'two worker processes');
     for (const pid of workers) {
       workersSeen.add(pid);
-      expect(commandLine(pid)).toEqual(expect.arrayContaining([expect.stringMatching(/ugs\.js$/), 'serve', '--workers', '2']));
+      expect(commandLine(pid)).toEqual(
+        expect.arrayContaining([expect.stringMatching(/ugs\.js$/), 'serve', '--workers', '2']),
+      );
     }
     const health = await call(server, { method: 'GET', path: '/healthz' });
     expect(health.status).toBe(200);
@@ -142,7 +165,9 @@ describe.each(['sqlite', 'postgres'] as const)('ugs serve --workers 2 on %s', (e
     const [victim, survivor] = (await workersOf(server, 'two worker processes')) as [number, number];
     process.kill(victim, 'SIGKILL');
     // The primary reports the death once it has taken the worker out of its rotation.
-    await waitFor('the primary to report the dead worker', 20_000, () => (server.stdout().includes('worker died') ? true : undefined));
+    await waitFor('the primary to report the dead worker', 20_000, () =>
+      server.stdout().includes('worker died') ? true : undefined,
+    );
 
     for (let round = 0; round < 10; round++) {
       const response = await getOrCreate(server, admin, group.provided_id);
@@ -150,12 +175,18 @@ describe.each(['sqlite', 'postgres'] as const)('ugs serve --workers 2 on %s', (e
       expect(response.body.user_group.team_id).toBe(group.team_id);
     }
 
-    const replaced = await workersOf(server, 'a new worker to replace the killed one', (pids) => !pids.includes(victim));
+    const replaced = await workersOf(
+      server,
+      'a new worker to replace the killed one',
+      (pids) => !pids.includes(victim),
+    );
     expect(replaced).toContain(survivor);
     expect(isUgsProcessAlive(victim)).toBe(false);
     for (const pid of replaced) workersSeen.add(pid);
 
-    const responses = await Promise.all(Array.from({ length: 20 }, (_, index) => getOrCreate(server, admin, uniqueId(`after_kill_${index}`))));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => getOrCreate(server, admin, uniqueId(`after_kill_${index}`))),
+    );
     for (const response of responses) expect(response.status, response.raw).toBe(200);
   });
 
@@ -168,7 +199,9 @@ describe.each(['sqlite', 'postgres'] as const)('ugs serve --workers 2 on %s', (e
     const exited = server.stop('SIGTERM');
     // Both workers have stopped listening (the primary then closes the shared socket): the drain is on.
     const { port } = new URL(server.baseUrl);
-    await waitFor('the port to refuse new connections', 20_000, async () => ((await refusesConnections(Number(port))) ? true : undefined));
+    await waitFor('the port to refuse new connections', 20_000, async () =>
+      (await refusesConnections(Number(port))) ? true : undefined,
+    );
     held.finish();
 
     const response = await held.response;
@@ -205,10 +238,14 @@ describe('ugs serve --workers 2 that cannot start', () => {
   it('on a port in use: exits non-zero with the reason on stderr and leaves no worker behind', async () => {
     const port = (blocker.address() as AddressInfo).port;
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('UGS_')));
-    const child = spawn(process.execPath, [UGS_BIN, 'serve', '--workers', String(WORKERS), '--port', String(port), '--database', db.url], {
-      env: { ...env, UGS_LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [UGS_BIN, 'serve', '--workers', String(WORKERS), '--port', String(port), '--database', db.url],
+      {
+        env: { ...env, UGS_LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));

@@ -53,12 +53,16 @@ describe('admin console sessions', () => {
     headers: { cookie: session.cookie, ...(csrf === null ? {} : { 'x-csrf-token': csrf }), ...request.headers },
   });
 
-  const schemas = async (app: TestApp) => (await app.runtime.services.schemas.listSchemas(await adminCaller(app))).map((schema) => schema.name);
+  const schemas = async (app: TestApp) =>
+    (await app.runtime.services.schemas.listSchemas(await adminCaller(app))).map((schema) => schema.name);
 
   describe('signing in', () => {
     it('needs a live admin API token: anything else gets the error envelope and no cookie', async () => {
       const caller = await adminCaller(t);
-      const revoked = await t.runtime.services.apiTokens.createApiToken(caller, { name: uniqueId('revoked'), scope: 'admin' });
+      const revoked = await t.runtime.services.apiTokens.createApiToken(caller, {
+        name: uniqueId('revoked'),
+        scope: 'admin',
+      });
       await t.runtime.services.apiTokens.revokeApiToken(caller, revoked.record.id);
       const refusals: Array<[Partial<ApiRequest>, number, string, string | null]> = [
         [{ body: {} }, 400, 'missing_field', 'api_token'],
@@ -66,13 +70,23 @@ describe('admin console sessions', () => {
         [{ body: { api_token: 'x'.repeat(10_000) } }, 400, 'invalid_field', 'api_token'],
         [{ body: { api_token: 42 } }, 400, 'invalid_field', 'api_token'],
         [{ rawBody: '{"api_token":' }, 400, 'invalid_json', null],
-        [{ rawBody: `api_token=${apiToken(t)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 415, 'unsupported_media_type', null],
+        [
+          { rawBody: `api_token=${apiToken(t)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+          415,
+          'unsupported_media_type',
+          null,
+        ],
         [{ body: { api_token: 'ugs_live_not-a-token' } }, 401, 'invalid_api_token', null],
         [{ body: { api_token: `ugs_live_${'0'.repeat(64)}` } }, 401, 'invalid_api_token', null],
         [{ body: { api_token: revoked.secret } }, 401, 'invalid_api_token', null],
         [{ body: { api_token: apiToken(t, { scope: 'read' }) } }, 403, 'insufficient_scope', null],
         [{ body: { api_token: apiToken(t, { scope: 'write' }) } }, 403, 'insufficient_scope', null],
-        [{ body: { api_token: apiToken(t, { environment: 'Testing', scope: 'write' }) } }, 403, 'insufficient_scope', null],
+        [
+          { body: { api_token: apiToken(t, { environment: 'Testing', scope: 'write' }) } },
+          403,
+          'insufficient_scope',
+          null,
+        ],
       ];
       for (const [request, status, code, field] of refusals) {
         const refused = await inject(t.app, { method: 'POST', path: '/console/session', ...request });
@@ -92,7 +106,12 @@ describe('admin console sessions', () => {
         idle_expires_at: new Date(now + HOUR).toISOString(),
         expires_at: new Date(now + 8 * HOUR).toISOString(),
       });
-      const viaTls = await inject(t.app, { method: 'POST', path: '/console/session', body: { api_token: apiToken(t) }, headers: { 'x-forwarded-proto': 'https' } });
+      const viaTls = await inject(t.app, {
+        method: 'POST',
+        path: '/console/session',
+        body: { api_token: apiToken(t) },
+        headers: { 'x-forwarded-proto': 'https' },
+      });
       expect(String(viaTls.headers['set-cookie'])).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
     });
   });
@@ -102,17 +121,28 @@ describe('admin console sessions', () => {
       const session = await signIn();
       const tokenId = session.signIn.body.session.api_token.id;
       const name = uniqueId('schema-by-console');
-      const created = await inject(t.app, withSession(session, { method: 'POST', path: '/api/admin/schemas', body: { name } }));
+      const created = await inject(
+        t.app,
+        withSession(session, { method: 'POST', path: '/api/admin/schemas', body: { name } }),
+      );
       expect(created.status, created.raw).toBe(200);
-      const [event] = (await t.runtime.services.audit.listAuditEvents(await adminCaller(t), { action: 'schema.created', limit: 1 })).items;
-      expect(event).toMatchObject({ actor: { type: 'api_token', apiTokenId: tokenId }, changes: { name: { before: null, after: name } } });
+      const [event] = (
+        await t.runtime.services.audit.listAuditEvents(await adminCaller(t), { action: 'schema.created', limit: 1 })
+      ).items;
+      expect(event).toMatchObject({
+        actor: { type: 'api_token', apiTokenId: tokenId },
+        changes: { name: { before: null, after: name } },
+      });
 
       // One bucket: the cookie's requests and the token's own count down the same RateLimit-Remaining.
       const remaining = (response: ApiResponse) => Number(response.headers['ratelimit-remaining']);
       const byCookie = await inject(t.app, withSession(session, { method: 'GET', path: '/api/admin/schemas' }));
       const byToken = await inject(t.app, { method: 'GET', path: '/api/admin/schemas', token: apiToken(t) });
       const byCookieAgain = await inject(t.app, withSession(session, { method: 'GET', path: '/api/admin/schemas' }));
-      expect([remaining(byToken), remaining(byCookieAgain)]).toEqual([remaining(byCookie) - 1, remaining(byCookie) - 2]);
+      expect([remaining(byToken), remaining(byCookieAgain)]).toEqual([
+        remaining(byCookie) - 1,
+        remaining(byCookie) - 2,
+      ]);
     });
 
     it('are refused without the CSRF token, as a cross-site form POST would be sent, and change nothing', async () => {
@@ -121,21 +151,50 @@ describe('admin console sessions', () => {
       const name = uniqueId('csrf');
       const forged: ApiRequest[] = [
         // What a form on another site posts: a form encoding, the cookie, no custom header.
-        { method: 'POST', path: '/api/admin/schemas', rawBody: `name=${name}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } },
-        { method: 'POST', path: '/api/admin/schemas', rawBody: JSON.stringify({ name }), headers: { 'content-type': 'text/plain' } },
+        {
+          method: 'POST',
+          path: '/api/admin/schemas',
+          rawBody: `name=${name}`,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        },
+        {
+          method: 'POST',
+          path: '/api/admin/schemas',
+          rawBody: JSON.stringify({ name }),
+          headers: { 'content-type': 'text/plain' },
+        },
         { method: 'POST', path: '/api/admin/schemas', body: { name } },
         // GET /api/user creates: reads need the token too.
         { method: 'GET', path: `/api/user?user_group_id=${name}` },
         { method: 'DELETE', path: `/api/admin/api_tokens/${session.signIn.body.session.api_token.id}` },
       ];
       for (const request of forged) {
-        expectError(await inject(t.app, withSession(session, request, null)), 403, 'invalid_csrf_token', 'X-CSRF-Token');
-        expectError(await inject(t.app, withSession(session, request, intruder.csrf)), 403, 'invalid_csrf_token', 'X-CSRF-Token');
+        expectError(
+          await inject(t.app, withSession(session, request, null)),
+          403,
+          'invalid_csrf_token',
+          'X-CSRF-Token',
+        );
+        expectError(
+          await inject(t.app, withSession(session, request, intruder.csrf)),
+          403,
+          'invalid_csrf_token',
+          'X-CSRF-Token',
+        );
         expectError(await inject(t.app, withSession(session, request, '')), 403, 'invalid_csrf_token', 'X-CSRF-Token');
       }
-      expectError(await inject(t.app, withSession(session, { method: 'DELETE', path: '/console/session' }, null)), 403, 'invalid_csrf_token', 'X-CSRF-Token');
+      expectError(
+        await inject(t.app, withSession(session, { method: 'DELETE', path: '/console/session' }, null)),
+        403,
+        'invalid_csrf_token',
+        'X-CSRF-Token',
+      );
       expect(await schemas(t)).not.toContain(name);
-      const group = await inject(t.app, { method: 'GET', path: `/api/admin/user_groups?q=${name}`, token: apiToken(t) });
+      const group = await inject(t.app, {
+        method: 'GET',
+        path: `/api/admin/user_groups?q=${name}`,
+        token: apiToken(t),
+      });
       expect(group.body.user_groups).toEqual([]);
       const still = await inject(t.app, withSession(session, { method: 'GET', path: '/api/admin/api_tokens' }));
       expect(still.status, still.raw).toBe(200);
@@ -150,14 +209,35 @@ describe('admin console sessions', () => {
         [{ cookie: `${session.cookie}; ${session.cookie}`, 'x-csrf-token': session.csrf }, 401, 'unauthenticated'],
         [{ cookie: 'other=1' }, 401, 'unauthenticated'],
         // A credential header wins, and a malformed one is refused rather than replaced by the cookie.
-        [{ cookie: session.cookie, 'x-csrf-token': session.csrf, authorization: 'Basic dXNlcjpwYXNz' }, 401, 'unauthenticated'],
-        [{ cookie: session.cookie, 'x-csrf-token': session.csrf, authorization: `Token ugs_live_${'1'.repeat(64)}` }, 401, 'invalid_api_token'],
+        [
+          { cookie: session.cookie, 'x-csrf-token': session.csrf, authorization: 'Basic dXNlcjpwYXNz' },
+          401,
+          'unauthenticated',
+        ],
+        [
+          { cookie: session.cookie, 'x-csrf-token': session.csrf, authorization: `Token ugs_live_${'1'.repeat(64)}` },
+          401,
+          'invalid_api_token',
+        ],
       ];
       for (const [headers, status, code] of cases) {
         expectError(await inject(t.app, { method: 'GET', path: '/api/admin/schemas', headers }), status, code);
       }
-      expectError(await inject(t.app, { method: 'GET', path: '/console/session', headers: { cookie: `ugs_console=${'b'.repeat(100)}` } }), 401, 'unauthenticated');
-      expectError(await inject(t.app, { method: 'GET', path: '/console/session?x=1', headers: { cookie: session.cookie } }), 400, 'unknown_field', 'x');
+      expectError(
+        await inject(t.app, {
+          method: 'GET',
+          path: '/console/session',
+          headers: { cookie: `ugs_console=${'b'.repeat(100)}` },
+        }),
+        401,
+        'unauthenticated',
+      );
+      expectError(
+        await inject(t.app, { method: 'GET', path: '/console/session?x=1', headers: { cookie: session.cookie } }),
+        400,
+        'unknown_field',
+        'x',
+      );
     });
   });
 
@@ -173,7 +253,11 @@ describe('admin console sessions', () => {
       expect(current.body.session.idle_expires_at).toBe(new Date(now + HOUR).toISOString());
       now += HOUR;
       expectError(await read(), 401, 'unauthenticated');
-      expectError(await inject(t.app, withSession(session, { method: 'GET', path: '/console/session' })), 401, 'unauthenticated');
+      expectError(
+        await inject(t.app, withSession(session, { method: 'GET', path: '/console/session' })),
+        401,
+        'unauthenticated',
+      );
     });
 
     it('comes eight hours after signing in, however much it is used', async () => {
@@ -193,19 +277,38 @@ describe('admin console sessions', () => {
       const signOut = await inject(other.app, withSession(session, { method: 'DELETE', path: '/console/session' }));
       expect([signOut.status, signOut.body]).toEqual([200, { success: 1 }]);
       expect(String(signOut.headers['set-cookie'])).toBe('ugs_console=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict');
-      expectError(await inject(t.app, withSession(session, { method: 'GET', path: '/api/admin/schemas' })), 401, 'unauthenticated');
-      expectError(await inject(t.app, withSession(session, { method: 'GET', path: '/console/session' })), 401, 'unauthenticated');
-      const actions = (await t.runtime.services.audit.listAuditEvents(await adminCaller(t), { limit: 2 })).items.map((event) => event.action);
+      expectError(
+        await inject(t.app, withSession(session, { method: 'GET', path: '/api/admin/schemas' })),
+        401,
+        'unauthenticated',
+      );
+      expectError(
+        await inject(t.app, withSession(session, { method: 'GET', path: '/console/session' })),
+        401,
+        'unauthenticated',
+      );
+      const actions = (await t.runtime.services.audit.listAuditEvents(await adminCaller(t), { limit: 2 })).items.map(
+        (event) => event.action,
+      );
       expect(actions).toEqual(['console_session.ended', 'console_session.created']);
     });
 
     it('comes at once when its API token is revoked, from another instance too', async () => {
       const caller = await adminCaller(t);
-      const issued = await t.runtime.services.apiTokens.createApiToken(caller, { name: uniqueId('console-admin'), scope: 'admin' });
+      const issued = await t.runtime.services.apiTokens.createApiToken(caller, {
+        name: uniqueId('console-admin'),
+        scope: 'admin',
+      });
       const session = await signIn(t, issued.secret);
-      expect((await inject(t.app, withSession(session, { method: 'GET', path: '/api/admin/schemas' }))).status).toBe(200);
+      expect((await inject(t.app, withSession(session, { method: 'GET', path: '/api/admin/schemas' }))).status).toBe(
+        200,
+      );
       await other.runtime.services.apiTokens.revokeApiToken(caller, issued.record.id);
-      expectError(await inject(t.app, withSession(session, { method: 'GET', path: '/api/admin/schemas' })), 401, 'unauthenticated');
+      expectError(
+        await inject(t.app, withSession(session, { method: 'GET', path: '/api/admin/schemas' })),
+        401,
+        'unauthenticated',
+      );
     });
   });
 
@@ -225,7 +328,21 @@ describe('admin console sessions', () => {
       return { status: response.statusCode, headers: response.headers, raw: response.body };
     };
 
-    const PAGES = ['/console', '/console/', '/console/groups', '/console/groups/1', '/console/groups/new', '/console/api-tokens', '/console/schemas', '/console/data-sources', '/console/webhooks', '/console/audit', '/console/signing-keys', '/console/status', '/console/no-such-page'];
+    const PAGES = [
+      '/console',
+      '/console/',
+      '/console/groups',
+      '/console/groups/1',
+      '/console/groups/new',
+      '/console/api-tokens',
+      '/console/schemas',
+      '/console/data-sources',
+      '/console/webhooks',
+      '/console/audit',
+      '/console/signing-keys',
+      '/console/status',
+      '/console/no-such-page',
+    ];
 
     it('each carry the strict Content-Security-Policy: scripts and styles from this origin only, no inline code, no framing', async () => {
       expect(CONSOLE_CSP).not.toMatch(/unsafe-|\*|data:|http/);

@@ -22,7 +22,12 @@ it('creates the directories 0700 and the database, its WAL, its shared memory an
   const runtime = await openRuntime({ databaseUrl: `sqlite:${database}`, encryptionKey: undefined });
   try {
     // A write, so that the WAL and shared-memory files exist.
-    const caller = { tenant: { workspaceId: runtime.defaultWorkspace.id, environment: 'Customer' as const }, scope: 'admin' as const, actor: { type: 'cli' as const }, requestId: null };
+    const caller = {
+      tenant: { workspaceId: runtime.defaultWorkspace.id, environment: 'Customer' as const },
+      scope: 'admin' as const,
+      actor: { type: 'cli' as const },
+      requestId: null,
+    };
     await runtime.services.userGroups.getOrCreateUserGroup(caller, { userGroupId: 'private' });
     expect({
       [join(root, 'data')]: modeOf(join(root, 'data')),

@@ -30,10 +30,19 @@ function parseResponse(raw: string): RawResponse & { rest: string } {
   const end = raw.indexOf('\r\n\r\n');
   if (end < 0) throw new Error(`no complete response in ${JSON.stringify(raw)}`);
   const [statusLine, ...lines] = raw.slice(0, end).split('\r\n');
-  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  const headers = Object.fromEntries(
+    lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
   const length = Number(headers['content-length']);
-  const bodyText = Buffer.from(raw.slice(end + 4)).subarray(0, length).toString('utf8');
-  return { status: Number(statusLine!.split(' ')[1]), headers, body: JSON.parse(bodyText), rest: raw.slice(end + 4 + bodyText.length) };
+  const bodyText = Buffer.from(raw.slice(end + 4))
+    .subarray(0, length)
+    .toString('utf8');
+  return {
+    status: Number(statusLine!.split(' ')[1]),
+    headers,
+    body: JSON.parse(bodyText),
+    rest: raw.slice(end + 4 + bodyText.length),
+  };
 }
 
 /** A raw TCP connection: what the server sent on it, and when it closed (a reset after the answer counts as closed). */
@@ -65,7 +74,9 @@ class RawConnection {
     const raw = await Promise.race([this.closed, sleep(CUT_OFF_BOUND_MS).then(() => undefined)]);
     if (raw === undefined) {
       this.socket.destroy();
-      throw new Error(`the server left the connection open for ${CUT_OFF_BOUND_MS} ms; it sent ${JSON.stringify(this.data)}`);
+      throw new Error(
+        `the server left the connection open for ${CUT_OFF_BOUND_MS} ms; it sent ${JSON.stringify(this.data)}`,
+      );
     }
     return raw;
   }
@@ -94,8 +105,14 @@ class RawConnection {
 
 /** The failure envelope with this status and code, its request id also in X-Request-Id; the connection is closed. */
 function expectClosingFailure(response: RawResponse, status: number, code: string): void {
-  expect({ status: response.status, code: response.body?.error?.code }, JSON.stringify(response)).toEqual({ status, code });
-  expect(response.body).toEqual({ success: 0, error: { code, message: expect.any(String), request_id: response.headers['x-request-id'] } });
+  expect({ status: response.status, code: response.body?.error?.code }, JSON.stringify(response)).toEqual({
+    status,
+    code,
+  });
+  expect(response.body).toEqual({
+    success: 0,
+    error: { code, message: expect.any(String), request_id: response.headers['x-request-id'] },
+  });
   expect(response.headers).toMatchObject({ 'content-type': 'application/json; charset=utf-8', connection: 'close' });
 }
 
@@ -111,13 +128,21 @@ describe('hardening against slow and oversized clients', () => {
 
   /** Normal requests from other connections, all answered while the hostile ones hang. */
   async function expectServedMeanwhile(count = 5): Promise<void> {
-    const responses = await Promise.all(Array.from({ length: count }, () => call({ method: 'GET', path: '/api/user', token: admin, body: { user_group_id: uniqueId('meanwhile') } })));
+    const responses = await Promise.all(
+      Array.from({ length: count }, () =>
+        call({ method: 'GET', path: '/api/user', token: admin, body: { user_group_id: uniqueId('meanwhile') } }),
+      ),
+    );
     for (const response of responses) expect(response.status, response.raw).toBe(200);
   }
 
   /** The rejection is logged by its code (the log reaches us through a pipe: wait for it), and the token the request carried is not. */
   async function expectLoggedWithoutToken(code: string): Promise<void> {
-    for (const deadline = Date.now() + CUT_OFF_BOUND_MS; !server.stdout().includes(`"code":"${code}"`); await sleep(20)) {
+    for (
+      const deadline = Date.now() + CUT_OFF_BOUND_MS;
+      !server.stdout().includes(`"code":"${code}"`);
+      await sleep(20)
+    ) {
       if (Date.now() > deadline) throw new Error(`no log line with code ${code}:\n${server.stdout()}`);
     }
     expect(server.stdout()).not.toContain(hostileToken);
@@ -141,7 +166,12 @@ describe('hardening against slow and oversized clients', () => {
       },
     });
     admin = server.adminTokens().Customer;
-    const issued = await call({ method: 'POST', path: '/api/admin/api_tokens', token: admin, body: { name: 'hostile', scope: 'write' } });
+    const issued = await call({
+      method: 'POST',
+      path: '/api/admin/api_tokens',
+      token: admin,
+      body: { name: 'hostile', scope: 'write' },
+    });
     expect(issued.status, issued.raw).toBe(200);
     hostileToken = issued.body.api_token.token;
   });
@@ -154,14 +184,17 @@ describe('hardening against slow and oversized clients', () => {
   it('slowloris: headers trickled in, or nothing sent at all, get 408 request_timeout and the connection closed, logged without the token; others are served meanwhile', async () => {
     const trickled = Array.from({ length: 5 }, () => {
       const connection = new RawConnection(server);
-      connection.socket.write(`GET /api/user HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Token ${hostileToken}\r\nX-Slow: `);
+      connection.socket.write(
+        `GET /api/user HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Token ${hostileToken}\r\nX-Slow: `,
+      );
       connection.trickle('a');
       return connection;
     });
     const silent = new RawConnection(server);
 
     await expectServedMeanwhile();
-    for (const connection of [...trickled, silent]) expectClosingFailure(await connection.answerBeforeClose(), 408, 'request_timeout');
+    for (const connection of [...trickled, silent])
+      expectClosingFailure(await connection.answerBeforeClose(), 408, 'request_timeout');
     await expectLoggedWithoutToken('request_timeout');
   });
 
@@ -197,7 +230,13 @@ describe('hardening against slow and oversized clients', () => {
     expect(await groupExists(userGroupId)).toBe(false);
     await expectLoggedWithoutToken('headers_too_large');
 
-    const underLimit = await call({ method: 'GET', path: '/api/user', token: admin, body: { user_group_id: uniqueId('fat_headers') }, headers: { 'x-filler': 'a'.repeat(MAX_HEADER_BYTES - 1024) } });
+    const underLimit = await call({
+      method: 'GET',
+      path: '/api/user',
+      token: admin,
+      body: { user_group_id: uniqueId('fat_headers') },
+      headers: { 'x-filler': 'a'.repeat(MAX_HEADER_BYTES - 1024) },
+    });
     expect(underLimit.status, underLimit.raw).toBe(200);
   });
 
@@ -205,8 +244,14 @@ describe('hardening against slow and oversized clients', () => {
     const userGroupId = uniqueId('big_body');
     const rawBody = JSON.stringify({ user_group_id: userGroupId, name: 'x'.repeat(BODY_LIMIT_BYTES) });
     const response = await call({ method: 'GET', path: '/api/user', token: admin, rawBody });
-    expect({ status: response.status, code: response.body?.error?.code }, response.raw).toEqual({ status: 413, code: 'payload_too_large' });
-    expect(response.body).toEqual({ success: 0, error: { code: 'payload_too_large', message: expect.any(String), request_id: response.headers['x-request-id'] } });
+    expect({ status: response.status, code: response.body?.error?.code }, response.raw).toEqual({
+      status: 413,
+      code: 'payload_too_large',
+    });
+    expect(response.body).toEqual({
+      success: 0,
+      error: { code: 'payload_too_large', message: expect.any(String), request_id: response.headers['x-request-id'] },
+    });
     expect(await groupExists(userGroupId)).toBe(false);
   });
 
@@ -217,7 +262,10 @@ describe('hardening against slow and oversized clients', () => {
     connection.socket.write(request(uniqueId('keep_alive')));
     const first = await connection.nextResponse();
     expect(first.status, JSON.stringify(first.body)).toBe(200);
-    expect(first.headers).toMatchObject({ connection: 'keep-alive', 'keep-alive': `timeout=${KEEP_ALIVE_TIMEOUT_MS / 1000}` });
+    expect(first.headers).toMatchObject({
+      connection: 'keep-alive',
+      'keep-alive': `timeout=${KEEP_ALIVE_TIMEOUT_MS / 1000}`,
+    });
 
     // Idle between requests is not a slow request: neither timeout applies to it.
     await sleep(REQUEST_TIMEOUT_MS + 1_500);

@@ -60,9 +60,18 @@ export function useTestApp(options: TestAppOptions = {}): AppFixture {
 }
 
 /** One more API token secret, beyond the ready-made set of the test app. */
-export async function issueApiToken(t: TestApp, tenant: Tenant, scope: Scope, name = `extra-${scope}`): Promise<string> {
+export async function issueApiToken(
+  t: TestApp,
+  tenant: Tenant,
+  scope: Scope,
+  name = `extra-${scope}`,
+): Promise<string> {
   const caller = { tenant, scope: 'admin' as const, actor: { type: 'cli' as const }, requestId: null };
-  const { secret } = await t.runtime.services.apiTokens.createApiToken(caller, { name, scope, environment: tenant.environment });
+  const { secret } = await t.runtime.services.apiTokens.createApiToken(caller, {
+    name,
+    scope,
+    environment: tenant.environment,
+  });
   return secret;
 }
 
@@ -126,11 +135,17 @@ export class DatabaseReader {
     );
     const userGroups = groups.map((group) => ({
       ...group,
-      mapping_rows: mappings.filter((row) => row.team_id === group.team_id).map((row) => [row.schema_id, row.data_source_id]),
+      mapping_rows: mappings
+        .filter((row) => row.team_id === group.team_id)
+        .map((row) => [row.schema_id, row.data_source_id]),
     }));
     return {
       userGroups,
-      tenantAuditEvents: await this.raw.count('audit_events WHERE workspace_id = ? AND environment = ?', tenant.workspaceId, tenant.environment),
+      tenantAuditEvents: await this.raw.count(
+        'audit_events WHERE workspace_id = ? AND environment = ?',
+        tenant.workspaceId,
+        tenant.environment,
+      ),
       allAuditEvents: await this.raw.count('audit_events'),
       schemas: await this.raw.count('schemas'),
       dataSources: await this.raw.count('data_sources'),
@@ -146,19 +161,30 @@ export class DatabaseReader {
     const inTenant = [tenant.workspaceId, tenant.environment] as const;
     return {
       userGroups: (await this.snapshot(tenant)).userGroups as Row[],
-      dataSources: await this.raw.select('SELECT * FROM data_sources WHERE workspace_id = ? AND environment = ? ORDER BY id', ...inTenant),
+      dataSources: await this.raw.select(
+        'SELECT * FROM data_sources WHERE workspace_id = ? AND environment = ? ORDER BY id',
+        ...inTenant,
+      ),
       apiTokens: await this.raw.select(
         'SELECT id, workspace_id, environment, name, scope, token_hash, created_at, revoked_at FROM api_tokens WHERE workspace_id = ? AND environment = ? ORDER BY id',
         ...inTenant,
       ),
-      auditEvents: await this.raw.select('SELECT * FROM audit_events WHERE workspace_id = ? AND (environment = ? OR environment IS NULL) ORDER BY id', ...inTenant),
+      auditEvents: await this.raw.select(
+        'SELECT * FROM audit_events WHERE workspace_id = ? AND (environment = ? OR environment IS NULL) ORDER BY id',
+        ...inTenant,
+      ),
       schemas: await this.raw.select('SELECT * FROM schemas WHERE workspace_id = ? ORDER BY id', tenant.workspaceId),
     };
   }
 
   /** How many groups of the tenant have this provided id. */
   countGroups(tenant: Tenant, providedId: string): Promise<number> {
-    return this.raw.count('user_groups WHERE workspace_id = ? AND environment = ? AND provided_id = ?', tenant.workspaceId, tenant.environment, providedId);
+    return this.raw.count(
+      'user_groups WHERE workspace_id = ? AND environment = ? AND provided_id = ?',
+      tenant.workspaceId,
+      tenant.environment,
+      providedId,
+    );
   }
 
   countAuditEvents(tenant: Tenant, action: string, providedId: string): Promise<number> {
@@ -225,7 +251,9 @@ export async function holdWriteLock(db: TestDatabase): Promise<() => Promise<voi
   await client.connect();
   try {
     await client.query('BEGIN');
-    const { rows } = await client.query<{ name: string }>('SELECT quote_ident(tablename) AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename');
+    const { rows } = await client.query<{ name: string }>(
+      'SELECT quote_ident(tablename) AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename',
+    );
     await client.query(`LOCK TABLE ${rows.map((row) => row.name).join(', ')} IN EXCLUSIVE MODE`);
   } catch (error) {
     await client.end();
@@ -242,14 +270,23 @@ export async function holdWriteLock(db: TestDatabase): Promise<() => Promise<voi
  * with its own, short wait for a lock held by another connection (SQLite's busy timeout, PostgreSQL's
  * statement timeout), so that lock contention can be tested without 5-second waits.
  */
-export async function openSecondInstance(db: TestDatabase, lockWaitMs: number): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
+export async function openSecondInstance(
+  db: TestDatabase,
+  lockWaitMs: number,
+): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
   const location = parseDatabaseUrl(db.url);
   const store =
     location.engine === 'sqlite'
       ? openSqliteStore({ path: location.path, busyTimeoutMs: lockWaitMs })
       : openPostgresStore({ url: location.url, statementTimeoutMs: lockWaitMs, poolSize: 4 });
   const cipher = createKeyring(loadEncryptionKeys(location, db.encryptionKey).keys);
-  const services = createServices({ store, cipher, clock: systemClock, publicUrl: () => DEFAULT_PUBLIC_URL, webhookAddresses: createAddressPolicy({ allowPrivate: false }) });
+  const services = createServices({
+    store,
+    cipher,
+    clock: systemClock,
+    publicUrl: () => DEFAULT_PUBLIC_URL,
+    webhookAddresses: createAddressPolicy({ allowPrivate: false }),
+  });
   const app = await buildApp({ services, logger: false, rateLimit: 'off', version: 'test' });
   await app.ready();
   return {

@@ -63,38 +63,92 @@ for (const transport of TRANSPORTS) {
           await expectRefused({ method, path: USER_PATH, rawBody: deepBody(5000) }, 400, 'invalid_field', 'properties');
         });
         it(`${method} /api/user with properties 5 000 arrays deep is 400 naming properties`, async () => {
-          await expectRefused({ method, path: USER_PATH, rawBody: deepBody(5000, '{"a":[', ']}') }, 400, 'invalid_field', 'properties');
+          await expectRefused(
+            { method, path: USER_PATH, rawBody: deepBody(5000, '{"a":[', ']}') },
+            400,
+            'invalid_field',
+            'properties',
+          );
         });
       }
       it('an Idempotency-Key does not make a deep body recurse (the request fingerprint)', async () => {
-        const request = { method: 'PUT', path: USER_PATH, rawBody: deepBody(5000), headers: { 'idempotency-key': uniqueId('deep') } };
+        const request = {
+          method: 'PUT',
+          path: USER_PATH,
+          rawBody: deepBody(5000),
+          headers: { 'idempotency-key': uniqueId('deep') },
+        };
         await expectRefused(request, 400, 'invalid_field', 'properties');
       });
       it('deep nesting under any other field is 400 naming it', async () => {
-        await expectRefused({ method: 'PUT', path: USER_PATH, rawBody: `{"user_group_id":"x","mapping":${'['.repeat(5000)}${']'.repeat(5000)}}` }, 400, 'invalid_field', 'mapping');
+        await expectRefused(
+          {
+            method: 'PUT',
+            path: USER_PATH,
+            rawBody: `{"user_group_id":"x","mapping":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+          },
+          400,
+          'invalid_field',
+          'mapping',
+        );
       });
       it('a deep document as the whole body is 400', async () => {
-        const res = await expectRefused({ method: 'PUT', path: USER_PATH, rawBody: `${'['.repeat(5000)}${']'.repeat(5000)}` }, 400, 'invalid_json');
+        const res = await expectRefused(
+          { method: 'PUT', path: USER_PATH, rawBody: `${'['.repeat(5000)}${']'.repeat(5000)}` },
+          400,
+          'invalid_json',
+        );
         expect(res.body.error.message).toMatch(/object/);
       });
       it('properties in the query string, as deep as a URL can carry (2 000 levels), are 400 naming properties', async () => {
         const properties = `{"a":${'['.repeat(2000)}${']'.repeat(2000)}}`;
-        await expectRefused({ method: 'GET', path: `${USER_PATH}?user_group_id=deep&properties=${encodeURIComponent(properties)}` }, 400, 'invalid_field', 'properties');
+        await expectRefused(
+          { method: 'GET', path: `${USER_PATH}?user_group_id=deep&properties=${encodeURIComponent(properties)}` },
+          400,
+          'invalid_field',
+          'properties',
+        );
       });
     });
 
     describe('numbers in properties must round-trip exactly', () => {
-      for (const number of ['1e400', '-1e400', '12345678901234567890', '9007199254740992', '-9007199254740992', '1e300']) {
+      for (const number of [
+        '1e400',
+        '-1e400',
+        '12345678901234567890',
+        '9007199254740992',
+        '-9007199254740992',
+        '1e300',
+      ]) {
         it(`${number} is 400 naming properties, in the body and in the query`, async () => {
-          await expectRefused({ method: 'PUT', path: USER_PATH, rawBody: `{"user_group_id":"${group.id}","properties":{"n":{"m":[${number}]}}}` }, 400, 'invalid_field', 'properties');
+          await expectRefused(
+            {
+              method: 'PUT',
+              path: USER_PATH,
+              rawBody: `{"user_group_id":"${group.id}","properties":{"n":{"m":[${number}]}}}`,
+            },
+            400,
+            'invalid_field',
+            'properties',
+          );
           const properties = encodeURIComponent(`{"n":${number}}`);
-          await expectRefused({ method: 'GET', path: `${USER_PATH}?user_group_id=${group.id}&properties=${properties}` }, 400, 'invalid_field', 'properties');
+          await expectRefused(
+            { method: 'GET', path: `${USER_PATH}?user_group_id=${group.id}&properties=${properties}` },
+            400,
+            'invalid_field',
+            'properties',
+          );
         });
       }
       it('the largest safe integers and ordinary fractions come back exactly', async () => {
         const rawBody = `{"user_group_id":"${group.id}","properties":{"max":9007199254740991,"min":-9007199254740991,"f":0.1,"e":1.5e-300}}`;
         const body = expectSuccess(await send({ method: 'PUT', path: USER_PATH, rawBody }));
-        expect(body.user_group.properties).toEqual({ max: 9007199254740991, min: -9007199254740991, f: 0.1, e: 1.5e-300 });
+        expect(body.user_group.properties).toEqual({
+          max: 9007199254740991,
+          min: -9007199254740991,
+          f: 0.1,
+          e: 1.5e-300,
+        });
       });
     });
 
@@ -111,7 +165,12 @@ for (const transport of TRANSPORTS) {
         }
       });
       it('a well-formed surrogate pair is accepted as the character it encodes', async () => {
-        const body = expectSuccess(await send({ method: 'GET', path: USER_PATH, rawBody: `{"user_group_id":"${uniqueId('pair')}\\ud83d\\ude00"}` }, 'write'));
+        const body = expectSuccess(
+          await send(
+            { method: 'GET', path: USER_PATH, rawBody: `{"user_group_id":"${uniqueId('pair')}\\ud83d\\ude00"}` },
+            'write',
+          ),
+        );
         expect(body.user_group.provided_id).toMatch(/😀$/u);
       });
       it('bytes that are not UTF-8 in a body are 400 invalid_json', async () => {
@@ -121,9 +180,24 @@ for (const transport of TRANSPORTS) {
         }
       });
       it('an escaped lone surrogate or bytes that are not UTF-8 in a query value are 400 invalid_field naming it', async () => {
-        await expectRefused({ method: 'GET', path: `${USER_PATH}?user_group_id=%ED%A0%80` }, 400, 'invalid_field', 'user_group_id');
-        await expectRefused({ method: 'GET', path: `${USER_PATH}?user_group_id=a%FF` }, 400, 'invalid_field', 'user_group_id');
-        await expectRefused({ method: 'GET', path: `${USER_PATH}?user_group_id=a&properties=${encodeURIComponent('{"k":"\\ud800"}')}` }, 400, 'invalid_field', 'properties');
+        await expectRefused(
+          { method: 'GET', path: `${USER_PATH}?user_group_id=%ED%A0%80` },
+          400,
+          'invalid_field',
+          'user_group_id',
+        );
+        await expectRefused(
+          { method: 'GET', path: `${USER_PATH}?user_group_id=a%FF` },
+          400,
+          'invalid_field',
+          'user_group_id',
+        );
+        await expectRefused(
+          { method: 'GET', path: `${USER_PATH}?user_group_id=a&properties=${encodeURIComponent('{"k":"\\ud800"}')}` },
+          400,
+          'invalid_field',
+          'properties',
+        );
         await expectRefused({ method: 'GET', path: `${GROUPS_PATH}?q=%C3` }, 400, 'invalid_field', 'q');
         await expectRefused({ method: 'GET', path: `${AUDIT_PATH}?action=%80` }, 400, 'invalid_field', 'action');
       });
@@ -133,17 +207,47 @@ for (const transport of TRANSPORTS) {
       it('NUL in q, action or cursor is 400 naming it', async () => {
         await expectRefused({ method: 'GET', path: `${GROUPS_PATH}?q=%00` }, 400, 'invalid_field', 'q');
         await expectRefused({ method: 'GET', path: `${GROUPS_PATH}?q=a%00b` }, 400, 'invalid_field', 'q');
-        await expectRefused({ method: 'GET', path: `${AUDIT_PATH}?action=user_group.created%00` }, 400, 'invalid_field', 'action');
+        await expectRefused(
+          { method: 'GET', path: `${AUDIT_PATH}?action=user_group.created%00` },
+          400,
+          'invalid_field',
+          'action',
+        );
         await expectRefused({ method: 'GET', path: `${AUDIT_PATH}?cursor=%00` }, 400, 'invalid_field', 'cursor');
       });
       it('NUL in a token field is 400 naming it', async () => {
-        await expectRefused({ method: 'POST', path: USER_PATH, body: { current_token: `${group.token}\u0000` } }, 400, 'invalid_field', 'current_token');
-        await expectRefused({ method: 'POST', path: VERIFY_PATH, body: { token: `\u0000${group.token}` } }, 400, 'invalid_field', 'token');
-        await expectRefused({ method: 'DELETE', path: USER_PATH, body: { current_token: '\u0000' } }, 400, 'invalid_field', 'current_token');
+        await expectRefused(
+          { method: 'POST', path: USER_PATH, body: { current_token: `${group.token}\u0000` } },
+          400,
+          'invalid_field',
+          'current_token',
+        );
+        await expectRefused(
+          { method: 'POST', path: VERIFY_PATH, body: { token: `\u0000${group.token}` } },
+          400,
+          'invalid_field',
+          'token',
+        );
+        await expectRefused(
+          { method: 'DELETE', path: USER_PATH, body: { current_token: '\u0000' } },
+          400,
+          'invalid_field',
+          'current_token',
+        );
       });
       it('NUL inside properties is refused naming properties', async () => {
-        await expectRefused({ method: 'PUT', path: USER_PATH, body: { user_group_id: group.id, properties: { k: 'a\u0000b' } } }, 400, 'invalid_field', 'properties');
-        await expectRefused({ method: 'PUT', path: USER_PATH, body: { user_group_id: group.id, properties: { 'a\u0000': 1 } } }, 400, 'invalid_field', 'properties');
+        await expectRefused(
+          { method: 'PUT', path: USER_PATH, body: { user_group_id: group.id, properties: { k: 'a\u0000b' } } },
+          400,
+          'invalid_field',
+          'properties',
+        );
+        await expectRefused(
+          { method: 'PUT', path: USER_PATH, body: { user_group_id: group.id, properties: { 'a\u0000': 1 } } },
+          400,
+          'invalid_field',
+          'properties',
+        );
       });
     });
 
@@ -158,7 +262,12 @@ for (const transport of TRANSPORTS) {
         ]) {
           await expectRefused({ method: 'GET', path: USER_PATH, rawBody }, 400, 'invalid_json');
         }
-        await expectRefused({ method: 'GET', path: `${USER_PATH}?user_group_id=a&properties=${encodeURIComponent('{"k":1,"k":2}')}` }, 400, 'invalid_json', 'properties');
+        await expectRefused(
+          { method: 'GET', path: `${USER_PATH}?user_group_id=a&properties=${encodeURIComponent('{"k":1,"k":2}')}` },
+          400,
+          'invalid_json',
+          'properties',
+        );
       });
       it('the same key in sibling objects is fine', async () => {
         const rawBody = `{"user_group_id":"${group.id}","properties":{"a":{"k":1},"b":{"k":2},"c":[{"k":3},{"k":4}]}}`;
@@ -166,19 +275,52 @@ for (const transport of TRANSPORTS) {
       });
       it('__proto__ in query-string properties is refused as in a body', async () => {
         const properties = encodeURIComponent('{"__proto__":{"admin":true}}');
-        const fromQuery = await expectRefused({ method: 'GET', path: `${USER_PATH}?user_group_id=a&properties=${properties}` }, 400, 'invalid_field');
-        const fromBody = await expectRefused({ method: 'GET', path: USER_PATH, rawBody: '{"user_group_id":"a","properties":{"__proto__":{"admin":true}}}' }, 400, 'invalid_field');
+        const fromQuery = await expectRefused(
+          { method: 'GET', path: `${USER_PATH}?user_group_id=a&properties=${properties}` },
+          400,
+          'invalid_field',
+        );
+        const fromBody = await expectRefused(
+          {
+            method: 'GET',
+            path: USER_PATH,
+            rawBody: '{"user_group_id":"a","properties":{"__proto__":{"admin":true}}}',
+          },
+          400,
+          'invalid_field',
+        );
         expect(fromQuery.body.error.message).toBe(fromBody.body.error.message);
         const constructor = encodeURIComponent('{"constructor":{"prototype":{"admin":true}}}');
-        await expectRefused({ method: 'GET', path: `${USER_PATH}?user_group_id=a&properties=${constructor}` }, 400, 'invalid_field');
+        await expectRefused(
+          { method: 'GET', path: `${USER_PATH}?user_group_id=a&properties=${constructor}` },
+          400,
+          'invalid_field',
+        );
       });
     });
 
     describe('timestamps are RFC 3339', () => {
-      for (const since of ['2016-12-31T23:59:60Z', '2026-11-24T10:00:60+01:00', '2026-02-30T10:00:00Z', '2026-11-24', '2026-11-24 10:00:00Z', 'yesterday']) {
+      for (const since of [
+        '2016-12-31T23:59:60Z',
+        '2026-11-24T10:00:60+01:00',
+        '2026-02-30T10:00:00Z',
+        '2026-11-24',
+        '2026-11-24 10:00:00Z',
+        'yesterday',
+      ]) {
         it(`since=${since} is 400 naming since; so is until`, async () => {
-          await expectRefused({ method: 'GET', path: `${AUDIT_PATH}?since=${encodeURIComponent(since)}` }, 400, 'invalid_field', 'since');
-          await expectRefused({ method: 'GET', path: `${AUDIT_PATH}?until=${encodeURIComponent(since)}` }, 400, 'invalid_field', 'until');
+          await expectRefused(
+            { method: 'GET', path: `${AUDIT_PATH}?since=${encodeURIComponent(since)}` },
+            400,
+            'invalid_field',
+            'since',
+          );
+          await expectRefused(
+            { method: 'GET', path: `${AUDIT_PATH}?until=${encodeURIComponent(since)}` },
+            400,
+            'invalid_field',
+            'until',
+          );
         });
       }
       it('offsets and fractions are accepted', async () => {
@@ -192,13 +334,34 @@ for (const transport of TRANSPORTS) {
       it('is looked up as a provided id, in a mapping and in DELETE', async () => {
         const { t } = fixture;
         const providedId = '12345678901234567890';
-        const absent = await send({ method: 'PUT', path: USER_PATH, body: { user_group_id: group.id, mapping: { [schemaId]: '98765432109876543210' } } });
+        const absent = await send({
+          method: 'PUT',
+          path: USER_PATH,
+          body: { user_group_id: group.id, mapping: { [schemaId]: '98765432109876543210' } },
+        });
         expectError(absent, 400, 'unknown_data_source', 'mapping');
         const caller = await adminCaller(t);
-        const dataSource = await t.runtime.services.dataSources.createDataSource(caller, { providedId, name: 'digits', schemaId });
-        const mapped = expectSuccess(await send({ method: 'PUT', path: USER_PATH, body: { user_group_id: group.id, mapping: { [schemaId]: providedId } } }));
+        const dataSource = await t.runtime.services.dataSources.createDataSource(caller, {
+          providedId,
+          name: 'digits',
+          schemaId,
+        });
+        const mapped = expectSuccess(
+          await send({
+            method: 'PUT',
+            path: USER_PATH,
+            body: { user_group_id: group.id, mapping: { [schemaId]: providedId } },
+          }),
+        );
         expect(mapped.user_group.mapping).toEqual({ [schemaId]: String(dataSource.id) });
-        const deleted = await send({ method: 'DELETE', path: USER_PATH, body: { user_group_id: uniqueId('absent'), data_source_provided_id: '98765432109876543210' } }, 'write');
+        const deleted = await send(
+          {
+            method: 'DELETE',
+            path: USER_PATH,
+            body: { user_group_id: uniqueId('absent'), data_source_provided_id: '98765432109876543210' },
+          },
+          'write',
+        );
         expect(deleted.status).toBeLessThan(500);
       });
     });
@@ -206,16 +369,28 @@ for (const transport of TRANSPORTS) {
     describe('callers cannot make the service keep or echo unbounded text', () => {
       it('an unknown field name of 1 MiB is cut to 256 characters in the answer', async () => {
         const name = 'f'.repeat(1024 * 1024 - 64);
-        const res = await expectRefused({ method: 'GET', path: USER_PATH, rawBody: `{"user_group_id":"a","${name}":1}` }, 400, 'unknown_field');
+        const res = await expectRefused(
+          { method: 'GET', path: USER_PATH, rawBody: `{"user_group_id":"a","${name}":1}` },
+          400,
+          'unknown_field',
+        );
         expect(res.raw.length).toBeLessThan(2000);
         expect(res.body.error.field).toBe('f'.repeat(256));
       });
       it('Idempotency-Key is ignored on verify: nothing is kept and a repeat is answered afresh', async () => {
         const key = uniqueId('verify-key');
-        const first = await expectUnchanged(fixture.t, () => send({ method: 'POST', path: VERIFY_PATH, body: { token: group.token }, headers: { 'idempotency-key': key } }, 'read'));
+        const first = await expectUnchanged(fixture.t, () =>
+          send(
+            { method: 'POST', path: VERIFY_PATH, body: { token: group.token }, headers: { 'idempotency-key': key } },
+            'read',
+          ),
+        );
         expectSuccess(first);
         expect(first.headers['idempotent-replayed']).toBeUndefined();
-        const other = await send({ method: 'POST', path: VERIFY_PATH, body: { token: 'ugt_nope' }, headers: { 'idempotency-key': key } }, 'read');
+        const other = await send(
+          { method: 'POST', path: VERIFY_PATH, body: { token: 'ugt_nope' }, headers: { 'idempotency-key': key } },
+          'read',
+        );
         expect(other.status).toBe(404);
         expect(other.headers['idempotent-replayed']).toBeUndefined();
       });
@@ -229,7 +404,9 @@ async function insertLiveKeys(t: TestApp, apiTokenId: number, count: number): Pr
   if (t.db.engine === 'sqlite') {
     const connection = new Database(t.db.sqlitePath!);
     try {
-      const insert = connection.prepare("INSERT INTO idempotency_keys (api_token_id, key_hash, fingerprint, created_at) VALUES (?, ?, 'f', ?)");
+      const insert = connection.prepare(
+        "INSERT INTO idempotency_keys (api_token_id, key_hash, fingerprint, created_at) VALUES (?, ?, 'f', ?)",
+      );
       connection.transaction(() => {
         for (let index = 0; index < count; index += 1) insert.run(apiTokenId, `filler-${index}`, createdAt);
       })();
@@ -256,9 +433,17 @@ describe('live Idempotency-Keys per API token', () => {
     const token = apiToken(t, { scope: 'write' });
     const group = await seedGroup(t, { id: uniqueId('capped') });
     const update = (key: string, step: number) =>
-      client({ method: 'PUT', path: USER_PATH, token, body: { user_group_id: group.id, properties: { step } }, headers: { 'idempotency-key': key } });
+      client({
+        method: 'PUT',
+        path: USER_PATH,
+        token,
+        body: { user_group_id: group.id, properties: { step } },
+        headers: { 'idempotency-key': key },
+      });
     const first = expectSuccess(await update('first-key', 1));
-    const [held] = await (await t.reader()).select<{ api_token_id: number }>('SELECT api_token_id FROM idempotency_keys');
+    const [held] = await (
+      await t.reader()
+    ).select<{ api_token_id: number }>('SELECT api_token_id FROM idempotency_keys');
     await insertLiveKeys(t, held!.api_token_id, MAX_LIVE_KEYS_PER_TOKEN - 2);
     expectSuccess(await update('last-key', 2));
 
@@ -268,8 +453,23 @@ describe('live Idempotency-Keys per API token', () => {
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(expectSuccess(replay)).toEqual(first);
     // Without a key, or with another token, work goes on.
-    expectSuccess(await client({ method: 'PUT', path: USER_PATH, token, body: { user_group_id: group.id, properties: { step: 3 } } }));
+    expectSuccess(
+      await client({
+        method: 'PUT',
+        path: USER_PATH,
+        token,
+        body: { user_group_id: group.id, properties: { step: 3 } },
+      }),
+    );
     const admin = apiToken(t, { scope: 'admin' });
-    expectSuccess(await client({ method: 'PUT', path: USER_PATH, token: admin, body: { user_group_id: group.id, properties: { step: 4 } }, headers: { 'idempotency-key': 'one-too-many' } }));
+    expectSuccess(
+      await client({
+        method: 'PUT',
+        path: USER_PATH,
+        token: admin,
+        body: { user_group_id: group.id, properties: { step: 4 } },
+        headers: { 'idempotency-key': 'one-too-many' },
+      }),
+    );
   });
 });

@@ -7,9 +7,25 @@
  */
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ENVIRONMENTS, SCOPES, scopeIncludes, type Environment, type Scope, type Tenant } from '../../src/domain/tenancy.js';
+import {
+  ENVIRONMENTS,
+  SCOPES,
+  scopeIncludes,
+  type Environment,
+  type Scope,
+  type Tenant,
+} from '../../src/domain/tenancy.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
-import { createUserGroup, observable, tenantOf, unusedUserGroupToken, useTestApp, type DatabaseReader, type UserGroupBody, type WorkspaceName } from './helpers.js';
+import {
+  createUserGroup,
+  observable,
+  tenantOf,
+  unusedUserGroupToken,
+  useTestApp,
+  type DatabaseReader,
+  type UserGroupBody,
+  type WorkspaceName,
+} from './helpers.js';
 
 export interface TenantName {
   workspace: WorkspaceName;
@@ -17,7 +33,9 @@ export interface TenantName {
 }
 
 const WORKSPACES: WorkspaceName[] = ['default', 'other'];
-export const TENANTS: TenantName[] = WORKSPACES.flatMap((workspace) => ENVIRONMENTS.map((environment) => ({ workspace, environment })));
+export const TENANTS: TenantName[] = WORKSPACES.flatMap((workspace) =>
+  ENVIRONMENTS.map((environment) => ({ workspace, environment })),
+);
 export const keyOf = ({ workspace, environment }: TenantName) => `${workspace}-${environment}`;
 
 /** A caller of one tenant aiming at the objects of another. */
@@ -29,11 +47,16 @@ export interface Pair {
 }
 
 export const PAIRS: Pair[] = TENANTS.flatMap((victim) =>
-  TENANTS.filter((caller) => caller !== victim).map((caller) => ({ victim, caller, sameWorkspace: caller.workspace === victim.workspace })),
+  TENANTS.filter((caller) => caller !== victim).map((caller) => ({
+    victim,
+    caller,
+    sameWorkspace: caller.workspace === victim.workspace,
+  })),
 );
 
 /** Test titles name the two tenants of a pair. */
-export const titled = <T extends { pair: Pair }>(cases: T[]) => cases.map((c) => [keyOf(c.pair.victim), keyOf(c.pair.caller), c] as const);
+export const titled = <T extends { pair: Pair }>(cases: T[]) =>
+  cases.map((c) => [keyOf(c.pair.victim), keyOf(c.pair.caller), c] as const);
 
 export interface DataSourceRef {
   id: number;
@@ -146,19 +169,28 @@ export function answer(response: ApiResponse, target: Target) {
     // Strings first: the digits inside a token or an id must not be taken for a numeric id.
     for (const [field, value] of echoes) if (typeof value === 'string') text = text.replaceAll(value, `<${field}>`);
     // Numeric ids of different kinds may coincide (team 1, schema 1): any of them reads as one id.
-    for (const [, value] of echoes) if (typeof value === 'number') text = text.replace(new RegExp(`(?<![0-9])${value}(?![0-9])`, 'g'), '<id>');
+    for (const [, value] of echoes)
+      if (typeof value === 'number') text = text.replace(new RegExp(`(?<![0-9])${value}(?![0-9])`, 'g'), '<id>');
     return text;
   };
-  const body: unknown = JSON.parse(JSON.stringify(observable(response).body ?? null), (_key, value) => (typeof value === 'string' ? withoutEchoes(value) : value));
+  const body: unknown = JSON.parse(JSON.stringify(observable(response).body ?? null), (_key, value) =>
+    typeof value === 'string' ? withoutEchoes(value) : value,
+  );
   return { status: response.status, headers, body };
 }
 
 export function expectOutcome(response: ApiResponse, outcome: Outcome, label: string): void {
   if ('code' in outcome) {
     expect({ status: response.status, code: response.body?.error?.code }, label).toEqual(outcome);
-    expect(response.body, label).toMatchObject({ success: 0, error: { message: expect.any(String), request_id: response.headers['x-request-id'] } });
+    expect(response.body, label).toMatchObject({
+      success: 0,
+      error: { message: expect.any(String), request_id: response.headers['x-request-id'] },
+    });
   } else {
-    expect({ status: response.status, list: response.body?.[outcome.emptyList] }, label).toEqual({ status: 200, list: [] });
+    expect({ status: response.status, list: response.body?.[outcome.emptyList] }, label).toEqual({
+      status: 200,
+      list: [],
+    });
   }
 }
 
@@ -188,30 +220,59 @@ export function useIsolationFixture(): IsolationFixture {
     expect(response.status, response.raw).toBe(200);
     return response.body;
   };
-  const createDataSource = async (tokens: Record<Scope, string>, providedId: string, schemaId: number): Promise<DataSourceRef> => {
-    const { data_source } = await succeed({ method: 'POST', path: '/api/admin/data_sources', token: tokens.admin, body: { provided_id: providedId, name: providedId, schema_id: schemaId } });
+  const createDataSource = async (
+    tokens: Record<Scope, string>,
+    providedId: string,
+    schemaId: number,
+  ): Promise<DataSourceRef> => {
+    const { data_source } = await succeed({
+      method: 'POST',
+      path: '/api/admin/data_sources',
+      token: tokens.admin,
+      body: { provided_id: providedId, name: providedId, schema_id: schemaId },
+    });
     return { id: data_source.id, providedId };
   };
   const createApiToken = async (tokens: Record<Scope, string>, name: string): Promise<number> =>
-    (await succeed({ method: 'POST', path: '/api/admin/api_tokens', token: tokens.admin, body: { name, scope: 'read' } })).api_token.id;
+    (
+      await succeed({
+        method: 'POST',
+        path: '/api/admin/api_tokens',
+        token: tokens.admin,
+        body: { name, scope: 'read' },
+      })
+    ).api_token.id;
 
   const fixture: IsolationFixture = {
     call,
     of: (tenant) => objects.get(keyOf(tenant))!,
     async victimState(victim) {
-      const verified = await call({ method: 'POST', path: '/api/user/verify', token: victim.tokens.read, body: { token: victim.group.token } });
+      const verified = await call({
+        method: 'POST',
+        path: '/api/user/verify',
+        token: victim.tokens.read,
+        body: { token: victim.group.token },
+      });
       return { stored: await app.reader.tenantState(victim.tenant), verified: observable(verified) };
     },
     async spendables(victim) {
       const spent = `${victim.key}.spent-${randomUUID()}`;
-      return { dataSource: await createDataSource(victim.tokens, spent, victim.schemaId), apiTokenId: await createApiToken(victim.tokens, spent) };
+      return {
+        dataSource: await createDataSource(victim.tokens, spent, victim.schemaId),
+        apiTokenId: await createApiToken(victim.tokens, spent),
+      };
     },
   };
 
   beforeAll(async () => {
     const schemas = new Map<WorkspaceName, number>();
     for (const workspace of WORKSPACES) {
-      const { schema } = await succeed({ method: 'POST', path: '/api/admin/schemas', token: app.t.tokens[workspace].Customer.admin, body: { name: 'sales' } });
+      const { schema } = await succeed({
+        method: 'POST',
+        path: '/api/admin/schemas',
+        token: app.t.tokens[workspace].Customer.admin,
+        body: { name: 'sales' },
+      });
       schemas.set(workspace, schema.id);
     }
     for (const name of TENANTS) {
@@ -227,7 +288,8 @@ export function useIsolationFixture(): IsolationFixture {
         mapping: { [schemaId]: mapped.providedId },
       });
       const namesakes = {} as Record<Scope, UserGroupBody>;
-      for (const scope of SCOPES) namesakes[scope] = await createUserGroup(call, tokens.write, { user_group_id: `${key}.namesake-${scope}` });
+      for (const scope of SCOPES)
+        namesakes[scope] = await createUserGroup(call, tokens.write, { user_group_id: `${key}.namesake-${scope}` });
       const apiTokenId = await createApiToken(tokens, `${key} spare`);
       const tenant = await tenantOf(app.t, name.workspace, name.environment);
       objects.set(key, { ...name, key, tenant, tokens, schemaId, group, mapped, spare, apiTokenId, namesakes });
@@ -237,11 +299,21 @@ export function useIsolationFixture(): IsolationFixture {
 }
 
 /** Asks about the victim's objects and about absent ones alike, and expects the same answer. */
-export async function expectAnsweredAsAbsent(fixture: IsolationFixture, operation: Operation, victim: TenantObjects, caller: TenantObjects, scope: Scope, target = targetOf(victim)) {
+export async function expectAnsweredAsAbsent(
+  fixture: IsolationFixture,
+  operation: Operation,
+  victim: TenantObjects,
+  caller: TenantObjects,
+  scope: Scope,
+  target = targetOf(victim),
+) {
   const token = caller.tokens[scope];
   const absent = absentTarget(victim.environment);
   // The two touch different objects, so they may run at once.
-  const [asked, nowhere] = await Promise.all([fixture.call({ ...operation.request(target, caller), token }), fixture.call({ ...operation.request(absent, caller), token })]);
+  const [asked, nowhere] = await Promise.all([
+    fixture.call({ ...operation.request(target, caller), token }),
+    fixture.call({ ...operation.request(absent, caller), token }),
+  ]);
   expect(answer(asked, target), operation.name).toEqual(answer(nowhere, absent));
   expectOutcome(asked, operation.absent(scope), operation.name);
 }
@@ -279,7 +351,12 @@ async function expectReached(fixture: IsolationFixture, reached: Operation[], pa
   const victim = fixture.of(pair.victim);
   const caller = fixture.of(pair.caller);
   const spent = await fixture.spendables(victim);
-  const target = { ...targetOf(victim), dataSourceId: spent.dataSource.id, dataSourceProvidedId: spent.dataSource.providedId, apiTokenId: spent.apiTokenId };
+  const target = {
+    ...targetOf(victim),
+    dataSourceId: spent.dataSource.id,
+    dataSourceProvidedId: spent.dataSource.providedId,
+    apiTokenId: spent.apiTokenId,
+  };
   const before = await fixture.victimState(victim);
   for (const operation of reached) {
     const request = operation.request(target, caller);
@@ -287,8 +364,12 @@ async function expectReached(fixture: IsolationFixture, reached: Operation[], pa
     expect(response.status, `${operation.name}: ${response.raw}`).toBe(200);
     if (request.method === 'GET') {
       // A read shows the victim's object, exactly as it shows it to the victim's own admin.
-      expect(response.raw, operation.name).toMatch(new RegExp(`"(team_id":${target.teamId}|id":${target.dataSourceId})[,}]`));
-      expect(observable(response), operation.name).toEqual(observable(await fixture.call({ ...request, token: victim.tokens.admin })));
+      expect(response.raw, operation.name).toMatch(
+        new RegExp(`"(team_id":${target.teamId}|id":${target.dataSourceId})[,}]`),
+      );
+      expect(observable(response), operation.name).toEqual(
+        observable(await fixture.call({ ...request, token: victim.tokens.admin })),
+      );
     }
   }
   // Only what was spent may have changed (audit events aside: the changes are recorded).

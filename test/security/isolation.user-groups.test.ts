@@ -29,13 +29,33 @@ const freshId = () => `created-${randomUUID()}`;
 const OPERATIONS: Operation[] = [
   {
     name: 'PUT update by user_group_id',
-    request: (g) => ({ method: 'PUT', path: USER, body: { user_group_id: g.groupId, name: 'taken over', properties: { hijacked: true } } }),
+    request: (g) => ({
+      method: 'PUT',
+      path: USER,
+      body: { user_group_id: g.groupId, name: 'taken over', properties: { hijacked: true } },
+    }),
     absent: groupNotFound,
   },
-  { name: 'PUT rename by user_group_id', request: (g) => ({ method: 'PUT', path: USER, body: { user_group_id: g.groupId, new_user_group_id: freshId() } }), absent: groupNotFound },
-  { name: 'POST rotate by current_token', request: (g) => ({ method: 'POST', path: USER, body: { current_token: g.groupToken } }), absent: groupNotFound },
-  { name: 'DELETE by current_token', request: (g) => ({ method: 'DELETE', path: USER, body: { current_token: g.groupToken } }), absent: groupNotFound },
-  { name: 'DELETE by user_group_id', request: (g) => ({ method: 'DELETE', path: USER, body: { user_group_id: g.groupId } }), absent: groupNotFound },
+  {
+    name: 'PUT rename by user_group_id',
+    request: (g) => ({ method: 'PUT', path: USER, body: { user_group_id: g.groupId, new_user_group_id: freshId() } }),
+    absent: groupNotFound,
+  },
+  {
+    name: 'POST rotate by current_token',
+    request: (g) => ({ method: 'POST', path: USER, body: { current_token: g.groupToken } }),
+    absent: groupNotFound,
+  },
+  {
+    name: 'DELETE by current_token',
+    request: (g) => ({ method: 'DELETE', path: USER, body: { current_token: g.groupToken } }),
+    absent: groupNotFound,
+  },
+  {
+    name: 'DELETE by user_group_id',
+    request: (g) => ({ method: 'DELETE', path: USER, body: { user_group_id: g.groupId } }),
+    absent: groupNotFound,
+  },
   {
     name: 'DELETE by current_token and user_group_id',
     request: (g) => ({ method: 'DELETE', path: USER, body: { current_token: g.groupToken, user_group_id: g.groupId } }),
@@ -43,26 +63,46 @@ const OPERATIONS: Operation[] = [
   },
   {
     name: 'DELETE by user_group_id with its data_source_provided_id',
-    request: (g) => ({ method: 'DELETE', path: USER, body: { user_group_id: g.groupId, data_source_provided_id: g.mappedDataSourceProvidedId } }),
+    request: (g) => ({
+      method: 'DELETE',
+      path: USER,
+      body: { user_group_id: g.groupId, data_source_provided_id: g.mappedDataSourceProvidedId },
+    }),
     absent: groupNotFound,
   },
   {
     // A 409 user_group_mismatch here would tell that the token exists.
     name: "DELETE the caller's group by user_group_id with the target's current_token",
-    request: (g, own) => ({ method: 'DELETE', path: USER, body: { current_token: g.groupToken, user_group_id: own.group.provided_id } }),
+    request: (g, own) => ({
+      method: 'DELETE',
+      path: USER,
+      body: { current_token: g.groupToken, user_group_id: own.group.provided_id },
+    }),
     absent: groupNotFound,
   },
   {
     name: "DELETE the caller's group by current_token with the target's user_group_id",
-    request: (g, own) => ({ method: 'DELETE', path: USER, body: { current_token: own.group.token, user_group_id: g.groupId } }),
+    request: (g, own) => ({
+      method: 'DELETE',
+      path: USER,
+      body: { current_token: own.group.token, user_group_id: g.groupId },
+    }),
     absent: groupNotFound,
   },
   {
     name: "DELETE the caller's group with the target's data_source_provided_id",
-    request: (g, own) => ({ method: 'DELETE', path: USER, body: { user_group_id: own.group.provided_id, data_source_provided_id: g.mappedDataSourceProvidedId } }),
+    request: (g, own) => ({
+      method: 'DELETE',
+      path: USER,
+      body: { user_group_id: own.group.provided_id, data_source_provided_id: g.mappedDataSourceProvidedId },
+    }),
     absent: writes('data_source_mismatch', 409),
   },
-  { name: 'POST verify', request: (g) => ({ method: 'POST', path: `${USER}/verify`, body: { token: g.groupToken } }), absent: () => fails(404, 'user_group_not_found') },
+  {
+    name: 'POST verify',
+    request: (g) => ({ method: 'POST', path: `${USER}/verify`, body: { token: g.groupToken } }),
+    absent: () => fails(404, 'user_group_not_found'),
+  },
   ...mappingOperations(),
 ];
 
@@ -73,7 +113,11 @@ function mappingOperations(): Operation[] {
     ["the target's data source by id as digits", (g, own) => ({ [own.schemaId]: String(g.dataSourceId) })],
     ["the target's data source by provided_id", (g, own) => ({ [own.schemaId]: g.dataSourceProvidedId })],
   ];
-  const asCreate = (mapping: Record<string, number | string>): Omit<ApiRequest, 'token'> => ({ method: 'GET', path: USER, body: { user_group_id: freshId(), mapping } });
+  const asCreate = (mapping: Record<string, number | string>): Omit<ApiRequest, 'token'> => ({
+    method: 'GET',
+    path: USER,
+    body: { user_group_id: freshId(), mapping },
+  });
   const asUpdate = (own: TenantObjects, mapping: Record<string, number | string>): Omit<ApiRequest, 'token'> => ({
     method: 'PUT',
     path: USER,
@@ -81,8 +125,16 @@ function mappingOperations(): Operation[] {
   });
   return [
     ...references.flatMap(([label, mapping]): Operation[] => [
-      { name: `GET create mapping ${label}`, request: (g, own) => asCreate(mapping(g, own)), absent: unknownDataSource },
-      { name: `PUT the caller's group mapping ${label}`, request: (g, own) => asUpdate(own, mapping(g, own)), absent: unknownDataSource },
+      {
+        name: `GET create mapping ${label}`,
+        request: (g, own) => asCreate(mapping(g, own)),
+        absent: unknownDataSource,
+      },
+      {
+        name: `PUT the caller's group mapping ${label}`,
+        request: (g, own) => asUpdate(own, mapping(g, own)),
+        absent: unknownDataSource,
+      },
     ]),
     // Schemas belong to the workspace: within it the key is the caller's own schema, and the update
     // (to the caller's own data source, as it was) goes through.
@@ -109,60 +161,110 @@ describe("a caller who takes the id of another tenant's group", () => {
   };
   const renameOnto: Operation = {
     name: "PUT rename the caller's group onto the user_group_id",
-    request: (g, own) => ({ method: 'PUT', path: USER, body: { user_group_id: own.group.provided_id, new_user_group_id: g.groupId } }),
+    request: (g, own) => ({
+      method: 'PUT',
+      path: USER,
+      body: { user_group_id: own.group.provided_id, new_user_group_id: g.groupId },
+    }),
     absent: () => fails(403, 'insufficient_scope'),
   };
 
   describe.each(titled(PAIRS.map((pair) => ({ pair }))))('a %s victim, a %s caller', (_victim, _caller, { pair }) => {
-    it.each(SCOPES)('with scope %s: gets a group of its own tenant, never the victim\'s, and changes nothing of the victim\'s', async (scope) => {
-      const { call } = fixture;
-      const victim = fixture.of(pair.victim);
-      const caller = fixture.of(pair.caller);
-      const namesake = victim.namesakes[scope];
-      const target = { ...targetOf(victim), groupId: namesake.provided_id, groupToken: namesake.token, teamId: namesake.team_id };
-      const token = caller.tokens[scope];
-      const before = await fixture.victimState(victim);
+    it.each(SCOPES)(
+      "with scope %s: gets a group of its own tenant, never the victim's, and changes nothing of the victim's",
+      async (scope) => {
+        const { call } = fixture;
+        const victim = fixture.of(pair.victim);
+        const caller = fixture.of(pair.caller);
+        const namesake = victim.namesakes[scope];
+        const target = {
+          ...targetOf(victim),
+          groupId: namesake.provided_id,
+          groupToken: namesake.token,
+          teamId: namesake.team_id,
+        };
+        const token = caller.tokens[scope];
+        const before = await fixture.victimState(victim);
 
-      if (scope === 'read') {
-        // Read cannot create, and its refusal does not tell that the id exists elsewhere.
-        await expectAnsweredAsAbsent(fixture, getOrCreate, victim, caller, scope, target);
-        await expectAnsweredAsAbsent(fixture, renameOnto, victim, caller, scope, target);
-      } else {
-        // Ids are unique per tenant: renaming a group of the caller's own onto it is no conflict.
-        const own = await createUserGroup(call, token, { user_group_id: freshId() });
-        const renamed = await call({ method: 'PUT', path: USER, token, body: { user_group_id: own.provided_id, new_user_group_id: namesake.provided_id } });
-        expect(renamed.body, renamed.raw).toMatchObject({ success: 1, user_group: { team_id: own.team_id, provided_id: namesake.provided_id } });
-        expect((await call({ method: 'DELETE', path: USER, token, body: { user_group_id: namesake.provided_id } })).body).toEqual({ success: 1 });
+        if (scope === 'read') {
+          // Read cannot create, and its refusal does not tell that the id exists elsewhere.
+          await expectAnsweredAsAbsent(fixture, getOrCreate, victim, caller, scope, target);
+          await expectAnsweredAsAbsent(fixture, renameOnto, victim, caller, scope, target);
+        } else {
+          // Ids are unique per tenant: renaming a group of the caller's own onto it is no conflict.
+          const own = await createUserGroup(call, token, { user_group_id: freshId() });
+          const renamed = await call({
+            method: 'PUT',
+            path: USER,
+            token,
+            body: { user_group_id: own.provided_id, new_user_group_id: namesake.provided_id },
+          });
+          expect(renamed.body, renamed.raw).toMatchObject({
+            success: 1,
+            user_group: { team_id: own.team_id, provided_id: namesake.provided_id },
+          });
+          expect(
+            (await call({ method: 'DELETE', path: USER, token, body: { user_group_id: namesake.provided_id } })).body,
+          ).toEqual({ success: 1 });
 
-        const created = await call({ method: 'GET', path: USER, token, body: { user_group_id: namesake.provided_id, name: 'Namesake' } });
-        expect(created.body, created.raw).toMatchObject({
-          success: 1,
-          new_user_group: true,
-          user_group: { provided_id: namesake.provided_id, name: 'Namesake', api_environment_tag: caller.environment, properties: null, mapping: {} },
-        });
-        const twin = created.body.user_group;
-        expect(twin.team_id).not.toBe(namesake.team_id);
-        expect(twin.token).not.toBe(namesake.token);
+          const created = await call({
+            method: 'GET',
+            path: USER,
+            token,
+            body: { user_group_id: namesake.provided_id, name: 'Namesake' },
+          });
+          expect(created.body, created.raw).toMatchObject({
+            success: 1,
+            new_user_group: true,
+            user_group: {
+              provided_id: namesake.provided_id,
+              name: 'Namesake',
+              api_environment_tag: caller.environment,
+              properties: null,
+              mapping: {},
+            },
+          });
+          const twin = created.body.user_group;
+          expect(twin.team_id).not.toBe(namesake.team_id);
+          expect(twin.token).not.toBe(namesake.token);
 
-        // Each token opens its own group only, in its own tenant.
-        const verify = (apiToken: string, groupToken: string) => call({ method: 'POST', path: `${USER}/verify`, token: apiToken, body: { token: groupToken } });
-        expect((await verify(caller.tokens.read, twin.token)).body.user_group).toEqual(twin);
-        expect((await verify(victim.tokens.read, twin.token)).status).toBe(404);
-        expect((await verify(caller.tokens.read, namesake.token)).status).toBe(404);
+          // Each token opens its own group only, in its own tenant.
+          const verify = (apiToken: string, groupToken: string) =>
+            call({ method: 'POST', path: `${USER}/verify`, token: apiToken, body: { token: groupToken } });
+          expect((await verify(caller.tokens.read, twin.token)).body.user_group).toEqual(twin);
+          expect((await verify(victim.tokens.read, twin.token)).status).toBe(404);
+          expect((await verify(caller.tokens.read, namesake.token)).status).toBe(404);
 
-        // Through the shared id, every operation acts on the caller's group.
-        const again = await call({ method: 'GET', path: USER, token, body: { user_group_id: namesake.provided_id } });
-        expect(again.body).toMatchObject({ new_user_group: false, user_group: twin });
-        const updated = await call({ method: 'PUT', path: USER, token, body: { user_group_id: namesake.provided_id, name: 'Renamed namesake' } });
-        expect(updated.body.user_group).toMatchObject({ team_id: twin.team_id, name: 'Renamed namesake' });
-        const rotated = await call({ method: 'POST', path: USER, token, body: { current_token: twin.token } });
-        expect(rotated.body.user_group).toMatchObject({ team_id: twin.team_id, provided_id: namesake.provided_id });
-        expect((await call({ method: 'DELETE', path: USER, token, body: { user_group_id: namesake.provided_id } })).body).toEqual({ success: 1 });
-      }
+          // Through the shared id, every operation acts on the caller's group.
+          const again = await call({ method: 'GET', path: USER, token, body: { user_group_id: namesake.provided_id } });
+          expect(again.body).toMatchObject({ new_user_group: false, user_group: twin });
+          const updated = await call({
+            method: 'PUT',
+            path: USER,
+            token,
+            body: { user_group_id: namesake.provided_id, name: 'Renamed namesake' },
+          });
+          expect(updated.body.user_group).toMatchObject({ team_id: twin.team_id, name: 'Renamed namesake' });
+          const rotated = await call({ method: 'POST', path: USER, token, body: { current_token: twin.token } });
+          expect(rotated.body.user_group).toMatchObject({ team_id: twin.team_id, provided_id: namesake.provided_id });
+          expect(
+            (await call({ method: 'DELETE', path: USER, token, body: { user_group_id: namesake.provided_id } })).body,
+          ).toEqual({ success: 1 });
+        }
 
-      expect(await fixture.victimState(victim)).toEqual(before);
-      expect((await fixture.call({ method: 'POST', path: `${USER}/verify`, token: victim.tokens.read, body: { token: namesake.token } })).body.user_group).toEqual(namesake);
-    });
+        expect(await fixture.victimState(victim)).toEqual(before);
+        expect(
+          (
+            await fixture.call({
+              method: 'POST',
+              path: `${USER}/verify`,
+              token: victim.tokens.read,
+              body: { token: namesake.token },
+            })
+          ).body.user_group,
+        ).toEqual(namesake);
+      },
+    );
   });
 });
 
@@ -170,12 +272,20 @@ it("resolves a mapping's data source provided_id inside the caller's own tenant,
   const warehouses = new Map<string, number>();
   for (const tenant of TENANTS) {
     const own = fixture.of(tenant);
-    const response = await fixture.call({ method: 'POST', path: '/api/admin/data_sources', token: own.tokens.admin, body: { provided_id: 'warehouse', name: 'warehouse', schema_id: own.schemaId } });
+    const response = await fixture.call({
+      method: 'POST',
+      path: '/api/admin/data_sources',
+      token: own.tokens.admin,
+      body: { provided_id: 'warehouse', name: 'warehouse', schema_id: own.schemaId },
+    });
     warehouses.set(own.key, response.body.data_source.id);
   }
   for (const tenant of TENANTS) {
     const own = fixture.of(tenant);
-    const group = await createUserGroup(fixture.call, own.tokens.write, { user_group_id: 'maps-warehouse', mapping: { [own.schemaId]: 'warehouse' } });
+    const group = await createUserGroup(fixture.call, own.tokens.write, {
+      user_group_id: 'maps-warehouse',
+      mapping: { [own.schemaId]: 'warehouse' },
+    });
     expect(group.mapping, own.key).toEqual({ [own.schemaId]: String(warehouses.get(own.key)) });
   }
 });

@@ -14,13 +14,20 @@ const idOf = (base64: string) => encryptionKeyId(Buffer.from(base64, 'base64'));
 describe(`a database whose tokens are under a key the process lacks (${TEST_ENGINE})`, () => {
   let db: TestDatabase;
   const [writtenWith, other] = [newKey(), newKey()];
-  const open = (encryptionKey: string, requireAllKeys?: boolean) => openRuntime({ databaseUrl: db.url, encryptionKey, requireAllKeys });
+  const open = (encryptionKey: string, requireAllKeys?: boolean) =>
+    openRuntime({ databaseUrl: db.url, encryptionKey, requireAllKeys });
 
   beforeAll(async () => {
     db = await createTestDatabase(TEST_ENGINE);
     const runtime = await open(writtenWith);
-    const caller = { tenant: { workspaceId: runtime.defaultWorkspace.id, environment: 'Customer' as const }, scope: 'admin' as const, actor: { type: 'cli' as const }, requestId: null };
-    for (const id of ['a', 'b', 'c']) await runtime.services.userGroups.getOrCreateUserGroup(caller, { userGroupId: id });
+    const caller = {
+      tenant: { workspaceId: runtime.defaultWorkspace.id, environment: 'Customer' as const },
+      scope: 'admin' as const,
+      actor: { type: 'cli' as const },
+      requestId: null,
+    };
+    for (const id of ['a', 'b', 'c'])
+      await runtime.services.userGroups.getOrCreateUserGroup(caller, { userGroupId: id });
     await runtime.close();
   });
 
@@ -31,7 +38,9 @@ describe(`a database whose tokens are under a key the process lacks (${TEST_ENGI
   it('is refused at start, naming the key ids found and configured', async () => {
     const refused = open(other);
     await expect(refused).rejects.toBeInstanceOf(MissingEncryptionKeysError);
-    await expect(refused).rejects.toThrow(`key ${idOf(writtenWith)} (3 ciphertexts), which the configured keys (${idOf(other)}) do not include`);
+    await expect(refused).rejects.toThrow(
+      `key ${idOf(writtenWith)} (3 ciphertexts), which the configured keys (${idOf(other)}) do not include`,
+    );
   });
 
   it('opens with the missing key added, and for the key commands that handle it', async () => {

@@ -6,7 +6,19 @@ import { openRuntime } from '../../src/runtime.js';
 import { postgresSchemaOf } from '../support/database-reader.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { POSTGRES_URL } from '../support/test-database.js';
-import { askForGroup, expectHashesStored, expectKeyAbsent, expectNoTokenAndNoInternals, embedTokenLeaks, expectRefusedStart, leaks, makeSecrets, privateKeyLeaks, webhookSecretLeaks, type Secrets } from './secrets-at-rest.js';
+import {
+  askForGroup,
+  expectHashesStored,
+  expectKeyAbsent,
+  expectNoTokenAndNoInternals,
+  embedTokenLeaks,
+  expectRefusedStart,
+  leaks,
+  makeSecrets,
+  privateKeyLeaks,
+  webhookSecretLeaks,
+  type Secrets,
+} from './secrets-at-rest.js';
 
 /*
  * PostgreSQL: what leaves the server as data, a dump of the test's schema as a backup would take it,
@@ -25,7 +37,10 @@ describe('secrets at rest in PostgreSQL', () => {
     t = await createTestApp();
     secrets = await makeSecrets(t);
     const schema = postgresSchemaOf(t.db);
-    const { stdout } = await run('pg_dump', ['--schema', schema, '--no-owner', '--no-privileges', POSTGRES_URL], { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 });
+    const { stdout } = await run('pg_dump', ['--schema', schema, '--no-owner', '--no-privileges', POSTGRES_URL], {
+      encoding: 'buffer',
+      maxBuffer: 64 * 1024 * 1024,
+    });
     dump = new Map([[`pg_dump --schema ${schema}`, stdout]]);
   });
 
@@ -52,7 +67,9 @@ describe('secrets at rest in PostgreSQL', () => {
   });
 
   it('does not open the database without UGS_ENCRYPTION_KEY', async () => {
-    await expect(openRuntime({ databaseUrl: t.db.url, encryptionKey: undefined })).rejects.toThrow(/UGS_ENCRYPTION_KEY is required/);
+    await expect(openRuntime({ databaseUrl: t.db.url, encryptionKey: undefined })).rejects.toThrow(
+      /UGS_ENCRYPTION_KEY is required/,
+    );
   });
 
   describe('the same data opened by another instance', () => {
@@ -75,7 +92,11 @@ describe('secrets at rest in PostgreSQL', () => {
 
     it('cannot produce any token with a different key: such an instance refuses to start, naming key ids only', async () => {
       const otherKey = randomBytes(32).toString('base64');
-      await expectRefusedStart(createTestApp({ database: t.db, encryptionKey: otherKey }), [t.db.encryptionKey!, otherKey, ...secrets.live.map((group) => group.token)]);
+      await expectRefusedStart(createTestApp({ database: t.db, encryptionKey: otherKey }), [
+        t.db.encryptionKey!,
+        otherKey,
+        ...secrets.live.map((group) => group.token),
+      ]);
     });
 
     it('and forced to start, it answers without a token and says nothing of why', async () => {

@@ -5,7 +5,19 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyFilePath } from '../../src/config/encryption-key.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { askForGroup, expectHashesStored, expectKeyAbsent, expectNoTokenAndNoInternals, embedTokenLeaks, expectRefusedStart, leaks, makeSecrets, privateKeyLeaks, webhookSecretLeaks, type Secrets } from './secrets-at-rest.js';
+import {
+  askForGroup,
+  expectHashesStored,
+  expectKeyAbsent,
+  expectNoTokenAndNoInternals,
+  embedTokenLeaks,
+  expectRefusedStart,
+  leaks,
+  makeSecrets,
+  privateKeyLeaks,
+  webhookSecretLeaks,
+  type Secrets,
+} from './secrets-at-rest.js';
 
 /* SQLite: the database file, its WAL and the key file beside them. PostgreSQL: secrets-at-rest.postgres.test.ts. */
 
@@ -112,13 +124,22 @@ describe('secrets at rest in the SQLite files', () => {
     it('cannot produce any token from a copy opened with a different key: it refuses to start, naming key ids only', async () => {
       const otherKey = randomBytes(32).toString('base64');
       const opening = createTestApp({ dir: copyDatabase('refused', false), encryptionKey: otherKey });
-      await expectRefusedStart(opening, [originalKey.toString('base64'), otherKey, ...secrets.live.map((group) => group.token)]);
+      await expectRefusedStart(opening, [
+        originalKey.toString('base64'),
+        otherKey,
+        ...secrets.live.map((group) => group.token),
+      ]);
     });
 
     it('and forced to start, it answers without a token and says nothing of why', async () => {
       const otherKey = randomBytes(32);
-      const { group, getOrCreate, update } = await askCopy(copyDatabase('other-key', false), otherKey.toString('base64'), false);
-      for (const response of [getOrCreate, update]) expectNoTokenAndNoInternals(response, [originalKey, otherKey], group);
+      const { group, getOrCreate, update } = await askCopy(
+        copyDatabase('other-key', false),
+        otherKey.toString('base64'),
+        false,
+      );
+      for (const response of [getOrCreate, update])
+        expectNoTokenAndNoInternals(response, [originalKey, otherKey], group);
     });
   });
 });

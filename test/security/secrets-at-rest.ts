@@ -33,7 +33,14 @@ export interface Secrets {
  * so its response, new token and all, is kept in the database for replays.
  */
 export async function makeSecrets(t: TestApp): Promise<Secrets> {
-  const secrets: Secrets = { userGroupTokens: [], apiTokens: [], live: [], signingKeys: [], embedTokens: [], webhookSecrets: [] };
+  const secrets: Secrets = {
+    userGroupTokens: [],
+    apiTokens: [],
+    live: [],
+    signingKeys: [],
+    embedTokens: [],
+    webhookSecrets: [],
+  };
   const call = (req: ApiRequest) => inject(t.app, req);
   const write = t.tokens.default.Customer.write;
   await makeWebhookSecrets(t, secrets);
@@ -43,7 +50,13 @@ export async function makeSecrets(t: TestApp): Promise<Secrets> {
     let token = group.token;
     // Rotate a third of them twice and a third once: the rotated-away tokens must not linger either.
     for (let r = 0; r < i % 3; r += 1) {
-      const rotation = { method: 'POST', path: '/api/user', token: write, body: { current_token: token }, headers: { 'idempotency-key': `rotate-${i}-${r}` } };
+      const rotation = {
+        method: 'POST',
+        path: '/api/user',
+        token: write,
+        body: { current_token: token },
+        headers: { 'idempotency-key': `rotate-${i}-${r}` },
+      };
       const rotated = await call(rotation);
       expect(rotated.status).toBe(200);
       // Control: the kept response is there to replay, with the new token in it.
@@ -54,17 +67,29 @@ export async function makeSecrets(t: TestApp): Promise<Secrets> {
     secrets.live.push({ id: group.provided_id, token });
   }
   await expectKeptResponses(t, secrets.userGroupTokens.length - 12);
-  const deleted = await call({ method: 'DELETE', path: '/api/user', token: write, body: { user_group_id: 'secret-0' } });
+  const deleted = await call({
+    method: 'DELETE',
+    path: '/api/user',
+    token: write,
+    body: { user_group_id: 'secret-0' },
+  });
   expect(deleted.status).toBe(200);
   secrets.live.shift();
 
-  secrets.apiTokens.push(...Object.values(t.tokens).flatMap((set) => Object.values(set).flatMap((scopes) => Object.values(scopes))));
+  secrets.apiTokens.push(
+    ...Object.values(t.tokens).flatMap((set) => Object.values(set).flatMap((scopes) => Object.values(scopes))),
+  );
   const tenant = await tenantOf(t, 'default', 'Testing');
   secrets.apiTokens.push(await issueApiToken(t, tenant, 'write', 'at-rest'));
   const revoked = await issueApiToken(t, tenant, 'read', 'to revoke');
   secrets.apiTokens.push(revoked);
-  const [record] = (await t.runtime.store.listApiTokens(tenant.workspaceId)).filter((token) => token.name === 'to revoke');
-  await t.runtime.services.apiTokens.revokeApiToken({ tenant, scope: 'admin', actor: { type: 'cli' }, requestId: null }, record!.id);
+  const [record] = (await t.runtime.store.listApiTokens(tenant.workspaceId)).filter(
+    (token) => token.name === 'to revoke',
+  );
+  await t.runtime.services.apiTokens.revokeApiToken(
+    { tenant, scope: 'admin', actor: { type: 'cli' }, requestId: null },
+    record!.id,
+  );
   await makeSigningKeys(t, secrets);
   return secrets;
 }
@@ -76,11 +101,23 @@ export async function makeSecrets(t: TestApp): Promise<Secrets> {
  */
 async function makeWebhookSecrets(t: TestApp, secrets: Secrets): Promise<void> {
   const admin = t.tokens.default.Customer.admin;
-  const created = await inject(t.app, { method: 'POST', path: '/api/admin/webhook_endpoints', token: admin, body: { url: 'https://93.184.216.34/hooks', events: ['*'] } });
+  const created = await inject(t.app, {
+    method: 'POST',
+    path: '/api/admin/webhook_endpoints',
+    token: admin,
+    body: { url: 'https://93.184.216.34/hooks', events: ['*'] },
+  });
   expect(created.status, created.raw).toBe(200);
-  const rotated = await inject(t.app, { method: 'POST', path: `/api/admin/webhook_endpoints/${created.body.webhook_endpoint.id}/rotate_secret`, token: admin });
+  const rotated = await inject(t.app, {
+    method: 'POST',
+    path: `/api/admin/webhook_endpoints/${created.body.webhook_endpoint.id}/rotate_secret`,
+    token: admin,
+  });
   expect(rotated.status, rotated.raw).toBe(200);
-  secrets.webhookSecrets.push(created.body.webhook_endpoint.secret as string, rotated.body.webhook_endpoint.secret as string);
+  secrets.webhookSecrets.push(
+    created.body.webhook_endpoint.secret as string,
+    rotated.body.webhook_endpoint.secret as string,
+  );
 }
 
 /** Webhook secrets found in any of the blobs: as text, their base64 part, or the key bytes it encodes. */
@@ -99,28 +136,43 @@ export function webhookSecretLeaks(blobs: Map<string, Buffer>, webhookSecrets: s
 async function makeSigningKeys(t: TestApp, secrets: Secrets): Promise<void> {
   const call = (req: ApiRequest) => inject(t.app, req);
   const mint = async () => {
-    const minted = await call({ method: 'POST', path: '/api/user/embed_token', token: t.tokens.default.Customer.read, body: { user_group_id: secrets.live[0]!.id } });
+    const minted = await call({
+      method: 'POST',
+      path: '/api/user/embed_token',
+      token: t.tokens.default.Customer.read,
+      body: { user_group_id: secrets.live[0]!.id },
+    });
     expect(minted.status).toBe(200);
     secrets.embedTokens.push(minted.body.embed_token as string);
   };
   await mint();
-  expect((await call({ method: 'POST', path: '/api/admin/signing_keys/rotate', token: t.tokens.default.Customer.admin })).status).toBe(200);
+  expect(
+    (await call({ method: 'POST', path: '/api/admin/signing_keys/rotate', token: t.tokens.default.Customer.admin }))
+      .status,
+  ).toBe(200);
   await mint();
   const keys = await t.runtime.store.listSigningKeys(t.runtime.defaultWorkspace.id);
   expect(keys).toHaveLength(2);
-  for (const key of keys) secrets.signingKeys.push((JSON.parse(t.runtime.keys.keyring.decrypt(key.privateKeyCiphertext)) as { d: string }).d);
+  for (const key of keys)
+    secrets.signingKeys.push((JSON.parse(t.runtime.keys.keyring.decrypt(key.privateKeyCiphertext)) as { d: string }).d);
 }
 
 /** Signing keys (`d`, base64url) found in any of the blobs, as text or as raw bytes; empty when none leaked. */
 export function privateKeyLeaks(blobs: Map<string, Buffer>, privateKeys: string[]): string[] {
   return [...blobs].flatMap(([where, bytes]) =>
-    privateKeys.filter((d) => bytes.includes(Buffer.from(d, 'utf8')) || bytes.includes(Buffer.from(d, 'base64url'))).map((d) => `signing key ${d.slice(0, 6)}… in ${where}`),
+    privateKeys
+      .filter((d) => bytes.includes(Buffer.from(d, 'utf8')) || bytes.includes(Buffer.from(d, 'base64url')))
+      .map((d) => `signing key ${d.slice(0, 6)}… in ${where}`),
   );
 }
 
 /** Embed tokens found in any of the blobs (whole, or their signature part); empty when none leaked. */
 export function embedTokenLeaks(blobs: Map<string, Buffer>, tokens: string[]): string[] {
-  return [...blobs].flatMap(([where, bytes]) => tokens.filter((token) => bytes.includes(Buffer.from(token.split('.')[2]!, 'utf8'))).map(() => `an embed token in ${where}`));
+  return [...blobs].flatMap(([where, bytes]) =>
+    tokens
+      .filter((token) => bytes.includes(Buffer.from(token.split('.')[2]!, 'utf8')))
+      .map(() => `an embed token in ${where}`),
+  );
 }
 
 /**
@@ -169,10 +221,23 @@ export function expectKeyAbsent(blobs: Map<string, Buffer>, base64Key: string): 
 }
 
 /** Asks an app on the stored data for an existing group, by get-or-create and by update. */
-export async function askForGroup(app: TestApp, group: { id: string }): Promise<{ getOrCreate: ApiResponse; update: ApiResponse }> {
+export async function askForGroup(
+  app: TestApp,
+  group: { id: string },
+): Promise<{ getOrCreate: ApiResponse; update: ApiResponse }> {
   const token = app.tokens.default.Customer.write;
-  const getOrCreate = await inject(app.app, { method: 'GET', path: '/api/user', token, body: { user_group_id: group.id } });
-  const update = await inject(app.app, { method: 'PUT', path: '/api/user', token, body: { user_group_id: group.id, name: 'changed' } });
+  const getOrCreate = await inject(app.app, {
+    method: 'GET',
+    path: '/api/user',
+    token,
+    body: { user_group_id: group.id },
+  });
+  const update = await inject(app.app, {
+    method: 'PUT',
+    path: '/api/user',
+    token,
+    body: { user_group_id: group.id, name: 'changed' },
+  });
   return { getOrCreate, update };
 }
 

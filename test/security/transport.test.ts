@@ -52,15 +52,22 @@ async function exchange(baseUrl: string, text: string): Promise<RawResponse> {
     const finish = () => {
       const [head = '', ...rest] = raw.split('\r\n\r\n');
       const [statusLine = '', ...lines] = head.split('\r\n');
-      const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: Buffer.from(rest.join('\r\n\r\n'), 'latin1').toString('utf8') });
+      const headers = Object.fromEntries(
+        lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+      );
+      resolve({
+        status: Number(statusLine.split(' ')[1]),
+        headers,
+        body: Buffer.from(rest.join('\r\n\r\n'), 'latin1').toString('utf8'),
+      });
       socket.destroy();
     };
     socket.on('data', (chunk: string) => {
       raw += chunk;
       const end = raw.indexOf('\r\n\r\n');
       const length = /\r\ncontent-length: *(\d+)/i.exec(raw.slice(0, end))?.[1];
-      if (end !== -1 && length !== undefined && Buffer.byteLength(raw.slice(end + 4), 'latin1') >= Number(length)) finish();
+      if (end !== -1 && length !== undefined && Buffer.byteLength(raw.slice(end + 4), 'latin1') >= Number(length))
+        finish();
     });
     socket.on('end', finish);
     socket.on('error', reject);
@@ -70,7 +77,10 @@ async function exchange(baseUrl: string, text: string): Promise<RawResponse> {
 
 /** The failure envelope of a raw response, its request id matching X-Request-Id. */
 function expectEnvelope(response: RawResponse, status: number, code: string, field?: string): void {
-  const body = JSON.parse(response.body) as { success: number; error: { code: string; field?: string; message: string; request_id: string } };
+  const body = JSON.parse(response.body) as {
+    success: number;
+    error: { code: string; field?: string; message: string; request_id: string };
+  };
   expect({ status: response.status, code: body.error.code, field: body.error.field }).toEqual({ status, code, field });
   expect(body.success).toBe(0);
   expect(body.error.request_id).toBe(response.headers['x-request-id']);
@@ -83,7 +93,10 @@ describe(`pipelined requests that are never read (${TEST_ENGINE})`, () => {
 
   // Both idle timeouts short: responses the kernel took leave a keep-alive connection, which the
   // keep-alive timeout closes; responses stuck behind a full socket leave an idle one.
-  const startServer = () => startServeProcess(db, { env: { UGS_IDLE_TIMEOUT_MS: String(IDLE_TIMEOUT_MS), UGS_KEEP_ALIVE_TIMEOUT_MS: String(IDLE_TIMEOUT_MS) } });
+  const startServer = () =>
+    startServeProcess(db, {
+      env: { UGS_IDLE_TIMEOUT_MS: String(IDLE_TIMEOUT_MS), UGS_KEEP_ALIVE_TIMEOUT_MS: String(IDLE_TIMEOUT_MS) },
+    });
 
   beforeAll(async () => {
     db = await createTestDatabase(TEST_ENGINE);
@@ -93,7 +106,9 @@ describe(`pipelined requests that are never read (${TEST_ENGINE})`, () => {
   /** Warms up what every request touches, so that a baseline is the server at work, not at rest. */
   async function warmUp(target: ServeProcess): Promise<void> {
     for (const path of ['/openapi.json', '/metrics', '/healthz']) {
-      expect((await exchange(target.baseUrl, `GET ${path} HTTP/1.1\r\nHost: warm-up\r\nConnection: close\r\n\r\n`)).status).toBe(200);
+      expect(
+        (await exchange(target.baseUrl, `GET ${path} HTTP/1.1\r\nHost: warm-up\r\nConnection: close\r\n\r\n`)).status,
+      ).toBe(200);
     }
   }
 
@@ -136,7 +151,9 @@ describe(`pipelined requests that are never read (${TEST_ENGINE})`, () => {
     // Unbounded, this reached 1.2 GB here (1.5 GB in the review) and /healthz took 29 s to answer.
     expect(growth, `RSS ${baseline.toFixed(0)} MiB at rest, +${growth.toFixed(0)} MiB at the peak`).toBeLessThan(150);
     // More requests waiting than a connection may queue: the server closes it (the client never reads, never closes).
-    await waitFor('the server to close the flooding connections', 30_000, () => (socketCount(server.pid) <= socketsBefore + 1 ? true : undefined));
+    await waitFor('the server to close the flooding connections', 30_000, () =>
+      socketCount(server.pid) <= socketsBefore + 1 ? true : undefined,
+    );
     for (const socket of attackers) socket.destroy();
   });
 
@@ -155,7 +172,9 @@ describe(`pipelined requests that are never read (${TEST_ENGINE})`, () => {
     expect(growth, `RSS ${baseline.toFixed(0)} MiB before, +${growth.toFixed(0)} MiB at the peak`).toBeLessThan(96);
     // Within the queue bound: answered as far as the kernel's buffers take them, then nothing moves,
     // and the idle (or keep-alive) timeout closes them.
-    await waitFor('the server to close the connections that do not read', 30_000, () => (socketCount(fresh.pid) <= socketsBefore + 1 ? true : undefined));
+    await waitFor('the server to close the connections that do not read', 30_000, () =>
+      socketCount(fresh.pid) <= socketsBefore + 1 ? true : undefined,
+    );
     for (const socket of attackers) socket.destroy();
     expect((await call(fresh, { method: 'GET', path: '/healthz' })).status).toBe(200);
   });
@@ -165,7 +184,12 @@ describe(`pipelined requests that are never read (${TEST_ENGINE})`, () => {
     socket.setEncoding('utf8');
     let raw = '';
     socket.on('data', (chunk: string) => (raw += chunk));
-    socket.write(Array.from({ length: 50 }, (_, index) => `GET /healthz?n=${index} HTTP/1.1\r\nHost: reader\r\nX-Request-Id: pipelined-${index}\r\n\r\n`).join(''));
+    socket.write(
+      Array.from(
+        { length: 50 },
+        (_, index) => `GET /healthz?n=${index} HTTP/1.1\r\nHost: reader\r\nX-Request-Id: pipelined-${index}\r\n\r\n`,
+      ).join(''),
+    );
     await waitFor('50 answers', 15_000, () => ((raw.match(/HTTP\/1\.1 200/g) ?? []).length === 50 ? true : undefined));
     const order = [...raw.matchAll(/x-request-id: (pipelined-\d+)/gi)].map((match) => match[1]);
     expect(order).toEqual(Array.from({ length: 50 }, (_, index) => `pipelined-${index}`));
@@ -217,7 +241,12 @@ describe(`headers, over a real socket (${TEST_ENGINE})`, () => {
       expectEnvelope(response, 401, 'unauthenticated');
       expect(response.headers['www-authenticate']).toBe('Token');
     }
-    expect(await t.runtime.store.findUserGroupByProvidedId({ workspaceId: t.runtime.defaultWorkspace.id, environment: 'Customer' }, 'two-headers')).toBeNull();
+    expect(
+      await t.runtime.store.findUserGroupByProvidedId(
+        { workspaceId: t.runtime.defaultWorkspace.id, environment: 'Customer' },
+        'two-headers',
+      ),
+    ).toBeNull();
   });
 
   it('caller text is cut to 256 characters in answers and logs, whatever its size', async () => {

@@ -25,7 +25,12 @@ describe('webhooks: private addresses refused unless allowed', () => {
   };
 
   beforeAll(async () => {
-    t = await createTestApp({ webhooks: { resolve, worker: { pollIntervalMs: 20, retryDelaysMs: [60_000], attemptTimeoutMs: 1000, leaseMs: 5000 } } });
+    t = await createTestApp({
+      webhooks: {
+        resolve,
+        worker: { pollIntervalMs: 20, retryDelaysMs: [60_000], attemptTimeoutMs: 1000, leaseMs: 5000 },
+      },
+    });
     client = injectClient(t.app);
     receiver = await startWebhookReceiver();
   });
@@ -34,7 +39,8 @@ describe('webhooks: private addresses refused unless allowed', () => {
     await receiver?.close();
   });
 
-  const create = (url: string) => client({ method: 'POST', path: ENDPOINTS, token: apiToken(t), body: { url, events: ['*'] } });
+  const create = (url: string) =>
+    client({ method: 'POST', path: ENDPOINTS, token: apiToken(t), body: { url, events: ['*'] } });
 
   it.each([
     'http://127.0.0.1:8080/hooks',
@@ -57,7 +63,14 @@ describe('webhooks: private addresses refused unless allowed', () => {
 
   it('refuses a private address as a new URL', async () => {
     const { id } = expectSuccess(await create('http://public.test/hooks')).webhook_endpoint;
-    const res = await expectUnchanged(t, () => client({ method: 'PATCH', path: `${ENDPOINTS}/${id}`, token: apiToken(t), body: { url: 'http://127.0.0.1/hooks' } }));
+    const res = await expectUnchanged(t, () =>
+      client({
+        method: 'PATCH',
+        path: `${ENDPOINTS}/${id}`,
+        token: apiToken(t),
+        body: { url: 'http://127.0.0.1/hooks' },
+      }),
+    );
     expectError(res, 400, 'invalid_field', 'url');
     expectSuccess(await client({ method: 'DELETE', path: `${ENDPOINTS}/${id}`, token: apiToken(t) }));
   });
@@ -68,10 +81,25 @@ describe('webhooks: private addresses refused unless allowed', () => {
     rebound = true;
     expectSuccess(await userGroupApi(client, apiToken(t)).getOrCreate({ user_group_id: uniqueId('rebound') }));
     await expect
-      .poll(async () => expectSuccess(await client({ method: 'GET', path: `/api/admin/webhook_deliveries?endpoint_id=${endpoint.id}`, token: apiToken(t) })).webhook_deliveries[0], {
-        timeout: 10_000,
-      })
-      .toMatchObject({ status: 'pending', attempts: 1, last_response_status: null, last_error: expect.stringMatching(/rebind\.test resolves to 127\.0\.0\.1/) });
+      .poll(
+        async () =>
+          expectSuccess(
+            await client({
+              method: 'GET',
+              path: `/api/admin/webhook_deliveries?endpoint_id=${endpoint.id}`,
+              token: apiToken(t),
+            }),
+          ).webhook_deliveries[0],
+        {
+          timeout: 10_000,
+        },
+      )
+      .toMatchObject({
+        status: 'pending',
+        attempts: 1,
+        last_response_status: null,
+        last_error: expect.stringMatching(/rebind\.test resolves to 127\.0\.0\.1/),
+      });
     // The receiver listens on 127.0.0.1 at that port: had the address been used, it would have the event.
     expect(receiver.received).toEqual([]);
   });

@@ -8,6 +8,10 @@ if (file === undefined || startAt === undefined) throw new Error('usage: migrate
 await new Promise((resolve) => setTimeout(resolve, Math.max(0, Number(startAt) - Date.now())));
 const store = openSqliteStore({ path: file });
 await store.migrate();
-const { created } = await store.ensureWorkspace('default', { at: new Date().toISOString(), actor: { type: 'cli' }, requestId: null });
+const { created } = await store.ensureWorkspace('default', {
+  at: new Date().toISOString(),
+  actor: { type: 'cli' },
+  requestId: null,
+});
 await store.close();
 process.stdout.write(JSON.stringify({ created }));

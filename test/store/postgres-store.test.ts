@@ -11,7 +11,16 @@ import type { PostgresStoreOptions } from '../../src/store/postgres/postgres-sto
 import type { Store } from '../../src/store/store.js';
 import { describeStoreContract } from './store.contract.js';
 import { createChain, raceForCycle } from './contract/user-group-tree.contract.js';
-import { auditContext, expectAppError, newApiToken, newGroup, randomHex, recordingTokenCheck, seed, T1 } from './store-fixtures.js';
+import {
+  auditContext,
+  expectAppError,
+  newApiToken,
+  newGroup,
+  randomHex,
+  recordingTokenCheck,
+  seed,
+  T1,
+} from './store-fixtures.js';
 
 /*
  * Runs against a real PostgreSQL: UGS_TEST_POSTGRES_URL, or the local server CI starts. Each test
@@ -88,7 +97,9 @@ async function silentServer(): Promise<{ port: number; close: () => Promise<void
  * A relay to PostgreSQL that can stop passing bytes while keeping every connection open, as a
  * network that silently drops packets does, and start again.
  */
-async function stallableRelay(target: URL): Promise<{ port: number; stall: (on: boolean) => void; close: () => Promise<void> }> {
+async function stallableRelay(
+  target: URL,
+): Promise<{ port: number; stall: (on: boolean) => void; close: () => Promise<void> }> {
   const sockets = new Set<Socket>();
   let stalled = false;
   const relay = (from: Socket, to: Socket) =>
@@ -166,10 +177,12 @@ describe('PostgreSQL store specifics', () => {
     await store.migrate();
     await open().migrate();
     const tables = await withAdmin(async (client) =>
-      (await client.query<{ table_name: string }>(
-        'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
-        [schema],
-      )).rows.map((row) => row.table_name),
+      (
+        await client.query<{ table_name: string }>(
+          'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
+          [schema],
+        )
+      ).rows.map((row) => row.table_name),
     );
     expect(tables).toEqual([
       'api_tokens',
@@ -187,7 +200,9 @@ describe('PostgreSQL store specifics', () => {
       'webhook_events',
       'workspaces',
     ]);
-    expect(await inSchema('SELECT version, name FROM schema_migrations ORDER BY version')).toEqual(MIGRATIONS.map(({ version, name }) => ({ version, name })));
+    expect(await inSchema('SELECT version, name FROM schema_migrations ORDER BY version')).toEqual(
+      MIGRATIONS.map(({ version, name }) => ({ version, name })),
+    );
   });
 
   it('refuses a database newer than the code', async () => {
@@ -205,8 +220,12 @@ describe('PostgreSQL store specifics', () => {
       }),
     );
     expect(created.filter(Boolean)).toHaveLength(1);
-    expect(await inSchema('SELECT version FROM schema_migrations ORDER BY version')).toEqual(MIGRATIONS.map(({ version }) => ({ version })));
-    const [events] = await inSchema<{ count: string }>("SELECT count(*) FROM audit_events WHERE action = 'workspace.created'");
+    expect(await inSchema('SELECT version FROM schema_migrations ORDER BY version')).toEqual(
+      MIGRATIONS.map(({ version }) => ({ version })),
+    );
+    const [events] = await inSchema<{ count: string }>(
+      "SELECT count(*) FROM audit_events WHERE action = 'workspace.created'",
+    );
     expect(events?.count).toBe('1');
   });
 
@@ -217,7 +236,9 @@ describe('PostgreSQL store specifics', () => {
     } = await openSeeded(2);
     const { group } = await writer!.insertUserGroupIfAbsent(newGroup(customer, 'shared'), auditContext());
     expect(await reader!.findUserGroupByTokenHash(customer, group.tokenHash)).toEqual(group);
-    expect(await reader!.deleteUserGroup(customer, group.teamId, group.version, auditContext())).toEqual({ status: 'deleted' });
+    expect(await reader!.deleteUserGroup(customer, group.teamId, group.version, auditContext())).toEqual({
+      status: 'deleted',
+    });
     expect(await writer!.findUserGroupByProvidedId(customer, 'shared')).toBeNull();
     expect(await writer!.findUserGroupByTokenHash(customer, group.tokenHash)).toBeNull();
   });
@@ -232,14 +253,18 @@ describe('PostgreSQL store specifics', () => {
       const byId = await store.findUserGroupByProvidedId(fx.customer, deepest.providedId);
       const byToken = await store.findUserGroupByTokenHash(fx.customer, deepest.tokenHash);
       expect(statements).toHaveBeenCalledTimes(2);
-      expect(byId?.ancestors.map((ancestor) => ancestor.properties)).toEqual([{ level: 3 }, { level: 2 }, { level: 1 }]);
+      expect(byId?.ancestors.map((ancestor) => ancestor.properties)).toEqual([
+        { level: 3 },
+        { level: 2 },
+        { level: 1 },
+      ]);
       expect(byToken).toEqual(byId);
     } finally {
       statements.mockRestore();
     }
   });
 
-  it('confirms a caller\'s remembered API token in the group lookup itself: one statement, live or not, group or not', async () => {
+  it("confirms a caller's remembered API token in the group lookup itself: one statement, live or not, group or not", async () => {
     const { stores, fx } = await openSeeded(1);
     const store = stores[0]!;
     const group = await store.insertUserGroupIfAbsent(newGroup(fx.customer, 'checked'), auditContext());
@@ -265,13 +290,23 @@ describe('PostgreSQL store specifics', () => {
     await expectAppError(store.findUserGroupByProvidedId(fx.customer, 'checked', revoked.check), 'invalid_api_token');
     expect(revoked.settled).toEqual([{ live: false, rateLimit: { perSecond: 5, burst: 7 } }]);
     const unknown = checkOf();
-    await expectAppError(store.findUserGroupByTokenHash(fx.customer, group.group.tokenHash, { ...unknown.check, apiTokenId: token.id + 1000 }), 'invalid_api_token');
+    await expectAppError(
+      store.findUserGroupByTokenHash(fx.customer, group.group.tokenHash, {
+        ...unknown.check,
+        apiTokenId: token.id + 1000,
+      }),
+      'invalid_api_token',
+    );
   });
 
   it('answers the hot reads asked for in one turn with one statement per kind of lookup', async () => {
     const { stores, fx } = await openSeeded(1);
     const store = stores[0]!;
-    const groups = await Promise.all(['a', 'b', 'c'].map(async (id) => (await store.insertUserGroupIfAbsent(newGroup(fx.customer, id), auditContext())).group));
+    const groups = await Promise.all(
+      ['a', 'b', 'c'].map(
+        async (id) => (await store.insertUserGroupIfAbsent(newGroup(fx.customer, id), auditContext())).group,
+      ),
+    );
     const statements = vi.spyOn(pg.Client.prototype, 'query');
     try {
       const found = await Promise.all([
@@ -303,7 +338,9 @@ describe('PostgreSQL store specifics', () => {
     for (const { group } of results) expect(group).toEqual(first);
     expect(first.mapping).toEqual(mapping);
     expect(await inSchema("SELECT count(*)::int AS n FROM user_groups WHERE provided_id = 'race'")).toEqual([{ n: 1 }]);
-    expect(await inSchema("SELECT count(*)::int AS n FROM audit_events WHERE action = 'user_group.created'")).toEqual([{ n: 1 }]);
+    expect(await inSchema("SELECT count(*)::int AS n FROM audit_events WHERE action = 'user_group.created'")).toEqual([
+      { n: 1 },
+    ]);
   });
 
   it('lets exactly one of concurrent rotations with the same token win, across instances', async () => {
@@ -313,7 +350,13 @@ describe('PostgreSQL store specifics', () => {
       Array.from({ length: 12 }, (_, i) => {
         const newTokenHash = randomHex();
         return stores[i % stores.length]!.rotateUserGroupToken(
-          { tenant: fx.customer, currentTokenHash: group.tokenHash, newTokenHash, newTokenCiphertext: `c-${newTokenHash}`, updatedAt: T1 },
+          {
+            tenant: fx.customer,
+            currentTokenHash: group.tokenHash,
+            newTokenHash,
+            newTokenCiphertext: `c-${newTokenHash}`,
+            updatedAt: T1,
+          },
           auditContext(),
         );
       }),
@@ -327,12 +370,20 @@ describe('PostgreSQL store specifics', () => {
   it('lets one of concurrent updates of the same version win, and one of two renames onto one id', async () => {
     const { stores, fx } = await openSeeded(2);
     const [a, b] = await Promise.all(
-      ['a', 'b'].map(async (id) => (await stores[0]!.insertUserGroupIfAbsent(newGroup(fx.customer, id), auditContext())).group),
+      ['a', 'b'].map(
+        async (id) => (await stores[0]!.insertUserGroupIfAbsent(newGroup(fx.customer, id), auditContext())).group,
+      ),
     );
     const updates = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
         stores[i % 2]!.updateUserGroup(
-          { tenant: fx.customer, teamId: a!.teamId, expectedVersion: a!.version, patch: { name: `n${i}` }, updatedAt: T1 },
+          {
+            tenant: fx.customer,
+            teamId: a!.teamId,
+            expectedVersion: a!.version,
+            patch: { name: `n${i}` },
+            updatedAt: T1,
+          },
           auditContext(),
         ),
       ),
@@ -342,7 +393,13 @@ describe('PostgreSQL store specifics', () => {
     const renames = await Promise.allSettled(
       [b!, (await stores[0]!.findUserGroupByTeamId(fx.customer, a!.teamId))!].map((group, i) =>
         stores[i]!.updateUserGroup(
-          { tenant: fx.customer, teamId: group.teamId, expectedVersion: group.version, patch: { providedId: 'same' }, updatedAt: T1 },
+          {
+            tenant: fx.customer,
+            teamId: group.teamId,
+            expectedVersion: group.version,
+            patch: { providedId: 'same' },
+            updatedAt: T1,
+          },
           auditContext(),
         ),
       ),
@@ -355,11 +412,19 @@ describe('PostgreSQL store specifics', () => {
   it('settles crossing batches (a deadlock when they interleave) with one applied and one concurrent_change', async () => {
     const { stores, fx } = await openSeeded(2);
     const [a, b] = await Promise.all(
-      ['a', 'b'].map(async (id) => (await stores[0]!.insertUserGroupIfAbsent(newGroup(fx.customer, id), auditContext())).group),
+      ['a', 'b'].map(
+        async (id) => (await stores[0]!.insertUserGroupIfAbsent(newGroup(fx.customer, id), auditContext())).group,
+      ),
     );
     const updateOf = (group: typeof a, name: string) => ({
       kind: 'update' as const,
-      update: { tenant: fx.customer, teamId: group!.teamId, expectedVersion: group!.version, patch: { name }, updatedAt: T1 },
+      update: {
+        tenant: fx.customer,
+        teamId: group!.teamId,
+        expectedVersion: group!.version,
+        patch: { name },
+        updatedAt: T1,
+      },
       changes: {},
     });
     // Both instances hold an open connection, so the two transactions start together and interleave.
@@ -422,17 +487,34 @@ describe('PostgreSQL store specifics', () => {
       ),
     );
     expect(results.every(Boolean)).toBe(true);
-    const [connections] = await withAdmin(async (client) =>
-      (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [applicationName])).rows,
+    const [connections] = await withAdmin(
+      async (client) =>
+        (
+          await client.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
+            [applicationName],
+          )
+        ).rows,
     );
     expect(connections?.n).toBeGreaterThan(0);
     expect(connections?.n).toBeLessThanOrEqual(2);
   });
 
   it('round-trips properties as the exact JSON text, key order and \\u0000 included', async () => {
-    const { stores: [store], fx } = await openSeeded(1);
-    const properties = { zebra: 1, apple: 'nul \u0000 inside', nested: { y: [1, { b: 2, a: 1 }], x: null }, '': 'empty' };
-    const { group } = await store!.insertUserGroupIfAbsent(newGroup(fx.customer, 'json', { properties }), auditContext());
+    const {
+      stores: [store],
+      fx,
+    } = await openSeeded(1);
+    const properties = {
+      zebra: 1,
+      apple: 'nul \u0000 inside',
+      nested: { y: [1, { b: 2, a: 1 }], x: null },
+      '': 'empty',
+    };
+    const { group } = await store!.insertUserGroupIfAbsent(
+      newGroup(fx.customer, 'json', { properties }),
+      auditContext(),
+    );
     const found = await store!.findUserGroupByProvidedId(fx.customer, 'json');
     for (const record of [group, found]) {
       expect(JSON.stringify(record?.properties)).toBe(JSON.stringify(properties));
@@ -443,20 +525,33 @@ describe('PostgreSQL store specifics', () => {
   });
 
   it('stores timestamps as timestamptz and returns them exactly, to the millisecond', async () => {
-    const { stores: [store], fx } = await openSeeded(1);
+    const {
+      stores: [store],
+      fx,
+    } = await openSeeded(1);
     const createdAt = '2026-11-22T10:00:00.123Z';
-    const { group } = await store!.insertUserGroupIfAbsent(newGroup(fx.customer, 'ts', { createdAt }), auditContext({ at: createdAt }));
+    const { group } = await store!.insertUserGroupIfAbsent(
+      newGroup(fx.customer, 'ts', { createdAt }),
+      auditContext({ at: createdAt }),
+    );
     expect(group).toMatchObject({ createdAt, updatedAt: createdAt });
     const [event] = await store!.listAuditEvents({ workspaceId: fx.workspace.id, limit: 1 });
     expect(event?.at).toBe(createdAt);
-    expect(await inSchema("SELECT pg_typeof(created_at)::text AS type FROM user_groups WHERE provided_id = 'ts'")).toEqual([
-      { type: 'timestamp with time zone' },
-    ]);
+    expect(
+      await inSchema("SELECT pg_typeof(created_at)::text AS type FROM user_groups WHERE provided_id = 'ts'"),
+    ).toEqual([{ type: 'timestamp with time zone' }]);
   });
 
   it('folds case beyond ASCII in name search, where the database locale is UTF-8', async () => {
-    const { stores: [store], fx } = await openSeeded(1);
-    for (const [providedId, name] of [['kilo', 'kilo'], ['kelvin', '\u212A'], ['other', 'other']] as const) {
+    const {
+      stores: [store],
+      fx,
+    } = await openSeeded(1);
+    for (const [providedId, name] of [
+      ['kilo', 'kilo'],
+      ['kelvin', '\u212A'],
+      ['other', 'other'],
+    ] as const) {
       await store!.insertUserGroupIfAbsent(newGroup(fx.customer, providedId, { name }), auditContext());
     }
     const search = async (text: string) =>
@@ -467,7 +562,10 @@ describe('PostgreSQL store specifics', () => {
   });
 
   it('writes 10 batches of 1000 new groups, each with its audit event', async () => {
-    const { stores: [store], fx } = await openSeeded(1);
+    const {
+      stores: [store],
+      fx,
+    } = await openSeeded(1);
     const mapping = [{ schemaId: fx.schemaA.id, dataSourceId: fx.customerA.id }];
     for (let batch = 0; batch < 10; batch++) {
       const writes = Array.from({ length: 1000 }, (_, i) => ({
@@ -509,7 +607,11 @@ describe('PostgreSQL store specifics', () => {
     const server = await silentServer();
     teardown.push(server.close);
     const store = open({ url: `postgres://postgres@127.0.0.1:${server.port}/test`, connectionTimeoutMs: 300 });
-    for (const call of [() => store.ping(), () => store.findWorkspaceByName('default'), () => store.createWorkspace('x', auditContext())]) {
+    for (const call of [
+      () => store.ping(),
+      () => store.findWorkspaceByName('default'),
+      () => store.createWorkspace('x', auditContext()),
+    ]) {
       const ms = await timeUnavailable(call());
       expect(ms).toBeGreaterThanOrEqual(250);
       expect(ms).toBeLessThan(1500);
@@ -517,14 +619,23 @@ describe('PostgreSQL store specifics', () => {
   });
 
   it('cancels a statement stuck on a lock at statement_timeout with unavailable, and keeps working', async () => {
-    const { stores: [store], fx } = await openSeeded(1, { statementTimeoutMs: 300 });
+    const {
+      stores: [store],
+      fx,
+    } = await openSeeded(1, { statementTimeoutMs: 300 });
     const { group } = await store!.insertUserGroupIfAbsent(newGroup(fx.customer, 'locked'), auditContext());
     const blocker = new pg.Client({ connectionString: urlFor(schema) });
     await blocker.connect();
     teardown.push(() => blocker.end());
     await blocker.query('BEGIN');
     await blocker.query('SELECT 1 FROM user_groups WHERE team_id = $1 FOR UPDATE', [group.teamId]);
-    const update = { tenant: fx.customer, teamId: group.teamId, expectedVersion: group.version, patch: { name: 'x' }, updatedAt: T1 };
+    const update = {
+      tenant: fx.customer,
+      teamId: group.teamId,
+      expectedVersion: group.version,
+      patch: { name: 'x' },
+      updatedAt: T1,
+    };
     const ms = await timeUnavailable(store!.updateUserGroup(update, auditContext()));
     expect(ms).toBeGreaterThanOrEqual(250);
     expect(ms).toBeLessThan(1500);
@@ -538,12 +649,18 @@ describe('PostgreSQL store specifics', () => {
     const through = new URL(urlFor(schema));
     through.hostname = '127.0.0.1';
     through.port = String(relay.port);
-    const { stores: [store] } = await openSeeded(1, { url: through.toString(), statementTimeoutMs: 300, connectionTimeoutMs: 500 });
+    const {
+      stores: [store],
+    } = await openSeeded(1, { url: through.toString(), statementTimeoutMs: 300, connectionTimeoutMs: 500 });
     expect(await store!.findWorkspaceByName('acme')).not.toBeNull();
 
     relay.stall(true);
     // statement_timeout cannot help when the server's answers are lost: the client-side limit must.
-    for (const call of [() => store!.findWorkspaceByName('acme'), () => store!.createWorkspace('during', auditContext()), () => store!.ping()]) {
+    for (const call of [
+      () => store!.findWorkspaceByName('acme'),
+      () => store!.createWorkspace('during', auditContext()),
+      () => store!.ping(),
+    ]) {
       expect(await timeUnavailable(call())).toBeLessThan(2500);
     }
 
@@ -558,8 +675,13 @@ describe('PostgreSQL store specifics', () => {
     const store = open({ url: urlFor(schema, { application_name: applicationName }) });
     await store.migrate();
     await store.ping();
-    const terminated = await withAdmin(async (client) =>
-      (await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [applicationName])).rowCount,
+    const terminated = await withAdmin(
+      async (client) =>
+        (
+          await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
+            applicationName,
+          ])
+        ).rowCount,
     );
     expect(terminated).toBeGreaterThan(0);
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -569,7 +691,8 @@ describe('PostgreSQL store specifics', () => {
 });
 
 describe('PostgreSQL error mapping', () => {
-  const withCode = (code: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(`error ${code}`), { code, ...extra });
+  const withCode = (code: string, extra: Record<string, unknown> = {}) =>
+    Object.assign(new Error(`error ${code}`), { code, ...extra });
 
   const mapped = (error: unknown): unknown => {
     try {

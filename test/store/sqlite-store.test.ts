@@ -83,9 +83,13 @@ describe('SQLite store specifics', () => {
         run(process.execPath, ['--import', 'tsx', MIGRATE_PROCESS, file, String(startAt)]).then(({ stdout }) => stdout),
       ),
     );
-    expect(outputs.map((output) => JSON.parse(output) as { created: boolean }).filter((o) => o.created)).toHaveLength(1);
+    expect(outputs.map((output) => JSON.parse(output) as { created: boolean }).filter((o) => o.created)).toHaveLength(
+      1,
+    );
     const db = openRaw();
-    expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all()).toEqual(MIGRATIONS.map(({ version }) => version));
+    expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all()).toEqual(
+      MIGRATIONS.map(({ version }) => version),
+    );
     expect(db.prepare("SELECT count(*) FROM audit_events WHERE action = 'workspace.created'").pluck().get()).toBe(1);
   });
 
@@ -121,7 +125,11 @@ describe('SQLite store specifics', () => {
       const byId = await store.findUserGroupByProvidedId(customer, deepest.providedId);
       const byToken = await store.findUserGroupByTokenHash(customer, deepest.tokenHash);
       expect(gets.mock.calls.length + alls.mock.calls.length).toBe(2);
-      expect(byId?.ancestors.map((ancestor) => ancestor.properties)).toEqual([{ level: 3 }, { level: 2 }, { level: 1 }]);
+      expect(byId?.ancestors.map((ancestor) => ancestor.properties)).toEqual([
+        { level: 3 },
+        { level: 2 },
+        { level: 1 },
+      ]);
       expect(byToken).toEqual(byId);
     } finally {
       gets.mockRestore();
@@ -224,7 +232,9 @@ describe('SQLite store specifics', () => {
     const db = openRaw();
     expect(db.prepare('SELECT count(*) FROM user_groups').pluck().get()).toBe(20_000);
     expect(db.prepare('SELECT count(*) FROM user_group_mappings').pluck().get()).toBe(20_000);
-    expect(db.prepare("SELECT count(*) FROM audit_events WHERE action = 'user_group.created'").pluck().get()).toBe(20_000);
+    expect(db.prepare("SELECT count(*) FROM audit_events WHERE action = 'user_group.created'").pluck().get()).toBe(
+      20_000,
+    );
     const [last] = await store.findUserGroupsByProvidedIds(customer, ['bulk-19-999']);
     expect(last).toMatchObject({ properties: { batch: 19, i: 999 }, mapping, version: 1 });
   });
@@ -233,7 +243,11 @@ describe('SQLite store specifics', () => {
     const store = open();
     await store.migrate();
     const { customer } = await seed(store);
-    for (const [providedId, name] of [['kilo', 'kilo'], ['kelvin', '\u212A'], ['other', 'other']]) {
+    for (const [providedId, name] of [
+      ['kilo', 'kilo'],
+      ['kelvin', '\u212A'],
+      ['other', 'other'],
+    ]) {
       await store.insertUserGroupIfAbsent(newGroup(customer, providedId!, { name: name! }), auditContext());
     }
     const search = async (text: string) =>

@@ -127,7 +127,10 @@ export async function seed(store: Store): Promise<Fixture> {
   const schemaB = await store.insertSchema(workspace.id, 'marketing', context);
   const otherSchema = await store.insertSchema(otherWorkspace.id, 'sales', context);
   const dataSource = (t: Tenant, providedId: string, schema: SchemaRecord) =>
-    store.insertDataSource({ tenant: t, providedId, name: `DS ${providedId}`, schemaId: schema.id, createdAt: T0 }, context);
+    store.insertDataSource(
+      { tenant: t, providedId, name: `DS ${providedId}`, schemaId: schema.id, createdAt: T0 },
+      context,
+    );
   return {
     workspace,
     otherWorkspace,
@@ -145,7 +148,11 @@ export async function seed(store: Store): Promise<Fixture> {
 }
 
 /** Runs `action` and returns the audit events of `workspaceId` it wrote, oldest first. */
-export async function auditWrittenBy(store: Store, workspaceId: number, action: () => Promise<unknown>): Promise<AuditEventRecord[]> {
+export async function auditWrittenBy(
+  store: Store,
+  workspaceId: number,
+  action: () => Promise<unknown>,
+): Promise<AuditEventRecord[]> {
   const list = () => store.listAuditEvents({ workspaceId, limit: 10_000 });
   const lastIdBefore = (await list())[0]?.id ?? 0;
   await action();
@@ -188,7 +195,10 @@ export const RICH_PROPERTIES = {
  * A remembered API token's check as the domain hands it to a hot read (src/domain/api-token-check.ts),
  * recording what the store settled it with; a token no longer live throws as the domain's does.
  */
-export function recordingTokenCheck(token: { id: number; tokenHash: string }): { check: ApiTokenCheck; settled: Array<ApiTokenState | null> } {
+export function recordingTokenCheck(token: { id: number; tokenHash: string }): {
+  check: ApiTokenCheck;
+  settled: Array<ApiTokenState | null>;
+} {
   const settled: Array<ApiTokenState | null> = [];
   const check: ApiTokenCheck = {
     apiTokenId: token.id,

@@ -30,7 +30,8 @@ export interface RawDatabaseReader {
 export function postgresSchemaOf(db: TestDatabase): string {
   const options = new URL(db.url).searchParams.get('options') ?? '';
   const schema = /search_path=([A-Za-z_][A-Za-z0-9_]*)/.exec(options)?.[1];
-  if (db.engine !== 'postgres' || !schema) throw new Error(`not a PostgreSQL test database with a search_path: ${db.url}`);
+  if (db.engine !== 'postgres' || !schema)
+    throw new Error(`not a PostgreSQL test database with a search_path: ${db.url}`);
   return schema;
 }
 
@@ -38,7 +39,10 @@ const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
 
 /** ORDER BY the primary key's columns, or every column of a table without one. */
 function orderBy(primaryKey: string[], columnCount: number): string {
-  const keys = primaryKey.length > 0 ? primaryKey.map(quote) : Array.from({ length: columnCount }, (_, index) => String(index + 1));
+  const keys =
+    primaryKey.length > 0
+      ? primaryKey.map(quote)
+      : Array.from({ length: columnCount }, (_, index) => String(index + 1));
   return keys.length > 0 ? ` ORDER BY ${keys.join(', ')}` : '';
 }
 
@@ -51,12 +55,18 @@ function openSqliteReader(db: TestDatabase): RawDatabaseReader {
   if (!db.sqlitePath) throw new Error(`a SQLite test database without a file: ${db.url}`);
   // Read-only on a WAL database: every statement sees what the app has committed by then.
   const connection = new Database(db.sqlitePath, { readonly: true, fileMustExist: true });
-  const select = async <R extends Row>(sql: string, ...params: unknown[]) => connection.prepare(sql).all(...params) as R[];
+  const select = async <R extends Row>(sql: string, ...params: unknown[]) =>
+    connection.prepare(sql).all(...params) as R[];
   let plan: Array<{ table: string; sql: string }> | undefined;
   const planOf = () =>
-    (plan ??= (connection.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as string[]).map((table) => {
+    (plan ??= (
+      connection.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as string[]
+    ).map((table) => {
       const columns = connection.pragma(`table_info(${quote(table)})`) as Array<{ name: string; pk: number }>;
-      const primaryKey = columns.filter((column) => column.pk > 0).sort((a, b) => a.pk - b.pk).map((column) => column.name);
+      const primaryKey = columns
+        .filter((column) => column.pk > 0)
+        .sort((a, b) => a.pk - b.pk)
+        .map((column) => column.name);
       return { table, sql: `SELECT * FROM ${quote(table)}${orderBy(primaryKey, columns.length)}` };
     }));
   return {
@@ -106,13 +116,16 @@ async function openPostgresReader(db: TestDatabase): Promise<RawDatabaseReader> 
     connectionTimeoutMillis: 5000,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        (format ?? 'text') === 'text' && SQLITE_LIKE_TYPES[oid] ? SQLITE_LIKE_TYPES[oid] : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+        (format ?? 'text') === 'text' && SQLITE_LIKE_TYPES[oid]
+          ? SQLITE_LIKE_TYPES[oid]
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
   await client.connect();
   // The reader only reads; a statement that tries anything else fails.
   await client.query('SET default_transaction_read_only = on');
-  const select = async <R extends Row>(sql: string, ...params: unknown[]) => (await client.query<R>(numberPlaceholders(sql), params)).rows;
+  const select = async <R extends Row>(sql: string, ...params: unknown[]) =>
+    (await client.query<R>(numberPlaceholders(sql), params)).rows;
 
   let plan: Promise<Array<{ table: string; sql: string }>> | undefined;
   const planOf = () =>
@@ -127,7 +140,10 @@ async function openPostgresReader(db: TestDatabase): Promise<RawDatabaseReader> 
          WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')
          ORDER BY c.relname`,
       );
-      return tables.map(({ name, columns, primary_key: primaryKey }) => ({ table: name, sql: `SELECT * FROM ${quote(name)}${orderBy(primaryKey, columns)}` }));
+      return tables.map(({ name, columns, primary_key: primaryKey }) => ({
+        table: name,
+        sql: `SELECT * FROM ${quote(name)}${orderBy(primaryKey, columns)}`,
+      }));
     })());
 
   return {

@@ -24,4 +24,3 @@ export function expectError(res: ApiResponse, status: number, code: string, fiel
   if (field === null) expect(error).not.toHaveProperty('field');
   else if (field !== undefined) expect(error.field).toBe(field);
 }
-

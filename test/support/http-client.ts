@@ -42,7 +42,12 @@ export async function inject(app: FastifyInstance, req: ApiRequest): Promise<Api
     headers: requestHeaders(req),
     ...(payload !== undefined ? { payload } : {}),
   });
-  return { status: response.statusCode, headers: response.headers as ApiResponse['headers'], body: parse(response.body), raw: response.body };
+  return {
+    status: response.statusCode,
+    headers: response.headers as ApiResponse['headers'],
+    body: parse(response.body),
+    raw: response.body,
+  };
 }
 
 /** Over a real socket with node:http, which (unlike fetch) can send a body with GET. */
@@ -54,7 +59,10 @@ export function send(baseUrl: string, req: ApiRequest): Promise<ApiResponse> {
       url,
       {
         method: req.method,
-        headers: { ...requestHeaders(req), ...(payload !== undefined ? { 'content-length': String(Buffer.byteLength(payload)) } : {}) },
+        headers: {
+          ...requestHeaders(req),
+          ...(payload !== undefined ? { 'content-length': String(Buffer.byteLength(payload)) } : {}),
+        },
         agent: false,
       },
       (incoming) => {

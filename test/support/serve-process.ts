@@ -47,7 +47,6 @@ const started = new Set<Started>();
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-
 function serveEnv(db: TestDatabase, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('UGS_')));
   return {
@@ -89,7 +88,8 @@ function effectiveDatabase(db: TestDatabase, args: readonly string[]): TestDatab
     else if (arg.startsWith('--database=')) url = arg.slice('--database='.length);
   });
   if (url === db.url) return db;
-  if (url.startsWith('sqlite:')) return { ...db, engine: 'sqlite', url, sqlitePath: resolvePath(REPO, url.slice('sqlite:'.length)) };
+  if (url.startsWith('sqlite:'))
+    return { ...db, engine: 'sqlite', url, sqlitePath: resolvePath(REPO, url.slice('sqlite:'.length)) };
   return { ...db, engine: 'postgres', url };
 }
 
@@ -99,12 +99,21 @@ function bannerTokens(stdout: string): { Customer: string; Testing: string } | u
   return live.length === 1 && test.length === 1 ? { Customer: live[0]!, Testing: test[0]! } : undefined;
 }
 
-function spawnServe(db: TestDatabase, opened: TestDatabase, port: number, options: { args?: string[]; env?: Record<string, string> }): Started {
-  const child = spawn(process.execPath, [UGS_BIN, 'serve', '--port', String(port), '--database', db.url, ...(options.args ?? [])], {
-    cwd: REPO,
-    env: serveEnv(db, options.env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+function spawnServe(
+  db: TestDatabase,
+  opened: TestDatabase,
+  port: number,
+  options: { args?: string[]; env?: Record<string, string> },
+): Started {
+  const child = spawn(
+    process.execPath,
+    [UGS_BIN, 'serve', '--port', String(port), '--database', db.url, ...(options.args ?? [])],
+    {
+      cwd: REPO,
+      env: serveEnv(db, options.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   if (child.pid === undefined) throw new Error(`could not start ${process.execPath} ${UGS_BIN} serve`);
   let stdout = '';
   let stderr = '';
@@ -121,7 +130,9 @@ function spawnServe(db: TestDatabase, opened: TestDatabase, port: number, option
     adminTokens() {
       const tokens = bannerTokens(stdout);
       if (!tokens) {
-        throw new Error(`ugs serve (pid ${child.pid}) printed no first-start banner with one ugs_live_ and one ugs_test_ token; stdout:\n${stdout || '(empty)'}`);
+        throw new Error(
+          `ugs serve (pid ${child.pid}) printed no first-start banner with one ugs_live_ and one ugs_test_ token; stdout:\n${stdout || '(empty)'}`,
+        );
       }
       return tokens;
     },
@@ -143,11 +154,17 @@ async function waitUntilHealthy(entry: Started, deadline: number): Promise<void>
   for (;;) {
     if (!entry.running()) {
       const code = await entry.exited;
-      throw new Error(`ugs serve exited (${code === null ? 'killed by a signal' : `code ${code}`}) before answering /healthz\n${outputOf(entry)}`);
+      throw new Error(
+        `ugs serve exited (${code === null ? 'killed by a signal' : `code ${code}`}) before answering /healthz\n${outputOf(entry)}`,
+      );
     }
-    const status = await send(entry.process.baseUrl, { method: 'GET', path: '/healthz' }).then((response) => response.status, () => 0);
+    const status = await send(entry.process.baseUrl, { method: 'GET', path: '/healthz' }).then(
+      (response) => response.status,
+      () => 0,
+    );
     if (status === 200) return;
-    if (Date.now() > deadline) throw new Error(`ugs serve did not answer /healthz within ${START_TIMEOUT_MS} ms\n${outputOf(entry)}`);
+    if (Date.now() > deadline)
+      throw new Error(`ugs serve did not answer /healthz within ${START_TIMEOUT_MS} ms\n${outputOf(entry)}`);
     await sleep(POLL_MS);
   }
 }
@@ -161,13 +178,18 @@ async function waitUntilHealthy(entry: Started, deadline: number): Promise<void>
 async function waitForBanner(entry: Started, deadline: number): Promise<void> {
   let tokensSeenAt: number | undefined;
   for (;;) {
-    const printed = [...started].some((other) => other.db.dir === entry.db.dir && WHOLE_BANNER.test(other.process.stdout()));
+    const printed = [...started].some(
+      (other) => other.db.dir === entry.db.dir && WHOLE_BANNER.test(other.process.stdout()),
+    );
     if (printed || WHOLE_BANNER.test(entry.process.stdout())) return;
     if (!entry.running()) throw new Error(`ugs serve exited during its first start\n${outputOf(entry)}`);
     // Tokens made by something other than a `ugs serve` of ours (say `ugs tokens create`): no banner comes.
     if (tokensSeenAt === undefined && (await apiTokenCount(entry.db).catch(() => 0)) > 0) tokensSeenAt = Date.now();
     if (tokensSeenAt !== undefined && Date.now() - tokensSeenAt > FOREIGN_TOKENS_GRACE_MS) return;
-    if (Date.now() > deadline) throw new Error(`ugs serve answered /healthz but printed no first-start banner within ${START_TIMEOUT_MS} ms\n${outputOf(entry)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `ugs serve answered /healthz but printed no first-start banner within ${START_TIMEOUT_MS} ms\n${outputOf(entry)}`,
+      );
     await sleep(POLL_MS);
   }
 }
@@ -179,9 +201,14 @@ async function waitForBanner(entry: Started, deadline: number): Promise<void> {
  * this process's without any UGS_* variable, plus UGS_RATE_LIMIT=off, UGS_LOG_LEVEL=warn, the
  * database's UGS_ENCRYPTION_KEY and `options.env`.
  */
-export async function startServeProcess(db: TestDatabase, options: { args?: string[]; env?: Record<string, string> } = {}): Promise<ServeProcess> {
+export async function startServeProcess(
+  db: TestDatabase,
+  options: { args?: string[]; env?: Record<string, string> } = {},
+): Promise<ServeProcess> {
   if (!existsSync(join(REPO, 'dist', 'cli', 'main.js'))) {
-    throw new Error('dist/ is missing: run `npm run build` (or `npm test`, which builds) before tests that start `ugs serve`.');
+    throw new Error(
+      'dist/ is missing: run `npm run build` (or `npm test`, which builds) before tests that start `ugs serve`.',
+    );
   }
   const opened = effectiveDatabase(db, options.args ?? []);
   for (let attempt = 1; ; attempt++) {

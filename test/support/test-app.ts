@@ -11,7 +11,11 @@ import { createTestDatabase, TEST_ENGINE, type TestDatabase } from './test-datab
 import type { DestinationStream } from 'pino';
 import { createLogger } from '../../src/logger.js';
 import type { Resolver } from '../../src/webhooks/address-policy.js';
-import { startWebhookWorker, type WebhookWorker, type WebhookWorkerSettings } from '../../src/webhooks/delivery-worker.js';
+import {
+  startWebhookWorker,
+  type WebhookWorker,
+  type WebhookWorkerSettings,
+} from '../../src/webhooks/delivery-worker.js';
 
 export type TokenSet = Record<Environment, Record<Scope, string>>;
 
@@ -60,7 +64,14 @@ export interface TestAppOptions {
 /** A SQLite database in an existing directory, which stays when the database is "dropped". */
 function sqliteDatabaseIn(dir: string): TestDatabase {
   const sqlitePath = join(dir, 'ugs.db');
-  return { engine: 'sqlite', url: `sqlite:${sqlitePath}`, encryptionKey: undefined, dir, sqlitePath, drop: async () => undefined };
+  return {
+    engine: 'sqlite',
+    url: `sqlite:${sqlitePath}`,
+    encryptionKey: undefined,
+    dir,
+    sqlitePath,
+    drop: async () => undefined,
+  };
 }
 
 async function databaseFor(options: TestAppOptions): Promise<{ db: TestDatabase; owned: boolean }> {
@@ -82,7 +93,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   let webhookWorker: WebhookWorker | undefined;
   const close = async () => {
     try {
-      await reader?.then((opened) => opened.close(), () => undefined);
+      await reader?.then(
+        (opened) => opened.close(),
+        () => undefined,
+      );
       await app?.close();
       await webhookWorker?.stop();
       await runtime?.close();
@@ -101,7 +115,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       resolve: options.webhooks?.resolve,
     });
     const opened = runtime;
-    const other = (await opened.store.findWorkspaceByName('other')) ?? (await opened.services.workspaces.createWorkspace('other', { type: 'cli' }));
+    const other =
+      (await opened.store.findWorkspaceByName('other')) ??
+      (await opened.services.workspaces.createWorkspace('other', { type: 'cli' }));
     const tokens = {
       default: await issueTokenSet(opened, opened.defaultWorkspace.id),
       other: await issueTokenSet(opened, other.id),
@@ -150,8 +166,17 @@ async function issueTokenSet(runtime: Runtime, workspaceId: number): Promise<Tok
   for (const environment of ENVIRONMENTS) {
     set[environment] = {} as Record<Scope, string>;
     for (const scope of SCOPES) {
-      const caller = { tenant: { workspaceId, environment }, scope: 'admin' as const, actor: { type: 'cli' as const }, requestId: null };
-      const { secret } = await runtime.services.apiTokens.createApiToken(caller, { name: `${scope}-${environment}`, scope, environment });
+      const caller = {
+        tenant: { workspaceId, environment },
+        scope: 'admin' as const,
+        actor: { type: 'cli' as const },
+        requestId: null,
+      };
+      const { secret } = await runtime.services.apiTokens.createApiToken(caller, {
+        name: `${scope}-${environment}`,
+        scope,
+        environment,
+      });
       set[environment][scope] = secret;
     }
   }

@@ -44,7 +44,14 @@ export async function createTestDatabase(engine: TestEngine = TEST_ENGINE): Prom
   const removeDir = () => rmSync(dir, { recursive: true, force: true });
   if (engine === 'sqlite') {
     const sqlitePath = join(dir, 'ugs.db');
-    return { engine, url: `sqlite:${sqlitePath}`, encryptionKey: undefined, dir, sqlitePath, drop: async () => removeDir() };
+    return {
+      engine,
+      url: `sqlite:${sqlitePath}`,
+      encryptionKey: undefined,
+      dir,
+      sqlitePath,
+      drop: async () => removeDir(),
+    };
   }
   const schema = `t_${randomBytes(8).toString('hex')}`;
   await withPostgresClient((client) => client.query(`CREATE SCHEMA ${schema}`));

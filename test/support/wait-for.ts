@@ -7,7 +7,11 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * probe that throws counts as "not yet" (a server still starting refuses connections); after
  * `timeoutMs` the wait fails, naming `what` and the probe's last error.
  */
-export async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined> | T | undefined,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -18,7 +22,9 @@ export async function waitFor<T>(what: string, timeoutMs: number, probe: () => P
       lastError = error;
     }
     if (Date.now() > deadline) {
-      throw new Error(`gave up after ${timeoutMs} ms waiting for ${what}${lastError === undefined ? '' : ` (last error: ${String(lastError)})`}`);
+      throw new Error(
+        `gave up after ${timeoutMs} ms waiting for ${what}${lastError === undefined ? '' : ` (last error: ${String(lastError)})`}`,
+      );
     }
     await sleep(50);
   }

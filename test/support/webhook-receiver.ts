@@ -72,7 +72,10 @@ export async function startWebhookReceiver(responder: Responder = () => ({})): P
     async waitFor(done, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       while (!done(received)) {
-        if (Date.now() > deadline) throw new Error(`the receiver did not get what was expected within ${timeoutMs} ms (it got ${received.length} requests)`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `the receiver did not get what was expected within ${timeoutMs} ms (it got ${received.length} requests)`,
+          );
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },

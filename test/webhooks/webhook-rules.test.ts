@@ -62,13 +62,18 @@ describe('signatures (Standard Webhooks)', () => {
 
   it('signs as the reference library does', () => {
     const at = new Date(1_800_000_000_000);
-    expect(signatureHeader([secret], 'evt_1', at.getTime() / 1000, body)).toBe(new Webhook(secret).sign('evt_1', at, body));
+    expect(signatureHeader([secret], 'evt_1', at.getTime() / 1000, body)).toBe(
+      new Webhook(secret).sign('evt_1', at, body),
+    );
   });
 
   it('writes one signature per secret, space-separated, and the reference library accepts either secret', () => {
     const timestamp = Math.floor(Date.now() / 1000);
     const header = signatureHeader([secret, other], 'evt_1', timestamp, body);
-    expect(header.split(' ')).toEqual([new Webhook(secret).sign('evt_1', new Date(timestamp * 1000), body), new Webhook(other).sign('evt_1', new Date(timestamp * 1000), body)]);
+    expect(header.split(' ')).toEqual([
+      new Webhook(secret).sign('evt_1', new Date(timestamp * 1000), body),
+      new Webhook(other).sign('evt_1', new Date(timestamp * 1000), body),
+    ]);
     const headers = { 'webhook-id': 'evt_1', 'webhook-timestamp': String(timestamp), 'webhook-signature': header };
     expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
     expect(new Webhook(other).verify(body, headers)).toEqual(JSON.parse(body));
@@ -76,6 +81,8 @@ describe('signatures (Standard Webhooks)', () => {
 });
 
 it('the API schema lists exactly the event types the service announces', () => {
-  const literals = (CreateWebhookEndpointBody.properties.events.items.anyOf as Array<{ const: string }>).map((schema) => schema.const);
+  const literals = (CreateWebhookEndpointBody.properties.events.items.anyOf as Array<{ const: string }>).map(
+    (schema) => schema.const,
+  );
   expect(literals).toEqual([...WEBHOOK_EVENT_TYPES, '*']);
 });

@@ -4,7 +4,9 @@ import { DataTable, type Column } from './data-table';
 import { Time } from './ui';
 
 function actorOf(event: AuditEvent): string {
-  return event.actor.type === 'cli' ? 'command line' : `${event.actor.name ?? 'API token'} (#${event.actor.api_token_id})`;
+  return event.actor.type === 'cli'
+    ? 'command line'
+    : `${event.actor.name ?? 'API token'} (#${event.actor.api_token_id})`;
 }
 
 function groupOf(event: AuditEvent) {
@@ -17,17 +19,28 @@ function Changes({ changes }: { changes: AuditEvent['changes'] }) {
   if (!changes || Object.keys(changes).length === 0) return <span class="muted">—</span>;
   return (
     <ul class="changes">
-      {Object.entries(changes as Record<string, { before: unknown; after: unknown }>).map(([field, { before, after }]) => (
-        <li key={field}>
-          <code>{field}</code>: <span class="before">{JSON.stringify(before)}</span> → <span class="after">{JSON.stringify(after)}</span>
-        </li>
-      ))}
+      {Object.entries(changes as Record<string, { before: unknown; after: unknown }>).map(
+        ([field, { before, after }]) => (
+          <li key={field}>
+            <code>{field}</code>: <span class="before">{JSON.stringify(before)}</span> →{' '}
+            <span class="after">{JSON.stringify(after)}</span>
+          </li>
+        ),
+      )}
     </ul>
   );
 }
 
 /** Audit events, newest first, with what changed; `withGroup` adds the group each event is about. */
-export function AuditTable({ events, withGroup, caption }: { events: AuditEvent[]; withGroup: boolean; caption: string }) {
+export function AuditTable({
+  events,
+  withGroup,
+  caption,
+}: {
+  events: AuditEvent[];
+  withGroup: boolean;
+  caption: string;
+}) {
   const columns: Array<Column<AuditEvent>> = [
     { header: 'When', class: 'nowrap', cell: (event) => <Time at={event.at} /> },
     {

@@ -33,7 +33,13 @@ export function ConfirmDialog({
     return () => element.close();
   }, []);
   return (
-    <dialog ref={dialog} class="dialog" aria-labelledby={`${id}-title`} aria-describedby={`${id}-body`} onCancel={(event) => (event.preventDefault(), onCancel())}>
+    <dialog
+      ref={dialog}
+      class="dialog"
+      aria-labelledby={`${id}-title`}
+      aria-describedby={`${id}-body`}
+      onCancel={(event) => (event.preventDefault(), onCancel())}
+    >
       <h2 id={`${id}-title`}>{title}</h2>
       <div id={`${id}-body`} class="dialog-body">
         {children}

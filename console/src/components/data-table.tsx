@@ -13,7 +13,19 @@ export interface Column<T> {
  * A table of rows with a caption for screen readers. It scrolls sideways inside itself when the
  * window is narrow, and so takes the focus, for the keyboard to scroll it.
  */
-export function DataTable<T>({ caption, columns, rows, rowKey, compact = false }: { caption: string; columns: Array<Column<T>>; rows: T[]; rowKey(row: T): string | number; compact?: boolean }) {
+export function DataTable<T>({
+  caption,
+  columns,
+  rows,
+  rowKey,
+  compact = false,
+}: {
+  caption: string;
+  columns: Array<Column<T>>;
+  rows: T[];
+  rowKey(row: T): string | number;
+  compact?: boolean;
+}) {
   return (
     <div class="table-scroll" tabIndex={0}>
       <table class={compact ? 'compact' : undefined}>
@@ -44,7 +56,12 @@ export function DataTable<T>({ caption, columns, rows, rowKey, compact = false }
 }
 
 /** A column of one button per row (Revoke, Delete, Retry), named for screen readers by its row. */
-export function buttonColumn<T>(label: string, nameOf: (row: T) => string, onClick: (row: T) => void, tone: 'danger' | 'secondary'): Column<T> {
+export function buttonColumn<T>(
+  label: string,
+  nameOf: (row: T) => string,
+  onClick: (row: T) => void,
+  tone: 'danger' | 'secondary',
+): Column<T> {
   return {
     header: 'Actions',
     hiddenHeader: true,
@@ -57,7 +74,19 @@ export function buttonColumn<T>(label: string, nameOf: (row: T) => string, onCli
 }
 
 /** What a list load came to: its failure, "loading", an empty note, or the rows. */
-export function Rows<T>({ load, items, what, empty, children }: { load: { error?: Error; loading: boolean }; items: T[] | undefined; what: string; empty: string; children(items: T[]): ComponentChildren }) {
+export function Rows<T>({
+  load,
+  items,
+  what,
+  empty,
+  children,
+}: {
+  load: { error?: Error; loading: boolean };
+  items: T[] | undefined;
+  what: string;
+  empty: string;
+  children(items: T[]): ComponentChildren;
+}) {
   if (load.error) return <Alert>{load.error.message}</Alert>;
   if (!items) return load.loading ? <Loading what={what} /> : null;
   if (items.length === 0) return <p class="muted">{empty}</p>;

@@ -46,10 +46,40 @@ export function EmbedTokenPanel({ userGroupId }: { userGroupId: string }) {
     <>
       {failure && <Alert>{failure}</Alert>}
       <form class="form-grid" onSubmit={(event) => void mint(event)}>
-        <TextField label="Embed id" name="embed_id" hint="The dashboard it is for (its aud); empty for ugs-embed." value={draft.embedId} error={errors.embed_id} onValue={(embedId) => setDraft({ ...draft, embedId })} />
-        <TextField label="Origin" name="origin" hint="e.g. https://app.example.com" value={draft.origin} error={errors.origin} onValue={(origin) => setDraft({ ...draft, origin })} />
-        <TextField label="Lifetime (seconds)" name="expires_in" type="number" min={60} max={86400} value={draft.expiresIn} error={errors.expires_in} onValue={(expiresIn) => setDraft({ ...draft, expiresIn })} />
-        <TextArea label="Properties for this view" hint="Optional JSON object, merged over the computed properties." rows={3} value={draft.properties} error={errors.properties} onValue={(properties) => setDraft({ ...draft, properties })} />
+        <TextField
+          label="Embed id"
+          name="embed_id"
+          hint="The dashboard it is for (its aud); empty for ugs-embed."
+          value={draft.embedId}
+          error={errors.embed_id}
+          onValue={(embedId) => setDraft({ ...draft, embedId })}
+        />
+        <TextField
+          label="Origin"
+          name="origin"
+          hint="e.g. https://app.example.com"
+          value={draft.origin}
+          error={errors.origin}
+          onValue={(origin) => setDraft({ ...draft, origin })}
+        />
+        <TextField
+          label="Lifetime (seconds)"
+          name="expires_in"
+          type="number"
+          min={60}
+          max={86400}
+          value={draft.expiresIn}
+          error={errors.expires_in}
+          onValue={(expiresIn) => setDraft({ ...draft, expiresIn })}
+        />
+        <TextArea
+          label="Properties for this view"
+          hint="Optional JSON object, merged over the computed properties."
+          rows={3}
+          value={draft.properties}
+          error={errors.properties}
+          onValue={(properties) => setDraft({ ...draft, properties })}
+        />
         <div>
           <button type="submit" disabled={busy}>
             Mint embed token

@@ -12,7 +12,15 @@ export interface GroupDraft {
 }
 
 /** The fields the API may name in an error, so that the form shows it at that field. */
-export const GROUP_FIELDS = ['user_group_id', 'name', 'parent_user_group_id', 'tags', 'is_demo_group', 'properties', 'mapping'] as const;
+export const GROUP_FIELDS = [
+  'user_group_id',
+  'name',
+  'parent_user_group_id',
+  'tags',
+  'is_demo_group',
+  'properties',
+  'mapping',
+] as const;
 
 export function groupDraft(group?: UserGroup): GroupDraft {
   return {
@@ -41,7 +49,9 @@ function parsed(text: string, field: string): { value: unknown } | { error: [str
 export function groupFields(draft: GroupDraft): { body: Record<string, unknown> } | { errors: Record<string, string> } {
   const properties = draft.properties.trim() === '' ? { value: null } : parsed(draft.properties, 'properties');
   const mapping = draft.mapping.trim() === '' ? { value: {} } : parsed(draft.mapping, 'mapping');
-  const errors = Object.fromEntries([properties, mapping].flatMap((result) => ('error' in result ? [result.error] : [])));
+  const errors = Object.fromEntries(
+    [properties, mapping].flatMap((result) => ('error' in result ? [result.error] : [])),
+  );
   if (Object.keys(errors).length > 0) return { errors };
   return {
     body: {
@@ -58,7 +68,15 @@ export function groupFields(draft: GroupDraft): { body: Record<string, unknown> 
   };
 }
 
-export function GroupFields({ draft, onDraft, errors }: { draft: GroupDraft; onDraft(draft: GroupDraft): void; errors: Record<string, string> }) {
+export function GroupFields({
+  draft,
+  onDraft,
+  errors,
+}: {
+  draft: GroupDraft;
+  onDraft(draft: GroupDraft): void;
+  errors: Record<string, string>;
+}) {
   const set = (change: Partial<GroupDraft>) => onDraft({ ...draft, ...change });
   return (
     <div class="form-grid">
@@ -71,16 +89,40 @@ export function GroupFields({ draft, onDraft, errors }: { draft: GroupDraft; onD
         error={errors.parent_user_group_id}
         onValue={(parent) => set({ parent })}
       />
-      <TextField label="Tags" name="tags" hint="Comma-separated." value={draft.tags} error={errors.tags} onValue={(tags) => set({ tags })} />
+      <TextField
+        label="Tags"
+        name="tags"
+        hint="Comma-separated."
+        value={draft.tags}
+        error={errors.tags}
+        onValue={(tags) => set({ tags })}
+      />
       <div class="field">
         <span class="label-like" aria-hidden="true">
           Demo
         </span>
-        <Checkbox label="Demo group (dashboards show a watermark)" checked={draft.isDemoGroup} onChecked={(isDemoGroup) => set({ isDemoGroup })} />
+        <Checkbox
+          label="Demo group (dashboards show a watermark)"
+          checked={draft.isDemoGroup}
+          onChecked={(isDemoGroup) => set({ isDemoGroup })}
+        />
         {errors.is_demo_group && <p class="field-error">{errors.is_demo_group}</p>}
       </div>
-      <TextArea label="Properties" hint="A JSON object; empty for none." value={draft.properties} error={errors.properties} onValue={(properties) => set({ properties })} />
-      <TextArea label="Mapping" hint='Schema id → data source id or provided id, e.g. {"1": "warehouse_eu"}.' value={draft.mapping} error={errors.mapping} onValue={(mapping) => set({ mapping })} rows={4} />
+      <TextArea
+        label="Properties"
+        hint="A JSON object; empty for none."
+        value={draft.properties}
+        error={errors.properties}
+        onValue={(properties) => set({ properties })}
+      />
+      <TextArea
+        label="Mapping"
+        hint='Schema id → data source id or provided id, e.g. {"1": "warehouse_eu"}.'
+        value={draft.mapping}
+        error={errors.mapping}
+        onValue={(mapping) => set({ mapping })}
+        rows={4}
+      />
     </div>
   );
 }

@@ -19,7 +19,11 @@ function Field({ label, error, hint, children }: FieldProps) {
   return (
     <div class={`field${error ? ' field-invalid' : ''}`}>
       <label for={id}>{label}</label>
-      {children({ id, ...(error ? { 'aria-invalid': 'true' as const } : {}), ...(described ? { 'aria-describedby': described } : {}) })}
+      {children({
+        id,
+        ...(error ? { 'aria-invalid': 'true' as const } : {}),
+        ...(described ? { 'aria-describedby': described } : {}),
+      })}
       {hint && (
         <p class="hint" id={`${id}-hint`}>
           {hint}
@@ -48,26 +52,75 @@ interface InputProps {
   max?: number;
 }
 
-export function TextField({ label, error, hint, value, onValue, type = 'text', ...rest }: { label: string; error?: string | undefined; hint?: string } & InputProps) {
+export function TextField({
+  label,
+  error,
+  hint,
+  value,
+  onValue,
+  type = 'text',
+  ...rest
+}: { label: string; error?: string | undefined; hint?: string } & InputProps) {
   return (
     <Field label={label} error={error} {...(hint ? { hint } : {})}>
       {(aria) => (
         // Preact's types pair attributes with one input type at a time; InputProps states what these inputs take.
-        <input {...rest} {...aria} type={type as 'text'} value={value} onInput={(event) => onValue(event.currentTarget.value)} />
+        <input
+          {...rest}
+          {...aria}
+          type={type as 'text'}
+          value={value}
+          onInput={(event) => onValue(event.currentTarget.value)}
+        />
       )}
     </Field>
   );
 }
 
-export function TextArea({ label, error, hint, value, onValue, rows = 6 }: { label: string; error?: string | undefined; hint?: string; value: string; onValue(value: string): void; rows?: number }) {
+export function TextArea({
+  label,
+  error,
+  hint,
+  value,
+  onValue,
+  rows = 6,
+}: {
+  label: string;
+  error?: string | undefined;
+  hint?: string;
+  value: string;
+  onValue(value: string): void;
+  rows?: number;
+}) {
   return (
     <Field label={label} error={error} {...(hint ? { hint } : {})}>
-      {(aria) => <textarea {...aria} class="code" rows={rows} spellcheck={false} value={value} onInput={(event) => onValue(event.currentTarget.value)} />}
+      {(aria) => (
+        <textarea
+          {...aria}
+          class="code"
+          rows={rows}
+          spellcheck={false}
+          value={value}
+          onInput={(event) => onValue(event.currentTarget.value)}
+        />
+      )}
     </Field>
   );
 }
 
-export function Select<V extends string>({ label, value, options, onValue, error }: { label: string; value: V; options: ReadonlyArray<readonly [V, string]>; onValue(value: V): void; error?: string | undefined }) {
+export function Select<V extends string>({
+  label,
+  value,
+  options,
+  onValue,
+  error,
+}: {
+  label: string;
+  value: V;
+  options: ReadonlyArray<readonly [V, string]>;
+  onValue(value: V): void;
+  error?: string | undefined;
+}) {
   return (
     <Field label={label} error={error}>
       {(aria) => (
@@ -83,7 +136,15 @@ export function Select<V extends string>({ label, value, options, onValue, error
   );
 }
 
-export function Checkbox({ label, checked, onChecked }: { label: string; checked: boolean; onChecked(checked: boolean): void }) {
+export function Checkbox({
+  label,
+  checked,
+  onChecked,
+}: {
+  label: string;
+  checked: boolean;
+  onChecked(checked: boolean): void;
+}) {
   const id = useId();
   return (
     <div class="checkbox">
@@ -94,7 +155,13 @@ export function Checkbox({ label, checked, onChecked }: { label: string; checked
 }
 
 /** A failure that belongs to no single field, shown above the form and announced. */
-export function Alert({ children, kind = 'error' }: { children: ComponentChildren; kind?: 'error' | 'success' | 'info' }) {
+export function Alert({
+  children,
+  kind = 'error',
+}: {
+  children: ComponentChildren;
+  kind?: 'error' | 'success' | 'info';
+}) {
   return (
     <div class={`alert alert-${kind}`} role={kind === 'error' ? 'alert' : 'status'}>
       {children}
@@ -119,7 +186,15 @@ export function PageHeader({ title, children }: { title: string; children?: Comp
   );
 }
 
-export function Section({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
+export function Section({
+  title,
+  children,
+  actions,
+}: {
+  title: string;
+  children: ComponentChildren;
+  actions?: ComponentChildren;
+}) {
   const id = useId();
   return (
     <section class="card" aria-labelledby={id}>
@@ -141,7 +216,17 @@ export function Loading({ what }: { what: string }) {
 }
 
 /** Previous and next page of a cursor-paginated list. */
-export function Pager({ number, previous, next, label }: { number: number; previous: (() => void) | undefined; next: (() => void) | undefined; label: string }) {
+export function Pager({
+  number,
+  previous,
+  next,
+  label,
+}: {
+  number: number;
+  previous: (() => void) | undefined;
+  next: (() => void) | undefined;
+  label: string;
+}) {
   if (!previous && !next) return null;
   return (
     <nav class="pager" aria-label={`${label} pages`}>
@@ -174,7 +259,13 @@ export function Json({ value, label }: { value: unknown; label: string }) {
   );
 }
 
-export function Badge({ children, tone = 'neutral' }: { children: ComponentChildren; tone?: 'neutral' | 'good' | 'warn' | 'bad' | 'accent' }) {
+export function Badge({
+  children,
+  tone = 'neutral',
+}: {
+  children: ComponentChildren;
+  tone?: 'neutral' | 'good' | 'warn' | 'bad' | 'accent';
+}) {
   return <span class={`badge badge-${tone}`}>{children}</span>;
 }
 
@@ -195,7 +286,12 @@ export function OnceSecret({ title, secret, onDone }: { title: string; secret: s
         <button
           type="button"
           class="secondary"
-          onClick={() => void navigator.clipboard?.writeText(secret).then(() => setCopied(true), () => undefined)}
+          onClick={() =>
+            void navigator.clipboard?.writeText(secret).then(
+              () => setCopied(true),
+              () => undefined,
+            )
+          }
         >
           {copied ? 'Copied' : 'Copy'}
         </button>

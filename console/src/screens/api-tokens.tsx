@@ -16,7 +16,10 @@ const SCOPES = [
 /** API tokens of the environment: create (the secret shown once), list, revoke. */
 export function ApiTokensScreen() {
   const { environment, token: self, announce } = useConsole();
-  const tokens = useLoad(() => api<{ api_tokens: ApiToken[] }>('GET', '/api/admin/api_tokens', { query: { environment } }), [environment]);
+  const tokens = useLoad(
+    () => api<{ api_tokens: ApiToken[] }>('GET', '/api/admin/api_tokens', { query: { environment } }),
+    [environment],
+  );
   const [draft, setDraft] = useState<{ name: string; scope: Scope }>({ name: '', scope: 'read' });
   const [issued, setIssued] = useState<IssuedApiToken | null>(null);
   const create = useSubmit();
@@ -30,7 +33,10 @@ export function ApiTokensScreen() {
 
   const submit = async (event: Event) => {
     event.preventDefault();
-    const body = await create.run(() => api<{ api_token: IssuedApiToken }>('POST', '/api/admin/api_tokens', { body: { ...draft, environment } }), ['name', 'scope']);
+    const body = await create.run(
+      () => api<{ api_token: IssuedApiToken }>('POST', '/api/admin/api_tokens', { body: { ...draft, environment } }),
+      ['name', 'scope'],
+    );
     if (!body) return;
     setIssued(body.api_token);
     setDraft({ name: '', scope: 'read' });
@@ -39,9 +45,27 @@ export function ApiTokensScreen() {
 
   const columns: Array<Column<ApiToken>> = [
     { header: 'Id', cell: (token) => token.id },
-    { header: 'Name', cell: (token) => <>{token.name} {token.id === self.id && <Badge tone="accent">this session</Badge>}</> },
-    { header: 'Scope', cell: (token) => <Badge tone={token.scope === 'admin' ? 'warn' : 'neutral'}>{token.scope}</Badge> },
-    { header: 'Rate limit', cell: (token) => (token.rate_limit ? `${token.rate_limit.per_second}/s, burst ${token.rate_limit.burst}` : <span class="muted">default</span>) },
+    {
+      header: 'Name',
+      cell: (token) => (
+        <>
+          {token.name} {token.id === self.id && <Badge tone="accent">this session</Badge>}
+        </>
+      ),
+    },
+    {
+      header: 'Scope',
+      cell: (token) => <Badge tone={token.scope === 'admin' ? 'warn' : 'neutral'}>{token.scope}</Badge>,
+    },
+    {
+      header: 'Rate limit',
+      cell: (token) =>
+        token.rate_limit ? (
+          `${token.rate_limit.per_second}/s, burst ${token.rate_limit.burst}`
+        ) : (
+          <span class="muted">default</span>
+        ),
+    },
     { header: 'Created', cell: (token) => <Time at={token.created_at} /> },
     { header: 'Last used', cell: (token) => <Time at={token.last_used_at} /> },
     buttonColumn<ApiToken>('Revoke', (token) => token.name, revoke.ask, 'danger'),
@@ -52,26 +76,63 @@ export function ApiTokensScreen() {
       <PageHeader title="API tokens" />
       <Section title={`Create a token in ${environment}`}>
         {issued ? (
-          <OnceSecret title={`The secret of API token “${issued.name}” (${issued.scope})`} secret={issued.token} onDone={() => setIssued(null)} />
+          <OnceSecret
+            title={`The secret of API token “${issued.name}” (${issued.scope})`}
+            secret={issued.token}
+            onDone={() => setIssued(null)}
+          />
         ) : (
           <form class="inline-form" onSubmit={(event) => void submit(event)}>
             {create.failure && <Alert>{create.failure}</Alert>}
-            <TextField label="Name" name="name" required value={draft.name} error={create.errors.name} onValue={(name) => setDraft({ ...draft, name })} />
-            <Select label="Scope" value={draft.scope} options={SCOPES} error={create.errors.scope} onValue={(scope) => setDraft({ ...draft, scope })} />
+            <TextField
+              label="Name"
+              name="name"
+              required
+              value={draft.name}
+              error={create.errors.name}
+              onValue={(name) => setDraft({ ...draft, name })}
+            />
+            <Select
+              label="Scope"
+              value={draft.scope}
+              options={SCOPES}
+              error={create.errors.scope}
+              onValue={(scope) => setDraft({ ...draft, scope })}
+            />
             <InlineSubmit label="Create token" busy={create.busy} />
           </form>
         )}
       </Section>
       <Section title={`Live tokens in ${environment}`}>
         {revoke.failure && <Alert>{revoke.failure}</Alert>}
-        <Rows load={tokens} items={tokens.data?.api_tokens} what="API tokens" empty={`No live API token in ${environment}.`}>
-          {(rows) => <DataTable caption={`Live API tokens in ${environment}`} columns={columns} rows={rows} rowKey={(token) => token.id} />}
+        <Rows
+          load={tokens}
+          items={tokens.data?.api_tokens}
+          what="API tokens"
+          empty={`No live API token in ${environment}.`}
+        >
+          {(rows) => (
+            <DataTable
+              caption={`Live API tokens in ${environment}`}
+              columns={columns}
+              rows={rows}
+              rowKey={(token) => token.id}
+            />
+          )}
         </Rows>
       </Section>
       {revoke.pending && (
-        <ConfirmDialog title="Revoke the API token?" confirm="Revoke" danger busy={revoke.busy} onConfirm={() => void revoke.confirm()} onCancel={revoke.cancel}>
+        <ConfirmDialog
+          title="Revoke the API token?"
+          confirm="Revoke"
+          danger
+          busy={revoke.busy}
+          onConfirm={() => void revoke.confirm()}
+          onCancel={revoke.cancel}
+        >
           <p>
-            <strong>{revoke.pending.name}</strong> ({revoke.pending.scope}) is refused from its next request on, on every instance.
+            <strong>{revoke.pending.name}</strong> ({revoke.pending.scope}) is refused from its next request on, on
+            every instance.
             {revoke.pending.id === self.id && ' It is the token of this session: you will be signed out.'}
           </p>
         </ConfirmDialog>

@@ -18,7 +18,13 @@ const instant = (local: string) => (local === '' ? undefined : new Date(local).t
 /** The audit trail: every change, newest first, filtered by environment, group, action and time. */
 export function AuditScreen() {
   const { query } = useLocation();
-  const initial = { environment: '' as '' | 'Customer' | 'Testing', teamId: query.get('team_id') ?? '', action: query.get('action') ?? '', since: '', until: '' };
+  const initial = {
+    environment: '' as '' | 'Customer' | 'Testing',
+    teamId: query.get('team_id') ?? '',
+    action: query.get('action') ?? '',
+    since: '',
+    until: '',
+  };
   const [draft, setDraft] = useState(initial);
   const [filters, setFilters] = useState(initial);
   const page = usePages(
@@ -46,11 +52,40 @@ export function AuditScreen() {
           setFilters({ ...draft });
         }}
       >
-        <Select label="Environment" value={draft.environment} options={ENVIRONMENTS} onValue={(environment) => setDraft({ ...draft, environment })} />
-        <TextField label="team_id" name="team_id" inputMode="numeric" value={draft.teamId} onValue={(teamId) => setDraft({ ...draft, teamId })} />
-        <TextField label="Action" name="action" placeholder="e.g. user_group.updated" value={draft.action} onValue={(action) => setDraft({ ...draft, action })} />
-        <TextField label="Since" name="since" type="datetime-local" value={draft.since} onValue={(since) => setDraft({ ...draft, since })} />
-        <TextField label="Until" name="until" type="datetime-local" value={draft.until} onValue={(until) => setDraft({ ...draft, until })} />
+        <Select
+          label="Environment"
+          value={draft.environment}
+          options={ENVIRONMENTS}
+          onValue={(environment) => setDraft({ ...draft, environment })}
+        />
+        <TextField
+          label="team_id"
+          name="team_id"
+          inputMode="numeric"
+          value={draft.teamId}
+          onValue={(teamId) => setDraft({ ...draft, teamId })}
+        />
+        <TextField
+          label="Action"
+          name="action"
+          placeholder="e.g. user_group.updated"
+          value={draft.action}
+          onValue={(action) => setDraft({ ...draft, action })}
+        />
+        <TextField
+          label="Since"
+          name="since"
+          type="datetime-local"
+          value={draft.since}
+          onValue={(since) => setDraft({ ...draft, since })}
+        />
+        <TextField
+          label="Until"
+          name="until"
+          type="datetime-local"
+          value={draft.until}
+          onValue={(until) => setDraft({ ...draft, until })}
+        />
         <div class="filters-submit">
           <button type="submit">Filter</button>
         </div>
@@ -59,7 +94,9 @@ export function AuditScreen() {
         {page.error && <Alert>{page.error.message}</Alert>}
         {page.loading && !page.data && <Loading what="audit events" />}
         {page.data && page.data.items.length === 0 && <p class="muted">No audit event matches.</p>}
-        {page.data && page.data.items.length > 0 && <AuditTable events={page.data.items} withGroup caption="Audit events, newest first" />}
+        {page.data && page.data.items.length > 0 && (
+          <AuditTable events={page.data.items} withGroup caption="Audit events, newest first" />
+        )}
         <Pager label="Audit events" number={page.number} previous={page.previous} next={page.next} />
       </section>
     </>

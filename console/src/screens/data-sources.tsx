@@ -30,8 +30,16 @@ export function DataSourcesScreen() {
 
   const submit = async (event: Event) => {
     event.preventDefault();
-    const body = { provided_id: draft.providedId, name: draft.name, schema_id: Number(draft.schemaId || schemas[0]?.id), environment };
-    const created = await create.run(() => api<{ data_source: DataSource }>('POST', '/api/admin/data_sources', { body }), ['provided_id', 'name', 'schema_id']);
+    const body = {
+      provided_id: draft.providedId,
+      name: draft.name,
+      schema_id: Number(draft.schemaId || schemas[0]?.id),
+      environment,
+    };
+    const created = await create.run(
+      () => api<{ data_source: DataSource }>('POST', '/api/admin/data_sources', { body }),
+      ['provided_id', 'name', 'schema_id'],
+    );
     if (!created) return;
     setDraft({ providedId: '', name: '', schemaId: '' });
     announce(`Created data source ${created.data_source.provided_id}.`);
@@ -55,8 +63,22 @@ export function DataSourcesScreen() {
           <p class="muted">Create a schema first: a data source serves one.</p>
         ) : (
           <form class="inline-form" onSubmit={(event) => void submit(event)}>
-            <TextField label="Provided id" name="provided_id" required value={draft.providedId} error={create.errors.provided_id} onValue={(providedId) => setDraft({ ...draft, providedId })} />
-            <TextField label="Name" name="name" required value={draft.name} error={create.errors.name} onValue={(name) => setDraft({ ...draft, name })} />
+            <TextField
+              label="Provided id"
+              name="provided_id"
+              required
+              value={draft.providedId}
+              error={create.errors.provided_id}
+              onValue={(providedId) => setDraft({ ...draft, providedId })}
+            />
+            <TextField
+              label="Name"
+              name="name"
+              required
+              value={draft.name}
+              error={create.errors.name}
+              onValue={(name) => setDraft({ ...draft, name })}
+            />
             <Select
               label="Schema"
               value={draft.schemaId || String(schemas[0]?.id ?? '')}
@@ -70,12 +92,31 @@ export function DataSourcesScreen() {
       </Section>
       <Section title={`Data sources in ${environment}`}>
         {remove.failure && <Alert>{remove.failure}</Alert>}
-        <Rows load={loaded} items={loaded.data?.sources} what="data sources" empty={`No data source in ${environment}.`}>
-          {(rows) => <DataTable caption={`Data sources in ${environment}`} columns={columns} rows={rows} rowKey={(source) => source.id} />}
+        <Rows
+          load={loaded}
+          items={loaded.data?.sources}
+          what="data sources"
+          empty={`No data source in ${environment}.`}
+        >
+          {(rows) => (
+            <DataTable
+              caption={`Data sources in ${environment}`}
+              columns={columns}
+              rows={rows}
+              rowKey={(source) => source.id}
+            />
+          )}
         </Rows>
       </Section>
       {remove.pending && (
-        <ConfirmDialog title="Delete the data source?" confirm="Delete" danger busy={remove.busy} onConfirm={() => void remove.confirm()} onCancel={remove.cancel}>
+        <ConfirmDialog
+          title="Delete the data source?"
+          confirm="Delete"
+          danger
+          busy={remove.busy}
+          onConfirm={() => void remove.confirm()}
+          onCancel={remove.cancel}
+        >
           <p>
             <code>{remove.pending.provided_id}</code> is deleted. The service refuses while any user group maps to it.
           </p>

@@ -11,12 +11,25 @@ import { BASE, navigate } from '../router';
 import type { AuditEvent, DataSource, UserGroup } from '../types';
 
 /** Computed values key by key, marking which the group sets itself and which it inherits. */
-function Computed({ own: ownObject, computed, label, keyName, describe = (value) => JSON.stringify(value) }: { own: object | null; computed: object; label: string; keyName: string; describe?(value: unknown): string }) {
+function Computed({
+  own: ownObject,
+  computed,
+  label,
+  keyName,
+  describe = (value) => JSON.stringify(value),
+}: {
+  own: object | null;
+  computed: object;
+  label: string;
+  keyName: string;
+  describe?(value: unknown): string;
+}) {
   const values = computed as Record<string, unknown>;
   const ownValues = ownObject as Record<string, unknown> | null;
   const keys = Object.keys(values);
   if (keys.length === 0) return <p class="muted">None.</p>;
-  const own = (key: string) => ownValues !== null && key in ownValues && JSON.stringify(ownValues[key]) === JSON.stringify(values[key]);
+  const own = (key: string) =>
+    ownValues !== null && key in ownValues && JSON.stringify(ownValues[key]) === JSON.stringify(values[key]);
   const columns: Array<Column<string>> = [
     { header: keyName, cell: (key) => <code>{key}</code> },
     { header: 'Value', cell: (key) => <code>{describe(values[key])}</code> },
@@ -39,9 +52,21 @@ function Details({ group, revealed, onReveal }: { group: UserGroup; revealed: bo
       <dt>Environment</dt>
       <dd>{group.api_environment_tag}</dd>
       <dt>Parent</dt>
-      <dd>{group.parent_user_group_id ? <code>{group.parent_user_group_id}</code> : <span class="muted">none (a root)</span>}</dd>
+      <dd>
+        {group.parent_user_group_id ? (
+          <code>{group.parent_user_group_id}</code>
+        ) : (
+          <span class="muted">none (a root)</span>
+        )}
+      </dd>
       <dt>Tags</dt>
-      <dd>{group.tags.length > 0 ? group.tags.map((tag) => <Badge key={tag}>{tag}</Badge>) : <span class="muted">none</span>}</dd>
+      <dd>
+        {group.tags.length > 0 ? (
+          group.tags.map((tag) => <Badge key={tag}>{tag}</Badge>)
+        ) : (
+          <span class="muted">none</span>
+        )}
+      </dd>
       <dt>Demo group</dt>
       <dd>{group.is_demo_group ? 'yes' : 'no'}</dd>
       <dt>Created</dt>
@@ -69,14 +94,26 @@ type Pending = 'rotate' | 'delete' | null;
 export function GroupScreen({ teamId }: { teamId: number }) {
   const { environment, token, announce } = useConsole();
   const loaded = useLoad(async () => {
-    const { user_group } = await api<{ user_group: UserGroup }>('GET', `/api/admin/user_groups/${teamId}`, { query: { environment } });
+    const { user_group } = await api<{ user_group: UserGroup }>('GET', `/api/admin/user_groups/${teamId}`, {
+      query: { environment },
+    });
     const [children, history, sources] = await Promise.all([
-      list<UserGroup>('/api/admin/user_groups', 'user_groups', { environment, parent: user_group.provided_id, limit: 100 }),
+      list<UserGroup>('/api/admin/user_groups', 'user_groups', {
+        environment,
+        parent: user_group.provided_id,
+        limit: 100,
+      }),
       list<AuditEvent>('/api/admin/audit_events', 'audit_events', { environment, team_id: teamId, limit: 20 }),
       api<{ data_sources: DataSource[] }>('GET', '/api/admin/data_sources', { query: { environment } }),
     ]);
     const dataSources = new Map(sources.data_sources.map((source) => [String(source.id), source.provided_id]));
-    return { group: user_group, children: children.items, moreChildren: children.next !== null, history: history.items, dataSources };
+    return {
+      group: user_group,
+      children: children.items,
+      moreChildren: children.next !== null,
+      history: history.items,
+      dataSources,
+    };
   }, [teamId, environment]);
   const [revealed, setRevealed] = useState(false);
   const [editing, setEditing] = useState<GroupDraft | null>(null);
@@ -88,7 +125,11 @@ export function GroupScreen({ teamId }: { teamId: number }) {
     return (
       <>
         <PageHeader title="User group" />
-        <Alert>{loaded.error instanceof UgsError && loaded.error.status === 404 ? `No user group ${teamId} in ${environment}.` : loaded.error.message}</Alert>
+        <Alert>
+          {loaded.error instanceof UgsError && loaded.error.status === 404
+            ? `No user group ${teamId} in ${environment}.`
+            : loaded.error.message}
+        </Alert>
       </>
     );
   }
@@ -103,7 +144,10 @@ export function GroupScreen({ teamId }: { teamId: number }) {
     if (!editing) return;
     const fields = groupFields(editing);
     if ('errors' in fields) return edit.setErrors(fields.errors);
-    const saved = await edit.run(() => api('PUT', '/api/user', { body: { user_group_id: group.provided_id, ...fields.body } }), GROUP_FIELDS);
+    const saved = await edit.run(
+      () => api('PUT', '/api/user', { body: { user_group_id: group.provided_id, ...fields.body } }),
+      GROUP_FIELDS,
+    );
     if (saved) {
       setEditing(null);
       announce(`Saved ${group.provided_id}.`);
@@ -154,7 +198,12 @@ export function GroupScreen({ teamId }: { teamId: number }) {
           </>
         )}
       </p>
-      {!writable && <Alert kind="info">This group is in {group.api_environment_tag}; sign in with an admin token of {group.api_environment_tag} to change it.</Alert>}
+      {!writable && (
+        <Alert kind="info">
+          This group is in {group.api_environment_tag}; sign in with an admin token of {group.api_environment_tag} to
+          change it.
+        </Alert>
+      )}
       {action.failure && <Alert>{action.failure}</Alert>}
 
       {editing ? (
@@ -179,10 +228,21 @@ export function GroupScreen({ teamId }: { teamId: number }) {
           </Section>
           <div>
             <Section title="Computed properties">
-              <Computed own={group.properties} computed={group.computed_properties} label="Computed properties" keyName="Property" />
+              <Computed
+                own={group.properties}
+                computed={group.computed_properties}
+                label="Computed properties"
+                keyName="Property"
+              />
             </Section>
             <Section title="Computed mapping">
-              <Computed own={group.mapping} computed={group.computed_mapping} label="Computed mapping: schema id to data source" keyName="Schema id" describe={dataSource} />
+              <Computed
+                own={group.mapping}
+                computed={group.computed_mapping}
+                label="Computed mapping: schema id to data source"
+                keyName="Schema id"
+                describe={dataSource}
+              />
             </Section>
           </div>
         </div>
@@ -199,7 +259,8 @@ export function GroupScreen({ teamId }: { teamId: number }) {
             <ul class="plain">
               {children.map((child) => (
                 <li key={child.team_id}>
-                  <a href={`${BASE}/groups/${child.team_id}`}>{child.provided_id}</a> <span class="muted">{child.name}</span>
+                  <a href={`${BASE}/groups/${child.team_id}`}>{child.provided_id}</a>{' '}
+                  <span class="muted">{child.name}</span>
                 </li>
               ))}
             </ul>
@@ -213,19 +274,40 @@ export function GroupScreen({ teamId }: { teamId: number }) {
         </Section>
       )}
 
-      <Section title="Audit history" actions={<a href={`${BASE}/audit?team_id=${group.team_id}`}>All events of this group</a>}>
-        {history.length === 0 ? <p class="muted">No audit event.</p> : <AuditTable events={history} withGroup={false} caption={`Audit history of ${group.provided_id}`} />}
+      <Section
+        title="Audit history"
+        actions={<a href={`${BASE}/audit?team_id=${group.team_id}`}>All events of this group</a>}
+      >
+        {history.length === 0 ? (
+          <p class="muted">No audit event.</p>
+        ) : (
+          <AuditTable events={history} withGroup={false} caption={`Audit history of ${group.provided_id}`} />
+        )}
       </Section>
 
       {pending === 'rotate' && (
-        <ConfirmDialog title="Rotate the token?" confirm="Rotate token" busy={action.busy} onConfirm={() => void rotate()} onCancel={() => setPending(null)}>
+        <ConfirmDialog
+          title="Rotate the token?"
+          confirm="Rotate token"
+          busy={action.busy}
+          onConfirm={() => void rotate()}
+          onCancel={() => setPending(null)}
+        >
           <p>
-            The current token of <code>{group.provided_id}</code> stops working at once, everywhere, and its embed tokens with it. Dashboards need the new token.
+            The current token of <code>{group.provided_id}</code> stops working at once, everywhere, and its embed
+            tokens with it. Dashboards need the new token.
           </p>
         </ConfirmDialog>
       )}
       {pending === 'delete' && (
-        <ConfirmDialog title="Delete the user group?" confirm="Delete" danger busy={action.busy} onConfirm={() => void remove()} onCancel={() => setPending(null)}>
+        <ConfirmDialog
+          title="Delete the user group?"
+          confirm="Delete"
+          danger
+          busy={action.busy}
+          onConfirm={() => void remove()}
+          onCancel={() => setPending(null)}
+        >
           <p>
             <code>{group.provided_id}</code> and its token are deleted for good. This cannot be undone.
           </p>

@@ -65,17 +65,47 @@ export function GroupsScreen() {
         )}
       </PageHeader>
       <form class="card filters" role="search" aria-label="Find user groups" onSubmit={search}>
-        <TextField label="Search" type="search" name="q" placeholder="id prefix or name" value={draft.q} onValue={(q) => setDraft({ ...draft, q })} />
-        <TextField label="Parent" name="parent" placeholder="user_group_id" value={draft.parent} onValue={(parent) => setDraft({ ...draft, parent })} />
+        <TextField
+          label="Search"
+          type="search"
+          name="q"
+          placeholder="id prefix or name"
+          value={draft.q}
+          onValue={(q) => setDraft({ ...draft, q })}
+        />
+        <TextField
+          label="Parent"
+          name="parent"
+          placeholder="user_group_id"
+          value={draft.parent}
+          onValue={(parent) => setDraft({ ...draft, parent })}
+        />
         <TextField label="Tag" name="tag" value={draft.tag} onValue={(tag) => setDraft({ ...draft, tag })} />
-        <Select label="Demo groups" value={draft.demo} options={DEMO_OPTIONS} onValue={(demo) => setDraft({ ...draft, demo })} />
+        <Select
+          label="Demo groups"
+          value={draft.demo}
+          options={DEMO_OPTIONS}
+          onValue={(demo) => setDraft({ ...draft, demo })}
+        />
         <div class="filters-submit">
           <button type="submit">Search</button>
         </div>
       </form>
       <section class="card" aria-label="User groups found">
-        <Rows load={page} items={page.data?.items} what="user groups" empty={`No user group in ${environment} matches.`}>
-          {(groups) => <DataTable caption={`User groups in ${environment}`} columns={COLUMNS} rows={groups} rowKey={(group) => group.team_id} />}
+        <Rows
+          load={page}
+          items={page.data?.items}
+          what="user groups"
+          empty={`No user group in ${environment} matches.`}
+        >
+          {(groups) => (
+            <DataTable
+              caption={`User groups in ${environment}`}
+              columns={COLUMNS}
+              rows={groups}
+              rowKey={(group) => group.team_id}
+            />
+          )}
         </Rows>
         <Pager label="User groups" number={page.number} previous={page.previous} next={page.next} />
       </section>

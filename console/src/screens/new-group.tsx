@@ -26,10 +26,17 @@ export function NewGroupScreen() {
       is_demo_group: String(rest.is_demo_group),
       ...(rest.parent_user_group_id === null ? {} : { parent_user_group_id: rest.parent_user_group_id as string }),
     };
-    const created = await run(() => api<{ new_user_group: boolean; user_group: UserGroup }>('GET', '/api/user', { query }), GROUP_FIELDS);
+    const created = await run(
+      () => api<{ new_user_group: boolean; user_group: UserGroup }>('GET', '/api/user', { query }),
+      GROUP_FIELDS,
+    );
     if (!created) return;
     navigate(`/groups/${created.user_group.team_id}`);
-    announce(created.new_user_group ? `Created ${created.user_group.provided_id}.` : `${created.user_group.provided_id} already existed; nothing was changed.`);
+    announce(
+      created.new_user_group
+        ? `Created ${created.user_group.provided_id}.`
+        : `${created.user_group.provided_id} already existed; nothing was changed.`,
+    );
   };
   return (
     <>
@@ -37,7 +44,15 @@ export function NewGroupScreen() {
       <Section title={`In ${token.environment}`}>
         {failure && <Alert>{failure}</Alert>}
         <form onSubmit={(event) => void create(event)}>
-          <TextField label="User group id" name="user_group_id" required hint="Your own id for the group; the name defaults to it." value={id} error={errors.user_group_id} onValue={setId} />
+          <TextField
+            label="User group id"
+            name="user_group_id"
+            required
+            hint="Your own id for the group; the name defaults to it."
+            value={id}
+            error={errors.user_group_id}
+            onValue={setId}
+          />
           <GroupFields draft={draft} onDraft={setDraft} errors={errors} />
           <button type="submit" disabled={busy}>
             Create

@@ -36,7 +36,9 @@ export function SchemasScreen() {
       </Section>
       <Section title="Schemas of this workspace">
         <Rows load={schemas} items={schemas.data?.schemas} what="schemas" empty="No schema yet.">
-          {(rows) => <DataTable caption="Schemas" columns={COLUMNS} rows={rows} rowKey={(schema) => schema.id} compact />}
+          {(rows) => (
+            <DataTable caption="Schemas" columns={COLUMNS} rows={rows} rowKey={(schema) => schema.id} compact />
+          )}
         </Rows>
       </Section>
     </>

@@ -16,7 +16,10 @@ export function SignInScreen({ onSignedIn }: { onSignedIn(session: SessionInfo):
   }, []);
   const submit = async (event: Event) => {
     event.preventDefault();
-    const body = await run(() => api<{ session: SessionInfo }>('POST', '/console/session', { body: { api_token: token.trim() } }), ['api_token']);
+    const body = await run(
+      () => api<{ session: SessionInfo }>('POST', '/console/session', { body: { api_token: token.trim() } }),
+      ['api_token'],
+    );
     setToken('');
     if (body) onSignedIn(body.session);
   };
@@ -24,7 +27,10 @@ export function SignInScreen({ onSignedIn }: { onSignedIn(session: SessionInfo):
     <main class="sign-in" id="main">
       <div class="card sign-in-card">
         <h1>User Group Service console</h1>
-        <p class="muted">Sign in with an admin API token of this workspace. The token is exchanged for a session and is not kept in the browser.</p>
+        <p class="muted">
+          Sign in with an admin API token of this workspace. The token is exchanged for a session and is not kept in the
+          browser.
+        </p>
         {failure && <Alert>{failure}</Alert>}
         <form onSubmit={(event) => void submit(event)}>
           <TextField

@@ -11,7 +11,10 @@ const COLUMNS: Array<Column<SigningKey>> = [
   { header: 'State', cell: (key) => (key.retired_at ? <Badge>retired</Badge> : <Badge tone="good">current</Badge>) },
   { header: 'Created', cell: (key) => <Time at={key.created_at} /> },
   { header: 'Retired', cell: (key) => <Time at={key.retired_at} /> },
-  { header: 'Published until', cell: (key) => (key.published_until ? <Time at={key.published_until} /> : <span class="muted">while current</span>) },
+  {
+    header: 'Published until',
+    cell: (key) => (key.published_until ? <Time at={key.published_until} /> : <span class="muted">while current</span>),
+  },
 ];
 
 /** The workspace's embed-token signing keys: the published ones, and rotation. */
@@ -24,7 +27,9 @@ export function SigningKeysScreen() {
     const done = await rotation.run(() => api<{ current: SigningKey }>('POST', '/api/admin/signing_keys/rotate'));
     setConfirming(false);
     if (done) {
-      announce(`Key ${done.current.kid} signs from now on; the previous one stays published until its tokens have expired.`);
+      announce(
+        `Key ${done.current.kid} signs from now on; the previous one stays published until its tokens have expired.`,
+      );
       keys.reload();
     }
   };
@@ -37,13 +42,27 @@ export function SigningKeysScreen() {
       </PageHeader>
       <Section title="Published keys (newest first)">
         {rotation.failure && <Alert>{rotation.failure}</Alert>}
-        <Rows load={keys} items={keys.data?.signing_keys} what="signing keys" empty="No key yet: the first is made when the first embed token is minted.">
+        <Rows
+          load={keys}
+          items={keys.data?.signing_keys}
+          what="signing keys"
+          empty="No key yet: the first is made when the first embed token is minted."
+        >
           {(rows) => <DataTable caption="Signing keys" columns={COLUMNS} rows={rows} rowKey={(key) => key.kid} />}
         </Rows>
       </Section>
       {confirming && (
-        <ConfirmDialog title="Rotate the signing key?" confirm="Rotate key" busy={rotation.busy} onConfirm={() => void rotate()} onCancel={() => setConfirming(false)}>
-          <p>A new key signs embed tokens from now on, on every instance. The current key stays in the JWKS for a day, until every token it signed has expired.</p>
+        <ConfirmDialog
+          title="Rotate the signing key?"
+          confirm="Rotate key"
+          busy={rotation.busy}
+          onConfirm={() => void rotate()}
+          onCancel={() => setConfirming(false)}
+        >
+          <p>
+            A new key signs embed tokens from now on, on every instance. The current key stays in the JWKS for a day,
+            until every token it signed has expired.
+          </p>
         </ConfirmDialog>
       )}
     </>

@@ -20,7 +20,11 @@ async function countGroups(environment: string): Promise<{ count: number; capped
   let count = 0;
   let cursor: string | undefined;
   for (let page = 0; page < GROUP_PAGES; page++) {
-    const { items, next } = await list('/api/admin/user_groups', 'user_groups', { environment, limit: GROUP_PAGE, cursor });
+    const { items, next } = await list('/api/admin/user_groups', 'user_groups', {
+      environment,
+      limit: GROUP_PAGE,
+      cursor,
+    });
     count += items.length;
     if (!next) return { count, capped: false };
     cursor = next;
@@ -29,7 +33,9 @@ async function countGroups(environment: string): Promise<{ count: number; capped
 }
 
 async function countFailedDeliveries(environment: string): Promise<number> {
-  return (await list('/api/admin/webhook_deliveries', 'webhook_deliveries', { environment, status: 'failed', limit: 1000 })).items.length;
+  return (
+    await list('/api/admin/webhook_deliveries', 'webhook_deliveries', { environment, status: 'failed', limit: 1000 })
+  ).items.length;
 }
 
 /** The service's health and version, and how much of everything the environment holds. */
@@ -76,9 +82,13 @@ export function StatusScreen() {
           <Section title="Service">
             <dl class="details">
               <dt>Process</dt>
-              <dd>{status.data.health.ok ? <Badge tone="good">alive</Badge> : <Badge tone="bad">not answering</Badge>}</dd>
+              <dd>
+                {status.data.health.ok ? <Badge tone="good">alive</Badge> : <Badge tone="bad">not answering</Badge>}
+              </dd>
               <dt>Database</dt>
-              <dd>{status.data.ready.ok ? <Badge tone="good">reachable</Badge> : <Badge tone="bad">unavailable</Badge>}</dd>
+              <dd>
+                {status.data.ready.ok ? <Badge tone="good">reachable</Badge> : <Badge tone="bad">unavailable</Badge>}
+              </dd>
               <dt>Version</dt>
               <dd>
                 <code>{status.data.version}</code>

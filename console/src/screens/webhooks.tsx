@@ -2,7 +2,18 @@ import { useState } from 'preact/hooks';
 import { api, list } from '../api';
 import { ConfirmDialog } from '../components/confirm';
 import { buttonColumn, DataTable, Rows, type Column } from '../components/data-table';
-import { Alert, Badge, Checkbox, OnceSecret, PageHeader, Pager, Section, Select, TextField, Time } from '../components/ui';
+import {
+  Alert,
+  Badge,
+  Checkbox,
+  OnceSecret,
+  PageHeader,
+  Pager,
+  Section,
+  Select,
+  TextField,
+  Time,
+} from '../components/ui';
 import { useConsole, useLoad, usePages, useSubmit } from '../hooks';
 import type { WebhookDelivery, WebhookEndpoint } from '../types';
 
@@ -28,27 +39,59 @@ function CreateEndpoint({ onCreated }: { onCreated(): void }) {
   const { errors, failure, busy, run } = useSubmit();
   const submit = async (event: Event) => {
     event.preventDefault();
-    const body = { url: draft.url, description: draft.description, events: draft.all ? ['*'] : draft.events, environment };
-    const created = await run(() => api<{ webhook_endpoint: { secret: string } }>('POST', '/api/admin/webhook_endpoints', { body }), ['url', 'events', 'description']);
+    const body = {
+      url: draft.url,
+      description: draft.description,
+      events: draft.all ? ['*'] : draft.events,
+      environment,
+    };
+    const created = await run(
+      () => api<{ webhook_endpoint: { secret: string } }>('POST', '/api/admin/webhook_endpoints', { body }),
+      ['url', 'events', 'description'],
+    );
     if (!created) return;
     setSecret(created.webhook_endpoint.secret);
     setDraft({ url: '', description: '', all: true, events: [] });
     onCreated();
   };
-  if (secret) return <OnceSecret title="The endpoint's signing secret" secret={secret} onDone={() => setSecret(null)} />;
-  const toggle = (type: string, on: boolean) => setDraft({ ...draft, events: on ? [...draft.events, type] : draft.events.filter((event) => event !== type) });
+  if (secret)
+    return <OnceSecret title="The endpoint's signing secret" secret={secret} onDone={() => setSecret(null)} />;
+  const toggle = (type: string, on: boolean) =>
+    setDraft({ ...draft, events: on ? [...draft.events, type] : draft.events.filter((event) => event !== type) });
   return (
     <form onSubmit={(event) => void submit(event)}>
       {failure && <Alert>{failure}</Alert>}
       <div class="form-grid">
-        <TextField label="URL" name="url" type="url" required placeholder="https://crm.example.com/hooks/ugs" value={draft.url} error={errors.url} onValue={(url) => setDraft({ ...draft, url })} />
-        <TextField label="Description" name="description" value={draft.description} error={errors.description} onValue={(description) => setDraft({ ...draft, description })} />
+        <TextField
+          label="URL"
+          name="url"
+          type="url"
+          required
+          placeholder="https://crm.example.com/hooks/ugs"
+          value={draft.url}
+          error={errors.url}
+          onValue={(url) => setDraft({ ...draft, url })}
+        />
+        <TextField
+          label="Description"
+          name="description"
+          value={draft.description}
+          error={errors.description}
+          onValue={(description) => setDraft({ ...draft, description })}
+        />
       </div>
       <fieldset class="events">
         <legend>Events</legend>
         <Checkbox label="Every event" checked={draft.all} onChecked={(all) => setDraft({ ...draft, all })} />
         {!draft.all &&
-          Object.entries(EVENTS).map(([type, meaning]) => <Checkbox key={type} label={`${type}: ${meaning}`} checked={draft.events.includes(type)} onChecked={(on) => toggle(type, on)} />)}
+          Object.entries(EVENTS).map(([type, meaning]) => (
+            <Checkbox
+              key={type}
+              label={`${type}: ${meaning}`}
+              checked={draft.events.includes(type)}
+              onChecked={(on) => toggle(type, on)}
+            />
+          ))}
         {errors.events && <p class="field-error">{errors.events}</p>}
       </fieldset>
       <button type="submit" disabled={busy}>
@@ -70,7 +113,14 @@ function Deliveries({ endpoints }: { endpoints: WebhookEndpoint[] }) {
   const { environment, announce } = useConsole();
   const [filters, setFilters] = useState({ endpoint: '', status: '' as '' | 'pending' | 'delivered' | 'failed' });
   const page = usePages(
-    (cursor) => list<WebhookDelivery>('/api/admin/webhook_deliveries', 'webhook_deliveries', { environment, endpoint_id: filters.endpoint, status: filters.status, limit: 25, cursor }),
+    (cursor) =>
+      list<WebhookDelivery>('/api/admin/webhook_deliveries', 'webhook_deliveries', {
+        environment,
+        endpoint_id: filters.endpoint,
+        status: filters.status,
+        limit: 25,
+        cursor,
+      }),
     [environment, filters],
   );
   const retry = useSubmit();
@@ -96,7 +146,12 @@ function Deliveries({ endpoints }: { endpoints: WebhookEndpoint[] }) {
         </>
       ),
     },
-    buttonColumn('Retry', (delivery) => `delivery ${delivery.id}`, (delivery) => void retryDelivery(delivery), 'secondary'),
+    buttonColumn(
+      'Retry',
+      (delivery) => `delivery ${delivery.id}`,
+      (delivery) => void retryDelivery(delivery),
+      'secondary',
+    ),
   ];
   return (
     <>
@@ -104,14 +159,26 @@ function Deliveries({ endpoints }: { endpoints: WebhookEndpoint[] }) {
         <Select
           label="Endpoint"
           value={filters.endpoint}
-          options={[['', 'Every endpoint'] as const, ...endpoints.map((endpoint) => [String(endpoint.id), `#${endpoint.id} ${endpoint.description || endpoint.url}`] as const)]}
+          options={[
+            ['', 'Every endpoint'] as const,
+            ...endpoints.map(
+              (endpoint) => [String(endpoint.id), `#${endpoint.id} ${endpoint.description || endpoint.url}`] as const,
+            ),
+          ]}
           onValue={(endpoint) => setFilters({ ...filters, endpoint })}
         />
-        <Select label="Status" value={filters.status} options={STATUS_OPTIONS} onValue={(status) => setFilters({ ...filters, status })} />
+        <Select
+          label="Status"
+          value={filters.status}
+          options={STATUS_OPTIONS}
+          onValue={(status) => setFilters({ ...filters, status })}
+        />
       </div>
       {retry.failure && <Alert>{retry.failure}</Alert>}
       <Rows load={page} items={page.data?.items} what="deliveries" empty="No delivery matches.">
-        {(rows) => <DataTable caption="Webhook deliveries" columns={columns} rows={rows} rowKey={(delivery) => delivery.id} />}
+        {(rows) => (
+          <DataTable caption="Webhook deliveries" columns={columns} rows={rows} rowKey={(delivery) => delivery.id} />
+        )}
       </Rows>
       <Pager label="Deliveries" number={page.number} previous={page.previous} next={page.next} />
     </>
@@ -121,13 +188,21 @@ function Deliveries({ endpoints }: { endpoints: WebhookEndpoint[] }) {
 /** Webhook endpoints (secret shown once; enable, disable, rotate, delete) and their deliveries (retry). */
 export function WebhooksScreen() {
   const { environment, announce } = useConsole();
-  const endpoints = useLoad(() => api<{ webhook_endpoints: WebhookEndpoint[] }>('GET', '/api/admin/webhook_endpoints', { query: { environment } }), [environment]);
+  const endpoints = useLoad(
+    () =>
+      api<{ webhook_endpoints: WebhookEndpoint[] }>('GET', '/api/admin/webhook_endpoints', { query: { environment } }),
+    [environment],
+  );
   const [confirming, setConfirming] = useState<Confirming>(null);
   const [rotatedSecret, setRotatedSecret] = useState<string | null>(null);
   const action = useSubmit();
 
   const setEnabled = async (endpoint: WebhookEndpoint, enabled: boolean) => {
-    if (await action.run(() => api('PATCH', `/api/admin/webhook_endpoints/${endpoint.id}`, { query: { environment }, body: { enabled } }))) {
+    if (
+      await action.run(() =>
+        api('PATCH', `/api/admin/webhook_endpoints/${endpoint.id}`, { query: { environment }, body: { enabled } }),
+      )
+    ) {
       announce(`Endpoint ${endpoint.id} ${enabled ? 'enabled' : 'disabled'}.`);
       endpoints.reload();
     }
@@ -136,7 +211,11 @@ export function WebhooksScreen() {
     if (!confirming) return;
     const { kind, endpoint } = confirming;
     const path = `/api/admin/webhook_endpoints/${endpoint.id}${kind === 'rotate' ? '/rotate_secret' : ''}`;
-    const done = await action.run(() => api<{ webhook_endpoint: { secret?: string } }>(kind === 'rotate' ? 'POST' : 'DELETE', path, { query: { environment } }));
+    const done = await action.run(() =>
+      api<{ webhook_endpoint: { secret?: string } }>(kind === 'rotate' ? 'POST' : 'DELETE', path, {
+        query: { environment },
+      }),
+    );
     setConfirming(null);
     if (!done) return;
     if (kind === 'rotate') setRotatedSecret(done.webhook_endpoint.secret ?? null);
@@ -156,7 +235,10 @@ export function WebhooksScreen() {
       ),
     },
     { header: 'Events', cell: (endpoint) => endpoint.events.join(', ') },
-    { header: 'State', cell: (endpoint) => (endpoint.enabled ? <Badge tone="good">enabled</Badge> : <Badge tone="bad">disabled</Badge>) },
+    {
+      header: 'State',
+      cell: (endpoint) => (endpoint.enabled ? <Badge tone="good">enabled</Badge> : <Badge tone="bad">disabled</Badge>),
+    },
     { header: 'Created', cell: (endpoint) => <Time at={endpoint.created_at} /> },
     {
       header: 'Actions',
@@ -185,10 +267,28 @@ export function WebhooksScreen() {
         <CreateEndpoint onCreated={endpoints.reload} />
       </Section>
       <Section title={`Endpoints in ${environment}`}>
-        {rotatedSecret && <OnceSecret title="The endpoint's new signing secret (the old one keeps signing for 24 hours)" secret={rotatedSecret} onDone={() => setRotatedSecret(null)} />}
+        {rotatedSecret && (
+          <OnceSecret
+            title="The endpoint's new signing secret (the old one keeps signing for 24 hours)"
+            secret={rotatedSecret}
+            onDone={() => setRotatedSecret(null)}
+          />
+        )}
         {action.failure && <Alert>{action.failure}</Alert>}
-        <Rows load={endpoints} items={endpoints.data?.webhook_endpoints} what="webhook endpoints" empty={`No endpoint in ${environment}.`}>
-          {(rows) => <DataTable caption={`Webhook endpoints in ${environment}`} columns={columns} rows={rows} rowKey={(endpoint) => endpoint.id} />}
+        <Rows
+          load={endpoints}
+          items={endpoints.data?.webhook_endpoints}
+          what="webhook endpoints"
+          empty={`No endpoint in ${environment}.`}
+        >
+          {(rows) => (
+            <DataTable
+              caption={`Webhook endpoints in ${environment}`}
+              columns={columns}
+              rows={rows}
+              rowKey={(endpoint) => endpoint.id}
+            />
+          )}
         </Rows>
       </Section>
       <Section title="Deliveries">

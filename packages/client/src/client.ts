@@ -50,14 +50,20 @@ const json = (value: unknown) => (value === undefined ? undefined : JSON.stringi
  */
 export function createClient(options: ClientOptions) {
   const send = createTransport(options);
-  const page = async <K extends string, T>(plural: K, path: string, query: Record<string, string | number | undefined>): Promise<Page<T>> => {
+  const page = async <K extends string, T>(
+    plural: K,
+    path: string,
+    query: Record<string, string | number | undefined>,
+  ): Promise<Page<T>> => {
     const body = await send<Record<K, T[]> & { next_cursor: string | null }>({ method: 'GET', path, query });
     return { items: body[plural], next_cursor: body.next_cursor };
   };
 
   return {
     /** GET /api/user: the group, created when it does not exist (write scope). Sent as a query string, which fetch can carry on GET. */
-    async getOrCreateUserGroup(body: GetOrCreateUserGroupBody): Promise<{ newUserGroup: boolean; userGroup: UserGroup }> {
+    async getOrCreateUserGroup(
+      body: GetOrCreateUserGroupBody,
+    ): Promise<{ newUserGroup: boolean; userGroup: UserGroup }> {
       // A GET carries its fields in the query string (fetch sends no GET body); a null parent is no parent.
       const parent = body.parent_user_group_id ?? undefined;
       const query = {
@@ -69,7 +75,11 @@ export function createClient(options: ClientOptions) {
         is_demo_group: json(body.is_demo_group),
         tags: json(body.tags),
       };
-      const answer = await send<{ new_user_group: boolean; user_group: UserGroup }>({ method: 'GET', path: '/api/user', query });
+      const answer = await send<{ new_user_group: boolean; user_group: UserGroup }>({
+        method: 'GET',
+        path: '/api/user',
+        query,
+      });
       return { newUserGroup: answer.new_user_group, userGroup: answer.user_group };
     },
     async updateUserGroup(body: UpdateUserGroupBody, write: WriteOptions = {}): Promise<UserGroup> {
@@ -77,18 +87,33 @@ export function createClient(options: ClientOptions) {
     },
     /** POST /api/user: a new token; retried with the same Idempotency-Key, a lost answer still names the one new token. */
     async rotateUserGroupToken(currentToken: string, write: WriteOptions = {}): Promise<UserGroup> {
-      return (await send<{ user_group: UserGroup }>({ method: 'POST', path: '/api/user', body: { current_token: currentToken }, ...write })).user_group;
+      return (
+        await send<{ user_group: UserGroup }>({
+          method: 'POST',
+          path: '/api/user',
+          body: { current_token: currentToken },
+          ...write,
+        })
+      ).user_group;
     },
     async deleteUserGroup(body: DeleteUserGroupBody, write: WriteOptions = {}): Promise<void> {
       await send({ method: 'DELETE', path: '/api/user', body, ...write });
     },
     /** POST /api/user/verify: a group token or an embed token (then with `embed`). */
     async verifyToken(token: string): Promise<VerifiedToken> {
-      const { user_group, embed } = await send<VerifiedToken>({ method: 'POST', path: '/api/user/verify', body: { token } });
+      const { user_group, embed } = await send<VerifiedToken>({
+        method: 'POST',
+        path: '/api/user/verify',
+        body: { token },
+      });
       return embed === undefined ? { user_group } : { user_group, embed };
     },
     async mintEmbedToken(body: MintEmbedTokenBody): Promise<MintedEmbedToken> {
-      const { embed_token, expires_at } = await send<MintedEmbedToken>({ method: 'POST', path: '/api/user/embed_token', body });
+      const { embed_token, expires_at } = await send<MintedEmbedToken>({
+        method: 'POST',
+        path: '/api/user/embed_token',
+        body,
+      });
       return { embed_token, expires_at };
     },
 
@@ -99,82 +124,169 @@ export function createClient(options: ClientOptions) {
       return (await send<{ schemas: Schema[] }>({ method: 'GET', path: '/api/admin/schemas' })).schemas;
     },
     async createDataSource(body: CreateDataSourceBody, write: WriteOptions = {}): Promise<DataSource> {
-      return (await send<{ data_source: DataSource }>({ method: 'POST', path: '/api/admin/data_sources', body, ...write })).data_source;
+      return (
+        await send<{ data_source: DataSource }>({ method: 'POST', path: '/api/admin/data_sources', body, ...write })
+      ).data_source;
     },
     async listDataSources(query: InEnvironment = {}): Promise<DataSource[]> {
-      return (await send<{ data_sources: DataSource[] }>({ method: 'GET', path: '/api/admin/data_sources', query })).data_sources;
+      return (await send<{ data_sources: DataSource[] }>({ method: 'GET', path: '/api/admin/data_sources', query }))
+        .data_sources;
     },
     async getDataSource(id: number, query: InEnvironment = {}): Promise<DataSource> {
-      return (await send<{ data_source: DataSource }>({ method: 'GET', path: `/api/admin/data_sources/${id}`, query })).data_source;
+      return (await send<{ data_source: DataSource }>({ method: 'GET', path: `/api/admin/data_sources/${id}`, query }))
+        .data_source;
     },
-    async updateDataSource(id: number, body: UpdateDataSourceBody, write: WriteOptions & InEnvironment = {}): Promise<DataSource> {
+    async updateDataSource(
+      id: number,
+      body: UpdateDataSourceBody,
+      write: WriteOptions & InEnvironment = {},
+    ): Promise<DataSource> {
       const { environment, ...rest } = write;
-      return (await send<{ data_source: DataSource }>({ method: 'PATCH', path: `/api/admin/data_sources/${id}`, query: { environment }, body, ...rest })).data_source;
+      return (
+        await send<{ data_source: DataSource }>({
+          method: 'PATCH',
+          path: `/api/admin/data_sources/${id}`,
+          query: { environment },
+          body,
+          ...rest,
+        })
+      ).data_source;
     },
     async deleteDataSource(id: number, write: WriteOptions & InEnvironment = {}): Promise<DataSource> {
       const { environment, ...rest } = write;
-      return (await send<{ data_source: DataSource }>({ method: 'DELETE', path: `/api/admin/data_sources/${id}`, query: { environment }, ...rest })).data_source;
+      return (
+        await send<{ data_source: DataSource }>({
+          method: 'DELETE',
+          path: `/api/admin/data_sources/${id}`,
+          query: { environment },
+          ...rest,
+        })
+      ).data_source;
     },
     listUserGroups(query: ListUserGroupsQuery = {}): Promise<Page<UserGroup>> {
       return page('user_groups', '/api/admin/user_groups', query);
     },
     async getUserGroup(teamId: number, query: InEnvironment = {}): Promise<UserGroup> {
-      return (await send<{ user_group: UserGroup }>({ method: 'GET', path: `/api/admin/user_groups/${teamId}`, query })).user_group;
+      return (await send<{ user_group: UserGroup }>({ method: 'GET', path: `/api/admin/user_groups/${teamId}`, query }))
+        .user_group;
     },
     async createApiToken(body: CreateApiTokenBody, write: WriteOptions = {}): Promise<IssuedApiToken> {
-      return (await send<{ api_token: IssuedApiToken }>({ method: 'POST', path: '/api/admin/api_tokens', body, ...write })).api_token;
+      return (
+        await send<{ api_token: IssuedApiToken }>({ method: 'POST', path: '/api/admin/api_tokens', body, ...write })
+      ).api_token;
     },
     async listApiTokens(): Promise<ApiToken[]> {
       return (await send<{ api_tokens: ApiToken[] }>({ method: 'GET', path: '/api/admin/api_tokens' })).api_tokens;
     },
     async updateApiToken(id: number, body: UpdateApiTokenBody, write: WriteOptions = {}): Promise<ApiToken> {
-      return (await send<{ api_token: ApiToken }>({ method: 'PATCH', path: `/api/admin/api_tokens/${id}`, body, ...write })).api_token;
+      return (
+        await send<{ api_token: ApiToken }>({ method: 'PATCH', path: `/api/admin/api_tokens/${id}`, body, ...write })
+      ).api_token;
     },
     async revokeApiToken(id: number, write: WriteOptions = {}): Promise<ApiToken> {
-      return (await send<{ api_token: ApiToken }>({ method: 'DELETE', path: `/api/admin/api_tokens/${id}`, ...write })).api_token;
+      return (await send<{ api_token: ApiToken }>({ method: 'DELETE', path: `/api/admin/api_tokens/${id}`, ...write }))
+        .api_token;
     },
     listAuditEvents(query: AuditQuery = {}): Promise<Page<AuditEvent>> {
       return page('audit_events', '/api/admin/audit_events', query);
     },
     async listSigningKeys(): Promise<SigningKey[]> {
-      return (await send<{ signing_keys: SigningKey[] }>({ method: 'GET', path: '/api/admin/signing_keys' })).signing_keys;
+      return (await send<{ signing_keys: SigningKey[] }>({ method: 'GET', path: '/api/admin/signing_keys' }))
+        .signing_keys;
     },
     async rotateSigningKey(write: WriteOptions = {}): Promise<SigningKeyRotation> {
-      const { current, retired } = await send<SigningKeyRotation>({ method: 'POST', path: '/api/admin/signing_keys/rotate', ...write });
+      const { current, retired } = await send<SigningKeyRotation>({
+        method: 'POST',
+        path: '/api/admin/signing_keys/rotate',
+        ...write,
+      });
       return { current, retired };
     },
 
     /** POST /api/admin/webhook_endpoints: the endpoint with its signing secret, which no other answer shows. */
-    async createWebhookEndpoint(body: CreateWebhookEndpointBody, write: WriteOptions = {}): Promise<IssuedWebhookEndpoint> {
-      return (await send<{ webhook_endpoint: IssuedWebhookEndpoint }>({ method: 'POST', path: '/api/admin/webhook_endpoints', body, ...write })).webhook_endpoint;
+    async createWebhookEndpoint(
+      body: CreateWebhookEndpointBody,
+      write: WriteOptions = {},
+    ): Promise<IssuedWebhookEndpoint> {
+      return (
+        await send<{ webhook_endpoint: IssuedWebhookEndpoint }>({
+          method: 'POST',
+          path: '/api/admin/webhook_endpoints',
+          body,
+          ...write,
+        })
+      ).webhook_endpoint;
     },
     async listWebhookEndpoints(query: InEnvironment = {}): Promise<WebhookEndpoint[]> {
-      return (await send<{ webhook_endpoints: WebhookEndpoint[] }>({ method: 'GET', path: '/api/admin/webhook_endpoints', query })).webhook_endpoints;
+      return (
+        await send<{ webhook_endpoints: WebhookEndpoint[] }>({
+          method: 'GET',
+          path: '/api/admin/webhook_endpoints',
+          query,
+        })
+      ).webhook_endpoints;
     },
     async getWebhookEndpoint(id: number, query: InEnvironment = {}): Promise<WebhookEndpoint> {
-      return (await send<{ webhook_endpoint: WebhookEndpoint }>({ method: 'GET', path: `/api/admin/webhook_endpoints/${id}`, query })).webhook_endpoint;
+      return (
+        await send<{ webhook_endpoint: WebhookEndpoint }>({
+          method: 'GET',
+          path: `/api/admin/webhook_endpoints/${id}`,
+          query,
+        })
+      ).webhook_endpoint;
     },
-    async updateWebhookEndpoint(id: number, body: UpdateWebhookEndpointBody, write: WriteOptions & InEnvironment = {}): Promise<WebhookEndpoint> {
+    async updateWebhookEndpoint(
+      id: number,
+      body: UpdateWebhookEndpointBody,
+      write: WriteOptions & InEnvironment = {},
+    ): Promise<WebhookEndpoint> {
       const { environment, ...rest } = write;
-      return (await send<{ webhook_endpoint: WebhookEndpoint }>({ method: 'PATCH', path: `/api/admin/webhook_endpoints/${id}`, query: { environment }, body, ...rest })).webhook_endpoint;
+      return (
+        await send<{ webhook_endpoint: WebhookEndpoint }>({
+          method: 'PATCH',
+          path: `/api/admin/webhook_endpoints/${id}`,
+          query: { environment },
+          body,
+          ...rest,
+        })
+      ).webhook_endpoint;
     },
     async deleteWebhookEndpoint(id: number, write: WriteOptions & InEnvironment = {}): Promise<WebhookEndpoint> {
       const { environment, ...rest } = write;
-      return (await send<{ webhook_endpoint: WebhookEndpoint }>({ method: 'DELETE', path: `/api/admin/webhook_endpoints/${id}`, query: { environment }, ...rest })).webhook_endpoint;
+      return (
+        await send<{ webhook_endpoint: WebhookEndpoint }>({
+          method: 'DELETE',
+          path: `/api/admin/webhook_endpoints/${id}`,
+          query: { environment },
+          ...rest,
+        })
+      ).webhook_endpoint;
     },
     /** A new signing secret (in this answer only); the previous one keeps signing beside it for 24 hours. */
     async rotateWebhookSecret(id: number, write: WriteOptions & InEnvironment = {}): Promise<IssuedWebhookEndpoint> {
       const { environment, ...rest } = write;
-      return (await send<{ webhook_endpoint: IssuedWebhookEndpoint }>({ method: 'POST', path: `/api/admin/webhook_endpoints/${id}/rotate_secret`, query: { environment }, ...rest }))
-        .webhook_endpoint;
+      return (
+        await send<{ webhook_endpoint: IssuedWebhookEndpoint }>({
+          method: 'POST',
+          path: `/api/admin/webhook_endpoints/${id}/rotate_secret`,
+          query: { environment },
+          ...rest,
+        })
+      ).webhook_endpoint;
     },
     listWebhookDeliveries(query: WebhookDeliveryQuery = {}): Promise<Page<WebhookDelivery>> {
       return page('webhook_deliveries', '/api/admin/webhook_deliveries', query);
     },
     async retryWebhookDelivery(id: number, write: WriteOptions & InEnvironment = {}): Promise<WebhookDelivery> {
       const { environment, ...rest } = write;
-      return (await send<{ webhook_delivery: WebhookDelivery }>({ method: 'POST', path: `/api/admin/webhook_deliveries/${id}/retry`, query: { environment }, ...rest }))
-        .webhook_delivery;
+      return (
+        await send<{ webhook_delivery: WebhookDelivery }>({
+          method: 'POST',
+          path: `/api/admin/webhook_deliveries/${id}/retry`,
+          query: { environment },
+          ...rest,
+        })
+      ).webhook_delivery;
     },
   };
 }

@@ -42,7 +42,10 @@ export function createEmbedTokenVerifier(options: EmbedTokenVerifierOptions) {
     cacheMaxAge: options.cacheMaxAgeMs ?? 600_000,
     ...(options.cooldownMs === undefined ? {} : { cooldownDuration: options.cooldownMs }),
   });
-  return async function verify(token: string, check: { origin?: string; currentDate?: Date } = {}): Promise<EmbedClaims> {
+  return async function verify(
+    token: string,
+    check: { origin?: string; currentDate?: Date } = {},
+  ): Promise<EmbedClaims> {
     const { payload } = await jwtVerify<Pick<EmbedClaims, 'ugs'>>(token, keys, {
       issuer,
       audience: options.audience,

@@ -1,5 +1,11 @@
 export { createClient, type ClientOptions, type UgsClient, type WriteOptions } from './client.js';
-export { createEmbedTokenVerifier, EmbedOriginError, type EmbedClaims, type EmbedTokenVerifier, type EmbedTokenVerifierOptions } from './embed-verifier.js';
+export {
+  createEmbedTokenVerifier,
+  EmbedOriginError,
+  type EmbedClaims,
+  type EmbedTokenVerifier,
+  type EmbedTokenVerifierOptions,
+} from './embed-verifier.js';
 export { UgsError } from './errors.js';
 export type * from './types.js';
 export { verifyWebhook, WebhookVerificationError, WEBHOOK_TOLERANCE_S } from './webhook-verifier.js';

@@ -43,7 +43,8 @@ export function createTransport(options: TransportOptions) {
 
   return async function send<T>(call: Call): Promise<T> {
     const url = new URL(`${base}${call.path}`);
-    for (const [name, value] of Object.entries(call.query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
+    for (const [name, value] of Object.entries(call.query ?? {}))
+      if (value !== undefined) url.searchParams.set(name, String(value));
     const headers: Record<string, string> = { authorization: `Token ${options.apiToken}`, accept: 'application/json' };
     if (call.body !== undefined) headers['content-type'] = 'application/json';
     if (WRITES.has(call.method)) headers['idempotency-key'] = call.idempotencyKey ?? randomUUID();
@@ -54,7 +55,15 @@ export function createTransport(options: TransportOptions) {
       try {
         response = await doFetch(url, { method: call.method, headers, body, signal: AbortSignal.timeout(timeoutMs) });
       } catch (error) {
-        if (attempt >= maxRetries) throw new UgsError(0, 'network_error', `No answer from ${url.origin}: ${(error as Error).message}`, undefined, undefined, { cause: error });
+        if (attempt >= maxRetries)
+          throw new UgsError(
+            0,
+            'network_error',
+            `No answer from ${url.origin}: ${(error as Error).message}`,
+            undefined,
+            undefined,
+            { cause: error },
+          );
         await sleep(Math.min(maxDelay, Math.random() * 100 * 2 ** attempt));
         continue;
       }

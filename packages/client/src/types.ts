@@ -9,10 +9,19 @@ import type {
   UpdateUserGroupBody,
   UserGroup,
 } from '../../../src/wire/user-groups.schemas.js';
-import type { EmbedTokenResponse, MintEmbedTokenBody, VerifiedTokenResponse } from '../../../src/wire/embed-tokens.schemas.js';
+import type {
+  EmbedTokenResponse,
+  MintEmbedTokenBody,
+  VerifiedTokenResponse,
+} from '../../../src/wire/embed-tokens.schemas.js';
 import type { CreateDataSourceBody, DataSource, UpdateDataSourceBody } from '../../../src/wire/data-sources.schemas.js';
 import type { CreateSchemaBody, Schema } from '../../../src/wire/schemas.schemas.js';
-import type { ApiToken, CreateApiTokenBody, IssuedApiToken, UpdateApiTokenBody } from '../../../src/wire/api-tokens.schemas.js';
+import type {
+  ApiToken,
+  CreateApiTokenBody,
+  IssuedApiToken,
+  UpdateApiTokenBody,
+} from '../../../src/wire/api-tokens.schemas.js';
 import type { AuditEvent, AuditQuery } from '../../../src/wire/audit-events.schemas.js';
 import type { ListUserGroupsQuery } from '../../../src/wire/admin-user-groups.schemas.js';
 import type { SigningKey, SigningKeyRotationResponse } from '../../../src/wire/signing-keys.schemas.js';
@@ -26,7 +35,18 @@ import type {
   WebhookEventPayload,
 } from '../../../src/wire/webhooks.schemas.js';
 
-export type { DeleteUserGroupBody, GetOrCreateUserGroupBody, UpdateUserGroupBody, UserGroup, MintEmbedTokenBody, CreateDataSourceBody, DataSource, UpdateDataSourceBody, CreateSchemaBody, Schema };
+export type {
+  DeleteUserGroupBody,
+  GetOrCreateUserGroupBody,
+  UpdateUserGroupBody,
+  UserGroup,
+  MintEmbedTokenBody,
+  CreateDataSourceBody,
+  DataSource,
+  UpdateDataSourceBody,
+  CreateSchemaBody,
+  Schema,
+};
 export type ApiToken = Static<typeof ApiToken>;
 export type IssuedApiToken = Static<typeof IssuedApiToken>;
 export type CreateApiTokenBody = Static<typeof CreateApiTokenBody>;

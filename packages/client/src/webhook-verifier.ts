@@ -15,7 +15,10 @@ export const WEBHOOK_TOLERANCE_S = 5 * 60;
 type HeaderBag = Headers | Record<string, string | string[] | undefined>;
 
 function header(headers: HeaderBag, name: string): string {
-  const value = typeof (headers as Headers).get === 'function' ? (headers as Headers).get(name) : (headers as Record<string, string | string[] | undefined>)[name];
+  const value =
+    typeof (headers as Headers).get === 'function'
+      ? (headers as Headers).get(name)
+      : (headers as Record<string, string | string[] | undefined>)[name];
   const text = Array.isArray(value) ? value[0] : value;
   if (typeof text !== 'string' || text === '') throw new WebhookVerificationError(`The ${name} header is missing.`);
   return text;
@@ -27,7 +30,12 @@ function header(headers: HeaderBag, name: string): string {
  * `secret` (while a rotated secret overlaps, either secret verifies), and the timestamp must be within
  * five minutes of now. `body` is the raw request body, exactly as received: verify before parsing.
  */
-export function verifyWebhook(headers: HeaderBag, body: string | Uint8Array, secret: string, options: { now?: Date; toleranceSeconds?: number } = {}): WebhookEvent {
+export function verifyWebhook(
+  headers: HeaderBag,
+  body: string | Uint8Array,
+  secret: string,
+  options: { now?: Date; toleranceSeconds?: number } = {},
+): WebhookEvent {
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');

@@ -4,7 +4,15 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/test-app.js';
-import { createClient, createEmbedTokenVerifier, EmbedOriginError, UgsError, verifyWebhook, WebhookVerificationError, type UgsClient } from '../src/index.js';
+import {
+  createClient,
+  createEmbedTokenVerifier,
+  EmbedOriginError,
+  UgsError,
+  verifyWebhook,
+  WebhookVerificationError,
+  type UgsClient,
+} from '../src/index.js';
 import { startWebhookReceiver } from '../../../test/support/webhook-receiver.js';
 
 let t: TestApp;
@@ -22,7 +30,12 @@ afterAll(async () => {
 });
 
 /** A front for the server that answers some requests itself or loses their answers, as networks do. */
-async function startFront(decide: (request: IncomingMessage, count: number) => 'forward' | 'lose-answer' | { status: number; retryAfter: string }) {
+async function startFront(
+  decide: (
+    request: IncomingMessage,
+    count: number,
+  ) => 'forward' | 'lose-answer' | { status: number; retryAfter: string },
+) {
   const counts = new Map<string, number>();
   const server: Server = createServer((incoming, outgoing) => {
     const key = `${incoming.method} ${incoming.url}`;
@@ -32,33 +45,60 @@ async function startFront(decide: (request: IncomingMessage, count: number) => '
     if (typeof decision === 'object') {
       incoming.resume();
       outgoing.writeHead(decision.status, { 'content-type': 'application/json', 'retry-after': decision.retryAfter });
-      outgoing.end(JSON.stringify({ success: 0, error: { code: decision.status === 429 ? 'rate_limited' : 'unavailable', message: 'Try again.', request_id: 'front' } }));
+      outgoing.end(
+        JSON.stringify({
+          success: 0,
+          error: {
+            code: decision.status === 429 ? 'rate_limited' : 'unavailable',
+            message: 'Try again.',
+            request_id: 'front',
+          },
+        }),
+      );
       return;
     }
-    const upstream = httpRequest(`${baseUrl}${incoming.url}`, { method: incoming.method, headers: incoming.headers }, (answer) => {
-      const chunks: Buffer[] = [];
-      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-      answer.on('end', () => {
-        // The server did the work and answered; the answer never reaches the client.
-        if (decision === 'lose-answer') return outgoing.socket?.destroy();
-        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-        outgoing.end(Buffer.concat(chunks));
-      });
-    });
+    const upstream = httpRequest(
+      `${baseUrl}${incoming.url}`,
+      { method: incoming.method, headers: incoming.headers },
+      (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.on('end', () => {
+          // The server did the work and answered; the answer never reaches the client.
+          if (decision === 'lose-answer') return outgoing.socket?.destroy();
+          outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+          outgoing.end(Buffer.concat(chunks));
+        });
+      },
+    );
     incoming.pipe(upstream);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, counts, close: () => new Promise((resolve) => server.close(resolve)) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    counts,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
 }
 
 describe('every operation', () => {
-  it('the user group operations, with the server\'s types', async () => {
+  it("the user group operations, with the server's types", async () => {
     const write = createClient({ baseUrl, apiToken: t.tokens.default.Customer.write });
     const schema = await admin.createSchema({ name: 'client-sales' });
     const dataSource = await admin.createDataSource({ provided_id: 'client-ds', name: 'DS', schema_id: schema.id });
-    const created = await write.getOrCreateUserGroup({ user_group_id: 'client-1', name: 'Client One', mapping: { [schema.id]: 'client-ds' }, properties: { a: 1 } });
+    const created = await write.getOrCreateUserGroup({
+      user_group_id: 'client-1',
+      name: 'Client One',
+      mapping: { [schema.id]: 'client-ds' },
+      properties: { a: 1 },
+    });
     expect(created.newUserGroup).toBe(true);
-    expect(created.userGroup).toMatchObject({ provided_id: 'client-1', name: 'Client One', mapping: { [schema.id]: String(dataSource.id) }, properties: { a: 1 } });
+    expect(created.userGroup).toMatchObject({
+      provided_id: 'client-1',
+      name: 'Client One',
+      mapping: { [schema.id]: String(dataSource.id) },
+      properties: { a: 1 },
+    });
     expect((await write.getOrCreateUserGroup({ user_group_id: 'client-1' })).newUserGroup).toBe(false);
 
     const updated = await write.updateUserGroup({ user_group_id: 'client-1', properties: { a: 2 } });
@@ -74,27 +114,65 @@ describe('every operation', () => {
     await expect(write.verifyToken(rotated.token)).rejects.toMatchObject({ status: 404, code: 'user_group_not_found' });
   });
 
-  it('the tree fields and the list filters (SPEC §11), typed from the server\'s schemas', async () => {
-    await admin.getOrCreateUserGroup({ user_group_id: 'client-parent', properties: { plan: 'pro', region: 'none' }, tags: ['eu'] });
-    const child = await admin.getOrCreateUserGroup({ user_group_id: 'client-child', parent_user_group_id: 'client-parent', is_demo_group: true, properties: { region: 'emea' } });
-    expect(child.userGroup).toMatchObject({ parent_user_group_id: 'client-parent', is_demo_group: true, tags: [], computed_properties: { plan: 'pro', region: 'emea' } });
-    const moved = await admin.updateUserGroup({ user_group_id: 'client-child', parent_user_group_id: null, tags: ['b', 'a'] });
-    expect(moved).toMatchObject({ parent_user_group_id: null, tags: ['a', 'b'], computed_properties: { region: 'emea' } });
-    expect((await admin.listUserGroups({ tag: 'eu' })).items.map((group) => group.provided_id)).toEqual(['client-parent']);
-    expect((await admin.listUserGroups({ is_demo_group: 'true', q: 'client-' })).items.map((group) => group.provided_id)).toEqual(['client-child']);
+  it("the tree fields and the list filters (SPEC §11), typed from the server's schemas", async () => {
+    await admin.getOrCreateUserGroup({
+      user_group_id: 'client-parent',
+      properties: { plan: 'pro', region: 'none' },
+      tags: ['eu'],
+    });
+    const child = await admin.getOrCreateUserGroup({
+      user_group_id: 'client-child',
+      parent_user_group_id: 'client-parent',
+      is_demo_group: true,
+      properties: { region: 'emea' },
+    });
+    expect(child.userGroup).toMatchObject({
+      parent_user_group_id: 'client-parent',
+      is_demo_group: true,
+      tags: [],
+      computed_properties: { plan: 'pro', region: 'emea' },
+    });
+    const moved = await admin.updateUserGroup({
+      user_group_id: 'client-child',
+      parent_user_group_id: null,
+      tags: ['b', 'a'],
+    });
+    expect(moved).toMatchObject({
+      parent_user_group_id: null,
+      tags: ['a', 'b'],
+      computed_properties: { region: 'emea' },
+    });
+    expect((await admin.listUserGroups({ tag: 'eu' })).items.map((group) => group.provided_id)).toEqual([
+      'client-parent',
+    ]);
+    expect(
+      (await admin.listUserGroups({ is_demo_group: 'true', q: 'client-' })).items.map((group) => group.provided_id),
+    ).toEqual(['client-child']);
     await admin.updateUserGroup({ user_group_id: 'client-child', parent_user_group_id: 'client-parent' });
-    expect((await admin.listUserGroups({ parent: 'client-parent' })).items.map((group) => group.provided_id)).toEqual(['client-child']);
-    await expect(admin.deleteUserGroup({ user_group_id: 'client-parent' })).rejects.toMatchObject({ status: 409, code: 'user_group_has_children' });
+    expect((await admin.listUserGroups({ parent: 'client-parent' })).items.map((group) => group.provided_id)).toEqual([
+      'client-child',
+    ]);
+    await expect(admin.deleteUserGroup({ user_group_id: 'client-parent' })).rejects.toMatchObject({
+      status: 409,
+      code: 'user_group_has_children',
+    });
   });
 
   it('the admin operations', async () => {
     expect((await admin.listSchemas()).map((schema) => schema.name)).toContain('client-sales');
     const [schema] = await admin.listSchemas();
-    const dataSource = await admin.createDataSource({ provided_id: 'client-ds-2', name: 'Two', schema_id: schema!.id, environment: 'Testing' });
+    const dataSource = await admin.createDataSource({
+      provided_id: 'client-ds-2',
+      name: 'Two',
+      schema_id: schema!.id,
+      environment: 'Testing',
+    });
     const testing = { environment: 'Testing' as const };
     expect(await admin.getDataSource(dataSource.id, testing)).toEqual(dataSource);
     expect((await admin.listDataSources(testing)).map((source) => source.id)).toContain(dataSource.id);
-    expect(await admin.updateDataSource(dataSource.id, { name: 'Renamed' }, testing)).toMatchObject({ name: 'Renamed' });
+    expect(await admin.updateDataSource(dataSource.id, { name: 'Renamed' }, testing)).toMatchObject({
+      name: 'Renamed',
+    });
     expect(await admin.deleteDataSource(dataSource.id, testing)).toMatchObject({ id: dataSource.id });
 
     await admin.getOrCreateUserGroup({ user_group_id: 'client-admin' });
@@ -106,7 +184,9 @@ describe('every operation', () => {
     const issued = await admin.createApiToken({ name: 'client-made', scope: 'read' });
     expect(issued.token).toMatch(/^ugs_live_/);
     expect((await admin.listApiTokens()).map((token) => token.name)).toContain('client-made');
-    expect(await admin.updateApiToken(issued.id, { rate_limit: { per_second: 5, burst: 10 } })).toMatchObject({ rate_limit: { per_second: 5, burst: 10 } });
+    expect(await admin.updateApiToken(issued.id, { rate_limit: { per_second: 5, burst: 10 } })).toMatchObject({
+      rate_limit: { per_second: 5, burst: 10 },
+    });
     expect(await admin.revokeApiToken(issued.id)).toMatchObject({ id: issued.id });
 
     const audit = await admin.listAuditEvents({ action: 'api_token.revoked', limit: '10' });
@@ -116,7 +196,9 @@ describe('every operation', () => {
   });
 
   it('throws one error class carrying status, code, field and request id', async () => {
-    const error = await admin.updateUserGroup({ user_group_id: 'client-nope', name: '' }).catch((caught: unknown) => caught);
+    const error = await admin
+      .updateUserGroup({ user_group_id: 'client-nope', name: '' })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(UgsError);
     expect(error).toMatchObject({ status: 400, code: 'invalid_field', field: 'name', requestId: expect.any(String) });
     const unauthenticated = createClient({ baseUrl, apiToken: 'ugs_live_nope' });
@@ -128,13 +210,18 @@ describe('safe retries', () => {
   it('a rotation whose first answer is lost is retried with the same Idempotency-Key and rotates once', async () => {
     const write = createClient({ baseUrl, apiToken: t.tokens.default.Customer.write });
     const group = (await write.getOrCreateUserGroup({ user_group_id: 'client-lost' })).userGroup;
-    const front = await startFront((request, count) => (request.method === 'POST' && count === 1 ? 'lose-answer' : 'forward'));
+    const front = await startFront((request, count) =>
+      request.method === 'POST' && count === 1 ? 'lose-answer' : 'forward',
+    );
     try {
       const viaFront = createClient({ baseUrl: front.url, apiToken: t.tokens.default.Customer.write });
       const rotated = await viaFront.rotateUserGroupToken(group.token);
       expect(front.counts.get('POST /api/user')).toBe(2);
       expect((await write.verifyToken(rotated.token)).user_group.team_id).toBe(group.team_id);
-      const events = await admin.listAuditEvents({ action: 'user_group.token_rotated', team_id: String(group.team_id) });
+      const events = await admin.listAuditEvents({
+        action: 'user_group.token_rotated',
+        team_id: String(group.team_id),
+      });
       expect(events.items).toHaveLength(1);
     } finally {
       await front.close();
@@ -142,14 +229,20 @@ describe('safe retries', () => {
   });
 
   it('waits as Retry-After says after a 429 or a 503, then succeeds; gives up after maxRetries', async () => {
-    const front = await startFront((_request, count) => (count === 1 ? { status: 429, retryAfter: '1' } : count === 2 ? { status: 503, retryAfter: '0' } : 'forward'));
+    const front = await startFront((_request, count) =>
+      count === 1 ? { status: 429, retryAfter: '1' } : count === 2 ? { status: 503, retryAfter: '0' } : 'forward',
+    );
     try {
       const started = Date.now();
-      expect(await createClient({ baseUrl: front.url, apiToken: t.tokens.default.Customer.admin }).listSchemas()).toEqual(expect.any(Array));
+      expect(
+        await createClient({ baseUrl: front.url, apiToken: t.tokens.default.Customer.admin }).listSchemas(),
+      ).toEqual(expect.any(Array));
       expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
       const refusing = await startFront(() => ({ status: 503, retryAfter: '1' }));
       try {
-        await expect(createClient({ baseUrl: refusing.url, apiToken: 'x', maxRetries: 0 }).listSchemas()).rejects.toMatchObject({ status: 503, code: 'unavailable' });
+        await expect(
+          createClient({ baseUrl: refusing.url, apiToken: 'x', maxRetries: 0 }).listSchemas(),
+        ).rejects.toMatchObject({ status: 503, code: 'unavailable' });
       } finally {
         await refusing.close();
       }
@@ -165,23 +258,48 @@ describe('createEmbedTokenVerifier', () => {
 
   async function jwksFetches(): Promise<number> {
     const metrics = await (await fetch(`${baseUrl}/metrics`)).text();
-    const line = metrics.split('\n').find((entry) => entry.startsWith('ugs_http_requests_total') && entry.includes('jwks.json') && entry.includes('status="200"'));
+    const line = metrics
+      .split('\n')
+      .find(
+        (entry) =>
+          entry.startsWith('ugs_http_requests_total') && entry.includes('jwks.json') && entry.includes('status="200"'),
+      );
     return line ? Number(line.split(' ').at(-1)) : 0;
   }
 
   it('accepts a valid token offline, and refuses an expired, foreign-audience, foreign-issuer, tampered or wrong-origin one', async () => {
     await admin.getOrCreateUserGroup({ user_group_id: 'client-embed' });
-    const { embed_token: token } = await read().mintEmbedToken({ user_group_id: 'client-embed', embed_id: 'board', origin: 'https://app.example.com', expires_in: 60 });
+    const { embed_token: token } = await read().mintEmbedToken({
+      user_group_id: 'client-embed',
+      embed_id: 'board',
+      origin: 'https://app.example.com',
+      expires_in: 60,
+    });
     const verify = createEmbedTokenVerifier({ issuer: issuer(), audience: 'board' });
     const claims = await verify(token, { origin: 'https://app.example.com' });
-    expect(claims).toMatchObject({ sub: 'client-embed', aud: 'board', ugs: { workspace: 'default', environment: 'Customer', origin: 'https://app.example.com' } });
+    expect(claims).toMatchObject({
+      sub: 'client-embed',
+      aud: 'board',
+      ugs: { workspace: 'default', environment: 'Customer', origin: 'https://app.example.com' },
+    });
 
-    await expect(verify(token, { currentDate: new Date(Date.now() + 120_000) })).rejects.toMatchObject({ code: 'ERR_JWT_EXPIRED' });
-    await expect(createEmbedTokenVerifier({ issuer: issuer(), audience: 'other-board' })(token)).rejects.toMatchObject({ code: 'ERR_JWT_CLAIM_VALIDATION_FAILED', claim: 'aud' });
-    await expect(createEmbedTokenVerifier({ issuer: `${baseUrl}/w/other`, audience: 'board' })(token)).rejects.toThrow();
+    await expect(verify(token, { currentDate: new Date(Date.now() + 120_000) })).rejects.toMatchObject({
+      code: 'ERR_JWT_EXPIRED',
+    });
+    await expect(createEmbedTokenVerifier({ issuer: issuer(), audience: 'other-board' })(token)).rejects.toMatchObject({
+      code: 'ERR_JWT_CLAIM_VALIDATION_FAILED',
+      claim: 'aud',
+    });
+    await expect(
+      createEmbedTokenVerifier({ issuer: `${baseUrl}/w/other`, audience: 'board' })(token),
+    ).rejects.toThrow();
     const [header, payload, signature] = token.split('.') as [string, string, string];
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), sub: 'someone-else' })).toString('base64url');
-    await expect(verify(`${header}.${forged}.${signature}`)).rejects.toMatchObject({ code: 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED' });
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), sub: 'someone-else' }),
+    ).toString('base64url');
+    await expect(verify(`${header}.${forged}.${signature}`)).rejects.toMatchObject({
+      code: 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED',
+    });
     await expect(verify(token, { origin: 'https://evil.example.com' })).rejects.toBeInstanceOf(EmbedOriginError);
   });
 
@@ -189,7 +307,8 @@ describe('createEmbedTokenVerifier', () => {
     await admin.getOrCreateUserGroup({ user_group_id: 'client-refetch' });
     const verify = createEmbedTokenVerifier({ issuer: issuer(), audience: 'ugs-embed', cooldownMs: 0 });
     const before = await jwksFetches();
-    for (let i = 0; i < 3; i += 1) await verify((await read().mintEmbedToken({ user_group_id: 'client-refetch' })).embed_token);
+    for (let i = 0; i < 3; i += 1)
+      await verify((await read().mintEmbedToken({ user_group_id: 'client-refetch' })).embed_token);
     expect(await jwksFetches()).toBe(before + 1);
     await admin.rotateSigningKey();
     const afterRotation = (await read().mintEmbedToken({ user_group_id: 'client-refetch' })).embed_token;
@@ -205,41 +324,76 @@ describe('webhooks', () => {
     const receiver = await startWebhookReceiver();
     try {
       const client = createClient({ baseUrl: await hooked.listen(), apiToken: hooked.tokens.default.Customer.admin });
-      const endpoint = await client.createWebhookEndpoint({ url: receiver.url, events: ['user_group.created'], description: 'client' });
-      expect(endpoint).toMatchObject({ url: receiver.url, events: ['user_group.created'], enabled: true, secret: expect.stringMatching(/^whsec_/) });
+      const endpoint = await client.createWebhookEndpoint({
+        url: receiver.url,
+        events: ['user_group.created'],
+        description: 'client',
+      });
+      expect(endpoint).toMatchObject({
+        url: receiver.url,
+        events: ['user_group.created'],
+        enabled: true,
+        secret: expect.stringMatching(/^whsec_/),
+      });
       const { secret: _secret, ...listed } = endpoint;
       expect(await client.listWebhookEndpoints()).toEqual([listed]);
       await client.getOrCreateUserGroup({ user_group_id: 'client-hooked' });
       await receiver.waitFor((received) => received.length === 1);
       const [received] = receiver.received;
       const event = verifyWebhook(received!.headers, received!.body, endpoint.secret);
-      expect(event).toMatchObject({ type: 'user_group.created', workspace: 'default', data: { user_group: { provided_id: 'client-hooked' } } });
+      expect(event).toMatchObject({
+        type: 'user_group.created',
+        workspace: 'default',
+        data: { user_group: { provided_id: 'client-hooked' } },
+      });
 
       // A changed body, another secret, or an old timestamp are refused.
-      expect(() => verifyWebhook(received!.headers, received!.body.replace('client-hooked', 'client-hacked'), endpoint.secret)).toThrow(WebhookVerificationError);
-      expect(() => verifyWebhook(received!.headers, received!.body, `whsec_${Buffer.alloc(32).toString('base64')}`)).toThrow(WebhookVerificationError);
-      expect(() => verifyWebhook(received!.headers, received!.body, endpoint.secret, { now: new Date(Date.now() + 10 * 60_000) })).toThrow(WebhookVerificationError);
+      expect(() =>
+        verifyWebhook(received!.headers, received!.body.replace('client-hooked', 'client-hacked'), endpoint.secret),
+      ).toThrow(WebhookVerificationError);
+      expect(() =>
+        verifyWebhook(received!.headers, received!.body, `whsec_${Buffer.alloc(32).toString('base64')}`),
+      ).toThrow(WebhookVerificationError);
+      expect(() =>
+        verifyWebhook(received!.headers, received!.body, endpoint.secret, { now: new Date(Date.now() + 10 * 60_000) }),
+      ).toThrow(WebhookVerificationError);
       // A fetch Headers object works as well as node's header record.
-      expect(verifyWebhook(new Headers(received!.headers as Record<string, string>), received!.body, endpoint.secret)).toEqual(event);
+      expect(
+        verifyWebhook(new Headers(received!.headers as Record<string, string>), received!.body, endpoint.secret),
+      ).toEqual(event);
 
       const rotated = await client.rotateWebhookSecret(endpoint.id);
       await client.getOrCreateUserGroup({ user_group_id: 'client-hooked-2' });
       await receiver.waitFor((all) => all.length === 2);
       const second = receiver.received[1]!;
-      expect(verifyWebhook(second.headers, second.body, rotated.secret)).toMatchObject({ data: { user_group: { provided_id: 'client-hooked-2' } } });
-      expect(verifyWebhook(second.headers, second.body, endpoint.secret)).toMatchObject({ data: { user_group: { provided_id: 'client-hooked-2' } } });
+      expect(verifyWebhook(second.headers, second.body, rotated.secret)).toMatchObject({
+        data: { user_group: { provided_id: 'client-hooked-2' } },
+      });
+      expect(verifyWebhook(second.headers, second.body, endpoint.secret)).toMatchObject({
+        data: { user_group: { provided_id: 'client-hooked-2' } },
+      });
 
       // The receiver has both; the worker records the second outcome right after its answer.
       await expect
-        .poll(async () => (await client.listWebhookDeliveries({ endpoint_id: String(endpoint.id) })).items.map((delivery) => delivery.status))
+        .poll(async () =>
+          (await client.listWebhookDeliveries({ endpoint_id: String(endpoint.id) })).items.map(
+            (delivery) => delivery.status,
+          ),
+        )
         .toEqual(['delivered', 'delivered']);
       const deliveries = await client.listWebhookDeliveries({ endpoint_id: String(endpoint.id) });
-      expect(await client.retryWebhookDelivery(deliveries.items[1]!.id)).toMatchObject({ status: 'pending', attempts: 0 });
+      expect(await client.retryWebhookDelivery(deliveries.items[1]!.id)).toMatchObject({
+        status: 'pending',
+        attempts: 0,
+      });
       await receiver.waitFor((all) => all.length === 3);
       expect(receiver.received[2]!.json.id).toBe(receiver.received[0]!.json.id);
       expect(await client.updateWebhookEndpoint(endpoint.id, { enabled: false })).toMatchObject({ enabled: false });
       expect(await client.deleteWebhookEndpoint(endpoint.id)).toMatchObject({ id: endpoint.id });
-      await expect(client.getWebhookEndpoint(endpoint.id)).rejects.toMatchObject({ status: 404, code: 'webhook_endpoint_not_found' });
+      await expect(client.getWebhookEndpoint(endpoint.id)).rejects.toMatchObject({
+        status: 404,
+        code: 'webhook_endpoint_not_found',
+      });
     } finally {
       await hooked.close();
       await receiver.close();

@@ -64,7 +64,10 @@ export interface ConsoleRouteOptions {
 }
 
 /** The admin console (SPEC §14): its pages and assets at /console, and its session at /console/session. */
-export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions> = async (app, { consoleSessions, assets, admission }) => {
+export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions> = async (
+  app,
+  { consoleSessions, assets, admission },
+) => {
   app.addHook('onRequest', async (_request, reply) => {
     reply.headers(SECURITY_HEADERS);
     // Sessions and pages alike: no shared cache keeps a response that belongs to one operator.
@@ -80,26 +83,38 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions> = asy
     return session;
   };
 
-  app.post('/console/session', { schema: sessionSchema({ body: SignInBody, response: responses(ConsoleSessionResponse) }) }, async (request, reply) => {
-    const session = await consoleSessions.signIn(request.body.api_token, request.id);
-    await admit(reply, session);
-    setSessionCookie(request, reply, session.secret);
-    return sessionBody(session);
-  });
+  app.post(
+    '/console/session',
+    { schema: sessionSchema({ body: SignInBody, response: responses(ConsoleSessionResponse) }) },
+    async (request, reply) => {
+      const session = await consoleSessions.signIn(request.body.api_token, request.id);
+      await admit(reply, session);
+      setSessionCookie(request, reply, session.secret);
+      return sessionBody(session);
+    },
+  );
 
-  app.get('/console/session', { schema: sessionSchema({ response: responses(ConsoleSessionResponse) }) }, async (request, reply) => {
-    const session = await requireSession(request, false);
-    await admit(reply, session);
-    return sessionBody(session);
-  });
+  app.get(
+    '/console/session',
+    { schema: sessionSchema({ response: responses(ConsoleSessionResponse) }) },
+    async (request, reply) => {
+      const session = await requireSession(request, false);
+      await admit(reply, session);
+      return sessionBody(session);
+    },
+  );
 
-  app.delete('/console/session', { schema: sessionSchema({ response: responses(SignedOutResponse) }) }, async (request, reply) => {
-    const session = await requireSession(request, true);
-    await admit(reply, session);
-    await consoleSessions.signOut(session);
-    clearSessionCookie(request, reply);
-    return { success: 1 as const };
-  });
+  app.delete(
+    '/console/session',
+    { schema: sessionSchema({ response: responses(SignedOutResponse) }) },
+    async (request, reply) => {
+      const session = await requireSession(request, true);
+      await admit(reply, session);
+      await consoleSessions.signOut(session);
+      clearSessionCookie(request, reply);
+      return { success: 1 as const };
+    },
+  );
 
   const send = (reply: FastifyReply, asset: ConsoleAsset) => {
     if (asset.immutable) reply.header('cache-control', 'public, max-age=31536000, immutable');

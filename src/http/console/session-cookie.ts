@@ -35,7 +35,14 @@ function isHttps(request: FastifyRequest): boolean {
 }
 
 function cookie(request: FastifyRequest, value: string, maxAgeSeconds: number): string {
-  return [`${SESSION_COOKIE}=${value}`, 'Path=/', `Max-Age=${maxAgeSeconds}`, 'HttpOnly', 'SameSite=Strict', ...(isHttps(request) ? ['Secure'] : [])].join('; ');
+  return [
+    `${SESSION_COOKIE}=${value}`,
+    'Path=/',
+    `Max-Age=${maxAgeSeconds}`,
+    'HttpOnly',
+    'SameSite=Strict',
+    ...(isHttps(request) ? ['Secure'] : []),
+  ].join('; ');
 }
 
 /** Sets the cookie of a new session; the browser drops it when the session's absolute lifetime is over. */
@@ -62,12 +69,14 @@ export async function consoleSessionOf(
   const session = await sessions.authenticate(secret, request.id);
   if (requireCsrf) {
     const presented = request.headers[CSRF_HEADER.toLowerCase()];
-    if (!sessions.isCsrfTokenOf(secret, typeof presented === 'string' ? presented : undefined)) throw requestFailure.csrfToken(CSRF_HEADER);
+    if (!sessions.isCsrfTokenOf(secret, typeof presented === 'string' ? presented : undefined))
+      throw requestFailure.csrfToken(CSRF_HEADER);
   }
   return { ...session, secret };
 }
 
 /** For the /api authentication hook: the caller a console session speaks for (its API token), CSRF token required. */
 export function consoleSessionCaller(sessions: ConsoleSessionService) {
-  return async (request: FastifyRequest): Promise<ApiTokenCaller | undefined> => (await consoleSessionOf(request, sessions, { requireCsrf: true }))?.caller;
+  return async (request: FastifyRequest): Promise<ApiTokenCaller | undefined> =>
+    (await consoleSessionOf(request, sessions, { requireCsrf: true }))?.caller;
 }

@@ -10,12 +10,15 @@ import { UserGroup, UserGroupResponse } from '../../wire/user-groups.schemas.js'
 import { toUserGroup } from '../../wire/user-group.presenter.js';
 import { ListUserGroupsQuery } from '../../wire/admin-user-groups.schemas.js';
 
-export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: UserGroupAdminService }> = async (app, { userGroupAdmin }) => {
+export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: UserGroupAdminService }> = async (
+  app,
+  { userGroupAdmin },
+) => {
   app.get(
     '/admin/user_groups',
     {
       schema: apiRouteSchema('admin', 'List or search user groups', PageResponse('user_groups', UserGroup), {
-        description: 'In team_id order, one environment (default: the API token\'s), cursor-paginated.',
+        description: "In team_id order, one environment (default: the API token's), cursor-paginated.",
         querystring: ListUserGroupsQuery,
       }),
     },
@@ -37,13 +40,16 @@ export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: U
     '/admin/user_groups/:team_id',
     {
       schema: apiRouteSchema('admin', 'Get a user group by team_id', UserGroupResponse, {
-        params: Type.Object({ team_id: IdParam('The group\'s team_id.') }),
+        params: Type.Object({ team_id: IdParam("The group's team_id.") }),
         querystring: EnvironmentQuery,
       }),
     },
     async (request) => {
       const caller = inEnvironment(request.caller, request.query.environment);
-      return { success: 1 as const, user_group: toUserGroup(await userGroupAdmin.getUserGroup(caller, Number(request.params.team_id))) };
+      return {
+        success: 1 as const,
+        user_group: toUserGroup(await userGroupAdmin.getUserGroup(caller, Number(request.params.team_id))),
+      };
     },
   );
 };

@@ -9,7 +9,14 @@ import { inEnvironment } from '../../domain/tenancy.js';
 import { Success } from '../../wire/envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
 import type { RateLimitField } from '../../wire/api-tokens.schemas.js';
-import { ApiToken, ApiTokenParams, ApiTokenResponse, CreateApiTokenBody, IssuedApiToken, UpdateApiTokenBody } from '../../wire/api-tokens.schemas.js';
+import {
+  ApiToken,
+  ApiTokenParams,
+  ApiTokenResponse,
+  CreateApiTokenBody,
+  IssuedApiToken,
+  UpdateApiTokenBody,
+} from '../../wire/api-tokens.schemas.js';
 
 const fromWire = (rateLimit: Static<typeof RateLimitField> | undefined): RateLimitRecord | null =>
   rateLimit ? { perSecond: rateLimit.per_second, burst: rateLimit.burst } : null;
@@ -18,11 +25,17 @@ export const apiTokenRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokenServ
   app.post(
     '/admin/api_tokens',
     {
-      schema: apiRouteSchema('admin', 'Create an API token', Type.Object({ success: Success, api_token: IssuedApiToken }), {
-        description: 'environment defaults to the API token\'s, rate_limit to the server\'s default. The secret appears in this response only.',
-        body: CreateApiTokenBody,
-        querystring: NoQuery,
-      }),
+      schema: apiRouteSchema(
+        'admin',
+        'Create an API token',
+        Type.Object({ success: Success, api_token: IssuedApiToken }),
+        {
+          description:
+            "environment defaults to the API token's, rate_limit to the server's default. The secret appears in this response only.",
+          body: CreateApiTokenBody,
+          querystring: NoQuery,
+        },
+      ),
     },
     async (request) => {
       const { body } = request;
@@ -39,22 +52,30 @@ export const apiTokenRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokenServ
   app.get(
     '/admin/api_tokens',
     {
-      schema: apiRouteSchema('admin', 'List live API tokens (without secrets)', Type.Object({ success: Success, api_tokens: Type.Array(ApiToken) }), {
-        description: 'The tokens of one environment: the given one, else the API token\'s.',
-        querystring: EnvironmentQuery,
-      }),
+      schema: apiRouteSchema(
+        'admin',
+        'List live API tokens (without secrets)',
+        Type.Object({ success: Success, api_tokens: Type.Array(ApiToken) }),
+        {
+          description: "The tokens of one environment: the given one, else the API token's.",
+          querystring: EnvironmentQuery,
+        },
+      ),
     },
     async (request) => ({
       success: 1 as const,
-      api_tokens: (await apiTokens.listApiTokens(inEnvironment(request.caller, request.query.environment))).map(toApiToken),
+      api_tokens: (await apiTokens.listApiTokens(inEnvironment(request.caller, request.query.environment))).map(
+        toApiToken,
+      ),
     }),
   );
 
   app.patch(
     '/admin/api_tokens/:id',
     {
-      schema: apiRouteSchema('admin', 'Change an API token\'s rate limit', ApiTokenResponse, {
-        description: 'rate_limit is required: an object sets the token\'s own limit, null puts it back on the server\'s default. Applies from the token\'s next request, on every instance.',
+      schema: apiRouteSchema('admin', "Change an API token's rate limit", ApiTokenResponse, {
+        description:
+          "rate_limit is required: an object sets the token's own limit, null puts it back on the server's default. Applies from the token's next request, on every instance.",
         params: ApiTokenParams,
         querystring: NoQuery,
         body: UpdateApiTokenBody,
@@ -62,7 +83,13 @@ export const apiTokenRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokenServ
     },
     async (request) => ({
       success: 1 as const,
-      api_token: toApiToken(await apiTokens.updateApiTokenRateLimit(request.caller, Number(request.params.id), fromWire(request.body.rate_limit))),
+      api_token: toApiToken(
+        await apiTokens.updateApiTokenRateLimit(
+          request.caller,
+          Number(request.params.id),
+          fromWire(request.body.rate_limit),
+        ),
+      ),
     }),
   );
 
@@ -75,6 +102,9 @@ export const apiTokenRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokenServ
         querystring: NoQuery,
       }),
     },
-    async (request) => ({ success: 1 as const, api_token: toApiToken(await apiTokens.revokeApiToken(request.caller, Number(request.params.id))) }),
+    async (request) => ({
+      success: 1 as const,
+      api_token: toApiToken(await apiTokens.revokeApiToken(request.caller, Number(request.params.id))),
+    }),
   );
 };

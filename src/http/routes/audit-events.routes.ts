@@ -25,7 +25,8 @@ export const auditEventRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }
     '/admin/audit_events',
     {
       schema: apiRouteSchema('admin', 'List audit events', PageResponse('audit_events', AuditEvent), {
-        description: 'Newest first, across the workspace (both environments unless environment is given), cursor-paginated.',
+        description:
+          'Newest first, across the workspace (both environments unless environment is given), cursor-paginated.',
         querystring: AuditQuery,
       }),
     },

@@ -8,16 +8,32 @@ import { NoQuery } from '../../wire/common.schemas.js';
 import { Success } from '../../wire/envelope.js';
 import { apiRouteSchema } from '../route-schema.js';
 import { toDataSource } from '../../wire/data-source.presenter.js';
-import { CreateDataSourceBody, DataSource, DataSourceParams, DataSourceResponse, UpdateDataSourceBody } from '../../wire/data-sources.schemas.js';
+import {
+  CreateDataSourceBody,
+  DataSource,
+  DataSourceParams,
+  DataSourceResponse,
+  UpdateDataSourceBody,
+} from '../../wire/data-sources.schemas.js';
 
-const inQueryEnvironment = (request: { caller: Caller; query: { environment?: Environment } }) => inEnvironment(request.caller, request.query.environment);
+const inQueryEnvironment = (request: { caller: Caller; query: { environment?: Environment } }) =>
+  inEnvironment(request.caller, request.query.environment);
 
 const withDataSource = (record: DataSourceRecord) => ({ success: 1 as const, data_source: toDataSource(record) });
 
-export const dataSourceRoutes: FastifyPluginAsyncTypebox<{ dataSources: DataSourceService }> = async (app, { dataSources }) => {
+export const dataSourceRoutes: FastifyPluginAsyncTypebox<{ dataSources: DataSourceService }> = async (
+  app,
+  { dataSources },
+) => {
   app.post(
     '/admin/data_sources',
-    { schema: apiRouteSchema('admin', 'Create a data source', DataSourceResponse, { description: 'environment defaults to the API token\'s.', body: CreateDataSourceBody, querystring: NoQuery }) },
+    {
+      schema: apiRouteSchema('admin', 'Create a data source', DataSourceResponse, {
+        description: "environment defaults to the API token's.",
+        body: CreateDataSourceBody,
+        querystring: NoQuery,
+      }),
+    },
     async (request) => {
       const { body } = request;
       return withDataSource(
@@ -34,10 +50,15 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<{ dataSources: DataSour
   app.get(
     '/admin/data_sources',
     {
-      schema: apiRouteSchema('admin', 'List data sources', Type.Object({ success: Success, data_sources: Type.Array(DataSource) }), {
-        description: 'The data sources of the given environment, by default the API token\'s.',
-        querystring: EnvironmentQuery,
-      }),
+      schema: apiRouteSchema(
+        'admin',
+        'List data sources',
+        Type.Object({ success: Success, data_sources: Type.Array(DataSource) }),
+        {
+          description: "The data sources of the given environment, by default the API token's.",
+          querystring: EnvironmentQuery,
+        },
+      ),
     },
     async (request) => ({
       success: 1 as const,
@@ -47,15 +68,22 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<{ dataSources: DataSour
 
   app.get(
     '/admin/data_sources/:id',
-    { schema: apiRouteSchema('admin', 'Get a data source', DataSourceResponse, { params: DataSourceParams, querystring: EnvironmentQuery }) },
-    async (request) => withDataSource(await dataSources.getDataSource(inQueryEnvironment(request), Number(request.params.id))),
+    {
+      schema: apiRouteSchema('admin', 'Get a data source', DataSourceResponse, {
+        params: DataSourceParams,
+        querystring: EnvironmentQuery,
+      }),
+    },
+    async (request) =>
+      withDataSource(await dataSources.getDataSource(inQueryEnvironment(request), Number(request.params.id))),
   );
 
   app.patch(
     '/admin/data_sources/:id',
     {
       schema: apiRouteSchema('admin', 'Update a data source', DataSourceResponse, {
-        description: 'Absent fields stay. schema_id cannot change while user groups map to it (409 data_source_in_use).',
+        description:
+          'Absent fields stay. schema_id cannot change while user groups map to it (409 data_source_in_use).',
         params: DataSourceParams,
         querystring: EnvironmentQuery,
         body: UpdateDataSourceBody,
@@ -82,6 +110,7 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<{ dataSources: DataSour
         querystring: EnvironmentQuery,
       }),
     },
-    async (request) => withDataSource(await dataSources.deleteDataSource(inQueryEnvironment(request), Number(request.params.id))),
+    async (request) =>
+      withDataSource(await dataSources.deleteDataSource(inQueryEnvironment(request), Number(request.params.id))),
   );
 };

@@ -20,7 +20,14 @@ export const discoveryRoutes: FastifyPluginAsyncTypebox<{
 }> = async (app, { workspaces, signingKeys, embedTokens }) => {
   app.get(
     '/w/:workspace/.well-known/jwks.json',
-    { schema: { summary: 'The workspace\'s public signing keys (JWKS)', tags, params: WorkspaceParam, response: responses(JwkSet) } },
+    {
+      schema: {
+        summary: "The workspace's public signing keys (JWKS)",
+        tags,
+        params: WorkspaceParam,
+        response: responses(JwkSet),
+      },
+    },
     async (request, reply) => {
       const workspace = await workspaces.requireWorkspace(request.params.workspace);
       const keys = (await signingKeys.published(workspace.id)).map((key) => key.publicJwk);
@@ -31,12 +38,23 @@ export const discoveryRoutes: FastifyPluginAsyncTypebox<{
 
   app.get(
     '/w/:workspace/.well-known/openid-configuration',
-    { schema: { summary: 'Where the workspace\'s embed tokens come from and their keys are', tags, params: WorkspaceParam, response: responses(OpenIdConfiguration) } },
+    {
+      schema: {
+        summary: "Where the workspace's embed tokens come from and their keys are",
+        tags,
+        params: WorkspaceParam,
+        response: responses(OpenIdConfiguration),
+      },
+    },
     async (request, reply) => {
       const workspace = await workspaces.requireWorkspace(request.params.workspace);
       const issuer = embedTokens.issuerOf(workspace.name);
       reply.header('cache-control', CACHE_CONTROL);
-      return { issuer, jwks_uri: `${issuer}/.well-known/jwks.json`, id_token_signing_alg_values_supported: ['ES256' as const] };
+      return {
+        issuer,
+        jwks_uri: `${issuer}/.well-known/jwks.json`,
+        id_token_signing_alg_values_supported: ['ES256' as const],
+      };
     },
   );
 };

@@ -28,12 +28,15 @@ const routeSchema = <B extends TSchema, R extends TSchema>(summary: string, desc
 
 const withUserGroup = (view: UserGroupView) => ({ success: 1 as const, user_group: toUserGroup(view) });
 
-
 // Query values that carry JSON documents (or a JSON boolean) rather than plain strings.
 const JSON_QUERY_FIELDS = new Set(['mapping', 'properties', 'tags', 'is_demo_group']);
 
 /** The SPEC §11 fields of a get-or-create or PUT body, as the domain takes them. */
-const treeFieldsOf = (body: { parent_user_group_id?: string | number | null; is_demo_group?: boolean; tags?: string[] }) => ({
+const treeFieldsOf = (body: {
+  parent_user_group_id?: string | number | null;
+  is_demo_group?: boolean;
+  tags?: string[];
+}) => ({
   parentUserGroupId: body.parent_user_group_id,
   isDemoGroup: body.is_demo_group,
   tags: body.tags,
@@ -67,16 +70,32 @@ function jsonFromQuery(field: string, text: string): unknown {
  * OpenAPI document. The canonical route of each operation comes first.
  */
 const PATHS = {
-  getOrCreate: [['GET', '/user'], ['POST', '/create_user_group']],
-  update: [['PUT', '/user'], ['POST', '/update_user_group']],
-  rotate: [['POST', '/user'], ['POST', '/refresh_user_group_token']],
-  remove: [['DELETE', '/user'], ['DELETE', '/delete_user_group']],
+  getOrCreate: [
+    ['GET', '/user'],
+    ['POST', '/create_user_group'],
+  ],
+  update: [
+    ['PUT', '/user'],
+    ['POST', '/update_user_group'],
+  ],
+  rotate: [
+    ['POST', '/user'],
+    ['POST', '/refresh_user_group_token'],
+  ],
+  remove: [
+    ['DELETE', '/user'],
+    ['DELETE', '/delete_user_group'],
+  ],
 } as const;
 
 /** An alias is the canonical operation, marked deprecated for new code. */
-const aliasing = <S extends object>(schema: S, index: number) => (index === 0 ? schema : { ...schema, deprecated: true });
+const aliasing = <S extends object>(schema: S, index: number) =>
+  index === 0 ? schema : { ...schema, deprecated: true };
 
-export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupService; embedTokens: EmbedTokenService }> = async (app, { userGroups, embedTokens }) => {
+export const userGroupRoutes: FastifyPluginAsyncTypebox<{
+  userGroups: UserGroupService;
+  embedTokens: EmbedTokenService;
+}> = async (app, { userGroups, embedTokens }) => {
   const getOrCreateSchema = routeSchema(
     'Get a user group, or create it',
     'The fields travel in a JSON body, even on GET. A GET without a body may send them in the query string instead, with mapping and properties as JSON text. Creating needs the write scope.',
@@ -92,7 +111,8 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupS
       // claim needs a confirmed token first.
       config: { confirmsApiToken: method === 'GET' },
       preValidation: (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
-        if (request.body === undefined) request.body = bodyFromQuery(request.query as Record<string, string | string[] | undefined>);
+        if (request.body === undefined)
+          request.body = bodyFromQuery(request.query as Record<string, string | string[] | undefined>);
         done();
       },
       handler: async (request) => {
@@ -146,7 +166,8 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupS
       method,
       url,
       schema: aliasing(rotateSchema, index),
-      handler: async (request) => withUserGroup(await userGroups.rotateUserGroupToken(request.caller, request.body.current_token)),
+      handler: async (request) =>
+        withUserGroup(await userGroups.rotateUserGroupToken(request.caller, request.body.current_token)),
     }),
   );
 
@@ -187,11 +208,17 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{ userGroups: UserGroupS
     },
     async (request) => {
       const { token } = request.body;
-      if (!isEmbedTokenShaped(token)) return withUserGroup(await userGroups.verifyUserGroupToken(request.caller, token));
+      if (!isEmbedTokenShaped(token))
+        return withUserGroup(await userGroups.verifyUserGroupToken(request.caller, token));
       const { userGroup, embed } = await embedTokens.verify(request.caller, token);
       return {
         ...withUserGroup(userGroup),
-        embed: { embed_id: embed.embedId, origin: embed.origin, properties: embed.properties, expires_at: embed.expiresAt },
+        embed: {
+          embed_id: embed.embedId,
+          origin: embed.origin,
+          properties: embed.properties,
+          expires_at: embed.expiresAt,
+        },
       };
     },
   );

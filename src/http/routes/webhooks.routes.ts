@@ -21,16 +21,21 @@ import {
 } from '../../wire/webhooks.schemas.js';
 
 /** SPEC §13: endpoints (secrets shown once), their deliveries, and a manual retry. */
-export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: WebhookEndpointService }> = async (app, { webhookEndpoints }) => {
+export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: WebhookEndpointService }> = async (
+  app,
+  { webhookEndpoints },
+) => {
   const params = { params: WebhookEndpointParams, querystring: EnvironmentQuery };
-  const callerIn = (request: { caller: Parameters<typeof inEnvironment>[0]; query: { environment?: 'Customer' | 'Testing' } }) =>
-    inEnvironment(request.caller, request.query.environment);
+  const callerIn = (request: {
+    caller: Parameters<typeof inEnvironment>[0];
+    query: { environment?: 'Customer' | 'Testing' };
+  }) => inEnvironment(request.caller, request.query.environment);
 
   app.post(
     '/admin/webhook_endpoints',
     {
       schema: apiRouteSchema('admin', 'Create a webhook endpoint', IssuedWebhookEndpointResponse, {
-        description: 'environment defaults to the API token\'s. The signing secret appears in this response only.',
+        description: "environment defaults to the API token's. The signing secret appears in this response only.",
         body: CreateWebhookEndpointBody,
         querystring: NoQuery,
       }),
@@ -50,17 +55,28 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: Webhoo
   app.get(
     '/admin/webhook_endpoints',
     {
-      schema: apiRouteSchema('admin', 'List webhook endpoints (without secrets)', Type.Object({ success: Success, webhook_endpoints: Type.Array(WebhookEndpoint) }), {
-        querystring: EnvironmentQuery,
-      }),
+      schema: apiRouteSchema(
+        'admin',
+        'List webhook endpoints (without secrets)',
+        Type.Object({ success: Success, webhook_endpoints: Type.Array(WebhookEndpoint) }),
+        {
+          querystring: EnvironmentQuery,
+        },
+      ),
     },
-    async (request) => ({ success: 1 as const, webhook_endpoints: (await webhookEndpoints.list(callerIn(request))).map(toWebhookEndpoint) }),
+    async (request) => ({
+      success: 1 as const,
+      webhook_endpoints: (await webhookEndpoints.list(callerIn(request))).map(toWebhookEndpoint),
+    }),
   );
 
   app.get(
     '/admin/webhook_endpoints/:id',
     { schema: apiRouteSchema('admin', 'Show a webhook endpoint', WebhookEndpointResponse, params) },
-    async (request) => ({ success: 1 as const, webhook_endpoint: toWebhookEndpoint(await webhookEndpoints.show(callerIn(request), Number(request.params.id))) }),
+    async (request) => ({
+      success: 1 as const,
+      webhook_endpoint: toWebhookEndpoint(await webhookEndpoints.show(callerIn(request), Number(request.params.id))),
+    }),
   );
 
   app.patch(
@@ -74,21 +90,29 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: Webhoo
     },
     async (request) => ({
       success: 1 as const,
-      webhook_endpoint: toWebhookEndpoint(await webhookEndpoints.update(callerIn(request), Number(request.params.id), request.body)),
+      webhook_endpoint: toWebhookEndpoint(
+        await webhookEndpoints.update(callerIn(request), Number(request.params.id), request.body),
+      ),
     }),
   );
 
   app.delete(
     '/admin/webhook_endpoints/:id',
-    { schema: apiRouteSchema('admin', 'Delete a webhook endpoint and its deliveries', WebhookEndpointResponse, params) },
-    async (request) => ({ success: 1 as const, webhook_endpoint: toWebhookEndpoint(await webhookEndpoints.remove(callerIn(request), Number(request.params.id))) }),
+    {
+      schema: apiRouteSchema('admin', 'Delete a webhook endpoint and its deliveries', WebhookEndpointResponse, params),
+    },
+    async (request) => ({
+      success: 1 as const,
+      webhook_endpoint: toWebhookEndpoint(await webhookEndpoints.remove(callerIn(request), Number(request.params.id))),
+    }),
   );
 
   app.post(
     '/admin/webhook_endpoints/:id/rotate_secret',
     {
-      schema: apiRouteSchema('admin', 'Rotate a webhook endpoint\'s signing secret', IssuedWebhookEndpointResponse, {
-        description: 'The new secret (in this response only) signs from now on; the previous one signs beside it for 24 hours.',
+      schema: apiRouteSchema('admin', "Rotate a webhook endpoint's signing secret", IssuedWebhookEndpointResponse, {
+        description:
+          'The new secret (in this response only) signs from now on; the previous one signs beside it for 24 hours.',
         ...params,
       }),
     },
@@ -122,14 +146,17 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: Webhoo
     '/admin/webhook_deliveries/:id/retry',
     {
       schema: apiRouteSchema('admin', 'Retry a webhook delivery now', WebhookDeliveryResponse, {
-        description: 'Queues it again at once with a fresh attempt budget, whatever its status (a delivered one is sent again).',
+        description:
+          'Queues it again at once with a fresh attempt budget, whatever its status (a delivered one is sent again).',
         params: WebhookDeliveryParams,
         querystring: EnvironmentQuery,
       }),
     },
     async (request) => ({
       success: 1 as const,
-      webhook_delivery: toWebhookDelivery(await webhookEndpoints.retryDelivery(callerIn(request), Number(request.params.id))),
+      webhook_delivery: toWebhookDelivery(
+        await webhookEndpoints.retryDelivery(callerIn(request), Number(request.params.id)),
+      ),
     }),
   );
 };

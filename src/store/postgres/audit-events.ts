@@ -71,12 +71,13 @@ const INSERT_AUDIT_EVENTS = `INSERT INTO audit_events
       @changes::json[]) WITH ORDINALITY AS e(workspace_id, environment, action, team_id, provided_id, changes, n)
     ORDER BY e.n`;
 
-const sql = statements({
-  insert: INSERT_AUDIT_EVENTS,
-  // The same, with the webhook events the entries announce (the outbox, SPEC §13), in one statement:
-  // an event is written only when an enabled endpoint of its workspace (and environment) wants its
-  // type, with one delivery per such endpoint, in the order of the entries.
-  insertAnnouncing: `WITH audited AS (${INSERT_AUDIT_EVENTS}),
+const sql = statements(
+  {
+    insert: INSERT_AUDIT_EVENTS,
+    // The same, with the webhook events the entries announce (the outbox, SPEC §13), in one statement:
+    // an event is written only when an enabled endpoint of its workspace (and environment) wants its
+    // type, with one delivery per such endpoint, in the order of the entries.
+    insertAnnouncing: `WITH audited AS (${INSERT_AUDIT_EVENTS}),
     announced AS (
       SELECT * FROM unnest(@publicIds::text[], @types::text[], @eventWorkspaceIds::bigint[], @eventEnvironments::text[],
         @orderingKeys::text[], @bodies::text[]) WITH ORDINALITY AS a(public_id, type, workspace_id, environment, ordering_key, body, n)
@@ -93,7 +94,7 @@ const sql = statements({
     SELECT v.id, t.endpoint_id, a.ordering_key, 'pending', ${firstInLine('t.endpoint_id', 'a.ordering_key', '@at::timestamptz', 'FOR SHARE')}, @at::timestamptz
     FROM events v JOIN announced a ON a.public_id = v.public_id JOIN targets t ON t.n = a.n
     ORDER BY v.id, t.endpoint_id`,
-  list: `SELECT id, at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id,
+    list: `SELECT id, at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id,
       changes, request_id
     FROM audit_events
     WHERE workspace_id = @workspaceId
@@ -104,7 +105,9 @@ const sql = statements({
       AND (@until::timestamptz IS NULL OR at < @until)
       AND id < @beforeId
     ORDER BY id DESC LIMIT @limit`,
-}, { prepared: true });
+  },
+  { prepared: true },
+);
 
 export function auditEvents(db: PostgresDatabase) {
   const write = async (tx: Queryable, context: AuditContext, entries: AuditEntry[]): Promise<void> => {
@@ -142,7 +145,9 @@ export function auditEvents(db: PostgresDatabase) {
      * Wraps a mutation in one transaction and writes its audit entries inside it, so the change and
      * its audit events commit together or not at all.
      */
-    withAudit<A extends unknown[], R>(mutation: (tx: Queryable, context: AuditContext, ...args: A) => Promise<Audited<R>>) {
+    withAudit<A extends unknown[], R>(
+      mutation: (tx: Queryable, context: AuditContext, ...args: A) => Promise<Audited<R>>,
+    ) {
       return (context: AuditContext, ...args: A): Promise<R> =>
         db.transaction(async (tx) => {
           const { result, entries } = await mutation(tx, context, ...args);

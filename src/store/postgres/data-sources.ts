@@ -78,12 +78,14 @@ export function dataSourceMethods(db: PostgresDatabase, audit: AuditEvents): Dat
     return { result: record, entries: [dataSourceCreated(record)] };
   });
 
-  const update = audit.withAudit(async (tx, _context: AuditContext, workspaceId: number, id: number, patch: DataSourcePatch) => {
-    const current = await lockedById(tx, workspaceId, id);
-    const plan = planDataSourceUpdate(current, patch, current ? await usedBy(tx, id) : 0);
-    if (plan.write) await tx.rows(sql.update({ ...plan.write }));
-    return plan;
-  });
+  const update = audit.withAudit(
+    async (tx, _context: AuditContext, workspaceId: number, id: number, patch: DataSourcePatch) => {
+      const current = await lockedById(tx, workspaceId, id);
+      const plan = planDataSourceUpdate(current, patch, current ? await usedBy(tx, id) : 0);
+      if (plan.write) await tx.rows(sql.update({ ...plan.write }));
+      return plan;
+    },
+  );
 
   const remove = audit.withAudit(async (tx, _context: AuditContext, workspaceId: number, id: number) => {
     const current = await lockedById(tx, workspaceId, id);
@@ -94,7 +96,8 @@ export function dataSourceMethods(db: PostgresDatabase, audit: AuditEvents): Dat
 
   return {
     insertDataSource: (source, context) => insert(context, source),
-    listDataSources: (workspaceId, environment) => many(db, sql.list({ workspaceId, environment: environment ?? null })),
+    listDataSources: (workspaceId, environment) =>
+      many(db, sql.list({ workspaceId, environment: environment ?? null })),
     findDataSourceById: async (workspaceId, id) => (await many(db, sql.byId({ id, workspaceId })))[0] ?? null,
     findDataSources: (tenant, refs) =>
       many(db, sql.byRefs({ ...tenant, ids: refs.ids, providedIds: refs.providedIds })),

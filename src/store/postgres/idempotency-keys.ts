@@ -47,14 +47,21 @@ export function idempotencyKeyMethods(db: PostgresDatabase): IdempotencyStore {
       db.transaction(async (tx): Promise<IdempotencyClaimResult> => {
         await tx.rows(sql.lockToken({ apiTokenId: attempt.apiTokenId }));
         if ((await tx.rows(sql.claim({ ...attempt }))).length > 0) {
-          const [live] = await tx.rows<{ count: number }>(sql.countLive({ apiTokenId: attempt.apiTokenId, expiredBefore: attempt.expiredBefore }));
+          const [live] = await tx.rows<{ count: number }>(
+            sql.countLive({ apiTokenId: attempt.apiTokenId, expiredBefore: attempt.expiredBefore }),
+          );
           if (live && live.count <= attempt.maxLiveKeys) return { claimed: true };
-          await tx.rows(sql.release({ apiTokenId: attempt.apiTokenId, keyHash: attempt.keyHash, createdAt: attempt.createdAt }));
+          await tx.rows(
+            sql.release({ apiTokenId: attempt.apiTokenId, keyHash: attempt.keyHash, createdAt: attempt.createdAt }),
+          );
           return { claimed: false, limitReached: true };
         }
         const [row] = await tx.rows<IdempotencyKeyRow>(sql.find({ ...attempt }));
         if (!row) throw new Error('idempotency key neither claimed nor found');
-        return { claimed: false, record: { fingerprint: row.fingerprint, createdAt: iso(row.created_at), response: row.response } };
+        return {
+          claimed: false,
+          record: { fingerprint: row.fingerprint, createdAt: iso(row.created_at), response: row.response },
+        };
       }),
     completeIdempotencyKey: async ({ apiTokenId, keyHash, createdAt }, response) =>
       (await db.rows(sql.complete({ apiTokenId, keyHash, createdAt, response }))).length === 1,

@@ -69,7 +69,10 @@ export function isConnectionFailure(error: unknown): boolean {
   if (error instanceof AggregateError) return error.errors.some(isConnectionFailure);
   if (!(error instanceof Error)) return false;
   const code = codeOf(error);
-  if (code !== undefined && (NETWORK_ERROR_CODES.has(code) || SESSION_ENDING_SQLSTATES.has(code) || code.startsWith('08'))) {
+  if (
+    code !== undefined &&
+    (NETWORK_ERROR_CODES.has(code) || SESSION_ENDING_SQLSTATES.has(code) || code.startsWith('08'))
+  ) {
     return true;
   }
   return CONNECTION_FAILURE_MESSAGES.some((pattern) => pattern.test(error.message));
@@ -96,7 +99,9 @@ export function mapPostgresError(error: unknown): never {
     const constraint = (error as { constraint?: string }).constraint;
     // A write that links a group under a parent deleted meanwhile (deletes handle their own case).
     if (constraint === PARENT_CONSTRAINT) throw failure.vanishedParent(error);
-    throw constraint === MAPPING_SCHEMA_CONSTRAINT ? failure.mappedSchemaChanged(error) : failure.vanishedDataSource(error);
+    throw constraint === MAPPING_SCHEMA_CONSTRAINT
+      ? failure.mappedSchemaChanged(error)
+      : failure.vanishedDataSource(error);
   }
   if (isUnavailable(error)) throw failure.unavailable(error);
   throw error;

@@ -16,7 +16,12 @@ interface SchemaRow {
 }
 
 function toSchema(row: SchemaRow): SchemaRecord {
-  return { id: toNumber(row.id), workspaceId: toNumber(row.workspace_id), name: row.name, createdAt: iso(row.created_at) };
+  return {
+    id: toNumber(row.id),
+    workspaceId: toNumber(row.workspace_id),
+    name: row.name,
+    createdAt: iso(row.created_at),
+  };
 }
 
 const COLUMNS = 'id, workspace_id, name, created_at';
@@ -45,6 +50,7 @@ export function schemaMethods(db: PostgresDatabase, audit: AuditEvents): SchemaS
   return {
     insertSchema: (workspaceId, name, context) => insert(context, workspaceId, name),
     listSchemas: async (workspaceId) => (await db.rows<SchemaRow>(sql.list({ workspaceId }))).map(toSchema),
-    findSchemasByIds: async (workspaceId, ids) => (await db.rows<SchemaRow>(sql.byIds({ workspaceId, ids }))).map(toSchema),
+    findSchemasByIds: async (workspaceId, ids) =>
+      (await db.rows<SchemaRow>(sql.byIds({ workspaceId, ids }))).map(toSchema),
   };
 }

@@ -61,7 +61,8 @@ export function signingKeyMethods(db: PostgresDatabase, audit: AuditEvents): Sig
   });
 
   return {
-    listSigningKeys: async (workspaceId) => (await db.rows<PostgresSigningKeyRow>(sql.list({ workspaceId }))).map(toSigningKey),
+    listSigningKeys: async (workspaceId) =>
+      (await db.rows<PostgresSigningKeyRow>(sql.list({ workspaceId }))).map(toSigningKey),
     insertFirstSigningKey: (key, context) => insertFirst(context, key),
     rotateSigningKey: (key, context) => rotate(context, key),
   };

@@ -45,9 +45,11 @@ export interface StatementOptions {
 }
 
 /** Compiles every statement of a module once, when the module's methods are built. */
-export function statements<K extends string>(sources: Record<K, string>, options: StatementOptions = {}): Record<K, StatementFactory> {
-  return Object.fromEntries(Object.entries<string>(sources).map(([key, source]) => [key, statement(source, options)])) as Record<
-    K,
-    StatementFactory
-  >;
+export function statements<K extends string>(
+  sources: Record<K, string>,
+  options: StatementOptions = {},
+): Record<K, StatementFactory> {
+  return Object.fromEntries(
+    Object.entries<string>(sources).map(([key, source]) => [key, statement(source, options)]),
+  ) as Record<K, StatementFactory>;
 }

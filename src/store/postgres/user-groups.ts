@@ -44,7 +44,10 @@ import type { Statement } from './statements.js';
  * as an array. A row straight from an insert has no ancestors column (a new group's ancestors are
  * read back when it has a parent).
  */
-type PostgresUserGroupRow = Omit<UserGroupRow, 'team_id' | 'workspace_id' | 'token_generation' | 'created_at' | 'updated_at' | 'ancestors'> & {
+type PostgresUserGroupRow = Omit<
+  UserGroupRow,
+  'team_id' | 'workspace_id' | 'token_generation' | 'created_at' | 'updated_at' | 'ancestors'
+> & {
   team_id: Int8;
   workspace_id: Int8;
   token_generation: Int8;
@@ -146,7 +149,10 @@ interface ApiTokenStateColumns {
 
 /** What the lookup read of the token: not live when it is revoked or gone (NULL). */
 function apiTokenStateOf(row: ApiTokenStateColumns): ApiTokenState {
-  return { live: row.api_token_live === true, rateLimit: rateLimitFromColumns(row.api_token_per_second, row.api_token_burst) };
+  return {
+    live: row.api_token_live === true,
+    rateLimit: rateLimitFromColumns(row.api_token_per_second, row.api_token_burst),
+  };
 }
 
 /**
@@ -164,20 +170,21 @@ const lookups = (match: string) => `SELECT k.i AS lookup_index, ${API_TOKEN_STAT
 /** A lookup's row: its group's columns (all null when there is none) beside the API token's state. */
 type LookupRow = (PostgresUserGroupRow | { [column in keyof PostgresUserGroupRow]: null }) & ApiTokenStateColumns;
 
-const sql = statements({
-  byProvidedId: `${SELECT_GROUP} WHERE ${TENANT} AND g.provided_id = @providedId`,
-  // The hot reads, batched, with each caller's API token confirmed in the same round trip.
-  byProvidedIdLookups: lookups('g.provided_id = k.key'),
-  byTokenHashLookups: lookups('g.token_hash = k.key'),
-  byTeamIdInTenant: `${SELECT_GROUP} WHERE g.team_id = @teamId AND ${TENANT}`,
-  // An array parameter keeps one statement for any number of ids.
-  byProvidedIds: `${SELECT_GROUP} WHERE ${TENANT} AND g.provided_id = ANY(@providedIds::text[]) ORDER BY g.team_id`,
-  // Walks the tenant in team_id order (index user_groups_tenant) and stops at the limit. The name
-  // substring test makes any search a scan of the tenant; the provided-id prefix is a range because
-  // that is exact for every string under the column's "C" collation. strpos() takes the search text
-  // literally, so %, _ and backslash need no escaping; lower() folds case beyond ASCII on a database
-  // with a UTF-8 locale.
-  list: `${SELECT_GROUP}
+const sql = statements(
+  {
+    byProvidedId: `${SELECT_GROUP} WHERE ${TENANT} AND g.provided_id = @providedId`,
+    // The hot reads, batched, with each caller's API token confirmed in the same round trip.
+    byProvidedIdLookups: lookups('g.provided_id = k.key'),
+    byTokenHashLookups: lookups('g.token_hash = k.key'),
+    byTeamIdInTenant: `${SELECT_GROUP} WHERE g.team_id = @teamId AND ${TENANT}`,
+    // An array parameter keeps one statement for any number of ids.
+    byProvidedIds: `${SELECT_GROUP} WHERE ${TENANT} AND g.provided_id = ANY(@providedIds::text[]) ORDER BY g.team_id`,
+    // Walks the tenant in team_id order (index user_groups_tenant) and stops at the limit. The name
+    // substring test makes any search a scan of the tenant; the provided-id prefix is a range because
+    // that is exact for every string under the column's "C" collation. strpos() takes the search text
+    // literally, so %, _ and backslash need no escaping; lower() folds case beyond ASCII on a database
+    // with a UTF-8 locale.
+    list: `${SELECT_GROUP}
     WHERE ${TENANT} AND g.team_id > @afterTeamId
       AND (@parent::text IS NULL OR g.parent_team_id = (SELECT p.team_id FROM user_groups p
         WHERE p.workspace_id = @workspaceId AND p.environment = @environment AND p.provided_id = @parent))
@@ -187,27 +194,27 @@ const sql = statements({
         OR (g.provided_id >= @search AND (@searchEnd::text IS NULL OR g.provided_id < @searchEnd))
         OR strpos(lower(g.name), lower(@search)) > 0)
     ORDER BY g.team_id LIMIT @limit`,
-  // The group and its mapping in one statement. ON CONFLICT DO NOTHING waits for a concurrent insert
-  // of the same provided id to finish, then returns no row if it committed: exactly one caller creates.
-  insert: `${insertGroupSql()} SELECT ${GROUP_COLUMNS} FROM inserted`,
-  // The fast path of the hot write: group, mapping and audit event in one statement (atomic by
-  // itself, no BEGIN and COMMIT round trips), taken only while no endpoint wants the event, which has
-  // to be written with the whole group (a transaction: the paths below). Rotation and deletion have
-  // theirs too.
-  insertUnannounced: `${insertGroupSql(NO_ENDPOINT_WANTS)}, ${auditEventPerRow('inserted')}
+    // The group and its mapping in one statement. ON CONFLICT DO NOTHING waits for a concurrent insert
+    // of the same provided id to finish, then returns no row if it committed: exactly one caller creates.
+    insert: `${insertGroupSql()} SELECT ${GROUP_COLUMNS} FROM inserted`,
+    // The fast path of the hot write: group, mapping and audit event in one statement (atomic by
+    // itself, no BEGIN and COMMIT round trips), taken only while no endpoint wants the event, which has
+    // to be written with the whole group (a transaction: the paths below). Rotation and deletion have
+    // theirs too.
+    insertUnannounced: `${insertGroupSql(NO_ENDPOINT_WANTS)}, ${auditEventPerRow('inserted')}
     SELECT ${GROUP_COLUMNS} FROM inserted`,
-  rotateUnannounced: `WITH rotated AS (${ROTATE} AND ${NO_ENDPOINT_WANTS} ${RETURNING_GROUP}),
+    rotateUnannounced: `WITH rotated AS (${ROTATE} AND ${NO_ENDPOINT_WANTS} ${RETURNING_GROUP}),
     ${auditEventPerRow('rotated')}
     SELECT ${GROUP_COLUMNS}, mapping, ancestors FROM rotated`,
-  deleteUnannounced: `${DELETE_TARGET}, deleted AS (
+    deleteUnannounced: `${DELETE_TARGET}, deleted AS (
       DELETE FROM user_groups g USING target
       WHERE g.team_id = target.team_id AND target.children = 0 AND g.version = @expectedVersion
         AND ${NO_ENDPOINT_WANTS}
       RETURNING g.team_id, g.workspace_id, g.environment, g.provided_id
     ), ${auditEventPerRow('deleted')}
     SELECT target.children, EXISTS (SELECT 1 FROM deleted) AS deleted FROM target`,
-  // One statement for every patch shape: a field is written only when its flag is set.
-  update: `UPDATE user_groups SET
+    // One statement for every patch shape: a field is written only when its flag is set.
+    update: `UPDATE user_groups SET
       provided_id = CASE WHEN @setProvidedId::boolean THEN @providedId::text ELSE provided_id END,
       name = CASE WHEN @setName::boolean THEN @name::text ELSE name END,
       properties = CASE WHEN @setProperties::boolean THEN @properties::json ELSE properties END,
@@ -222,25 +229,25 @@ const sql = statements({
     WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment
       AND version = @expectedVersion
     ${RETURNING_GROUP}`,
-  // A concurrent rotation of the same token holds the row until it commits; this one then re-checks
-  // the WHERE clause against the committed row, finds the old hash gone, and changes nothing.
-  rotate: `${ROTATE} ${RETURNING_GROUP}`,
-  // The children are counted in the same statement; a child linked by a transaction still open then
-  // makes the foreign key refuse the delete once it commits, which the caller treats as "moved on".
-  // RETURNING reads mapping and ancestors in the statement's snapshot, so the group comes back whole,
-  // as it was: its webhook event shows it.
-  delete: `${DELETE_TARGET}, deleted AS (
+    // A concurrent rotation of the same token holds the row until it commits; this one then re-checks
+    // the WHERE clause against the committed row, finds the old hash gone, and changes nothing.
+    rotate: `${ROTATE} ${RETURNING_GROUP}`,
+    // The children are counted in the same statement; a child linked by a transaction still open then
+    // makes the foreign key refuse the delete once it commits, which the caller treats as "moved on".
+    // RETURNING reads mapping and ancestors in the statement's snapshot, so the group comes back whole,
+    // as it was: its webhook event shows it.
+    delete: `${DELETE_TARGET}, deleted AS (
       DELETE FROM user_groups g USING target
       WHERE g.team_id = target.team_id AND target.children = 0 AND g.version = @expectedVersion
       RETURNING ${GROUP_COLUMNS.replace(/(\w+)/g, 'g.$1')}, ${mappingOf('g')}, ${ancestorsOf('g')}
     )
     SELECT target.children, (SELECT row_to_json(deleted) FROM deleted) AS deleted FROM target`,
-  // Every change of a tenant's tree takes this lock first, so two of them (A under B, B under A)
-  // decide one after the other, across instances; reads and other writes never take it.
-  lockTree: `SELECT pg_advisory_xact_lock(hashtext('ugs.user_group_tree'), hashtext(@workspaceId::text || '.' || @environment))`,
-  // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
-  // one level past the depth rule (src/domain/hierarchy.ts decides).
-  parentLink: `WITH RECURSIVE chain(team_id, parent_team_id, level) AS (
+    // Every change of a tenant's tree takes this lock first, so two of them (A under B, B under A)
+    // decide one after the other, across instances; reads and other writes never take it.
+    lockTree: `SELECT pg_advisory_xact_lock(hashtext('ugs.user_group_tree'), hashtext(@workspaceId::text || '.' || @environment))`,
+    // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
+    // one level past the depth rule (src/domain/hierarchy.ts decides).
+    parentLink: `WITH RECURSIVE chain(team_id, parent_team_id, level) AS (
       SELECT team_id, parent_team_id, 1 FROM user_groups
         WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @parentProvidedId
       UNION ALL
@@ -254,18 +261,26 @@ const sql = statements({
     )
     SELECT COALESCE((SELECT json_agg(json_build_array(level, team_id)) FROM chain), '[]') AS chain,
       (SELECT COALESCE(max(level), 1) FROM subtree) AS height`,
-  clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = @teamId',
-  insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
+    clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = @teamId',
+    insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
     SELECT @teamId::bigint, m.schema_id, m.data_source_id
     FROM unnest(@schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(schema_id, data_source_id)`,
-}, { prepared: true });
+  },
+  { prepared: true },
+);
 
 /** A mapping as the two parallel arrays the statements unnest. */
 function mappingParameters(mapping: MappingEntry[]): { schemaIds: number[]; dataSourceIds: number[] } {
-  return { schemaIds: mapping.map((entry) => entry.schemaId), dataSourceIds: mapping.map((entry) => entry.dataSourceId) };
+  return {
+    schemaIds: mapping.map((entry) => entry.schemaId),
+    dataSourceIds: mapping.map((entry) => entry.dataSourceId),
+  };
 }
 
-export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): Omit<UserGroupStore, BatchedUserGroupReads> {
+export function userGroupMethods(
+  db: PostgresDatabase,
+  audit: AuditEvents,
+): Omit<UserGroupStore, BatchedUserGroupReads> {
   const findOne = async (q: Queryable, statement: Statement): Promise<UserGroupRecord | null> => {
     const [row] = await q.rows<PostgresUserGroupRow>(statement);
     return row ? toUserGroup(row) : null;
@@ -274,7 +289,8 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): Omit
   const findMany = async (q: Queryable, statement: Statement): Promise<UserGroupRecord[]> =>
     (await q.rows<PostgresUserGroupRow>(statement)).map(toUserGroup);
 
-  const byProvidedId = (q: Queryable, tenant: Tenant, providedId: string) => findOne(q, sql.byProvidedId({ ...tenant, providedId }));
+  const byProvidedId = (q: Queryable, tenant: Tenant, providedId: string) =>
+    findOne(q, sql.byProvidedId({ ...tenant, providedId }));
 
   const lookupStatements = { providedId: sql.byProvidedIdLookups, tokenHash: sql.byTokenHashLookups };
 
@@ -299,7 +315,12 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): Omit
    * Inside a transaction: takes the tenant's tree lock, then checks the parent link (SPEC §11) on the
    * tree as it is now and returns the parent's team id; null detaches, undefined leaves the link.
    */
-  const parentTeamIdFor = async (tx: Queryable, tenant: Tenant, parentProvidedId: string | null | undefined, teamId?: number) => {
+  const parentTeamIdFor = async (
+    tx: Queryable,
+    tenant: Tenant,
+    parentProvidedId: string | null | undefined,
+    teamId?: number,
+  ) => {
     if (parentProvidedId === undefined || parentProvidedId === null) return parentProvidedId;
     await tx.rows(sql.lockTree({ ...tenant }));
     const [row] = await tx.rows<ParentLinkRow>(sql.parentLink({ ...tenant, parentProvidedId, teamId: teamId ?? null }));
@@ -312,7 +333,11 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): Omit
    * A group with a parent goes through `tx`, a transaction the caller opened: the parent is checked
    * under the tree lock first, and the new row (with its ancestors) is read back.
    */
-  const insertGroup = async (q: Queryable, group: NewUserGroup, unannounced?: AuditContext): Promise<UserGroupRecord | undefined> => {
+  const insertGroup = async (
+    q: Queryable,
+    group: NewUserGroup,
+    unannounced?: AuditContext,
+  ): Promise<UserGroupRecord | undefined> => {
     const { tenant, providedId, name, tokenHash, tokenCiphertext, createdAt, parentProvidedId } = group;
     // The parent is checked only for a group that will be created; one that exists is left as it is.
     if (parentProvidedId !== null && (await byProvidedId(q, tenant, providedId))) return undefined;
@@ -330,11 +355,20 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): Omit
       ...mappingParameters(group.mapping),
     };
     const [inserted] = await q.rows<Omit<PostgresUserGroupRow, 'mapping'>>(
-      unannounced ? sql.insertUnannounced({ ...parameters, ...auditParameters(unannounced, groupAudit('user_group.created', unannounced.changes)) }) : sql.insert(parameters),
+      unannounced
+        ? sql.insertUnannounced({
+            ...parameters,
+            ...auditParameters(unannounced, groupAudit('user_group.created', unannounced.changes)),
+          })
+        : sql.insert(parameters),
     );
-    if (inserted && parentProvidedId !== null) return (await findOne(q, sql.byTeamIdInTenant({ ...tenant, teamId: inserted.team_id }))) ?? undefined;
+    if (inserted && parentProvidedId !== null)
+      return (await findOne(q, sql.byTeamIdInTenant({ ...tenant, teamId: inserted.team_id }))) ?? undefined;
     // The statement's RETURNING cannot see the mapping rows its sibling CTE inserts; they are the input.
-    return inserted && toUserGroup({ ...inserted, mapping: group.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]) });
+    return (
+      inserted &&
+      toUserGroup({ ...inserted, mapping: group.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]) })
+    );
   };
 
   /** Applies the patch if the row still has the expected version; undefined (and nothing written) otherwise. */
@@ -371,28 +405,38 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): Omit
   const insertIfAbsent = (group: NewUserGroup, context: AuditContext) => {
     // Made only when the retries give up: an Error's stack costs every create otherwise.
     let conflict: unknown;
-    return retryWhileContended(async () => {
-      let created: UserGroupRecord | undefined;
-      try {
-        // A root (the hot path) first tries the one statement, which writes nothing when the group
-        // exists or an endpoint wants the event; the transaction then decides.
-        created = (group.parentProvidedId === null ? await insertGroup(db, group, context) : undefined) ?? (await insertAudited(context, group));
-      } catch (error) {
-        if (!isTransientConflict(error)) throw error;
-        conflict = error;
-        return LOST;
-      }
-      if (created) return { group: created, created: true };
-      // The conflicting insert has committed by now (ON CONFLICT waited for it), and this read is a new
-      // statement with a new snapshot.
-      const existing = await byProvidedId(db, group.tenant, group.providedId);
-      return existing ? { group: existing, created: false } : LOST;
-    }, () => (conflict as Error | undefined) ?? failure.unavailable(new Error('user group insert kept conflicting with a row deleted before it could be read')));
+    return retryWhileContended(
+      async () => {
+        let created: UserGroupRecord | undefined;
+        try {
+          // A root (the hot path) first tries the one statement, which writes nothing when the group
+          // exists or an endpoint wants the event; the transaction then decides.
+          created =
+            (group.parentProvidedId === null ? await insertGroup(db, group, context) : undefined) ??
+            (await insertAudited(context, group));
+        } catch (error) {
+          if (!isTransientConflict(error)) throw error;
+          conflict = error;
+          return LOST;
+        }
+        if (created) return { group: created, created: true };
+        // The conflicting insert has committed by now (ON CONFLICT waited for it), and this read is a new
+        // statement with a new snapshot.
+        const existing = await byProvidedId(db, group.tenant, group.providedId);
+        return existing ? { group: existing, created: false } : LOST;
+      },
+      () =>
+        (conflict as Error | undefined) ??
+        failure.unavailable(new Error('user group insert kept conflicting with a row deleted before it could be read')),
+    );
   };
 
   const insertAudited = audit.withAudit(async (tx, context: AuditContext, group: NewUserGroup) => {
     const created = await insertGroup(tx, group);
-    return { result: created, entries: created ? [groupEntry(groupAudit('user_group.created', context.changes), created)] : [] };
+    return {
+      result: created,
+      entries: created ? [groupEntry(groupAudit('user_group.created', context.changes), created)] : [],
+    };
   });
 
   const update = audit.withAudit(async (tx, context: AuditContext, groupUpdate: UserGroupUpdate) => {
@@ -405,7 +449,12 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): Omit
   const writeBatch = audit.withAudit(async (tx, _context: AuditContext, writes: UserGroupWrite[]) => {
     const entries: AuditEntry[] = [];
     for (const write of writes) {
-      entries.push(batchWriteEntry(write, write.kind === 'create' ? await insertGroup(tx, write.group) : await applyUpdate(tx, write.update)));
+      entries.push(
+        batchWriteEntry(
+          write,
+          write.kind === 'create' ? await insertGroup(tx, write.group) : await applyUpdate(tx, write.update),
+        ),
+      );
     }
     return { result: undefined, entries };
   });
@@ -426,7 +475,13 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): Omit
     );
   };
 
-  const rotationParameters = ({ tenant, currentTokenHash, newTokenHash, newTokenCiphertext, updatedAt }: UserGroupTokenRotation) => ({
+  const rotationParameters = ({
+    tenant,
+    currentTokenHash,
+    newTokenHash,
+    newTokenCiphertext,
+    updatedAt,
+  }: UserGroupTokenRotation) => ({
     ...tenant,
     currentTokenHash,
     newTokenHash,
@@ -436,27 +491,53 @@ export function userGroupMethods(db: PostgresDatabase, audit: AuditEvents): Omit
 
   const rotateAnnounced = audit.withAudit(async (tx, context: AuditContext, rotation: UserGroupTokenRotation) => {
     const group = await findOne(tx, sql.rotate(rotationParameters(rotation)));
-    return { result: group, entries: group ? [groupEntry(groupAudit('user_group.token_rotated', context.changes), group)] : [] };
+    return {
+      result: group,
+      entries: group ? [groupEntry(groupAudit('user_group.token_rotated', context.changes), group)] : [],
+    };
   });
 
   // One statement while no endpoint wants the event; else (or for an unknown token) the transaction.
   const rotate = async (rotation: UserGroupTokenRotation, context: AuditContext): Promise<UserGroupRecord | null> =>
-    (await findOne(db, sql.rotateUnannounced({ ...rotationParameters(rotation), ...auditParameters(context, groupAudit('user_group.token_rotated', context.changes)) }))) ?? rotateAnnounced(context, rotation);
+    (await findOne(
+      db,
+      sql.rotateUnannounced({
+        ...rotationParameters(rotation),
+        ...auditParameters(context, groupAudit('user_group.token_rotated', context.changes)),
+      }),
+    )) ?? rotateAnnounced(context, rotation);
 
-  const deleteAudited = audit.withAudit(async (tx, context: AuditContext, tenant: Tenant, teamId: number, expectedVersion: number) => {
-    const [outcome] = await tx.rows<{ children: Int8; deleted: PostgresUserGroupRow | null }>(sql.delete({ ...tenant, teamId, expectedVersion }));
-    const children = outcome ? toNumber(outcome.children) : 0;
-    if (children > 0) return { result: { status: 'has_children', children } as UserGroupDeletion, entries: [] };
-    if (!outcome?.deleted) return { result: { status: 'moved' } as UserGroupDeletion, entries: [] };
-    const group = toUserGroup(decodedJsonRow(outcome.deleted));
-    return { result: { status: 'deleted' } as UserGroupDeletion, entries: [groupEntry(groupAudit('user_group.deleted', context.changes), group)] };
-  });
+  const deleteAudited = audit.withAudit(
+    async (tx, context: AuditContext, tenant: Tenant, teamId: number, expectedVersion: number) => {
+      const [outcome] = await tx.rows<{ children: Int8; deleted: PostgresUserGroupRow | null }>(
+        sql.delete({ ...tenant, teamId, expectedVersion }),
+      );
+      const children = outcome ? toNumber(outcome.children) : 0;
+      if (children > 0) return { result: { status: 'has_children', children } as UserGroupDeletion, entries: [] };
+      if (!outcome?.deleted) return { result: { status: 'moved' } as UserGroupDeletion, entries: [] };
+      const group = toUserGroup(decodedJsonRow(outcome.deleted));
+      return {
+        result: { status: 'deleted' } as UserGroupDeletion,
+        entries: [groupEntry(groupAudit('user_group.deleted', context.changes), group)],
+      };
+    },
+  );
 
-  const remove = async (tenant: Tenant, teamId: number, expectedVersion: number, context: AuditContext): Promise<UserGroupDeletion> => {
+  const remove = async (
+    tenant: Tenant,
+    teamId: number,
+    expectedVersion: number,
+    context: AuditContext,
+  ): Promise<UserGroupDeletion> => {
     try {
       // One statement while no endpoint wants the event; when it deleted nothing the transaction decides.
       const [outcome] = await db.rows<{ children: Int8; deleted: boolean }>(
-        sql.deleteUnannounced({ ...tenant, teamId, expectedVersion, ...auditParameters(context, groupAudit('user_group.deleted', context.changes)) }),
+        sql.deleteUnannounced({
+          ...tenant,
+          teamId,
+          expectedVersion,
+          ...auditParameters(context, groupAudit('user_group.deleted', context.changes)),
+        }),
       );
       if (!outcome) return { status: 'moved' };
       const children = toNumber(outcome.children);

@@ -1,8 +1,22 @@
-import type { AuditContext, ClaimedWebhookDelivery, NewWebhookEndpoint, WebhookEndpointPatch, WebhookEventFilter } from '../../domain/models.js';
+import type {
+  AuditContext,
+  ClaimedWebhookDelivery,
+  NewWebhookEndpoint,
+  WebhookEndpointPatch,
+  WebhookEventFilter,
+} from '../../domain/models.js';
 import type { Tenant } from '../../domain/tenancy.js';
 import { patchParameters } from '../user-group-records.js';
 import type { WebhookAttempt, WebhookClaim, WebhookDeliveryQuery, WebhookStore } from '../store.js';
-import { attemptFollowUp, deliveryRetried, endpointCreated, endpointDeleted, endpointDisabled, endpointUpdated, secretRotated } from '../../domain/webhook-endpoints.rules.js';
+import {
+  attemptFollowUp,
+  deliveryRetried,
+  endpointCreated,
+  endpointDeleted,
+  endpointDisabled,
+  endpointUpdated,
+  secretRotated,
+} from '../../domain/webhook-endpoints.rules.js';
 import {
   attemptColumns,
   PROMOTE_NEXT,
@@ -20,7 +34,10 @@ import type { Int8 } from './rows.js';
 import { statements } from './statements.js';
 
 /** webhook_endpoints as node-postgres returns it: bigints as strings, timestamps as Dates. */
-type PostgresEndpointRow = Omit<WebhookEndpointRow, 'id' | 'workspace_id' | 'previous_secret_expires_at' | 'failing_since' | 'created_at' | 'updated_at'> & {
+type PostgresEndpointRow = Omit<
+  WebhookEndpointRow,
+  'id' | 'workspace_id' | 'previous_secret_expires_at' | 'failing_since' | 'created_at' | 'updated_at'
+> & {
   id: Int8;
   workspace_id: Int8;
   previous_secret_expires_at: Date | null;
@@ -41,7 +58,10 @@ const toEndpoint = (row: PostgresEndpointRow) =>
     updated_at: iso(row.updated_at),
   });
 
-type PostgresDeliveryRow = Omit<WebhookDeliveryRow, 'id' | 'endpoint_id' | 'next_attempt_at' | 'last_attempt_at' | 'created_at' | 'completed_at'> & {
+type PostgresDeliveryRow = Omit<
+  WebhookDeliveryRow,
+  'id' | 'endpoint_id' | 'next_attempt_at' | 'last_attempt_at' | 'created_at' | 'completed_at'
+> & {
   id: Int8;
   endpoint_id: Int8;
   next_attempt_at: Date | null;
@@ -132,23 +152,39 @@ export function webhookMethods(db: PostgresDatabase, audit: AuditEvents): Webhoo
   };
 
   const insert = audit.withAudit(async (tx, _context: AuditContext, endpoint: NewWebhookEndpoint) => {
-    const created = toEndpoint(onlyRow(await tx.rows<PostgresEndpointRow>(sql.insert({ ...endpoint })), 'webhook endpoint insert'));
+    const created = toEndpoint(
+      onlyRow(await tx.rows<PostgresEndpointRow>(sql.insert({ ...endpoint })), 'webhook endpoint insert'),
+    );
     return { result: created, entries: [endpointCreated(created)] };
   });
 
-  const update = audit.withAudit(async (tx, context: AuditContext, tenant: Tenant, id: number, patch: WebhookEndpointPatch) => {
-    const before = await findOne(tx, sql.findForUpdate({ ...tenant, id }));
-    if (!before) return { result: null, entries: [] };
-    const after = toEndpoint(
-      onlyRow(await tx.rows<PostgresEndpointRow>(sql.update({ ...tenant, id, at: context.at, ...patchParameters(['url', 'events', 'description', 'enabled'], patch) })), 'webhook endpoint update'),
-    );
-    return { result: after, entries: endpointUpdated(before, after) };
-  });
+  const update = audit.withAudit(
+    async (tx, context: AuditContext, tenant: Tenant, id: number, patch: WebhookEndpointPatch) => {
+      const before = await findOne(tx, sql.findForUpdate({ ...tenant, id }));
+      if (!before) return { result: null, entries: [] };
+      const after = toEndpoint(
+        onlyRow(
+          await tx.rows<PostgresEndpointRow>(
+            sql.update({
+              ...tenant,
+              id,
+              at: context.at,
+              ...patchParameters(['url', 'events', 'description', 'enabled'], patch),
+            }),
+          ),
+          'webhook endpoint update',
+        ),
+      );
+      return { result: after, entries: endpointUpdated(before, after) };
+    },
+  );
 
-  const rotate = audit.withAudit(async (tx, context: AuditContext, tenant: Tenant, id: number, secretCiphertext: string, expiresAt: string) => {
-    const rotated = await findOne(tx, sql.rotate({ ...tenant, id, secretCiphertext, expiresAt, at: context.at }));
-    return { result: rotated, entries: secretRotated(rotated) };
-  });
+  const rotate = audit.withAudit(
+    async (tx, context: AuditContext, tenant: Tenant, id: number, secretCiphertext: string, expiresAt: string) => {
+      const rotated = await findOne(tx, sql.rotate({ ...tenant, id, secretCiphertext, expiresAt, at: context.at }));
+      return { result: rotated, entries: secretRotated(rotated) };
+    },
+  );
 
   const remove = audit.withAudit(async (tx, _context: AuditContext, tenant: Tenant, id: number) => {
     const before = await findOne(tx, sql.findForUpdate({ ...tenant, id }));
@@ -160,7 +196,9 @@ export function webhookMethods(db: PostgresDatabase, audit: AuditEvents): Webhoo
     const [before] = await tx.rows<PostgresDeliveryRow>(sql.deliveryForUpdate({ ...tenant, id }));
     if (!before) return { result: null, entries: [] };
     await tx.rows(sql.retry({ id, at: context.at }));
-    const after = toDelivery(onlyRow(await tx.rows<PostgresDeliveryRow>(sql.delivery({ ...tenant, id })), 'webhook delivery'));
+    const after = toDelivery(
+      onlyRow(await tx.rows<PostgresDeliveryRow>(sql.delivery({ ...tenant, id })), 'webhook delivery'),
+    );
     return { result: after, entries: [deliveryRetried(toDelivery(before), tenant)] };
   });
 
@@ -170,9 +208,14 @@ export function webhookMethods(db: PostgresDatabase, audit: AuditEvents): Webhoo
     );
     if (leased.length === 0) return [];
     const [events, endpoints] = await Promise.all([
-      db.rows<Omit<WebhookEventRow, 'workspace_id' | 'created_at'> & { id: Int8; workspace_id: Int8; created_at: Date; workspace_name: string }>(
-        sql.events({ ids: leased.map((row) => row.event_id) }),
-      ),
+      db.rows<
+        Omit<WebhookEventRow, 'workspace_id' | 'created_at'> & {
+          id: Int8;
+          workspace_id: Int8;
+          created_at: Date;
+          workspace_name: string;
+        }
+      >(sql.events({ ids: leased.map((row) => row.event_id) })),
       db.rows<PostgresEndpointRow>(sql.byIds({ ids: leased.map((row) => row.endpoint_id) })),
     ]);
     const eventById = new Map(events.map((row) => [toNumber(row.id), row]));
@@ -185,7 +228,11 @@ export function webhookMethods(db: PostgresDatabase, audit: AuditEvents): Webhoo
           attempts: row.attempts,
           createdAt: iso(row.created_at),
           endpoint: endpointById.get(toNumber(row.endpoint_id))!,
-          event: webhookEventFromRow({ ...event, workspace_id: toNumber(event.workspace_id), created_at: iso(event.created_at) }),
+          event: webhookEventFromRow({
+            ...event,
+            workspace_id: toNumber(event.workspace_id),
+            created_at: iso(event.created_at),
+          }),
           workspaceName: event.workspace_name,
         };
       })
@@ -193,11 +240,14 @@ export function webhookMethods(db: PostgresDatabase, audit: AuditEvents): Webhoo
   };
 
   const record = audit.withAudit(async (tx, context: AuditContext, attempt: WebhookAttempt) => {
-    const [written] = await tx.rows<{ endpoint_id: Int8; ordering_key: string }>(sql.recordAttempt({ ...attempt, ...attemptColumns(attempt) }));
+    const [written] = await tx.rows<{ endpoint_id: Int8; ordering_key: string }>(
+      sql.recordAttempt({ ...attempt, ...attemptColumns(attempt) }),
+    );
     if (!written) return { result: false, entries: [] };
     const id = written.endpoint_id;
     const followUp = attemptFollowUp(attempt.outcome);
-    if (followUp.promoteNext) await tx.rows(sql.promoteNext({ at: attempt.at, endpointId: id, orderingKey: written.ordering_key }));
+    if (followUp.promoteNext)
+      await tx.rows(sql.promoteNext({ at: attempt.at, endpointId: id, orderingKey: written.ordering_key }));
     if (followUp.endpointAnswered) {
       await tx.rows(sql.succeeded({ id }));
       return { result: true, entries: [] };
@@ -209,10 +259,12 @@ export function webhookMethods(db: PostgresDatabase, audit: AuditEvents): Webhoo
 
   return {
     insertWebhookEndpoint: (endpoint, context) => insert(context, endpoint),
-    listWebhookEndpoints: async (tenant) => (await db.rows<PostgresEndpointRow>(sql.list({ ...tenant }))).map(toEndpoint),
+    listWebhookEndpoints: async (tenant) =>
+      (await db.rows<PostgresEndpointRow>(sql.list({ ...tenant }))).map(toEndpoint),
     findWebhookEndpoint: (tenant, id) => findOne(db, sql.find({ ...tenant, id })),
     updateWebhookEndpoint: (tenant, id, patch, context) => update(context, tenant, id, patch),
-    rotateWebhookSecret: (tenant, id, secretCiphertext, expiresAt, context) => rotate(context, tenant, id, secretCiphertext, expiresAt),
+    rotateWebhookSecret: (tenant, id, secretCiphertext, expiresAt, context) =>
+      rotate(context, tenant, id, secretCiphertext, expiresAt),
     deleteWebhookEndpoint: (tenant, id, context) => remove(context, tenant, id),
     listWebhookDeliveries: async (query: WebhookDeliveryQuery) =>
       (

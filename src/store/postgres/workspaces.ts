@@ -47,7 +47,9 @@ export function workspaceMethods(db: PostgresDatabase, audit: AuditEvents): Work
   });
 
   const create = audit.withAudit(async (tx, context: AuditContext, name: string) => {
-    const workspace = toWorkspace(onlyRow(await tx.rows<WorkspaceRow>(sql.insert({ name, at: context.at })), 'workspace insert'));
+    const workspace = toWorkspace(
+      onlyRow(await tx.rows<WorkspaceRow>(sql.insert({ name, at: context.at })), 'workspace insert'),
+    );
     return { result: workspace, entries: [workspaceCreated(workspace)] };
   });
 

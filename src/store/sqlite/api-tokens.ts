@@ -14,13 +14,17 @@ export const API_TOKEN_COLUMNS = `id, workspace_id AS workspaceId, environment, 
   rate_limit_per_second AS rateLimitPerSecond, rate_limit_burst AS rateLimitBurst,
   created_at AS createdAt, last_used_at AS lastUsedAt, revoked_at AS revokedAt`;
 
-export type ApiTokenRow = Omit<ApiTokenRecord, 'rateLimit'> & { rateLimitPerSecond: number | null; rateLimitBurst: number | null };
+export type ApiTokenRow = Omit<ApiTokenRecord, 'rateLimit'> & {
+  rateLimitPerSecond: number | null;
+  rateLimitBurst: number | null;
+};
 
 export function toApiToken({ rateLimitPerSecond, rateLimitBurst, ...row }: ApiTokenRow): ApiTokenRecord {
   return { ...row, rateLimit: rateLimitFromColumns(rateLimitPerSecond, rateLimitBurst) };
 }
 
-const nullableApiToken = (row: unknown): ApiTokenRecord | null => (row === undefined ? null : toApiToken(row as ApiTokenRow));
+const nullableApiToken = (row: unknown): ApiTokenRecord | null =>
+  row === undefined ? null : toApiToken(row as ApiTokenRow);
 
 export function apiTokenMethods(db: Database, audit: AuditEvents): Synchronous<ApiTokenStore> {
   const cache = liveTokenCache(db);
@@ -31,14 +35,17 @@ export function apiTokenMethods(db: Database, audit: AuditEvents): Synchronous<A
     liveByHash: `SELECT ${API_TOKEN_COLUMNS} FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL`,
     liveById: `SELECT ${API_TOKEN_COLUMNS} FROM api_tokens WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL`,
     list: `SELECT ${API_TOKEN_COLUMNS} FROM api_tokens WHERE workspace_id = ? AND revoked_at IS NULL ORDER BY id`,
-    setRateLimit: 'UPDATE api_tokens SET rate_limit_per_second = @rateLimitPerSecond, rate_limit_burst = @rateLimitBurst WHERE id = @id',
+    setRateLimit:
+      'UPDATE api_tokens SET rate_limit_per_second = @rateLimitPerSecond, rate_limit_burst = @rateLimitBurst WHERE id = @id',
     revoke: `UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL
       RETURNING ${API_TOKEN_COLUMNS}`,
     recordUse: 'UPDATE api_tokens SET last_used_at = ? WHERE id = ?',
   });
 
   const insertAll = (tokens: NewApiToken[]): Audited<ApiTokenRecord[]> => {
-    const records = tokens.map((token) => toApiToken(sql.insert.get({ ...token, ...rateLimitParameters(token.rateLimit) }) as ApiTokenRow));
+    const records = tokens.map((token) =>
+      toApiToken(sql.insert.get({ ...token, ...rateLimitParameters(token.rateLimit) }) as ApiTokenRow),
+    );
     return { result: records, entries: records.map(apiTokenCreated) };
   };
 
@@ -52,14 +59,21 @@ export function apiTokenMethods(db: Database, audit: AuditEvents): Synchronous<A
 
   // Read and written under the write lock of one immediate transaction: the audited before is the
   // value the update replaced.
-  const updateRateLimit = audit.withAudit((_context: AuditContext, workspaceId: number, id: number, rateLimit: RateLimit | null): Audited<ApiTokenRecord | null> => {
-    const plan = planRateLimitUpdate(nullableApiToken(sql.liveById.get(id, workspaceId)), rateLimit);
-    if (plan.write) {
-      cache.invalidate();
-      sql.setRateLimit.run({ id, ...rateLimitParameters(plan.write.rateLimit) });
-    }
-    return plan;
-  });
+  const updateRateLimit = audit.withAudit(
+    (
+      _context: AuditContext,
+      workspaceId: number,
+      id: number,
+      rateLimit: RateLimit | null,
+    ): Audited<ApiTokenRecord | null> => {
+      const plan = planRateLimitUpdate(nullableApiToken(sql.liveById.get(id, workspaceId)), rateLimit);
+      if (plan.write) {
+        cache.invalidate();
+        sql.setRateLimit.run({ id, ...rateLimitParameters(plan.write.rateLimit) });
+      }
+      return plan;
+    },
+  );
 
   const revoke = audit.withAudit((context: AuditContext, workspaceId: number, id: number) => {
     cache.invalidate();
@@ -82,7 +96,8 @@ export function apiTokenMethods(db: Database, audit: AuditEvents): Synchronous<A
       return record;
     },
     listApiTokens: (workspaceId) => (sql.list.all(workspaceId) as ApiTokenRow[]).map(toApiToken),
-    updateApiTokenRateLimit: (workspaceId, id, rateLimit, context) => updateRateLimit(context, workspaceId, id, rateLimit),
+    updateApiTokenRateLimit: (workspaceId, id, rateLimit, context) =>
+      updateRateLimit(context, workspaceId, id, rateLimit),
     revokeApiToken: (workspaceId, id, context) => revoke(context, workspaceId, id),
     recordApiTokenUse: (id, at) => {
       cache.invalidate();

@@ -11,7 +11,10 @@ import { sqliteOutbox } from './webhooks.js';
 type SqliteAuditRow = Omit<AuditEventRow, 'changes'> & { changes: string | null };
 
 function toAuditEvent(row: SqliteAuditRow): AuditEventRecord {
-  return auditEventFromRow({ ...row, changes: row.changes === null ? null : (JSON.parse(row.changes) as FieldChanges) });
+  return auditEventFromRow({
+    ...row,
+    changes: row.changes === null ? null : (JSON.parse(row.changes) as FieldChanges),
+  });
 }
 
 export function auditEvents(db: Database) {

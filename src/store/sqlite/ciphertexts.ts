@@ -1,5 +1,11 @@
 import type { Database } from 'better-sqlite3';
-import type { AuditContext, CiphertextCount, CiphertextKind, CiphertextReplacement, StoredCiphertext } from '../../domain/models.js';
+import type {
+  AuditContext,
+  CiphertextCount,
+  CiphertextKind,
+  CiphertextReplacement,
+  StoredCiphertext,
+} from '../../domain/models.js';
 import { encryptionKeyRotated } from '../../domain/catalog.rules.js';
 import { COUNT_BY_KEY, listNotUnderKey, perKind } from '../ciphertext-columns.js';
 import type { CiphertextStore } from '../store.js';
@@ -12,12 +18,19 @@ export function ciphertextMethods(db: Database, audit: AuditEvents): Synchronous
   // Compare-and-swap on the ciphertext read: a row that moved on since is left as it is.
   const replaceOne = preparedOnFirstUse(
     db,
-    perKind(({ table, id, column }) => `UPDATE ${table} SET ${column} = @replacement WHERE ${id} = @id AND ${column} = @ciphertext`),
+    perKind(
+      ({ table, id, column }) =>
+        `UPDATE ${table} SET ${column} = @replacement WHERE ${id} = @id AND ${column} = @ciphertext`,
+    ),
   );
   const sql = preparedOnFirstUse(db, { countByKey: COUNT_BY_KEY });
 
   const replace = db.transaction((replacements: CiphertextReplacement[]) =>
-    replacements.reduce((written, { kind, id, ciphertext, replacement }) => written + replaceOne[kind].run({ id, ciphertext, replacement }).changes, 0),
+    replacements.reduce(
+      (written, { kind, id, ciphertext, replacement }) =>
+        written + replaceOne[kind].run({ id, ciphertext, replacement }).changes,
+      0,
+    ),
   );
 
   const record = audit.withAudit((context: AuditContext, workspaceId: number) => ({
@@ -27,7 +40,10 @@ export function ciphertextMethods(db: Database, audit: AuditEvents): Synchronous
 
   return {
     listCiphertextsNotUnderKey: (kind, keyId, afterId, limit) =>
-      (list[kind].all({ keyId, afterId, limit }) as Array<Omit<StoredCiphertext, 'kind'>>).map((row) => ({ kind, ...row })),
+      (list[kind].all({ keyId, afterId, limit }) as Array<Omit<StoredCiphertext, 'kind'>>).map((row) => ({
+        kind,
+        ...row,
+      })),
     // IMMEDIATE takes the write lock up front, as every other write of this store does.
     replaceCiphertexts: (replacements) => replace.immediate(replacements),
     countCiphertextsByKey: () =>

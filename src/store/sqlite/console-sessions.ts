@@ -1,5 +1,9 @@
 import type { Database } from 'better-sqlite3';
-import { consoleSessionEnded, consoleSessionStarted, type ConsoleSessionTenant } from '../../domain/console-sessions.rules.js';
+import {
+  consoleSessionEnded,
+  consoleSessionStarted,
+  type ConsoleSessionTenant,
+} from '../../domain/console-sessions.rules.js';
 import type { AuditContext, ConsoleSessionRecord, NewConsoleSession } from '../../domain/models.js';
 import type { ConsoleSessionStore } from '../store.js';
 import { API_TOKEN_COLUMNS, toApiToken, type ApiTokenRow } from './api-tokens.js';
@@ -7,7 +11,8 @@ import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
 import { preparedOnFirstUse } from './prepared.js';
 
-const COLUMNS = 'id, api_token_id AS apiTokenId, created_at AS createdAt, last_seen_at AS lastSeenAt, expires_at AS expiresAt';
+const COLUMNS =
+  'id, api_token_id AS apiTokenId, created_at AS createdAt, last_seen_at AS lastSeenAt, expires_at AS expiresAt';
 
 export function consoleSessionMethods(db: Database, audit: AuditEvents): Synchronous<ConsoleSessionStore> {
   const sql = preparedOnFirstUse(db, {

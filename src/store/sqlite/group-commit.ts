@@ -52,7 +52,8 @@ export function createGroupCommit(db: Database, { busyTimeoutMs }: { busyTimeout
     try {
       // Some failures (I/O, a full disk) make SQLite roll the whole transaction back by itself: then
       // nothing of the batch is stored and no write may report success.
-      if (!db.inTransaction) throw outcomes.find((outcome) => !outcome.ok)?.error ?? new Error('transaction ended early');
+      if (!db.inTransaction)
+        throw outcomes.find((outcome) => !outcome.ok)?.error ?? new Error('transaction ended early');
       db.exec('COMMIT');
     } catch (error) {
       if (db.inTransaction) db.exec('ROLLBACK');
@@ -69,7 +70,7 @@ export function createGroupCommit(db: Database, { busyTimeoutMs }: { busyTimeout
 
   const drain = async (): Promise<void> => {
     try {
-      for (let pause = 2; queue.length > 0; ) {
+      for (let pause = 2; queue.length > 0;) {
         const batch = queue.splice(0, MAX_BATCH);
         const busy = commitBatch(batch);
         if (busy === undefined) {
@@ -99,7 +100,12 @@ export function createGroupCommit(db: Database, { busyTimeoutMs }: { busyTimeout
     /** Queues `write` (a synchronous, self-contained transaction function) for the next batch. */
     run<R>(write: () => R): Promise<R> {
       return new Promise<R>((resolve, reject) => {
-        queue.push({ write, deadline: Date.now() + busyTimeoutMs, resolve: resolve as (value: unknown) => void, reject });
+        queue.push({
+          write,
+          deadline: Date.now() + busyTimeoutMs,
+          resolve: resolve as (value: unknown) => void,
+          reject,
+        });
         if (scheduled) return;
         scheduled = true;
         setImmediate(() => void drain());

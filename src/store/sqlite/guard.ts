@@ -19,7 +19,10 @@ export type Synchronous<T> = {
  */
 export function guard<T>(
   methods: Synchronous<T>,
-  { busyTimeoutMs, grouped }: { busyTimeoutMs: number; grouped?: { commit: GroupCommit; methods: ReadonlyArray<keyof T> } },
+  {
+    busyTimeoutMs,
+    grouped,
+  }: { busyTimeoutMs: number; grouped?: { commit: GroupCommit; methods: ReadonlyArray<keyof T> } },
 ): T {
   const guarded: Record<string, unknown> = {};
   for (const [name, method] of Object.entries(methods)) {

@@ -1,5 +1,10 @@
 import type { Database } from 'better-sqlite3';
-import type { IdempotencyClaimAttempt, IdempotencyClaimResult, IdempotencyKeyRecord, IdempotencyStore } from '../store.js';
+import type {
+  IdempotencyClaimAttempt,
+  IdempotencyClaimResult,
+  IdempotencyKeyRecord,
+  IdempotencyStore,
+} from '../store.js';
 import type { Synchronous } from './guard.js';
 import { preparedOnFirstUse } from './prepared.js';
 
@@ -30,7 +35,8 @@ export function idempotencyKeyMethods(db: Database): Synchronous<IdempotencyStor
   // Claim and read (or count) in one write transaction, so the row that beat us cannot vanish in
   // between and claims of one token cannot pass the limit together.
   const claim = db.transaction((attempt: IdempotencyClaimAttempt): IdempotencyClaimResult => {
-    if (sql.claim.get(attempt) === undefined) return { claimed: false, record: sql.find.get(attempt) as IdempotencyKeyRecord };
+    if (sql.claim.get(attempt) === undefined)
+      return { claimed: false, record: sql.find.get(attempt) as IdempotencyKeyRecord };
     if ((sql.countLive.get(attempt) as { count: number }).count <= attempt.maxLiveKeys) return { claimed: true };
     sql.release.run(attempt);
     return { claimed: false, limitReached: true };

@@ -5,7 +5,11 @@ import type { Database, Statement } from 'better-sqlite3';
  * because the tables may not exist until migrate() has run on a fresh file. With `raw`, rows come as
  * arrays of cells in column order.
  */
-export function preparedOnFirstUse<K extends string>(db: Database, sources: Record<K, string>, options: { raw?: boolean } = {}): Record<K, Statement> {
+export function preparedOnFirstUse<K extends string>(
+  db: Database,
+  sources: Record<K, string>,
+  options: { raw?: boolean } = {},
+): Record<K, Statement> {
   const statements = {} as Record<K, Statement>;
   for (const key of Object.keys(sources) as K[]) {
     let statement: Statement | undefined;
@@ -16,4 +20,3 @@ export function preparedOnFirstUse<K extends string>(db: Database, sources: Reco
   }
   return statements;
 }
-

@@ -13,7 +13,14 @@ const UNIQUE_COLUMNS: Record<UniqueConstraint, string> = {
 };
 
 /** Failures that a later retry can cure: contention, a full or read-only disk, a vanished file. */
-const UNAVAILABLE_PREFIXES = ['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_CANTOPEN', 'SQLITE_IOERR', 'SQLITE_FULL', 'SQLITE_READONLY'];
+const UNAVAILABLE_PREFIXES = [
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+  'SQLITE_CANTOPEN',
+  'SQLITE_IOERR',
+  'SQLITE_FULL',
+  'SQLITE_READONLY',
+];
 
 /** The one place where SQLite driver errors become domain errors; anything unrecognised passes through. */
 export function mapSqliteError(error: unknown): never {
@@ -25,7 +32,8 @@ export function mapSqliteError(error: unknown): never {
     if (constraint) throw failure.taken(constraint, error);
   }
   if (error.code === 'SQLITE_CONSTRAINT_FOREIGNKEY') throw failure.vanishedDataSource(error);
-  if (error.code === 'SQLITE_CONSTRAINT_TRIGGER' && error.message === MAPPING_SCHEMA_MISMATCH) throw failure.mappedSchemaChanged(error);
+  if (error.code === 'SQLITE_CONSTRAINT_TRIGGER' && error.message === MAPPING_SCHEMA_MISMATCH)
+    throw failure.mappedSchemaChanged(error);
   if (UNAVAILABLE_PREFIXES.some((prefix) => error.code.startsWith(prefix))) throw failure.unavailable(error);
   throw error;
 }

@@ -43,30 +43,38 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   const audit = auditEvents(db);
   const sql = preparedOnFirstUse(db, { ping: 'SELECT 1' });
   const apiTokens = apiTokenMethods(db, audit);
-  const methods = guard<GuardedMethods>({
-    ...workspaceMethods(db, audit),
-    ...apiTokens,
-    ...schemaMethods(db, audit),
-    ...dataSourceMethods(db, audit),
-    ...userGroupMethods(db, audit, apiTokens.findApiTokenByHash),
-    ...ciphertextMethods(db, audit),
-    ...idempotencyKeyMethods(db),
-    ...signingKeyMethods(db, audit),
-    ...webhookMethods(db, audit),
-    ...consoleSessionMethods(db, audit),
-    listAuditEvents: (query) => audit.list(query),
-    migrate: () => migrateSqlite(db, MIGRATIONS),
-    ping: () => {
-      try {
-        sql.ping.get();
-      } catch (error) {
-        // Readiness cares only whether the database answers, whatever the reason it does not.
-        throw failure.unavailable(error);
-      }
+  const methods = guard<GuardedMethods>(
+    {
+      ...workspaceMethods(db, audit),
+      ...apiTokens,
+      ...schemaMethods(db, audit),
+      ...dataSourceMethods(db, audit),
+      ...userGroupMethods(db, audit, apiTokens.findApiTokenByHash),
+      ...ciphertextMethods(db, audit),
+      ...idempotencyKeyMethods(db),
+      ...signingKeyMethods(db, audit),
+      ...webhookMethods(db, audit),
+      ...consoleSessionMethods(db, audit),
+      listAuditEvents: (query) => audit.list(query),
+      migrate: () => migrateSqlite(db, MIGRATIONS),
+      ping: () => {
+        try {
+          sql.ping.get();
+        } catch (error) {
+          // Readiness cares only whether the database answers, whatever the reason it does not.
+          throw failure.unavailable(error);
+        }
+      },
+      close: () => {
+        if (db.open) db.close();
+      },
     },
-    close: () => {
-      if (db.open) db.close();
-    },
-  }, { busyTimeoutMs, grouped: { commit: createGroupCommit(db, { busyTimeoutMs }), methods: GROUP_COMMITTED } });
-  return { ...methods, ...batchedUserGroupReads(methods.lookUpUserGroups), ...batchedCatalogueReads(methods), connectionStats: () => null };
+    { busyTimeoutMs, grouped: { commit: createGroupCommit(db, { busyTimeoutMs }), methods: GROUP_COMMITTED } },
+  );
+  return {
+    ...methods,
+    ...batchedUserGroupReads(methods.lookUpUserGroups),
+    ...batchedCatalogueReads(methods),
+    connectionStats: () => null,
+  };
 }

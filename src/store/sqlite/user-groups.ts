@@ -1,6 +1,13 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
-import type { ApiTokenRecord, AuditContext, JsonObject, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
+import type {
+  ApiTokenRecord,
+  AuditContext,
+  JsonObject,
+  MappingEntry,
+  NewUserGroup,
+  UserGroupRecord,
+} from '../../domain/models.js';
 import type { Tenant } from '../../domain/tenancy.js';
 import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups.rules.js';
 import type { GroupIdentity } from '../../domain/user-groups.rules.js';
@@ -80,7 +87,24 @@ const SELECT_GROUP = `SELECT g.team_id, g.workspace_id, g.environment, g.provide
   ${mappingOf('g.team_id')} AS mapping, ${ANCESTORS} FROM user_groups g`;
 
 function toUserGroup(cells: SqliteUserGroupCells): UserGroupRecord {
-  const [team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, version, token_generation, created_at, updated_at, isDemoGroup, tags, mapping, ancestors] = cells;
+  const [
+    team_id,
+    workspace_id,
+    environment,
+    provided_id,
+    name,
+    token_hash,
+    token_ciphertext,
+    properties,
+    version,
+    token_generation,
+    created_at,
+    updated_at,
+    isDemoGroup,
+    tags,
+    mapping,
+    ancestors,
+  ] = cells;
   return userGroupFromRow({
     team_id,
     workspace_id,
@@ -102,7 +126,8 @@ function toUserGroup(cells: SqliteUserGroupCells): UserGroupRecord {
   });
 }
 
-const RETURNING_IDENTITY = 'RETURNING team_id AS teamId, workspace_id AS workspaceId, environment, provided_id AS providedId';
+const RETURNING_IDENTITY =
+  'RETURNING team_id AS teamId, workspace_id AS workspaceId, environment, provided_id AS providedId';
 
 /**
  * Case folding for name search. SQLite's LIKE folds ASCII letters only, so it decides alone only
@@ -129,22 +154,28 @@ function likeCanDecide(search: string): boolean {
 /** The live API token with this hash, or null: the engine's own (cached) token read. */
 type LiveApiTokenRead = (tokenHash: string) => ApiTokenRecord | null;
 
-export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken: LiveApiTokenRead): Synchronous<Omit<UserGroupStore, BatchedUserGroupReads>> {
+export function userGroupMethods(
+  db: Database,
+  audit: AuditEvents,
+  liveApiToken: LiveApiTokenRead,
+): Synchronous<Omit<UserGroupStore, BatchedUserGroupReads>> {
   // The group reads, in raw mode (SqliteUserGroupCells).
-  const reads = preparedOnFirstUse(db, {
-    byProvidedId: `${SELECT_GROUP} WHERE g.workspace_id = ? AND g.environment = ? AND g.provided_id = ?`,
-    byTokenHash: `${SELECT_GROUP} WHERE g.token_hash = ? AND g.workspace_id = ? AND g.environment = ?`,
-    byTeamId: `${SELECT_GROUP} WHERE g.team_id = ?`,
-    byTeamIdInTenant: `${SELECT_GROUP} WHERE g.team_id = ? AND g.workspace_id = ? AND g.environment = ?`,
-    // A JSON array parameter keeps one prepared statement for any number of ids. The unary + keeps
-    // the planner from walking the whole tenant in team_id order instead of probing the unique
-    // (workspace_id, environment, provided_id) index once per id: a batch of an import asks for 1000.
-    byProvidedIds: `${SELECT_GROUP} WHERE g.workspace_id = ? AND g.environment = ?
+  const reads = preparedOnFirstUse(
+    db,
+    {
+      byProvidedId: `${SELECT_GROUP} WHERE g.workspace_id = ? AND g.environment = ? AND g.provided_id = ?`,
+      byTokenHash: `${SELECT_GROUP} WHERE g.token_hash = ? AND g.workspace_id = ? AND g.environment = ?`,
+      byTeamId: `${SELECT_GROUP} WHERE g.team_id = ?`,
+      byTeamIdInTenant: `${SELECT_GROUP} WHERE g.team_id = ? AND g.workspace_id = ? AND g.environment = ?`,
+      // A JSON array parameter keeps one prepared statement for any number of ids. The unary + keeps
+      // the planner from walking the whole tenant in team_id order instead of probing the unique
+      // (workspace_id, environment, provided_id) index once per id: a batch of an import asks for 1000.
+      byProvidedIds: `${SELECT_GROUP} WHERE g.workspace_id = ? AND g.environment = ?
       AND g.provided_id IN (SELECT value FROM json_each(?)) ORDER BY +g.team_id`,
-    // Walks the tenant in team_id order (index user_groups_tenant) and stops at the limit. The name
-    // substring test makes any search a scan of the tenant; the provided-id prefix is a range because
-    // that is exact for every string and cheap. length() <> octet_length() spots a non-ASCII name.
-    list: `${SELECT_GROUP}
+      // Walks the tenant in team_id order (index user_groups_tenant) and stops at the limit. The name
+      // substring test makes any search a scan of the tenant; the provided-id prefix is a range because
+      // that is exact for every string and cheap. length() <> octet_length() spots a non-ASCII name.
+      list: `${SELECT_GROUP}
       WHERE g.workspace_id = @workspaceId AND g.environment = @environment AND g.team_id > @afterTeamId
         AND (@parent IS NULL OR g.parent_team_id = (SELECT p.team_id FROM user_groups p
           WHERE p.workspace_id = @workspaceId AND p.environment = @environment AND p.provided_id = @parent))
@@ -156,7 +187,9 @@ export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken:
             THEN g.name LIKE @namePattern ESCAPE '\\'
             ELSE instr(${CASEFOLD_FUNCTION}(g.name), @foldedSearch) > 0 END)
       ORDER BY g.team_id LIMIT @limit`,
-  }, { raw: true });
+    },
+    { raw: true },
+  );
   const sql = preparedOnFirstUse(db, {
     insert: `INSERT INTO user_groups
       (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
@@ -208,7 +241,9 @@ export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken:
     clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = ?',
   });
 
-  db.function(CASEFOLD_FUNCTION, { deterministic: true }, (text: unknown) => (typeof text === 'string' ? casefold(text) : null));
+  db.function(CASEFOLD_FUNCTION, { deterministic: true }, (text: unknown) =>
+    typeof text === 'string' ? casefold(text) : null,
+  );
 
   const findOne = (statement: Statement, ...params: unknown[]): UserGroupRecord | null => {
     const cells = statement.get(...params) as SqliteUserGroupCells | undefined;
@@ -218,7 +253,8 @@ export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken:
   const byProvidedId = (tenant: Tenant, providedId: string) =>
     findOne(reads.byProvidedId, tenant.workspaceId, tenant.environment, providedId);
 
-  const byTokenHash = (tenant: Tenant, tokenHash: string) => findOne(reads.byTokenHash, tokenHash, tenant.workspaceId, tenant.environment);
+  const byTokenHash = (tenant: Tenant, tokenHash: string) =>
+    findOne(reads.byTokenHash, tokenHash, tenant.workspaceId, tenant.environment);
 
   /*
    * The lookups of one batch (src/store/hot-reads.ts) in one read transaction: one snapshot, and one
@@ -250,10 +286,21 @@ export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken:
    * The team id of the checked parent (SPEC §11), read inside the write's transaction, which SQLite's
    * one write lock serialises with every other tree change; null detaches, undefined leaves the link.
    */
-  const parentTeamIdFor = (tenant: Tenant, parentProvidedId: string | null | undefined, teamId?: number): number | null | undefined => {
+  const parentTeamIdFor = (
+    tenant: Tenant,
+    parentProvidedId: string | null | undefined,
+    teamId?: number,
+  ): number | null | undefined => {
     if (parentProvidedId === undefined || parentProvidedId === null) return parentProvidedId;
-    const row = sql.parentLink.get({ ...tenant, parentProvidedId, teamId: teamId ?? null }) as { chain: string; height: number };
-    return parentTeamIdFromRow(parentProvidedId, { chain: JSON.parse(row.chain) as ParentLinkRow['chain'], height: row.height }, teamId);
+    const row = sql.parentLink.get({ ...tenant, parentProvidedId, teamId: teamId ?? null }) as {
+      chain: string;
+      height: number;
+    };
+    return parentTeamIdFromRow(
+      parentProvidedId,
+      { chain: JSON.parse(row.chain) as ParentLinkRow['chain'], height: row.height },
+      teamId,
+    );
   };
 
   /** Inserts the group and its mapping; undefined (and nothing written) when its provided id exists. */
@@ -275,7 +322,13 @@ export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken:
   };
 
   /** Applies the patch if the row still has the expected version; undefined (and nothing written) otherwise. */
-  const applyUpdate = ({ tenant, teamId, expectedVersion, patch, updatedAt }: UserGroupUpdate): GroupIdentity | undefined => {
+  const applyUpdate = ({
+    tenant,
+    teamId,
+    expectedVersion,
+    patch,
+    updatedAt,
+  }: UserGroupUpdate): GroupIdentity | undefined => {
     assertTokenPatchComplete(patch);
     const columns = {
       ...patch,
@@ -306,7 +359,10 @@ export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken:
       return { result: { group: existing, created: false }, entries: [] };
     }
     const created = written(inserted.teamId);
-    return { result: { group: created, created: true }, entries: [groupEntry(groupAudit('user_group.created', context.changes), created)] };
+    return {
+      result: { group: created, created: true },
+      entries: [groupEntry(groupAudit('user_group.created', context.changes), created)],
+    };
   });
 
   const update = audit.withAudit((context: AuditContext, groupUpdate: UserGroupUpdate) => {
@@ -356,26 +412,35 @@ export function userGroupMethods(db: Database, audit: AuditEvents, liveApiToken:
     return { result: group, entries: [groupEntry(groupAudit('user_group.token_rotated', context.changes), group)] };
   });
 
-  const remove = audit.withAudit((context: AuditContext, tenant: Tenant, teamId: number, expectedVersion: number): Audited<UserGroupDeletion> => {
-    // Counted under the write lock, so no child can be linked between the count and the delete.
-    const { children } = sql.children.get(teamId) as { children: number };
-    if (children > 0) return { result: { status: 'has_children', children }, entries: [] };
-    const before = findOne(reads.byTeamId, teamId);
-    const deleted = sql.delete.get(teamId, tenant.workspaceId, tenant.environment, expectedVersion) as
-      | GroupIdentity
-      | undefined;
-    if (!deleted) return { result: { status: 'moved' }, entries: [] };
-    // The group as it was: the row is gone, so its webhook subject comes from this snapshot.
-    return { result: { status: 'deleted' }, entries: [groupEntry(groupAudit('user_group.deleted', context.changes), deleted, () => before!)] };
-  });
+  const remove = audit.withAudit(
+    (context: AuditContext, tenant: Tenant, teamId: number, expectedVersion: number): Audited<UserGroupDeletion> => {
+      // Counted under the write lock, so no child can be linked between the count and the delete.
+      const { children } = sql.children.get(teamId) as { children: number };
+      if (children > 0) return { result: { status: 'has_children', children }, entries: [] };
+      const before = findOne(reads.byTeamId, teamId);
+      const deleted = sql.delete.get(teamId, tenant.workspaceId, tenant.environment, expectedVersion) as
+        GroupIdentity | undefined;
+      if (!deleted) return { result: { status: 'moved' }, entries: [] };
+      // The group as it was: the row is gone, so its webhook subject comes from this snapshot.
+      return {
+        result: { status: 'deleted' },
+        entries: [groupEntry(groupAudit('user_group.deleted', context.changes), deleted, () => before!)],
+      };
+    },
+  );
 
   return {
     lookUpUserGroups: (by, lookups) => lookUp(by, lookups),
     findUserGroupsByProvidedIds: (tenant, providedIds) =>
-      (reads.byProvidedIds.all(tenant.workspaceId, tenant.environment, JSON.stringify(providedIds)) as SqliteUserGroupCells[]).map(
-        toUserGroup,
-      ),
-    findUserGroupByTeamId: (tenant, teamId) => findOne(reads.byTeamIdInTenant, teamId, tenant.workspaceId, tenant.environment),
+      (
+        reads.byProvidedIds.all(
+          tenant.workspaceId,
+          tenant.environment,
+          JSON.stringify(providedIds),
+        ) as SqliteUserGroupCells[]
+      ).map(toUserGroup),
+    findUserGroupByTeamId: (tenant, teamId) =>
+      findOne(reads.byTeamIdInTenant, teamId, tenant.workspaceId, tenant.environment),
     listUserGroups: list,
     writeUserGroups: (writes, context) => writeBatch(context, writes),
     insertUserGroupIfAbsent: (group, context) => insertIfAbsent(context, group),

@@ -1,10 +1,24 @@
 import type { Database } from 'better-sqlite3';
-import type { AuditContext, ClaimedWebhookDelivery, NewWebhookEndpoint, WebhookEndpointPatch, WebhookEventFilter } from '../../domain/models.js';
+import type {
+  AuditContext,
+  ClaimedWebhookDelivery,
+  NewWebhookEndpoint,
+  WebhookEndpointPatch,
+  WebhookEventFilter,
+} from '../../domain/models.js';
 import type { Tenant } from '../../domain/tenancy.js';
 import type { AuditEntry } from '../../domain/audit-entry.js';
 import { patchParameters } from '../user-group-records.js';
 import type { WebhookAttempt, WebhookClaim, WebhookDeliveryQuery, WebhookStore } from '../store.js';
-import { attemptFollowUp, deliveryRetried, endpointCreated, endpointDeleted, endpointDisabled, endpointUpdated, secretRotated } from '../../domain/webhook-endpoints.rules.js';
+import {
+  attemptFollowUp,
+  deliveryRetried,
+  endpointCreated,
+  endpointDeleted,
+  endpointDisabled,
+  endpointUpdated,
+  secretRotated,
+} from '../../domain/webhook-endpoints.rules.js';
 import {
   announcedEvents,
   attemptColumns,
@@ -25,7 +39,11 @@ import { preparedOnFirstUse } from './prepared.js';
 type SqliteEndpointRow = Omit<WebhookEndpointRow, 'events' | 'enabled'> & { events: string; enabled: number };
 
 const toEndpoint = (row: SqliteEndpointRow) =>
-  webhookEndpointFromRow({ ...row, events: JSON.parse(row.events) as WebhookEventFilter[], enabled: row.enabled === 1 });
+  webhookEndpointFromRow({
+    ...row,
+    events: JSON.parse(row.events) as WebhookEventFilter[],
+    enabled: row.enabled === 1,
+  });
 
 const endpointOrNull = (row: unknown) => (row === undefined ? null : toEndpoint(row as SqliteEndpointRow));
 
@@ -46,7 +64,8 @@ export function sqliteOutbox(db: Database) {
       const endpoints = sql.wanting.all(event) as Array<{ id: number }>;
       if (endpoints.length === 0) continue;
       const { id } = sql.insertEvent.get({ ...event, body: event.body(), at }) as { id: number };
-      for (const endpoint of endpoints) sql.insertDelivery.run({ eventId: id, endpointId: endpoint.id, orderingKey: event.orderingKey, at });
+      for (const endpoint of endpoints)
+        sql.insertDelivery.run({ eventId: id, endpointId: endpoint.id, orderingKey: event.orderingKey, at });
     }
   };
 }
@@ -115,22 +134,37 @@ export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<We
   const find = (tenant: Tenant, id: number) => endpointOrNull(sql.find.get({ ...tenant, id }));
 
   const insert = audit.withAudit((_context: AuditContext, endpoint: NewWebhookEndpoint) => {
-    const created = toEndpoint(sql.insert.get({ ...endpoint, events: JSON.stringify(endpoint.events) }) as SqliteEndpointRow);
+    const created = toEndpoint(
+      sql.insert.get({ ...endpoint, events: JSON.stringify(endpoint.events) }) as SqliteEndpointRow,
+    );
     return { result: created, entries: [endpointCreated(created)] };
   });
 
   const update = audit.withAudit((context: AuditContext, tenant: Tenant, id: number, patch: WebhookEndpointPatch) => {
     const before = find(tenant, id);
     if (!before) return { result: null, entries: [] };
-    const columns = { ...patch, events: patch.events && JSON.stringify(patch.events), enabled: patch.enabled === undefined ? undefined : Number(patch.enabled) };
-    const after = toEndpoint(sql.update.get({ ...tenant, id, at: context.at, ...patchParameters(['url', 'events', 'description', 'enabled'], columns) }) as SqliteEndpointRow);
+    const columns = {
+      ...patch,
+      events: patch.events && JSON.stringify(patch.events),
+      enabled: patch.enabled === undefined ? undefined : Number(patch.enabled),
+    };
+    const after = toEndpoint(
+      sql.update.get({
+        ...tenant,
+        id,
+        at: context.at,
+        ...patchParameters(['url', 'events', 'description', 'enabled'], columns),
+      }) as SqliteEndpointRow,
+    );
     return { result: after, entries: endpointUpdated(before, after) };
   });
 
-  const rotate = audit.withAudit((context: AuditContext, tenant: Tenant, id: number, secretCiphertext: string, expiresAt: string) => {
-    const rotated = endpointOrNull(sql.rotate.get({ ...tenant, id, secretCiphertext, expiresAt, at: context.at }));
-    return { result: rotated, entries: secretRotated(rotated) };
-  });
+  const rotate = audit.withAudit(
+    (context: AuditContext, tenant: Tenant, id: number, secretCiphertext: string, expiresAt: string) => {
+      const rotated = endpointOrNull(sql.rotate.get({ ...tenant, id, secretCiphertext, expiresAt, at: context.at }));
+      return { result: rotated, entries: secretRotated(rotated) };
+    },
+  );
 
   const remove = audit.withAudit((_context: AuditContext, tenant: Tenant, id: number) => {
     const before = find(tenant, id);
@@ -147,16 +181,33 @@ export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<We
   });
 
   const claim = db.transaction((request: WebhookClaim): ClaimedWebhookDelivery[] => {
-    const ids = (sql.due.all({ ...request, skip: JSON.stringify(request.skipEndpointIds) }) as Array<{ id: number }>).map((row) => row.id);
+    const ids = (
+      sql.due.all({ ...request, skip: JSON.stringify(request.skipEndpointIds) }) as Array<{ id: number }>
+    ).map((row) => row.id);
     if (ids.length === 0) return [];
-    const leased = sql.lease.all({ owner: request.owner, leaseUntil: request.leaseUntil, ids: JSON.stringify(ids) }) as Array<{
-      id: number; event_id: number; endpoint_id: number; attempts: number; created_at: string;
+    const leased = sql.lease.all({
+      owner: request.owner,
+      leaseUntil: request.leaseUntil,
+      ids: JSON.stringify(ids),
+    }) as Array<{
+      id: number;
+      event_id: number;
+      endpoint_id: number;
+      attempts: number;
+      created_at: string;
     }>;
     const events = new Map(
-      (sql.events.all(JSON.stringify(leased.map((row) => row.event_id))) as Array<WebhookEventRow & { id: number; workspace_name: string }>).map((row) => [row.id, row]),
+      (
+        sql.events.all(JSON.stringify(leased.map((row) => row.event_id))) as Array<
+          WebhookEventRow & { id: number; workspace_name: string }
+        >
+      ).map((row) => [row.id, row]),
     );
     const endpoints = new Map(
-      (sql.byIds.all(JSON.stringify(leased.map((row) => row.endpoint_id))) as SqliteEndpointRow[]).map((row) => [row.id, toEndpoint(row)]),
+      (sql.byIds.all(JSON.stringify(leased.map((row) => row.endpoint_id))) as SqliteEndpointRow[]).map((row) => [
+        row.id,
+        toEndpoint(row),
+      ]),
     );
     return leased
       .sort((a, b) => a.id - b.id)
@@ -174,16 +225,20 @@ export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<We
   });
 
   const record = audit.withAudit((context: AuditContext, attempt: WebhookAttempt) => {
-    const written = sql.recordAttempt.get({ ...attempt, ...attemptColumns(attempt) }) as { endpoint_id: number; ordering_key: string } | undefined;
+    const written = sql.recordAttempt.get({ ...attempt, ...attemptColumns(attempt) }) as
+      { endpoint_id: number; ordering_key: string } | undefined;
     if (!written) return { result: false, entries: [] };
     const followUp = attemptFollowUp(attempt.outcome);
-    if (followUp.promoteNext) sql.promoteNext.run({ at: attempt.at, endpointId: written.endpoint_id, orderingKey: written.ordering_key });
+    if (followUp.promoteNext)
+      sql.promoteNext.run({ at: attempt.at, endpointId: written.endpoint_id, orderingKey: written.ordering_key });
     if (followUp.endpointAnswered) {
       sql.succeeded.run(written.endpoint_id);
       return { result: true, entries: [] };
     }
     sql.failed.run(attempt.at, written.endpoint_id);
-    const disabled = endpointOrNull(sql.disable.get({ id: written.endpoint_id, at: context.at, since: attempt.disableIfFailingSince }));
+    const disabled = endpointOrNull(
+      sql.disable.get({ id: written.endpoint_id, at: context.at, since: attempt.disableIfFailingSince }),
+    );
     return { result: true, entries: endpointDisabled(disabled) };
   });
 
@@ -198,19 +253,25 @@ export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<We
     listWebhookEndpoints: (tenant) => (sql.list.all({ ...tenant }) as SqliteEndpointRow[]).map(toEndpoint),
     findWebhookEndpoint: find,
     updateWebhookEndpoint: (tenant, id, patch, context) => update(context, tenant, id, patch),
-    rotateWebhookSecret: (tenant, id, secretCiphertext, expiresAt, context) => rotate(context, tenant, id, secretCiphertext, expiresAt),
+    rotateWebhookSecret: (tenant, id, secretCiphertext, expiresAt, context) =>
+      rotate(context, tenant, id, secretCiphertext, expiresAt),
     deleteWebhookEndpoint: (tenant, id, context) => remove(context, tenant, id),
     listWebhookDeliveries: (query: WebhookDeliveryQuery) =>
-      (sql.listDeliveries.all({
-        ...query,
-        endpointId: query.endpointId ?? null,
-        status: query.status ?? null,
-        beforeId: query.beforeId ?? Number.MAX_SAFE_INTEGER,
-      }) as WebhookDeliveryRow[]).map(webhookDeliveryFromRow),
+      (
+        sql.listDeliveries.all({
+          ...query,
+          endpointId: query.endpointId ?? null,
+          status: query.status ?? null,
+          beforeId: query.beforeId ?? Number.MAX_SAFE_INTEGER,
+        }) as WebhookDeliveryRow[]
+      ).map(webhookDeliveryFromRow),
     retryWebhookDelivery: (tenant, id, context) => retry(context, tenant, id),
     // An idle worker polls several times a second: a plain read first, so that only a poll that finds
     // work takes the write lock the request path's writes need.
-    claimWebhookDeliveries: (request) => (sql.due.get({ ...request, limit: 1, skip: JSON.stringify(request.skipEndpointIds) }) ? claim.immediate(request) : []),
+    claimWebhookDeliveries: (request) =>
+      sql.due.get({ ...request, limit: 1, skip: JSON.stringify(request.skipEndpointIds) })
+        ? claim.immediate(request)
+        : [],
     recordWebhookAttempt: (attempt) => record({ at: attempt.at, actor: { type: 'cli' }, requestId: null }, attempt),
     purgeWebhookHistory: (before, limit) => purge.immediate(before, limit),
     webhookBacklog: () => {

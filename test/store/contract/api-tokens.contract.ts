@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { AppError } from '../../../src/domain/errors.js';
-import { auditContext, auditWrittenBy, expectAppError, newApiToken, newGroup, randomHex, recordingTokenCheck, T1, T2 } from '../store-fixtures.js';
+import {
+  auditContext,
+  auditWrittenBy,
+  expectAppError,
+  newApiToken,
+  newGroup,
+  randomHex,
+  recordingTokenCheck,
+  T1,
+  T2,
+} from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 
 export function describeApiTokenContract(t: ContractContext): void {
@@ -44,7 +54,7 @@ export function describeApiTokenContract(t: ContractContext): void {
       expect(await t.store.listApiTokens(t.fx.workspace.id)).toEqual([]);
     });
 
-    it('settles a remembered token\'s check from the hot read that carries it: live with its limit, revoked or unknown refused, never read twice', async () => {
+    it("settles a remembered token's check from the hot read that carries it: live with its limit, revoked or unknown refused, never read twice", async () => {
       const input = newApiToken(t.fx.customer, { rateLimit: { perSecond: 5, burst: 7 } });
       const token = { ...(await t.store.insertApiToken(input, auditContext())), tokenHash: input.tokenHash };
       const { group } = await t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, 'checked'), auditContext());
@@ -60,11 +70,17 @@ export function describeApiTokenContract(t: ContractContext): void {
 
       await t.store.revokeApiToken(t.fx.workspace.id, token.id, auditContext());
       const revoked = recordingTokenCheck(token);
-      await expectAppError(t.store.findUserGroupByProvidedId(t.fx.customer, 'checked', revoked.check), 'invalid_api_token');
+      await expectAppError(
+        t.store.findUserGroupByProvidedId(t.fx.customer, 'checked', revoked.check),
+        'invalid_api_token',
+      );
       expect(revoked.settled).toHaveLength(1);
       expect(revoked.settled[0]?.live).not.toBe(true);
       const unknown = recordingTokenCheck({ id: token.id + 1000, tokenHash: randomHex() });
-      await expectAppError(t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash, unknown.check), 'invalid_api_token');
+      await expectAppError(
+        t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash, unknown.check),
+        'invalid_api_token',
+      );
     });
 
     it('answers each of the hot reads asked for in one turn with its own group and its own token check', async () => {
@@ -72,11 +88,25 @@ export function describeApiTokenContract(t: ContractContext): void {
         const input = newApiToken(tenant);
         return { ...(await t.store.insertApiToken(input, auditContext())), tokenHash: input.tokenHash };
       };
-      const [live, revoked, other] = [await tokenOf(t.fx.customer), await tokenOf(t.fx.customer), await tokenOf(t.fx.otherCustomer)];
+      const [live, revoked, other] = [
+        await tokenOf(t.fx.customer),
+        await tokenOf(t.fx.customer),
+        await tokenOf(t.fx.otherCustomer),
+      ];
       await t.store.revokeApiToken(t.fx.workspace.id, revoked.id, auditContext());
-      const group = async (tenant: typeof t.fx.customer, id: string) => (await t.store.insertUserGroupIfAbsent(newGroup(tenant, id), auditContext())).group;
-      const [mine, theirs, testing] = [await group(t.fx.customer, 'same-id'), await group(t.fx.otherCustomer, 'same-id'), await group(t.fx.testing, 'testing-only')];
-      const checks = [recordingTokenCheck(live), recordingTokenCheck(revoked), recordingTokenCheck(other), recordingTokenCheck(live)];
+      const group = async (tenant: typeof t.fx.customer, id: string) =>
+        (await t.store.insertUserGroupIfAbsent(newGroup(tenant, id), auditContext())).group;
+      const [mine, theirs, testing] = [
+        await group(t.fx.customer, 'same-id'),
+        await group(t.fx.otherCustomer, 'same-id'),
+        await group(t.fx.testing, 'testing-only'),
+      ];
+      const checks = [
+        recordingTokenCheck(live),
+        recordingTokenCheck(revoked),
+        recordingTokenCheck(other),
+        recordingTokenCheck(live),
+      ];
       const outcomes = await Promise.allSettled([
         t.store.findUserGroupByProvidedId(t.fx.customer, 'same-id', checks[0]!.check),
         t.store.findUserGroupByProvidedId(t.fx.customer, 'same-id', checks[1]!.check),
@@ -86,16 +116,15 @@ export function describeApiTokenContract(t: ContractContext): void {
         t.store.findUserGroupByTokenHash(t.fx.customer, mine.tokenHash),
         t.store.findUserGroupByTokenHash(t.fx.customer, theirs.tokenHash),
       ]);
-      expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : (outcome.reason as AppError).code))).toEqual([
-        mine,
-        'invalid_api_token',
-        theirs,
-        null,
-        testing,
-        mine,
-        null,
+      expect(
+        outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : (outcome.reason as AppError).code)),
+      ).toEqual([mine, 'invalid_api_token', theirs, null, testing, mine, null]);
+      expect(checks.map((check) => check.settled.map((state) => state?.live))).toEqual([
+        [true],
+        [false],
+        [true],
+        [true],
       ]);
-      expect(checks.map((check) => check.settled.map((state) => state?.live))).toEqual([[true], [false], [true], [true]]);
     });
 
     it('records the last use of a token', async () => {
@@ -105,7 +134,7 @@ export function describeApiTokenContract(t: ContractContext): void {
       expect(await t.store.findApiTokenByHash(input.tokenHash)).toEqual({ ...record, lastUsedAt: T2 });
     });
 
-    it('stores a token\'s own rate limit, fractions included, and null for the default', async () => {
+    it("stores a token's own rate limit, fractions included, and null for the default", async () => {
       const limited = newApiToken(t.fx.customer, { rateLimit: { perSecond: 0.5, burst: 30 } });
       const record = await t.store.insertApiToken(limited, auditContext());
       expect(record.rateLimit).toEqual({ perSecond: 0.5, burst: 30 });
@@ -114,18 +143,30 @@ export function describeApiTokenContract(t: ContractContext): void {
       expect(plain.rateLimit).toBeNull();
     });
 
-    it('updates a live token\'s rate limit with its before and after in one audit event, and only inside its workspace', async () => {
+    it("updates a live token's rate limit with its before and after in one audit event, and only inside its workspace", async () => {
       const input = newApiToken(t.fx.testing);
       const record = await t.store.insertApiToken(input, auditContext());
       const update = (workspaceId: number, rateLimit: { perSecond: number; burst: number } | null) =>
-        auditWrittenBy(t.store, t.fx.workspace.id, async () => expect(await t.store.updateApiTokenRateLimit(workspaceId, record.id, rateLimit, auditContext({ at: T1 }))).toEqual(
-          workspaceId === t.fx.workspace.id ? { ...record, rateLimit } : null,
-        ));
+        auditWrittenBy(t.store, t.fx.workspace.id, async () =>
+          expect(
+            await t.store.updateApiTokenRateLimit(workspaceId, record.id, rateLimit, auditContext({ at: T1 })),
+          ).toEqual(workspaceId === t.fx.workspace.id ? { ...record, rateLimit } : null),
+        );
 
       expect(await update(t.fx.otherWorkspace.id, { perSecond: 1, burst: 1 })).toEqual([]);
       const [set] = await update(t.fx.workspace.id, { perSecond: 5, burst: 10 });
-      expect(set).toMatchObject({ action: 'api_token.updated', at: T1, environment: 'Testing', teamId: null, requestId: 'req-1', changes: { rate_limit: { before: null, after: { per_second: 5, burst: 10 } } } });
-      expect(await t.store.findApiTokenByHash(input.tokenHash)).toEqual({ ...record, rateLimit: { perSecond: 5, burst: 10 } });
+      expect(set).toMatchObject({
+        action: 'api_token.updated',
+        at: T1,
+        environment: 'Testing',
+        teamId: null,
+        requestId: 'req-1',
+        changes: { rate_limit: { before: null, after: { per_second: 5, burst: 10 } } },
+      });
+      expect(await t.store.findApiTokenByHash(input.tokenHash)).toEqual({
+        ...record,
+        rateLimit: { perSecond: 5, burst: 10 },
+      });
       // The same value again is no change: nothing written, nothing audited.
       expect(await update(t.fx.workspace.id, { perSecond: 5, burst: 10 })).toEqual([]);
       const [cleared] = await update(t.fx.workspace.id, null);
@@ -136,7 +177,9 @@ export function describeApiTokenContract(t: ContractContext): void {
     it('does not update a revoked token', async () => {
       const record = await t.store.insertApiToken(newApiToken(t.fx.customer), auditContext());
       await t.store.revokeApiToken(t.fx.workspace.id, record.id, auditContext());
-      expect(await t.store.updateApiTokenRateLimit(t.fx.workspace.id, record.id, { perSecond: 1, burst: 1 }, auditContext())).toBeNull();
+      expect(
+        await t.store.updateApiTokenRateLimit(t.fx.workspace.id, record.id, { perSecond: 1, burst: 1 }, auditContext()),
+      ).toBeNull();
     });
 
     it('insertApiTokensIfWorkspaceHasNone inserts all tokens into an empty workspace, then never again', async () => {

@@ -60,17 +60,54 @@ export function describeAuditContract(t: ContractContext): void {
       );
       const events = await auditWrittenBy(t.store, t.fx.workspace.id, async () => {
         await t.store.rotateUserGroupToken(
-          { tenant, currentTokenHash: group.tokenHash, newTokenHash: randomHex(), newTokenCiphertext: 'c', updatedAt: T2 },
+          {
+            tenant,
+            currentTokenHash: group.tokenHash,
+            newTokenHash: randomHex(),
+            newTokenCiphertext: 'c',
+            updatedAt: T2,
+          },
           { at: T2, actor: API_ACTOR, requestId: null },
         );
         await t.store.deleteUserGroup(tenant, group.teamId, 3, auditContext());
       });
-      const [updated] = await t.store.listAuditEvents({ workspaceId: t.fx.workspace.id, action: 'user_group.updated', limit: 1 });
+      const [updated] = await t.store.listAuditEvents({
+        workspaceId: t.fx.workspace.id,
+        action: 'user_group.updated',
+        limit: 1,
+      });
       expect(renamed?.providedId).toBe('g1-new');
-      expect(updated).toMatchObject({ teamId: group.teamId, providedId: 'g1-new', changes: { provided_id: { before: 'g1', after: 'g1-new' } } });
-      expect(events.map(({ action, teamId, providedId, environment, changes, requestId }) => ({ action, teamId, providedId, environment, changes, requestId }))).toEqual([
-        { action: 'user_group.token_rotated', teamId: group.teamId, providedId: 'g1-new', environment: 'Customer', changes: null, requestId: null },
-        { action: 'user_group.deleted', teamId: group.teamId, providedId: 'g1-new', environment: 'Customer', changes: null, requestId: 'req-1' },
+      expect(updated).toMatchObject({
+        teamId: group.teamId,
+        providedId: 'g1-new',
+        changes: { provided_id: { before: 'g1', after: 'g1-new' } },
+      });
+      expect(
+        events.map(({ action, teamId, providedId, environment, changes, requestId }) => ({
+          action,
+          teamId,
+          providedId,
+          environment,
+          changes,
+          requestId,
+        })),
+      ).toEqual([
+        {
+          action: 'user_group.token_rotated',
+          teamId: group.teamId,
+          providedId: 'g1-new',
+          environment: 'Customer',
+          changes: null,
+          requestId: null,
+        },
+        {
+          action: 'user_group.deleted',
+          teamId: group.teamId,
+          providedId: 'g1-new',
+          environment: 'Customer',
+          changes: null,
+          requestId: 'req-1',
+        },
       ]);
       expect(events[1]?.actor).toEqual({ type: 'cli' });
     });
@@ -99,7 +136,12 @@ export function describeAuditContract(t: ContractContext): void {
     it('records a workspace creation in the new workspace, without environment, and none when it existed', async () => {
       const created = await t.store.createWorkspace('initech', apiContext);
       const [event] = await t.store.listAuditEvents({ workspaceId: created.id, limit: 10 });
-      expect(event).toMatchObject({ action: 'workspace.created', workspaceId: created.id, environment: null, actor: API_ACTOR });
+      expect(event).toMatchObject({
+        action: 'workspace.created',
+        workspaceId: created.id,
+        environment: null,
+        actor: API_ACTOR,
+      });
       const events = await auditWrittenBy(t.store, created.id, () => t.store.ensureWorkspace('initech', apiContext));
       expect(events).toEqual([]);
     });
@@ -143,18 +185,32 @@ export function describeAuditContract(t: ContractContext): void {
 
     it('records schema and data source creations, and no bookkeeping', async () => {
       const schema = await auditOf(() => t.store.insertSchema(t.fx.workspace.id, 'finance', apiContext));
-      expect(schema).toMatchObject({ action: 'schema.created', environment: null, actor: API_ACTOR, requestId: 'req-42' });
+      expect(schema).toMatchObject({
+        action: 'schema.created',
+        environment: null,
+        actor: API_ACTOR,
+        requestId: 'req-42',
+      });
       const source = { tenant: t.fx.testing, providedId: '213', name: 'DW', schemaId: t.fx.schemaA.id, createdAt: T1 };
       const dataSource = await auditOf(() => t.store.insertDataSource(source, apiContext));
-      expect(dataSource).toMatchObject({ action: 'data_source.created', environment: 'Testing', providedId: '213', teamId: null });
+      expect(dataSource).toMatchObject({
+        action: 'data_source.created',
+        environment: 'Testing',
+        providedId: '213',
+        teamId: null,
+      });
       const token = await t.store.insertApiToken(newApiToken(t.fx.customer), auditContext());
-      expect(await auditWrittenBy(t.store, t.fx.workspace.id, () => t.store.recordApiTokenUse(token.id, T2))).toEqual([]);
+      expect(await auditWrittenBy(t.store, t.fx.workspace.id, () => t.store.recordApiTokenUse(token.id, T2))).toEqual(
+        [],
+      );
     });
 
     it('records a data source update with the given changes, under its new provided id', async () => {
       const { workspace, testingA } = t.fx;
       const changes = { provided_id: { before: 'ds-a', after: 'ds-z' } };
-      const event = await auditOf(() => t.store.updateDataSource(workspace.id, testingA.id, { providedId: 'ds-z' }, { ...apiContext, changes }));
+      const event = await auditOf(() =>
+        t.store.updateDataSource(workspace.id, testingA.id, { providedId: 'ds-z' }, { ...apiContext, changes }),
+      );
       expect(event).toEqual({
         id: expect.any(Number),
         at: T2,
@@ -189,20 +245,25 @@ export function describeAuditContract(t: ContractContext): void {
 
     it('records nothing for a refused or missing data source change', async () => {
       const { workspace, customerA, customerB, schemaA } = t.fx;
-      await createGroup(t.store, t.fx.customer, 'user', { mapping: [{ schemaId: customerB.schemaId, dataSourceId: customerB.id }] });
+      await createGroup(t.store, t.fx.customer, 'user', {
+        mapping: [{ schemaId: customerB.schemaId, dataSourceId: customerB.id }],
+      });
       const events = await auditWrittenBy(t.store, workspace.id, async () => {
         await t.store.updateDataSource(workspace.id, customerB.id, { schemaId: schemaA.id }, apiContext);
         await t.store.deleteDataSource(workspace.id, customerB.id, apiContext);
         await t.store.updateDataSource(workspace.id, customerA.id + 1000, { name: 'x' }, apiContext);
         await t.store.deleteDataSource(t.fx.otherWorkspace.id, customerA.id, apiContext);
-        await t.store.updateDataSource(workspace.id, customerA.id, { providedId: 'ds-b' }, apiContext).catch(() => null);
+        await t.store
+          .updateDataSource(workspace.id, customerA.id, { providedId: 'ds-b' }, apiContext)
+          .catch(() => null);
       });
       expect(events).toEqual([]);
     });
   });
 
   describe('audit: listing', () => {
-    const list = (query: Partial<AuditEventQuery>) => t.store.listAuditEvents({ workspaceId: t.fx.workspace.id, limit: 100, ...query });
+    const list = (query: Partial<AuditEventQuery>) =>
+      t.store.listAuditEvents({ workspaceId: t.fx.workspace.id, limit: 100, ...query });
 
     it('lists newest first, filtered by environment, team and action, limited, and per workspace', async () => {
       const { group: a } = await t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, 'a'), auditContext());
@@ -221,18 +282,28 @@ export function describeAuditContract(t: ContractContext): void {
         ['user_group.created', 'b'],
         ['user_group.created', 'a'],
       ]);
-      expect(brief(await list({ environment: 'Testing', action: 'user_group.created' }))).toEqual([['user_group.created', 'b']]);
+      expect(brief(await list({ environment: 'Testing', action: 'user_group.created' }))).toEqual([
+        ['user_group.created', 'b'],
+      ]);
       expect(brief(await list({ teamId: a.teamId }))).toEqual([
         ['user_group.updated', 'a'],
         ['user_group.created', 'a'],
       ]);
       expect(brief(await list({ teamId: b.teamId, environment: 'Customer' }))).toEqual([]);
-      const other = await t.store.listAuditEvents({ workspaceId: t.fx.otherWorkspace.id, action: 'user_group.created', limit: 10 });
+      const other = await t.store.listAuditEvents({
+        workspaceId: t.fx.otherWorkspace.id,
+        action: 'user_group.created',
+        limit: 10,
+      });
       expect(brief(other)).toEqual([['user_group.created', 'a']]);
     });
 
     it('filters by since (inclusive) and until (exclusive)', async () => {
-      for (const [providedId, at] of [['t0', T0], ['t1', T1], ['t2', T2]] as const) {
+      for (const [providedId, at] of [
+        ['t0', T0],
+        ['t1', T1],
+        ['t2', T2],
+      ] as const) {
         await t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, providedId), auditContext({ at }));
       }
       const created = (query: Partial<AuditEventQuery>) =>
@@ -249,10 +320,14 @@ export function describeAuditContract(t: ContractContext): void {
 
     it('pages newest first with the beforeId cursor, alone and with filters, covering every event once', async () => {
       const groups = [];
-      for (let i = 0; i < 4; i++) groups.push(await createGroup(t.store, i % 2 === 0 ? t.fx.customer : t.fx.testing, `g${i}`));
+      for (let i = 0; i < 4; i++)
+        groups.push(await createGroup(t.store, i % 2 === 0 ? t.fx.customer : t.fx.testing, `g${i}`));
       for (const group of groups) {
         const tenant = { workspaceId: group.workspaceId, environment: group.environment };
-        await t.store.updateUserGroup({ tenant, teamId: group.teamId, expectedVersion: 1, patch: { name: 'n' }, updatedAt: T1 }, auditContext({ at: T1 }));
+        await t.store.updateUserGroup(
+          { tenant, teamId: group.teamId, expectedVersion: 1, patch: { name: 'n' }, updatedAt: T1 },
+          auditContext({ at: T1 }),
+        );
       }
       const filters: Partial<AuditEventQuery>[] = [
         {},
@@ -265,7 +340,11 @@ export function describeAuditContract(t: ContractContext): void {
         const whole = await list(filter);
         expect(whole.length).toBeGreaterThan(1);
         for (const limit of [1, 2, 3]) {
-          const pages = await allPages(limit, (beforeId) => list({ ...filter, beforeId, limit }), (last) => last.id);
+          const pages = await allPages(
+            limit,
+            (beforeId) => list({ ...filter, beforeId, limit }),
+            (last) => last.id,
+          );
           expect(pages.flat()).toEqual(whole);
         }
       }

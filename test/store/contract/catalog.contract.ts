@@ -18,7 +18,11 @@ export function describeCatalogContract(t: ContractContext): void {
     });
 
     it('refuses a duplicate name in a workspace with schema_name_taken', async () => {
-      await expectAppError(t.store.insertSchema(t.fx.workspace.id, 'sales', auditContext()), 'schema_name_taken', 'name');
+      await expectAppError(
+        t.store.insertSchema(t.fx.workspace.id, 'sales', auditContext()),
+        'schema_name_taken',
+        'name',
+      );
       // "sales" also exists in the other workspace: names are per workspace.
       expect(t.fx.otherSchema.name).toBe(t.fx.schemaA.name);
     });
@@ -26,7 +30,20 @@ export function describeCatalogContract(t: ContractContext): void {
 
   describe('a turn of mapping reads', () => {
     it('answers each of the schema and data source reads asked for together with exactly its own records', async () => {
-      const { workspace, otherWorkspace, customer, testing, otherCustomer, schemaA, schemaB, otherSchema, customerA, customerB, testingA, otherA } = t.fx;
+      const {
+        workspace,
+        otherWorkspace,
+        customer,
+        testing,
+        otherCustomer,
+        schemaA,
+        schemaB,
+        otherSchema,
+        customerA,
+        customerB,
+        testingA,
+        otherA,
+      } = t.fx;
       const [schemas, dataSources] = await Promise.all([
         Promise.all([
           t.store.findSchemasByIds(workspace.id, [schemaA.id]),
@@ -71,19 +88,28 @@ export function describeCatalogContract(t: ContractContext): void {
     it('refuses a provided id taken in the same environment, allows it in the other', async () => {
       const { customer, testing, schemaB } = t.fx;
       const source = { providedId: 'ds-b', name: 'again', schemaId: schemaB.id, createdAt: T1 };
-      await expectAppError(t.store.insertDataSource({ ...source, tenant: customer }, auditContext()), 'data_source_id_taken', 'provided_id');
+      await expectAppError(
+        t.store.insertDataSource({ ...source, tenant: customer }, auditContext()),
+        'data_source_id_taken',
+        'provided_id',
+      );
       const inTesting = await t.store.insertDataSource({ ...source, tenant: testing }, auditContext());
       expect(inTesting).toMatchObject({ environment: 'Testing', providedId: 'ds-b' });
     });
 
     it('findDataSources resolves ids and provided ids inside one tenant only', async () => {
       const { customer, testing, customerA, customerB, testingA, otherA } = t.fx;
-      const everything = { ids: [customerA.id, customerB.id, testingA.id, otherA.id], providedIds: ['ds-a', 'ds-b', 'nope'] };
+      const everything = {
+        ids: [customerA.id, customerB.id, testingA.id, otherA.id],
+        providedIds: ['ds-a', 'ds-b', 'nope'],
+      };
       expect(await t.store.findDataSources(customer, everything)).toEqual([customerA, customerB]);
       expect(await t.store.findDataSources(testing, everything)).toEqual([testingA]);
       expect(await t.store.findDataSources(customer, { ids: [customerB.id], providedIds: [] })).toEqual([customerB]);
       expect(await t.store.findDataSources(customer, { ids: [], providedIds: ['ds-a'] })).toEqual([customerA]);
-      expect(await t.store.findDataSources(customer, { ids: [testingA.id], providedIds: [String(customerB.id)] })).toEqual([]);
+      expect(
+        await t.store.findDataSources(customer, { ids: [testingA.id], providedIds: [String(customerB.id)] }),
+      ).toEqual([]);
       expect(await t.store.findDataSources(customer, { ids: [], providedIds: [] })).toEqual([]);
     });
 
@@ -102,7 +128,8 @@ export function describeCatalogContract(t: ContractContext): void {
     const mapGroupsTo = async (dataSource: DataSourceRecord, count: number) => {
       const mapping = [{ schemaId: dataSource.schemaId, dataSourceId: dataSource.id }];
       const groups = [];
-      for (let i = 0; i < count; i++) groups.push(await createGroup(t.store, t.fx.customer, `user-of-${dataSource.id}-${i}`, { mapping }));
+      for (let i = 0; i < count; i++)
+        groups.push(await createGroup(t.store, t.fx.customer, `user-of-${dataSource.id}-${i}`, { mapping }));
       return groups;
     };
 
@@ -115,15 +142,25 @@ export function describeCatalogContract(t: ContractContext): void {
       const expected = { ...customerA, ...patch };
       expect(everything).toEqual({ status: 'changed', dataSource: expected });
       expect(await t.store.findDataSourceById(workspace.id, customerA.id)).toEqual(expected);
-      expect(await t.store.findDataSources(t.fx.customer, { ids: [], providedIds: ['ds-a', 'ds-new'] })).toEqual([expected]);
+      expect(await t.store.findDataSources(t.fx.customer, { ids: [], providedIds: ['ds-a', 'ds-new'] })).toEqual([
+        expected,
+      ]);
     });
 
     it('answers not_found for an unknown id or one of another workspace, changing nothing', async () => {
       const { workspace, otherWorkspace, customerA, otherA } = t.fx;
-      expect(await t.store.updateDataSource(workspace.id, otherA.id, { name: 'x' }, auditContext())).toEqual({ status: 'not_found' });
-      expect(await t.store.updateDataSource(otherWorkspace.id, customerA.id, { name: 'x' }, auditContext())).toEqual({ status: 'not_found' });
-      expect(await t.store.deleteDataSource(otherWorkspace.id, customerA.id, auditContext())).toEqual({ status: 'not_found' });
-      expect(await t.store.deleteDataSource(workspace.id, otherA.id + 1000, auditContext())).toEqual({ status: 'not_found' });
+      expect(await t.store.updateDataSource(workspace.id, otherA.id, { name: 'x' }, auditContext())).toEqual({
+        status: 'not_found',
+      });
+      expect(await t.store.updateDataSource(otherWorkspace.id, customerA.id, { name: 'x' }, auditContext())).toEqual({
+        status: 'not_found',
+      });
+      expect(await t.store.deleteDataSource(otherWorkspace.id, customerA.id, auditContext())).toEqual({
+        status: 'not_found',
+      });
+      expect(await t.store.deleteDataSource(workspace.id, otherA.id + 1000, auditContext())).toEqual({
+        status: 'not_found',
+      });
       expect(await t.store.findDataSourceById(workspace.id, customerA.id)).toEqual(customerA);
       expect(await t.store.findDataSourceById(otherWorkspace.id, otherA.id)).toEqual(otherA);
     });
@@ -131,7 +168,12 @@ export function describeCatalogContract(t: ContractContext): void {
     it('refuses a schema change while groups map to the data source, counting them, and allows other changes', async () => {
       const { workspace, customerA, schemaA, schemaB } = t.fx;
       await mapGroupsTo(customerA, 3);
-      const change = await t.store.updateDataSource(workspace.id, customerA.id, { name: 'lost', schemaId: schemaB.id }, auditContext());
+      const change = await t.store.updateDataSource(
+        workspace.id,
+        customerA.id,
+        { name: 'lost', schemaId: schemaB.id },
+        auditContext(),
+      );
       expect(change).toEqual({ status: 'in_use', usedBy: 3 });
       expect(await t.store.findDataSourceById(workspace.id, customerA.id)).toEqual(customerA);
 
@@ -155,21 +197,38 @@ export function describeCatalogContract(t: ContractContext): void {
     it('deletes an unused data source, and refuses one in use with the count of its groups', async () => {
       const { workspace, customerA, customerB } = t.fx;
       const [user] = await mapGroupsTo(customerB, 2);
-      expect(await t.store.deleteDataSource(workspace.id, customerB.id, auditContext())).toEqual({ status: 'in_use', usedBy: 2 });
+      expect(await t.store.deleteDataSource(workspace.id, customerB.id, auditContext())).toEqual({
+        status: 'in_use',
+        usedBy: 2,
+      });
       expect(await t.store.findDataSourceById(workspace.id, customerB.id)).toEqual(customerB);
 
-      expect(await t.store.deleteDataSource(workspace.id, customerA.id, auditContext())).toEqual({ status: 'changed', dataSource: customerA });
+      expect(await t.store.deleteDataSource(workspace.id, customerA.id, auditContext())).toEqual({
+        status: 'changed',
+        dataSource: customerA,
+      });
       expect(await t.store.findDataSourceById(workspace.id, customerA.id)).toBeNull();
       expect(await t.store.listDataSources(workspace.id, 'Customer')).toEqual([customerB]);
-      expect(await t.store.deleteDataSource(workspace.id, customerA.id, auditContext())).toEqual({ status: 'not_found' });
+      expect(await t.store.deleteDataSource(workspace.id, customerA.id, auditContext())).toEqual({
+        status: 'not_found',
+      });
 
       // Once no group maps to it any more, it can go.
       const unmapped = await t.store.updateUserGroup(
-        { tenant: t.fx.customer, teamId: user!.teamId, expectedVersion: user!.version, patch: { mapping: [] }, updatedAt: T1 },
+        {
+          tenant: t.fx.customer,
+          teamId: user!.teamId,
+          expectedVersion: user!.version,
+          patch: { mapping: [] },
+          updatedAt: T1,
+        },
         auditContext(),
       );
       expect(unmapped?.mapping).toEqual([]);
-      expect(await t.store.deleteDataSource(workspace.id, customerB.id, auditContext())).toEqual({ status: 'in_use', usedBy: 1 });
+      expect(await t.store.deleteDataSource(workspace.id, customerB.id, auditContext())).toEqual({
+        status: 'in_use',
+        usedBy: 1,
+      });
     });
   });
 }

@@ -15,7 +15,11 @@ export function describeCiphertextContract(t: ContractContext): void {
   async function groupsUnderTwoKeys(): Promise<{ old: UserGroupRecord[]; current: UserGroupRecord[] }> {
     const old: UserGroupRecord[] = [];
     const current: UserGroupRecord[] = [];
-    for (const [tenant, name] of [[t.fx.customer, 'c'], [t.fx.testing, 't'], [t.fx.otherCustomer, 'o']] as const) {
+    for (const [tenant, name] of [
+      [t.fx.customer, 'c'],
+      [t.fx.testing, 't'],
+      [t.fx.otherCustomer, 'o'],
+    ] as const) {
       for (let i = 0; i < 3; i++) {
         old.push(await createGroup(t.store, tenant, `${name}-old-${i}`, { tokenCiphertext: oldKey.encrypt(token()) }));
       }
@@ -24,20 +28,31 @@ export function describeCiphertextContract(t: ContractContext): void {
     return { old, current };
   }
 
-  const stored = (group: UserGroupRecord) => ({ kind: 'user_group_token' as const, id: group.teamId, ciphertext: group.tokenCiphertext });
+  const stored = (group: UserGroupRecord) => ({
+    kind: 'user_group_token' as const,
+    id: group.teamId,
+    ciphertext: group.tokenCiphertext,
+  });
 
   describe('ciphertexts for key rotation', () => {
     it('lists the ciphertexts not under a key, across tenants, in id order, a page at a time', async () => {
       const { old } = await groupsUnderTwoKeys();
-      const list = (afterId: number, limit: number) => t.store.listCiphertextsNotUnderKey('user_group_token', newKey.keyId, afterId, limit);
+      const list = (afterId: number, limit: number) =>
+        t.store.listCiphertextsNotUnderKey('user_group_token', newKey.keyId, afterId, limit);
       expect(await list(0, 100)).toEqual(old.map(stored));
       const firstPage = await list(0, 4);
       expect(firstPage).toEqual(old.slice(0, 4).map(stored));
       expect(await list(firstPage.at(-1)!.id, 4)).toEqual(old.slice(4, 8).map(stored));
       expect(await list(old.at(-1)!.teamId, 4)).toEqual([]);
       // Under the old key's id, the other groups are the ones left.
-      expect((await t.store.listCiphertextsNotUnderKey('user_group_token', oldKey.keyId, 0, 100)).map((row) => row.ciphertext)).toEqual(
-        (await groupsOf(t)).filter((group) => !old.some((o) => o.teamId === group.teamId)).map((group) => group.tokenCiphertext),
+      expect(
+        (await t.store.listCiphertextsNotUnderKey('user_group_token', oldKey.keyId, 0, 100)).map(
+          (row) => row.ciphertext,
+        ),
+      ).toEqual(
+        (await groupsOf(t))
+          .filter((group) => !old.some((o) => o.teamId === group.teamId))
+          .map((group) => group.tokenCiphertext),
       );
     });
 
@@ -56,29 +71,45 @@ export function describeCiphertextContract(t: ContractContext): void {
 
     it('replaces ciphertexts in place: no version, update time or audit event changes', async () => {
       const { old } = await groupsUnderTwoKeys();
-      const replacements = old.map((group) => ({ ...stored(group), replacement: newKey.encrypt(oldKey.decrypt(group.tokenCiphertext)) }));
+      const replacements = old.map((group) => ({
+        ...stored(group),
+        replacement: newKey.encrypt(oldKey.decrypt(group.tokenCiphertext)),
+      }));
       const events = await auditWrittenBy(t.store, t.fx.workspace.id, async () => {
         expect(await t.store.replaceCiphertexts(replacements)).toBe(old.length);
       });
       expect(events).toEqual([]);
       expect(await t.store.listCiphertextsNotUnderKey('user_group_token', newKey.keyId, 0, 100)).toEqual([]);
       for (const [index, group] of old.entries()) {
-        const now = await t.store.findUserGroupByTeamId({ workspaceId: group.workspaceId, environment: group.environment }, group.teamId);
+        const now = await t.store.findUserGroupByTeamId(
+          { workspaceId: group.workspaceId, environment: group.environment },
+          group.teamId,
+        );
         expect(now).toEqual({ ...group, tokenCiphertext: replacements[index]!.replacement });
       }
     });
 
     it('leaves a row alone that changed or went since it was read, and counts only what it wrote', async () => {
       const [rotated, deleted, kept] = await Promise.all(
-        ['rotated', 'deleted', 'kept'].map((id) => createGroup(t.store, t.fx.customer, id, { tokenCiphertext: oldKey.encrypt(token()) })),
+        ['rotated', 'deleted', 'kept'].map((id) =>
+          createGroup(t.store, t.fx.customer, id, { tokenCiphertext: oldKey.encrypt(token()) }),
+        ),
       );
       const read = [rotated!, deleted!, kept!].map(stored);
       const tokenHash = randomHex();
-      const rotation = { tenant: t.fx.customer, currentTokenHash: rotated!.tokenHash, newTokenHash: tokenHash, newTokenCiphertext: oldKey.encrypt(token()), updatedAt: T1 };
+      const rotation = {
+        tenant: t.fx.customer,
+        currentTokenHash: rotated!.tokenHash,
+        newTokenHash: tokenHash,
+        newTokenCiphertext: oldKey.encrypt(token()),
+        updatedAt: T1,
+      };
       const afterRotation = await t.store.rotateUserGroupToken(rotation, auditContext());
       await t.store.deleteUserGroup(t.fx.customer, deleted!.teamId, deleted!.version, auditContext());
 
-      const written = await t.store.replaceCiphertexts(read.map((row) => ({ ...row, replacement: newKey.encrypt(oldKey.decrypt(row.ciphertext)) })));
+      const written = await t.store.replaceCiphertexts(
+        read.map((row) => ({ ...row, replacement: newKey.encrypt(oldKey.decrypt(row.ciphertext)) })),
+      );
       expect(written).toBe(1);
       expect(await t.store.findUserGroupByTeamId(t.fx.customer, rotated!.teamId)).toEqual(afterRotation);
       expect(await t.store.findUserGroupByTeamId(t.fx.customer, deleted!.teamId)).toBeNull();
@@ -89,19 +120,31 @@ export function describeCiphertextContract(t: ContractContext): void {
 
     it('covers the stored responses of safe retries too: finished ones are listed, counted and replaced; unfinished claims hold none', async () => {
       const apiTokenId = (await t.store.insertApiToken(newApiToken(t.fx.customer), auditContext())).id;
-      const claim = (keyHash: string) => ({ apiTokenId, keyHash, fingerprint: 'f', createdAt: T1, expiredBefore: T0, abandonedBefore: T0, maxLiveKeys: 10 });
+      const claim = (keyHash: string) => ({
+        apiTokenId,
+        keyHash,
+        fingerprint: 'f',
+        createdAt: T1,
+        expiredBefore: T0,
+        abandonedBefore: T0,
+        maxLiveKeys: 10,
+      });
       const response = oldKey.encrypt('{"status":200}');
       expect(await t.store.claimIdempotencyKey(claim('finished'))).toEqual({ claimed: true });
       expect(await t.store.completeIdempotencyKey(claim('finished'), response)).toBe(true);
       expect(await t.store.claimIdempotencyKey(claim('running'))).toEqual({ claimed: true });
 
-      expect(await t.store.countCiphertextsByKey()).toEqual([{ kind: 'idempotent_response', keyId: oldKey.keyId, count: 1 }]);
+      expect(await t.store.countCiphertextsByKey()).toEqual([
+        { kind: 'idempotent_response', keyId: oldKey.keyId, count: 1 },
+      ]);
       const [listed, ...rest] = await t.store.listCiphertextsNotUnderKey('idempotent_response', newKey.keyId, 0, 100);
       expect(rest).toEqual([]);
       expect(listed).toEqual({ kind: 'idempotent_response', id: expect.any(Number), ciphertext: response });
       const replacement = newKey.encrypt(oldKey.decrypt(response));
       expect(await t.store.replaceCiphertexts([{ ...listed!, replacement }])).toBe(1);
-      expect(await t.store.countCiphertextsByKey()).toEqual([{ kind: 'idempotent_response', keyId: newKey.keyId, count: 1 }]);
+      expect(await t.store.countCiphertextsByKey()).toEqual([
+        { kind: 'idempotent_response', keyId: newKey.keyId, count: 1 },
+      ]);
       const replayed = await t.store.claimIdempotencyKey(claim('finished'));
       expect(replayed).toEqual({ claimed: false, record: { fingerprint: 'f', createdAt: T1, response: replacement } });
     });
@@ -109,7 +152,13 @@ export function describeCiphertextContract(t: ContractContext): void {
     it('covers the private halves of the signing keys too: listed, counted and replaced in place', async () => {
       const privateKey = oldKey.encrypt('{"kty":"EC","d":"private"}');
       const key = await t.store.insertFirstSigningKey(
-        { workspaceId: t.fx.workspace.id, kid: `kid-${randomHex()}`, publicJwk: { kty: 'EC' }, privateKeyCiphertext: privateKey, createdAt: T1 },
+        {
+          workspaceId: t.fx.workspace.id,
+          kid: `kid-${randomHex()}`,
+          publicJwk: { kty: 'EC' },
+          privateKeyCiphertext: privateKey,
+          createdAt: T1,
+        },
         auditContext(),
       );
       expect(await t.store.countCiphertextsByKey()).toEqual([{ kind: 'signing_key', keyId: oldKey.keyId, count: 1 }]);
@@ -140,13 +189,17 @@ export function describeCiphertextContract(t: ContractContext): void {
           requestId: null,
         },
       ]);
-      expect(await t.store.listAuditEvents({ workspaceId: t.fx.workspace.id, action: 'encryption_key.rotated', limit: 10 })).toEqual([]);
+      expect(
+        await t.store.listAuditEvents({ workspaceId: t.fx.workspace.id, action: 'encryption_key.rotated', limit: 10 }),
+      ).toEqual([]);
     });
   });
 }
 
 /** Every group of the fixture's tenants, in team id order. */
 async function groupsOf(t: ContractContext): Promise<UserGroupRecord[]> {
-  const all = await Promise.all([t.fx.customer, t.fx.testing, t.fx.otherCustomer].map((tenant) => t.store.listUserGroups({ tenant, limit: 1000 })));
+  const all = await Promise.all(
+    [t.fx.customer, t.fx.testing, t.fx.otherCustomer].map((tenant) => t.store.listUserGroups({ tenant, limit: 1000 })),
+  );
   return all.flat().sort((a, b) => a.teamId - b.teamId);
 }

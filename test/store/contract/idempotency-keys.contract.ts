@@ -27,21 +27,33 @@ export function describeIdempotencyKeyContract(t: ContractContext): void {
       ...overrides,
     });
 
-    it('keeps a token within its live-key limit, counting only unexpired keys and never another token\'s', async () => {
-      for (const keyHash of ['a', 'b', 'c']) expect(await t.store.claimIdempotencyKey(attempt({ keyHash, maxLiveKeys: 3 }))).toEqual({ claimed: true });
-      expect(await t.store.claimIdempotencyKey(attempt({ keyHash: 'd', maxLiveKeys: 3 }))).toEqual({ claimed: false, limitReached: true });
+    it("keeps a token within its live-key limit, counting only unexpired keys and never another token's", async () => {
+      for (const keyHash of ['a', 'b', 'c'])
+        expect(await t.store.claimIdempotencyKey(attempt({ keyHash, maxLiveKeys: 3 }))).toEqual({ claimed: true });
+      expect(await t.store.claimIdempotencyKey(attempt({ keyHash: 'd', maxLiveKeys: 3 }))).toEqual({
+        claimed: false,
+        limitReached: true,
+      });
       // Refused means not kept: the key is still free once there is room.
       expect(await t.store.claimIdempotencyKey(attempt({ keyHash: 'd', maxLiveKeys: 4 }))).toEqual({ claimed: true });
       // A key the token already holds is answered as before, limit or not.
-      expect(await t.store.claimIdempotencyKey(attempt({ keyHash: 'a', createdAt: T1, maxLiveKeys: 1 }))).toMatchObject({ claimed: false, record: { createdAt: T0 } });
-      expect(await t.store.claimIdempotencyKey(attempt({ apiTokenId: otherTokenId, keyHash: 'e', maxLiveKeys: 1 }))).toEqual({ claimed: true });
+      expect(await t.store.claimIdempotencyKey(attempt({ keyHash: 'a', createdAt: T1, maxLiveKeys: 1 }))).toMatchObject(
+        { claimed: false, record: { createdAt: T0 } },
+      );
+      expect(
+        await t.store.claimIdempotencyKey(attempt({ apiTokenId: otherTokenId, keyHash: 'e', maxLiveKeys: 1 })),
+      ).toEqual({ claimed: true });
       // Keys created at or before expiredBefore are not live: they do not count.
-      expect(await t.store.claimIdempotencyKey(attempt({ keyHash: 'f', createdAt: T2, expiredBefore: T0, maxLiveKeys: 1 }))).toEqual({ claimed: true });
+      expect(
+        await t.store.claimIdempotencyKey(attempt({ keyHash: 'f', createdAt: T2, expiredBefore: T0, maxLiveKeys: 1 })),
+      ).toEqual({ claimed: true });
     });
 
     it('lets no two concurrent claims of one token pass the limit together', async () => {
       const results = await Promise.all(
-        Array.from({ length: 12 }, (_, index) => t.store.claimIdempotencyKey(attempt({ keyHash: `race-${index}`, maxLiveKeys: 5 }))),
+        Array.from({ length: 12 }, (_, index) =>
+          t.store.claimIdempotencyKey(attempt({ keyHash: `race-${index}`, maxLiveKeys: 5 })),
+        ),
       );
       expect(results.filter((result) => result.claimed)).toHaveLength(5);
       expect(results.filter((result) => 'limitReached' in result)).toHaveLength(7);
@@ -67,9 +79,18 @@ export function describeIdempotencyKeyContract(t: ContractContext): void {
 
     it('stores the response of the claim once, and only for the claim that holds the key', async () => {
       await t.store.claimIdempotencyKey(attempt());
-      expect(await t.store.completeIdempotencyKey({ apiTokenId: tokenId, keyHash: 'key-1', createdAt: T1 }, 'not ours')).toBe(false);
-      expect(await t.store.completeIdempotencyKey({ apiTokenId: tokenId, keyHash: 'key-1', createdAt: T0 }, 'sealed response')).toBe(true);
-      expect(await t.store.completeIdempotencyKey({ apiTokenId: tokenId, keyHash: 'key-1', createdAt: T0 }, 'again')).toBe(false);
+      expect(
+        await t.store.completeIdempotencyKey({ apiTokenId: tokenId, keyHash: 'key-1', createdAt: T1 }, 'not ours'),
+      ).toBe(false);
+      expect(
+        await t.store.completeIdempotencyKey(
+          { apiTokenId: tokenId, keyHash: 'key-1', createdAt: T0 },
+          'sealed response',
+        ),
+      ).toBe(true);
+      expect(
+        await t.store.completeIdempotencyKey({ apiTokenId: tokenId, keyHash: 'key-1', createdAt: T0 }, 'again'),
+      ).toBe(false);
       expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T1 }))).toEqual({
         claimed: false,
         record: { fingerprint: 'request-1', createdAt: T0, response: 'sealed response' },
@@ -87,13 +108,18 @@ export function describeIdempotencyKeyContract(t: ContractContext): void {
       const finished = { ...claim, createdAt: T1 };
       await t.store.completeIdempotencyKey(finished, 'sealed response');
       await t.store.releaseIdempotencyKey(finished);
-      expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T2 }))).toMatchObject({ claimed: false, record: { response: 'sealed response' } });
+      expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T2 }))).toMatchObject({
+        claimed: false,
+        record: { response: 'sealed response' },
+      });
     });
 
     it('replaces an expired record as if it were absent, whatever request it answered', async () => {
       await t.store.claimIdempotencyKey(attempt());
       await t.store.completeIdempotencyKey({ apiTokenId: tokenId, keyHash: 'key-1', createdAt: T0 }, 'sealed response');
-      expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T2, fingerprint: 'request-2', expiredBefore: T0 }))).toEqual({ claimed: true });
+      expect(
+        await t.store.claimIdempotencyKey(attempt({ createdAt: T2, fingerprint: 'request-2', expiredBefore: T0 })),
+      ).toEqual({ claimed: true });
       expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T2, fingerprint: 'request-2' }))).toEqual({
         claimed: false,
         record: { fingerprint: 'request-2', createdAt: T2, response: null },
@@ -103,12 +129,21 @@ export function describeIdempotencyKeyContract(t: ContractContext): void {
     it('lets a request with the same fingerprint take over an abandoned claim, and nothing else', async () => {
       await t.store.claimIdempotencyKey(attempt());
       // Not old enough yet, or another request: the claim stands.
-      expect((await t.store.claimIdempotencyKey(attempt({ createdAt: T1, abandonedBefore: LONG_AGO }))).claimed).toBe(false);
-      expect((await t.store.claimIdempotencyKey(attempt({ createdAt: T1, fingerprint: 'request-2', abandonedBefore: T0 }))).claimed).toBe(false);
+      expect((await t.store.claimIdempotencyKey(attempt({ createdAt: T1, abandonedBefore: LONG_AGO }))).claimed).toBe(
+        false,
+      );
+      expect(
+        (await t.store.claimIdempotencyKey(attempt({ createdAt: T1, fingerprint: 'request-2', abandonedBefore: T0 })))
+          .claimed,
+      ).toBe(false);
 
-      expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T1, abandonedBefore: T0 }))).toEqual({ claimed: true });
+      expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T1, abandonedBefore: T0 }))).toEqual({
+        claimed: true,
+      });
       // The first claimant, back late, can neither record its response nor release the new claim.
-      expect(await t.store.completeIdempotencyKey({ apiTokenId: tokenId, keyHash: 'key-1', createdAt: T0 }, 'late')).toBe(false);
+      expect(
+        await t.store.completeIdempotencyKey({ apiTokenId: tokenId, keyHash: 'key-1', createdAt: T0 }, 'late'),
+      ).toBe(false);
       await t.store.releaseIdempotencyKey({ apiTokenId: tokenId, keyHash: 'key-1', createdAt: T0 });
       expect(await t.store.claimIdempotencyKey(attempt({ createdAt: T2 }))).toEqual({
         claimed: false,
@@ -140,9 +175,14 @@ export function describeIdempotencyKeyContract(t: ContractContext): void {
       expect(await t.store.purgeIdempotencyKeys(T1, 3)).toBe(0);
       // The purged keys are free again; the young one still stands.
       for (const keyHash of keys) {
-        expect(await t.store.claimIdempotencyKey(attempt({ keyHash, fingerprint: 'request-2', createdAt: T2 }))).toEqual({ claimed: true });
+        expect(
+          await t.store.claimIdempotencyKey(attempt({ keyHash, fingerprint: 'request-2', createdAt: T2 })),
+        ).toEqual({ claimed: true });
       }
-      expect((await t.store.claimIdempotencyKey(attempt({ keyHash: 'young', fingerprint: 'request-2', createdAt: T2 }))).claimed).toBe(false);
+      expect(
+        (await t.store.claimIdempotencyKey(attempt({ keyHash: 'young', fingerprint: 'request-2', createdAt: T2 })))
+          .claimed,
+      ).toBe(false);
     });
   });
 }

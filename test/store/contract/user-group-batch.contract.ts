@@ -25,7 +25,11 @@ export function describeUserGroupBatchContract(t: ContractContext): void {
     changes: changesOf(`create ${providedId}`),
   });
 
-  const updateWrite = (group: UserGroupRecord, patch: UserGroupPatch, expectedVersion = group.version): UserGroupWrite => ({
+  const updateWrite = (
+    group: UserGroupRecord,
+    patch: UserGroupPatch,
+    expectedVersion = group.version,
+  ): UserGroupWrite => ({
     kind: 'update',
     update: {
       tenant: { workspaceId: group.workspaceId, environment: group.environment },
@@ -65,7 +69,9 @@ export function describeUserGroupBatchContract(t: ContractContext): void {
         updateWrite(existing, { providedId: 'renamed', name: 'Renamed', mapping: newMapping }),
         createWrite('new-2'),
       ];
-      const events = await auditWrittenBy(t.store, t.fx.workspace.id, () => t.store.writeUserGroups(writes, batchContext));
+      const events = await auditWrittenBy(t.store, t.fx.workspace.id, () =>
+        t.store.writeUserGroups(writes, batchContext),
+      );
 
       const created = await t.store.findUserGroupByProvidedId(customer, 'new-1');
       expect(created).toEqual({
@@ -99,10 +105,36 @@ export function describeUserGroupBatchContract(t: ContractContext): void {
       const second = await t.store.findUserGroupByProvidedId(customer, 'new-2');
       expect(second?.teamId).toBeGreaterThan(created?.teamId ?? Infinity);
 
-      expect(events.map(({ action, teamId, providedId, environment, changes }) => ({ action, teamId, providedId, environment, changes }))).toEqual([
-        { action: 'user_group.created', teamId: created?.teamId, providedId: 'new-1', environment: 'Customer', changes: changesOf('create new-1') },
-        { action: 'user_group.updated', teamId: existing.teamId, providedId: 'renamed', environment: 'Customer', changes: changesOf('update old') },
-        { action: 'user_group.created', teamId: second?.teamId, providedId: 'new-2', environment: 'Customer', changes: changesOf('create new-2') },
+      expect(
+        events.map(({ action, teamId, providedId, environment, changes }) => ({
+          action,
+          teamId,
+          providedId,
+          environment,
+          changes,
+        })),
+      ).toEqual([
+        {
+          action: 'user_group.created',
+          teamId: created?.teamId,
+          providedId: 'new-1',
+          environment: 'Customer',
+          changes: changesOf('create new-1'),
+        },
+        {
+          action: 'user_group.updated',
+          teamId: existing.teamId,
+          providedId: 'renamed',
+          environment: 'Customer',
+          changes: changesOf('update old'),
+        },
+        {
+          action: 'user_group.created',
+          teamId: second?.teamId,
+          providedId: 'new-2',
+          environment: 'Customer',
+          changes: changesOf('create new-2'),
+        },
       ]);
       for (const event of events) expect(event).toMatchObject({ at: T2, actor: API_ACTOR, requestId: 'import-1' });
     });
@@ -110,10 +142,20 @@ export function describeUserGroupBatchContract(t: ContractContext): void {
     it('applies a token carried by an update write', async () => {
       const group = await createGroup(t.store, t.fx.customer, 'g1');
       const tokenHash = randomHex();
-      await t.store.writeUserGroups([updateWrite(group, { tokenHash, tokenCiphertext: 'imported-cipher' })], batchContext);
+      await t.store.writeUserGroups(
+        [updateWrite(group, { tokenHash, tokenCiphertext: 'imported-cipher' })],
+        batchContext,
+      );
       const updated = await t.store.findUserGroupByTokenHash(t.fx.customer, tokenHash);
       // A new token voids the embed tokens minted under the old one: its generation moves on.
-      expect(updated).toEqual({ ...group, tokenHash, tokenCiphertext: 'imported-cipher', version: 2, tokenGeneration: group.tokenGeneration + 1, updatedAt: T1 });
+      expect(updated).toEqual({
+        ...group,
+        tokenHash,
+        tokenCiphertext: 'imported-cipher',
+        version: 2,
+        tokenGeneration: group.tokenGeneration + 1,
+        updatedAt: T1,
+      });
       expect(await t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash)).toBeNull();
     });
 
@@ -124,7 +166,10 @@ export function describeUserGroupBatchContract(t: ContractContext): void {
 
     it('refuses the whole batch with concurrent_change when one create finds its provided id taken', async () => {
       const existing = await createGroup(t.store, t.fx.customer, 'taken');
-      await expectRefusedBatch([createWrite('fresh-1'), updateWrite(existing, { name: 'x' }), createWrite('taken'), createWrite('fresh-2')], 'concurrent_change');
+      await expectRefusedBatch(
+        [createWrite('fresh-1'), updateWrite(existing, { name: 'x' }), createWrite('taken'), createWrite('fresh-2')],
+        'concurrent_change',
+      );
       expect(await t.store.findUserGroupsByProvidedIds(t.fx.customer, ['fresh-1', 'fresh-2'])).toEqual([]);
     });
 
@@ -140,7 +185,10 @@ export function describeUserGroupBatchContract(t: ContractContext): void {
         { at: T1, actor: API_ACTOR, requestId: null },
       );
       expect(moved?.version).toBe(2);
-      await expectRefusedBatch([createWrite('fresh'), updateWrite(other, { name: 'y' }), updateWrite(group, { name: 'stale' }, 1)], 'concurrent_change');
+      await expectRefusedBatch(
+        [createWrite('fresh'), updateWrite(other, { name: 'y' }), updateWrite(group, { name: 'stale' }, 1)],
+        'concurrent_change',
+      );
     });
 
     it('refuses the whole batch when one update targets a deleted group or another tenant', async () => {

@@ -26,10 +26,20 @@ export function describeUserGroupQueryContract(t: ContractContext): void {
     it('findUserGroupsByProvidedIds returns the groups of the tenant that exist, each once', async () => {
       const { customer, testing, otherCustomer, schemaA, customerA } = t.fx;
       const mapping = [{ schemaId: schemaA.id, dataSourceId: customerA.id }];
-      const [a, b] = [await createGroup(t.store, customer, 'a', { mapping }), await createGroup(t.store, customer, 'b')];
+      const [a, b] = [
+        await createGroup(t.store, customer, 'a', { mapping }),
+        await createGroup(t.store, customer, 'b'),
+      ];
       await createGroup(t.store, customer, 'c');
       await createGroup(t.store, testing, 'only-testing');
-      const found = await t.store.findUserGroupsByProvidedIds(customer, ['b', 'missing', 'a', 'A', 'a', 'only-testing']);
+      const found = await t.store.findUserGroupsByProvidedIds(customer, [
+        'b',
+        'missing',
+        'a',
+        'A',
+        'a',
+        'only-testing',
+      ]);
       expect(inTeamIdOrder(found)).toEqual([a, b]);
       expect(await t.store.findUserGroupsByProvidedIds(customer, [])).toEqual([]);
       expect(await t.store.findUserGroupsByProvidedIds(testing, ['a', 'b'])).toEqual([]);
@@ -82,7 +92,11 @@ export function describeUserGroupQueryContract(t: ContractContext): void {
       }
       const last = groups.at(-1)!;
       expect(await t.store.listUserGroups({ tenant: t.fx.customer, afterTeamId: last.teamId, limit: 10 })).toEqual([]);
-      const afterDeleted = await t.store.listUserGroups({ tenant: t.fx.customer, afterTeamId: deleted.teamId, limit: 1 });
+      const afterDeleted = await t.store.listUserGroups({
+        tenant: t.fx.customer,
+        afterTeamId: deleted.teamId,
+        limit: 1,
+      });
       expect(afterDeleted).toEqual([groups[4]]);
     });
   });
@@ -174,7 +188,10 @@ export function describeUserGroupQueryContract(t: ContractContext): void {
 
     it('pages through search results with the cursor, and stays inside the tenant', async () => {
       const seeds = Array.from({ length: 7 }, (_, i) => [`hit-${i}`, `Hit ${i}`] as const);
-      const interleaved: (readonly [string, string])[] = seeds.flatMap((seed, i) => [seed, [`miss-${i}`, `Miss ${i}`] as const]);
+      const interleaved: (readonly [string, string])[] = seeds.flatMap((seed, i) => [
+        seed,
+        [`miss-${i}`, `Miss ${i}`] as const,
+      ]);
       const groups = await createAll(t.fx.customer, interleaved);
       await createAll(t.fx.testing, [['hit-x', 'Hit x']]);
       await createAll(t.fx.otherCustomer, [['hit-y', 'Hit y']]);

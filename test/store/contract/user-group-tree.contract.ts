@@ -7,7 +7,13 @@ import type { ContractContext } from './context.js';
 /** Updates `group` as last read, through `store` (another instance, in the engine-specific suites). */
 export const updateThrough = (store: Store, group: UserGroupRecord, patch: UserGroupPatch) =>
   store.updateUserGroup(
-    { tenant: { workspaceId: group.workspaceId, environment: group.environment }, teamId: group.teamId, expectedVersion: group.version, patch, updatedAt: T1 },
+    {
+      tenant: { workspaceId: group.workspaceId, environment: group.environment },
+      teamId: group.teamId,
+      expectedVersion: group.version,
+      patch,
+      updatedAt: T1,
+    },
     auditContext(),
   );
 
@@ -15,7 +21,11 @@ export const updateThrough = (store: Store, group: UserGroupRecord, patch: UserG
  * Two writes race to make A the parent of B and B the parent of A, `rounds` times: exactly one of
  * each pair may win (the other is a cycle), and no group ever ends up its own ancestor.
  */
-export async function raceForCycle(stores: [Store, Store], tenant: ContractContext['fx']['customer'], rounds: number): Promise<void> {
+export async function raceForCycle(
+  stores: [Store, Store],
+  tenant: ContractContext['fx']['customer'],
+  rounds: number,
+): Promise<void> {
   for (let round = 0; round < rounds; round += 1) {
     const a = await createGroup(stores[0], tenant, `race-a-${round}`);
     const b = await createGroup(stores[0], tenant, `race-b-${round}`);
@@ -23,9 +33,14 @@ export async function raceForCycle(stores: [Store, Store], tenant: ContractConte
       updateThrough(stores[0], a, { parentProvidedId: b.providedId }),
       updateThrough(stores[1], b, { parentProvidedId: a.providedId }),
     ]);
-    const refused = outcomes.filter((outcome) => outcome.status === 'rejected').map((outcome) => (outcome as PromiseRejectedResult).reason as { code?: string });
+    const refused = outcomes
+      .filter((outcome) => outcome.status === 'rejected')
+      .map((outcome) => (outcome as PromiseRejectedResult).reason as { code?: string });
     expect(refused.map((error) => error.code)).toEqual(['hierarchy_cycle']);
-    const [aNow, bNow] = [await stores[1].findUserGroupByTeamId(tenant, a.teamId), await stores[1].findUserGroupByTeamId(tenant, b.teamId)];
+    const [aNow, bNow] = [
+      await stores[1].findUserGroupByTeamId(tenant, a.teamId),
+      await stores[1].findUserGroupByTeamId(tenant, b.teamId),
+    ];
     // One is the parent of the other, never both.
     const links = [aNow?.parentProvidedId ?? null, bNow?.parentProvidedId ?? null];
     expect(links.filter((link) => link !== null)).toHaveLength(1);
@@ -34,7 +49,11 @@ export async function raceForCycle(stores: [Store, Store], tenant: ContractConte
 }
 
 /** A chain of `levels` groups under fresh ids, root first; returns the deepest. */
-export async function createChain(store: Store, tenant: ContractContext['fx']['customer'], levels: number): Promise<UserGroupRecord> {
+export async function createChain(
+  store: Store,
+  tenant: ContractContext['fx']['customer'],
+  levels: number,
+): Promise<UserGroupRecord> {
   let group: UserGroupRecord | undefined;
   for (let level = 1; level <= levels; level += 1) {
     group = await createGroup(store, tenant, `chain-${level}-${Math.random().toString(36).slice(2)}`, {
@@ -47,7 +66,8 @@ export async function createChain(store: Store, tenant: ContractContext['fx']['c
 }
 
 export function describeUserGroupTreeContract(t: ContractContext): void {
-  const create = (providedId: string, overrides: Parameters<typeof createGroup>[3] = {}) => createGroup(t.store, t.fx.customer, providedId, overrides);
+  const create = (providedId: string, overrides: Parameters<typeof createGroup>[3] = {}) =>
+    createGroup(t.store, t.fx.customer, providedId, overrides);
   const find = async (providedId: string) => {
     const group = await t.store.findUserGroupByProvidedId(t.fx.customer, providedId);
     if (!group) throw new Error(`${providedId} is missing`);
@@ -57,9 +77,16 @@ export function describeUserGroupTreeContract(t: ContractContext): void {
   /** root → region → country → city, each with properties and (for two levels) a mapping. */
   const fourLevels = async () => {
     const { schemaA, schemaB, customerA, customerB } = t.fx;
-    await create('root', { properties: { plan: 'pro', region: 'none', level: 1 }, mapping: [{ schemaId: schemaA.id, dataSourceId: customerA.id }] });
+    await create('root', {
+      properties: { plan: 'pro', region: 'none', level: 1 },
+      mapping: [{ schemaId: schemaA.id, dataSourceId: customerA.id }],
+    });
     await create('region', { parentProvidedId: 'root', properties: { region: 'emea', level: 2 } });
-    await create('country', { parentProvidedId: 'region', properties: null, mapping: [{ schemaId: schemaB.id, dataSourceId: customerB.id }] });
+    await create('country', {
+      parentProvidedId: 'region',
+      properties: null,
+      mapping: [{ schemaId: schemaB.id, dataSourceId: customerB.id }],
+    });
     return create('city', { parentProvidedId: 'country', properties: { level: 4 } });
   };
 
@@ -71,7 +98,10 @@ export function describeUserGroupTreeContract(t: ContractContext): void {
       const expected = [
         { properties: null, mapping: [{ schemaId: schemaB.id, dataSourceId: customerB.id }] },
         { properties: { region: 'emea', level: 2 }, mapping: [] },
-        { properties: { plan: 'pro', region: 'none', level: 1 }, mapping: [{ schemaId: schemaA.id, dataSourceId: customerA.id }] },
+        {
+          properties: { plan: 'pro', region: 'none', level: 1 },
+          mapping: [{ schemaId: schemaA.id, dataSourceId: customerA.id }],
+        },
       ];
       expect(city.ancestors).toEqual(expected);
       // Every lookup brings them: by provided id, token hash, team id, several ids and the list.
@@ -83,9 +113,12 @@ export function describeUserGroupTreeContract(t: ContractContext): void {
       expect((await find('root')).ancestors).toEqual([]);
     });
 
-    it('shows an ancestor\'s change in its descendants at once, and keeps links through renames', async () => {
+    it("shows an ancestor's change in its descendants at once, and keeps links through renames", async () => {
       await fourLevels();
-      await updateThrough(t.store, await find('root'), { properties: { plan: 'enterprise' }, providedId: 'root-renamed' });
+      await updateThrough(t.store, await find('root'), {
+        properties: { plan: 'enterprise' },
+        providedId: 'root-renamed',
+      });
       const city = await find('city');
       expect(city.ancestors[2]?.properties).toEqual({ plan: 'enterprise' });
       await updateThrough(t.store, await find('country'), { providedId: 'country-renamed' });
@@ -96,10 +129,18 @@ export function describeUserGroupTreeContract(t: ContractContext): void {
     it('refuses an unknown parent, also one of another tenant, and writes nothing', async () => {
       await createGroup(t.store, t.fx.testing, 'elsewhere');
       await expectAppError(create('orphan', { parentProvidedId: 'nobody' }), 'unknown_parent', 'parent_user_group_id');
-      await expectAppError(create('orphan', { parentProvidedId: 'elsewhere' }), 'unknown_parent', 'parent_user_group_id');
+      await expectAppError(
+        create('orphan', { parentProvidedId: 'elsewhere' }),
+        'unknown_parent',
+        'parent_user_group_id',
+      );
       expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'orphan')).toBeNull();
       const group = await create('g1');
-      await expectAppError(updateThrough(t.store, group, { parentProvidedId: 'nobody', name: 'changed' }), 'unknown_parent', 'parent_user_group_id');
+      await expectAppError(
+        updateThrough(t.store, group, { parentProvidedId: 'nobody', name: 'changed' }),
+        'unknown_parent',
+        'parent_user_group_id',
+      );
       expect(await find('g1')).toEqual(group);
     });
 
@@ -107,20 +148,34 @@ export function describeUserGroupTreeContract(t: ContractContext): void {
       await fourLevels();
       for (const parent of ['root', 'region', 'city']) {
         const root = await find('root');
-        await expectAppError(updateThrough(t.store, root, { parentProvidedId: parent }), 'hierarchy_cycle', 'parent_user_group_id');
+        await expectAppError(
+          updateThrough(t.store, root, { parentProvidedId: parent }),
+          'hierarchy_cycle',
+          'parent_user_group_id',
+        );
         expect(await find('root')).toEqual(root);
       }
-      await expectAppError(updateThrough(t.store, await find('region'), { parentProvidedId: 'country' }), 'hierarchy_cycle');
+      await expectAppError(
+        updateThrough(t.store, await find('region'), { parentProvidedId: 'country' }),
+        'hierarchy_cycle',
+      );
     });
 
     it('refuses a fifth level, by create or by moving a subtree, and allows exactly four', async () => {
       await fourLevels();
-      await expectAppError(create('street', { parentProvidedId: 'city' }), 'hierarchy_too_deep', 'parent_user_group_id');
+      await expectAppError(
+        create('street', { parentProvidedId: 'city' }),
+        'hierarchy_too_deep',
+        'parent_user_group_id',
+      );
       expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'street')).toBeNull();
       // A two-level subtree fits under region (levels 3 and 4), not under country.
       await create('branch');
       await create('leaf', { parentProvidedId: 'branch' });
-      await expectAppError(updateThrough(t.store, await find('branch'), { parentProvidedId: 'country' }), 'hierarchy_too_deep');
+      await expectAppError(
+        updateThrough(t.store, await find('branch'), { parentProvidedId: 'country' }),
+        'hierarchy_too_deep',
+      );
       const moved = await updateThrough(t.store, await find('branch'), { parentProvidedId: 'region' });
       expect(moved?.parentProvidedId).toBe('region');
       expect((await find('leaf')).ancestors).toHaveLength(3);
@@ -137,13 +192,20 @@ export function describeUserGroupTreeContract(t: ContractContext): void {
       await fourLevels();
       await create('sibling', { parentProvidedId: 'country' });
       const country = await find('country');
-      expect(await t.store.deleteUserGroup(t.fx.customer, country.teamId, country.version, auditContext())).toEqual({ status: 'has_children', children: 2 });
+      expect(await t.store.deleteUserGroup(t.fx.customer, country.teamId, country.version, auditContext())).toEqual({
+        status: 'has_children',
+        children: 2,
+      });
       expect(await find('country')).toEqual(country);
       for (const child of ['city', 'sibling']) {
         const group = await find(child);
-        expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version, auditContext())).toEqual({ status: 'deleted' });
+        expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version, auditContext())).toEqual({
+          status: 'deleted',
+        });
       }
-      expect(await t.store.deleteUserGroup(t.fx.customer, country.teamId, country.version, auditContext())).toEqual({ status: 'deleted' });
+      expect(await t.store.deleteUserGroup(t.fx.customer, country.teamId, country.version, auditContext())).toEqual({
+        status: 'deleted',
+      });
     });
 
     it('stores the demo flag and tags, and filters the list by parent, tag and demo flag', async () => {
@@ -151,7 +213,9 @@ export function describeUserGroupTreeContract(t: ContractContext): void {
       await create('b', { parentProvidedId: 'a', tags: ['eu'] });
       await create('c', { parentProvidedId: 'a', isDemoGroup: true });
       const ids = async (query: { parent?: string; tag?: string; isDemoGroup?: boolean }) =>
-        (await t.store.listUserGroups({ tenant: t.fx.customer, limit: 100, ...query })).map((group) => group.providedId);
+        (await t.store.listUserGroups({ tenant: t.fx.customer, limit: 100, ...query })).map(
+          (group) => group.providedId,
+        );
       expect(await find('a')).toMatchObject({ isDemoGroup: true, tags: ['eu', 'pilot'] });
       expect(await ids({ parent: 'a' })).toEqual(['b', 'c']);
       expect(await ids({ parent: 'nobody' })).toEqual([]);
@@ -174,7 +238,10 @@ export function describeUserGroupTreeContract(t: ContractContext): void {
       );
       expect((await find('r')).ancestors).toHaveLength(2);
       await expectAppError(
-        t.store.writeUserGroups([{ kind: 'create', group: newGroup(t.fx.customer, 's', { parentProvidedId: 'missing' }), changes: {} }], auditContext()),
+        t.store.writeUserGroups(
+          [{ kind: 'create', group: newGroup(t.fx.customer, 's', { parentProvidedId: 'missing' }), changes: {} }],
+          auditContext(),
+        ),
         'unknown_parent',
       );
     });

@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject, UserGroupPatch, UserGroupRecord } from '../../../src/domain/models.js';
 import type { Tenant } from '../../../src/domain/tenancy.js';
-import { auditContext, auditWrittenBy, createGroup, expectAppError, newGroup, randomHex, RICH_PROPERTIES, T1, T2 } from '../store-fixtures.js';
+import {
+  auditContext,
+  auditWrittenBy,
+  createGroup,
+  expectAppError,
+  newGroup,
+  randomHex,
+  RICH_PROPERTIES,
+  T1,
+  T2,
+} from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 
 export function describeUserGroupContract(t: ContractContext): void {
@@ -10,7 +20,13 @@ export function describeUserGroupContract(t: ContractContext): void {
 
   const update = (group: UserGroupRecord, patch: UserGroupPatch, expectedVersion = group.version) =>
     t.store.updateUserGroup(
-      { tenant: { workspaceId: group.workspaceId, environment: group.environment }, teamId: group.teamId, expectedVersion, patch, updatedAt: T1 },
+      {
+        tenant: { workspaceId: group.workspaceId, environment: group.environment },
+        teamId: group.teamId,
+        expectedVersion,
+        patch,
+        updatedAt: T1,
+      },
       auditContext(),
     );
 
@@ -20,7 +36,10 @@ export function describeUserGroupContract(t: ContractContext): void {
       auditContext(),
     );
 
-  const tenantOf = (group: UserGroupRecord): Tenant => ({ workspaceId: group.workspaceId, environment: group.environment });
+  const tenantOf = (group: UserGroupRecord): Tenant => ({
+    workspaceId: group.workspaceId,
+    environment: group.environment,
+  });
 
   describe('user groups: create and find', () => {
     it('creates a full record with the mapping sorted by schema id', async () => {
@@ -61,7 +80,9 @@ export function describeUserGroupContract(t: ContractContext): void {
 
     it('finds a group by provided id and by token hash inside its tenant only', async () => {
       const { customer, testing, otherCustomer } = t.fx;
-      const group = await create(customer, 'g1', { mapping: [{ schemaId: t.fx.schemaA.id, dataSourceId: t.fx.customerA.id }] });
+      const group = await create(customer, 'g1', {
+        mapping: [{ schemaId: t.fx.schemaA.id, dataSourceId: t.fx.customerA.id }],
+      });
       expect(await t.store.findUserGroupByProvidedId(customer, 'g1')).toEqual(group);
       expect(await t.store.findUserGroupByTokenHash(customer, group.tokenHash)).toEqual(group);
       for (const stranger of [testing, otherCustomer]) {
@@ -74,7 +95,11 @@ export function describeUserGroupContract(t: ContractContext): void {
 
     it('keeps the same provided id apart in each environment and workspace', async () => {
       const { customer, testing, otherCustomer } = t.fx;
-      const groups = [await create(customer, 'same'), await create(testing, 'same'), await create(otherCustomer, 'same')];
+      const groups = [
+        await create(customer, 'same'),
+        await create(testing, 'same'),
+        await create(otherCustomer, 'same'),
+      ];
       expect(new Set(groups.map((group) => group.teamId)).size).toBe(3);
       expect(await t.store.findUserGroupByProvidedId(testing, 'same')).toEqual(groups[1]);
     });
@@ -89,7 +114,9 @@ export function describeUserGroupContract(t: ContractContext): void {
 
     it('creates exactly one group from concurrent get-or-create calls', async () => {
       const results = await Promise.all(
-        Array.from({ length: 8 }, () => t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, 'race'), auditContext())),
+        Array.from({ length: 8 }, () =>
+          t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, 'race'), auditContext()),
+        ),
       );
       expect(results.filter((result) => result.created)).toHaveLength(1);
       const [first] = results;
@@ -99,7 +126,9 @@ export function describeUserGroupContract(t: ContractContext): void {
     it('never reuses a team_id, even after the newest group is deleted', async () => {
       const older = await create(t.fx.customer, 'older');
       const newest = await create(t.fx.customer, 'g1');
-      expect(await t.store.deleteUserGroup(t.fx.customer, newest.teamId, newest.version, auditContext())).toEqual({ status: 'deleted' });
+      expect(await t.store.deleteUserGroup(t.fx.customer, newest.teamId, newest.version, auditContext())).toEqual({
+        status: 'deleted',
+      });
       const recreated = await create(t.fx.customer, 'g1');
       expect(recreated.teamId).toBeGreaterThan(newest.teamId);
       expect(recreated.teamId).not.toBe(older.teamId);
@@ -124,10 +153,24 @@ export function describeUserGroupContract(t: ContractContext): void {
     it('refuses to create, update or import a group with a data source under another schema, writing nothing', async () => {
       const { customer } = t.fx;
       const audit = await auditWrittenBy(t.store, t.fx.workspace.id, async () => {
-        await expectAppError(t.store.insertUserGroupIfAbsent(newGroup(customer, 'contradicting', { mapping: contradicting() }), auditContext()), 'data_source_schema_mismatch', 'mapping');
+        await expectAppError(
+          t.store.insertUserGroupIfAbsent(
+            newGroup(customer, 'contradicting', { mapping: contradicting() }),
+            auditContext(),
+          ),
+          'data_source_schema_mismatch',
+          'mapping',
+        );
         const group = await create(customer, 'agreeing');
         await expectAppError(update(group, { mapping: contradicting() }), 'data_source_schema_mismatch', 'mapping');
-        await expectAppError(t.store.writeUserGroups([{ kind: 'create', group: newGroup(customer, 'imported', { mapping: contradicting() }), changes: {} }], auditContext()), 'data_source_schema_mismatch', 'mapping');
+        await expectAppError(
+          t.store.writeUserGroups(
+            [{ kind: 'create', group: newGroup(customer, 'imported', { mapping: contradicting() }), changes: {} }],
+            auditContext(),
+          ),
+          'data_source_schema_mismatch',
+          'mapping',
+        );
         expect(await t.store.findUserGroupByProvidedId(customer, 'agreeing')).toEqual(group);
       });
       expect(audit.map((event) => event.action)).toEqual(['user_group.created']);
@@ -154,7 +197,9 @@ export function describeUserGroupContract(t: ContractContext): void {
 
     it('replaces the mapping whole, and clears it with an empty one', async () => {
       const { schemaA, schemaB, customerA, customerB } = t.fx;
-      const group = await create(t.fx.customer, 'g1', { mapping: [{ schemaId: schemaA.id, dataSourceId: customerA.id }] });
+      const group = await create(t.fx.customer, 'g1', {
+        mapping: [{ schemaId: schemaA.id, dataSourceId: customerA.id }],
+      });
       const replaced = await update(group, { mapping: [{ schemaId: schemaB.id, dataSourceId: customerB.id }] });
       expect(replaced?.mapping).toEqual([{ schemaId: schemaB.id, dataSourceId: customerB.id }]);
       const cleared = await update(replaced!, { mapping: [] });
@@ -180,7 +225,11 @@ export function describeUserGroupContract(t: ContractContext): void {
     it('refuses a rename onto another group of the tenant with user_group_id_taken, changing nothing', async () => {
       const group = await create(t.fx.customer, 'g1');
       await create(t.fx.customer, 'g2');
-      await expectAppError(update(group, { providedId: 'g2', name: 'lost' }), 'user_group_id_taken', 'new_user_group_id');
+      await expectAppError(
+        update(group, { providedId: 'g2', name: 'lost' }),
+        'user_group_id_taken',
+        'new_user_group_id',
+      );
       expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'g1')).toEqual(group);
     });
 
@@ -198,11 +247,19 @@ export function describeUserGroupContract(t: ContractContext): void {
           update(g3, { providedId: 'c2', name: 'lost' }),
           rotate(t.fx.customer, g1.tokenHash),
         ]);
-        expect(results.map((result) => result.status)).toEqual([...Array(10).fill('fulfilled'), 'rejected', 'fulfilled']);
+        expect(results.map((result) => result.status)).toEqual([
+          ...Array(10).fill('fulfilled'),
+          'rejected',
+          'fulfilled',
+        ]);
         await expectAppError(Promise.reject((results[10] as PromiseRejectedResult).reason), 'user_group_id_taken');
       });
-      expect(events.map((event) => event.action).sort()).toEqual([...Array(10).fill('user_group.created'), 'user_group.token_rotated']);
-      for (let i = 0; i < 10; i++) expect(await t.store.findUserGroupByProvidedId(t.fx.customer, `batch-${i}`)).not.toBeNull();
+      expect(events.map((event) => event.action).sort()).toEqual([
+        ...Array(10).fill('user_group.created'),
+        'user_group.token_rotated',
+      ]);
+      for (let i = 0; i < 10; i++)
+        expect(await t.store.findUserGroupByProvidedId(t.fx.customer, `batch-${i}`)).not.toBeNull();
       const after = await t.store.findUserGroupByProvidedId(t.fx.customer, 'c1');
       expect(after).toMatchObject({ name: g1.name, version: g1.version + 1 });
       expect(after?.tokenHash).not.toBe(g1.tokenHash);
@@ -221,7 +278,13 @@ export function describeUserGroupContract(t: ContractContext): void {
       expect(kept).toMatchObject({ tokenHash: group.tokenHash, tokenCiphertext: group.tokenCiphertext });
       const tokenHash = randomHex();
       const swapped = await update(kept!, { tokenHash, tokenCiphertext: `cipher-${tokenHash}` });
-      expect(swapped).toEqual({ ...kept, tokenHash, tokenCiphertext: `cipher-${tokenHash}`, version: group.version + 2, tokenGeneration: 1 });
+      expect(swapped).toEqual({
+        ...kept,
+        tokenHash,
+        tokenCiphertext: `cipher-${tokenHash}`,
+        version: group.version + 2,
+        tokenGeneration: 1,
+      });
       expect(kept!.tokenGeneration).toBe(0);
       expect(await t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash)).toBeNull();
       expect(await t.store.findUserGroupByTokenHash(t.fx.customer, tokenHash)).toEqual(swapped);
@@ -230,7 +293,9 @@ export function describeUserGroupContract(t: ContractContext): void {
     it('returns null and changes nothing when the version moved on', async () => {
       const group = await create(t.fx.customer, 'g1');
       expect(await update(group, { name: 'stale' }, group.version + 1)).toBeNull();
-      expect(await update(group, { mapping: [{ schemaId: t.fx.schemaA.id, dataSourceId: t.fx.customerA.id }] }, 0)).toBeNull();
+      expect(
+        await update(group, { mapping: [{ schemaId: t.fx.schemaA.id, dataSourceId: t.fx.customerA.id }] }, 0),
+      ).toBeNull();
       expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'g1')).toEqual(group);
     });
 
@@ -278,21 +343,35 @@ export function describeUserGroupContract(t: ContractContext): void {
 
     it('deletes only with the expected version and tenant', async () => {
       const group = await create(t.fx.customer, 'g1');
-      expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version + 1, auditContext())).toEqual({ status: 'moved' });
-      expect(await t.store.deleteUserGroup(t.fx.testing, group.teamId, group.version, auditContext())).toEqual({ status: 'moved' });
-      expect(await t.store.deleteUserGroup(t.fx.otherCustomer, group.teamId, group.version, auditContext())).toEqual({ status: 'moved' });
+      expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version + 1, auditContext())).toEqual({
+        status: 'moved',
+      });
+      expect(await t.store.deleteUserGroup(t.fx.testing, group.teamId, group.version, auditContext())).toEqual({
+        status: 'moved',
+      });
+      expect(await t.store.deleteUserGroup(t.fx.otherCustomer, group.teamId, group.version, auditContext())).toEqual({
+        status: 'moved',
+      });
       expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'g1')).toEqual(group);
 
-      expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version, auditContext())).toEqual({ status: 'deleted' });
+      expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version, auditContext())).toEqual({
+        status: 'deleted',
+      });
       expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'g1')).toBeNull();
       expect(await t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash)).toBeNull();
-      expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version, auditContext())).toEqual({ status: 'moved' });
+      expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version, auditContext())).toEqual({
+        status: 'moved',
+      });
     });
 
     it('deletes a mapped group with its mapping; the id starts afresh', async () => {
       const { schemaA, schemaB, customerA, customerB } = t.fx;
-      const group = await create(t.fx.customer, 'g1', { mapping: [{ schemaId: schemaA.id, dataSourceId: customerA.id }] });
-      expect(await t.store.deleteUserGroup(tenantOf(group), group.teamId, group.version, auditContext())).toEqual({ status: 'deleted' });
+      const group = await create(t.fx.customer, 'g1', {
+        mapping: [{ schemaId: schemaA.id, dataSourceId: customerA.id }],
+      });
+      expect(await t.store.deleteUserGroup(tenantOf(group), group.teamId, group.version, auditContext())).toEqual({
+        status: 'deleted',
+      });
       const mapping = [{ schemaId: schemaB.id, dataSourceId: customerB.id }];
       const recreated = await create(t.fx.customer, 'g1', { mapping });
       expect(recreated.mapping).toEqual(mapping);

@@ -9,4 +9,13 @@ import { webhooks } from './0007-webhooks.js';
 import { consoleSessions } from './0008-console-sessions.js';
 
 /** In version order; append only. */
-export const MIGRATIONS: readonly Migration[] = [initial, idempotencyKeys, apiTokenRateLimits, mappingSchemaAgreement, embedTokens, hierarchy, webhooks, consoleSessions];
+export const MIGRATIONS: readonly Migration[] = [
+  initial,
+  idempotencyKeys,
+  apiTokenRateLimits,
+  mappingSchemaAgreement,
+  embedTokens,
+  hierarchy,
+  webhooks,
+  consoleSessions,
+];

@@ -9,4 +9,13 @@ import { consoleSessions } from './0008-console-sessions.js';
 import type { Migration } from '../../migration.js';
 
 /** In version order; append only. */
-export const MIGRATIONS: readonly Migration[] = [initial, idempotencyKeys, apiTokenRateLimits, mappingSchemaAgreement, embedTokens, hierarchy, webhooks, consoleSessions];
+export const MIGRATIONS: readonly Migration[] = [
+  initial,
+  idempotencyKeys,
+  apiTokenRateLimits,
+  mappingSchemaAgreement,
+  embedTokens,
+  hierarchy,
+  webhooks,
+  consoleSessions,
+];
