@@ -1,0 +1,76 @@
+// Issue 27: the docs a newcomer reads link only to what is there. Every relative Markdown link of
+// the README, docs/*.md, packages/client/README.md and bench/README.md names a file inside the
+// repository that exists, and its #anchor, if any, a heading of that file; the README stays the
+// short front door (under 200 lines). Links with a scheme (https:, mailto:) are the web's, not checked.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const DOCS = [
+  'README.md',
+  ...readdirSync(join(REPO, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+  'packages/client/README.md',
+  'bench/README.md',
+];
+
+/** Inline links and images, `[text](target)`, outside code blocks and code spans. */
+function relativeLinks(markdown: string): string[] {
+  const prose = markdown.replace(/^```[\s\S]*?^```$/gm, '').replace(/`[^`\n]*`/g, '');
+  return [...prose.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)]
+    .map((match) => match[1]!)
+    .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
+}
+
+/** GitHub's anchors: headings lower-cased, punctuation dropped, spaces to hyphens, repeats numbered. */
+function anchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>();
+  const result = new Set<string>();
+  for (const [, heading] of markdown.replace(/^```[\s\S]*?^```$/gm, '').matchAll(/^#{1,6}\s+(.+?)\s*#*$/gm)) {
+    const slug = heading!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const count = seen.get(slug) ?? 0;
+    seen.set(slug, count + 1);
+    result.add(count === 0 ? slug : `${slug}-${count}`);
+  }
+  return result;
+}
+
+const anchorsByFile = new Map<string, Set<string>>();
+const anchorsOf = (file: string) => {
+  if (!anchorsByFile.has(file)) anchorsByFile.set(file, anchors(readFileSync(file, 'utf8')));
+  return anchorsByFile.get(file)!;
+};
+
+describe('the documentation', () => {
+  it('has more than the README to check', () => {
+    expect(DOCS.length).toBeGreaterThan(8);
+  });
+
+  it.each(DOCS)('%s links only to files of the repository that exist, and to headings they have', (doc) => {
+    const text = readFileSync(join(REPO, doc), 'utf8');
+    const broken: string[] = [];
+    for (const link of relativeLinks(text)) {
+      const [path, anchor] = link.split('#') as [string, string | undefined];
+      const target = path === '' ? join(REPO, doc) : resolve(dirname(join(REPO, doc)), decodeURIComponent(path));
+      const inside = relative(REPO, target);
+      if (inside.startsWith('..') || inside.startsWith(sep) || inside === '')
+        broken.push(`${link}: outside the repository`);
+      else if (!existsSync(target)) broken.push(`${link}: no such file`);
+      else if (anchor !== undefined && statSync(target).isFile() && target.endsWith('.md')) {
+        if (!anchorsOf(target).has(anchor)) broken.push(`${link}: no such heading`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('README.md is under 200 lines', () => {
+    const lines = readFileSync(join(REPO, 'README.md'), 'utf8').trimEnd().split('\n').length;
+    expect(lines).toBeLessThan(200);
+  });
+});
