@@ -161,6 +161,7 @@ function textBranchOf(schema: Schema): Schema {
     node.anyOf ? node.anyOf.flatMap(strings) : node.type === 'string' ? [node] : [];
   return strings(schema)[0] ?? schema;
 }
+
 const IDEMPOTENCY_KEY_PARAMETER = {
   name: 'Idempotency-Key',
   in: 'header',
