@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import * as apiTokens from '../wire/api-tokens.schemas.js';
 import { AuditEvent } from '../wire/audit-events.schemas.js';
 import { EnvironmentTag } from '../wire/common.schemas.js';
@@ -17,7 +18,7 @@ const named = <M extends object, K extends keyof M & string>(module: M, names: K
  * The wire schemas /openapi.json names, by the name each gets in components.schemas: the resources,
  * the error envelope, the request bodies and the responses. A generator makes one type of each
  * (`UserGroup`, `Error`, …) where it would otherwise make one per place it appears. They are
- * recognised by identity where the routes use them, so the wire modules stay as they validate.
+ * recognised where the routes use them, so the wire modules stay as they validate.
  */
 const ENTRIES: Array<[string, unknown]> = [
   ['Error', ErrorEnvelope],
@@ -77,6 +78,7 @@ export function titleNamedSchemas<T>(node: T): T {
   if (Array.isArray(node)) return node.map(titleNamedSchemas) as T;
   if (node === null || typeof node !== 'object') return node;
   const copy = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, titleNamedSchemas(value)]));
-  const name = NAMES.get(node);
+  // By identity, or as a copy (Type.Optional copies the schema it wraps: an optional `environment`).
+  const name = NAMES.get(node) ?? ENTRIES.find(([, schema]) => isDeepStrictEqual(schema, node))?.[0];
   return (name === undefined ? copy : { ...copy, title: name }) as T;
 }
