@@ -18,6 +18,8 @@ export interface Runtime {
   keys: KeyringHandle;
   /** The services' time. */
   clock: Clock;
+  /** The service's public URL: the base of embed-token issuers and the OpenAPI document's server. */
+  publicUrl: () => string;
   close(): Promise<void>;
 }
 
@@ -61,11 +63,12 @@ export async function openRuntime(options: {
   try {
     await store.migrate();
     const clock = options.clock ?? systemClock;
+    const publicUrl = options.publicUrl ?? (() => DEFAULT_PUBLIC_URL);
     const services = createServices({
       store,
       cipher: keys.keyring,
       clock,
-      publicUrl: options.publicUrl ?? (() => DEFAULT_PUBLIC_URL),
+      publicUrl,
       webhookAddresses: createAddressPolicy({
         allowPrivate: options.allowPrivateWebhooks ?? false,
         resolve: options.resolve,
@@ -73,7 +76,7 @@ export async function openRuntime(options: {
     });
     if (options.requireAllKeys !== false) await services.keyRotation.assertKeysOpenAllData();
     const defaultWorkspace = await services.workspaces.ensureDefaultWorkspace({ type: 'cli' });
-    return { store, services, defaultWorkspace, keys, clock, close };
+    return { store, services, defaultWorkspace, keys, clock, publicUrl, close };
   } catch (error) {
     await close();
     throw error;

@@ -44,6 +44,7 @@ export async function startServer(runtime: Runtime, options: ServeOptions): Prom
     logger,
     rateLimit: options.rateLimit,
     version: options.version,
+    publicUrl: runtime.publicUrl,
     timeouts: options.timeouts,
     metrics: [webhooks.metrics.registry],
   }).catch(async (error: unknown) => {

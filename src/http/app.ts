@@ -39,6 +39,8 @@ export interface AppOptions {
   version: string;
   /** Only a listening server uses them; DEFAULT_SERVER_TIMEOUTS when not given. */
   timeouts?: ServerTimeouts;
+  /** The service's public URL, the document's `servers` (read when /openapi.json is first asked for). */
+  publicUrl: () => string;
   /** Figures of the process's other parts (the webhook worker) that /metrics shows beside the app's. */
   metrics?: Registry[];
 }
@@ -95,7 +97,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerJsonBodyParser(app);
   registerErrorHandler(app);
   registerNotFoundHandler(app);
-  await registerOpenApi(app, options.version);
+  await registerOpenApi(app, { version: options.version, publicUrl: options.publicUrl });
 
   // Before any route: each route copies the hooks that exist when it is registered.
   registerMetrics(app, options.services.operations, options.metrics ?? []);

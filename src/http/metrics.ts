@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { OperationsService } from '../domain/operations.service.js';
+import { ErrorEnvelope } from '../wire/envelope.js';
+import { PUBLIC_ROUTE } from './route-schema.js';
 
 // Process metrics (CPU, memory, event loop lag, GC) belong to the process, not to one app: collected
 // once, into a registry every app's /metrics merges with its own.
@@ -67,11 +69,20 @@ export function registerMetrics(
     '/metrics',
     {
       schema: {
+        operationId: 'getMetrics',
         summary: 'Prometheus metrics',
         description: 'Text exposition format. Not authenticated: expose the port only to your monitoring network.',
         tags: ['operations'],
-        produces: ['text/plain'],
-        response: { 200: { type: 'string', description: 'Prometheus text format 0.0.4.' } },
+        ...PUBLIC_ROUTE,
+        // Text when it answers; the error envelope, as JSON, when it refuses (a request without Host, a bad query).
+        response: {
+          200: {
+            description: 'Prometheus text format 0.0.4.',
+            content: { 'text/plain': { schema: { type: 'string', description: 'Prometheus text format 0.0.4.' } } },
+          },
+          '4xx': { description: 'Failure envelope.', content: { 'application/json': { schema: ErrorEnvelope } } },
+          '5xx': { description: 'Failure envelope.', content: { 'application/json': { schema: ErrorEnvelope } } },
+        },
       },
     },
     async (_request, reply) => {

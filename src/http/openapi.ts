@@ -2,32 +2,64 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { WEBHOOK_EVENT_TYPES } from '../domain/models.js';
 import { WRITE_METHODS } from './idempotency.js';
+import { PUBLIC_ROUTE } from './route-schema.js';
+import { JSON_QUERY_FIELDS } from './routes/user-groups.routes.js';
 import { WebhookEventPayload } from '../wire/webhooks.schemas.js';
+import { titleNamedSchemas } from './openapi-components.js';
+import {
+  hoistNamedSchemas,
+  publishTypes,
+  type OpenApiDocument,
+  type Parameter,
+  type Schema,
+} from './openapi-publishing.js';
 
 /** Registers the generator before the routes so that it sees every route schema as it is added. */
-export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
+export async function registerOpenApi(
+  app: FastifyInstance,
+  options: { version: string; publicUrl: () => string },
+): Promise<void> {
   await app.register(swagger, {
+    transform: ({ schema, url }) => ({ schema: titleNamedSchemas(schema), url }),
+    // Runs once, when the document is first asked for: the port is bound by then (the default public URL names it).
     transformObject: (documents) => {
       if (!('openapiObject' in documents)) return documents.swaggerObject;
-      documentGetQueryForm(documents.openapiObject as OpenApiDocument);
-      documentIdempotencyKey(documents.openapiObject as OpenApiDocument);
-      return documents.openapiObject;
+      const document = documents.openapiObject as OpenApiDocument;
+      documentGetQueryForm(document);
+      documentIdempotencyKey(document);
+      publishTypes(document);
+      hoistNamedSchemas(document);
+      return { ...documents.openapiObject, servers: [{ url: options.publicUrl(), description: 'This deployment.' }] };
     },
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'User Group Service',
-        version,
+        version: options.version,
         description: 'User groups of an embedded-analytics product: their tokens, properties and data-source mappings.',
       },
       webhooks: webhookDescriptions(),
       components: {
+        // The names API_TOKEN_SECURITY (route-schema.ts) requires.
         securitySchemes: {
           apiToken: {
             type: 'apiKey',
             in: 'header',
             name: 'Authorization',
-            description: 'Send "Authorization: Token <API_TOKEN>" ("Bearer" is accepted too).',
+            description: 'An API token: send "Authorization: Token <API_TOKEN>".',
+          },
+          bearerToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'The same API token as "Authorization: Bearer <API_TOKEN>", for clients that only speak Bearer.',
+          },
+          exploAuthorization: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'Explo-Authorization',
+            description:
+              'The hosted product\'s header, for code written against it: "Explo-Authorization: Token <API_TOKEN>" (or Bearer); read only when Authorization is absent.',
           },
         },
       },
@@ -51,8 +83,12 @@ function webhookDescriptions() {
       type,
       {
         post: {
+          // user_group.token_rotated → userGroupTokenRotatedWebhook
+          operationId: `${type.replace(/[._]([a-z])/g, (_match, letter: string) => letter.toUpperCase())}Webhook`,
           summary: `${type}: POSTed to every enabled endpoint that wants it`,
           tags: ['webhooks'],
+          // The receiver tells a genuine request by its signature headers, below: no API token is sent.
+          security: [],
           parameters: SIGNATURE_HEADERS.map(([name, description]) => ({
             name,
             in: 'header' as const,
@@ -60,7 +96,10 @@ function webhookDescriptions() {
             description,
             schema: { type: 'string' as const },
           })),
-          requestBody: { required: true, content: { 'application/json': { schema: WebhookEventPayload as object } } },
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: titleNamedSchemas(WebhookEventPayload) as object } },
+          },
           responses: {
             '200': {
               description:
@@ -77,40 +116,50 @@ export function registerOpenApiRoute(app: FastifyInstance): void {
   // The document is fixed once the app is ready: serialised once, not on every request (it is
   // public, so its cost is anyone's to cause).
   let serialized: string | undefined;
-  app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/openapi.json', { schema: { hide: true, ...PUBLIC_ROUTE } }, async (_request, reply) => {
     serialized ??= JSON.stringify(app.swagger());
     return reply.type('application/json; charset=utf-8').send(serialized);
   });
 }
 
-type Schema = { properties?: Record<string, Schema>; required?: string[]; description?: string };
-type Operation = {
-  requestBody?: { required?: boolean; content?: Record<string, { schema?: Schema }> };
-  parameters?: unknown[];
-};
-type OpenApiDocument = { paths?: Record<string, Record<string, Operation>> };
-
-// Query values that carry JSON text rather than plain strings (see user-groups.routes.ts).
-const JSON_QUERY_FIELDS = new Set(['mapping', 'properties']);
+const GET_USER_DESCRIPTION = [
+  'Answers the group with this user_group_id; when there is none, creates it from the other fields (creating needs the write scope).',
+  'The fields travel in the query string, mapping, properties and tags as JSON text (tags=["a"], URL-encoded).',
+  'The service also accepts them as a JSON body on this GET, as the hosted product documents it (the query string is then not read); fetch and browsers cannot send one, so it is not described here.',
+  'POST /api/create_user_group takes the same fields as a body.',
+].join(' ');
 
 /**
- * GET /api/user takes its fields from a JSON body or, without one, from the query string. Fastify
- * validates the query form through the body schema, so derive its documentation from that schema
- * too: one parameter per body field, and the body becomes optional.
+ * GET /api/user takes its fields from a JSON body or, without one, from the query string (see
+ * user-groups.routes.ts). Clients generated from the document use fetch, which sends no GET body:
+ * the document gives the query form, one parameter per field of the body schema that validates it,
+ * and no requestBody (a generator would offer one fetch cannot send).
  */
 function documentGetQueryForm(document: OpenApiDocument): void {
   const operation = document.paths?.['/api/user']?.get;
   const body = operation?.requestBody?.content?.['application/json']?.schema;
-  if (!operation?.requestBody || !body?.properties) return;
-  operation.requestBody.required = false;
-  operation.parameters = Object.entries(body.properties).map(([name, schema]) => ({
-    name,
-    in: 'query',
-    required: false,
-    description:
-      `${schema.description ?? ''} Only when the request has no body${JSON_QUERY_FIELDS.has(name) ? '; as JSON text' : ''}.`.trim(),
-    ...(JSON_QUERY_FIELDS.has(name) ? { content: { 'application/json': { schema } } } : { schema }),
-  }));
+  if (!operation || !body?.properties) return;
+  delete operation.requestBody;
+  operation.description = GET_USER_DESCRIPTION;
+  const required = new Set(body.required);
+  operation.parameters = Object.entries(body.properties).map(([name, schema]) =>
+    queryParameter(name, schema, required.has(name)),
+  );
+}
+
+function queryParameter(name: string, { description, ...schema }: Schema, required: boolean): Parameter {
+  const parameter = { name, in: 'query', required, ...(description === undefined ? {} : { description }) };
+  // A JSON boolean's text is the plain query value "true" or "false"; other JSON values are JSON text.
+  if (JSON_QUERY_FIELDS.has(name) && schema.type !== 'boolean')
+    return { ...parameter, content: { 'application/json': { schema } } };
+  return { ...parameter, schema: JSON_QUERY_FIELDS.has(name) ? schema : textBranchOf(schema) };
+}
+
+/** Of a union (an id is a string or an integer in a body), the branch a plain query value takes: its string. */
+function textBranchOf(schema: Schema): Schema {
+  const strings = (node: Schema): Schema[] =>
+    node.anyOf ? node.anyOf.flatMap(strings) : node.type === 'string' ? [node] : [];
+  return strings(schema)[0] ?? schema;
 }
 
 const IDEMPOTENCY_KEY_PARAMETER = {

@@ -1,7 +1,18 @@
 import type { TSchema } from 'typebox';
 import { responses } from '../wire/envelope.js';
 
+/** An /api operation takes the API token in any of the headers auth.ts reads (schemes: openapi.ts). */
+export const API_TOKEN_SECURITY: Array<Record<string, string[]>> = [
+  { apiToken: [] },
+  { bearerToken: [] },
+  { exploAuthorization: [] },
+];
+/** A route without authentication says so in the document (`security: []`) rather than leaving it unsaid. */
+export const PUBLIC_ROUTE: { security: Array<Record<string, string[]>> } = { security: [] };
+
 interface RouteParts {
+  /** Stable and camelCase: the method name generated clients give the operation. */
+  operationId: string;
   description?: string;
   body?: TSchema;
   querystring?: TSchema;
@@ -18,5 +29,5 @@ export function apiRouteSchema<S extends TSchema, P extends RouteParts>(
   success: S,
   parts: P,
 ) {
-  return { summary, tags: [tag], security: [{ apiToken: [] }], ...parts, response: responses(success) };
+  return { summary, tags: [tag], security: API_TOKEN_SECURITY, ...parts, response: responses(success) };
 }

@@ -6,7 +6,7 @@ import { Success } from './envelope.js';
 
 const Scope = Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('admin')]);
 
-const RateLimit = Type.Object(
+export const RateLimit = Type.Object(
   {
     per_second: Type.Number({
       ...RATE_LIMIT_BOUNDS.perSecond,

@@ -52,7 +52,7 @@ export const EmbedTokenResponse = Type.Object({
   expires_at: Timestamp,
 });
 
-const EmbedOfToken = Type.Object(
+export const EmbedOfToken = Type.Object(
   {
     embed_id: Type.Union([Type.String(), Type.Null()]),
     origin: Type.Union([Type.String(), Type.Null()]),

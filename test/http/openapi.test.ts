@@ -5,22 +5,48 @@ import { inject } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 interface Operation {
+  operationId?: string;
+  deprecated?: boolean;
   requestBody?: { required?: boolean; content?: Record<string, { schema?: JsonSchema }> };
   responses?: Record<string, { content?: Record<string, { schema?: JsonSchema }> }>;
   security?: Array<Record<string, string[]>>;
-  parameters?: Array<{ name: string; in: string }>;
+  parameters?: Array<{ name: string; in: string; required?: boolean; schema?: JsonSchema }>;
 }
 interface JsonSchema {
+  $ref?: string;
   type?: string;
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
   properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+  oneOf?: JsonSchema[];
   required?: string[];
   additionalProperties?: unknown;
 }
 type Spec = {
   openapi: string;
+  servers: Array<{ url: string }>;
   paths: Record<string, Record<string, Operation>>;
-  components: { securitySchemes: Record<string, unknown> };
+  webhooks: Record<string, Record<string, Operation>>;
+  components: { securitySchemes: Record<string, unknown>; schemas: Record<string, JsonSchema> };
 };
+
+// The operations of the issue 26 brief, by the operationId generated clients name them with.
+const OPERATION_IDS: Record<string, string> = {
+  'GET /api/user': 'getOrCreateUserGroup',
+  'PUT /api/user': 'updateUserGroup',
+  'POST /api/user': 'rotateUserGroupToken',
+  'DELETE /api/user': 'deleteUserGroup',
+  'POST /api/user/verify': 'verifyUserGroupToken',
+  'GET /api/admin/user_groups': 'listAdminUserGroups',
+  'GET /api/admin/audit_events': 'listAuditEvents',
+  'POST /api/create_user_group': 'hostedCreateUserGroup',
+  'POST /api/update_user_group': 'hostedUpdateUserGroup',
+  'POST /api/refresh_user_group_token': 'hostedRefreshUserGroupToken',
+  'DELETE /api/delete_user_group': 'hostedDeleteUserGroup',
+};
+const HOSTED_ALIASES = Object.keys(OPERATION_IDS).filter((key) => OPERATION_IDS[key]!.startsWith('hosted'));
 
 /**
  * The routes Fastify knows, read from `printRoutes` (a tree: each node's path continues its
@@ -42,6 +68,14 @@ function routesOf(tree: string): string[] {
 }
 
 const toOpenApiPath = (path: string) => path.replace(/:([^/]+)/g, '{$1}');
+
+/** A schema with its `$ref` to components.schemas followed (the named ones are there once). */
+const resolveIn =
+  (spec: Spec) =>
+  (schema: JsonSchema | undefined): JsonSchema | undefined => {
+    const name = schema?.$ref?.replace('#/components/schemas/', '');
+    return name === undefined ? schema : spec.components.schemas[name];
+  };
 
 // The bodies SPEC §5 and §6 define: their documented schemas must name exactly these fields
 // (and, where SPEC §5 says which are required, exactly those as required).
@@ -83,6 +117,8 @@ describe('GET /openapi.json', () => {
       })),
     );
   const apiOperations = () => operations().filter(({ path }) => path.startsWith('/api/'));
+  const resolve = (schema: JsonSchema | undefined) => resolveIn(spec)(schema);
+  const bodyOf = (operation: Operation) => resolve(operation.requestBody?.content?.['application/json']?.schema);
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -136,10 +172,20 @@ describe('GET /openapi.json', () => {
     ).toEqual(served.sort());
   });
 
-  it('documents a request body for exactly the /api operations that validate one', async () => {
+  it('documents a request body for exactly the /api operations that validate one, but GET /api/user', async () => {
     // An operation validates a body when it rejects one made of an unknown field (as unknown, or as
     // lacking a required field); one without a body schema ignores the body.
-    for (const { key, operation } of apiOperations()) {
+    // GET /api/user validates a body too, but documents its fields as query parameters (issue 26: a
+    // generated client uses fetch, which sends no GET body; the next test checks those parameters).
+    const getUser = await inject(t.app, {
+      method: 'GET',
+      path: '/api/user',
+      token: t.tokens.default.Customer.admin,
+      body: { zz_not_a_field: 1 },
+    });
+    expect(['unknown_field', 'missing_field']).toContain(getUser.body.error.code);
+    expect(spec.paths['/api/user']!.get!.requestBody).toBeUndefined();
+    for (const { key, operation } of apiOperations().filter(({ key }) => key !== 'GET /api/user')) {
       const [method, path] = key.split(' ') as [string, string];
       const probe = await inject(t.app, {
         method,
@@ -148,7 +194,7 @@ describe('GET /openapi.json', () => {
         body: { zz_not_a_field: 1 },
       });
       const validatesBody = probe.status === 400 && ['unknown_field', 'missing_field'].includes(probe.body.error.code);
-      const schema = operation.requestBody?.content?.['application/json']?.schema;
+      const schema = bodyOf(operation);
       expect({ documented: schema !== undefined, validatesBody }, key).toEqual({
         documented: validatesBody,
         validatesBody,
@@ -160,10 +206,13 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  it('documents the fields of the SPEC-defined bodies exactly', () => {
-    const documented = new Map(
-      apiOperations().map(({ key, operation }) => [key, operation.requestBody?.content?.['application/json']?.schema]),
-    );
+  it('documents the fields of the SPEC-defined bodies exactly (GET /api/user: as its query parameters)', () => {
+    const documented = new Map(apiOperations().map(({ key, operation }) => [key, bodyOf(operation)]));
+    const query = spec.paths['/api/user']!.get!.parameters!.filter((parameter) => parameter.in === 'query');
+    documented.set('GET /api/user', {
+      properties: Object.fromEntries(query.map((parameter) => [parameter.name, {}])),
+      required: query.filter((parameter) => parameter.required).map((parameter) => parameter.name),
+    });
     for (const [key, expected] of Object.entries(SPEC_BODIES)) {
       const schema = documented.get(key);
       expect(Object.keys(schema?.properties ?? {}).sort(), key).toEqual(expected.properties);
@@ -176,11 +225,11 @@ describe('GET /openapi.json', () => {
       const responses = Object.fromEntries(
         Object.entries(operation.responses ?? {}).map(([status, response]) => [status.toUpperCase(), response]),
       );
-      const success = responses['200']?.content?.['application/json']?.schema;
+      const success = resolve(responses['200']?.content?.['application/json']?.schema);
       expect(success?.properties?.success, key).toBeDefined();
       expect(success?.required, key).toContain('success');
       for (const status of ['4XX', '5XX']) {
-        const failure = responses[status]?.content?.['application/json']?.schema;
+        const failure = resolve(responses[status]?.content?.['application/json']?.schema);
         expect(failure?.required, `${key} ${status}`).toEqual(['success', 'error']);
         expect(Object.keys(failure?.properties?.error?.properties ?? {}).sort(), `${key} ${status}`).toEqual([
           'code',
@@ -201,40 +250,159 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  it('declares the API token scheme and requires it on every /api operation, and on no probe', () => {
-    expect(spec.components.securitySchemes.apiToken).toMatchObject({
-      type: 'apiKey',
-      in: 'header',
-      name: 'Authorization',
+  it('declares the API token schemes and requires one on every /api operation, and says none on the public ones', () => {
+    // Issue 26: the headers auth.ts reads are each a scheme (Authorization with Token, or Bearer;
+    // the hosted product's Explo-Authorization), any one of them enough; a public operation says
+    // `security: []` rather than leaving it unsaid.
+    expect(spec.components.securitySchemes).toEqual({
+      apiToken: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'Authorization' }),
+      bearerToken: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+      exploAuthorization: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'Explo-Authorization' }),
     });
     for (const { key, operation } of operations()) {
-      if (key.split(' ')[1]!.startsWith('/api/')) expect(operation.security, key).toEqual([{ apiToken: [] }]);
-      else expect(operation.security ?? [], key).toEqual([]);
+      if (key.split(' ')[1]!.startsWith('/api/'))
+        expect(operation.security, key).toEqual([{ apiToken: [] }, { bearerToken: [] }, { exploAuthorization: [] }]);
+      else expect(operation.security, key).toEqual([]);
+    }
+    for (const [type, { post }] of Object.entries(spec.webhooks)) expect(post!.security, type).toEqual([]);
+  });
+
+  it('gives every operation a unique camelCase operationId, the hosted-product aliases ids of their own, deprecated', () => {
+    const all = [
+      ...operations(),
+      ...Object.entries(spec.webhooks).map(([type, { post }]) => ({ key: `webhook ${type}`, operation: post! })),
+    ];
+    const ids = all.map(({ key, operation }) => {
+      expect(operation.operationId, key).toMatch(/^[a-z][a-zA-Z0-9]*$/);
+      return operation.operationId;
+    });
+    expect(new Set(ids).size).toBe(ids.length);
+    const byKey = Object.fromEntries(operations().map(({ key, operation }) => [key, operation.operationId]));
+    expect(byKey).toMatchObject(OPERATION_IDS);
+    for (const { key, operation } of operations())
+      expect(operation.deprecated ?? false, key).toBe(HOSTED_ALIASES.includes(key));
+  });
+
+  it('names the resources, the error envelope and the request bodies as components, referenced where they appear', () => {
+    expect(Object.keys(spec.components.schemas)).toEqual(
+      expect.arrayContaining([
+        'UserGroup',
+        'Error',
+        'ApiToken',
+        'Schema',
+        'DataSource',
+        'AuditEvent',
+        'WebhookEndpoint',
+        'WebhookDelivery',
+        'SigningKey',
+        'WebhookEvent',
+        'GetOrCreateUserGroupBody',
+        'UpdateUserGroupBody',
+        'CreateWebhookEndpointBody',
+      ]),
+    );
+    const getOrCreate = spec.paths['/api/user']!.get!.responses!['200']!.content!['application/json']!.schema!;
+    expect(resolve(getOrCreate)!.properties!.user_group).toEqual({ $ref: '#/components/schemas/UserGroup' });
+    expect(spec.paths['/api/user']!.put!.requestBody!.content!['application/json']!.schema).toEqual({
+      $ref: '#/components/schemas/UpdateUserGroupBody',
+    });
+    for (const { key, operation } of apiOperations())
+      for (const status of ['4XX', '5XX'])
+        expect(operation.responses![status]!.content!['application/json']!.schema, key).toEqual({
+          $ref: '#/components/schemas/Error',
+        });
+    // Every schema carrying a name is the component itself, never a second copy of it.
+    const copies = JSON.stringify(spec.paths).match(/"title":/g) ?? [];
+    expect(copies).toEqual([]);
+  });
+
+  it('publishes ids and page sizes as integers with the bounds the server keeps, and boolean filters as booleans', () => {
+    const parameter = (key: string, name: string) => {
+      const [method, path] = key.split(' ') as [string, string];
+      return spec.paths[path]![method.toLowerCase()]!.parameters!.find((candidate) => candidate.name === name)!.schema;
+    };
+    const id = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER };
+    expect(parameter('GET /api/admin/user_groups/{team_id}', 'team_id')).toEqual(id);
+    expect(parameter('GET /api/admin/data_sources/{id}', 'id')).toEqual(id);
+    expect(parameter('GET /api/admin/audit_events', 'team_id')).toEqual(id);
+    expect(parameter('GET /api/admin/webhook_deliveries', 'endpoint_id')).toEqual(id);
+    for (const key of [
+      'GET /api/admin/user_groups',
+      'GET /api/admin/audit_events',
+      'GET /api/admin/webhook_deliveries',
+    ])
+      expect(parameter(key, 'limit'), key).toEqual({ type: 'integer', minimum: 1, maximum: 1000, default: 100 });
+    expect(parameter('GET /api/admin/user_groups', 'is_demo_group')).toEqual({ type: 'boolean' });
+    expect(parameter('GET /api/user', 'is_demo_group')).toEqual({ type: 'boolean' });
+    // No parameter is left as digit text.
+    expect(JSON.stringify(spec.paths)).not.toContain('"pattern":"^[1-9][0-9]');
+  });
+
+  it('publishes those types only: the inputs the routes refused as text are refused still, the published bounds admitted', async () => {
+    // Query strings and paths are text on the wire: what the server validates did not change.
+    const admin = t.tokens.default.Customer.admin;
+    const get = (path: string) => inject(t.app, { method: 'GET', path, token: admin });
+    const refused: Array<[path: string, field: string]> = [
+      ['/api/admin/user_groups?limit=9999', 'limit'],
+      ['/api/admin/user_groups?limit=1001', 'limit'],
+      ['/api/admin/user_groups?limit=abc', 'limit'],
+      ['/api/admin/user_groups?limit=0', 'limit'],
+      ['/api/admin/user_groups?limit=1.5', 'limit'],
+      ['/api/admin/user_groups?is_demo_group=maybe', 'is_demo_group'],
+      ['/api/admin/user_groups?is_demo_group=1', 'is_demo_group'],
+      ['/api/admin/audit_events?team_id=abc', 'team_id'],
+      ['/api/admin/audit_events?team_id=0', 'team_id'],
+      ['/api/admin/user_groups/abc', 'team_id'],
+      ['/api/admin/user_groups/-1', 'team_id'],
+    ];
+    for (const [path, field] of refused) {
+      const response = await get(path);
+      expect({ status: response.status, field: response.body.error?.field }, path).toEqual({ status: 400, field });
+    }
+    for (const path of [
+      '/api/admin/user_groups?limit=1',
+      '/api/admin/user_groups?limit=1000',
+      '/api/admin/user_groups?is_demo_group=true',
+      '/api/admin/user_groups?is_demo_group=false',
+      '/api/admin/audit_events?team_id=9007199254740991',
+    ])
+      expect((await get(path)).status, path).toBe(200);
+  });
+
+  it('publishes webhook event selections as event types or exactly ["*"], and no event type "*"', () => {
+    const eventType = spec.components.schemas.WebhookEventType!;
+    expect(eventType.enum).toEqual([...WEBHOOK_EVENT_TYPES]);
+    const events = spec.components.schemas.CreateWebhookEndpointBody!.properties!.events!;
+    expect(events.oneOf).toEqual([
+      expect.objectContaining({ type: 'array', items: { $ref: '#/components/schemas/WebhookEventType' } }),
+      { type: 'array', items: { type: 'string', enum: ['*'] }, minItems: 1, maxItems: 1 },
+    ]);
+    expect(spec.components.schemas.WebhookEvent!.properties!.type).toEqual({
+      $ref: '#/components/schemas/WebhookEventType',
+    });
+  });
+
+  it('names the public URL as its server', async () => {
+    expect(spec.servers).toEqual([{ url: 'http://127.0.0.1:8080', description: 'This deployment.' }]);
+    const elsewhere = await createTestApp({ publicUrl: () => 'https://ugs.example.com' });
+    try {
+      const response = await inject(elsewhere.app, { method: 'GET', path: '/openapi.json' });
+      expect(response.body.servers).toEqual([{ url: 'https://ugs.example.com', description: 'This deployment.' }]);
+    } finally {
+      await elsewhere.close();
     }
   });
 
   it('documents what a webhook endpoint receives: every event type, its signature headers and the payload', () => {
-    const webhooks = (
-      spec as unknown as {
-        webhooks: Record<
-          string,
-          {
-            post: {
-              parameters: Array<{ name: string }>;
-              requestBody: { content: Record<string, { schema: { properties: Record<string, unknown> } }> };
-            };
-          }
-        >;
-      }
-    ).webhooks;
+    const { webhooks } = spec;
     expect(Object.keys(webhooks)).toEqual([...WEBHOOK_EVENT_TYPES]);
     for (const { post } of Object.values(webhooks)) {
-      expect(post.parameters.map((parameter) => parameter.name)).toEqual([
+      expect(post!.parameters!.map((parameter) => parameter.name)).toEqual([
         'webhook-id',
         'webhook-timestamp',
         'webhook-signature',
       ]);
-      expect(Object.keys(post.requestBody.content['application/json']!.schema.properties)).toEqual([
+      expect(Object.keys(bodyOf(post!)!.properties!)).toEqual([
         'id',
         'type',
         'created_at',

@@ -287,7 +287,13 @@ export async function openSecondInstance(
     publicUrl: () => DEFAULT_PUBLIC_URL,
     webhookAddresses: createAddressPolicy({ allowPrivate: false }),
   });
-  const app = await buildApp({ services, logger: false, rateLimit: 'off', version: 'test' });
+  const app = await buildApp({
+    services,
+    logger: false,
+    rateLimit: 'off',
+    version: 'test',
+    publicUrl: () => DEFAULT_PUBLIC_URL,
+  });
   await app.ready();
   return {
     app,

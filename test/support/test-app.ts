@@ -138,6 +138,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       logger: logger ?? false,
       rateLimit: options.rateLimit ?? 'off',
       version: 'test',
+      publicUrl: opened.publicUrl,
       metrics: webhookWorker ? [webhookWorker.metrics.registry] : [],
     });
     await app.ready();

@@ -7,6 +7,7 @@ import { ConsoleSessionResponse, SignedOutResponse, SignInBody } from '../../wir
 import { responses } from '../../wire/envelope.js';
 import { requestFailure } from '../../wire/request-errors.js';
 import type { RequestAdmission } from '../rate-limit.js';
+import { PUBLIC_ROUTE } from '../route-schema.js';
 import type { ConsoleAsset } from './console-assets.js';
 import { clearSessionCookie, consoleSessionOf, setSessionCookie } from './session-cookie.js';
 
@@ -38,7 +39,7 @@ const SECURITY_HEADERS = {
 };
 
 // The session endpoints are the console's own, not the API's: they stay out of /openapi.json.
-const sessionSchema = <B extends object>(parts: B) => ({ hide: true, querystring: NoQuery, ...parts });
+const sessionSchema = <B extends object>(parts: B) => ({ hide: true, ...PUBLIC_ROUTE, querystring: NoQuery, ...parts });
 
 const sessionBody = (session: ConsoleSession) => ({
   success: 1 as const,

@@ -18,6 +18,7 @@ export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: U
     '/admin/user_groups',
     {
       schema: apiRouteSchema('admin', 'List or search user groups', PageResponse('user_groups', UserGroup), {
+        operationId: 'listAdminUserGroups',
         description: "In team_id order, one environment (default: the API token's), cursor-paginated.",
         querystring: ListUserGroupsQuery,
       }),
@@ -40,6 +41,7 @@ export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: U
     '/admin/user_groups/:team_id',
     {
       schema: apiRouteSchema('admin', 'Get a user group by team_id', UserGroupResponse, {
+        operationId: 'getAdminUserGroup',
         params: Type.Object({ team_id: IdParam("The group's team_id.") }),
         querystring: EnvironmentQuery,
       }),

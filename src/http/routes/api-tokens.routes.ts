@@ -30,6 +30,7 @@ export const apiTokenRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokenServ
         'Create an API token',
         Type.Object({ success: Success, api_token: IssuedApiToken }),
         {
+          operationId: 'createApiToken',
           description:
             "environment defaults to the API token's, rate_limit to the server's default. The secret appears in this response only.",
           body: CreateApiTokenBody,
@@ -57,6 +58,7 @@ export const apiTokenRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokenServ
         'List live API tokens (without secrets)',
         Type.Object({ success: Success, api_tokens: Type.Array(ApiToken) }),
         {
+          operationId: 'listApiTokens',
           description: "The tokens of one environment: the given one, else the API token's.",
           querystring: EnvironmentQuery,
         },
@@ -74,6 +76,7 @@ export const apiTokenRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokenServ
     '/admin/api_tokens/:id',
     {
       schema: apiRouteSchema('admin', "Change an API token's rate limit", ApiTokenResponse, {
+        operationId: 'updateApiToken',
         description:
           "rate_limit is required: an object sets the token's own limit, null puts it back on the server's default. Applies from the token's next request, on every instance.",
         params: ApiTokenParams,
@@ -97,6 +100,7 @@ export const apiTokenRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokenServ
     '/admin/api_tokens/:id',
     {
       schema: apiRouteSchema('admin', 'Revoke an API token', ApiTokenResponse, {
+        operationId: 'revokeApiToken',
         description: 'Refused from the very next request, on every instance.',
         params: ApiTokenParams,
         querystring: NoQuery,

@@ -25,6 +25,7 @@ export const auditEventRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }
     '/admin/audit_events',
     {
       schema: apiRouteSchema('admin', 'List audit events', PageResponse('audit_events', AuditEvent), {
+        operationId: 'listAuditEvents',
         description:
           'Newest first, across the workspace (both environments unless environment is given), cursor-paginated.',
         querystring: AuditQuery,

@@ -29,6 +29,7 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<{ dataSources: DataSour
     '/admin/data_sources',
     {
       schema: apiRouteSchema('admin', 'Create a data source', DataSourceResponse, {
+        operationId: 'createDataSource',
         description: "environment defaults to the API token's.",
         body: CreateDataSourceBody,
         querystring: NoQuery,
@@ -55,6 +56,7 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<{ dataSources: DataSour
         'List data sources',
         Type.Object({ success: Success, data_sources: Type.Array(DataSource) }),
         {
+          operationId: 'listDataSources',
           description: "The data sources of the given environment, by default the API token's.",
           querystring: EnvironmentQuery,
         },
@@ -70,6 +72,7 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<{ dataSources: DataSour
     '/admin/data_sources/:id',
     {
       schema: apiRouteSchema('admin', 'Get a data source', DataSourceResponse, {
+        operationId: 'getDataSource',
         params: DataSourceParams,
         querystring: EnvironmentQuery,
       }),
@@ -82,6 +85,7 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<{ dataSources: DataSour
     '/admin/data_sources/:id',
     {
       schema: apiRouteSchema('admin', 'Update a data source', DataSourceResponse, {
+        operationId: 'updateDataSource',
         description:
           'Absent fields stay. schema_id cannot change while user groups map to it (409 data_source_in_use).',
         params: DataSourceParams,
@@ -105,6 +109,7 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<{ dataSources: DataSour
     '/admin/data_sources/:id',
     {
       schema: apiRouteSchema('admin', 'Delete a data source', DataSourceResponse, {
+        operationId: 'deleteDataSource',
         description: 'Refused with 409 data_source_in_use, naming how many user groups map to it, while any does.',
         params: DataSourceParams,
         querystring: EnvironmentQuery,

@@ -3,6 +3,7 @@ import type { EmbedTokenService } from '../../domain/embed-tokens.service.js';
 import type { SigningKeyService } from '../../domain/signing-keys.service.js';
 import type { WorkspaceService } from '../../domain/workspaces.service.js';
 import { responses } from '../../wire/envelope.js';
+import { PUBLIC_ROUTE } from '../route-schema.js';
 import { JwkSet, OpenIdConfiguration, WorkspaceParam } from '../../wire/signing-keys.schemas.js';
 
 /** What verifiers may cache: keys change only by rotation, and a retired key stays published for a day. */
@@ -22,8 +23,10 @@ export const discoveryRoutes: FastifyPluginAsyncTypebox<{
     '/w/:workspace/.well-known/jwks.json',
     {
       schema: {
+        operationId: 'getJwks',
         summary: "The workspace's public signing keys (JWKS)",
         tags,
+        ...PUBLIC_ROUTE,
         params: WorkspaceParam,
         response: responses(JwkSet),
       },
@@ -40,8 +43,10 @@ export const discoveryRoutes: FastifyPluginAsyncTypebox<{
     '/w/:workspace/.well-known/openid-configuration',
     {
       schema: {
+        operationId: 'getOpenIdConfiguration',
         summary: "Where the workspace's embed tokens come from and their keys are",
         tags,
+        ...PUBLIC_ROUTE,
         params: WorkspaceParam,
         response: responses(OpenIdConfiguration),
       },

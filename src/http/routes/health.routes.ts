@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { OperationsService } from '../../domain/operations.service.js';
 import { responses } from '../../wire/envelope.js';
+import { PUBLIC_ROUTE } from '../route-schema.js';
 
 const Status = Type.Object({ status: Type.Literal('ok') });
 const tags = ['operations'];
@@ -10,11 +11,18 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ operations: Pick<Operatio
   app,
   { operations },
 ) => {
-  app.get('/healthz', { schema: { summary: 'The process is alive', tags, response: responses(Status) } }, async () => ({
+  const schema = (operationId: string, summary: string) => ({
+    operationId,
+    summary,
+    tags,
+    ...PUBLIC_ROUTE,
+    response: responses(Status),
+  });
+  app.get('/healthz', { schema: schema('checkLiveness', 'The process is alive') }, async () => ({
     status: 'ok' as const,
   }));
 
-  app.get('/readyz', { schema: { summary: 'The database answers', tags, response: responses(Status) } }, async () => {
+  app.get('/readyz', { schema: schema('checkReadiness', 'The database answers') }, async () => {
     await operations.ready();
     return { status: 'ok' as const };
   });

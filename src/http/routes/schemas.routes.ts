@@ -12,6 +12,7 @@ export const schemaRoutes: FastifyPluginAsyncTypebox<{ schemas: SchemaService }>
     '/admin/schemas',
     {
       schema: apiRouteSchema('admin', 'Create a schema', Type.Object({ success: Success, schema: Schema }), {
+        operationId: 'createSchema',
         body: CreateSchemaBody,
         querystring: NoQuery,
       }),
@@ -29,7 +30,7 @@ export const schemaRoutes: FastifyPluginAsyncTypebox<{ schemas: SchemaService }>
         'admin',
         "List the workspace's schemas",
         Type.Object({ success: Success, schemas: Type.Array(Schema) }),
-        { querystring: NoQuery },
+        { operationId: 'listSchemas', querystring: NoQuery },
       ),
     },
     async (request) => ({ success: 1 as const, schemas: (await schemas.listSchemas(request.caller)).map(toSchema) }),

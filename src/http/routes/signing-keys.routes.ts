@@ -14,6 +14,7 @@ export const signingKeyRoutes: FastifyPluginAsyncTypebox<{ signingKeys: SigningK
     '/admin/signing_keys',
     {
       schema: apiRouteSchema('admin', 'List the embed-token signing keys', SigningKeysResponse, {
+        operationId: 'listSigningKeys',
         querystring: NoQuery,
       }),
     },
@@ -27,6 +28,7 @@ export const signingKeyRoutes: FastifyPluginAsyncTypebox<{ signingKeys: SigningK
     '/admin/signing_keys/rotate',
     {
       schema: apiRouteSchema('admin', 'Rotate the embed-token signing key', SigningKeyRotationResponse, {
+        operationId: 'rotateSigningKey',
         description:
           'A new key signs from now on, on every instance; the old one stays in the JWKS until every token it signed has expired (a day). Audited.',
       }),

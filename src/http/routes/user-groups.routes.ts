@@ -23,13 +23,18 @@ import {
   VerifyUserGroupTokenBody,
 } from '../../wire/user-groups.schemas.js';
 
-const routeSchema = <B extends TSchema, R extends TSchema>(summary: string, description: string, body: B, success: R) =>
-  apiRouteSchema('user groups', summary, success, { description, body });
+const routeSchema = <B extends TSchema, R extends TSchema>(
+  operationId: string,
+  summary: string,
+  description: string,
+  body: B,
+  success: R,
+) => apiRouteSchema('user groups', summary, success, { operationId, description, body });
 
 const withUserGroup = (view: UserGroupView) => ({ success: 1 as const, user_group: toUserGroup(view) });
 
 // Query values that carry JSON documents (or a JSON boolean) rather than plain strings.
-const JSON_QUERY_FIELDS = new Set(['mapping', 'properties', 'tags', 'is_demo_group']);
+export const JSON_QUERY_FIELDS = new Set(['mapping', 'properties', 'tags', 'is_demo_group']);
 
 /** The SPEC §11 fields of a get-or-create or PUT body, as the domain takes them. */
 const treeFieldsOf = (body: {
@@ -67,46 +72,48 @@ function jsonFromQuery(field: string, text: string): unknown {
 /**
  * SPEC §12: the hosted product documents these operations under paths of their own (a POST for the
  * update, as it does); they are aliases, with the same bodies and answers, deprecated in the
- * OpenAPI document. The canonical route of each operation comes first.
+ * OpenAPI document. The canonical route of each operation comes first; each has an operationId of
+ * its own (an id names one operation), the alias's after the hosted product's name for it.
  */
 const PATHS = {
   getOrCreate: [
-    ['GET', '/user'],
-    ['POST', '/create_user_group'],
+    ['GET', '/user', 'getOrCreateUserGroup'],
+    ['POST', '/create_user_group', 'hostedCreateUserGroup'],
   ],
   update: [
-    ['PUT', '/user'],
-    ['POST', '/update_user_group'],
+    ['PUT', '/user', 'updateUserGroup'],
+    ['POST', '/update_user_group', 'hostedUpdateUserGroup'],
   ],
   rotate: [
-    ['POST', '/user'],
-    ['POST', '/refresh_user_group_token'],
+    ['POST', '/user', 'rotateUserGroupToken'],
+    ['POST', '/refresh_user_group_token', 'hostedRefreshUserGroupToken'],
   ],
   remove: [
-    ['DELETE', '/user'],
-    ['DELETE', '/delete_user_group'],
+    ['DELETE', '/user', 'deleteUserGroup'],
+    ['DELETE', '/delete_user_group', 'hostedDeleteUserGroup'],
   ],
 } as const;
 
-/** An alias is the canonical operation, marked deprecated for new code. */
-const aliasing = <S extends object>(schema: S, index: number) =>
-  index === 0 ? schema : { ...schema, deprecated: true };
+/** An alias is the canonical operation under its own operationId, marked deprecated for new code. */
+const aliasing = <S extends object>(schema: S, index: number, operationId: string) =>
+  index === 0 ? schema : { ...schema, operationId, deprecated: true };
 
 export const userGroupRoutes: FastifyPluginAsyncTypebox<{
   userGroups: UserGroupService;
   embedTokens: EmbedTokenService;
 }> = async (app, { userGroups, embedTokens }) => {
   const getOrCreateSchema = routeSchema(
+    'getOrCreateUserGroup',
     'Get a user group, or create it',
     'The fields travel in a JSON body, even on GET. A GET without a body may send them in the query string instead, with mapping and properties as JSON text. Creating needs the write scope.',
     GetOrCreateUserGroupBody,
     GetOrCreateUserGroupResponse,
   );
-  PATHS.getOrCreate.forEach(([method, url], index) =>
+  PATHS.getOrCreate.forEach(([method, url, operationId], index) =>
     app.route({
       method,
       url,
-      schema: aliasing(getOrCreateSchema, index),
+      schema: aliasing(getOrCreateSchema, index, operationId),
       // The read confirms the API token in its statement; the POST alias takes an Idempotency-Key, whose
       // claim needs a confirmed token first.
       config: { confirmsApiToken: method === 'GET' },
@@ -130,16 +137,17 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{
   );
 
   const updateSchema = routeSchema(
+    'updateUserGroup',
     'Update a user group',
     'Absent fields stay as they are; mapping, properties and tags are replaced whole; parent_user_group_id null detaches. Never creates.',
     UpdateUserGroupBody,
     UserGroupResponse,
   );
-  PATHS.update.forEach(([method, url], index) =>
+  PATHS.update.forEach(([method, url, operationId], index) =>
     app.route({
       method,
       url,
-      schema: aliasing(updateSchema, index),
+      schema: aliasing(updateSchema, index, operationId),
       handler: async (request) => {
         const { body } = request;
         const userGroup = await userGroups.updateUserGroup(request.caller, {
@@ -156,32 +164,34 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{
   );
 
   const rotateSchema = routeSchema(
+    'rotateUserGroupToken',
     'Rotate a user group token',
     'The old token stops working at once. An unknown or already rotated token is user_group_not_found.',
     RotateUserGroupTokenBody,
     UserGroupResponse,
   );
-  PATHS.rotate.forEach(([method, url], index) =>
+  PATHS.rotate.forEach(([method, url, operationId], index) =>
     app.route({
       method,
       url,
-      schema: aliasing(rotateSchema, index),
+      schema: aliasing(rotateSchema, index, operationId),
       handler: async (request) =>
         withUserGroup(await userGroups.rotateUserGroupToken(request.caller, request.body.current_token)),
     }),
   );
 
   const removeSchema = routeSchema(
+    'deleteUserGroup',
     'Delete a user group',
     'Name the group by current_token, user_group_id, or both (then they must agree). With data_source_provided_id, the group must map to that data source. Any failure deletes nothing.',
     DeleteUserGroupBody,
     DeleteUserGroupResponse,
   );
-  PATHS.remove.forEach(([method, url], index) =>
+  PATHS.remove.forEach(([method, url, operationId], index) =>
     app.route({
       method,
       url,
-      schema: aliasing(removeSchema, index),
+      schema: aliasing(removeSchema, index, operationId),
       handler: async (request) => {
         const { body } = request;
         await userGroups.deleteUserGroup(request.caller, {
@@ -198,6 +208,7 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{
     '/user/verify',
     {
       schema: routeSchema(
+        'verifyUserGroupToken',
         'Resolve a user group token or an embed token',
         'For the dashboard renderer: any scope. A group token: the group holding it in this environment. An embed token: the group it was minted for, with what it was minted for, while its signature, issuer and lifetime hold and the group token has not been rotated since.',
         VerifyUserGroupTokenBody,
@@ -227,6 +238,7 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{
     '/user/embed_token',
     {
       schema: routeSchema(
+        'mintEmbedToken',
         'Mint an embed token',
         'A short-lived signed credential (ES256 JWS) for a page to carry instead of the group token; any scope. Verify it offline against /w/<workspace>/.well-known/jwks.json, or online with POST /api/user/verify.',
         MintEmbedTokenBody,

@@ -35,6 +35,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: Webhoo
     '/admin/webhook_endpoints',
     {
       schema: apiRouteSchema('admin', 'Create a webhook endpoint', IssuedWebhookEndpointResponse, {
+        operationId: 'createWebhookEndpoint',
         description: "environment defaults to the API token's. The signing secret appears in this response only.",
         body: CreateWebhookEndpointBody,
         querystring: NoQuery,
@@ -59,9 +60,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: Webhoo
         'admin',
         'List webhook endpoints (without secrets)',
         Type.Object({ success: Success, webhook_endpoints: Type.Array(WebhookEndpoint) }),
-        {
-          querystring: EnvironmentQuery,
-        },
+        { operationId: 'listWebhookEndpoints', querystring: EnvironmentQuery },
       ),
     },
     async (request) => ({
@@ -72,7 +71,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: Webhoo
 
   app.get(
     '/admin/webhook_endpoints/:id',
-    { schema: apiRouteSchema('admin', 'Show a webhook endpoint', WebhookEndpointResponse, params) },
+    {
+      schema: apiRouteSchema('admin', 'Show a webhook endpoint', WebhookEndpointResponse, {
+        operationId: 'getWebhookEndpoint',
+        ...params,
+      }),
+    },
     async (request) => ({
       success: 1 as const,
       webhook_endpoint: toWebhookEndpoint(await webhookEndpoints.show(callerIn(request), Number(request.params.id))),
@@ -83,6 +87,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: Webhoo
     '/admin/webhook_endpoints/:id',
     {
       schema: apiRouteSchema('admin', 'Change a webhook endpoint', WebhookEndpointResponse, {
+        operationId: 'updateWebhookEndpoint',
         description: 'Any of url, events, description, enabled. Enabling starts a new failure window.',
         ...params,
         body: UpdateWebhookEndpointBody,
@@ -99,7 +104,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: Webhoo
   app.delete(
     '/admin/webhook_endpoints/:id',
     {
-      schema: apiRouteSchema('admin', 'Delete a webhook endpoint and its deliveries', WebhookEndpointResponse, params),
+      schema: apiRouteSchema('admin', 'Delete a webhook endpoint and its deliveries', WebhookEndpointResponse, {
+        operationId: 'deleteWebhookEndpoint',
+        ...params,
+      }),
     },
     async (request) => ({
       success: 1 as const,
@@ -111,6 +119,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: Webhoo
     '/admin/webhook_endpoints/:id/rotate_secret',
     {
       schema: apiRouteSchema('admin', "Rotate a webhook endpoint's signing secret", IssuedWebhookEndpointResponse, {
+        operationId: 'rotateWebhookEndpointSecret',
         description:
           'The new secret (in this response only) signs from now on; the previous one signs beside it for 24 hours.',
         ...params,
@@ -126,6 +135,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: Webhoo
     '/admin/webhook_deliveries',
     {
       schema: apiRouteSchema('admin', 'List webhook deliveries', PageResponse('webhook_deliveries', WebhookDelivery), {
+        operationId: 'listWebhookDeliveries',
         description: 'Newest first, cursor-paginated; filter by endpoint and status (pending, delivered, failed).',
         querystring: WebhookDeliveryQuery,
       }),
@@ -146,6 +156,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: Webhoo
     '/admin/webhook_deliveries/:id/retry',
     {
       schema: apiRouteSchema('admin', 'Retry a webhook delivery now', WebhookDeliveryResponse, {
+        operationId: 'retryWebhookDelivery',
         description:
           'Queues it again at once with a fresh attempt budget, whatever its status (a delivered one is sent again).',
         params: WebhookDeliveryParams,
