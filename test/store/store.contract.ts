@@ -7,6 +7,8 @@ import { describeCiphertextContract } from './contract/ciphertexts.contract.js';
 import { describeConsoleSessionContract } from './contract/console-sessions.contract.js';
 import type { ContractContext } from './contract/context.js';
 import { describeIdempotencyKeyContract } from './contract/idempotency-keys.contract.js';
+import { describeWebhookDeliveryContract } from './contract/webhook-deliveries.contract.js';
+import { describeWebhookOutboxContract } from './contract/webhook-outbox.contract.js';
 import { describeUserGroupBatchContract } from './contract/user-group-batch.contract.js';
 import { describeUserGroupQueryContract } from './contract/user-group-queries.contract.js';
 import { describeUserGroupContract } from './contract/user-groups.contract.js';
@@ -52,5 +54,7 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeCiphertextContract(context);
     describeIdempotencyKeyContract(context);
     describeConsoleSessionContract(context);
+    describeWebhookOutboxContract(context);
+    describeWebhookDeliveryContract(context);
   });
 }
