@@ -7,6 +7,8 @@ import { describeCiphertextContract } from './contract/ciphertexts.contract.js';
 import { describeConsoleSessionContract } from './contract/console-sessions.contract.js';
 import type { ContractContext } from './contract/context.js';
 import { describeIdempotencyKeyContract } from './contract/idempotency-keys.contract.js';
+import { describeSigningKeyContract } from './contract/signing-keys.contract.js';
+import { describeWebhookEndpointContract } from './contract/webhook-endpoints.contract.js';
 import { describeWebhookDeliveryContract } from './contract/webhook-deliveries.contract.js';
 import { describeWebhookOutboxContract } from './contract/webhook-outbox.contract.js';
 import { describeUserGroupBatchContract } from './contract/user-group-batch.contract.js';
@@ -54,6 +56,8 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeCiphertextContract(context);
     describeIdempotencyKeyContract(context);
     describeConsoleSessionContract(context);
+    describeSigningKeyContract(context);
+    describeWebhookEndpointContract(context);
     describeWebhookOutboxContract(context);
     describeWebhookDeliveryContract(context);
   });
