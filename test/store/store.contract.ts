@@ -7,6 +7,12 @@ import { describeCiphertextContract } from './contract/ciphertexts.contract.js';
 import { describeConsoleSessionContract } from './contract/console-sessions.contract.js';
 import type { ContractContext } from './contract/context.js';
 import { describeIdempotencyKeyContract } from './contract/idempotency-keys.contract.js';
+import { describeStoreLifecycleContract } from './contract/store-lifecycle.contract.js';
+import { describeUserGroupLookupContract } from './contract/user-group-lookups.contract.js';
+import { describeSigningKeyContract } from './contract/signing-keys.contract.js';
+import { describeWebhookEndpointContract } from './contract/webhook-endpoints.contract.js';
+import { describeWebhookDeliveryContract } from './contract/webhook-deliveries.contract.js';
+import { describeWebhookOutboxContract } from './contract/webhook-outbox.contract.js';
 import { describeUserGroupBatchContract } from './contract/user-group-batch.contract.js';
 import { describeUserGroupQueryContract } from './contract/user-group-queries.contract.js';
 import { describeUserGroupContract } from './contract/user-groups.contract.js';
@@ -52,5 +58,11 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeCiphertextContract(context);
     describeIdempotencyKeyContract(context);
     describeConsoleSessionContract(context);
+    describeUserGroupLookupContract(context);
+    describeSigningKeyContract(context);
+    describeWebhookEndpointContract(context);
+    describeWebhookOutboxContract(context);
+    describeWebhookDeliveryContract(context);
+    describeStoreLifecycleContract(context);
   });
 }

@@ -26,7 +26,11 @@ const sql = statements({
     VALUES (@workspaceId, @kid, @publicJwk, @privateKeyCiphertext, @createdAt)
     ON CONFLICT (workspace_id) WHERE retired_at IS NULL DO NOTHING
     RETURNING ${SIGNING_KEY_COLUMNS}`,
-  // Rotations of one workspace queue on the current key's row lock; the second finds the first's key.
+  // Every change of a workspace's keys takes this lock first, so that they run one after another: a
+  // rotation that merely queued on the current key's row lock would find that key retired, and its
+  // statement's snapshot would not show the key that replaced it (its own key then conflicted with
+  // that one and was never made). NO KEY UPDATE leaves inserts that reference the workspace alone.
+  lockWorkspace: 'SELECT id FROM workspaces WHERE id = @workspaceId FOR NO KEY UPDATE',
   retire: `UPDATE signing_keys SET retired_at = @retiredAt WHERE workspace_id = @workspaceId AND retired_at IS NULL
     RETURNING ${SIGNING_KEY_COLUMNS}`,
 });
@@ -49,12 +53,14 @@ export function signingKeyMethods(db: PostgresDatabase, audit: AuditEvents): Sig
   const parameters = (key: NewSigningKey) => ({ ...key, publicJwk: JSON.stringify(key.publicJwk) });
 
   const insertFirst = audit.withAudit(async (tx, _context: AuditContext, key: NewSigningKey) => {
+    await tx.rows(sql.lockWorkspace({ workspaceId: key.workspaceId }));
     const inserted = await one(tx, sql.insert(parameters(key)));
     if (inserted) return { result: inserted, entries: [signingKeyChanged(inserted, null)] };
     return { result: (await one(tx, sql.current({ workspaceId: key.workspaceId })))!, entries: [] };
   });
 
   const rotate = audit.withAudit(async (tx, _context: AuditContext, key: NewSigningKey) => {
+    await tx.rows(sql.lockWorkspace({ workspaceId: key.workspaceId }));
     const retired = await one(tx, sql.retire({ workspaceId: key.workspaceId, retiredAt: key.createdAt }));
     const current = (await one(tx, sql.insert(parameters(key))))!;
     return { result: { current, retired }, entries: [signingKeyChanged(current, retired)] };

@@ -22,8 +22,13 @@ const UNAVAILABLE_PREFIXES = [
   'SQLITE_READONLY',
 ];
 
+const CLOSED_MESSAGE = 'The database connection is not open';
+
 /** The one place where SQLite driver errors become domain errors; anything unrecognised passes through. */
 export function mapSqliteError(error: unknown): never {
+  // A call after close (a request still at work while the process shuts down) is unavailable, as on
+  // PostgreSQL's ended pool; better-sqlite3 reports it as a TypeError of this message.
+  if (error instanceof TypeError && error.message === CLOSED_MESSAGE) throw failure.unavailable(error);
   if (!(error instanceof Database.SqliteError)) throw error;
   if (error.code === 'SQLITE_CONSTRAINT_UNIQUE') {
     const constraint = (Object.keys(UNIQUE_COLUMNS) as UniqueConstraint[]).find((candidate) =>
