@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import { WEBHOOK_EVENT_TYPES } from '../domain/models.js';
+import { WEBHOOK_EVENT_TYPES } from '../wire/contract.constants.js';
 import { WRITE_METHODS } from './idempotency.js';
 import { WebhookEventPayload } from '../wire/webhooks.schemas.js';
 
