@@ -61,8 +61,8 @@ export default tseslint.config(
   ]),
   ...layer('src/cli/**', ['**/http/**']),
   ...layer('src/webhooks/**', ['**/http/**', '**/cli/**']),
-  // The console's front end runs in the browser and talks to the service over HTTP only: of the
-  // server it takes the wire types (type-only imports, erased), of the client library its error class.
+  // The console's front end runs in the browser and reaches the service through the client library
+  // (`@ugs/client`, its types included) and nothing else of the repository's sources.
   {
     files: ['console/src/**'],
     rules: {
@@ -71,9 +71,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['**/src/**', '!**/packages/client/src/errors.js', 'node:*'],
-              allowTypeImports: true,
-              message: 'The console reaches the service over HTTP only (docs/architecture.md).',
+              group: ['**/src/**', '**/packages/**', 'node:*'],
+              message: 'The console reaches the service through @ugs/client only (docs/architecture.md).',
             },
           ],
         },
