@@ -27,21 +27,42 @@ export default tseslint.config(
     },
   },
   // The layers (docs/architecture.md): a request flows http -> domain -> store; the CLI and the
-  // webhook worker call the domain; the wire format sits beside http and never below the domain.
+  // webhook worker call the domain; the wire format sits beside http and never below the domain,
+  // except its leaf of contract constants, which every layer reads.
   ...layer('src/domain/**', [
     '**/http/**',
     '**/wire/**',
+    '!**/wire/contract.constants.js',
     '**/cli/**',
     '**/webhooks/**',
     '**/store/sqlite/**',
     '**/store/postgres/**',
   ]),
-  ...layer('src/store/**', ['**/http/**', '**/wire/**', '**/cli/**', '**/webhooks/**']),
+  ...layer('src/store/**', [
+    '**/http/**',
+    '**/wire/**',
+    '!**/wire/contract.constants.js',
+    '**/cli/**',
+    '**/webhooks/**',
+  ]),
   ...layer('src/wire/**', ['**/http/**', '**/cli/**', '**/store/**', '**/webhooks/**']),
+  // The schemas are built into @ugs/client (packages/client), which holds none of the server: they
+  // import each other, the leaf of constants and typebox, nothing else.
+  ...layer('src/wire/{*.schemas.ts,contract.constants.ts,envelope.ts}', [
+    '**/domain/**',
+    '**/http/**',
+    '**/cli/**',
+    '**/store/**',
+    '**/webhooks/**',
+    '**/cursor.js',
+    '**/request-errors.js',
+    '**/validation-errors.js',
+    '**/*.presenter.js',
+  ]),
   ...layer('src/cli/**', ['**/http/**']),
   ...layer('src/webhooks/**', ['**/http/**', '**/cli/**']),
-  // The console's front end runs in the browser and talks to the service over HTTP only: of the
-  // server it takes the wire types (type-only imports, erased), of the client library its error class.
+  // The console's front end runs in the browser and reaches the service through the client library
+  // (`@ugs/client`, its types included) and nothing else of the repository's sources.
   {
     files: ['console/src/**'],
     rules: {
@@ -50,9 +71,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['**/src/**', '!**/packages/client/src/errors.js', 'node:*'],
-              allowTypeImports: true,
-              message: 'The console reaches the service over HTTP only (docs/architecture.md).',
+              group: ['**/src/**', '**/packages/**', 'node:*'],
+              message: 'The console reaches the service through @ugs/client only (docs/architecture.md).',
             },
           ],
         },

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /*
@@ -13,6 +14,11 @@ import { defineConfig } from 'vitest/config';
  * themselves, so they run once, in the sqlite project.
  */
 export default defineConfig({
+  // packages/client's `#crypto` points at its built files (package.json "imports"); the tests run its
+  // sources, with the Node implementation (tsconfig.json says the same for the type check).
+  resolve: {
+    alias: { '#crypto': fileURLToPath(new URL('packages/client/src/crypto/node.ts', import.meta.url)) },
+  },
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,

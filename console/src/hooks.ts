@@ -1,6 +1,6 @@
 import { createContext } from 'preact';
 import { useCallback, useContext, useEffect, useState } from 'preact/hooks';
-import { UgsError } from './api';
+import { UgsError } from './service';
 
 export type Environment = 'Customer' | 'Testing';
 
@@ -45,7 +45,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
  * exactly; a change of `deps` (a filter, the environment) starts again at the first page.
  */
 export function usePages<T>(
-  fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; next: string | null }>,
+  fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; next_cursor: string | null }>,
   deps: unknown[],
 ) {
   const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
@@ -56,7 +56,7 @@ export function usePages<T>(
     ...page,
     number: cursors.length,
     previous: cursors.length > 1 ? () => setCursors(cursors.slice(0, -1)) : undefined,
-    next: page.data?.next ? () => setCursors([...cursors, page.data!.next!]) : undefined,
+    next: page.data?.next_cursor ? () => setCursors([...cursors, page.data!.next_cursor!]) : undefined,
   };
 }
 

@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, startSession } from './api';
+import type { ConsoleSession } from '@ugs/client';
 import { Console, type ConsoleContext, type Environment } from './hooks';
 import { BASE, match, navigate, useLocation } from './router';
 import { ApiTokensScreen } from './screens/api-tokens';
@@ -13,15 +13,11 @@ import { SchemasScreen } from './screens/schemas';
 import { SignInScreen } from './screens/sign-in';
 import { SigningKeysScreen } from './screens/signing-keys';
 import { StatusScreen } from './screens/status';
+import { ugs, whenSignedOut } from './service';
 import { WebhooksScreen } from './screens/webhooks';
 import './styles.css';
 
-export interface SessionInfo {
-  api_token: { id: number; name: string; scope: string; environment: Environment };
-  csrf_token: string;
-  idle_expires_at: string;
-  expires_at: string;
-}
+export type SessionInfo = ConsoleSession;
 
 const NAVIGATION = [
   ['/groups', 'User groups'],
@@ -67,7 +63,7 @@ function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut(): void
   const announce = (text: string) => setMessage({ text, path: location.pathname });
   const context: ConsoleContext = { token: session.api_token, environment, setEnvironment, announce };
   const signOut = async () => {
-    await api('DELETE', '/console/session').catch(() => undefined);
+    await ugs.deleteConsoleSession().catch(() => undefined);
     onSignOut();
   };
   return (
@@ -133,18 +129,13 @@ function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut(): void
 function App() {
   const [session, setSession] = useState<SessionInfo | null | undefined>(undefined);
   const signedOut = () => setSession(null);
-  const signedIn = (next: SessionInfo) => {
-    startSession(next.csrf_token, signedOut);
-    setSession(next);
-  };
   useEffect(() => {
-    api<{ session: SessionInfo }>('GET', '/console/session').then(
-      (body) => signedIn(body.session),
-      () => signedOut(),
-    );
+    whenSignedOut(signedOut);
+    // No session is an answer (null), not an error: the sign-in page logs nothing.
+    ugs.getConsoleSession().then(setSession, signedOut);
   }, []);
   if (session === undefined) return <p class="muted center">Loading…</p>;
-  if (session === null) return <SignInScreen onSignedIn={signedIn} />;
+  if (session === null) return <SignInScreen onSignedIn={setSession} />;
   return <Shell session={session} onSignOut={signedOut} />;
 }
 

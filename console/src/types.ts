@@ -1,7 +1,4 @@
-/*
- * The wire types, from the service's own schemas through the client library's type module (type-only:
- * nothing of the server reaches the bundle).
- */
+/* The wire types, as @ugs/client has them (derived from the service's own schemas). */
 export type {
   ApiToken,
   AuditEvent,
@@ -9,9 +6,11 @@ export type {
   IssuedApiToken,
   IssuedWebhookEndpoint,
   MintedEmbedToken,
+  MintEmbedTokenBody,
   Schema,
   SigningKey,
+  UpdateUserGroupBody,
   UserGroup,
   WebhookDelivery,
   WebhookEndpoint,
-} from '../../packages/client/src/types.js';
+} from '@ugs/client';

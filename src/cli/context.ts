@@ -1,4 +1,4 @@
-import { MAX_PAGE_SIZE } from '../domain/pagination.js';
+import { MAX_PAGE_SIZE } from '../wire/contract.constants.js';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DEFAULT_DATABASE_URL } from '../config/database-url.js';
 import type { Caller, Environment } from '../domain/tenancy.js';

@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
-import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES } from '../domain/models.js';
+import { WEBHOOK_DELIVERY_STATUSES } from '../domain/models.js';
+import { WEBHOOK_EVENT_TYPES } from '../wire/contract.constants.js';
 import type {
   WebhookDeliveryRecord,
   WebhookDeliveryStatus,

@@ -8,6 +8,7 @@ import { requireScope } from './scopes.js';
 import { generateApiToken, hashSecret } from './secrets.js';
 import type { Actor, Caller, Environment, Scope } from './tenancy.js';
 import type { ApiTokenStore } from '../store/store.js';
+import { RATE_LIMIT_BOUNDS } from '../wire/contract.constants.js';
 
 /** A newly made API token: the record plus its secret, which exists only in this value. */
 export interface IssuedApiToken {
@@ -29,12 +30,6 @@ export interface ApiTokenCaller extends Caller {
   actor: Extract<Actor, { type: 'api_token' }>;
   rateLimit: RateLimit | null;
 }
-
-/** The range of a token's own rate limit: from one request in about 17 minutes to a million a second. */
-export const RATE_LIMIT_BOUNDS = {
-  perSecond: { minimum: 0.001, maximum: 1_000_000 },
-  burst: { minimum: 1, maximum: 1_000_000 },
-} as const;
 
 function checkRateLimit(rateLimit: RateLimit | null | undefined): void {
   if (!rateLimit) return;

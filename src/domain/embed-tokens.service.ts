@@ -6,15 +6,17 @@ import { computedMapping, computedProperties } from './hierarchy.js';
 import { mappingToRecord } from './mapping.js';
 import type { JsonObject, UserGroupRecord } from './models.js';
 import { assertPropertiesWithinLimits } from './properties.js';
-import { EMBED_TOKEN_ALGORITHM, MAX_EMBED_TOKEN_LIFETIME_S, type SigningKeyService } from './signing-keys.service.js';
+import { EMBED_TOKEN_ALGORITHM, type SigningKeyService } from './signing-keys.service.js';
 import type { Caller } from './tenancy.js';
 import type { UserGroupView, UserGroupViewer } from './user-group-view.js';
 import { providedIdOf } from './user-groups.service.js';
 import type { UserGroupStore, WorkspaceStore } from '../store/store.js';
+import {
+  DEFAULT_EMBED_TOKEN_LIFETIME_S,
+  MAX_EMBED_TOKEN_BYTES,
+  MAX_EMBED_TOKEN_LIFETIME_S,
+} from '../wire/contract.constants.js';
 
-export const MIN_EMBED_TOKEN_LIFETIME_S = 60;
-export const DEFAULT_EMBED_TOKEN_LIFETIME_S = 3600;
-export const MAX_EMBED_TOKEN_BYTES = 8 * 1024;
 export const EMBED_TOKEN_TYPE = 'ugs-embed+jwt';
 /** The audience of a token minted without an embed_id. */
 export const ANY_EMBED_AUDIENCE = 'ugs-embed';

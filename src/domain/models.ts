@@ -1,5 +1,6 @@
 import type { Environment, Scope, Tenant } from './tenancy.js';
 import type { Actor } from './tenancy.js';
+import type { WEBHOOK_EVENT_TYPES } from '../wire/contract.constants.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -254,15 +255,6 @@ export interface SigningKeyRecord {
 export type NewSigningKey = Omit<SigningKeyRecord, 'id' | 'retiredAt'>;
 
 /** The changes a webhook can announce (SPEC §13); each is also the audit action of the change. */
-export const WEBHOOK_EVENT_TYPES = [
-  'user_group.created',
-  'user_group.updated',
-  'user_group.token_rotated',
-  'user_group.deleted',
-  'api_token.created',
-  'api_token.revoked',
-  'signing_key.rotated',
-] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** What an endpoint asks for: some event types, or `*` for every one. */

@@ -1,6 +1,3 @@
-/** The most rows one page may ask for, on every list (API and CLI). */
-export const MAX_PAGE_SIZE = 1000;
-
 /** A page of results and the key to continue after it (null on the last page). */
 export interface Page<T> {
   items: T[];

@@ -1,8 +1,6 @@
 import { failure, type AppError } from './errors.js';
 import type { JsonObject, JsonValue } from './models.js';
-
-export const MAX_PROPERTIES_BYTES = 64 * 1024;
-export const MAX_PROPERTIES_DEPTH = 16;
+import { MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from '../wire/contract.constants.js';
 
 /**
  * The rules JSON Schema cannot express: serialized size, nesting depth, and values that would not

@@ -6,9 +6,7 @@ import type { TokenCipher } from './secrets.js';
 import { requireScope } from './scopes.js';
 import type { Actor, Caller } from './tenancy.js';
 import type { SigningKeyStore } from '../store/store.js';
-
-/** The longest lifetime an embed token may have (SPEC §10): a retired key stays published this long. */
-export const MAX_EMBED_TOKEN_LIFETIME_S = 86_400;
+import { MAX_EMBED_TOKEN_LIFETIME_S } from '../wire/contract.constants.js';
 
 export const EMBED_TOKEN_ALGORITHM = 'ES256';
 

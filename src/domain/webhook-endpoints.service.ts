@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { auditContextOf } from './audit-context.js';
 import type { Clock } from './clock.js';
 import { failure } from './errors.js';
-import { WEBHOOK_EVENT_TYPES } from './models.js';
 import type {
   Timestamp,
   WebhookDeliveryRecord,
@@ -15,11 +14,10 @@ import { requireScope } from './scopes.js';
 import type { TokenCipher } from './secrets.js';
 import type { Caller, Environment } from './tenancy.js';
 import type { WebhookStore } from '../store/store.js';
+import { MAX_WEBHOOK_URL_LENGTH, WEBHOOK_EVENT_TYPES } from '../wire/contract.constants.js';
 
 /** A rotated-out secret keeps signing beside the new one this long (SPEC §13), so receivers can switch over. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
-
-export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 /** Checks that a URL may receive deliveries (scheme, and where its host resolves): the SSRF rules of SPEC §13. */
 export interface WebhookAddressPolicy {

@@ -1,8 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import { MAX_PAGE_SIZE } from '../domain/pagination.js';
-import { WEBHOOK_EVENT_TYPES } from '../domain/models.js';
+import { MAX_PAGE_SIZE, WEBHOOK_EVENT_TYPES } from '../wire/contract.constants.js';
 import { IdParam, MAX_SAFE } from '../wire/common.schemas.js';
-import { DEFAULT_PAGE_SIZE, PageQuery } from '../wire/cursor.js';
+import { DEFAULT_PAGE_SIZE, PageQuery } from '../wire/page.schemas.js';
 
 /*
  * What @fastify/swagger derives from the route schemas is what the validator runs; a code generator

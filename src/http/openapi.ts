@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import { WEBHOOK_EVENT_TYPES } from '../domain/models.js';
+import { WEBHOOK_EVENT_TYPES } from '../wire/contract.constants.js';
 import { WRITE_METHODS } from './idempotency.js';
 import { PUBLIC_ROUTE } from './route-schema.js';
 import { JSON_QUERY_FIELDS } from './routes/user-groups.routes.js';
@@ -37,6 +37,7 @@ export async function registerOpenApi(
         title: 'User Group Service',
         version: options.version,
         description: 'User groups of an embedded-analytics product: their tokens, properties and data-source mappings.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       webhooks: webhookDescriptions(),
       components: {

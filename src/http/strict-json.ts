@@ -1,7 +1,8 @@
 import { requestFailure } from '../wire/request-errors.js';
 import { echoable } from '../domain/caller-text.js';
 import type { AppError } from '../domain/errors.js';
-import { MAX_PROPERTIES_DEPTH, nestedTooDeeply } from '../domain/properties.js';
+import { nestedTooDeeply } from '../domain/properties.js';
+import { MAX_PROPERTIES_DEPTH } from '../wire/contract.constants.js';
 
 /**
  * How deep a request body may nest: `properties` sits one level below the body and may itself be

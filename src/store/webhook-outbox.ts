@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { WEBHOOK_EVENT_TYPES } from '../domain/models.js';
+import { WEBHOOK_EVENT_TYPES } from '../wire/contract.constants.js';
 import type {
   FieldChanges,
   WebhookDeliveryRecord,

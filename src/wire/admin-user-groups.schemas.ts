@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { EnvironmentQuery } from './common.schemas.js';
-import { PageQuery } from './cursor.js';
+import { PageQuery } from './page.schemas.js';
 
 export const ListUserGroupsQuery = Type.Object(
   {

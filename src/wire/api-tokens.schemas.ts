@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { RATE_LIMIT_BOUNDS } from '../domain/api-tokens.service.js';
+import { RATE_LIMIT_BOUNDS } from './contract.constants.js';
 import { EnvironmentTag, Text256, Timestamp } from './common.schemas.js';
 import { IdParam } from './common.schemas.js';
 import { Success } from './envelope.js';

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { EnvironmentTag, Timestamp, TimestampInput } from './common.schemas.js';
-import { PageQuery } from './cursor.js';
+import { PageQuery } from './page.schemas.js';
 import { IdParam } from './common.schemas.js';
 
 export const AuditEvent = Type.Object({

@@ -28,4 +28,9 @@ export const ConsoleSession = Type.Object({
 });
 
 export const ConsoleSessionResponse = Type.Object({ success: Success, session: ConsoleSession });
+/** GET /console/session: a page without a session cookie is told so (null), which is no error. */
+export const CurrentConsoleSessionResponse = Type.Object({
+  success: Success,
+  session: Type.Union([ConsoleSession, Type.Null()]),
+});
 export const SignedOutResponse = Type.Object({ success: Success });

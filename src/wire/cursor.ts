@@ -1,6 +1,8 @@
 import { requestFailure } from './request-errors.js';
 import { Type, type TSchema } from 'typebox';
-import { MAX_PAGE_SIZE, type Page } from '../domain/pagination.js';
+import type { Page } from '../domain/pagination.js';
+import { MAX_PAGE_SIZE } from './contract.constants.js';
+import { DEFAULT_PAGE_SIZE } from './page.schemas.js';
 import { Success } from './envelope.js';
 
 // Cursors are opaque to clients so the paging key can change without breaking them.
@@ -21,19 +23,6 @@ export function decodeCursor(cursor: string | undefined): number | undefined {
   }
   return key;
 }
-
-export const DEFAULT_PAGE_SIZE = 100;
-
-/** Query parameters arrive as text; Ajv does not coerce, so numbers are checked by pattern. */
-export const PageQuery = {
-  limit: Type.Optional(
-    Type.String({
-      pattern: '^[1-9][0-9]{0,3}$',
-      description: `Page size, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).`,
-    }),
-  ),
-  cursor: Type.Optional(Type.String({ maxLength: 64, description: 'next_cursor of the previous page.' })),
-};
 
 export function pageSize(limit: string | undefined): number {
   const size = limit === undefined ? DEFAULT_PAGE_SIZE : Number(limit);

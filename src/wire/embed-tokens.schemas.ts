@@ -2,10 +2,11 @@ import { Type, type Static } from 'typebox';
 import {
   DEFAULT_EMBED_TOKEN_LIFETIME_S,
   MAX_EMBED_TOKEN_BYTES,
+  MAX_EMBED_TOKEN_LIFETIME_S,
+  MAX_PROPERTIES_BYTES,
+  MAX_PROPERTIES_DEPTH,
   MIN_EMBED_TOKEN_LIFETIME_S,
-} from '../domain/embed-tokens.service.js';
-import { MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from '../domain/properties.js';
-import { MAX_EMBED_TOKEN_LIFETIME_S } from '../domain/signing-keys.service.js';
+} from './contract.constants.js';
 import { NO_CONTROL_CHARACTERS, Text256, Timestamp } from './common.schemas.js';
 import { Success } from './envelope.js';
 import { ID_RULE, PropertiesObject, UserGroup, UserGroupIdentifier } from './user-groups.schemas.js';

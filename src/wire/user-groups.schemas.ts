@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from '../domain/properties.js';
+import { MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from './contract.constants.js';
 import { EnvironmentTag, MAX_SAFE, NO_CONTROL_CHARACTERS, Text256, Timestamp } from './common.schemas.js';
 import { Success } from './envelope.js';
 

@@ -1,8 +1,7 @@
 import { Type } from 'typebox';
-import { MAX_WEBHOOK_URL_LENGTH } from '../domain/webhook-endpoints.service.js';
-import { WEBHOOK_EVENT_TYPES } from '../domain/models.js';
+import { MAX_WEBHOOK_URL_LENGTH, WEBHOOK_EVENT_TYPES } from './contract.constants.js';
 import { EnvironmentTag, NO_CONTROL_CHARACTERS, Timestamp } from './common.schemas.js';
-import { PageQuery } from './cursor.js';
+import { PageQuery } from './page.schemas.js';
 import { IdParam } from './common.schemas.js';
 import { Success } from './envelope.js';
 

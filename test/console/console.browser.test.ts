@@ -13,8 +13,10 @@ let admin: string;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
-/** Uncaught errors of the page and the CSP refusals it logged (a 401 the console expects is logged too, and is no error). */
+/** Uncaught errors of the page and the CSP refusals it logged (a refusal the API answers is logged too, and is no error). */
 const pageErrors: string[] = [];
+/** Every error the page logged to the browser's console, with the address it was about (a failed request's). */
+const consoleErrors: string[] = [];
 
 const api = async (method: string, path: string, body?: unknown, token = admin) => {
   const response = await send(server.baseUrl, { method, path, token, ...(body === undefined ? {} : { body }) });
@@ -116,8 +118,9 @@ describe('admin console in Chromium', () => {
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
     page.on('console', (message) => {
-      if (message.type() === 'error' && /Content Security Policy/i.test(message.text()))
-        pageErrors.push(message.text());
+      if (message.type() !== 'error') return;
+      consoleErrors.push(`${message.text()} (${message.location().url})`);
+      if (/Content Security Policy/i.test(message.text())) pageErrors.push(message.text());
     });
     page.on('pageerror', (error) => pageErrors.push(error.message));
   }, 120_000);
@@ -129,15 +132,19 @@ describe('admin console in Chromium', () => {
   });
 
   it(
-    'signs in with an admin token, which the browser does not keep; the session cookie is HttpOnly and SameSite=Strict',
+    'signs in with an admin token, which the browser does not keep, logging no error; the session cookie is HttpOnly and SameSite=Strict',
     { timeout: 60_000 },
     async () => {
+      consoleErrors.length = 0;
       await page.goto(`${server.baseUrl}/console/`);
       await page.getByLabel('Admin API token').waitFor();
       await check('01-sign-in');
       await page.getByLabel('Admin API token').fill(admin);
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByRole('heading', { level: 1, name: 'User groups' }).waitFor();
+      await page.getByRole('region', { name: 'User groups found' }).getByRole('row').nth(1).waitFor();
+      // The sign-in page asked for the session (none yet: an answer, not a 401) and the groups loaded.
+      expect(consoleErrors).toEqual([]);
 
       const [cookie] = await context.cookies();
       expect(cookie).toMatchObject({ name: 'ugs_console', httpOnly: true, sameSite: 'Strict', path: '/' });
@@ -185,15 +192,45 @@ describe('admin console in Chromium', () => {
       .poll(() => computed.getByRole('row').allTextContents())
       .toEqual([
         expect.stringContaining('Property'),
-        expect.stringMatching(/plan.*"enterprise".*inherited/),
-        expect.stringMatching(/region.*"emea".*this group/),
-        expect.stringMatching(/seats.*250.*inherited/),
+        expect.stringMatching(/plan.*"enterprise".*inherited from acme$/),
+        expect.stringMatching(/region.*"emea".*this group$/),
+        expect.stringMatching(/seats.*250.*inherited from acme$/),
       ]);
     expect(await page.getByRole('region', { name: /Children/ }).textContent()).toContain('acme-emea-paris');
     expect(await page.getByRole('table', { name: 'Audit history of acme-emea' }).textContent()).toContain(
       'user_group.created',
     );
     await check('03-group-view');
+
+    // Two levels down, each value names the nearest ancestor that sets it, and links to it.
+    await page.getByRole('link', { name: 'acme-emea-paris', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Acme Paris office' }).waitFor();
+    await expect
+      .poll(() => page.getByRole('table', { name: 'Computed properties' }).getByRole('row').allTextContents())
+      .toEqual([
+        expect.stringContaining('Property'),
+        expect.stringMatching(/plan.*"enterprise".*inherited from acme$/),
+        expect.stringMatching(/region.*"emea".*inherited from acme-emea$/),
+        expect.stringMatching(/seats.*250.*inherited from acme$/),
+        expect.stringMatching(/city.*"Paris".*this group$/),
+      ]);
+    await expect
+      .poll(() =>
+        page
+          .getByRole('table', { name: /Computed mapping/ })
+          .getByRole('row')
+          .allTextContents(),
+      )
+      .toEqual([
+        expect.stringContaining('Schema id'),
+        expect.stringMatching(/^1.*warehouse_eu.*inherited from acme$/),
+        expect.stringMatching(/^2.*crm_eu.*inherited from acme$/),
+      ]);
+    await page
+      .getByRole('table', { name: 'Computed properties' })
+      .getByRole('link', { name: 'acme-emea', exact: true })
+      .click();
+    await page.getByRole('heading', { level: 1, name: 'Acme EMEA' }).waitFor();
   });
 
   it(
@@ -331,7 +368,9 @@ describe('admin console in Chromium', () => {
       await page.getByRole('button', { name: 'Create' }).click();
       await page.getByRole('heading', { level: 1, name: 'Hooli' }).waitFor();
       await page.getByRole('status').getByText('Created hooli.').waitFor();
-      expect(await page.getByRole('table', { name: 'Computed properties' }).textContent()).toContain('"team"'); // globex's plan
+      await expect
+        .poll(() => page.getByRole('table', { name: 'Computed properties' }).textContent())
+        .toMatch(/plan"team"inherited from globex/);
 
       await open('Schemas', 'Schemas');
       await page.getByRole('cell', { name: 'marketing' }).waitFor();

@@ -5,11 +5,8 @@ import { echoable, ECHO_LIMIT } from '../../src/domain/caller-text.js';
 import { createMappingResolver } from '../../src/domain/mapping.js';
 import type { DataSourceRecord, JsonObject, UserGroupRecord } from '../../src/domain/models.js';
 import { fetchPage } from '../../src/domain/pagination.js';
-import {
-  assertPropertiesWithinLimits,
-  MAX_PROPERTIES_BYTES,
-  MAX_PROPERTIES_DEPTH,
-} from '../../src/domain/properties.js';
+import { assertPropertiesWithinLimits } from '../../src/domain/properties.js';
+import { MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from '../../src/wire/contract.constants.js';
 import type { Tenant } from '../../src/domain/tenancy.js';
 import { diffUserGroup, wholeGroupChanges } from '../../src/domain/user-group-diff.js';
 import { refusalOf } from '../support/refusal.js';

@@ -1,6 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WEBHOOK_EVENT_TYPES } from '../../src/domain/models.js';
+import { WEBHOOK_EVENT_TYPES } from '../../src/wire/contract.constants.js';
 import { inject } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 

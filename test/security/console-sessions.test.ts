@@ -232,6 +232,12 @@ describe('admin console sessions', () => {
         401,
         'unauthenticated',
       );
+      // No session cookie at all is the sign-in page's normal state: an answer, not an error.
+      for (const headers of [{}, { cookie: 'other=1' }] as Array<Record<string, string>>) {
+        const none = await inject(t.app, { method: 'GET', path: '/console/session', headers });
+        expect([none.status, none.body]).toEqual([200, { success: 1, session: null }]);
+      }
+      expectError(await inject(t.app, { method: 'DELETE', path: '/console/session' }), 401, 'unauthenticated');
       expectError(
         await inject(t.app, { method: 'GET', path: '/console/session?x=1', headers: { cookie: session.cookie } }),
         400,

@@ -1,7 +1,7 @@
 // The webhook rules that need no server: the retry schedule, the address rules, the signature.
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { WEBHOOK_EVENT_TYPES } from '../../src/domain/models.js';
+import { WEBHOOK_EVENT_TYPES } from '../../src/wire/contract.constants.js';
 import { CreateWebhookEndpointBody } from '../../src/wire/webhooks.schemas.js';
 import { isPrivateAddress } from '../../src/webhooks/address-policy.js';
 import { DEFAULT_RETRY_DELAYS_MS, retryDelayMs } from '../../src/webhooks/delivery-worker.js';

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
 import { useSubmit } from '../hooks';
-import type { MintedEmbedToken } from '../types';
+import { ugs } from '../service';
+import type { MintedEmbedToken, MintEmbedTokenBody } from '../types';
 import { Alert, Json, TextArea, TextField, Time } from './ui';
 
 /** A compact JWS's header and claims, as any JWT debugger shows them (the signature is the renderer's to check). */
@@ -38,7 +38,7 @@ export function EmbedTokenPanel({ userGroupId }: { userGroupId: string }) {
       ...(draft.origin ? { origin: draft.origin } : {}),
       ...(properties === undefined ? {} : { properties }),
     };
-    const result = await run(() => api<MintedEmbedToken>('POST', '/api/user/embed_token', { body }), EMBED_FIELDS);
+    const result = await run(() => ugs.mintEmbedToken(body as MintEmbedTokenBody), EMBED_FIELDS);
     if (result) setMinted(result);
   };
   const view = minted && decoded(minted.embed_token);

@@ -1,5 +1,5 @@
 import { Checkbox, TextArea, TextField } from './ui';
-import type { UserGroup } from '../types';
+import type { UpdateUserGroupBody, UserGroup } from '../types';
 
 /** The editable fields of a group as the form holds them: text, until the form is sent. */
 export interface GroupDraft {
@@ -41,12 +41,15 @@ function parsed(text: string, field: string): { value: unknown } | { error: [str
   }
 }
 
+/** What the form sends: the operator's JSON goes as it is, and the API's validation is its check. */
+export type GroupBody = Omit<UpdateUserGroupBody, 'user_group_id' | 'new_user_group_id'>;
+
 /**
  * The request fields of a draft: every field, since PUT replaces properties, mapping and tags whole
  * and an unchanged value changes nothing. Text that is not JSON is refused here, at its field; every
  * other rule is the API's, whose errors the form shows where they belong.
  */
-export function groupFields(draft: GroupDraft): { body: Record<string, unknown> } | { errors: Record<string, string> } {
+export function groupFields(draft: GroupDraft): { body: GroupBody } | { errors: Record<string, string> } {
   const properties = draft.properties.trim() === '' ? { value: null } : parsed(draft.properties, 'properties');
   const mapping = draft.mapping.trim() === '' ? { value: {} } : parsed(draft.mapping, 'mapping');
   const errors = Object.fromEntries(
@@ -62,8 +65,8 @@ export function groupFields(draft: GroupDraft): { body: Record<string, unknown> 
         .map((tag) => tag.trim())
         .filter((tag) => tag !== ''),
       is_demo_group: draft.isDemoGroup,
-      properties: (properties as { value: unknown }).value,
-      mapping: (mapping as { value: unknown }).value,
+      properties: (properties as { value: GroupBody['properties'] }).value,
+      mapping: (mapping as { value: GroupBody['mapping'] }).value,
     },
   };
 }

@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
 import { ConfirmDialog } from '../components/confirm';
 import { buttonColumn, DataTable, Rows, type Column } from '../components/data-table';
 import { Alert, Badge, InlineSubmit, OnceSecret, PageHeader, Section, Select, TextField, Time } from '../components/ui';
 import { useConfirmation, useConsole, useLoad, useSubmit } from '../hooks';
+import { ugs } from '../service';
 import type { ApiToken, IssuedApiToken } from '../types';
 
 type Scope = 'read' | 'write' | 'admin';
@@ -16,15 +16,12 @@ const SCOPES = [
 /** API tokens of the environment: create (the secret shown once), list, revoke. */
 export function ApiTokensScreen() {
   const { environment, token: self, announce } = useConsole();
-  const tokens = useLoad(
-    () => api<{ api_tokens: ApiToken[] }>('GET', '/api/admin/api_tokens', { query: { environment } }),
-    [environment],
-  );
+  const tokens = useLoad(() => ugs.listApiTokens({ environment }), [environment]);
   const [draft, setDraft] = useState<{ name: string; scope: Scope }>({ name: '', scope: 'read' });
   const [issued, setIssued] = useState<IssuedApiToken | null>(null);
   const create = useSubmit();
   const revoke = useConfirmation(
-    (token: ApiToken) => api('DELETE', `/api/admin/api_tokens/${token.id}`),
+    (token: ApiToken) => ugs.revokeApiToken(token.id),
     (token) => {
       announce(`Revoked API token ${token.name}.`);
       tokens.reload();
@@ -33,12 +30,9 @@ export function ApiTokensScreen() {
 
   const submit = async (event: Event) => {
     event.preventDefault();
-    const body = await create.run(
-      () => api<{ api_token: IssuedApiToken }>('POST', '/api/admin/api_tokens', { body: { ...draft, environment } }),
-      ['name', 'scope'],
-    );
-    if (!body) return;
-    setIssued(body.api_token);
+    const issuedToken = await create.run(() => ugs.createApiToken({ ...draft, environment }), ['name', 'scope']);
+    if (!issuedToken) return;
+    setIssued(issuedToken);
     setDraft({ name: '', scope: 'read' });
     tokens.reload();
   };
@@ -105,12 +99,7 @@ export function ApiTokensScreen() {
       </Section>
       <Section title={`Live tokens in ${environment}`}>
         {revoke.failure && <Alert>{revoke.failure}</Alert>}
-        <Rows
-          load={tokens}
-          items={tokens.data?.api_tokens}
-          what="API tokens"
-          empty={`No live API token in ${environment}.`}
-        >
+        <Rows load={tokens} items={tokens.data?.items} what="API tokens" empty={`No live API token in ${environment}.`}>
           {(rows) => (
             <DataTable
               caption={`Live API tokens in ${environment}`}

@@ -1,10 +1,9 @@
 import { useState } from 'preact/hooks';
-import { list } from '../api';
 import { AuditTable } from '../components/audit-table';
 import { Alert, Loading, PageHeader, Pager, Select, TextField } from '../components/ui';
 import { usePages } from '../hooks';
 import { useLocation } from '../router';
-import type { AuditEvent } from '../types';
+import { given, ugs } from '../service';
 
 const ENVIRONMENTS = [
   ['', 'Whole workspace'],
@@ -29,13 +28,13 @@ export function AuditScreen() {
   const [filters, setFilters] = useState(initial);
   const page = usePages(
     (cursor) =>
-      list<AuditEvent>('/api/admin/audit_events', 'audit_events', {
-        environment: filters.environment,
-        team_id: filters.teamId,
-        action: filters.action,
+      ugs.listAuditEvents({
+        environment: given(filters.environment),
+        team_id: given(filters.teamId),
+        action: given(filters.action),
         since: instant(filters.since),
         until: instant(filters.until),
-        limit: 25,
+        limit: '25',
         cursor,
       }),
     [filters],

@@ -1,25 +1,22 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
 import { ConfirmDialog } from '../components/confirm';
 import { buttonColumn, DataTable, Rows, type Column } from '../components/data-table';
 import { Alert, InlineSubmit, PageHeader, Section, Select, TextField } from '../components/ui';
 import { useConfirmation, useConsole, useLoad, useSubmit } from '../hooks';
-import type { DataSource, Schema } from '../types';
+import { ugs } from '../service';
+import type { DataSource } from '../types';
 
 /** The environment's data sources: list, create, delete (refused while a group maps to one). */
 export function DataSourcesScreen() {
   const { environment, announce } = useConsole();
   const loaded = useLoad(async () => {
-    const [sources, schemas] = await Promise.all([
-      api<{ data_sources: DataSource[] }>('GET', '/api/admin/data_sources', { query: { environment } }),
-      api<{ schemas: Schema[] }>('GET', '/api/admin/schemas'),
-    ]);
-    return { sources: sources.data_sources, schemas: schemas.schemas };
+    const [sources, schemas] = await Promise.all([ugs.listDataSources({ environment }), ugs.listSchemas()]);
+    return { sources: sources.items, schemas: schemas.items };
   }, [environment]);
   const [draft, setDraft] = useState({ providedId: '', name: '', schemaId: '' });
   const create = useSubmit();
   const remove = useConfirmation(
-    (source: DataSource) => api('DELETE', `/api/admin/data_sources/${source.id}`, { query: { environment } }),
+    (source: DataSource) => ugs.deleteDataSource(source.id, { environment }),
     (source) => {
       announce(`Deleted data source ${source.provided_id}.`);
       loaded.reload();
@@ -36,13 +33,10 @@ export function DataSourcesScreen() {
       schema_id: Number(draft.schemaId || schemas[0]?.id),
       environment,
     };
-    const created = await create.run(
-      () => api<{ data_source: DataSource }>('POST', '/api/admin/data_sources', { body }),
-      ['provided_id', 'name', 'schema_id'],
-    );
+    const created = await create.run(() => ugs.createDataSource(body), ['provided_id', 'name', 'schema_id']);
     if (!created) return;
     setDraft({ providedId: '', name: '', schemaId: '' });
-    announce(`Created data source ${created.data_source.provided_id}.`);
+    announce(`Created data source ${created.provided_id}.`);
     loaded.reload();
   };
 

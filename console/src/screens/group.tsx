@@ -1,39 +1,85 @@
 import { useState } from 'preact/hooks';
-import { api, list, UgsError } from '../api';
 import { AuditTable } from '../components/audit-table';
 import { DataTable, type Column } from '../components/data-table';
 import { ConfirmDialog } from '../components/confirm';
 import { EmbedTokenPanel } from '../components/embed-token';
 import { GROUP_FIELDS, GroupFields, groupDraft, groupFields, type GroupDraft } from '../components/group-form';
 import { Alert, Badge, Json, Loading, PageHeader, Section, Time } from '../components/ui';
-import { useConsole, useLoad, useSubmit } from '../hooks';
+import { useConsole, useLoad, useSubmit, type Environment } from '../hooks';
 import { BASE, navigate } from '../router';
-import type { AuditEvent, DataSource, UserGroup } from '../types';
+import { UgsError, ugs } from '../service';
+import type { UserGroup } from '../types';
 
-/** Computed values key by key, marking which the group sets itself and which it inherits. */
+/** The tree has four levels at most (SPEC §11): a group has three ancestors at most. */
+const MAX_ANCESTORS = 3;
+
+/** The group of a provided_id: the list's search is by prefix, so the exact one is picked from its pages. */
+async function groupOf(providedId: string, environment: Environment): Promise<UserGroup | undefined> {
+  let cursor: string | undefined;
+  for (let page = 0; page < 10; page++) {
+    const found = await ugs.listUserGroups({ environment, q: providedId, limit: '1000', cursor });
+    const group = found.items.find((item) => item.provided_id === providedId);
+    if (group || !found.next_cursor) return group;
+    cursor = found.next_cursor;
+  }
+  return undefined;
+}
+
+/** The group's ancestors, nearest first: where its inherited values come from. */
+async function ancestorsOf(group: UserGroup, environment: Environment): Promise<UserGroup[]> {
+  const ancestors: UserGroup[] = [];
+  for (let parent = group.parent_user_group_id; parent !== null && ancestors.length < MAX_ANCESTORS;) {
+    const found = await groupOf(parent, environment);
+    if (!found) break;
+    ancestors.push(found);
+    parent = found.parent_user_group_id;
+  }
+  return ancestors;
+}
+
+/** One level of the tree as the computed view reads it: the group or an ancestor, and its own values. */
+interface Level {
+  group: UserGroup;
+  own: object | null;
+}
+
+/**
+ * Computed values key by key, each with the level it comes from: the group itself, or the nearest
+ * ancestor that sets it (a nearer level overrides a farther one, SPEC §11).
+ */
 function Computed({
-  own: ownObject,
+  levels,
   computed,
   label,
   keyName,
   describe = (value) => JSON.stringify(value),
 }: {
-  own: object | null;
+  /** The group first, then its ancestors, nearest first. */
+  levels: Level[];
   computed: object;
   label: string;
   keyName: string;
   describe?(value: unknown): string;
 }) {
   const values = computed as Record<string, unknown>;
-  const ownValues = ownObject as Record<string, unknown> | null;
   const keys = Object.keys(values);
   if (keys.length === 0) return <p class="muted">None.</p>;
-  const own = (key: string) =>
-    ownValues !== null && key in ownValues && JSON.stringify(ownValues[key]) === JSON.stringify(values[key]);
+  const sourceOf = (key: string) => levels.findIndex(({ own }) => own !== null && key in own);
+  const from = (key: string) => {
+    const level = sourceOf(key);
+    if (level === 0) return <Badge tone="accent">this group</Badge>;
+    const ancestor = levels[level]?.group;
+    if (!ancestor) return <Badge>inherited</Badge>;
+    return (
+      <Badge>
+        inherited from <a href={`${BASE}/groups/${ancestor.team_id}`}>{ancestor.provided_id}</a>
+      </Badge>
+    );
+  };
   const columns: Array<Column<string>> = [
     { header: keyName, cell: (key) => <code>{key}</code> },
     { header: 'Value', cell: (key) => <code>{describe(values[key])}</code> },
-    { header: 'From', cell: (key) => (own(key) ? <Badge tone="accent">this group</Badge> : <Badge>inherited</Badge>) },
+    { header: 'From', cell: from },
   ];
   return <DataTable caption={label} columns={columns} rows={keys} rowKey={(key) => key} compact />;
 }
@@ -94,23 +140,19 @@ type Pending = 'rotate' | 'delete' | null;
 export function GroupScreen({ teamId }: { teamId: number }) {
   const { environment, token, announce } = useConsole();
   const loaded = useLoad(async () => {
-    const { user_group } = await api<{ user_group: UserGroup }>('GET', `/api/admin/user_groups/${teamId}`, {
-      query: { environment },
-    });
-    const [children, history, sources] = await Promise.all([
-      list<UserGroup>('/api/admin/user_groups', 'user_groups', {
-        environment,
-        parent: user_group.provided_id,
-        limit: 100,
-      }),
-      list<AuditEvent>('/api/admin/audit_events', 'audit_events', { environment, team_id: teamId, limit: 20 }),
-      api<{ data_sources: DataSource[] }>('GET', '/api/admin/data_sources', { query: { environment } }),
+    const group = await ugs.getUserGroup(teamId, { environment });
+    const [children, history, sources, ancestors] = await Promise.all([
+      ugs.listUserGroups({ environment, parent: group.provided_id, limit: '100' }),
+      ugs.listAuditEvents({ environment, team_id: String(teamId), limit: '20' }),
+      ugs.listDataSources({ environment }),
+      ancestorsOf(group, environment),
     ]);
-    const dataSources = new Map(sources.data_sources.map((source) => [String(source.id), source.provided_id]));
+    const dataSources = new Map(sources.items.map((source) => [String(source.id), source.provided_id]));
     return {
-      group: user_group,
+      group,
+      ancestors,
       children: children.items,
-      moreChildren: children.next !== null,
+      moreChildren: children.next_cursor !== null,
       history: history.items,
       dataSources,
     };
@@ -134,7 +176,9 @@ export function GroupScreen({ teamId }: { teamId: number }) {
     );
   }
   if (!loaded.data) return <Loading what="the user group" />;
-  const { group, children, moreChildren, history, dataSources } = loaded.data;
+  const { group, ancestors, children, moreChildren, history, dataSources } = loaded.data;
+  const levels = (own: (level: UserGroup) => object | null): Level[] =>
+    [group, ...ancestors].map((level) => ({ group: level, own: own(level) }));
   const dataSource = (id: unknown) => `${dataSources.get(String(id)) ?? 'data source'} (#${String(id)})`;
   // /api/user acts in the API token's own environment: a group of the other one is shown, not changed.
   const writable = group.api_environment_tag === token.environment;
@@ -145,7 +189,7 @@ export function GroupScreen({ teamId }: { teamId: number }) {
     const fields = groupFields(editing);
     if ('errors' in fields) return edit.setErrors(fields.errors);
     const saved = await edit.run(
-      () => api('PUT', '/api/user', { body: { user_group_id: group.provided_id, ...fields.body } }),
+      () => ugs.updateUserGroup({ user_group_id: group.provided_id, ...fields.body }),
       GROUP_FIELDS,
     );
     if (saved) {
@@ -155,7 +199,7 @@ export function GroupScreen({ teamId }: { teamId: number }) {
     }
   };
   const rotate = async () => {
-    const rotated = await action.run(() => api('POST', '/api/user', { body: { current_token: group.token } }));
+    const rotated = await action.run(() => ugs.rotateUserGroupToken(group.token));
     setPending(null);
     if (rotated) {
       setRevealed(true);
@@ -164,7 +208,9 @@ export function GroupScreen({ teamId }: { teamId: number }) {
     }
   };
   const remove = async () => {
-    const removed = await action.run(() => api('DELETE', '/api/user', { body: { user_group_id: group.provided_id } }));
+    const removed = await action.run(
+      async () => (await ugs.deleteUserGroup({ user_group_id: group.provided_id }), true),
+    );
     setPending(null);
     if (removed) {
       navigate('/groups');
@@ -229,7 +275,7 @@ export function GroupScreen({ teamId }: { teamId: number }) {
           <div>
             <Section title="Computed properties">
               <Computed
-                own={group.properties}
+                levels={levels((level) => level.properties)}
                 computed={group.computed_properties}
                 label="Computed properties"
                 keyName="Property"
@@ -237,7 +283,7 @@ export function GroupScreen({ teamId }: { teamId: number }) {
             </Section>
             <Section title="Computed mapping">
               <Computed
-                own={group.mapping}
+                levels={levels((level) => level.mapping)}
                 computed={group.computed_mapping}
                 label="Computed mapping: schema id to data source"
                 keyName="Schema id"

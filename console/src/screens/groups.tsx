@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
-import { list } from '../api';
 import { DataTable, Rows, type Column } from '../components/data-table';
 import { Badge, PageHeader, Pager, Select, TextField, Time } from '../components/ui';
 import { useConsole, usePages } from '../hooks';
 import { BASE } from '../router';
+import { given, ugs } from '../service';
 import type { UserGroup } from '../types';
 
 const COLUMNS: Array<Column<UserGroup>> = [
@@ -40,13 +40,13 @@ export function GroupsScreen() {
   const [filters, setFilters] = useState(draft);
   const page = usePages(
     (cursor) =>
-      list<UserGroup>('/api/admin/user_groups', 'user_groups', {
+      ugs.listUserGroups({
         environment,
-        q: filters.q,
-        parent: filters.parent,
-        tag: filters.tag,
-        is_demo_group: filters.demo,
-        limit: 25,
+        q: given(filters.q),
+        parent: given(filters.parent),
+        tag: given(filters.tag),
+        is_demo_group: given(filters.demo),
+        limit: '25',
         cursor,
       }),
     [environment, filters],

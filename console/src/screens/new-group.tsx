@@ -1,10 +1,9 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
 import { GROUP_FIELDS, GroupFields, groupDraft, groupFields } from '../components/group-form';
 import { Alert, PageHeader, Section, TextField } from '../components/ui';
 import { useConsole, useSubmit } from '../hooks';
 import { navigate } from '../router';
-import type { UserGroup } from '../types';
+import { ugs } from '../service';
 
 /** Create a group with get-or-create (GET /api/user, fields in the query string: fetch sends no GET body). */
 export function NewGroupScreen() {
@@ -16,26 +15,23 @@ export function NewGroupScreen() {
     event.preventDefault();
     const fields = groupFields(draft);
     if ('errors' in fields) return setErrors(fields.errors);
-    const { name, properties, mapping, tags, ...rest } = fields.body;
-    const query = {
-      user_group_id: id,
-      ...(name === '' ? {} : { name: name as string }),
-      ...(properties === null ? {} : { properties: JSON.stringify(properties) }),
-      mapping: JSON.stringify(mapping),
-      tags: JSON.stringify(tags),
-      is_demo_group: String(rest.is_demo_group),
-      ...(rest.parent_user_group_id === null ? {} : { parent_user_group_id: rest.parent_user_group_id as string }),
-    };
+    const { name, properties, ...rest } = fields.body;
     const created = await run(
-      () => api<{ new_user_group: boolean; user_group: UserGroup }>('GET', '/api/user', { query }),
+      () =>
+        ugs.getOrCreateUserGroup({
+          ...rest,
+          user_group_id: id,
+          ...(name === '' ? {} : { name }),
+          ...(properties === null ? {} : { properties }),
+        }),
       GROUP_FIELDS,
     );
     if (!created) return;
-    navigate(`/groups/${created.user_group.team_id}`);
+    navigate(`/groups/${created.userGroup.team_id}`);
     announce(
-      created.new_user_group
-        ? `Created ${created.user_group.provided_id}.`
-        : `${created.user_group.provided_id} already existed; nothing was changed.`,
+      created.newUserGroup
+        ? `Created ${created.userGroup.provided_id}.`
+        : `${created.userGroup.provided_id} already existed; nothing was changed.`,
     );
   };
   return (

@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
 import { DataTable, Rows, type Column } from '../components/data-table';
 import { Alert, InlineSubmit, PageHeader, Section, TextField } from '../components/ui';
 import { useConsole, useLoad, useSubmit } from '../hooks';
+import { ugs } from '../service';
 import type { Schema } from '../types';
 
 const COLUMNS: Array<Column<Schema>> = [
@@ -13,15 +13,15 @@ const COLUMNS: Array<Column<Schema>> = [
 /** The workspace's schemas (the keys of a mapping): list and create. */
 export function SchemasScreen() {
   const { announce } = useConsole();
-  const schemas = useLoad(() => api<{ schemas: Schema[] }>('GET', '/api/admin/schemas'), []);
+  const schemas = useLoad(() => ugs.listSchemas(), []);
   const [name, setName] = useState('');
   const { errors, failure, busy, run } = useSubmit();
   const submit = async (event: Event) => {
     event.preventDefault();
-    const body = await run(() => api<{ schema: Schema }>('POST', '/api/admin/schemas', { body: { name } }), ['name']);
-    if (!body) return;
+    const schema = await run(() => ugs.createSchema({ name }), ['name']);
+    if (!schema) return;
     setName('');
-    announce(`Created schema ${body.schema.name} (id ${body.schema.id}).`);
+    announce(`Created schema ${schema.name} (id ${schema.id}).`);
     schemas.reload();
   };
   return (
@@ -35,7 +35,7 @@ export function SchemasScreen() {
         </form>
       </Section>
       <Section title="Schemas of this workspace">
-        <Rows load={schemas} items={schemas.data?.schemas} what="schemas" empty="No schema yet.">
+        <Rows load={schemas} items={schemas.data?.items} what="schemas" empty="No schema yet.">
           {(rows) => (
             <DataTable caption="Schemas" columns={COLUMNS} rows={rows} rowKey={(schema) => schema.id} compact />
           )}

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api';
 import { Alert, TextField } from '../components/ui';
 import { useSubmit } from '../hooks';
+import { ugs } from '../service';
 import type { SessionInfo } from '../main';
 
 /**
@@ -16,12 +16,9 @@ export function SignInScreen({ onSignedIn }: { onSignedIn(session: SessionInfo):
   }, []);
   const submit = async (event: Event) => {
     event.preventDefault();
-    const body = await run(
-      () => api<{ session: SessionInfo }>('POST', '/console/session', { body: { api_token: token.trim() } }),
-      ['api_token'],
-    );
+    const session = await run(() => ugs.createConsoleSession(token.trim()), ['api_token']);
     setToken('');
-    if (body) onSignedIn(body.session);
+    if (session) onSignedIn(session);
   };
   return (
     <main class="sign-in" id="main">

@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
 import { ConfirmDialog } from '../components/confirm';
 import { DataTable, Rows, type Column } from '../components/data-table';
 import { Alert, Badge, PageHeader, Section, Time } from '../components/ui';
 import { useConsole, useLoad, useSubmit } from '../hooks';
+import { ugs } from '../service';
 import type { SigningKey } from '../types';
 
 const COLUMNS: Array<Column<SigningKey>> = [
@@ -20,11 +20,11 @@ const COLUMNS: Array<Column<SigningKey>> = [
 /** The workspace's embed-token signing keys: the published ones, and rotation. */
 export function SigningKeysScreen() {
   const { announce } = useConsole();
-  const keys = useLoad(() => api<{ signing_keys: SigningKey[] }>('GET', '/api/admin/signing_keys'), []);
+  const keys = useLoad(() => ugs.listSigningKeys(), []);
   const [confirming, setConfirming] = useState(false);
   const rotation = useSubmit();
   const rotate = async () => {
-    const done = await rotation.run(() => api<{ current: SigningKey }>('POST', '/api/admin/signing_keys/rotate'));
+    const done = await rotation.run(() => ugs.rotateSigningKey());
     setConfirming(false);
     if (done) {
       announce(
@@ -44,7 +44,7 @@ export function SigningKeysScreen() {
         {rotation.failure && <Alert>{rotation.failure}</Alert>}
         <Rows
           load={keys}
-          items={keys.data?.signing_keys}
+          items={keys.data?.items}
           what="signing keys"
           empty="No key yet: the first is made when the first embed token is minted."
         >

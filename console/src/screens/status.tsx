@@ -1,8 +1,11 @@
-import { api, list } from '../api';
 import { Alert, Badge, Loading, PageHeader, Section } from '../components/ui';
-import { useConsole, useLoad } from '../hooks';
+import { useConsole, useLoad, type Environment } from '../hooks';
+import { ugs } from '../service';
 
-/** GET of a public operations endpoint: whether it answered 200, and its body. */
+/**
+ * GET of a public operations endpoint (no credentials, no envelope: not an API call, so not the
+ * client's): whether it answered 200, and its body.
+ */
 async function probe(path: string): Promise<{ ok: boolean; body: unknown }> {
   try {
     const response = await fetch(path, { cache: 'no-store' });
@@ -16,26 +19,20 @@ async function probe(path: string): Promise<{ ok: boolean; body: unknown }> {
 const GROUP_PAGE = 1000;
 const GROUP_PAGES = 10;
 
-async function countGroups(environment: string): Promise<{ count: number; capped: boolean }> {
+async function countGroups(environment: Environment): Promise<{ count: number; capped: boolean }> {
   let count = 0;
   let cursor: string | undefined;
   for (let page = 0; page < GROUP_PAGES; page++) {
-    const { items, next } = await list('/api/admin/user_groups', 'user_groups', {
-      environment,
-      limit: GROUP_PAGE,
-      cursor,
-    });
+    const { items, next_cursor } = await ugs.listUserGroups({ environment, limit: String(GROUP_PAGE), cursor });
     count += items.length;
-    if (!next) return { count, capped: false };
-    cursor = next;
+    if (!next_cursor) return { count, capped: false };
+    cursor = next_cursor;
   }
   return { count, capped: true };
 }
 
-async function countFailedDeliveries(environment: string): Promise<number> {
-  return (
-    await list('/api/admin/webhook_deliveries', 'webhook_deliveries', { environment, status: 'failed', limit: 1000 })
-  ).items.length;
+async function countFailedDeliveries(environment: Environment): Promise<number> {
+  return (await ugs.listWebhookDeliveries({ environment, status: 'failed', limit: '1000' })).items.length;
 }
 
 /** The service's health and version, and how much of everything the environment holds. */
@@ -47,10 +44,10 @@ export function StatusScreen() {
       probe('/readyz'),
       probe('/openapi.json'),
       countGroups(environment),
-      api<{ api_tokens: unknown[] }>('GET', '/api/admin/api_tokens', { query: { environment } }),
-      api<{ schemas: unknown[] }>('GET', '/api/admin/schemas'),
-      api<{ data_sources: unknown[] }>('GET', '/api/admin/data_sources', { query: { environment } }),
-      api<{ webhook_endpoints: unknown[] }>('GET', '/api/admin/webhook_endpoints', { query: { environment } }),
+      ugs.listApiTokens({ environment }),
+      ugs.listSchemas(),
+      ugs.listDataSources({ environment }),
+      ugs.listWebhookEndpoints({ environment }),
       countFailedDeliveries(environment),
     ]);
     const version = (openapi.body as { info?: { version?: string } } | null)?.info?.version ?? 'unknown';
@@ -60,10 +57,10 @@ export function StatusScreen() {
       version,
       counts: [
         ['User groups', `${groups.count.toLocaleString()}${groups.capped ? '+' : ''}`],
-        ['Live API tokens', tokens.api_tokens.length.toLocaleString()],
-        ['Schemas (workspace)', schemas.schemas.length.toLocaleString()],
-        ['Data sources', sources.data_sources.length.toLocaleString()],
-        ['Webhook endpoints', endpoints.webhook_endpoints.length.toLocaleString()],
+        ['Live API tokens', tokens.items.length.toLocaleString()],
+        ['Schemas (workspace)', schemas.items.length.toLocaleString()],
+        ['Data sources', sources.items.length.toLocaleString()],
+        ['Webhook endpoints', endpoints.items.length.toLocaleString()],
         ['Failed webhook deliveries', `${failed.toLocaleString()}${failed === 1000 ? '+' : ''}`],
       ] as const,
     };

@@ -1,5 +1,4 @@
 import { useState } from 'preact/hooks';
-import { api, list } from '../api';
 import { ConfirmDialog } from '../components/confirm';
 import { buttonColumn, DataTable, Rows, type Column } from '../components/data-table';
 import {
@@ -15,6 +14,7 @@ import {
   Time,
 } from '../components/ui';
 import { useConsole, useLoad, usePages, useSubmit } from '../hooks';
+import { given, ugs } from '../service';
 import type { WebhookDelivery, WebhookEndpoint } from '../types';
 
 type EventType = Exclude<WebhookEndpoint['events'][number], '*'>;
@@ -42,15 +42,12 @@ function CreateEndpoint({ onCreated }: { onCreated(): void }) {
     const body = {
       url: draft.url,
       description: draft.description,
-      events: draft.all ? ['*'] : draft.events,
+      events: draft.all ? ['*' as const] : (draft.events as EventType[]),
       environment,
     };
-    const created = await run(
-      () => api<{ webhook_endpoint: { secret: string } }>('POST', '/api/admin/webhook_endpoints', { body }),
-      ['url', 'events', 'description'],
-    );
+    const created = await run(() => ugs.createWebhookEndpoint(body), ['url', 'events', 'description']);
     if (!created) return;
-    setSecret(created.webhook_endpoint.secret);
+    setSecret(created.secret);
     setDraft({ url: '', description: '', all: true, events: [] });
     onCreated();
   };
@@ -114,18 +111,18 @@ function Deliveries({ endpoints }: { endpoints: WebhookEndpoint[] }) {
   const [filters, setFilters] = useState({ endpoint: '', status: '' as '' | 'pending' | 'delivered' | 'failed' });
   const page = usePages(
     (cursor) =>
-      list<WebhookDelivery>('/api/admin/webhook_deliveries', 'webhook_deliveries', {
+      ugs.listWebhookDeliveries({
         environment,
-        endpoint_id: filters.endpoint,
-        status: filters.status,
-        limit: 25,
+        endpoint_id: given(filters.endpoint),
+        status: given(filters.status),
+        limit: '25',
         cursor,
       }),
     [environment, filters],
   );
   const retry = useSubmit();
   const retryDelivery = async (delivery: WebhookDelivery) => {
-    if (await retry.run(() => api('POST', `/api/admin/webhook_deliveries/${delivery.id}/retry`))) {
+    if (await retry.run(() => ugs.retryWebhookDelivery(delivery.id, { environment }))) {
       announce(`Delivery ${delivery.id} is queued again.`);
       page.reload();
     }
@@ -188,21 +185,13 @@ function Deliveries({ endpoints }: { endpoints: WebhookEndpoint[] }) {
 /** Webhook endpoints (secret shown once; enable, disable, rotate, delete) and their deliveries (retry). */
 export function WebhooksScreen() {
   const { environment, announce } = useConsole();
-  const endpoints = useLoad(
-    () =>
-      api<{ webhook_endpoints: WebhookEndpoint[] }>('GET', '/api/admin/webhook_endpoints', { query: { environment } }),
-    [environment],
-  );
+  const endpoints = useLoad(() => ugs.listWebhookEndpoints({ environment }), [environment]);
   const [confirming, setConfirming] = useState<Confirming>(null);
   const [rotatedSecret, setRotatedSecret] = useState<string | null>(null);
   const action = useSubmit();
 
   const setEnabled = async (endpoint: WebhookEndpoint, enabled: boolean) => {
-    if (
-      await action.run(() =>
-        api('PATCH', `/api/admin/webhook_endpoints/${endpoint.id}`, { query: { environment }, body: { enabled } }),
-      )
-    ) {
+    if (await action.run(() => ugs.updateWebhookEndpoint(endpoint.id, { enabled }, { environment }))) {
       announce(`Endpoint ${endpoint.id} ${enabled ? 'enabled' : 'disabled'}.`);
       endpoints.reload();
     }
@@ -210,15 +199,14 @@ export function WebhooksScreen() {
   const confirm = async () => {
     if (!confirming) return;
     const { kind, endpoint } = confirming;
-    const path = `/api/admin/webhook_endpoints/${endpoint.id}${kind === 'rotate' ? '/rotate_secret' : ''}`;
-    const done = await action.run(() =>
-      api<{ webhook_endpoint: { secret?: string } }>(kind === 'rotate' ? 'POST' : 'DELETE', path, {
-        query: { environment },
-      }),
+    const done = await action.run(async () =>
+      kind === 'rotate'
+        ? (await ugs.rotateWebhookSecret(endpoint.id, { environment })).secret
+        : (await ugs.deleteWebhookEndpoint(endpoint.id, { environment }), null),
     );
     setConfirming(null);
-    if (!done) return;
-    if (kind === 'rotate') setRotatedSecret(done.webhook_endpoint.secret ?? null);
+    if (done === undefined) return;
+    if (kind === 'rotate') setRotatedSecret(done);
     else announce(`Endpoint ${endpoint.id} deleted.`);
     endpoints.reload();
   };
@@ -277,7 +265,7 @@ export function WebhooksScreen() {
         {action.failure && <Alert>{action.failure}</Alert>}
         <Rows
           load={endpoints}
-          items={endpoints.data?.webhook_endpoints}
+          items={endpoints.data?.items}
           what="webhook endpoints"
           empty={`No endpoint in ${environment}.`}
         >
@@ -292,7 +280,7 @@ export function WebhooksScreen() {
         </Rows>
       </Section>
       <Section title="Deliveries">
-        <Deliveries endpoints={endpoints.data?.webhook_endpoints ?? []} />
+        <Deliveries endpoints={endpoints.data?.items ?? []} />
       </Section>
       {confirming && (
         <ConfirmDialog

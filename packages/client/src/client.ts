@@ -1,8 +1,9 @@
-import { createTransport, type TransportOptions } from './transport.js';
+import { createTransport, credentialsOf, type TransportOptions } from './transport.js';
 import type {
   ApiToken,
   AuditEvent,
   AuditQuery,
+  ConsoleSession,
   CreateApiTokenBody,
   CreateDataSourceBody,
   CreateSchemaBody,
@@ -49,14 +50,21 @@ const json = (value: unknown) => (value === undefined ? undefined : JSON.stringi
  * are retried safely (see transport.ts).
  */
 export function createClient(options: ClientOptions) {
-  const send = createTransport(options);
+  const credentials = credentialsOf(options);
+  const send = createTransport(options, credentials);
+  /** Every list as one shape: the service's unpaginated lists (no next_cursor) are one last page. */
   const page = async <K extends string, T>(
     plural: K,
     path: string,
-    query: Record<string, string | number | undefined>,
+    query: Record<string, string | number | undefined> = {},
   ): Promise<Page<T>> => {
-    const body = await send<Record<K, T[]> & { next_cursor: string | null }>({ method: 'GET', path, query });
-    return { items: body[plural], next_cursor: body.next_cursor };
+    const body = await send<Record<K, T[]> & { next_cursor?: string | null }>({ method: 'GET', path, query });
+    return { items: body[plural], next_cursor: body.next_cursor ?? null };
+  };
+  /** The console session an answer names; its CSRF token goes with every later request. */
+  const session = (answer: { session: ConsoleSession | null }): ConsoleSession | null => {
+    credentials.setCsrfToken(answer.session?.csrf_token ?? null);
+    return answer.session;
   };
 
   return {
@@ -120,17 +128,16 @@ export function createClient(options: ClientOptions) {
     async createSchema(body: CreateSchemaBody, write: WriteOptions = {}): Promise<Schema> {
       return (await send<{ schema: Schema }>({ method: 'POST', path: '/api/admin/schemas', body, ...write })).schema;
     },
-    async listSchemas(): Promise<Schema[]> {
-      return (await send<{ schemas: Schema[] }>({ method: 'GET', path: '/api/admin/schemas' })).schemas;
+    listSchemas(): Promise<Page<Schema>> {
+      return page('schemas', '/api/admin/schemas');
     },
     async createDataSource(body: CreateDataSourceBody, write: WriteOptions = {}): Promise<DataSource> {
       return (
         await send<{ data_source: DataSource }>({ method: 'POST', path: '/api/admin/data_sources', body, ...write })
       ).data_source;
     },
-    async listDataSources(query: InEnvironment = {}): Promise<DataSource[]> {
-      return (await send<{ data_sources: DataSource[] }>({ method: 'GET', path: '/api/admin/data_sources', query }))
-        .data_sources;
+    listDataSources(query: InEnvironment = {}): Promise<Page<DataSource>> {
+      return page('data_sources', '/api/admin/data_sources', query);
     },
     async getDataSource(id: number, query: InEnvironment = {}): Promise<DataSource> {
       return (await send<{ data_source: DataSource }>({ method: 'GET', path: `/api/admin/data_sources/${id}`, query }))
@@ -175,8 +182,8 @@ export function createClient(options: ClientOptions) {
         await send<{ api_token: IssuedApiToken }>({ method: 'POST', path: '/api/admin/api_tokens', body, ...write })
       ).api_token;
     },
-    async listApiTokens(): Promise<ApiToken[]> {
-      return (await send<{ api_tokens: ApiToken[] }>({ method: 'GET', path: '/api/admin/api_tokens' })).api_tokens;
+    listApiTokens(query: InEnvironment = {}): Promise<Page<ApiToken>> {
+      return page('api_tokens', '/api/admin/api_tokens', query);
     },
     async updateApiToken(id: number, body: UpdateApiTokenBody, write: WriteOptions = {}): Promise<ApiToken> {
       return (
@@ -190,9 +197,8 @@ export function createClient(options: ClientOptions) {
     listAuditEvents(query: AuditQuery = {}): Promise<Page<AuditEvent>> {
       return page('audit_events', '/api/admin/audit_events', query);
     },
-    async listSigningKeys(): Promise<SigningKey[]> {
-      return (await send<{ signing_keys: SigningKey[] }>({ method: 'GET', path: '/api/admin/signing_keys' }))
-        .signing_keys;
+    listSigningKeys(): Promise<Page<SigningKey>> {
+      return page('signing_keys', '/api/admin/signing_keys');
     },
     async rotateSigningKey(write: WriteOptions = {}): Promise<SigningKeyRotation> {
       const { current, retired } = await send<SigningKeyRotation>({
@@ -217,14 +223,8 @@ export function createClient(options: ClientOptions) {
         })
       ).webhook_endpoint;
     },
-    async listWebhookEndpoints(query: InEnvironment = {}): Promise<WebhookEndpoint[]> {
-      return (
-        await send<{ webhook_endpoints: WebhookEndpoint[] }>({
-          method: 'GET',
-          path: '/api/admin/webhook_endpoints',
-          query,
-        })
-      ).webhook_endpoints;
+    listWebhookEndpoints(query: InEnvironment = {}): Promise<Page<WebhookEndpoint>> {
+      return page('webhook_endpoints', '/api/admin/webhook_endpoints', query);
     },
     async getWebhookEndpoint(id: number, query: InEnvironment = {}): Promise<WebhookEndpoint> {
       return (
@@ -287,6 +287,28 @@ export function createClient(options: ClientOptions) {
           ...rest,
         })
       ).webhook_delivery;
+    },
+
+    /**
+     * POST /console/session: signs the page in with an admin API token, which goes no further (the
+     * service answers with the session and sets its HttpOnly cookie). For `consoleSession` clients.
+     */
+    async createConsoleSession(apiToken: string): Promise<ConsoleSession> {
+      const answer = await send<{ session: ConsoleSession }>({
+        method: 'POST',
+        path: '/console/session',
+        body: { api_token: apiToken },
+      });
+      return session(answer)!;
+    },
+    /** GET /console/session: the page's session, or null when it has none. */
+    async getConsoleSession(): Promise<ConsoleSession | null> {
+      return session(await send<{ session: ConsoleSession | null }>({ method: 'GET', path: '/console/session' }));
+    },
+    /** DELETE /console/session: signs out; the session's cookie is refused from then on. */
+    async deleteConsoleSession(): Promise<void> {
+      await send({ method: 'DELETE', path: '/console/session' });
+      credentials.setCsrfToken(null);
     },
   };
 }

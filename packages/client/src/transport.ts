@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto';
+import { randomId } from '#crypto';
 import { UgsError } from './errors.js';
 
-export interface TransportOptions {
+interface CommonOptions {
   /** The service's base URL, e.g. https://ugs.example.com. */
   baseUrl: string;
-  /** An API token (ugs_live_… or ugs_test_…). */
-  apiToken: string;
   /** Retries after a 429, a 503 or a network failure (default 3). */
   maxRetries?: number;
   /** The longest wait between two tries, whatever Retry-After says (default 30 s). */
@@ -14,6 +12,46 @@ export interface TransportOptions {
   timeoutMs?: number;
   /** The fetch to use (default: the global one). */
   fetch?: typeof fetch;
+}
+
+/** How the client authenticates: with an API token, or as the admin console's signed-in page. */
+export type TransportOptions = CommonOptions &
+  (
+    | {
+        /** An API token (ugs_live_… or ugs_test_…), sent as `Authorization: Token …`. */
+        apiToken: string;
+        consoleSession?: never;
+      }
+    | {
+        /**
+         * A console session (a page of the service's own origin, SPEC §14): the browser sends the
+         * HttpOnly session cookie, and the client sends the session's CSRF token in X-CSRF-Token, which
+         * it keeps from the answers of createConsoleSession and getConsoleSession. No API token.
+         */
+        consoleSession: true;
+        apiToken?: never;
+      }
+  );
+
+/** What the client sends to say who it is; the console session's CSRF token arrives after the client is made. */
+export interface Credentials {
+  headers(): Record<string, string>;
+  /** Keeps the CSRF token of the console session an answer named (null: signed out). */
+  setCsrfToken(token: string | null): void;
+}
+
+export function credentialsOf(options: TransportOptions): Credentials {
+  if (options.consoleSession !== true) {
+    const authorization = { authorization: `Token ${options.apiToken}` };
+    return { headers: () => authorization, setCsrfToken: () => undefined };
+  }
+  let csrfToken: string | null = null;
+  return {
+    headers: (): Record<string, string> => (csrfToken === null ? {} : { 'x-csrf-token': csrfToken }),
+    setCsrfToken: (token) => {
+      csrfToken = token;
+    },
+  };
 }
 
 export interface Call {
@@ -34,26 +72,34 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * retry after a lost response gets the first response again rather than acting twice; a 429 or 503
  * waits as Retry-After says; network failures wait with jittered backoff.
  */
-export function createTransport(options: TransportOptions) {
+export function createTransport(options: TransportOptions, credentials: Credentials) {
   const maxRetries = options.maxRetries ?? 3;
   const maxDelay = options.maxRetryDelayMs ?? 30_000;
   const timeoutMs = options.timeoutMs ?? 30_000;
   const doFetch = options.fetch ?? fetch;
   const base = options.baseUrl.replace(/\/+$/, '');
+  // A session's answers belong to one operator: the browser sends its cookie and keeps no copy.
+  const session = options.consoleSession ? ({ credentials: 'same-origin', cache: 'no-store' } as const) : {};
 
   return async function send<T>(call: Call): Promise<T> {
     const url = new URL(`${base}${call.path}`);
     for (const [name, value] of Object.entries(call.query ?? {}))
       if (value !== undefined) url.searchParams.set(name, String(value));
-    const headers: Record<string, string> = { authorization: `Token ${options.apiToken}`, accept: 'application/json' };
+    const headers: Record<string, string> = { ...credentials.headers(), accept: 'application/json' };
     if (call.body !== undefined) headers['content-type'] = 'application/json';
-    if (WRITES.has(call.method)) headers['idempotency-key'] = call.idempotencyKey ?? randomUUID();
+    if (WRITES.has(call.method)) headers['idempotency-key'] = call.idempotencyKey ?? randomId();
     const body = call.body === undefined ? undefined : JSON.stringify(call.body);
 
     for (let attempt = 0; ; attempt += 1) {
       let response: Response;
       try {
-        response = await doFetch(url, { method: call.method, headers, body, signal: AbortSignal.timeout(timeoutMs) });
+        response = await doFetch(url, {
+          method: call.method,
+          headers,
+          body,
+          signal: AbortSignal.timeout(timeoutMs),
+          ...session,
+        });
       } catch (error) {
         if (attempt >= maxRetries)
           throw new UgsError(

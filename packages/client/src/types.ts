@@ -23,6 +23,7 @@ import type {
   UpdateApiTokenBody,
 } from '../../../src/wire/api-tokens.schemas.js';
 import type { AuditEvent, AuditQuery } from '../../../src/wire/audit-events.schemas.js';
+import type { ConsoleSession } from '../../../src/wire/console-sessions.schemas.js';
 import type { ListUserGroupsQuery } from '../../../src/wire/admin-user-groups.schemas.js';
 import type { SigningKey, SigningKeyRotationResponse } from '../../../src/wire/signing-keys.schemas.js';
 import type {
@@ -53,6 +54,7 @@ export type CreateApiTokenBody = Static<typeof CreateApiTokenBody>;
 export type UpdateApiTokenBody = Static<typeof UpdateApiTokenBody>;
 export type AuditEvent = Static<typeof AuditEvent>;
 export type AuditQuery = Static<typeof AuditQuery>;
+export type ConsoleSession = Static<typeof ConsoleSession>;
 export type ListUserGroupsQuery = Static<typeof ListUserGroupsQuery>;
 export type SigningKey = Static<typeof SigningKey>;
 export type SigningKeyRotation = Omit<Static<typeof SigningKeyRotationResponse>, 'success'>;

@@ -3,7 +3,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ConsoleSession, ConsoleSessionService } from '../../domain/console-sessions.service.js';
 import { echoable } from '../../domain/caller-text.js';
 import { NoQuery } from '../../wire/common.schemas.js';
-import { ConsoleSessionResponse, SignedOutResponse, SignInBody } from '../../wire/console-sessions.schemas.js';
+import {
+  ConsoleSessionResponse,
+  CurrentConsoleSessionResponse,
+  SignedOutResponse,
+  SignInBody,
+} from '../../wire/console-sessions.schemas.js';
 import { responses } from '../../wire/envelope.js';
 import { requestFailure } from '../../wire/request-errors.js';
 import type { RequestAdmission } from '../rate-limit.js';
@@ -95,11 +100,15 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions> = asy
     },
   );
 
+  // A page that sends no session cookie has not signed in: that is the sign-in page's normal state, so
+  // it is an answer (null) rather than a 401 the browser would log. A cookie that names no live
+  // session is still refused.
   app.get(
     '/console/session',
-    { schema: sessionSchema({ response: responses(ConsoleSessionResponse) }) },
+    { schema: sessionSchema({ response: responses(CurrentConsoleSessionResponse) }) },
     async (request, reply) => {
-      const session = await requireSession(request, false);
+      const session = await consoleSessionOf(request, consoleSessions, { requireCsrf: false });
+      if (!session) return { success: 1 as const, session: null };
       await admit(reply, session);
       return sessionBody(session);
     },

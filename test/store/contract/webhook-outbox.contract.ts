@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WEBHOOK_EVENT_TYPES } from '../../../src/domain/models.js';
+import { WEBHOOK_EVENT_TYPES } from '../../../src/wire/contract.constants.js';
 import type { NewSigningKey, WebhookEventType } from '../../../src/domain/models.js';
 import {
   auditContext,

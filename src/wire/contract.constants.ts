@@ -1,0 +1,36 @@
+/*
+ * The numbers and names of the contract (SPEC) that the wire schemas state and the domain enforces,
+ * defined once. A leaf: it imports nothing, so the schemas that use it can be built into
+ * @ugs/client without any of the server (packages/client; eslint.config.js keeps it so).
+ */
+
+/** The most rows one page may ask for, on every list (API and CLI). */
+export const MAX_PAGE_SIZE = 1000;
+
+export const MAX_PROPERTIES_BYTES = 64 * 1024;
+export const MAX_PROPERTIES_DEPTH = 16;
+
+export const MIN_EMBED_TOKEN_LIFETIME_S = 60;
+export const DEFAULT_EMBED_TOKEN_LIFETIME_S = 3600;
+/** The longest lifetime an embed token may have (SPEC §10): a retired key stays published this long. */
+export const MAX_EMBED_TOKEN_LIFETIME_S = 86_400;
+export const MAX_EMBED_TOKEN_BYTES = 8 * 1024;
+
+/** The range of a token's own rate limit: from one request in about 17 minutes to a million a second. */
+export const RATE_LIMIT_BOUNDS = {
+  perSecond: { minimum: 0.001, maximum: 1_000_000 },
+  burst: { minimum: 1, maximum: 1_000_000 },
+} as const;
+
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+
+/** The changes a webhook can announce (SPEC §13); each is also the audit action of the change. */
+export const WEBHOOK_EVENT_TYPES = [
+  'user_group.created',
+  'user_group.updated',
+  'user_group.token_rotated',
+  'user_group.deleted',
+  'api_token.created',
+  'api_token.revoked',
+  'signing_key.rotated',
+] as const;
