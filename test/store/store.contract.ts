@@ -7,6 +7,7 @@ import { describeCiphertextContract } from './contract/ciphertexts.contract.js';
 import { describeConsoleSessionContract } from './contract/console-sessions.contract.js';
 import type { ContractContext } from './contract/context.js';
 import { describeIdempotencyKeyContract } from './contract/idempotency-keys.contract.js';
+import { describeSigningKeyContract } from './contract/signing-keys.contract.js';
 import { describeUserGroupBatchContract } from './contract/user-group-batch.contract.js';
 import { describeUserGroupQueryContract } from './contract/user-group-queries.contract.js';
 import { describeUserGroupContract } from './contract/user-groups.contract.js';
@@ -52,5 +53,6 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeCiphertextContract(context);
     describeIdempotencyKeyContract(context);
     describeConsoleSessionContract(context);
+    describeSigningKeyContract(context);
   });
 }
