@@ -41,21 +41,15 @@ export const SigningKey = Type.Object({
   }),
 });
 
-export const RotateSigningKeyBody = Type.Union(
-  [
-    Type.Object(
-      {
-        force: Type.Optional(
-          Type.Boolean({
-            description: `For a leaked key: rotate even when the issuer already publishes ${MAX_PUBLISHED_KEYS} keys, dropping the oldest (its tokens stop verifying).`,
-          }),
-        ),
-      },
-      { additionalProperties: false },
+export const RotateSigningKeyBody = Type.Object(
+  {
+    force: Type.Optional(
+      Type.Boolean({
+        description: `For a leaked key: rotate even when the issuer already publishes ${MAX_PUBLISHED_KEYS} keys, dropping the oldest (its tokens stop verifying).`,
+      }),
     ),
-    Type.Null(),
-  ],
-  { description: 'Optional.' },
+  },
+  { additionalProperties: false, description: 'Optional: no body is {}.' },
 );
 
 export const SigningKeysResponse = Type.Object({

@@ -43,10 +43,15 @@ export const signingKeyRoutes: FastifyPluginAsyncTypebox<{ signingKeys: SigningK
         body: RotateSigningKeyBody,
         querystring: NoQuery,
       }),
+      // The body is optional: none is a rotation that is not forced.
+      preValidation: (request, _reply, done) => {
+        request.body ??= {};
+        done();
+      },
     },
     async (request) => {
       const { current, retired, dropped } = await signingKeys.rotate(request.caller, {
-        force: request.body?.force ?? false,
+        force: request.body.force ?? false,
       });
       return {
         success: 1 as const,
