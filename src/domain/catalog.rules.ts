@@ -3,8 +3,8 @@ import type { AuditEntry } from './audit-entry.js';
 import type { FieldChanges, SchemaRecord, SigningKeyRecord, Workspace } from './models.js';
 
 /*
- * The audit events of the workspace-wide catalogue: workspaces, schemas, signing keys and the
- * encryption key. Each is a plain insert (or key swap) whose rules the store's constraints carry;
+ * The audit events of the workspace-wide catalogue: workspaces, schemas, signing keys (each of one
+ * environment) and the encryption key. Each is a plain insert (or key swap) whose rules the store's constraints carry;
  * what remains to decide is what the audit trail records.
  */
 
@@ -26,21 +26,30 @@ export function schemaCreated(schema: SchemaRecord): AuditEntry {
   };
 }
 
-/** A workspace's first signing key, or a rotation to a new one: the kids, never key material. */
-export function signingKeyChanged(current: SigningKeyRecord, retired: SigningKeyRecord | null): AuditEntry {
+/**
+ * An issuer's first signing key, or a rotation to a new one: the kids, never key material; in the
+ * key's environment (each has its own keys). A forced rotation also names the keys it dropped.
+ */
+export function signingKeyChanged(
+  current: SigningKeyRecord,
+  retired: SigningKeyRecord | null,
+  dropped: SigningKeyRecord[] = [],
+): AuditEntry {
   if (!retired)
     return {
       action: 'signing_key.created',
       workspaceId: current.workspaceId,
-      environment: null,
+      environment: current.environment,
       changes: creationChanges({ kid: current.kid }),
     };
   const { privateKeyCiphertext: _private, ...signingKey } = current;
+  const changes: FieldChanges = { kid: { before: retired.kid, after: current.kid } };
+  if (dropped.length > 0) changes.dropped_kids = { before: dropped.map((key) => key.kid), after: [] };
   return {
     action: 'signing_key.rotated',
     workspaceId: current.workspaceId,
-    environment: null,
-    changes: { kid: { before: retired.kid, after: current.kid } },
+    environment: current.environment,
+    changes,
     subject: () => ({ kind: 'signing_key', signingKey, retiredKid: retired.kid }),
   };
 }

@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import type { Clock } from './clock.js';
 import { failure } from './errors.js';
+import { hasHighS, perViewProperties, withLowS } from './embed-tokens.rules.js';
 import { computedMapping, computedProperties } from './hierarchy.js';
 import { mappingToRecord } from './mapping.js';
 import type { JsonObject, UserGroupRecord } from './models.js';
 import { assertPropertiesWithinLimits } from './properties.js';
 import { EMBED_TOKEN_ALGORITHM, type SigningKeyService } from './signing-keys.service.js';
-import type { Caller } from './tenancy.js';
+import { issuerPath } from './signing-keys.rules.js';
+import type { Caller, Environment } from './tenancy.js';
 import type { UserGroupView, UserGroupViewer } from './user-group-view.js';
 import { providedIdOf } from './user-groups.service.js';
 import type { UserGroupStore, WorkspaceStore } from '../store/store.js';
@@ -51,11 +53,11 @@ export interface VerifiedEmbed {
 
 export interface EmbedTokenServiceDeps {
   store: Pick<UserGroupStore, 'findUserGroupByProvidedId' | 'findUserGroupByTeamId'> &
-    Pick<WorkspaceStore, 'findWorkspaceById'>;
+    Pick<WorkspaceStore, 'findWorkspaceById' | 'findWorkspaceByName'>;
   signingKeys: SigningKeyService;
   view: UserGroupViewer;
   clock: Clock;
-  /** The public URL of the service, without a trailing slash: issuers are `<public URL>/w/<workspace>`. */
+  /** The public URL of the service, without a trailing slash: the base of every issuer (issuerPath). */
   publicUrl: () => string;
 }
 
@@ -80,10 +82,22 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
     return name;
   }
 
-  const issuerOf = (workspace: string) => `${publicUrl()}/w/${encodeURIComponent(workspace)}`;
+  /** Each environment of a workspace is its own issuer, with its own keys (SPEC §10). */
+  const issuerOf = (workspace: string, environment: Environment) =>
+    `${publicUrl()}${issuerPath(workspace, environment)}`;
 
   return {
     issuerOf,
+
+    /**
+     * The public keys of an issuer's JWKS (SPEC §10). A workspace that does not exist has none, as one
+     * whose issuer has no key yet: the public paths do not tell which workspaces exist.
+     */
+    async publishedKeys(workspaceName: string, environment: Environment): Promise<JsonObject[]> {
+      const workspace = await store.findWorkspaceByName(workspaceName);
+      if (!workspace) return [];
+      return (await signingKeys.published({ workspaceId: workspace.id, environment })).map((key) => key.publicJwk);
+    },
 
     async mint(caller: Caller, input: MintEmbedTokenInput): Promise<{ embedToken: string; expiresAt: string }> {
       const overrides = input.properties ?? {};
@@ -91,8 +105,8 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
       if (input.origin !== undefined) assertWebOrigin(input.origin);
       const group = await store.findUserGroupByProvidedId(caller.tenant, providedIdOf(input.userGroupId));
       if (!group) throw notFound();
-      // The group's inherited values as its ancestors are now (SPEC §11), then the view's own.
-      const properties = { ...computedProperties(group), ...overrides };
+      // The group's inherited values as its ancestors are now (SPEC §11), and the view's own added.
+      const properties = perViewProperties(computedProperties(group), overrides);
       assertPropertiesWithinLimits(properties);
 
       const workspace = await workspaceName(caller.tenant.workspaceId);
@@ -107,10 +121,10 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
         is_demo_group: group.isDemoGroup,
         origin: input.origin ?? null,
       };
-      const { kid, key } = await signingKeys.signingKey(caller.tenant.workspaceId, caller.actor);
-      const embedToken = await new SignJWT({ ugs })
+      const { kid, key } = await signingKeys.signingKey(caller.tenant, caller.actor);
+      const signed = await new SignJWT({ ugs })
         .setProtectedHeader({ alg: EMBED_TOKEN_ALGORITHM, kid, typ: EMBED_TOKEN_TYPE })
-        .setIssuer(issuerOf(workspace))
+        .setIssuer(issuerOf(workspace, caller.tenant.environment))
         .setSubject(group.providedId)
         .setAudience(input.embedId ?? ANY_EMBED_AUDIENCE)
         .setIssuedAt(issuedAt)
@@ -118,6 +132,7 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
         .setExpirationTime(expiresAt)
         .setJti(`${group.tokenGeneration}.${randomUUID()}`)
         .sign(key);
+      const embedToken = withLowS(signed);
       if (Buffer.byteLength(embedToken) > MAX_EMBED_TOKEN_BYTES) {
         throw failure.embedTokenTooLarge(MAX_EMBED_TOKEN_BYTES / 1024);
       }
@@ -126,11 +141,12 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
 
     /**
      * The online check (SPEC §10, "Revocation"): the group and the token's embed while signature,
-     * issuer, lifetime, tenant and the group token's generation all hold; else user_group_not_found.
+     * issuer (the caller's environment's), lifetime, tenant and the group token's generation all
+     * hold; else user_group_not_found.
      */
     async verify(caller: Caller, token: string): Promise<VerifiedEmbed> {
       const workspace = await workspaceName(caller.tenant.workspaceId);
-      const claims = await verifiedClaims(token, caller.tenant.workspaceId, issuerOf(workspace));
+      const claims = await verifiedClaims(token, caller, issuerOf(workspace, caller.tenant.environment));
       const ugs = claims?.ugs;
       if (!claims || !ugs || ugs.environment !== caller.tenant.environment || ugs.workspace !== workspace)
         throw notFound();
@@ -148,10 +164,10 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
     },
   };
 
-  async function verifiedClaims(token: string, workspaceId: number, issuer: string) {
+  async function verifiedClaims(token: string, caller: Caller, issuer: string) {
     try {
       const { kid } = decodeProtectedHeader(token);
-      const key = kid === undefined ? null : await signingKeys.verificationKey(workspaceId, kid);
+      const key = kid === undefined ? null : await signingKeys.verificationKey(caller.tenant, kid);
       if (!key) return null;
       const { payload } = await jwtVerify<{ ugs?: UgsClaim }>(token, key.key, {
         issuer,
@@ -160,6 +176,11 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
         currentDate: new Date(clock()),
         maxTokenAge: MAX_EMBED_TOKEN_LIFETIME_S,
       });
+      // One signature per token: the high-S twin of a token issued since the service signs low-S (from
+      // that second on, iat having whole seconds) is refused; an older token, which may be high-S, stays
+      // valid until it expires.
+      if (hasHighS(token) && Number(payload.iat) >= Math.floor((await signingKeys.lowSignaturesSince()) / 1000))
+        return null;
       return payload;
     } catch {
       // Malformed, tampered, expired, not yet valid, another issuer: all the same to the caller.

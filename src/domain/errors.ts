@@ -40,6 +40,7 @@ export const ERROR_STATUS = {
   workspace_name_taken: 409,
   idempotency_key_reused: 409,
   idempotency_key_in_progress: 409,
+  signing_key_limit: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
@@ -281,6 +282,17 @@ export const failure = {
       'invalid_field',
       `The embed token would be larger than ${maxKiB} KiB: send fewer or smaller properties.`,
       { field: 'properties' },
+    ),
+  perViewPropertyOverride: (key: string) =>
+    new AppError(
+      'invalid_field',
+      `The group or an ancestor sets property ${quoted(key)}: per-view properties may only add keys, never override the owner's.`,
+      { field: `properties.${key}` },
+    ),
+  signingKeyLimit: (published: number, maxPublished: number) =>
+    new AppError(
+      'signing_key_limit',
+      `This environment's issuer publishes ${published} signing keys, at most ${maxPublished} may be published: rotate again once the oldest retires (a day after its retirement), or force the rotation (for a leaked key), which drops the oldest key and voids the tokens it signed.`,
     ),
   embedOrigin: () =>
     new AppError(

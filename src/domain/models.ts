@@ -241,6 +241,8 @@ export interface AuditEventRecord {
 export interface SigningKeyRecord {
   id: number;
   workspaceId: number;
+  /** The environment whose issuer the key signs for (SPEC §10): each environment has its own keys. */
+  environment: Environment;
   /** The JWK thumbprint (RFC 7638) of the public key: the `kid` of the tokens it signs. */
   kid: string;
   /** The public key as a JWK (kty, crv, x, y). */
@@ -306,7 +308,7 @@ export interface WebhookEventRecord {
   id: string;
   type: WebhookEventType;
   workspaceId: number;
-  /** Null for a workspace-wide event (a signing key). */
+  /** Null only for a signing key's event recorded before each environment had its own keys. */
   environment: Environment | null;
   subject: WebhookSubject;
   changes: FieldChanges | null;

@@ -1,12 +1,13 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { auditContextOf } from './audit-context.js';
 import type { Clock } from './clock.js';
+import { failure } from './errors.js';
 import type { JsonObject, NewSigningKey, SigningKeyRecord } from './models.js';
 import type { TokenCipher } from './secrets.js';
 import { requireScope } from './scopes.js';
-import type { Actor, Caller } from './tenancy.js';
+import { isPublished, MAX_PUBLISHED_KEYS, publishedSince, publishedUntil } from './signing-keys.rules.js';
+import type { Actor, Caller, Tenant } from './tenancy.js';
 import type { SigningKeyStore } from '../store/store.js';
-import { MAX_EMBED_TOKEN_LIFETIME_S } from '../wire/contract.constants.js';
 
 export const EMBED_TOKEN_ALGORITHM = 'ES256';
 
@@ -25,11 +26,14 @@ export interface PublishedKey extends SigningKeyRecord {
 
 export type SigningKeyService = ReturnType<typeof createSigningKeyService>;
 
+const withPublication = (key: SigningKeyRecord): PublishedKey => ({ ...key, publishedUntil: publishedUntil(key) });
+
 /**
- * Each workspace's ES256 key pairs (SPEC §10): created on first need, the private half stored as a
- * keyring ciphertext, one current key shared by every instance (read from the database at each
- * signing, so a rotation on one instance signs at once on all), retired keys published until every
- * token they could have signed has expired.
+ * The ES256 key pairs of each issuer, a workspace's environment (SPEC §10): created on first need,
+ * the private half stored as a keyring ciphertext, one current key per issuer shared by every
+ * instance (read from the database at each signing, so a rotation on one instance signs at once on
+ * all), retired keys published until every token they could have signed has expired. Mint and
+ * verify read one key (the current one, or the one the token's kid names), never the whole set.
  */
 export function createSigningKeyService({
   store,
@@ -49,14 +53,16 @@ export function createSigningKeyService({
     }
     return key;
   };
+  let lowSignaturesSince: Promise<number> | undefined;
 
-  async function newKey(workspaceId: number): Promise<NewSigningKey> {
+  async function newKey(issuer: Tenant): Promise<NewSigningKey> {
     const pair = await generateKeyPair(EMBED_TOKEN_ALGORITHM, { extractable: true });
     const publicJwk = await exportJWK(pair.publicKey);
     const kid = await calculateJwkThumbprint(publicJwk);
     const privateJwk = await exportJWK(pair.privateKey);
     return {
-      workspaceId,
+      workspaceId: issuer.workspaceId,
+      environment: issuer.environment,
       kid,
       publicJwk: { ...publicJwk, kid, alg: EMBED_TOKEN_ALGORITHM, use: 'sig' } as JsonObject,
       privateKeyCiphertext: cipher.encrypt(JSON.stringify(privateJwk)),
@@ -64,30 +70,19 @@ export function createSigningKeyService({
     };
   }
 
-  const publishedUntil = (key: SigningKeyRecord) =>
-    key.retiredAt === null
-      ? null
-      : new Date(Date.parse(key.retiredAt) + MAX_EMBED_TOKEN_LIFETIME_S * 1000).toISOString();
-
-  /** Every key whose tokens may still be live, newest first. */
-  async function published(workspaceId: number): Promise<PublishedKey[]> {
-    const now = Date.parse(clock());
-    return (await store.listSigningKeys(workspaceId))
-      .map((key) => ({ ...key, publishedUntil: publishedUntil(key) }))
-      .filter((key) => key.publishedUntil === null || Date.parse(key.publishedUntil) > now);
+  /** Every key of the issuer whose tokens may still be live, newest first. */
+  async function published(issuer: Tenant): Promise<PublishedKey[]> {
+    return (await store.listSigningKeys(issuer, publishedSince(clock()))).map(withPublication);
   }
 
   return {
     published,
 
-    /** The workspace's current key, created (and audited as `actor`'s) when it has none yet. */
-    async signingKey(workspaceId: number, actor: Actor): Promise<UsableKey> {
+    /** The issuer's current key, created (and audited as `actor`'s) when it has none yet. */
+    async signingKey(issuer: Tenant, actor: Actor): Promise<UsableKey> {
       const current =
-        (await store.listSigningKeys(workspaceId)).find((key) => key.retiredAt === null) ??
-        (await store.insertFirstSigningKey(
-          await newKey(workspaceId),
-          auditContextOf(clock, { actor, requestId: null }),
-        ));
+        (await store.findCurrentSigningKey(issuer)) ??
+        (await store.insertFirstSigningKey(await newKey(issuer), auditContextOf(clock, { actor, requestId: null })));
       const key = await importOnce(
         `private:${current.kid}`,
         () => JSON.parse(cipher.decrypt(current.privateKeyCiphertext)) as JWK,
@@ -95,29 +90,47 @@ export function createSigningKeyService({
       return { kid: current.kid, key };
     },
 
-    /** The public key `kid` of the workspace, while it is published; null otherwise. */
-    async verificationKey(workspaceId: number, kid: string): Promise<UsableKey | null> {
-      const found = (await published(workspaceId)).find((key) => key.kid === kid);
-      if (!found) return null;
+    /** The issuer's public key `kid`, while it is published; null otherwise (another issuer's kid included). */
+    async verificationKey(issuer: Tenant, kid: string): Promise<UsableKey | null> {
+      const found = await store.findSigningKey(issuer, kid);
+      if (!found || !isPublished(found, clock())) return null;
       return { kid, key: await importOnce(`public:${kid}`, () => found.publicJwk as JWK) };
     },
 
-    /** The caller's workspace's published keys (admin). */
-    list(caller: Caller): Promise<PublishedKey[]> {
-      requireScope(caller, 'admin');
-      return published(caller.tenant.workspaceId);
+    /** When the service began signing low-S, in epoch milliseconds: read once, it never changes. */
+    lowSignaturesSince(): Promise<number> {
+      lowSignaturesSince ??= store.lowSignaturesSince().then(Date.parse, (error: unknown) => {
+        lowSignaturesSince = undefined;
+        throw error;
+      });
+      return lowSignaturesSince;
     },
 
-    /** A new current key from now on (admin); the old one stays published for MAX_EMBED_TOKEN_LIFETIME_S. */
-    async rotate(caller: Caller): Promise<{ current: PublishedKey; retired: PublishedKey | null }> {
+    /** The published keys of the caller's environment's issuer (admin). */
+    list(caller: Caller): Promise<PublishedKey[]> {
       requireScope(caller, 'admin');
-      const { current, retired } = await store.rotateSigningKey(
-        await newKey(caller.tenant.workspaceId),
-        auditContextOf(clock, caller),
-      );
+      return published(caller.tenant);
+    },
+
+    /**
+     * A new current key for the caller's own environment from now on (admin); the old one stays
+     * published for MAX_EMBED_TOKEN_LIFETIME_S. Beyond MAX_PUBLISHED_KEYS published keys it is refused
+     * (`signing_key_limit`) unless `force`, which drops the oldest.
+     */
+    async rotate(
+      caller: Caller,
+      { force = false }: { force?: boolean } = {},
+    ): Promise<{ current: PublishedKey; retired: PublishedKey | null; dropped: PublishedKey[] }> {
+      requireScope(caller, 'admin');
+      const rotation = await store.rotateSigningKey(await newKey(caller.tenant), auditContextOf(clock, caller), {
+        publishedSince: publishedSince(clock()),
+        force,
+      });
+      if (rotation.status === 'limit_reached') throw failure.signingKeyLimit(rotation.published, MAX_PUBLISHED_KEYS);
       return {
-        current: { ...current, publishedUntil: null },
-        retired: retired && { ...retired, publishedUntil: publishedUntil(retired) },
+        current: withPublication(rotation.current),
+        retired: rotation.retired && withPublication(rotation.retired),
+        dropped: rotation.dropped.map(withPublication),
       };
     },
   };

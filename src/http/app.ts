@@ -106,11 +106,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const { services } = options;
   const admission = options.rateLimit === 'off' ? undefined : createRateLimit(options.rateLimit);
-  await app.register(discoveryRoutes, {
-    workspaces: services.workspaces,
-    signingKeys: services.signingKeys,
-    embedTokens: services.embedTokens,
-  });
+  await app.register(discoveryRoutes, { embedTokens: services.embedTokens });
   const assets = loadConsoleAssets();
   if (assets.size === 0) app.log.warn('the admin console is not built (npm run build): /console answers 404');
   await app.register(consoleRoutes, { consoleSessions: services.consoleSessions, assets, admission });

@@ -1,9 +1,11 @@
 import type { JsonObject, SigningKeyRecord } from '../domain/models.js';
+import type { Environment } from '../domain/tenancy.js';
 
 /** A signing_keys row once the engine has decoded its own types (ids, timestamps). */
 export interface SigningKeyRow {
   id: number;
   workspace_id: number;
+  environment: Environment;
   kid: string;
   public_jwk: string;
   private_key_ciphertext: string;
@@ -15,6 +17,7 @@ export function signingKeyFromRow(row: SigningKeyRow): SigningKeyRecord {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
+    environment: row.environment,
     kid: row.kid,
     publicJwk: JSON.parse(row.public_jwk) as JsonObject,
     privateKeyCiphertext: row.private_key_ciphertext,
@@ -23,4 +26,8 @@ export function signingKeyFromRow(row: SigningKeyRow): SigningKeyRecord {
   };
 }
 
-export const SIGNING_KEY_COLUMNS = 'id, workspace_id, kid, public_jwk, private_key_ciphertext, created_at, retired_at';
+export const SIGNING_KEY_COLUMNS =
+  'id, workspace_id, environment, kid, public_jwk, private_key_ciphertext, created_at, retired_at';
+
+/** The migration whose application is the moment the service began signing low-S (see its comment). */
+export const LOW_S_MIGRATION_VERSION = 9;

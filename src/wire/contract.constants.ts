@@ -14,6 +14,11 @@ export const MIN_EMBED_TOKEN_LIFETIME_S = 60;
 export const DEFAULT_EMBED_TOKEN_LIFETIME_S = 3600;
 /** The longest lifetime an embed token may have (SPEC §10): a retired key stays published this long. */
 export const MAX_EMBED_TOKEN_LIFETIME_S = 86_400;
+/**
+ * The most keys one issuer publishes. It bounds the JWKS every verifier fetches (and the rotations a
+ * leaked admin token can pile up) while leaving room for many rotations a day.
+ */
+export const MAX_PUBLISHED_KEYS = 32;
 export const MAX_EMBED_TOKEN_BYTES = 8 * 1024;
 
 /** The range of a token's own rate limit: from one request in about 17 minutes to a million a second. */

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { Timestamp } from './common.schemas.js';
 import { Success } from './envelope.js';
+import { MAX_PUBLISHED_KEYS } from './contract.constants.js';
 
 /** A public signing key as RFC 7517 writes it: P-256, for ES256 signatures. */
 export const PublicJwk = Type.Object({
@@ -14,7 +15,10 @@ export const PublicJwk = Type.Object({
 });
 
 export const JwkSet = Type.Object({
-  keys: Type.Array(PublicJwk, { description: 'Every key whose tokens may still be live, the current one first.' }),
+  keys: Type.Array(PublicJwk, {
+    maxItems: MAX_PUBLISHED_KEYS,
+    description: `Every key of the issuer whose tokens may still be live, the current one first; at most ${MAX_PUBLISHED_KEYS}.`,
+  }),
 });
 
 export const OpenIdConfiguration = Type.Object({
@@ -37,6 +41,17 @@ export const SigningKey = Type.Object({
   }),
 });
 
+export const RotateSigningKeyBody = Type.Object(
+  {
+    force: Type.Optional(
+      Type.Boolean({
+        description: `For a leaked key: rotate even when the issuer already publishes ${MAX_PUBLISHED_KEYS} keys, dropping the oldest (its tokens stop verifying).`,
+      }),
+    ),
+  },
+  { additionalProperties: false, description: 'Optional: no body is {}.' },
+);
+
 export const SigningKeysResponse = Type.Object({
   success: Success,
   signing_keys: Type.Array(SigningKey, { description: 'The published keys, newest first.' }),
@@ -45,4 +60,8 @@ export const SigningKeyRotationResponse = Type.Object({
   success: Success,
   current: SigningKey,
   retired: Type.Union([SigningKey, Type.Null()]),
+  dropped: Type.Array(SigningKey, {
+    description:
+      'The oldest keys a forced rotation took out of the JWKS (with the tokens they signed); empty otherwise.',
+  }),
 });

@@ -111,7 +111,8 @@ export const WebhookEventPayload = Type.Object({
   created_at: Timestamp,
   workspace: Type.String(),
   environment: Type.Union([EnvironmentTag, Type.Null()], {
-    description: 'null for a workspace-wide event (signing_key.rotated).',
+    description:
+      "The environment of the change; a signing key's is the environment whose issuer it signs for. null only on signing_key.rotated events recorded before signing keys were per environment.",
   }),
   data: Type.Object(
     {

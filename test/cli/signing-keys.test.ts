@@ -1,6 +1,8 @@
 // `ugs signing-keys list|rotate` against a real SQLite file (SPEC §10): the keys that sign a
 // workspace's embed tokens, rotated with overlap and audited as the CLI's.
 import { afterEach, describe, expect, it } from 'vitest';
+import { cliCaller } from '../../src/cli/context.js';
+import { openRuntime } from '../../src/runtime.js';
 import { cleanUp, expectCleanFailure, jsonOutput, sandbox } from './helpers.js';
 
 afterEach(cleanUp);
@@ -46,6 +48,47 @@ describe('ugs signing-keys', () => {
       actor: 'cli',
       changes: { kid: { before: oldKid, after: newKid } },
     });
+  });
+
+  it("rotates and lists one environment's keys with --environment: Testing's rotation leaves Customer's key alone", async () => {
+    const box = sandbox();
+    const customer = jsonOutput<{ current: KeyRow }>(await box.ugs('signing-keys', 'rotate', '--json')).current;
+    const testing = jsonOutput<{ current: KeyRow }>(
+      await box.ugs('signing-keys', 'rotate', '--environment', 'Testing', '--json'),
+    ).current;
+    const rotated = jsonOutput<{ current: KeyRow; retired: KeyRow }>(
+      await box.ugs('signing-keys', 'rotate', '--environment', 'Testing', '--json'),
+    );
+    expect(rotated.retired.kid).toBe(testing.kid);
+    const list = async (...environment: string[]) =>
+      jsonOutput<KeyRow[]>(await box.ugs('signing-keys', 'list', '--json', ...environment)).map((key) => key.kid);
+    expect(await list()).toEqual([customer.kid]);
+    expect(await list('--environment', 'Customer')).toEqual([customer.kid]);
+    expect(await list('--environment', 'Testing')).toEqual([rotated.current.kid, testing.kid]);
+    expectCleanFailure(
+      await box.ugs('signing-keys', 'rotate', '--environment', 'Staging'),
+      /--environment.*Staging|Staging.*--environment|Allowed choices/,
+    );
+  });
+
+  it('refuses a rotation beyond 32 published keys, naming its code, unless --force, which drops the oldest', async () => {
+    const box = sandbox();
+    expect((await box.ugs('signing-keys', 'list')).code).toBe(0);
+    const runtime = await openRuntime({ databaseUrl: box.databaseUrl, encryptionKey: undefined });
+    try {
+      const caller = await cliCaller(runtime, 'default');
+      for (let rotation = 0; rotation < 32; rotation += 1) await runtime.services.signingKeys.rotate(caller);
+    } finally {
+      await runtime.close();
+    }
+    const oldest = jsonOutput<KeyRow[]>(await box.ugs('signing-keys', 'list', '--json')).at(-1)!;
+    expectCleanFailure(await box.ugs('signing-keys', 'rotate'), /32.*\(signing_key_limit\)/s);
+    const forced = await box.ugs('signing-keys', 'rotate', '--force');
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stdout).toMatch(new RegExp(`^signing with \\S+ from now on; .*\ndropped ${oldest.kid}: `));
+    const listed = jsonOutput<KeyRow[]>(await box.ugs('signing-keys', 'list', '--json'));
+    expect(listed).toHaveLength(32);
+    expect(listed.map((key) => key.kid)).not.toContain(oldest.kid);
   });
 
   it('refuses an unknown workspace', async () => {

@@ -1,8 +1,8 @@
 // SPEC §10: minting embed tokens, what they claim (checked by a JWT library other than the one that
 // signs them, against the published JWKS), their bounds, and their online verification.
-import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { independentlyVerified, type Jwk } from '../support/jwks-verifier.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import {
   apiToken,
@@ -22,19 +22,6 @@ import type { Client } from '../support/http-client.js';
 
 const EMBED_PATH = '/api/user/embed_token';
 const JWKS_PATH = '/w/default/.well-known/jwks.json';
-
-interface Jwk extends JsonWebKey {
-  kid: string;
-}
-
-/** The token's claims as jsonwebtoken (not jose, which signs them) verifies them against the published key. */
-function independentlyVerified(token: string, keys: Jwk[], options: jwt.VerifyOptions = {}): jwt.JwtPayload {
-  const { header } = jwt.decode(token, { complete: true })!;
-  const jwk = keys.find((key) => key.kid === header.kid);
-  if (!jwk) throw new Error(`kid ${header.kid} is not in the JWKS`);
-  const pem = createPublicKey({ key: jwk, format: 'jwk' }).export({ type: 'spki', format: 'pem' });
-  return jwt.verify(token, pem, { algorithms: ['ES256'], ...options }) as jwt.JwtPayload;
-}
 
 const headerOf = (token: string) => jwt.decode(token, { complete: true })!.header as jwt.JwtHeader & { typ: string };
 
@@ -81,7 +68,8 @@ for (const transport of TRANSPORTS) {
           user_group_id: group.id,
           embed_id: 'sales-dashboard',
           origin: 'https://app.example.com',
-          properties: { tier: 2, view: 'q3' },
+          // Per-view values may only add keys (issue 25): this test overrode the group's tier before.
+          properties: { view: 'q3' },
         }),
       );
       expect(Object.keys(body).sort()).toEqual(['embed_token', 'expires_at', 'success']);
@@ -102,7 +90,7 @@ for (const transport of TRANSPORTS) {
           team_id: group.teamId,
           environment: 'Customer',
           workspace: 'default',
-          properties: { region: 'eu', tier: 2, view: 'q3' },
+          properties: { region: 'eu', tier: 1, view: 'q3' },
           mapping: { [catalog.schemaA]: String(catalog.dsA.id) },
           is_demo_group: false,
           origin: 'https://app.example.com',
@@ -127,7 +115,9 @@ for (const transport of TRANSPORTS) {
       for (const key of keys.body.keys as Jwk[]) {
         expect(Object.keys(key).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x', 'y']);
       }
-      expectError(await client({ method: 'GET', path: '/w/nowhere/.well-known/jwks.json' }), 404, 'not_found');
+      // An unknown workspace answers as one with no key yet (issue 25): it was a 404 that told it apart.
+      const unknown = await client({ method: 'GET', path: '/w/nowhere/.well-known/jwks.json' });
+      expect({ status: unknown.status, body: unknown.body }).toEqual({ status: 200, body: { keys: [] } });
     });
 
     it('takes the default lifetime of an hour, and any from 60 s to a day', async () => {

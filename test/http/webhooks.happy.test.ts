@@ -134,7 +134,8 @@ describe('webhooks: endpoints, payloads and signatures', () => {
       scope: 'read',
     });
     expect(eventsOfType('signing_key.rotated')[0]!.json).toMatchObject({
-      environment: null,
+      // Each environment has its own signing keys (issue 25): a rotation is its environment's event.
+      environment: 'Customer',
       data: { signing_key: { kid: expect.any(String) }, changes: { kid: {} } },
     });
     expectSuccess(

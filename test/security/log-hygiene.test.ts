@@ -144,7 +144,10 @@ describe('log hygiene', () => {
       expect(logs.text).not.toContain(secret.slice(-43));
     }
     for (const embedToken of embedTokens) expect(logs.text).not.toContain(embedToken.split('.')[2]!);
-    const signingKeys = await t.runtime.store.listSigningKeys(t.runtime.defaultWorkspace.id);
+    const signingKeys = await t.runtime.store.listSigningKeys(
+      { workspaceId: t.runtime.defaultWorkspace.id, environment: 'Customer' },
+      new Date(0).toISOString(),
+    );
     expect(signingKeys).toHaveLength(3);
     for (const key of signingKeys) {
       const { d } = JSON.parse(t.runtime.keys.keyring.decrypt(key.privateKeyCiphertext)) as { d: string };

@@ -151,7 +151,10 @@ async function makeSigningKeys(t: TestApp, secrets: Secrets): Promise<void> {
       .status,
   ).toBe(200);
   await mint();
-  const keys = await t.runtime.store.listSigningKeys(t.runtime.defaultWorkspace.id);
+  const keys = await t.runtime.store.listSigningKeys(
+    { workspaceId: t.runtime.defaultWorkspace.id, environment: 'Customer' },
+    new Date(0).toISOString(),
+  );
   expect(keys).toHaveLength(2);
   for (const key of keys)
     secrets.signingKeys.push((JSON.parse(t.runtime.keys.keyring.decrypt(key.privateKeyCiphertext)) as { d: string }).d);

@@ -20,6 +20,7 @@ import {
   recordingTokenCheck,
   seed,
   T1,
+  expectLegacyKeyMigrated,
 } from './store-fixtures.js';
 
 /*
@@ -203,6 +204,30 @@ describe('PostgreSQL store specifics', () => {
     expect(await inSchema('SELECT version, name FROM schema_migrations ORDER BY version')).toEqual(
       MIGRATIONS.map(({ version, name }) => ({ version, name })),
     );
+  });
+
+  it("makes the signing keys of a database from before migration 9 Customer's", async () => {
+    const workspaceId = await withAdmin(async (client) => {
+      await client.query(`SET search_path = ${schema}`);
+      await client.query(
+        'CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)',
+      );
+      for (const migration of MIGRATIONS.filter(({ version }) => version < 9)) {
+        await client.query(migration.sql);
+        await client.query('INSERT INTO schema_migrations VALUES ($1, $2, now())', [migration.version, migration.name]);
+      }
+      const [workspace] = (
+        await client.query<{ id: string }>(
+          "INSERT INTO workspaces (name, created_at) VALUES ('legacy', now()) RETURNING id",
+        )
+      ).rows;
+      await client.query(
+        "INSERT INTO signing_keys (workspace_id, kid, public_jwk, private_key_ciphertext, created_at) VALUES ($1, 'legacy-kid', '{}', 'v1.x', now())",
+        [workspace!.id],
+      );
+      return Number(workspace!.id);
+    });
+    await expectLegacyKeyMigrated(open(), workspaceId);
   });
 
   it('refuses a database newer than the code', async () => {

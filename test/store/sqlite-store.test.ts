@@ -6,13 +6,22 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { migrateSqlite } from '../../src/store/sqlite/migrate.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations/index.js';
 import { openSqliteDatabase, PAGE_CACHE_KIB, SYNC_BUSY_WAIT_MS } from '../../src/store/sqlite/sqlite-database.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { describeStoreContract } from './store.contract.js';
 import { createChain, raceForCycle } from './contract/user-group-tree.contract.js';
-import { auditContext, expectAppError, newApiToken, newGroup, seed, T2 } from './store-fixtures.js';
+import {
+  auditContext,
+  expectAppError,
+  expectLegacyKeyMigrated,
+  newApiToken,
+  newGroup,
+  seed,
+  T2,
+} from './store-fixtures.js';
 
 const run = promisify(execFile);
 const MIGRATE_PROCESS = fileURLToPath(new URL('./migrate-process.ts', import.meta.url));
@@ -65,6 +74,21 @@ describe('SQLite store specifics', () => {
     expect(db.pragma('cache_size', { simple: true })).toBe(-PAGE_CACHE_KIB);
     // The connection blocks only briefly; the store retries asynchronously up to busyTimeoutMs.
     expect(db.pragma('busy_timeout', { simple: true })).toBe(SYNC_BUSY_WAIT_MS);
+  });
+
+  it("makes the signing keys of a database from before migration 9 Customer's", async () => {
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    const db = openRaw();
+    migrateSqlite(
+      db,
+      MIGRATIONS.filter((migration) => migration.version < 9),
+    );
+    const workspaceId = db.prepare("INSERT INTO workspaces (name, created_at) VALUES ('legacy', ?)").run(T2)
+      .lastInsertRowid as number;
+    db.prepare(
+      "INSERT INTO signing_keys (workspace_id, kid, public_jwk, private_key_ciphertext, created_at) VALUES (?, 'legacy-kid', '{}', 'v1.x', ?)",
+    ).run(workspaceId, T2);
+    await expectLegacyKeyMigrated(open(), workspaceId);
   });
 
   it('migrates a fresh file, records the version, and a second migrate is a no-op', async () => {

@@ -215,3 +215,13 @@ export function recordingTokenCheck(token: { id: number; tokenHash: string }): {
   };
   return { check, settled };
 }
+
+/** Migrates a database holding, from before migration 9, one signing key `legacy-kid` of `workspaceId`: it becomes Customer's. */
+export async function expectLegacyKeyMigrated(store: Store, workspaceId: number): Promise<void> {
+  await store.migrate();
+  expect(await store.findCurrentSigningKey({ workspaceId, environment: 'Customer' })).toMatchObject({
+    kid: 'legacy-kid',
+    environment: 'Customer',
+  });
+  expect(await store.findCurrentSigningKey({ workspaceId, environment: 'Testing' })).toBeNull();
+}

@@ -9,6 +9,7 @@ import type { ContractContext } from './contract/context.js';
 import { describeIdempotencyKeyContract } from './contract/idempotency-keys.contract.js';
 import { describeStoreLifecycleContract } from './contract/store-lifecycle.contract.js';
 import { describeUserGroupLookupContract } from './contract/user-group-lookups.contract.js';
+import { describeSigningKeyChangeContract } from './contract/signing-key-changes.contract.js';
 import { describeSigningKeyContract } from './contract/signing-keys.contract.js';
 import { describeWebhookEndpointContract } from './contract/webhook-endpoints.contract.js';
 import { describeWebhookDeliveryContract } from './contract/webhook-deliveries.contract.js';
@@ -60,6 +61,7 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeConsoleSessionContract(context);
     describeUserGroupLookupContract(context);
     describeSigningKeyContract(context);
+    describeSigningKeyChangeContract(context);
     describeWebhookEndpointContract(context);
     describeWebhookOutboxContract(context);
     describeWebhookDeliveryContract(context);

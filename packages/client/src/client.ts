@@ -200,13 +200,16 @@ export function createClient(options: ClientOptions) {
     listSigningKeys(): Promise<Page<SigningKey>> {
       return page('signing_keys', '/api/admin/signing_keys');
     },
-    async rotateSigningKey(write: WriteOptions = {}): Promise<SigningKeyRotation> {
-      const { current, retired } = await send<SigningKeyRotation>({
+    /** The API token's own environment's key; `force` (for a leaked key) passes the published-key bound by dropping the oldest. */
+    async rotateSigningKey(options: WriteOptions & { force?: boolean } = {}): Promise<SigningKeyRotation> {
+      const { force, ...write } = options;
+      const { current, retired, dropped } = await send<SigningKeyRotation>({
         method: 'POST',
         path: '/api/admin/signing_keys/rotate',
+        ...(force === undefined ? {} : { body: { force } }),
         ...write,
       });
-      return { current, retired };
+      return { current, retired, dropped };
     },
 
     /** POST /api/admin/webhook_endpoints: the endpoint with its signing secret, which no other answer shows. */

@@ -1,7 +1,11 @@
-import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { base64url, createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 
 export interface EmbedTokenVerifierOptions {
-  /** The workspace's issuer: `<public URL>/w/<workspace>`; its JWKS is `<issuer>/.well-known/jwks.json`. */
+  /**
+   * The issuer of the environment this renderer serves: `<public URL>/w/<workspace>` (Customer) or
+   * `<public URL>/w/<workspace>/testing` (Testing); its JWKS is `<issuer>/.well-known/jwks.json`. A token
+   * of the other environment never verifies under it.
+   */
   issuer: string;
   /** The embed_id(s) this renderer serves (`ugs-embed` for tokens minted without one). */
   audience: string | string[];
@@ -9,6 +13,11 @@ export interface EmbedTokenVerifierOptions {
   cacheMaxAgeMs?: number;
   /** The least time between two fetches prompted by an unknown kid (default 30 s, jose's). */
   cooldownMs?: number;
+  /**
+   * Accept a token minted without an `origin` when `verify` is given the page's origin (default: such a
+   * token is refused, so that the renderer, not whoever mints, decides whether origins are pinned).
+   */
+  allowMissingOrigin?: boolean;
 }
 
 /** What an embed token carries about its group (SPEC §10). */
@@ -30,10 +39,22 @@ export class EmbedOriginError extends Error {
   override readonly name = 'EmbedOriginError';
 }
 
+// P-256's group order halved: an ECDSA signature (r, s) is also valid as (r, n - s); the service signs
+// only the low half, so a high-S signature is a second string for a token and is refused.
+const HALF_ORDER_HEX = '7fffffff800000007fffffffffffffffde737d56d38bcf4279dce5617e3192a8';
+
+function hasHighS(token: string): boolean {
+  const signature = base64url.decode(token.slice(token.lastIndexOf('.') + 1));
+  const s = Array.from(signature.subarray(32), (byte) => byte.toString(16).padStart(2, '0')).join('');
+  // Equal-length hex strings compare as the numbers they spell.
+  return s.length === HALF_ORDER_HEX.length && s > HALF_ORDER_HEX;
+}
+
 /**
  * Verifies embed tokens offline, as a dashboard renderer does: signature (ES256, keys from the
  * workspace's JWKS, cached and refetched when a token names a kid not seen yet — a rotated key),
- * `iss`, `aud`, `exp`, `nbf`, and the origin when asked. It cannot see a rotation of the group
+ * `iss`, `aud`, `exp`, `nbf`, a low-S signature, and the origin when asked (a token minted without
+ * one is then refused unless `allowMissingOrigin`). It cannot see a rotation of the group
  * token: for that, verify online (`client.verifyToken`).
  */
 export function createEmbedTokenVerifier(options: EmbedTokenVerifierOptions) {
@@ -53,7 +74,11 @@ export function createEmbedTokenVerifier(options: EmbedTokenVerifierOptions) {
       typ: 'ugs-embed+jwt',
       ...(check.currentDate ? { currentDate: check.currentDate } : {}),
     });
+    if (hasHighS(token)) throw new errors.JWSSignatureVerificationFailed('The signature is not in low-S form.');
     const claims = payload as EmbedClaims;
+    if (check.origin !== undefined && claims.ugs.origin === null && !options.allowMissingOrigin) {
+      throw new EmbedOriginError(`The embed token was minted without an origin; this page is ${check.origin}.`);
+    }
     if (check.origin !== undefined && claims.ugs.origin !== null && claims.ugs.origin !== check.origin) {
       throw new EmbedOriginError(`The embed token is for ${claims.ugs.origin}, not ${check.origin}.`);
     }

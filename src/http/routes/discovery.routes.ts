@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { EmbedTokenService } from '../../domain/embed-tokens.service.js';
-import type { SigningKeyService } from '../../domain/signing-keys.service.js';
-import type { WorkspaceService } from '../../domain/workspaces.service.js';
+import type { Environment } from '../../domain/tenancy.js';
 import { responses } from '../../wire/envelope.js';
 import { PUBLIC_ROUTE } from '../route-schema.js';
 import { JwkSet, OpenIdConfiguration, WorkspaceParam } from '../../wire/signing-keys.schemas.js';
@@ -10,56 +9,67 @@ import { JwkSet, OpenIdConfiguration, WorkspaceParam } from '../../wire/signing-
 const CACHE_CONTROL = 'public, max-age=300';
 const tags = ['embed tokens'];
 
+/** Where each environment's issuer lives under the public URL (as issuerPath in signing-keys.rules.ts writes it). */
+const ISSUERS: ReadonlyArray<{ environment: Environment; path: string; whose: string; operation: string }> = [
+  { environment: 'Customer', path: '/w/:workspace', whose: "the workspace's", operation: '' },
+  {
+    environment: 'Testing',
+    path: '/w/:workspace/testing',
+    whose: "the workspace's Testing environment's",
+    operation: 'Testing',
+  },
+];
+const capitalised = (text: string) => `${text[0]!.toUpperCase()}${text.slice(1)}`;
+
 /**
- * Public, unauthenticated discovery of each workspace's embed-token keys (SPEC §10): the JWKS, and
- * the OpenID-style configuration that standard JWT libraries read to find it.
+ * Public, unauthenticated discovery of each issuer's embed-token keys (SPEC §10): the JWKS, and the
+ * OpenID-style configuration that standard JWT libraries read to find it. A workspace that does not
+ * exist answers as one whose issuer has no key yet, so these paths tell no one which workspaces exist.
  */
 export const discoveryRoutes: FastifyPluginAsyncTypebox<{
-  workspaces: Pick<WorkspaceService, 'requireWorkspace'>;
-  signingKeys: Pick<SigningKeyService, 'published'>;
-  embedTokens: Pick<EmbedTokenService, 'issuerOf'>;
-}> = async (app, { workspaces, signingKeys, embedTokens }) => {
-  app.get(
-    '/w/:workspace/.well-known/jwks.json',
-    {
-      schema: {
-        operationId: 'getJwks',
-        summary: "The workspace's public signing keys (JWKS)",
-        tags,
-        ...PUBLIC_ROUTE,
-        params: WorkspaceParam,
-        response: responses(JwkSet),
+  embedTokens: Pick<EmbedTokenService, 'issuerOf' | 'publishedKeys'>;
+}> = async (app, { embedTokens }) => {
+  for (const { environment, path, whose, operation } of ISSUERS) {
+    app.get(
+      `${path}/.well-known/jwks.json`,
+      {
+        schema: {
+          operationId: `get${operation}Jwks`,
+          summary: `${capitalised(whose)} public signing keys (JWKS)`,
+          tags,
+          ...PUBLIC_ROUTE,
+          params: WorkspaceParam,
+          response: responses(JwkSet),
+        },
       },
-    },
-    async (request, reply) => {
-      const workspace = await workspaces.requireWorkspace(request.params.workspace);
-      const keys = (await signingKeys.published(workspace.id)).map((key) => key.publicJwk);
-      reply.header('cache-control', CACHE_CONTROL);
-      return { keys } as never;
-    },
-  );
+      async (request, reply) => {
+        const keys = await embedTokens.publishedKeys(request.params.workspace, environment);
+        reply.header('cache-control', CACHE_CONTROL);
+        return { keys } as never;
+      },
+    );
 
-  app.get(
-    '/w/:workspace/.well-known/openid-configuration',
-    {
-      schema: {
-        operationId: 'getOpenIdConfiguration',
-        summary: "Where the workspace's embed tokens come from and their keys are",
-        tags,
-        ...PUBLIC_ROUTE,
-        params: WorkspaceParam,
-        response: responses(OpenIdConfiguration),
+    app.get(
+      `${path}/.well-known/openid-configuration`,
+      {
+        schema: {
+          operationId: `get${operation}OpenIdConfiguration`,
+          summary: `Where ${whose} embed tokens come from and their keys are`,
+          tags,
+          ...PUBLIC_ROUTE,
+          params: WorkspaceParam,
+          response: responses(OpenIdConfiguration),
+        },
       },
-    },
-    async (request, reply) => {
-      const workspace = await workspaces.requireWorkspace(request.params.workspace);
-      const issuer = embedTokens.issuerOf(workspace.name);
-      reply.header('cache-control', CACHE_CONTROL);
-      return {
-        issuer,
-        jwks_uri: `${issuer}/.well-known/jwks.json`,
-        id_token_signing_alg_values_supported: ['ES256' as const],
-      };
-    },
-  );
+      async (request, reply) => {
+        const issuer = embedTokens.issuerOf(request.params.workspace, environment);
+        reply.header('cache-control', CACHE_CONTROL);
+        return {
+          issuer,
+          jwks_uri: `${issuer}/.well-known/jwks.json`,
+          id_token_signing_alg_values_supported: ['ES256' as const],
+        };
+      },
+    );
+  }
 };

@@ -1,11 +1,20 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { MAX_PUBLISHED_KEYS } from '../../domain/signing-keys.rules.js';
 import type { SigningKeyService } from '../../domain/signing-keys.service.js';
+import { inEnvironment } from '../../domain/tenancy.js';
 import { toSigningKey } from '../../wire/signing-key.presenter.js';
-import { NoQuery } from '../../wire/common.schemas.js';
+import { EnvironmentQuery, NoQuery } from '../../wire/common.schemas.js';
 import { apiRouteSchema } from '../route-schema.js';
-import { SigningKeyRotationResponse, SigningKeysResponse } from '../../wire/signing-keys.schemas.js';
+import {
+  RotateSigningKeyBody,
+  SigningKeyRotationResponse,
+  SigningKeysResponse,
+} from '../../wire/signing-keys.schemas.js';
 
-/** The workspace's embed-token signing keys (admin): list, and rotate with overlap (SPEC §10). */
+/**
+ * The embed-token signing keys of an environment's issuer (admin): list (either environment: keys'
+ * metadata only), and rotate with overlap the token's own environment's key (SPEC §6, §10).
+ */
 export const signingKeyRoutes: FastifyPluginAsyncTypebox<{ signingKeys: SigningKeyService }> = async (
   app,
   { signingKeys },
@@ -15,12 +24,15 @@ export const signingKeyRoutes: FastifyPluginAsyncTypebox<{ signingKeys: SigningK
     {
       schema: apiRouteSchema('admin', 'List the embed-token signing keys', SigningKeysResponse, {
         operationId: 'listSigningKeys',
-        querystring: NoQuery,
+        description: "Of one environment's issuer: environment defaults to the API token's.",
+        querystring: EnvironmentQuery,
       }),
     },
     async (request) => ({
       success: 1 as const,
-      signing_keys: (await signingKeys.list(request.caller)).map(toSigningKey),
+      signing_keys: (await signingKeys.list(inEnvironment(request.caller, request.query.environment))).map(
+        toSigningKey,
+      ),
     }),
   );
 
@@ -29,13 +41,26 @@ export const signingKeyRoutes: FastifyPluginAsyncTypebox<{ signingKeys: SigningK
     {
       schema: apiRouteSchema('admin', 'Rotate the embed-token signing key', SigningKeyRotationResponse, {
         operationId: 'rotateSigningKey',
-        description:
-          'A new key signs from now on, on every instance; the old one stays in the JWKS until every token it signed has expired (a day). Audited.',
+        description: `The API token's own environment's key. A new key signs from now on, on every instance; the old one stays in the JWKS until every token it signed has expired (a day). At most ${MAX_PUBLISHED_KEYS} keys are published: beyond, 409 signing_key_limit unless forced. Audited.`,
+        body: RotateSigningKeyBody,
+        querystring: NoQuery,
       }),
+      // The body is optional: none is a rotation that is not forced.
+      preValidation: (request, _reply, done) => {
+        request.body ??= {};
+        done();
+      },
     },
     async (request) => {
-      const { current, retired } = await signingKeys.rotate(request.caller);
-      return { success: 1 as const, current: toSigningKey(current), retired: retired && toSigningKey(retired) };
+      const { current, retired, dropped } = await signingKeys.rotate(request.caller, {
+        force: request.body.force ?? false,
+      });
+      return {
+        success: 1 as const,
+        current: toSigningKey(current),
+        retired: retired && toSigningKey(retired),
+        dropped: dropped.map(toSigningKey),
+      };
     },
   );
 };

@@ -153,7 +153,7 @@ export function describeCiphertextContract(t: ContractContext): void {
       const privateKey = oldKey.encrypt('{"kty":"EC","d":"private"}');
       const key = await t.store.insertFirstSigningKey(
         {
-          workspaceId: t.fx.workspace.id,
+          ...t.fx.customer,
           kid: `kid-${randomHex()}`,
           publicJwk: { kty: 'EC' },
           privateKeyCiphertext: privateKey,
@@ -167,7 +167,7 @@ export function describeCiphertextContract(t: ContractContext): void {
       expect(listed).toEqual({ kind: 'signing_key', id: key.id, ciphertext: privateKey });
       const replacement = newKey.encrypt(oldKey.decrypt(privateKey));
       expect(await t.store.replaceCiphertexts([{ ...listed!, replacement }])).toBe(1);
-      expect(await t.store.listSigningKeys(t.fx.workspace.id)).toEqual([{ ...key, privateKeyCiphertext: replacement }]);
+      expect(await t.store.listSigningKeys(t.fx.customer, T1)).toEqual([{ ...key, privateKeyCiphertext: replacement }]);
     });
 
     it('records a key rotation as one audit event of the workspace, with no environment', async () => {

@@ -1,139 +1,121 @@
 import { describe, expect, it } from 'vitest';
 import type { NewSigningKey } from '../../../src/domain/models.js';
-import { auditContext, auditWrittenBy, randomHex, T0, T1, T2 } from '../store-fixtures.js';
+import { MAX_PUBLISHED_KEYS } from '../../../src/domain/signing-keys.rules.js';
+import type { Tenant } from '../../../src/domain/tenancy.js';
+import { auditContext, auditWrittenBy, randomHex, T0, T1 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 
-/**
- * The suite's one way of making, storing and reading keys. The signing keys' interface is about to
- * gain an environment and a cap on keys kept: only this function should have to follow it.
- */
-function signingKeys(t: ContractContext) {
-  let serial = 0;
-  const newKey = (workspaceId = t.fx.workspace.id, createdAt = T0): NewSigningKey => {
-    serial += 1;
-    return {
-      workspaceId,
-      kid: `kid-${serial}-${randomHex().slice(0, 8)}`,
-      // Key order and types as a JWK has them: the store hands back the same object.
-      publicJwk: { kty: 'EC', crv: 'P-256', x: randomHex(), y: randomHex() },
-      privateKeyCiphertext: randomHex(),
-      createdAt,
-    };
-  };
-  return {
-    newKey,
-    list: (workspaceId = t.fx.workspace.id) => t.store.listSigningKeys(workspaceId),
-    insertFirst: (key: NewSigningKey) => t.store.insertFirstSigningKey(key, auditContext({ at: key.createdAt })),
-    rotate: (key: NewSigningKey) => t.store.rotateSigningKey(key, auditContext({ at: key.createdAt })),
-    audited: (action: () => Promise<unknown>) => auditWrittenBy(t.store, t.fx.workspace.id, action),
-  };
-}
+/** A signing key of `issuer` (a workspace's environment) made at `createdAt`; the material is not the store's business. */
+const newKey = (issuer: Tenant, createdAt = T1): NewSigningKey => ({
+  ...issuer,
+  kid: `kid-${randomHex()}`,
+  publicJwk: { kty: 'EC' },
+  privateKeyCiphertext: `v1.ciphertext.${randomHex()}`,
+  createdAt,
+});
+
+/** `minutes` after T1. */
+const at = (minutes: number) => new Date(Date.parse(T1) + minutes * 60_000).toISOString();
 
 export function describeSigningKeyContract(t: ContractContext): void {
   describe('signing keys', () => {
-    it('makes the first key current, audited, and hands it back as given', async () => {
-      const keys = signingKeys(t);
-      expect(await keys.list()).toEqual([]);
-      const input = keys.newKey();
-      let first: unknown;
-      const events = await keys.audited(async () => {
-        first = await keys.insertFirst(input);
+    it("keeps each environment's keys apart: a current key each, found by kid only under its own issuer", async () => {
+      const { customer, testing } = t.fx;
+      const customerKey = await t.store.insertFirstSigningKey(newKey(customer), auditContext());
+      const testingKey = await t.store.insertFirstSigningKey(newKey(testing), auditContext());
+      expect(customerKey).toMatchObject({ environment: 'Customer', retiredAt: null });
+      expect(testingKey).toMatchObject({ environment: 'Testing', retiredAt: null });
+      // A second first key of an issuer writes nothing and answers the one there is.
+      expect(await t.store.insertFirstSigningKey(newKey(testing), auditContext())).toEqual(testingKey);
+
+      expect(await t.store.findCurrentSigningKey(customer)).toEqual(customerKey);
+      expect(await t.store.findCurrentSigningKey(testing)).toEqual(testingKey);
+      expect(await t.store.findSigningKey(testing, testingKey.kid)).toEqual(testingKey);
+      expect(await t.store.findSigningKey(customer, testingKey.kid)).toBeNull();
+      expect(await t.store.findSigningKey(testing, customerKey.kid)).toBeNull();
+      expect(await t.store.listSigningKeys(customer, T0)).toEqual([customerKey]);
+
+      const events = await auditWrittenBy(t.store, t.fx.workspace.id, async () => {
+        const rotation = await t.store.rotateSigningKey(newKey(testing, at(1)), auditContext({ at: at(1) }), {
+          publishedSince: T0,
+          force: false,
+        });
+        expect(rotation).toMatchObject({
+          status: 'rotated',
+          retired: { ...testingKey, retiredAt: at(1) },
+          dropped: [],
+        });
       });
-      expect(first).toEqual({ ...input, id: expect.any(Number), retiredAt: null });
-      expect(await keys.list()).toEqual([first]);
-      expect(events).toMatchObject([
-        { action: 'signing_key.created', environment: null, changes: { kid: { before: null, after: input.kid } } },
-      ]);
-      expect(JSON.stringify(events)).not.toContain(input.privateKeyCiphertext);
+      expect(events).toEqual([expect.objectContaining({ action: 'signing_key.rotated', environment: 'Testing' })]);
+      expect(await t.store.findCurrentSigningKey(customer)).toEqual(customerKey);
     });
 
-    it('keeps the first key when another first key comes, writing nothing', async () => {
-      const keys = signingKeys(t);
-      const first = await keys.insertFirst(keys.newKey());
-      const events = await keys.audited(async () => {
-        expect(await keys.insertFirst(keys.newKey(t.fx.workspace.id, T1))).toEqual(first);
+    it(`publishes at most ${MAX_PUBLISHED_KEYS} keys an issuer: beyond, refused and nothing written, unless forced (the oldest dropped)`, async () => {
+      const { customer, testing } = t.fx;
+      await t.store.insertFirstSigningKey(newKey(customer, at(0)), auditContext());
+      // A key retired before publishedSince is no longer published and does not count.
+      const bound = (minutes: number, force = false) => ({ publishedSince: at(minutes), force });
+      for (let minute = 1; minute < MAX_PUBLISHED_KEYS; minute += 1) {
+        expect(await t.store.rotateSigningKey(newKey(customer, at(minute)), auditContext(), bound(0))).toMatchObject({
+          status: 'rotated',
+        });
+      }
+      const published = await t.store.listSigningKeys(customer, at(0));
+      expect(published).toHaveLength(MAX_PUBLISHED_KEYS);
+
+      const refused = await auditWrittenBy(t.store, t.fx.workspace.id, async () => {
+        expect(await t.store.rotateSigningKey(newKey(customer, at(40)), auditContext(), bound(0))).toEqual({
+          status: 'limit_reached',
+          published: MAX_PUBLISHED_KEYS,
+        });
       });
-      expect(events).toEqual([]);
-      expect(await keys.list()).toEqual([first]);
-    });
-
-    it('makes one first key of several offered at once, and hands every caller that one', async () => {
-      const keys = signingKeys(t);
-      const offered = Array.from({ length: 5 }, () => keys.newKey());
-      let results: Array<{ kid: string }> = [];
-      const events = await keys.audited(async () => {
-        results = await Promise.all(offered.map((key) => keys.insertFirst(key)));
+      expect(refused).toEqual([]);
+      expect(await t.store.listSigningKeys(customer, at(0))).toEqual(published);
+      // The other environment's issuer is not bound by Customer's keys.
+      await t.store.insertFirstSigningKey(newKey(testing), auditContext());
+      expect(await t.store.rotateSigningKey(newKey(testing, at(40)), auditContext(), bound(0))).toMatchObject({
+        status: 'rotated',
       });
-      const stored = await keys.list();
-      expect(stored).toHaveLength(1);
-      expect(offered.map((key) => key.kid)).toContain(stored[0]!.kid);
-      expect(results).toEqual(offered.map(() => stored[0]));
-      expect(events).toHaveLength(1);
-    });
-
-    it('rotates: retires the current key when the new one is made, audited, and lists the newest first', async () => {
-      const keys = signingKeys(t);
-      const first = await keys.insertFirst(keys.newKey());
-      const secondInput = keys.newKey(t.fx.workspace.id, T1);
-      let rotated: unknown;
-      const events = await keys.audited(async () => {
-        rotated = await keys.rotate(secondInput);
+      // Once the oldest retired key is past publishedSince, a rotation fits again.
+      expect(await t.store.rotateSigningKey(newKey(customer, at(41)), auditContext(), bound(1))).toMatchObject({
+        status: 'rotated',
+        dropped: [],
       });
-      const second = { ...secondInput, id: expect.any(Number), retiredAt: null };
-      expect(rotated).toEqual({ current: second, retired: { ...first, retiredAt: T1 } });
-      expect(events).toMatchObject([
-        {
-          action: 'signing_key.rotated',
-          environment: null,
-          changes: { kid: { before: first.kid, after: secondInput.kid } },
-        },
-      ]);
-      const third = await keys.rotate(keys.newKey(t.fx.workspace.id, T2));
-      expect(third.retired).toMatchObject({ kid: secondInput.kid, retiredAt: T2 });
-      expect(await keys.list()).toEqual([third.current, third.retired, { ...first, retiredAt: T1 }]);
+
+      const oldest = (await t.store.listSigningKeys(customer, at(1))).at(-1)!;
+      const forced = await t.store.rotateSigningKey(newKey(customer, at(42)), auditContext(), bound(1, true));
+      expect(forced).toMatchObject({ status: 'rotated', dropped: [oldest] });
+      const after = await t.store.listSigningKeys(customer, at(1));
+      expect(after).toHaveLength(MAX_PUBLISHED_KEYS);
+      expect(await t.store.findSigningKey(customer, oldest.kid)).toBeNull();
     });
 
-    it('rotates into a first key when the workspace has none', async () => {
-      const keys = signingKeys(t);
-      const input = keys.newKey();
-      let rotated: unknown;
-      const events = await keys.audited(async () => {
-        rotated = await keys.rotate(input);
-      });
-      expect(rotated).toEqual({ current: { ...input, id: expect.any(Number), retiredAt: null }, retired: null });
-      expect(events).toMatchObject([{ action: 'signing_key.created' }]);
+    it('lets concurrent rotations of one issuer pass the bound together never', async () => {
+      const { customer } = t.fx;
+      await t.store.insertFirstSigningKey(newKey(customer, at(0)), auditContext());
+      for (let minute = 1; minute < MAX_PUBLISHED_KEYS - 2; minute += 1) {
+        await t.store.rotateSigningKey(newKey(customer, at(minute)), auditContext(), {
+          publishedSince: T0,
+          force: false,
+        });
+      }
+      const outcomes = await Promise.all(
+        Array.from({ length: 6 }, (_, index) =>
+          t.store.rotateSigningKey(newKey(customer, at(40 + index)), auditContext(), {
+            publishedSince: T0,
+            force: false,
+          }),
+        ),
+      );
+      expect(outcomes.filter((outcome) => outcome.status === 'rotated')).toHaveLength(2);
+      expect(await t.store.listSigningKeys(customer, T0)).toHaveLength(MAX_PUBLISHED_KEYS);
+      expect((await t.store.listSigningKeys(customer, T0)).filter((key) => key.retiredAt === null)).toHaveLength(1);
     });
 
-    it("keeps each workspace's keys apart", async () => {
-      const keys = signingKeys(t);
-      const mine = await keys.insertFirst(keys.newKey());
-      const theirs = await keys.insertFirst(keys.newKey(t.fx.otherWorkspace.id));
-      expect(theirs.id).not.toBe(mine.id);
-      const { current } = await keys.rotate(keys.newKey(t.fx.workspace.id, T1));
-      expect(await keys.list(t.fx.otherWorkspace.id)).toEqual([theirs]);
-      expect(await keys.list()).toEqual([current, { ...mine, retiredAt: T1 }]);
-    });
-
-    it('leaves one current key when a first key and a rotation come at once', async () => {
-      const keys = signingKeys(t);
-      const [first, rotated] = await Promise.all([keys.insertFirst(keys.newKey()), keys.rotate(keys.newKey())]);
-      const stored = await keys.list();
-      expect(stored.filter((key) => key.retiredAt === null)).toEqual([rotated.current]);
-      // Either the first key came first and the rotation retired it, or the rotation made the first key.
-      expect(stored).toEqual(rotated.retired ? [rotated.current, rotated.retired] : [first]);
-    });
-
-    it('leaves one current key after several rotations at once, each retiring the key before it', async () => {
-      const keys = signingKeys(t);
-      const first = await keys.insertFirst(keys.newKey());
-      const results = await Promise.all([T1, T1, T1].map((at) => keys.rotate(keys.newKey(t.fx.workspace.id, at))));
-      const stored = await keys.list();
-      expect(stored).toHaveLength(4);
-      expect(stored.filter((key) => key.retiredAt === null)).toHaveLength(1);
-      const retiredIds = results.map((result) => result.retired?.id).sort((a, b) => a! - b!);
-      const madeIds = results.map((result) => result.current.id);
-      // The rotations form one chain: each retired the first key or a key another of them made.
-      expect(retiredIds).toEqual([first.id, ...madeIds].sort((a, b) => a - b).slice(0, 3));
+    it('records when the service began signing low-S: when the database was migrated to it', async () => {
+      const since = await t.store.lowSignaturesSince();
+      expect(Math.abs(Date.parse(since) - Date.now())).toBeLessThan(120_000);
+      expect(await t.store.lowSignaturesSince()).toBe(since);
     });
   });
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { auditContext, expectAppError, newGroup } from '../store-fixtures.js';
+import { auditContext, expectAppError, newGroup, T0 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 
 export function describeStoreLifecycleContract(t: ContractContext): void {
@@ -22,7 +22,7 @@ export function describeStoreLifecycleContract(t: ContractContext): void {
       await t.store.close();
       await expectAppError(t.store.ping(), 'unavailable');
       await expectAppError(t.store.findWorkspaceByName('acme'), 'unavailable');
-      await expectAppError(t.store.listSigningKeys(t.fx.workspace.id), 'unavailable');
+      await expectAppError(t.store.listSigningKeys(t.fx.customer, T0), 'unavailable');
       await expectAppError(
         t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, 'late'), auditContext()),
         'unavailable',

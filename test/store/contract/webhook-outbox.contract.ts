@@ -26,6 +26,7 @@ const CHANGED = auditContext({ changes: SAMPLE_CHANGES });
 
 const signingKey = (workspaceId: number, kid: string): NewSigningKey => ({
   workspaceId,
+  environment: 'Customer',
   kid,
   publicJwk: { kty: 'EC', crv: 'P-256', x: kid, y: kid },
   privateKeyCiphertext: randomHex(),
@@ -81,7 +82,10 @@ const ANNOUNCEMENTS: Record<WebhookEventType, Announcement> = {
   'signing_key.rotated': async (t) => {
     await t.store.insertFirstSigningKey(signingKey(t.fx.workspace.id, 'kid-1'), auditContext());
     return async () => {
-      await t.store.rotateSigningKey(signingKey(t.fx.workspace.id, 'kid-2'), CHANGED);
+      await t.store.rotateSigningKey(signingKey(t.fx.workspace.id, 'kid-2'), CHANGED, {
+        publishedSince: T0,
+        force: false,
+      });
       return { kind: 'signing_key', signingKey: { kid: 'kid-2', retiredAt: null }, retiredKid: 'kid-1' };
     };
   },
@@ -99,7 +103,6 @@ export function describeWebhookOutboxContract(t: ContractContext): void {
     for (const kind of WEBHOOK_EVENT_TYPES) {
       it(`writes ${kind} with the change, one delivery per enabled endpoint of the tenant that wants it`, async () => {
         const act = await ANNOUNCEMENTS[kind](t);
-        const workspaceWide = kind === 'signing_key.rotated';
         const otherKind = WEBHOOK_EVENT_TYPES[(WEBHOOK_EVENT_TYPES.indexOf(kind) + 1) % WEBHOOK_EVENT_TYPES.length]!;
         const wants = await addEndpoint(t.store, t.fx.customer, [kind]);
         const wantsEvery = await addEndpoint(t.store, t.fx.customer, [otherKind, '*']);
@@ -111,7 +114,7 @@ export function describeWebhookOutboxContract(t: ContractContext): void {
 
         const subject = await act();
 
-        const receivers = workspaceWide ? [wants, wantsEvery, otherEnvironment] : [wants, wantsEvery];
+        const receivers = [wants, wantsEvery];
         for (const endpoint of [wants, wantsEvery, wantsOther, disabled, otherEnvironment, otherWorkspace]) {
           const expected = receivers.includes(endpoint)
             ? [{ endpointId: endpoint.id, eventType: kind, status: 'pending', attempts: 0, nextAttemptAt: T0 }]
@@ -131,7 +134,7 @@ export function describeWebhookOutboxContract(t: ContractContext): void {
             id: expect.stringMatching(/^evt_[0-9a-f]{24}$/),
             type: kind,
             workspaceId: t.fx.workspace.id,
-            environment: workspaceWide ? null : 'Customer',
+            environment: 'Customer',
             subject,
             changes: audited!.changes,
             createdAt: audited!.at,
