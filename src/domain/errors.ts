@@ -241,6 +241,17 @@ export const failure = {
       `Under ${quoted(parentProvidedId)} the tree would be ${depth} levels deep; at most ${maxDepth} are allowed (a root and three levels below it).`,
       { field: 'parent_user_group_id' },
     ),
+  computedPropertiesTooLarge: (
+    field: 'properties' | 'parent_user_group_id',
+    providedId: string,
+    bytes: number,
+    maxBytes: number,
+  ) =>
+    new AppError(
+      'invalid_field',
+      `The computed properties of user group ${quoted(providedId)} would be ${bytes} bytes when serialized; at most ${maxBytes} are allowed (its properties merged with its ancestors').`,
+      { field },
+    ),
   hasChildren: (providedId: string, children: number) =>
     new AppError(
       'user_group_has_children',

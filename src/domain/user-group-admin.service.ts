@@ -1,5 +1,5 @@
 import { failure } from './errors.js';
-import { fetchPage, type Page } from './pagination.js';
+import { fetchPageWithinBytes, type Page } from './pagination.js';
 import { requireScope } from './scopes.js';
 import type { Caller } from './tenancy.js';
 import type { UserGroupView, UserGroupViewer } from './user-group-view.js';
@@ -7,6 +7,13 @@ import type { UserGroupQuery, UserGroupStore } from '../store/store.js';
 
 /** A listing within the caller's tenant: the store's query without the tenant, which the caller's token decides. */
 export type UserGroupListQuery = Omit<UserGroupQuery, 'tenant'>;
+
+/**
+ * A page of groups ends once its groups pass this many bytes (as JSON), whatever its limit: each
+ * group may carry up to twice 64 KiB of properties (its own and the merged ones), so a page of a
+ * thousand could otherwise weigh a hundred MB.
+ */
+export const MAX_GROUP_PAGE_BYTES = 4 * 1024 * 1024;
 
 export type UserGroupAdminService = ReturnType<typeof createUserGroupAdminService>;
 
@@ -21,11 +28,18 @@ export function createUserGroupAdminService({
   return {
     async listUserGroups(caller: Caller, query: UserGroupListQuery): Promise<Page<UserGroupView>> {
       requireScope(caller, 'admin');
-      return fetchPage(
-        query.limit,
-        (limit) => store.listUserGroups({ ...query, tenant: caller.tenant, limit }),
+      return fetchPageWithinBytes(
+        { limit: query.limit, after: query.afterTeamId, maxBytes: MAX_GROUP_PAGE_BYTES },
+        (afterTeamId, limit) =>
+          store.listUserGroups({
+            ...query,
+            tenant: caller.tenant,
+            ...(afterTeamId === undefined ? {} : { afterTeamId }),
+            limit,
+          }),
         (group) => group.teamId,
         (group) => view(group),
+        (group) => Buffer.byteLength(JSON.stringify(group), 'utf8'),
       );
     },
 
