@@ -40,6 +40,8 @@ export const ERROR_STATUS = {
   workspace_name_taken: 409,
   idempotency_key_reused: 409,
   idempotency_key_in_progress: 409,
+  webhook_endpoint_limit: 409,
+  webhook_delivery_delivered: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
@@ -304,6 +306,16 @@ export const failure = {
     new AppError('webhook_endpoint_not_found', `No webhook endpoint with id ${id} in this environment.`),
   webhookDeliveryNotFound: (id: number) =>
     new AppError('webhook_delivery_not_found', `No webhook delivery with id ${id} in this environment.`),
+  webhookEndpointLimit: (max: number) =>
+    new AppError(
+      'webhook_endpoint_limit',
+      `This environment has ${max} webhook endpoints, the most it may have; delete one to add another.`,
+    ),
+  webhookDeliveryDelivered: (id: number) =>
+    new AppError(
+      'webhook_delivery_delivered',
+      `Webhook delivery ${id} was delivered; it is not sent again (it would carry an older state than later events). Only a pending or failed delivery can be retried.`,
+    ),
   emptyWebhookPatch: () => new AppError('bad_request', 'Give at least one of url, events, description, enabled.'),
   webhookEvents: (rule: string) => new AppError('invalid_field', rule, { field: 'events' }),
   webhookUrl: (rule: string) => new AppError('invalid_field', `url ${rule}.`, { field: 'url' }),
