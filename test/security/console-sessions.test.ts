@@ -112,7 +112,25 @@ describe('admin console sessions', () => {
         body: { api_token: apiToken(t) },
         headers: { 'x-forwarded-proto': 'https' },
       });
-      expect(String(viaTls.headers['set-cookie'])).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
+      // Over HTTPS the __Host- prefix (issue 25): a browser takes it only from this host, Secure, Path=/, no Domain.
+      const secure = String(viaTls.headers['set-cookie']);
+      expect(secure).toMatch(
+        /^__Host-ugs_console=ucs_[0-9a-f]{64}; Path=\/; Max-Age=28800; HttpOnly; SameSite=Strict; Secure$/,
+      );
+      const secret = secure.slice(0, secure.indexOf(';'));
+      const status = (headers: Record<string, string>) =>
+        inject(t.app, { method: 'GET', path: '/console/session', headers }).then((res) => res.status);
+      expect(await status({ cookie: secret, 'x-forwarded-proto': 'https' })).toBe(200);
+      // Over HTTPS a cookie without the prefix (one a sibling subdomain could have set) is not read.
+      expect(await status({ cookie: secret.replace('__Host-', ''), 'x-forwarded-proto': 'https' })).toBe(401);
+      const signOut = await inject(t.app, {
+        method: 'DELETE',
+        path: '/console/session',
+        headers: { cookie: secret, 'x-forwarded-proto': 'https', 'x-csrf-token': viaTls.body.session.csrf_token },
+      });
+      expect(String(signOut.headers['set-cookie'])).toBe(
+        '__Host-ugs_console=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict; Secure',
+      );
     });
   });
 
