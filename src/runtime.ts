@@ -5,7 +5,7 @@ import type { Workspace } from './domain/models.js';
 import { createServices, type Services } from './domain/services.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
-import { createAddressPolicy, type Resolver } from './webhooks/address-policy.js';
+import { createAddressPolicy } from './webhooks/address-policy.js';
 
 /** Where `ugs serve` listens by default; what commands that do not serve use as the public URL. */
 export const DEFAULT_PUBLIC_URL = 'http://127.0.0.1:8080';
@@ -42,10 +42,8 @@ export async function openRuntime(options: {
   requireAllKeys?: boolean;
   /** The service's public URL, the base of embed-token issuers: `ugs serve` knows it; DEFAULT_PUBLIC_URL otherwise. */
   publicUrl?: () => string;
-  /** Whether webhook URLs may resolve to loopback, private, link-local or unspecified addresses (false unless given). */
+  /** Whether webhook URLs may be literal addresses outside global unicast, or localhost (false unless given). */
   allowPrivateWebhooks?: boolean;
-  /** How webhook host names resolve: the system's resolver unless given. */
-  resolve?: Resolver;
 }): Promise<Runtime> {
   const location = parseDatabaseUrl(options.databaseUrl);
   const keys = openKeyring(location, options.encryptionKey, options.onKeyReload);
@@ -69,10 +67,7 @@ export async function openRuntime(options: {
       cipher: keys.keyring,
       clock,
       publicUrl,
-      webhookAddresses: createAddressPolicy({
-        allowPrivate: options.allowPrivateWebhooks ?? false,
-        resolve: options.resolve,
-      }),
+      webhookAddresses: createAddressPolicy({ allowPrivate: options.allowPrivateWebhooks ?? false }),
     });
     if (options.requireAllKeys !== false) await services.keyRotation.assertKeysOpenAllData();
     const defaultWorkspace = await services.workspaces.ensureDefaultWorkspace({ type: 'cli' });

@@ -49,5 +49,11 @@ export function match(pattern: string, path: string): Record<string, string> | n
     return '([^/]+)';
   });
   const found = new RegExp(`^${source}$`).exec(path);
-  return found ? Object.fromEntries(names.map((name, index) => [name, decodeURIComponent(found[index + 1]!)])) : null;
+  if (!found) return null;
+  // A malformed escape (`%E0%A4%A`) names no page: the not-found view, not an exception (a blank page).
+  try {
+    return Object.fromEntries(names.map((name, index) => [name, decodeURIComponent(found[index + 1]!)]));
+  } catch {
+    return null;
+  }
 }

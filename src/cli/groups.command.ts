@@ -3,8 +3,8 @@ import type { Writable } from 'node:stream';
 import { once } from 'node:events';
 import { Command, Option } from 'commander';
 import { ENVIRONMENTS, type Environment } from '../domain/tenancy.js';
-import type { UserGroupView } from '../domain/user-group-view.js';
-import { toUserGroup } from '../wire/user-group.presenter.js';
+import type { UserGroupAdminView } from '../domain/user-group-view.js';
+import { toAdminUserGroup } from '../wire/user-group.presenter.js';
 import {
   cliCaller,
   environmentOption,
@@ -17,7 +17,7 @@ import {
   type CommonOptions,
 } from './context.js';
 
-const summaryRow = (group: UserGroupView) => ({
+const summaryRow = (group: UserGroupAdminView) => ({
   team_id: group.teamId,
   provided_id: group.providedId,
   name: group.name,
@@ -117,7 +117,7 @@ export function groupsCommand(): Command {
             options.teamId !== undefined
               ? await admin.getUserGroup(caller, options.teamId)
               : await admin.getUserGroupByProvidedId(caller, providedId!);
-          const group = toUserGroup(view);
+          const group = toAdminUserGroup(view);
           if (options.json) printJson(group);
           else process.stdout.write(`${JSON.stringify(group, null, 2)}\n`);
         });

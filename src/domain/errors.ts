@@ -41,6 +41,8 @@ export const ERROR_STATUS = {
   idempotency_key_reused: 409,
   idempotency_key_in_progress: 409,
   signing_key_limit: 409,
+  webhook_endpoint_limit: 409,
+  webhook_delivery_delivered: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
@@ -242,6 +244,17 @@ export const failure = {
       `Under ${quoted(parentProvidedId)} the tree would be ${depth} levels deep; at most ${maxDepth} are allowed (a root and three levels below it).`,
       { field: 'parent_user_group_id' },
     ),
+  computedPropertiesTooLarge: (
+    field: 'properties' | 'parent_user_group_id',
+    providedId: string,
+    bytes: number,
+    maxBytes: number,
+  ) =>
+    new AppError(
+      'invalid_field',
+      `The computed properties of user group ${quoted(providedId)} would be ${bytes} bytes when serialized; at most ${maxBytes} are allowed (its properties merged with its ancestors').`,
+      { field },
+    ),
   hasChildren: (providedId: string, children: number) =>
     new AppError(
       'user_group_has_children',
@@ -305,6 +318,16 @@ export const failure = {
     new AppError('webhook_endpoint_not_found', `No webhook endpoint with id ${id} in this environment.`),
   webhookDeliveryNotFound: (id: number) =>
     new AppError('webhook_delivery_not_found', `No webhook delivery with id ${id} in this environment.`),
+  webhookEndpointLimit: (max: number) =>
+    new AppError(
+      'webhook_endpoint_limit',
+      `This environment has ${max} webhook endpoints, the most it may have; delete one to add another.`,
+    ),
+  webhookDeliveryDelivered: (id: number) =>
+    new AppError(
+      'webhook_delivery_delivered',
+      `Webhook delivery ${id} was delivered; it is not sent again (it would carry an older state than later events). Only a pending or failed delivery can be retried.`,
+    ),
   emptyWebhookPatch: () => new AppError('bad_request', 'Give at least one of url, events, description, enabled.'),
   webhookEvents: (rule: string) => new AppError('invalid_field', rule, { field: 'events' }),
   webhookUrl: (rule: string) => new AppError('invalid_field', `url ${rule}.`, { field: 'url' }),

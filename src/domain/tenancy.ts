@@ -25,6 +25,11 @@ export interface Caller {
   requestId: string | null;
   /** Set when the API token was remembered, not read: the operation's first statement confirms it. */
   tokenCheck?: ApiTokenCheck;
+  /**
+   * Set when an admin acts in the other environment of its workspace than its API token's: it reads
+   * that environment's metadata, never its secrets, such as group tokens (SPEC §6).
+   */
+  acrossEnvironments?: true;
 }
 
 export function scopeIncludes(granted: Scope, needed: Scope): boolean {
@@ -35,5 +40,8 @@ export function scopeIncludes(granted: Scope, needed: Scope): boolean {
 export function inEnvironment(caller: Caller, environment: Environment | undefined): Caller {
   return environment === undefined || environment === caller.tenant.environment
     ? caller
-    : { ...caller, tenant: { ...caller.tenant, environment } };
+    : { ...caller, tenant: { ...caller.tenant, environment }, acrossEnvironments: true };
 }
+
+/** Whether the caller may read the secrets of the environment it acts in: only with that environment's own token. */
+export const readsSecrets = (caller: Caller): boolean => caller.acrossEnvironments !== true;

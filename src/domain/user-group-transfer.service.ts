@@ -6,7 +6,7 @@ import type { JsonObject, UserGroupPatch, UserGroupRecord } from './models.js';
 import { assertPropertiesWithinLimits } from './properties.js';
 import { requireScope } from './scopes.js';
 import { generateUserGroupToken, hashSecret, isUserGroupTokenShaped, type TokenCipher } from './secrets.js';
-import { inEnvironment, type Caller, type Environment } from './tenancy.js';
+import { inEnvironment, readsSecrets, type Caller, type Environment } from './tenancy.js';
 import { diffUserGroup, wholeGroupChanges } from './user-group-diff.js';
 import { newTreeFields, parentProvidedIdOf, providedIdOf, treeFieldsPatch } from './user-groups.service.js';
 import type { DataSourceStore, SchemaStore, UserGroupStore, UserGroupWrite } from '../store/store.js';
@@ -104,7 +104,8 @@ export function createUserGroupTransferService({
           api_environment_tag: group.environment,
           created_at: group.createdAt,
           updated_at: group.updatedAt,
-          ...(options.includeTokens ? { token: cipher.decrypt(group.tokenCiphertext) } : {}),
+          // Never across environments (SPEC §6): only a caller of the group's environment gets its token.
+          ...(options.includeTokens && readsSecrets(caller) ? { token: cipher.decrypt(group.tokenCiphertext) } : {}),
         };
       }
       const last = page[page.length - 1];

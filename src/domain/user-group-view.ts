@@ -24,6 +24,9 @@ export interface UserGroupView {
   updatedAt: string;
 }
 
+/** A group as the admin API shows it: without its token across environments (SPEC §6). */
+export type UserGroupAdminView = Omit<UserGroupView, 'token'> & { token?: string };
+
 /** Plaintexts kept per process; a few MB at most. */
 export const DECRYPTED_TOKEN_CACHE_SIZE = 20_000;
 

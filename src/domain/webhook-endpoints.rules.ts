@@ -1,4 +1,5 @@
 import { changedFields, creationChanges, deletionChanges } from './audit-entry.js';
+import { failure } from './errors.js';
 import type { AuditEntry } from './audit-entry.js';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from './models.js';
 import type { Tenant } from './tenancy.js';
@@ -17,6 +18,22 @@ function auditFields(endpoint: WebhookEndpointRecord): Record<string, unknown> {
     description: endpoint.description,
     enabled: endpoint.enabled,
   };
+}
+
+/** The most webhook endpoints one environment of a workspace may have (SPEC §13). */
+export const MAX_WEBHOOK_ENDPOINTS = 100;
+
+/** Refuses a new endpoint when the environment already has the most it may; `existing` counted under the engine's lock. */
+export function assertEndpointRoom(existing: number): void {
+  if (existing >= MAX_WEBHOOK_ENDPOINTS) throw failure.webhookEndpointLimit(MAX_WEBHOOK_ENDPOINTS);
+}
+
+/**
+ * A delivered delivery is not sent again: its payload is the state at its event, and sending it after
+ * newer events would hand the receiver an older state as the latest. Pending and failed ones may be.
+ */
+export function assertRetryable(delivery: WebhookDeliveryRecord): void {
+  if (delivery.status === 'delivered') throw failure.webhookDeliveryDelivered(delivery.id);
 }
 
 export function endpointCreated(endpoint: WebhookEndpointRecord): AuditEntry {

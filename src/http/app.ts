@@ -28,7 +28,7 @@ import { schemaRoutes } from './routes/schemas.routes.js';
 import { userGroupRoutes } from './routes/user-groups.routes.js';
 import { webhookRoutes } from './routes/webhooks.routes.js';
 import { loadConsoleAssets } from './console/console-assets.js';
-import { consoleRoutes } from './console/console.routes.js';
+import { consoleRoutes, consoleUrlRewrite } from './console/console.routes.js';
 import { consoleSessionCaller } from './console/session-cookie.js';
 
 export interface AppOptions {
@@ -57,6 +57,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...serverLimitOptions(options.timeouts ?? DEFAULT_SERVER_TIMEOUTS),
     exposeHeadRoutes: false,
     routerOptions: { ignoreTrailingSlash: true },
+    rewriteUrl: (request) => consoleUrlRewrite(request.url ?? '/'),
     // While draining, requests still arriving on open connections get the spec's 503 envelope
     // (from the hook below) rather than Fastify's own body.
     return503OnClosing: false,

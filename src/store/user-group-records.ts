@@ -1,5 +1,5 @@
-import { checkedParentTeamId, MAX_HIERARCHY_DEPTH } from '../domain/hierarchy.js';
-import type { JsonObject, UserGroupRecord } from '../domain/models.js';
+import { assertMergedPropertiesWithinBound, checkedParentTeamId, MAX_HIERARCHY_DEPTH } from '../domain/hierarchy.js';
+import type { JsonObject, UserGroupPatch, UserGroupRecord } from '../domain/models.js';
 import type { Environment } from '../domain/tenancy.js';
 import type { UserGroupQuery } from './store.js';
 
@@ -99,6 +99,102 @@ export function parentTeamIdFromRow(parentProvidedId: string, row: ParentLinkRow
     parentChain: [...row.chain].sort((a, b) => a[0] - b[0]).map(([, id]) => id),
     ...(teamId === undefined ? {} : { teamId }),
     subtreeHeight: row.height,
+  });
+}
+
+/**
+ * The row of an engine's merged-size query (`mergedSizes`), JSON decoded: the written group's provided
+ * id and properties (null for a group being created), the properties of its ancestors (`old_chain`)
+ * and of its would-be ancestors under a new parent (`new_chain`) as (level, properties), and its descendants
+ * as (level, team id, parent's team id, provided id, properties). Levels come in any order.
+ */
+export interface MergedSizeRow {
+  provided_id: string | null;
+  own: JsonObject | null;
+  old_chain: [number, JsonObject | null][];
+  new_chain: [number, JsonObject | null][];
+  subtree: [number, number, number, string, JsonObject | null][];
+}
+
+/**
+ * A write that can change merged properties: a create under a parent (no team id), or an update that
+ * sets properties (undefined: unchanged) and/or links the group to another parent (`parentTeamId`:
+ * null detaches, undefined keeps the link).
+ */
+export interface MergedSizeWrite {
+  teamId?: number;
+  providedId?: string;
+  properties?: JsonObject | null;
+  parentTeamId?: number | null;
+}
+
+/**
+ * What an update writes that the merged-size rule looks at, once the engine has checked its link
+ * (`parentTeamId`); undefined when the update cannot grow any group's merged properties (it sets no
+ * properties and links to no new parent), so that the engine reads nothing.
+ */
+export function mergedSizeWriteOfUpdate(
+  teamId: number,
+  patch: UserGroupPatch,
+  parentTeamId: number | null | undefined,
+): MergedSizeWrite | undefined {
+  if (patch.properties === undefined && (parentTeamId === undefined || parentTeamId === null)) return undefined;
+  return {
+    teamId,
+    ...(patch.providedId === undefined ? {} : { providedId: patch.providedId }),
+    ...(patch.properties === undefined ? {} : { properties: patch.properties }),
+    ...(parentTeamId === undefined ? {} : { parentTeamId }),
+  };
+}
+
+/**
+ * The merged-size query's common table expressions, the same text on both engines (PostgreSQL's
+ * casts aside): the written group (@teamId, none for a create), its ancestors, the chain from the
+ * would-be parent (@parentTeamId) up, and its subtree, each bounded by the depth rule.
+ */
+export const mergedSizeChains = (cast: { bigint: string }) => `WITH RECURSIVE
+  target(team_id, parent_team_id, provided_id, properties) AS (
+    SELECT team_id, parent_team_id, provided_id, properties FROM user_groups
+      WHERE team_id = @teamId${cast.bigint} AND workspace_id = @workspaceId AND environment = @environment),
+  old_chain(team_id, parent_team_id, level, properties) AS (
+    SELECT a.team_id, a.parent_team_id, 1, a.properties FROM user_groups a JOIN target t ON a.team_id = t.parent_team_id
+    UNION ALL
+    SELECT a.team_id, a.parent_team_id, c.level + 1, a.properties FROM user_groups a JOIN old_chain c ON a.team_id = c.parent_team_id
+      WHERE c.level < ${MAX_ANCESTORS}),
+  new_chain(team_id, parent_team_id, level, properties) AS (
+    SELECT a.team_id, a.parent_team_id, 1, a.properties FROM user_groups a WHERE a.team_id = @parentTeamId${cast.bigint}
+    UNION ALL
+    SELECT a.team_id, a.parent_team_id, c.level + 1, a.properties FROM user_groups a JOIN new_chain c ON a.team_id = c.parent_team_id
+      WHERE c.level < ${MAX_ANCESTORS}),
+  subtree(team_id, parent_team_id, provided_id, level, properties) AS (
+    SELECT u.team_id, u.parent_team_id, u.provided_id, 1, u.properties FROM user_groups u WHERE u.parent_team_id = @teamId${cast.bigint}
+    UNION ALL
+    SELECT u.team_id, u.parent_team_id, u.provided_id, s.level + 1, u.properties FROM user_groups u JOIN subtree s ON u.parent_team_id = s.team_id
+      WHERE s.level < ${MAX_ANCESTORS})`;
+
+/** Asks the rule module (src/domain/hierarchy.ts) about the write, on the facts the engine read. */
+export function assertMergedSizeFromRow(row: MergedSizeRow, write: MergedSizeWrite): void {
+  const levels = <T extends [number, ...unknown[]]>(cells: T[]) => [...cells].sort((a, b) => a[0] - b[0]);
+  const chain = (cells: [number, JsonObject | null][]) => levels(cells).map(([, properties]) => properties);
+  const ancestorsBefore = chain(row.old_chain);
+  const ancestorsAfter =
+    write.parentTeamId === undefined ? ancestorsBefore : write.parentTeamId === null ? [] : chain(row.new_chain);
+  assertMergedPropertiesWithinBound({
+    providedId: write.providedId ?? row.provided_id ?? '',
+    links: write.parentTeamId !== undefined && write.parentTeamId !== null,
+    after: { ancestors: ancestorsAfter, properties: write.properties === undefined ? row.own : write.properties },
+    ...(write.teamId === undefined
+      ? { descendants: [] }
+      : {
+          teamId: write.teamId,
+          before: { ancestors: ancestorsBefore, properties: row.own },
+          descendants: levels(row.subtree).map(([, teamId, parentTeamId, providedId, properties]) => ({
+            teamId,
+            parentTeamId,
+            providedId,
+            properties,
+          })),
+        }),
   });
 }
 

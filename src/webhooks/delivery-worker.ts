@@ -156,6 +156,7 @@ export function startWebhookWorker(options: {
         outcome,
         status: response.status,
         error,
+        ...(response.detail === undefined ? {} : { detail: response.detail }),
         duration_ms: Date.now() - started,
         recorded,
       },

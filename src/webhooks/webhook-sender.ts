@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { bareHost, deliverableAddresses, type Resolver } from './address-policy.js';
+import { bareHost, deliverableAddresses, RefusedDestinationError, type Resolver } from './address-policy.js';
 
 /** The most of a receiver's answer that is read (SPEC §13); the rest is never taken off the wire. */
 export const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -12,10 +12,15 @@ export interface WebhookRequest {
   headers: Record<string, string>;
 }
 
-/** What an attempt got: a status (any, 2xx is success) or, without a response, why not. */
+/**
+ * What an attempt got: a status (any, 2xx is success) or, without a response, why not (`error`, the
+ * words the tenant sees in last_error); `detail`, for the operator's log only, says more where the
+ * tenant must not learn it (what a refused name resolved to).
+ */
 export interface WebhookResponse {
   status: number | null;
   error: string | null;
+  detail?: string;
 }
 
 export interface WebhookSenderOptions {
@@ -53,8 +58,7 @@ export function createWebhookSender(options: WebhookSenderOptions) {
     // A literal address never reaches the lookup: it is checked here instead.
     if (isIP(bareHost(target.hostname))) await deliverableAddresses(target.hostname, options);
     const client = target.protocol === 'https:' ? https : http;
-    // One timer bounds the whole attempt (connect, answer and body), cleared however it ends.
-    let timer: NodeJS.Timeout | undefined;
+    // One timer bounds the whole attempt (connect, answer and body), cleared once the request closes.
     return new Promise<WebhookResponse>((resolve, reject) => {
       const request = client.request(
         target,
@@ -64,24 +68,22 @@ export function createWebhookSender(options: WebhookSenderOptions) {
           headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         },
         (response) => {
+          // The status is the answer (a 2xx within the timeout is success, whatever follows); the body
+          // is read, to at most MAX_RESPONSE_BYTES, only so that the connection can be reused.
+          resolve({ status: response.statusCode ?? null, error: null });
           let read = 0;
-          const status = response.statusCode ?? null;
           response.on('data', (chunk: Buffer) => {
             read += chunk.length;
-            if (read > MAX_RESPONSE_BYTES) {
-              response.destroy();
-              resolve({ status, error: null });
-            }
+            if (read > MAX_RESPONSE_BYTES) response.destroy();
           });
-          response.on('end', () => resolve({ status, error: null }));
-          response.on('error', reject);
-          response.on('aborted', () => reject(new Error('the response was cut short')));
+          response.on('error', () => undefined);
         },
       );
-      timer = setTimeout(() => request.destroy(new TimeoutError()), options.timeoutMs);
+      const timer = setTimeout(() => request.destroy(new TimeoutError()), options.timeoutMs);
+      request.on('close', () => clearTimeout(timer));
       request.on('error', reject);
       request.end(body);
-    }).finally(() => clearTimeout(timer));
+    });
   };
 
   return {
@@ -89,6 +91,8 @@ export function createWebhookSender(options: WebhookSenderOptions) {
       try {
         return await send(request);
       } catch (error) {
+        if (error instanceof RefusedDestinationError)
+          return { status: null, error: error.message, detail: error.detail };
         return { status: null, error: describe(error) };
       }
     },

@@ -1,10 +1,16 @@
-import type { UserGroupView } from '../domain/user-group-view.js';
-import type { UserGroup } from './user-groups.schemas.js';
+import type { UserGroupAdminView, UserGroupView } from '../domain/user-group-view.js';
+import type { AdminUserGroup, UserGroup } from './user-groups.schemas.js';
 
 /** The wire form of a group: what every response that carries one shows, and what the CLI prints. */
 export function toUserGroup(view: UserGroupView): UserGroup {
   const { team_id, ...fields } = toUserGroupFields(view);
   return { team_id, token: view.token, ...fields };
+}
+
+/** The admin API's wire form: the token only when the view has it (not across environments). */
+export function toAdminUserGroup(view: UserGroupAdminView): AdminUserGroup {
+  const { team_id, ...fields } = toUserGroupFields(view);
+  return { team_id, ...(view.token === undefined ? {} : { token: view.token }), ...fields };
 }
 
 /** The wire form without the token: what a webhook event shows. */

@@ -171,6 +171,19 @@ export const TransferredUserGroupLine = Type.Object(
 );
 
 export const UserGroupResponse = Type.Object({ success: Success, user_group: UserGroup });
+
+/** A group as the admin API shows it: without `token` when read from the other environment (SPEC §6). */
+export const AdminUserGroup = Type.Object({
+  ...UserGroup.properties,
+  token: Type.Optional(
+    Type.String({
+      description:
+        "The user group token; absent when the group is read with an admin token of the workspace's other environment.",
+    }),
+  ),
+});
+export type AdminUserGroup = Static<typeof AdminUserGroup>;
+export const AdminUserGroupResponse = Type.Object({ success: Success, user_group: AdminUserGroup });
 export const GetOrCreateUserGroupResponse = Type.Object({
   success: Success,
   new_user_group: Type.Boolean(),

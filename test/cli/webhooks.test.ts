@@ -115,7 +115,7 @@ describe('ugs webhooks', () => {
     const box = sandbox();
     expectCleanFailure(
       await box.ugs('webhooks', 'create', '--url', 'http://127.0.0.1:9/hooks'),
-      /loopback, private, link-local or unspecified address; webhooks may not call it/,
+      /url is refused: the destination is not allowed or cannot be resolved: webhooks reach only public \(global unicast\) addresses/,
     );
     expectCleanFailure(
       await box.ugsWith(

@@ -446,6 +446,12 @@ describe('admin console in Chromium', () => {
     },
   );
 
+  it('shows the not-found view for a console URL with a malformed percent-encoding', { timeout: 60_000 }, async () => {
+    await page.goto(`${server.baseUrl}/console/groups/%E0%A4%A`);
+    await page.getByRole('heading', { level: 1, name: 'Not found' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Go to the user groups.' }).count()).toBe(1);
+  });
+
   it(
     'signs out: the session is over, and its cookie is refused by the console and the API',
     { timeout: 60_000 },

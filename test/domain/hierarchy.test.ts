@@ -1,9 +1,11 @@
 // The group-tree rules of SPEC §11 as pure functions, without a database.
 import { describe, expect, it } from 'vitest';
 import {
+  assertMergedPropertiesWithinBound,
   checkedParentTeamId,
   computedMapping,
   computedProperties,
+  MAX_COMPUTED_PROPERTIES_BYTES,
   MAX_HIERARCHY_DEPTH,
   sortedTags,
 } from '../../src/domain/hierarchy.js';
@@ -96,5 +98,48 @@ describe('sortedTags', () => {
     // U+FF5E sorts before U+1F680 by code point, after it by UTF-16 unit (0xD83D).
     expect(sortedTags(['🚀', '～', 'b', 'B', 'a'])).toEqual(['B', 'a', 'b', '～', '🚀']);
     expect(['🚀', '～'].sort()).toEqual(['🚀', '～']);
+  });
+});
+
+describe('the bound on merged properties (issue 25)', () => {
+  /** Ancestors (root first) and own properties whose merge serialises to exactly `bytes`, with a multi-byte character and an escape. */
+  const levelsWeighing = (bytes: number): { ancestors: JsonObject[]; own: JsonObject } => {
+    const ancestors: JsonObject[] = [{ shared: 'hidden by the child', 'é"': 1 }, { n: [1, { x: null }] }];
+    const own: JsonObject = { shared: '' };
+    const merged = computedProperties({
+      properties: own,
+      mapping: [],
+      ancestors: [...ancestors].reverse().map((properties) => ({ properties, mapping: [] })),
+    });
+    const padding = bytes - Buffer.byteLength(JSON.stringify(merged));
+    own.shared = 'x'.repeat(padding);
+    return { ancestors, own };
+  };
+  const check = (bytes: number, before?: number) => {
+    const after = levelsWeighing(bytes);
+    const was = before === undefined ? undefined : levelsWeighing(before);
+    return () =>
+      assertMergedPropertiesWithinBound({
+        providedId: 'g',
+        links: false,
+        after: { ancestors: [...after.ancestors].reverse(), properties: after.own },
+        ...(was ? { teamId: 1, before: { ancestors: [...was.ancestors].reverse(), properties: was.own } } : {}),
+        descendants: [],
+      });
+  };
+
+  it('measures the merge exactly as JSON serialises it: the bound itself passes, one byte more does not', () => {
+    expect(check(MAX_COMPUTED_PROPERTIES_BYTES)).not.toThrow();
+    expect(refusalOf(check(MAX_COMPUTED_PROPERTIES_BYTES + 1))).toMatchObject({
+      code: 'invalid_field',
+      field: 'properties',
+    });
+  });
+
+  it('lets a group already over the bound stay as large or shrink, not grow', () => {
+    const over = MAX_COMPUTED_PROPERTIES_BYTES + 1000;
+    expect(check(over, over)).not.toThrow();
+    expect(check(over - 10, over)).not.toThrow();
+    expect(refusalOf(check(over + 1, over))).toMatchObject({ code: 'invalid_field' });
   });
 });

@@ -173,26 +173,36 @@ describe('the admin user group API', () => {
       ['Testing', 'Testing', {}],
       ['Customer', 'Testing', { environment: 'Testing' }],
       ['Testing', 'Customer', { environment: 'Customer' }],
-    ])('a %s admin gets a %s group whole, as /api/user shows it (%j)', async (tokenEnvironment, environment, query) => {
-      // The catalogue helper seeds Customer data sources: only a Customer group can map to them.
-      const catalog = environment === 'Customer' ? await seedCatalog(ctx.t) : undefined;
-      const mapping = catalog && { [catalog.schemaA]: catalog.dsA.id };
-      const group = await seedNamedGroup(ctx.t, {
-        name: 'Shown whole',
-        properties: { region: 'eu' },
-        mapping,
-        as: { environment },
-      });
-      const body = await adminOk(ctx.t, { path: byTeamId(group.teamId), query, as: { environment: tokenEnvironment } });
-      expect(Object.keys(body).sort()).toEqual(['success', 'user_group']);
-      expect(body.user_group).toStrictEqual(await userGroupAsUserApiShowsIt(ctx.t, group.id, { environment }));
-      expect(body.user_group).toMatchObject({
-        team_id: group.teamId,
-        name: 'Shown whole',
-        properties: { region: 'eu' },
-        api_environment_tag: environment,
-      });
-    });
+    ])(
+      'a %s admin gets a %s group as /api/user shows it, its token only in its own environment (%j)',
+      async (tokenEnvironment, environment, query) => {
+        // The catalogue helper seeds Customer data sources: only a Customer group can map to them.
+        const catalog = environment === 'Customer' ? await seedCatalog(ctx.t) : undefined;
+        const mapping = catalog && { [catalog.schemaA]: catalog.dsA.id };
+        const group = await seedNamedGroup(ctx.t, {
+          name: 'Shown whole',
+          properties: { region: 'eu' },
+          mapping,
+          as: { environment },
+        });
+        const body = await adminOk(ctx.t, {
+          path: byTeamId(group.teamId),
+          query,
+          as: { environment: tokenEnvironment },
+        });
+        expect(Object.keys(body).sort()).toEqual(['success', 'user_group']);
+        const shown = await userGroupAsUserApiShowsIt(ctx.t, group.id, { environment });
+        // Across environments the group comes without its token (SPEC §6, issue 25).
+        const { token: _token, ...withoutToken } = shown;
+        expect(body.user_group).toStrictEqual(tokenEnvironment === environment ? shown : withoutToken);
+        expect(body.user_group).toMatchObject({
+          team_id: group.teamId,
+          name: 'Shown whole',
+          properties: { region: 'eu' },
+          api_environment_tag: environment,
+        });
+      },
+    );
 
     it.each<[string, () => Promise<number>, Query]>([
       [

@@ -112,7 +112,32 @@ describe('admin console sessions', () => {
         body: { api_token: apiToken(t) },
         headers: { 'x-forwarded-proto': 'https' },
       });
-      expect(String(viaTls.headers['set-cookie'])).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
+      // Over HTTPS the __Host- prefix (issue 25): a browser takes it only from this host, Secure, Path=/, no Domain.
+      const secure = String(viaTls.headers['set-cookie']);
+      expect(secure).toMatch(
+        /^__Host-ugs_console=ucs_[0-9a-f]{64}; Path=\/; Max-Age=28800; HttpOnly; SameSite=Strict; Secure$/,
+      );
+      const secret = secure.slice(0, secure.indexOf(';'));
+      const session = (headers: Record<string, string>) =>
+        inject(t.app, { method: 'GET', path: '/console/session', headers }).then((res) => ({
+          status: res.status,
+          signedIn: res.body.session !== null,
+        }));
+      expect(await session({ cookie: secret, 'x-forwarded-proto': 'https' })).toEqual({ status: 200, signedIn: true });
+      // Over HTTPS a cookie without the prefix (one a sibling subdomain could have set) is not read: the
+      // request is one without a session cookie (200, session null: the sign-in page's state).
+      expect(await session({ cookie: secret.replace('__Host-', ''), 'x-forwarded-proto': 'https' })).toEqual({
+        status: 200,
+        signedIn: false,
+      });
+      const signOut = await inject(t.app, {
+        method: 'DELETE',
+        path: '/console/session',
+        headers: { cookie: secret, 'x-forwarded-proto': 'https', 'x-csrf-token': viaTls.body.session.csrf_token },
+      });
+      expect(String(signOut.headers['set-cookie'])).toBe(
+        '__Host-ugs_console=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict; Secure',
+      );
     });
   });
 
@@ -348,6 +373,8 @@ describe('admin console sessions', () => {
       '/console/signing-keys',
       '/console/status',
       '/console/no-such-page',
+      // A path that does not decode (issue 25): the page, whose router shows its not-found view.
+      '/console/groups/%E0%A4%A',
     ];
 
     it('each carry the strict Content-Security-Policy: scripts and styles from this origin only, no inline code, no framing', async () => {

@@ -1,8 +1,10 @@
-// SSRF rules of SPEC §13: a webhook never reaches a loopback, private, link-local or unspecified
-// address unless allowed, neither at creation nor at delivery, where a name is resolved again (DNS
-// rebinding: public when the endpoint was created, private when the event is sent).
+// SSRF rules of SPEC §13: a webhook reaches only global unicast addresses unless allowed. A literal
+// address (or localhost) is judged at creation; a name only at delivery, where it is resolved at each
+// attempt (DNS rebinding: public when the endpoint was created, private when the event is sent). The
+// tenant is told one generic message; what a name resolved to goes to the operator's log only.
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemResolver, type Resolver } from '../../src/webhooks/address-policy.js';
+import { REFUSED_DESTINATION, systemResolver, type Resolver } from '../../src/webhooks/address-policy.js';
 import { injectClient, type Client } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -17,7 +19,11 @@ describe('webhooks: private addresses refused unless allowed', () => {
   let receiver: WebhookReceiver;
   /** rebind.test answers public until `rebound`, loopback after; public.test always public; mixed.test both. */
   let rebound = false;
+  let operatorLog = '';
   const resolve: Resolver = async (host) => {
+    if (host === 'internal.test') return ['10.0.0.8'];
+    if (host.endsWith('.invalid'))
+      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
     if (host === 'rebind.test') return [rebound ? '127.0.0.1' : PUBLIC];
     if (host === 'public.test') return [PUBLIC];
     if (host === 'mixed.test') return [PUBLIC, '10.0.0.7'];
@@ -26,6 +32,15 @@ describe('webhooks: private addresses refused unless allowed', () => {
 
   beforeAll(async () => {
     t = await createTestApp({
+      log: {
+        level: 'info',
+        destination: new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            operatorLog += chunk.toString();
+            done();
+          },
+        }),
+      },
       webhooks: {
         resolve,
         worker: { pollIntervalMs: 20, retryDelaysMs: [60_000], attemptTimeoutMs: 1000, leaseMs: 5000 },
@@ -54,11 +69,31 @@ describe('webhooks: private addresses refused unless allowed', () => {
     'http://[fe80::1]/hooks',
     'http://[fd00::1]/hooks',
     'http://[::ffff:127.0.0.1]/hooks',
-    'http://mixed.test/hooks',
-  ])('refuses %s at creation', async (url) => {
+    'http://app.localhost/hooks',
+    // Issue 25: IPv6 forms that embed a refused IPv4 address, and reserved IPv4 ranges.
+    'http://[::127.0.0.1]/',
+    'http://[64:ff9b::7f00:1]/',
+    'http://[64:ff9b::a9fe:a9fe]/',
+    'http://[2002:7f00:1::]/',
+    'http://[::ffff:0:7f00:1]/',
+    'http://198.18.0.1/',
+    'http://192.0.0.1/',
+    'http://192.0.2.1/',
+    'http://203.0.113.5/',
+    'http://240.0.0.1/',
+    'http://[2001:db8::1]/',
+    'http://[ff02::1]/',
+  ])('refuses %s at creation, with the one generic message', async (url) => {
     const res = await expectUnchanged(t, () => create(url));
     expectError(res, 400, 'invalid_field', 'url');
-    expect(res.body.error.message).toMatch(/loopback, private, link-local or unspecified/);
+    expect(res.body.error.message).toBe(`url is refused: ${REFUSED_DESTINATION}.`);
+  });
+
+  it('resolves no name at creation: one that does not exist yet, or resolves privately, is registered (and judged at delivery)', async () => {
+    for (const url of ['http://not-yet-registered.invalid/hooks', 'http://internal.test/hooks', 'http://mixed.test/']) {
+      const { id } = expectSuccess(await create(url)).webhook_endpoint;
+      expectSuccess(await client({ method: 'DELETE', path: `${ENDPOINTS}/${id}`, token: apiToken(t) }));
+    }
   });
 
   it('refuses a private address as a new URL', async () => {
@@ -98,9 +133,29 @@ describe('webhooks: private addresses refused unless allowed', () => {
         status: 'pending',
         attempts: 1,
         last_response_status: null,
-        last_error: expect.stringMatching(/rebind\.test resolves to 127\.0\.0\.1/),
+        last_error: REFUSED_DESTINATION,
       });
     // The receiver listens on 127.0.0.1 at that port: had the address been used, it would have the event.
     expect(receiver.received).toEqual([]);
+    // What the name resolved to is in the operator's log, not in what the tenant reads.
+    expect(operatorLog).toContain('rebind.test resolves to 127.0.0.1');
+  });
+
+  it('tells the tenant the same at delivery whether a name resolves privately or not at all', async () => {
+    const lastError = async (endpointId: number) =>
+      expectSuccess(
+        await client({
+          method: 'GET',
+          path: `/api/admin/webhook_deliveries?endpoint_id=${endpointId}`,
+          token: apiToken(t),
+        }),
+      ).webhook_deliveries[0]?.last_error ?? null;
+    for (const host of ['internal.test', 'no-such-name.invalid']) {
+      const endpoint = expectSuccess(await create(`http://${host}/hooks`)).webhook_endpoint;
+      expectSuccess(await userGroupApi(client, apiToken(t)).getOrCreate({ user_group_id: uniqueId('probe') }));
+      await expect.poll(() => lastError(endpoint.id), { timeout: 10_000 }).toBe(REFUSED_DESTINATION);
+      expectSuccess(await client({ method: 'DELETE', path: `${ENDPOINTS}/${endpoint.id}`, token: apiToken(t) }));
+    }
+    expect(operatorLog).toContain('internal.test resolves to 10.0.0.8');
   });
 });

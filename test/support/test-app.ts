@@ -112,7 +112,6 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       requireAllKeys: options.requireAllKeys,
       publicUrl: options.publicUrl,
       allowPrivateWebhooks: options.webhooks?.allowPrivate,
-      resolve: options.webhooks?.resolve,
     });
     const opened = runtime;
     const other =

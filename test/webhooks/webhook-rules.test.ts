@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { WEBHOOK_EVENT_TYPES } from '../../src/wire/contract.constants.js';
 import { CreateWebhookEndpointBody } from '../../src/wire/webhooks.schemas.js';
-import { isPrivateAddress } from '../../src/webhooks/address-policy.js';
+import { isRefusedAddress } from '../../src/webhooks/address-policy.js';
 import { DEFAULT_RETRY_DELAYS_MS, retryDelayMs } from '../../src/webhooks/delivery-worker.js';
 import { signatureHeader } from '../../src/webhooks/webhook-signature.js';
 
@@ -27,7 +27,7 @@ describe('the retry schedule (SPEC §13)', () => {
   });
 });
 
-describe('private addresses', () => {
+describe('addresses outside global unicast', () => {
   it.each([
     ['127.0.0.1', true],
     ['127.255.0.9', true],
@@ -50,8 +50,38 @@ describe('private addresses', () => {
     ['93.184.216.34', false],
     ['8.8.8.8', false],
     ['2606:2800:220:1:248:1893:25c8:1946', false],
-  ])('%s is private: %s', (address, expected) => {
-    expect(isPrivateAddress(address)).toBe(expected);
+    // Issue 25: reserved IPv4 ranges, and every IPv6 form that embeds an IPv4 address, judged as that address.
+    ['198.18.0.1', true],
+    ['198.19.255.255', true],
+    ['192.0.0.1', true],
+    ['192.0.2.1', true],
+    ['198.51.100.7', true],
+    ['203.0.113.9', true],
+    ['240.0.0.1', true],
+    ['100.127.255.254', true],
+    ['239.255.255.250', true],
+    ['::127.0.0.1', true],
+    ['::7f00:1', true],
+    ['::5db8:d822', false],
+    ['64:ff9b::7f00:1', true],
+    ['64:ff9b::a9fe:a9fe', true],
+    ['64:ff9b::93.184.216.34', false],
+    ['64:ff9b:1::5db8:d822', true],
+    ['2002:7f00:1::', true],
+    ['2002:a00:1::1', true],
+    ['2002:5db8:d822::1', false],
+    ['::ffff:0:7f00:1', true],
+    ['::ffff:0:5db8:d822', false],
+    ['::ffff:7f00:1', true],
+    ['2001:db8::1', true],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', true],
+    ['ff02::1', true],
+    ['fec0::1', true],
+    ['100::1', true],
+    ['2a00:1450:4001:80b::200e', false],
+    ['not-an-address', true],
+  ])('%s is refused: %s', (address, expected) => {
+    expect(isRefusedAddress(address)).toBe(expected);
   });
 });
 

@@ -43,6 +43,22 @@ const SECURITY_HEADERS = {
   'permissions-policy': 'camera=(), microphone=(), geolocation=(), payment=()',
 };
 
+/**
+ * A console URL whose path does not decode (`/console/groups/%E0%A4%A`) would be refused by the
+ * HTTP router before any route; it gets the console's page instead, whose own router then shows its
+ * not-found view for the address the browser kept. Every other URL is left as it is.
+ */
+export function consoleUrlRewrite(url: string): string {
+  if (!url.startsWith('/console/')) return url;
+  const query = url.indexOf('?');
+  try {
+    decodeURIComponent(query === -1 ? url : url.slice(0, query));
+    return url;
+  } catch {
+    return '/console/';
+  }
+}
+
 // The session endpoints are the console's own, not the API's: they stay out of /openapi.json.
 const sessionSchema = <B extends object>(parts: B) => ({ hide: true, ...PUBLIC_ROUTE, querystring: NoQuery, ...parts });
 

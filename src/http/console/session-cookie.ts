@@ -8,19 +8,26 @@ import { requestFailure } from '../../wire/request-errors.js';
  * The admin console's session cookie and CSRF header (SPEC §14, docs/security.md "Console sessions").
  * The cookie is HttpOnly (no script reads it), SameSite=Strict (no other site's page sends it) and
  * Secure whenever the request came over HTTPS. Path=/ because the console calls /api with it.
+ * Over HTTPS it is named with the `__Host-` prefix, which a browser accepts only from this very
+ * host, Secure, with Path=/ and no Domain: a sibling subdomain cannot plant one (cookie tossing).
  */
 export const SESSION_COOKIE = 'ugs_console';
+export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
 export const CSRF_HEADER = 'X-CSRF-Token';
+
+/** The cookie's name for this request: only the `__Host-` one is read or set over HTTPS. */
+const cookieNameOf = (request: FastifyRequest) => (isHttps(request) ? SECURE_SESSION_COOKIE : SESSION_COOKIE);
 
 /** The session secret of the request's cookie, undefined when it sends none; two of them are refused. */
 function sessionSecretOf(request: FastifyRequest): string | undefined {
   const header = request.headers.cookie;
   if (header === undefined) return undefined;
+  const name = cookieNameOf(request);
   const values = header
     .split(';')
     .map((pair) => pair.trim())
-    .filter((pair) => pair.startsWith(`${SESSION_COOKIE}=`))
-    .map((pair) => pair.slice(SESSION_COOKIE.length + 1));
+    .filter((pair) => pair.startsWith(`${name}=`))
+    .map((pair) => pair.slice(name.length + 1));
   // Two cookies of one name (one set for a parent domain, say) are two meanings: neither is taken.
   if (values.length > 1) throw requestFailure.twoSessionCookies();
   return values[0];
@@ -36,7 +43,7 @@ function isHttps(request: FastifyRequest): boolean {
 
 function cookie(request: FastifyRequest, value: string, maxAgeSeconds: number): string {
   return [
-    `${SESSION_COOKIE}=${value}`,
+    `${cookieNameOf(request)}=${value}`,
     'Path=/',
     `Max-Age=${maxAgeSeconds}`,
     'HttpOnly',

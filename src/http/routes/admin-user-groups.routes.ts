@@ -6,8 +6,8 @@ import { EnvironmentQuery } from '../../wire/common.schemas.js';
 import { decodeCursor, PageResponse, pageSize, toPageResponse } from '../../wire/cursor.js';
 import { IdParam } from '../../wire/common.schemas.js';
 import { apiRouteSchema } from '../route-schema.js';
-import { UserGroup, UserGroupResponse } from '../../wire/user-groups.schemas.js';
-import { toUserGroup } from '../../wire/user-group.presenter.js';
+import { AdminUserGroup, AdminUserGroupResponse } from '../../wire/user-groups.schemas.js';
+import { toAdminUserGroup } from '../../wire/user-group.presenter.js';
 import { ListUserGroupsQuery } from '../../wire/admin-user-groups.schemas.js';
 
 export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: UserGroupAdminService }> = async (
@@ -17,7 +17,7 @@ export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: U
   app.get(
     '/admin/user_groups',
     {
-      schema: apiRouteSchema('admin', 'List or search user groups', PageResponse('user_groups', UserGroup), {
+      schema: apiRouteSchema('admin', 'List or search user groups', PageResponse('user_groups', AdminUserGroup), {
         operationId: 'listAdminUserGroups',
         description: "In team_id order, one environment (default: the API token's), cursor-paginated.",
         querystring: ListUserGroupsQuery,
@@ -33,14 +33,14 @@ export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: U
         afterTeamId: decodeCursor(query.cursor),
         limit: pageSize(query.limit),
       });
-      return toPageResponse('user_groups', page, toUserGroup);
+      return toPageResponse('user_groups', page, toAdminUserGroup);
     },
   );
 
   app.get(
     '/admin/user_groups/:team_id',
     {
-      schema: apiRouteSchema('admin', 'Get a user group by team_id', UserGroupResponse, {
+      schema: apiRouteSchema('admin', 'Get a user group by team_id', AdminUserGroupResponse, {
         operationId: 'getAdminUserGroup',
         params: Type.Object({ team_id: IdParam("The group's team_id.") }),
         querystring: EnvironmentQuery,
@@ -50,7 +50,7 @@ export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: U
       const caller = inEnvironment(request.caller, request.query.environment);
       return {
         success: 1 as const,
-        user_group: toUserGroup(await userGroupAdmin.getUserGroup(caller, Number(request.params.team_id))),
+        user_group: toAdminUserGroup(await userGroupAdmin.getUserGroup(caller, Number(request.params.team_id))),
       };
     },
   );

@@ -18,9 +18,12 @@ import type {
   UserGroupWrite,
 } from '../store.js';
 import {
+  assertMergedSizeFromRow,
   assertTokenPatchComplete,
   listFilterParameters,
   MAX_ANCESTORS,
+  mergedSizeChains,
+  mergedSizeWriteOfUpdate,
   PATCHABLE_GROUP_COLUMNS,
   parentTeamIdFromRow,
   patchParameters,
@@ -28,7 +31,7 @@ import {
   serializeProperties,
   userGroupFromRow,
 } from '../user-group-records.js';
-import type { ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+import type { MergedSizeRow, MergedSizeWrite, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
 import { auditEventPerRow, auditParameters, NO_ENDPOINT_WANTS, type AuditEvents } from './audit-events.js';
 import { failure } from '../../domain/errors.js';
 import { LOST, retryWhileContended } from '../../domain/retry-policy.js';
@@ -261,6 +264,13 @@ const sql = statements(
     )
     SELECT COALESCE((SELECT json_agg(json_build_array(level, team_id)) FROM chain), '[]') AS chain,
       (SELECT COALESCE(max(level), 1) FROM subtree) AS height`,
+    // What a write's change of merged properties is checked on (src/domain/hierarchy.ts decides).
+    mergedSizes: `${mergedSizeChains({ bigint: '::bigint' })}
+    SELECT (SELECT provided_id FROM target) AS provided_id, (SELECT properties FROM target) AS own,
+      COALESCE((SELECT json_agg(json_build_array(level, properties)) FROM old_chain), '[]') AS old_chain,
+      COALESCE((SELECT json_agg(json_build_array(level, properties)) FROM new_chain), '[]') AS new_chain,
+      COALESCE((SELECT json_agg(json_build_array(level, team_id, parent_team_id, provided_id, properties)) FROM subtree), '[]')
+        AS subtree`,
     clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = @teamId',
     insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
     SELECT @teamId::bigint, m.schema_id, m.data_source_id
@@ -329,6 +339,20 @@ export function userGroupMethods(
   };
 
   /**
+   * Inside a transaction, under the tenant's tree lock (which `locked` says the write already holds):
+   * refuses the write if it would grow some group's merged properties past the bound, so that two
+   * writes on one tree decide one after the other.
+   */
+  const assertMergedSize = async (tx: Queryable, tenant: Tenant, write: MergedSizeWrite, locked: boolean) => {
+    if (!locked) await tx.rows(sql.lockTree({ ...tenant }));
+    const [row] = await tx.rows<MergedSizeRow>(
+      sql.mergedSizes({ ...tenant, teamId: write.teamId ?? null, parentTeamId: write.parentTeamId ?? null }),
+    );
+    if (!row) throw new Error('the merged-size query returned no row');
+    assertMergedSizeFromRow(row, write);
+  };
+
+  /**
    * Inserts the group and its mapping; undefined (and nothing written) when its provided id exists.
    * A group with a parent goes through `tx`, a transaction the caller opened: the parent is checked
    * under the tree lock first, and the new row (with its ancestors) is read back.
@@ -341,6 +365,9 @@ export function userGroupMethods(
     const { tenant, providedId, name, tokenHash, tokenCiphertext, createdAt, parentProvidedId } = group;
     // The parent is checked only for a group that will be created; one that exists is left as it is.
     if (parentProvidedId !== null && (await byProvidedId(q, tenant, providedId))) return undefined;
+    const parentTeamId = (await parentTeamIdFor(q, tenant, parentProvidedId)) ?? null;
+    if (parentTeamId !== null)
+      await assertMergedSize(q, tenant, { providedId, properties: group.properties, parentTeamId }, true);
     const parameters = {
       ...tenant,
       providedId,
@@ -348,7 +375,7 @@ export function userGroupMethods(
       tokenHash,
       tokenCiphertext,
       properties: serializeProperties(group.properties),
-      parentTeamId: (await parentTeamIdFor(q, tenant, parentProvidedId)) ?? null,
+      parentTeamId,
       isDemoGroup: group.isDemoGroup,
       tags: group.tags,
       createdAt,
@@ -377,10 +404,14 @@ export function userGroupMethods(
     { tenant, teamId, expectedVersion, patch, updatedAt }: UserGroupUpdate,
   ): Promise<UserGroupRecord | undefined> => {
     assertTokenPatchComplete(patch);
+    const parentTeamId = await parentTeamIdFor(tx, tenant, patch.parentProvidedId, teamId);
+    const sizeCheck = mergedSizeWriteOfUpdate(teamId, patch, parentTeamId);
+    // parentTeamIdFor took the lock when it checked a link.
+    if (sizeCheck) await assertMergedSize(tx, tenant, sizeCheck, typeof parentTeamId === 'number');
     const columns = {
       ...patch,
       properties: patch.properties === undefined ? undefined : serializeProperties(patch.properties),
-      parentTeamId: await parentTeamIdFor(tx, tenant, patch.parentProvidedId, teamId),
+      parentTeamId,
     };
     const [updated] = await tx.rows<PostgresUserGroupRow>(
       sql.update({

@@ -9,6 +9,8 @@ import type { Tenant } from '../../domain/tenancy.js';
 import { patchParameters } from '../user-group-records.js';
 import type { WebhookAttempt, WebhookClaim, WebhookDeliveryQuery, WebhookStore } from '../store.js';
 import {
+  assertEndpointRoom,
+  assertRetryable,
   attemptFollowUp,
   deliveryRetried,
   endpointCreated,
@@ -91,6 +93,10 @@ const sql = statements({
     VALUES (@workspaceId, @environment, @url, @events::text[], @description, true, @secretCiphertext, @createdAt, @createdAt)
     RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
   list: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE workspace_id = @workspaceId AND environment = @environment ORDER BY id`,
+  // Every creation in an environment takes this lock before it counts, so two cannot both take the last place.
+  lockEndpoints: `SELECT pg_advisory_xact_lock(hashtext('ugs.webhook_endpoints'), hashtext(@workspaceId::text || '.' || @environment))`,
+  count:
+    'SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = @workspaceId AND environment = @environment',
   find: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE ${ENDPOINT_OF_TENANT}`,
   // FOR UPDATE: the audited before is the value the change replaces, whatever runs alongside.
   findForUpdate: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE ${ENDPOINT_OF_TENANT} FOR UPDATE`,
@@ -152,6 +158,9 @@ export function webhookMethods(db: PostgresDatabase, audit: AuditEvents): Webhoo
   };
 
   const insert = audit.withAudit(async (tx, _context: AuditContext, endpoint: NewWebhookEndpoint) => {
+    const tenant = { workspaceId: endpoint.workspaceId, environment: endpoint.environment };
+    await tx.rows(sql.lockEndpoints(tenant));
+    assertEndpointRoom(onlyRow(await tx.rows<{ n: number }>(sql.count(tenant)), 'webhook endpoint count').n);
     const created = toEndpoint(
       onlyRow(await tx.rows<PostgresEndpointRow>(sql.insert({ ...endpoint })), 'webhook endpoint insert'),
     );
@@ -195,6 +204,7 @@ export function webhookMethods(db: PostgresDatabase, audit: AuditEvents): Webhoo
   const retry = audit.withAudit(async (tx, context: AuditContext, tenant: Tenant, id: number) => {
     const [before] = await tx.rows<PostgresDeliveryRow>(sql.deliveryForUpdate({ ...tenant, id }));
     if (!before) return { result: null, entries: [] };
+    assertRetryable(toDelivery(before));
     await tx.rows(sql.retry({ id, at: context.at }));
     const after = toDelivery(
       onlyRow(await tx.rows<PostgresDeliveryRow>(sql.delivery({ ...tenant, id })), 'webhook delivery'),

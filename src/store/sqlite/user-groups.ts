@@ -25,9 +25,12 @@ import type {
   UserGroupWrite,
 } from '../store.js';
 import {
+  assertMergedSizeFromRow,
   assertTokenPatchComplete,
   listFilterParameters,
   MAX_ANCESTORS,
+  mergedSizeChains,
+  mergedSizeWriteOfUpdate,
   PATCHABLE_GROUP_COLUMNS,
   parentTeamIdFromRow,
   patchParameters,
@@ -35,7 +38,7 @@ import {
   serializeProperties,
   userGroupFromRow,
 } from '../user-group-records.js';
-import type { ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+import type { MergedSizeRow, MergedSizeWrite, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
 import { preparedOnFirstUse } from './prepared.js';
@@ -236,6 +239,13 @@ export function userGroupMethods(
           WHERE s.level < ${HIERARCHY_READ_LIMIT})
       SELECT (SELECT json_group_array(json_array(level, team_id)) FROM chain) AS chain,
         (SELECT coalesce(max(level), 1) FROM subtree) AS height`,
+    // What a write's change of merged properties is checked on (src/domain/hierarchy.ts decides).
+    mergedSizes: `${mergedSizeChains({ bigint: '' })}
+      SELECT (SELECT provided_id FROM target) AS provided_id, (SELECT properties FROM target) AS own,
+        (SELECT json_group_array(json_array(level, json(properties))) FROM old_chain) AS old_chain,
+        (SELECT json_group_array(json_array(level, json(properties))) FROM new_chain) AS new_chain,
+        (SELECT json_group_array(json_array(level, team_id, parent_team_id, provided_id, json(properties))) FROM subtree)
+          AS subtree`,
     children: 'SELECT count(*) AS children FROM user_groups WHERE parent_team_id = ?',
     insertMapping: 'INSERT INTO user_group_mappings (team_id, schema_id, data_source_id) VALUES (?, ?, ?)',
     clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = ?',
@@ -303,16 +313,42 @@ export function userGroupMethods(
     );
   };
 
+  /**
+   * Refuses the write if it would grow some group's merged properties past the bound, read inside the
+   * write's transaction, which SQLite's one write lock serialises with every other change of the tree.
+   */
+  const assertMergedSize = (tenant: Tenant, write: MergedSizeWrite): void => {
+    const row = sql.mergedSizes.get({
+      ...tenant,
+      teamId: write.teamId ?? null,
+      parentTeamId: write.parentTeamId ?? null,
+    }) as Record<keyof MergedSizeRow, string | null>;
+    const parse = <T>(text: string | null) => (text === null ? null : (JSON.parse(text) as T));
+    assertMergedSizeFromRow(
+      {
+        provided_id: row.provided_id,
+        own: parse(row.own),
+        old_chain: parse(row.old_chain) ?? [],
+        new_chain: parse(row.new_chain) ?? [],
+        subtree: parse(row.subtree) ?? [],
+      },
+      write,
+    );
+  };
+
   /** Inserts the group and its mapping; undefined (and nothing written) when its provided id exists. */
   const insertGroup = (group: NewUserGroup): GroupIdentity | undefined => {
     const { tenant } = group;
     // The parent is checked only for a group that will be created; one that exists is left as it is.
     if (group.parentProvidedId !== null && byProvidedId(tenant, group.providedId)) return undefined;
+    const parentTeamId = parentTeamIdFor(tenant, group.parentProvidedId) ?? null;
+    if (parentTeamId !== null)
+      assertMergedSize(tenant, { providedId: group.providedId, properties: group.properties, parentTeamId });
     const inserted = sql.insert.get({
       ...group,
       ...tenant,
       properties: serializeProperties(group.properties),
-      parentTeamId: parentTeamIdFor(tenant, group.parentProvidedId) ?? null,
+      parentTeamId,
       isDemoGroup: group.isDemoGroup ? 1 : 0,
       tags: JSON.stringify(group.tags),
     }) as { team_id: number } | undefined;
@@ -330,12 +366,15 @@ export function userGroupMethods(
     updatedAt,
   }: UserGroupUpdate): GroupIdentity | undefined => {
     assertTokenPatchComplete(patch);
+    const parentTeamId = parentTeamIdFor(tenant, patch.parentProvidedId, teamId);
+    const sizeCheck = mergedSizeWriteOfUpdate(teamId, patch, parentTeamId);
+    if (sizeCheck) assertMergedSize(tenant, sizeCheck);
     const columns = {
       ...patch,
       properties: patch.properties === undefined ? undefined : serializeProperties(patch.properties),
       isDemoGroup: patch.isDemoGroup === undefined ? undefined : Number(patch.isDemoGroup),
       tags: patch.tags === undefined ? undefined : JSON.stringify(patch.tags),
-      parentTeamId: parentTeamIdFor(tenant, patch.parentProvidedId, teamId),
+      parentTeamId,
     };
     const updated = sql.update.get({
       ...tenant,

@@ -12,6 +12,8 @@ import { patchParameters } from '../user-group-records.js';
 import type { WebhookAttempt, WebhookClaim, WebhookDeliveryQuery, WebhookStore } from '../store.js';
 import {
   attemptFollowUp,
+  assertEndpointRoom,
+  assertRetryable,
   deliveryRetried,
   endpointCreated,
   endpointDeleted,
@@ -92,6 +94,8 @@ export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<We
         secret_ciphertext = @secretCiphertext, updated_at = @at
       WHERE ${ENDPOINT_OF_TENANT} RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
     delete: `DELETE FROM webhook_endpoints WHERE ${ENDPOINT_OF_TENANT}`,
+    count:
+      'SELECT count(*) AS n FROM webhook_endpoints WHERE workspace_id = @workspaceId AND environment = @environment',
     listDeliveries: `SELECT ${WEBHOOK_DELIVERY_COLUMNS}
       FROM webhook_deliveries d JOIN webhook_events v ON v.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
       WHERE w.workspace_id = @workspaceId AND w.environment = @environment
@@ -134,6 +138,10 @@ export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<We
   const find = (tenant: Tenant, id: number) => endpointOrNull(sql.find.get({ ...tenant, id }));
 
   const insert = audit.withAudit((_context: AuditContext, endpoint: NewWebhookEndpoint) => {
+    // Counted under the write lock: two creations cannot both take the last place.
+    assertEndpointRoom(
+      (sql.count.get({ workspaceId: endpoint.workspaceId, environment: endpoint.environment }) as { n: number }).n,
+    );
     const created = toEndpoint(
       sql.insert.get({ ...endpoint, events: JSON.stringify(endpoint.events) }) as SqliteEndpointRow,
     );
@@ -175,6 +183,7 @@ export function webhookMethods(db: Database, audit: AuditEvents): Synchronous<We
   const retry = audit.withAudit((context: AuditContext, tenant: Tenant, id: number) => {
     const before = sql.delivery.get({ ...tenant, id }) as WebhookDeliveryRow | undefined;
     if (!before) return { result: null, entries: [] };
+    assertRetryable(webhookDeliveryFromRow(before));
     sql.retry.run({ id, at: context.at });
     const after = webhookDeliveryFromRow(sql.delivery.get({ ...tenant, id }) as WebhookDeliveryRow);
     return { result: after, entries: [deliveryRetried(webhookDeliveryFromRow(before), tenant)] };
