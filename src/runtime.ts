@@ -44,7 +44,10 @@ export async function openRuntime(options: {
   allowPrivateWebhooks?: boolean;
   /** How webhook host names resolve: the system's resolver unless given. */
   resolve?: Resolver;
+  /** Told what an operator should know but that fails nothing: one line on stderr unless given. */
+  warn?: (message: string) => void;
 }): Promise<Runtime> {
+  const warn = options.warn ?? ((message: string) => process.stderr.write(`ugs: warning: ${message}\n`));
   const location = parseDatabaseUrl(options.databaseUrl);
   const keys = openKeyring(location, options.encryptionKey, options.onKeyReload);
   let store: Store;
@@ -59,7 +62,8 @@ export async function openRuntime(options: {
     await store.close();
   };
   try {
-    await store.migrate();
+    // A migration may have created or rewritten tables: the planner gets their statistics now.
+    if ((await store.migrate()) > 0) (await store.refreshStatistics()).forEach(warn);
     const clock = options.clock ?? systemClock;
     const services = createServices({
       store,
@@ -70,6 +74,7 @@ export async function openRuntime(options: {
         allowPrivate: options.allowPrivateWebhooks ?? false,
         resolve: options.resolve,
       }),
+      warn,
     });
     if (options.requireAllKeys !== false) await services.keyRotation.assertKeysOpenAllData();
     const defaultWorkspace = await services.workspaces.ensureDefaultWorkspace({ type: 'cli' });
