@@ -189,7 +189,7 @@ async function serveInThisProcess(flags: ServeFlags, rateLimit: RateLimitPolicy 
  * one that dies, and on SIGTERM lets each drain before it exits.
  */
 async function superviseWorkers(flags: ServeFlags, rateLimit: RateLimitPolicy | 'off'): Promise<void> {
-  const { firstStartBanner } = await import('../server.js');
+  const { firstStartBanner, serveMetricsToWorkers } = await import('../server.js');
   const log = createLogger(flags.logLevel);
   // The primary signs nothing (the workers serve); its runtime migrates and issues the first tokens.
   const runtime = await openFor(
@@ -198,6 +198,7 @@ async function superviseWorkers(flags: ServeFlags, rateLimit: RateLimitPolicy | 
   );
   await warnAboutSetup(flags, runtime, log);
   if (rateLimit !== 'off') serveRateLimitsToWorkers(cluster, createLocalRateLimiter());
+  serveMetricsToWorkers(cluster);
   let stopping = false;
   const listening = new Promise<number>((resolve, reject) => {
     let count = 0;
