@@ -166,21 +166,25 @@ async function serveInThisProcess(flags: ServeFlags, rateLimit: RateLimitPolicy 
     publicUrlOf(flags, () => port),
   );
   if (!cluster.worker) await warnAboutSetup(flags, runtime, createLogger(flags.logLevel));
-  const server = await startServer(runtime, options).catch(async (error: unknown) => {
+  const starting = startServer(runtime, options).catch(async (error: unknown) => {
     await runtime.close();
     throw error;
   });
-  const address = server.app.server.address();
-  if (typeof address === 'object' && address) port = address.port;
-  if (server.firstStartTokens)
-    process.stdout.write(firstStartBanner(server.firstStartTokens, `http://${flags.host}:${port}`));
+  // Before the start finishes: the server answers as soon as it listens, and a signal in the instant
+  // before it is ready must drain it, not kill it. The stop waits for the start.
   onStopSignal(async (signal) => {
+    const server = await starting;
     server.app.log.info({ signal }, 'draining before exit');
     await server.stop().catch((error: unknown) => {
       server.app.log.error({ err: error }, 'shutdown failed');
       throw error;
     });
   });
+  const server = await starting;
+  const address = server.app.server.address();
+  if (typeof address === 'object' && address) port = address.port;
+  if (server.firstStartTokens)
+    process.stdout.write(firstStartBanner(server.firstStartTokens, `http://${flags.host}:${port}`));
 }
 
 /**
