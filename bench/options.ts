@@ -43,6 +43,8 @@ export interface BenchOptions {
   sample: number;
   /** Start the service under `node --cpu-prof` and keep the profiles in bench/profiles/. */
   cpuProf: boolean;
+  /** PostgreSQL: skip the ANALYZE after seeding, to measure tables without statistics (autovacuum off). */
+  noAnalyze: boolean;
 }
 
 export const USAGE = `Usage: npm run bench -- [flags]
@@ -59,6 +61,7 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --seed-parallel 8           PostgreSQL seeding transactions in flight (default 8)
   --sample 50000              seeded groups the scenarios rotate over (default 50000)
   --cpu-prof                  run the service under node --cpu-prof; profiles go to bench/profiles/
+  --no-analyze                PostgreSQL: no ANALYZE after seeding (tables without statistics, as with autovacuum off)
   --help
 
 Environment: UGS_BENCH_POSTGRES_URL (default ${DEFAULT_POSTGRES_URL}).`;
@@ -101,6 +104,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       'seed-parallel': { type: 'string' },
       sample: { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
+      'no-analyze': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -135,5 +139,6 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     seedParallel: values['seed-parallel'] === undefined ? 8 : positive(values['seed-parallel'], 'seed-parallel'),
     sample: values.sample === undefined ? 50_000 : positive(values.sample, 'sample', { min: 100 }),
     cpuProf: values['cpu-prof'] === true,
+    noAnalyze: values['no-analyze'] === true,
   };
 }

@@ -178,7 +178,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
   log(
     `  seeding: ${size.toLocaleString('en-US')} groups in ${seeded.seconds.toFixed(1)} s (${groupsPerSecond.toLocaleString('en-US')} groups/s)`,
   );
-  if (engine === 'postgres') {
+  if (engine === 'postgres' && !options.noAnalyze) {
     const analyzeStarted = performance.now();
     await db.analyze();
     log(`  ANALYZE of the schema's tables: ${((performance.now() - analyzeStarted) / 1000).toFixed(1)} s`);

@@ -44,7 +44,10 @@ export async function openRuntime(options: {
   publicUrl?: () => string;
   /** Whether webhook URLs may be literal addresses outside global unicast, or localhost (false unless given). */
   allowPrivateWebhooks?: boolean;
+  /** Told what an operator should know but that fails nothing: one line on stderr unless given. */
+  warn?: (message: string) => void;
 }): Promise<Runtime> {
+  const warn = options.warn ?? ((message: string) => process.stderr.write(`ugs: warning: ${message}\n`));
   const location = parseDatabaseUrl(options.databaseUrl);
   const keys = openKeyring(location, options.encryptionKey, options.onKeyReload);
   let store: Store;
@@ -59,7 +62,8 @@ export async function openRuntime(options: {
     await store.close();
   };
   try {
-    await store.migrate();
+    // A migration may have created or rewritten tables: the planner gets their statistics now.
+    if ((await store.migrate()) > 0) (await store.refreshStatistics()).forEach(warn);
     const clock = options.clock ?? systemClock;
     const publicUrl = options.publicUrl ?? (() => DEFAULT_PUBLIC_URL);
     const services = createServices({
@@ -68,6 +72,7 @@ export async function openRuntime(options: {
       clock,
       publicUrl,
       webhookAddresses: createAddressPolicy({ allowPrivate: options.allowPrivateWebhooks ?? false }),
+      warn,
     });
     if (options.requireAllKeys !== false) await services.keyRotation.assertKeysOpenAllData();
     const defaultWorkspace = await services.workspaces.ensureDefaultWorkspace({ type: 'cli' });

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { IssuedApiToken } from './domain/api-tokens.service.js';
 import { buildApp } from './http/app.js';
+
+export { serveMetricsToWorkers } from './http/cluster-metrics.js';
 import { createLogger } from './logger.js';
 import type { ServerTimeouts } from './config/server-timeouts.js';
 import type { RateLimitOption } from './rate-limit/rate-limit-setting.js';

@@ -28,9 +28,24 @@ export function subcommand(parent: Command, name: string, description: string, {
   return command.addOption(jsonOption()).addOption(databaseOption());
 }
 
-export function printRows(rows: Array<Record<string, unknown>>, json: boolean | undefined): void {
+/** Rows as JSON (--json) or as a table, where `cells` may word a column's values for people. */
+export function printRows<R extends Record<string, unknown>>(
+  rows: R[],
+  json: boolean | undefined,
+  cells: { [K in keyof R]?: (value: R[K]) => string } = {},
+): void {
   if (json) printJson(rows);
-  else printTable(rows);
+  else
+    printTable(
+      rows.map((row) =>
+        Object.fromEntries(
+          Object.entries(row).map(([column, value]) => {
+            const word = cells[column as keyof R];
+            return [column, word ? word(value as R[keyof R]) : value];
+          }),
+        ),
+      ),
+    );
 }
 
 /** Opens the database for one command and always closes it again. */
@@ -76,8 +91,10 @@ export function printTable(rows: Array<Record<string, unknown>>): void {
     return;
   }
   const columns = Object.keys(rows[0]!);
-  const cell = (value: unknown) =>
+  const text = (value: unknown) =>
     typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value ?? '');
+  // A list reads as one: `emea, pilot`.
+  const cell = (value: unknown) => (Array.isArray(value) ? value.map(text).join(', ') : text(value));
   const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => cell(row[column]).length)));
   const format = (cells: string[]) =>
     cells

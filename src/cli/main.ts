@@ -4,6 +4,7 @@ import { auditCommand } from './audit.command.js';
 import { dataSourcesCommand, schemasCommand, workspacesCommand } from './catalog.command.js';
 import { groupsCommand } from './groups.command.js';
 import { keysCommand } from './keys.command.js';
+import { PACKAGE_VERSION } from './package-version.js';
 import { signingKeysCommand } from './signing-keys.command.js';
 import { migrateCommand, serveCommand } from './serve.command.js';
 import { tokensCommand } from './tokens.command.js';
@@ -12,6 +13,7 @@ import { webhooksCommand } from './webhooks.command.js';
 export function buildProgram(): Command {
   const program = new Command('ugs')
     .description('User Group Service: serve the API and administer its database')
+    .version(PACKAGE_VERSION, '-V, --version', 'print the version and exit')
     .showHelpAfterError()
     .exitOverride();
   for (const command of [

@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import { once } from 'node:events';
-import { createRequire } from 'node:module';
 import { Command, Option } from 'commander';
+import type { Logger } from 'pino';
 import { createLogger } from '../logger.js';
 import { DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from '../config/server-timeouts.js';
 import type { RateLimitOption } from '../rate-limit/rate-limit-setting.js';
@@ -16,17 +16,17 @@ import {
   type Rate,
 } from '../rate-limit/rate-limit-setting.js';
 import type { RateLimitPolicy } from '../rate-limit/token-bucket.js';
-import { openRuntime } from '../runtime.js';
+import { openRuntime, type Runtime } from '../runtime.js';
+import { parseDatabaseUrl } from '../config/database-url.js';
 import type { ServeOptions } from '../server.js';
 import { databaseOption, optionParser, positiveInteger } from './context.js';
+import { PACKAGE_VERSION } from './package-version.js';
 import {
   addWebhookWorkerOptions,
   allowPrivateWebhooks,
   webhookWorkerSettings,
   type WebhookFlags,
 } from './webhook-options.js';
-
-const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
 interface ServeFlags extends WebhookFlags {
   port: number;
@@ -41,6 +41,7 @@ interface ServeFlags extends WebhookFlags {
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
   idleTimeoutMs: number;
+  drainTimeoutMs: number;
   publicUrl?: string;
 }
 
@@ -64,6 +65,9 @@ function rateLimitOption(setting: RateLimitPolicy | 'off'): RateLimitOption {
 }
 
 const DRAIN_TIMEOUT_MS = 10_000;
+
+/** How much longer than a worker's drain the primary waits for it before killing it. */
+const WORKER_EXIT_MARGIN_MS = 5_000;
 
 function serverTimeouts(flags: ServeFlags): ServerTimeouts {
   if (flags.headersTimeoutMs > flags.requestTimeoutMs) {
@@ -89,8 +93,8 @@ function serveOptions(flags: ServeFlags, rateLimit: RateLimitPolicy | 'off'): Se
     host: flags.host,
     logLevel: flags.logLevel,
     rateLimit: rateLimitOption(rateLimit),
-    version,
-    drainTimeoutMs: DRAIN_TIMEOUT_MS,
+    version: PACKAGE_VERSION,
+    drainTimeoutMs: flags.drainTimeoutMs,
     timeouts: serverTimeouts(flags),
     // In a cluster the primary issues them once every worker listens.
     issueFirstStartTokens: cluster.isPrimary,
@@ -111,6 +115,7 @@ function openFor(flags: ServeFlags, publicUrl: () => string) {
     encryptionKey: process.env.UGS_ENCRYPTION_KEY,
     poolSize: flags.dbPoolSize,
     allowPrivateWebhooks: allowPrivateWebhooks(flags),
+    warn: (message) => log.warn(message),
     onKeyReload: (event) => {
       if ('error' in event)
         log.error({ err: event.error }, 'the encryption key file could not be reloaded; the previous keys stay in use');
@@ -119,10 +124,29 @@ function openFor(flags: ServeFlags, publicUrl: () => string) {
   });
 }
 
+/**
+ * Once per server (the primary, or the only process): what about its setup an operator should fix.
+ * On PostgreSQL several instances may share the database, and each one without --public-url issues
+ * embed tokens under its own address, which the others then refuse (SPEC §10).
+ */
+async function warnAboutSetup(flags: ServeFlags, runtime: Runtime, log: Logger): Promise<void> {
+  for (const warning of await runtime.store.serverWarnings()) log.warn(warning);
+  if (parseDatabaseUrl(flags.database).engine === 'postgres' && flags.publicUrl === undefined)
+    log.warn(
+      "no --public-url (UGS_PUBLIC_URL) on PostgreSQL: embed tokens are issued under this instance's own address, so another instance sharing the database refuses them; set the URL clients reach the service at",
+    );
+}
+
+/**
+ * SIGTERM or SIGINT drains and exits. Later signals change nothing (the drain is bounded anyway):
+ * Ctrl-C reaches every process of the terminal's process group, and `npm start` forwards it too, so
+ * one process often gets the same signal twice.
+ */
 function onStopSignal(stop: (signal: NodeJS.Signals) => Promise<void>): void {
+  let stopping: Promise<void> | undefined;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      stop(signal).then(
+    process.on(signal, () => {
+      stopping ??= stop(signal).then(
         () => process.exit(0),
         () => process.exit(1),
       );
@@ -141,21 +165,26 @@ async function serveInThisProcess(flags: ServeFlags, rateLimit: RateLimitPolicy 
     flags,
     publicUrlOf(flags, () => port),
   );
-  const server = await startServer(runtime, options).catch(async (error: unknown) => {
+  if (!cluster.worker) await warnAboutSetup(flags, runtime, createLogger(flags.logLevel));
+  const starting = startServer(runtime, options).catch(async (error: unknown) => {
     await runtime.close();
     throw error;
   });
-  const address = server.app.server.address();
-  if (typeof address === 'object' && address) port = address.port;
-  if (server.firstStartTokens)
-    process.stdout.write(firstStartBanner(server.firstStartTokens, `http://${flags.host}:${port}`));
+  // Before the start finishes: the server answers as soon as it listens, and a signal in the instant
+  // before it is ready must drain it, not kill it. The stop waits for the start.
   onStopSignal(async (signal) => {
+    const server = await starting;
     server.app.log.info({ signal }, 'draining before exit');
     await server.stop().catch((error: unknown) => {
       server.app.log.error({ err: error }, 'shutdown failed');
       throw error;
     });
   });
+  const server = await starting;
+  const address = server.app.server.address();
+  if (typeof address === 'object' && address) port = address.port;
+  if (server.firstStartTokens)
+    process.stdout.write(firstStartBanner(server.firstStartTokens, `http://${flags.host}:${port}`));
 }
 
 /**
@@ -164,14 +193,16 @@ async function serveInThisProcess(flags: ServeFlags, rateLimit: RateLimitPolicy 
  * one that dies, and on SIGTERM lets each drain before it exits.
  */
 async function superviseWorkers(flags: ServeFlags, rateLimit: RateLimitPolicy | 'off'): Promise<void> {
-  const { firstStartBanner } = await import('../server.js');
+  const { firstStartBanner, serveMetricsToWorkers } = await import('../server.js');
   const log = createLogger(flags.logLevel);
   // The primary signs nothing (the workers serve); its runtime migrates and issues the first tokens.
   const runtime = await openFor(
     flags,
     publicUrlOf(flags, () => flags.port),
   );
+  await warnAboutSetup(flags, runtime, log);
   if (rateLimit !== 'off') serveRateLimitsToWorkers(cluster, createLocalRateLimiter());
+  serveMetricsToWorkers(cluster);
   let stopping = false;
   const listening = new Promise<number>((resolve, reject) => {
     let count = 0;
@@ -198,7 +229,10 @@ async function superviseWorkers(flags: ServeFlags, rateLimit: RateLimitPolicy | 
       if (!worker || worker.isDead()) return;
       const exited = once(worker, 'exit');
       worker.process.kill('SIGTERM');
+      // A worker bounds its own drain; one stuck past it does not hold the whole server up.
+      const stuck = setTimeout(() => worker.process.kill('SIGKILL'), flags.drainTimeoutMs + WORKER_EXIT_MARGIN_MS);
       await exited;
+      clearTimeout(stuck);
     });
     await Promise.all(exits);
     await runtime.close();
@@ -286,6 +320,14 @@ export function serveCommand(): Command {
       )
         .env('UGS_PUBLIC_URL')
         .argParser(optionParser(parsePublicUrl)),
+    )
+    .addOption(
+      millisecondsOption(
+        'drain-timeout-ms',
+        'UGS_DRAIN_TIMEOUT_MS',
+        DRAIN_TIMEOUT_MS,
+        'on SIGTERM or SIGINT, requests in flight get this long to finish before the connections close',
+      ),
     )
     .addOption(
       millisecondsOption(

@@ -1,7 +1,14 @@
 import { Command, Option } from 'commander';
-import type { ApiTokenRecord, RateLimit } from '../domain/models.js';
+import type { ApiTokenRecord } from '../domain/models.js';
 import { SCOPES, type Environment, type Scope } from '../domain/tenancy.js';
-import { parseBurst, parseRate, rateLimitPolicy, type Rate } from '../rate-limit/rate-limit-setting.js';
+import {
+  parseBurst,
+  parseRate,
+  rateLimitLabel,
+  rateLimitPolicy,
+  updatedRateLimit,
+  type Rate,
+} from '../rate-limit/rate-limit-setting.js';
 import {
   cliCaller,
   environmentOption,
@@ -24,9 +31,6 @@ const describe = (token: ApiTokenRecord, workspace: string) => ({
   created_at: token.createdAt,
   last_used_at: token.lastUsedAt,
 });
-
-const rateLimitText = (rateLimit: RateLimit | null) =>
-  rateLimit ? `${rateLimit.perSecond} a second, up to ${rateLimit.burst} at once` : "the server's default";
 
 const burstOption = () =>
   new Option('--rate-limit-burst <n>', 'requests it may make at once (default: the <n> of --rate-limit)').argParser(
@@ -92,6 +96,10 @@ export function tokensCommand(): Command {
             describe(token, options.workspace),
           ),
           options.json,
+          {
+            rate_limit: (rateLimit) =>
+              rateLimitLabel(rateLimit && { perSecond: rateLimit.per_second, burst: rateLimit.burst }),
+          },
         );
       });
     },
@@ -104,24 +112,34 @@ export function tokensCommand(): Command {
   )
     .argument('<id>', 'API token id (see `ugs tokens list`)', positiveInteger)
     .addOption(
-      new Option('--rate-limit <rate>', '<n>/s or <n>/min, or "default" for the server\'s')
-        .argParser(optionParser((text): Rate | 'default' => (text.trim() === 'default' ? 'default' : parseRate(text))))
-        .makeOptionMandatory(),
+      new Option(
+        '--rate-limit <rate>',
+        '<n>/s or <n>/min (the token keeps its burst), or "default" for the server\'s',
+      ).argParser(optionParser((text): Rate | 'default' => (text.trim() === 'default' ? 'default' : parseRate(text)))),
     )
-    .addOption(burstOption())
-    .action(async (id: number, options: CommonOptions & RateLimitFlags & { rateLimit: Rate | 'default' }) => {
+    .addOption(
+      new Option('--rate-limit-burst <n>', 'requests it may make at once (the token keeps its rate)').argParser(
+        optionParser(parseBurst),
+      ),
+    )
+    .action(async (id: number, options: CommonOptions & RateLimitFlags & { rateLimit?: Rate | 'default' }) => {
       if (options.rateLimit === 'default' && options.rateLimitBurst !== undefined)
         throw new Error('--rate-limit-burst goes with a rate, not with "default".');
+      if (options.rateLimit === undefined && options.rateLimitBurst === undefined)
+        throw new Error('Give --rate-limit, --rate-limit-burst or both.');
       await withRuntime(options, async (runtime) => {
-        const rateLimit =
-          options.rateLimit === 'default' ? null : rateLimitPolicy(options.rateLimit, options.rateLimitBurst);
-        const updated = await runtime.services.apiTokens.updateApiTokenRateLimit(
-          await cliCaller(runtime, options.workspace),
-          id,
-          rateLimit,
-        );
+        const caller = await cliCaller(runtime, options.workspace);
+        const rate = options.rateLimit;
+        const current = async () => {
+          const token = (await runtime.services.apiTokens.listApiTokens(caller, 'workspace')).find(
+            (candidate) => candidate.id === id,
+          );
+          return token?.rateLimit ?? null;
+        };
+        const rateLimit = rate === 'default' ? null : updatedRateLimit(await current(), rate, options.rateLimitBurst);
+        const updated = await runtime.services.apiTokens.updateApiTokenRateLimit(caller, id, rateLimit);
         if (options.json) printJson(describe(updated, options.workspace));
-        else process.stdout.write(`API token ${updated.id} (${updated.name}): ${rateLimitText(updated.rateLimit)}\n`);
+        else process.stdout.write(`API token ${updated.id} (${updated.name}): ${rateLimitLabel(updated.rateLimit)}\n`);
       });
     });
 

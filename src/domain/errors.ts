@@ -6,6 +6,7 @@
  */
 export const ERROR_STATUS = {
   bad_request: 400,
+  invalid_request: 400,
   invalid_json: 400,
   invalid_field: 400,
   missing_field: 400,

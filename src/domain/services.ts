@@ -28,16 +28,25 @@ export interface ServiceOptions {
   publicUrl: () => string;
   /** Where webhooks may be sent (SPEC §13): checked when an endpoint's URL is set. */
   webhookAddresses: WebhookAddressPolicy;
+  /** Told what an operator should know but that fails nothing (e.g. an ANALYZE the role may not run). */
+  warn?: (message: string) => void;
 }
 
 /** The domain layer as one value: what the HTTP routes and the CLI both call. */
-export function createServices({ store, cipher, clock, publicUrl, webhookAddresses }: ServiceOptions) {
+export function createServices({
+  store,
+  cipher,
+  clock,
+  publicUrl,
+  webhookAddresses,
+  warn = () => undefined,
+}: ServiceOptions) {
   const signingKeys = createSigningKeyService({ store, cipher, clock });
   const view = createUserGroupViewer(cipher);
   return {
     userGroups: createUserGroupService({ store, cipher, clock, view }),
     userGroupAdmin: createUserGroupAdminService({ store, view }),
-    userGroupTransfer: createUserGroupTransferService({ store, cipher, clock }),
+    userGroupTransfer: createUserGroupTransferService({ store, cipher, clock, warn }),
     audit: createAuditService({ store }),
     apiTokens: createApiTokenService({ store, clock }),
     schemas: createSchemaService({ store, clock }),

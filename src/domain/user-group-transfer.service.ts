@@ -9,7 +9,7 @@ import { generateUserGroupToken, hashSecret, isUserGroupTokenShaped, type TokenC
 import { inEnvironment, readsSecrets, type Caller, type Environment } from './tenancy.js';
 import { diffUserGroup, wholeGroupChanges } from './user-group-diff.js';
 import { newTreeFields, parentProvidedIdOf, providedIdOf, treeFieldsPatch } from './user-groups.service.js';
-import type { DataSourceStore, SchemaStore, UserGroupStore, UserGroupWrite } from '../store/store.js';
+import type { DataSourceStore, SchemaStore, Store, UserGroupStore, UserGroupWrite } from '../store/store.js';
 
 /** One line of an export file, and what an import reads. */
 export interface TransferredUserGroup {
@@ -47,7 +47,8 @@ export interface ImportOptions {
 
 type TransferStore = Pick<UserGroupStore, 'listUserGroups' | 'findUserGroupsByProvidedIds' | 'writeUserGroups'> &
   Pick<DataSourceStore, 'listDataSources' | 'findDataSources'> &
-  Pick<SchemaStore, 'findSchemasByIds'>;
+  Pick<SchemaStore, 'findSchemasByIds'> &
+  Pick<Store, 'refreshStatistics'>;
 
 const DEFAULT_BATCH = 1000;
 const MAX_BATCH_ATTEMPTS = 3;
@@ -65,10 +66,13 @@ export function createUserGroupTransferService({
   store,
   cipher,
   clock,
+  warn,
 }: {
   store: TransferStore;
   cipher: TokenCipher;
   clock: Clock;
+  /** Told of statistics the import could not refresh (see Store.refreshStatistics). */
+  warn: (message: string) => void;
 }) {
   async function* exportUserGroups(
     caller: Caller,
@@ -179,6 +183,8 @@ export function createUserGroupTransferService({
       options.onProgress?.(done + lines.length + summary.rejected.length);
     }
     summary.rejected.sort((a, b) => a.line - b.line);
+    // A bulk load changes what the planner should expect of the tables (docs/performance.md).
+    if (summary.created + summary.updated > 0) (await store.refreshStatistics()).forEach(warn);
     return summary;
   }
 

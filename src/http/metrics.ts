@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import cluster from 'node:cluster';
 import type { OperationsService } from '../domain/operations.service.js';
 import { ErrorEnvelope } from '../wire/envelope.js';
 import { PUBLIC_ROUTE } from './route-schema.js';
+import { scrapeThroughPrimary } from './cluster-metrics.js';
 
 // Process metrics (CPU, memory, event loop lag, GC) belong to the process, not to one app: collected
 // once, into a registry every app's /metrics merges with its own.
@@ -64,6 +66,8 @@ export function registerMetrics(
   });
 
   const merged = Registry.merge([processMetrics(), registry, ...others]);
+  // A cluster worker answers for the whole server (src/http/cluster-metrics.ts); one process, for itself.
+  const collect = cluster.isWorker && process.send ? scrapeThroughPrimary(merged, process) : () => merged.metrics();
   let collecting: Promise<string> | undefined;
   app.get(
     '/metrics',
@@ -89,7 +93,7 @@ export function registerMetrics(
       reply.type(merged.contentType);
       // Scrapes that arrive while a collection runs share it: collecting is the costly part, and
       // the endpoint is public.
-      collecting ??= merged.metrics().finally(() => {
+      collecting ??= collect().finally(() => {
         collecting = undefined;
       });
       return collecting;

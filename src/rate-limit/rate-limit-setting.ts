@@ -43,6 +43,35 @@ export function parseBurst(text: string): number {
   return burst;
 }
 
+/** A rate as `--rate-limit` takes it: per second when whole, else per minute (e.g. `50/s`, `10/min`). */
+export function formatRate(perSecond: number): string {
+  if (Number.isInteger(perSecond)) return `${perSecond}/s`;
+  const perMinute = perSecond * 60;
+  return Number.isInteger(Math.round(perMinute * 1e6) / 1e6) ? `${Math.round(perMinute)}/min` : `${perSecond}/s`;
+}
+
+/** A token's limit for people: `50/s, burst 100`, or `default` (the server's). */
+export function rateLimitLabel(policy: RateLimitPolicy | null): string {
+  return policy ? `${formatRate(policy.perSecond)}, burst ${policy.burst}` : 'default';
+}
+
+/**
+ * A token's limit after `ugs tokens update`: what the flags name changes and the rest stays the
+ * token's own (a new rate keeps the burst; a burst alone keeps the rate). A token on the server's
+ * default has no burst to keep: a rate then brings its own, and a burst alone has no rate to go with.
+ */
+export function updatedRateLimit(
+  current: RateLimitPolicy | null,
+  rate: Rate | undefined,
+  burst: number | undefined,
+): RateLimitPolicy {
+  if (rate) return { perSecond: rate.perSecond, burst: burst ?? current?.burst ?? rate.defaultBurst };
+  if (burst === undefined) throw new Error('Give --rate-limit, --rate-limit-burst or both.');
+  if (!current)
+    throw new Error("The token has no rate limit of its own (it uses the server's): give --rate-limit too.");
+  return { perSecond: current.perSecond, burst };
+}
+
 /** The bucket a rate and an optional burst describe. */
 export function rateLimitPolicy(rate: Rate, burst: number | undefined): RateLimitPolicy {
   return { perSecond: rate.perSecond, burst: burst ?? rate.defaultBurst };

@@ -490,8 +490,16 @@ export interface Store
     SigningKeyStore,
     WebhookStore,
     ConsoleSessionStore {
-  /** Applies pending migrations; safe to call from several processes at once. */
-  migrate(): Promise<void>;
+  /** Applies pending migrations; safe to call from several processes at once. Resolves with how many it applied. */
+  migrate(): Promise<number>;
+  /**
+   * Brings the planner's statistics of the service's tables up to date after a bulk change (ANALYZE on
+   * PostgreSQL; nothing on SQLite, whose planner needs none for the service's statements). Never
+   * fails: what it could not do (a role that may not analyse) comes back as warnings.
+   */
+  refreshStatistics(): Promise<string[]>;
+  /** What about the database server's settings an operator should hear at start (e.g. autovacuum off). */
+  serverWarnings(): Promise<string[]>;
   /** Resolves when the database answers a trivial query; throws `unavailable` otherwise. */
   ping(): Promise<void>;
   /** Connection pool figures for /metrics; null for an engine without a pool. */

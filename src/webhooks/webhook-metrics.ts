@@ -24,6 +24,8 @@ export function webhookMetrics(store: Pick<WebhookStore, 'webhookBacklog'>) {
     name: 'ugs_webhook_backlog',
     help: 'Webhook deliveries waiting (pending) for enabled endpoints.',
     registers: [registry],
+    // Every worker reads the same shared backlog: summed over workers it would count it N times.
+    aggregator: 'max',
     async collect() {
       this.set((await backlog()).pending);
     },
@@ -32,6 +34,7 @@ export function webhookMetrics(store: Pick<WebhookStore, 'webhookBacklog'>) {
     name: 'ugs_webhook_oldest_pending_age_seconds',
     help: 'Age of the oldest webhook delivery still pending for an enabled endpoint; 0 when none is.',
     registers: [registry],
+    aggregator: 'max',
     async collect() {
       const { oldestPendingCreatedAt } = await backlog();
       this.set(

@@ -86,6 +86,12 @@ export const requestFailure = {
     new AppError('invalid_field', `"${field}" in the query string is not UTF-8 text.`, { field }),
   queryNul: (field: string) =>
     new AppError('invalid_field', `"${field}" in the query string may not contain a NUL character.`, { field }),
+  /** SPEC §5: a get-or-create takes its fields from the body or from the query string, never both. */
+  bodyAndQuery: () =>
+    new AppError(
+      'invalid_request',
+      'Send the fields in the JSON body or in the query string, not both: the request has both.',
+    ),
   queryRepeated: (field: string) =>
     new AppError('invalid_field', `"${field}" must appear once in the query string.`, { field }),
   yearOutOfRange: (field: string) =>

@@ -408,7 +408,8 @@ describe('groups list and show', { timeout: 60_000 }, () => {
     );
     expect(lines).toHaveLength(4);
     expect(lines[0]).toMatch(
-      new RegExp(`^${teamIds.get('acme-1')}\\s+acme-1\\s+Acme Widgets\\s+false\\s+\\[\\]\\s+Customer\\s+\\d{4}-`),
+      // No tags: an empty cell (issue 27), not JSON's [].
+      new RegExp(`^${teamIds.get('acme-1')}\\s+acme-1\\s+Acme Widgets\\s+false\\s+Customer\\s+\\d{4}-`),
     );
   });
 
@@ -615,6 +616,10 @@ describe('a tree through export and import (SPEC §11)', { timeout: 60_000 }, ()
     expect(await listIds('--tag', 'eu')).toEqual(['branch', 'region']);
     expect(await listIds('--demo')).toEqual(['country']);
     expect(await listIds('--not-demo', '--parent', 'root')).toEqual(['branch', 'region']);
+    // The table words a list for people (issue 27).
+    const table = (await box.ugs('groups', 'list', '--parent', 'root')).stdout;
+    expect(table).toMatch(/\bbranch\s.*\beu, pilot\s/);
+    expect(table).not.toContain('["eu"');
 
     const exported = await exportGroups(box, '--environment', 'Customer');
     const byId = new Map(

@@ -32,6 +32,10 @@ export interface RunOptions {
   cwd?: string;
   /** Written to the command's stdin, which is then closed (left open and empty when absent). */
   input?: string;
+  /** spawnServe only: start the server as an operator would, with `npm start -- <args>`. */
+  viaNpmStart?: boolean;
+  /** startServer only: how long the server may take to answer /healthz (15 s unless given). */
+  startTimeoutMs?: number;
 }
 
 /** The environment a test controls fully: no UGS_* leaks in from the shell, rate limiting off. */
@@ -83,7 +87,10 @@ const running = new Set<ServerProcess>();
 
 /** Spawns `ugs serve <args>` with UGS_PORT=`port` and returns at once, without waiting for it to listen. */
 export function spawnServe(args: string[], port: number, options: RunOptions = {}): ServerProcess {
-  const child = spawn(process.execPath, [UGS_BIN, 'serve', ...args], {
+  const [file, commandArgs] = options.viaNpmStart
+    ? ['npm', ['start', '--silent', '--', ...args]]
+    : [process.execPath, [UGS_BIN, 'serve', ...args]];
+  const child = spawn(file, commandArgs, {
     env: ugsEnv({ UGS_PORT: String(port), ...options.env }),
     cwd: options.cwd ?? REPO,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -120,7 +127,7 @@ export async function startServer(args: string[], options: RunOptions = {}): Pro
   for (let attempt = 1; ; attempt++) {
     const server = spawnServe(args, await freePort(), options);
     const outcome = await Promise.race([
-      waitFor('ugs serve to answer /healthz', 15_000, async () =>
+      waitFor('ugs serve to answer /healthz', options.startTimeoutMs ?? 15_000, async () =>
         (await server.request({ method: 'GET', path: '/healthz' })).status === 200 ? 'up' : undefined,
       ),
       server.exited.then(() => 'exited' as const),

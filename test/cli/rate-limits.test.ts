@@ -41,15 +41,19 @@ describe('ugs tokens with rate limits', { timeout: 60_000 }, () => {
       [perMinute, { per_second: 0.5, burst: 30 }],
       [plain, null],
     ]);
-    const table = await box.ugs('tokens', 'list');
-    expect(table.stdout).toContain('{"per_second":50,"burst":100}');
+    // The table words them for people (issue 27).
+    const table = (await box.ugs('tokens', 'list')).stdout.split('\n');
+    expect(table.find((line) => line.startsWith(`${perSecond} `))).toContain('50/s, burst 100');
+    expect(table.find((line) => line.startsWith(`${perMinute} `))).toContain('30/min, burst 30');
+    expect(table.find((line) => line.startsWith(`${plain} `))).toMatch(/ default /);
+    expect(table.join('\n')).not.toContain('per_second');
   });
 
   it('tokens update sets a limit and --rate-limit default clears it, each audited with before and after', async () => {
     const id = await create('--name', 'backend');
     const set = await box.ugs('tokens', 'update', String(id), '--rate-limit', '5/s');
     expect(set).toMatchObject({ code: 0, stderr: '' });
-    expect(set.stdout).toBe(`API token ${id} (backend): 5 a second, up to 5 at once\n`);
+    expect(set.stdout).toBe(`API token ${id} (backend): 5/s, burst 5\n`);
     expect(await rateLimitOf(id)).toEqual({ per_second: 5, burst: 5 });
 
     const cleared = jsonOutput<ListedToken>(
@@ -63,6 +67,29 @@ describe('ugs tokens with rate limits', { timeout: 60_000 }, () => {
       ['cli', { rate_limit: { before: { per_second: 5, burst: 5 }, after: null } }],
       ['cli', { rate_limit: { before: null, after: { per_second: 5, burst: 5 } } }],
     ]);
+  });
+
+  it('--rate-limit changes only the rate and --rate-limit-burst only the burst', async () => {
+    const id = await create('--rate-limit', '50/s', '--rate-limit-burst', '100');
+    const rate = await box.ugs('tokens', 'update', String(id), '--rate-limit', '10/s');
+    expect(rate).toMatchObject({ code: 0, stderr: '' });
+    expect(await rateLimitOf(id)).toEqual({ per_second: 10, burst: 100 });
+    expect((await box.ugs('tokens', 'update', String(id), '--rate-limit-burst', '7')).code).toBe(0);
+    expect(await rateLimitOf(id)).toEqual({ per_second: 10, burst: 7 });
+    expect((await box.ugs('tokens', 'update', String(id), '--rate-limit', '1/s', '--rate-limit-burst', '3')).code).toBe(
+      0,
+    );
+    expect(await rateLimitOf(id)).toEqual({ per_second: 1, burst: 3 });
+
+    // A token on the server's default has no rate of its own for a burst to go with.
+    const plain = await create();
+    const before = auditEventCount(box);
+    expectCleanFailure(
+      await box.ugs('tokens', 'update', String(plain), '--rate-limit-burst', '5'),
+      /no rate limit of its own.*give --rate-limit too/,
+    );
+    expect(await rateLimitOf(plain)).toBeNull();
+    expect(auditEventCount(box)).toBe(before);
   });
 
   it.each<[string, string[], RegExp]>([
@@ -102,7 +129,7 @@ describe('ugs tokens with rate limits', { timeout: 60_000 }, () => {
       ['tokens', 'create', '--environment', 'Customer', '--scope', 'read', '--rate-limit', '2000000/s'],
       /per_second must be from 0\.001 to 1000000.*invalid_field/,
     ],
-    ['an update without --rate-limit', ['tokens', 'update', '1'], /--rate-limit/],
+    ['an update that names nothing', ['tokens', 'update', '1'], /Give --rate-limit, --rate-limit-burst or both/],
     [
       'an update of a token that does not exist',
       ['tokens', 'update', '424242', '--rate-limit', '5/s'],

@@ -1,15 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from '../support/http-client.js';
+import { sample } from '../support/prometheus-text.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-
-/** The value of one sample line of the Prometheus text, e.g. `name{a="b"} 3`. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  const line = text
-    .split('\n')
-    .find((candidate) => candidate.startsWith(`${name}{`) && wanted.every((label) => candidate.includes(label)));
-  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
-}
 
 describe('GET /metrics', () => {
   let t: TestApp;

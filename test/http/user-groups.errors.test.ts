@@ -201,6 +201,14 @@ const CASES: ErrorCase[] = [
     code: 'invalid_json',
     field: 'properties',
   },
+  // SPEC §5 as amended (issue 27): one source of fields per request.
+  {
+    name: 'GET with both a JSON body and a query string',
+    request: () => ({ ...getOrCreate({ user_group_id: 'from_body' }), path: `${USER_PATH}?user_group_id=from_query` }),
+    status: 400,
+    code: 'invalid_request',
+    field: null,
+  },
 
   // missing_field
   ...[

@@ -1,13 +1,12 @@
 // `ugs serve --workers 2` (node:cluster) on both engines: a primary with two worker processes that
 // share the port and the database. On SQLite this also shows several processes on one file are safe.
 import { randomBytes } from 'node:crypto';
-import { request } from 'node:http';
 import { spawn } from 'node:child_process';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiResponse } from '../support/http-client.js';
+import { heldGetOrCreate } from '../support/held-request.js';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, type TestDatabase, type TestEngine } from '../support/test-database.js';
 import {
@@ -37,57 +36,6 @@ function workersOf(
     const pids = childPids(server.pid);
     return pids.length === WORKERS && accept(pids) ? pids : undefined;
   });
-}
-
-/**
- * GET /api/user with `Expect: 100-continue`: resolves `accepted` once the server has read the
- * headers and started on the request (the interim 100 response), and holds the body back until
- * `finish()`, so that the request is in flight for as long as the test wants.
- */
-function heldGetOrCreate(server: ServeProcess, token: string, userGroupId: string) {
-  const payload = JSON.stringify({ user_group_id: userGroupId });
-  let onContinue: () => void = () => undefined;
-  let finish: () => void = () => undefined;
-  const continued = new Promise<void>((resolve) => (onContinue = resolve));
-  const response = new Promise<ApiResponse>((resolve, reject) => {
-    const outgoing = request(
-      `${server.baseUrl}/api/user`,
-      {
-        method: 'GET',
-        agent: false,
-        headers: {
-          authorization: `Token ${token}`,
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(payload)),
-          expect: '100-continue',
-        },
-      },
-      (incoming) => {
-        let raw = '';
-        incoming.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
-        incoming.on('end', () =>
-          resolve({
-            status: incoming.statusCode ?? 0,
-            headers: incoming.headers,
-            body: raw === '' ? undefined : JSON.parse(raw),
-            raw,
-          }),
-        );
-      },
-    );
-    outgoing.on('continue', () => onContinue());
-    outgoing.on('error', reject);
-    finish = () => outgoing.end(payload);
-  });
-  // A failure is the test's to report when it awaits the response, not an unhandled rejection before.
-  response.catch(() => undefined);
-  const accepted = Promise.race([
-    continued,
-    response.then((early) => {
-      throw new Error(`answered before its body was sent: ${early.status} ${early.raw}`);
-    }),
-  ]);
-  return { accepted, response, finish: () => finish() };
 }
 
 /**
@@ -193,7 +141,7 @@ describe.each(['sqlite', 'postgres'] as const)('ugs serve --workers 2 on %s', (e
   it('SIGTERM to the primary lets an in-flight request finish, exits 0 and leaves no worker behind; the banner came once', async () => {
     const workers = await workersOf(server, 'two worker processes');
     for (const pid of workers) workersSeen.add(pid);
-    const held = heldGetOrCreate(server, admin, uniqueId('held'));
+    const held = heldGetOrCreate(server.baseUrl, admin, uniqueId('held'));
     await held.accepted;
 
     const exited = server.stop('SIGTERM');

@@ -118,8 +118,9 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{
       // claim needs a confirmed token first.
       config: { confirmsApiToken: method === 'GET' },
       preValidation: (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
-        if (request.body === undefined)
-          request.body = bodyFromQuery(request.query as Record<string, string | string[] | undefined>);
+        const query = request.query as Record<string, string | string[] | undefined>;
+        if (request.body === undefined) request.body = bodyFromQuery(query);
+        else if (Object.keys(query).length > 0) throw requestFailure.bodyAndQuery();
         done();
       },
       handler: async (request) => {

@@ -26,7 +26,7 @@ const sql = statements({
  * once; PostgreSQL's DDL is transactional, so a failed step leaves no trace. With nothing pending the
  * only cost is one short transaction.
  */
-export async function migratePostgres(db: PostgresDatabase, migrations: readonly Migration[]): Promise<void> {
+export async function migratePostgres(db: PostgresDatabase, migrations: readonly Migration[]): Promise<number> {
   const applyNext = () =>
     db.transaction(async (tx): Promise<boolean> => {
       await tx.rows(sql.lock());
@@ -42,7 +42,7 @@ export async function migratePostgres(db: PostgresDatabase, migrations: readonly
       return true;
     });
 
-  while (await applyNext()) {
-    // Each pass applies one migration; stop once none is pending.
-  }
+  let applied = 0;
+  while (await applyNext()) applied += 1;
+  return applied;
 }

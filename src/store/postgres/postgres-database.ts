@@ -42,6 +42,11 @@ export interface PostgresDatabase extends Queryable {
    * database through `tx`.
    */
   transaction<R>(work: (tx: Queryable) => Promise<R>): Promise<R>;
+  /**
+   * Runs `work` on one pooled connection outside any transaction, collecting the WARNING notices the
+   * server sends meanwhile (e.g. a table ANALYZE skipped for want of ownership).
+   */
+  withWarnings<R>(work: (q: Queryable) => Promise<R>): Promise<{ result: R; warnings: string[] }>;
   /** Ends the pool once it is idle; later calls are no-ops. */
   close(): Promise<void>;
   stats(): ConnectionStats;
@@ -124,6 +129,27 @@ export function openPostgresDatabase(options: PostgresStoreOptions): PostgresDat
         },
         () => conflict as Error,
       );
+    },
+
+    async withWarnings(work) {
+      const client = await pool.connect();
+      const warnings: string[] = [];
+      const onNotice = (notice: { severity?: string; message?: string }) => {
+        if (notice.severity === 'WARNING') warnings.push(notice.message ?? '');
+      };
+      let broken: Error | undefined;
+      const onError = (error: Error) => {
+        broken ??= error;
+      };
+      client.on('notice', onNotice);
+      client.on('error', onError);
+      try {
+        return { result: await work({ rows: (statement) => runOn(client, statement) }), warnings };
+      } finally {
+        client.removeListener('notice', onNotice);
+        client.removeListener('error', onError);
+        client.release(broken);
+      }
     },
 
     close() {

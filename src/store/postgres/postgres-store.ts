@@ -14,6 +14,7 @@ import { MIGRATIONS } from './migrations/index.js';
 import { openPostgresDatabase } from './postgres-database.js';
 import type { PostgresStoreOptions } from './postgres-database.js';
 import { schemaMethods } from './schemas.js';
+import { refreshStatistics, serverWarnings } from './statistics.js';
 import { statement } from './statements.js';
 import { userGroupMethods } from './user-groups.js';
 import { webhookMethods } from './webhooks.js';
@@ -44,6 +45,8 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     ...consoleSessionMethods(db, audit),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migratePostgres(db, MIGRATIONS),
+    refreshStatistics: () => refreshStatistics(db),
+    serverWarnings: () => serverWarnings(db),
     close: () => db.close(),
   });
   return {

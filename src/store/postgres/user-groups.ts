@@ -162,13 +162,28 @@ function apiTokenStateOf(row: ApiTokenStateColumns): ApiTokenState {
  * Hot reads in one statement (batched by src/store/hot-reads.ts): one row per lookup, in the order
  * asked (`lookup_index`), each with its group or nulls and, when the lookup carries one
  * (src/domain/api-token-check.ts), the state of the caller's API token in the same snapshot.
+ * `match` finds a lookup's group; it must leave the planner one index whatever the statistics say.
  */
 const lookups = (match: string) => `SELECT k.i AS lookup_index, ${API_TOKEN_STATE_COLUMNS}, grp.*
   FROM unnest(@indexes::int[], @workspaceIds::bigint[], @environments::text[], @apiTokenIds::bigint[], @keys::text[])
     AS k(i, workspace_id, environment, api_token_id, key)
   LEFT JOIN api_tokens t ON t.id = k.api_token_id
-  LEFT JOIN LATERAL (${SELECT_GROUP} WHERE g.workspace_id = k.workspace_id AND g.environment = k.environment AND ${match}) grp ON true
+  LEFT JOIN LATERAL (${SELECT_GROUP} WHERE ${match}) grp ON true
   ORDER BY k.i`;
+
+/*
+ * Plan-stable matches (docs/performance.md, "Without statistics"). On a table never analysed the
+ * planner prices `workspace_id = … AND environment = …` as selective, so user_groups_tenant (a
+ * prefix of both) ties with the unique index and, chosen, walks the whole tenant per lookup.
+ * - By provided id: the key as a closed range (equality under the column's "C" collation) and ordered
+ *   by it: only user_groups_provided_id_key yields that order without a sort, so it wins either way.
+ * - By token hash (unique on its own): the tenant compared with IS NOT DISTINCT FROM (the columns are
+ *   NOT NULL, so it means equality), which no index serves, leaving user_groups_token_hash_key.
+ */
+const BY_PROVIDED_ID = `g.workspace_id = k.workspace_id AND g.environment = k.environment
+    AND g.provided_id >= k.key AND g.provided_id <= k.key ORDER BY g.provided_id LIMIT 1`;
+const BY_TOKEN_HASH = `g.token_hash = k.key
+    AND (g.workspace_id, g.environment) IS NOT DISTINCT FROM (k.workspace_id, k.environment)`;
 
 /** A lookup's row: its group's columns (all null when there is none) beside the API token's state. */
 type LookupRow = (PostgresUserGroupRow | { [column in keyof PostgresUserGroupRow]: null }) & ApiTokenStateColumns;
@@ -177,8 +192,8 @@ const sql = statements(
   {
     byProvidedId: `${SELECT_GROUP} WHERE ${TENANT} AND g.provided_id = @providedId`,
     // The hot reads, batched, with each caller's API token confirmed in the same round trip.
-    byProvidedIdLookups: lookups('g.provided_id = k.key'),
-    byTokenHashLookups: lookups('g.token_hash = k.key'),
+    byProvidedIdLookups: lookups(BY_PROVIDED_ID),
+    byTokenHashLookups: lookups(BY_TOKEN_HASH),
     byTeamIdInTenant: `${SELECT_GROUP} WHERE g.team_id = @teamId AND ${TENANT}`,
     // An array parameter keeps one statement for any number of ids.
     byProvidedIds: `${SELECT_GROUP} WHERE ${TENANT} AND g.provided_id = ANY(@providedIds::text[]) ORDER BY g.team_id`,

@@ -7,7 +7,7 @@ import type { Migration } from '../migration.js';
  * version under the write lock before acting, so processes racing on one file apply every step once;
  * with nothing pending the only cost is one empty write transaction.
  */
-export function migrateSqlite(db: Database, migrations: readonly Migration[]): void {
+export function migrateSqlite(db: Database, migrations: readonly Migration[]): number {
   const applyNext = db.transaction((): boolean => {
     db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY,
@@ -27,7 +27,7 @@ export function migrateSqlite(db: Database, migrations: readonly Migration[]): v
     return true;
   });
 
-  while (applyNext.immediate()) {
-    // Each pass applies one migration; stop once none is pending.
-  }
+  let applied = 0;
+  while (applyNext.immediate()) applied += 1;
+  return applied;
 }

@@ -57,6 +57,8 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       ...consoleSessionMethods(db, audit),
       listAuditEvents: (query) => audit.list(query),
       migrate: () => migrateSqlite(db, MIGRATIONS),
+      refreshStatistics: () => [],
+      serverWarnings: () => [],
       ping: () => {
         try {
           sql.ping.get();

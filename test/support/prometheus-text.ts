@@ -1,0 +1,10 @@
+// Reading the Prometheus text format that GET /metrics answers.
+
+/** The value of one sample line of the Prometheus text, e.g. `name{a="b"} 3`. */
+export function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
+  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
+  const line = text
+    .split('\n')
+    .find((candidate) => candidate.startsWith(`${name}{`) && wanted.every((label) => candidate.includes(label)));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
