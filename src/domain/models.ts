@@ -88,6 +88,8 @@ export interface DataSourcePatch {
 
 export interface NewDataSource {
   tenant: Tenant;
+  /** The number chosen for it, else the workspace's next. */
+  id?: number;
   providedId: string;
   name: string;
   schemaId: number;

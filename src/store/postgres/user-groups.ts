@@ -37,6 +37,7 @@ import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, toNumber } from './rows.js';
 import type { Int8 } from './rows.js';
 import { statements } from './statements.js';
+import { dataSourceRowId, MAPPING_WITH_NUMBERS, schemaRowId } from '../catalogue-numbers.js';
 import type { Statement } from './statements.js';
 
 /**
@@ -76,8 +77,13 @@ function toUserGroup(row: PostgresUserGroupRow): UserGroupRecord {
 const GROUP_COLUMNS = `team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties,
   is_demo_group, tags, version, token_generation, created_at, updated_at`;
 
-const mappingPairs = (team: string) => `(SELECT json_agg(json_build_array(m.schema_id, m.data_source_id))
-  FROM user_group_mappings m WHERE m.team_id = ${team})`;
+// The mapping as the numbers of its schemas and data sources (migration 0010).
+const mappingPairs = (team: string) => `(SELECT json_agg(json_build_array(s.number, d.number))
+  FROM ${MAPPING_WITH_NUMBERS} WHERE m.team_id = ${team})`;
+
+/** Mapping rows from the parallel number arrays, as row ids; a data source deleted since leaves NULL, which NOT NULL refuses. */
+const mappingRowIds = (workspace: string) =>
+  `${schemaRowId(workspace, 'm.schema_id')}, ${dataSourceRowId(workspace, 'm.data_source_id')}`;
 
 const mappingOf = (table: string) => `COALESCE(${mappingPairs(`${table}.team_id`)}, '[]') AS mapping`;
 
@@ -116,7 +122,7 @@ const insertGroupSql = (condition = 'true') => `WITH inserted AS (
     RETURNING ${GROUP_COLUMNS}
   ), mapped AS (
     INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
-    SELECT inserted.team_id, m.schema_id, m.data_source_id
+    SELECT inserted.team_id, ${mappingRowIds('inserted.workspace_id')}
     FROM inserted CROSS JOIN unnest(@schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(schema_id, data_source_id)
   )`;
 
@@ -263,7 +269,7 @@ const sql = statements(
       (SELECT COALESCE(max(level), 1) FROM subtree) AS height`,
     clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = @teamId',
     insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
-    SELECT @teamId::bigint, m.schema_id, m.data_source_id
+    SELECT @teamId::bigint, ${mappingRowIds('@workspaceId::bigint')}
     FROM unnest(@schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(schema_id, data_source_id)`,
   },
   { prepared: true },
@@ -394,7 +400,7 @@ export function userGroupMethods(
     if (!updated) return undefined;
     if (!patch.mapping) return toUserGroup(updated);
     await tx.rows(sql.clearMapping({ teamId }));
-    await tx.rows(sql.insertMapping({ teamId, ...mappingParameters(patch.mapping) }));
+    await tx.rows(sql.insertMapping({ teamId, workspaceId: tenant.workspaceId, ...mappingParameters(patch.mapping) }));
     // RETURNING showed the mapping as it was before this statement; the new one is the patch's.
     return toUserGroup({ ...updated, mapping: patch.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]) });
   };

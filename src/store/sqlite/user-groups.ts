@@ -36,6 +36,7 @@ import {
   userGroupFromRow,
 } from '../user-group-records.js';
 import type { ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+import { dataSourceRowId, MAPPING_WITH_NUMBERS, schemaRowId } from '../catalogue-numbers.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
 import { preparedOnFirstUse } from './prepared.js';
@@ -64,8 +65,9 @@ type SqliteUserGroupCells = [
   ancestors: string,
 ];
 
-const mappingOf = (team: string) => `(SELECT json_group_array(json_array(m.schema_id, m.data_source_id))
-  FROM user_group_mappings m WHERE m.team_id = ${team})`;
+// The mapping as the numbers of its schemas and data sources (migration 0010).
+const mappingOf = (team: string) => `(SELECT json_group_array(json_array(s.number, d.number))
+  FROM ${MAPPING_WITH_NUMBERS} WHERE m.team_id = ${team})`;
 
 /*
  * The ancestors ride along too, each with its level, provided id, properties and mapping: a recursive
@@ -237,7 +239,9 @@ export function userGroupMethods(
       SELECT (SELECT json_group_array(json_array(level, team_id)) FROM chain) AS chain,
         (SELECT coalesce(max(level), 1) FROM subtree) AS height`,
     children: 'SELECT count(*) AS children FROM user_groups WHERE parent_team_id = ?',
-    insertMapping: 'INSERT INTO user_group_mappings (team_id, schema_id, data_source_id) VALUES (?, ?, ?)',
+    // Numbers to row ids: a data source deleted since the domain's check leaves NULL, which NOT NULL refuses.
+    insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
+      VALUES (@teamId, ${schemaRowId('@workspaceId', '@schemaId')}, ${dataSourceRowId('@workspaceId', '@dataSourceId')})`,
     clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = ?',
   });
 
@@ -278,8 +282,8 @@ export function userGroupMethods(
     return group;
   };
 
-  const insertMapping = (teamId: number, mapping: MappingEntry[]): void => {
-    for (const entry of mapping) sql.insertMapping.run(teamId, entry.schemaId, entry.dataSourceId);
+  const insertMapping = (teamId: number, workspaceId: number, mapping: MappingEntry[]): void => {
+    for (const entry of mapping) sql.insertMapping.run({ teamId, workspaceId, ...entry });
   };
 
   /**
@@ -317,7 +321,7 @@ export function userGroupMethods(
       tags: JSON.stringify(group.tags),
     }) as { team_id: number } | undefined;
     if (!inserted) return undefined;
-    insertMapping(inserted.team_id, group.mapping);
+    insertMapping(inserted.team_id, tenant.workspaceId, group.mapping);
     return { teamId: inserted.team_id, ...tenant, providedId: group.providedId };
   };
 
@@ -346,7 +350,7 @@ export function userGroupMethods(
     }) as GroupIdentity | undefined;
     if (updated && patch.mapping) {
       sql.clearMapping.run(teamId);
-      insertMapping(teamId, patch.mapping);
+      insertMapping(teamId, tenant.workspaceId, patch.mapping);
     }
     return updated;
   };

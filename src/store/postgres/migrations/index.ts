@@ -7,6 +7,7 @@ import { embedTokens } from './0005-embed-tokens.js';
 import { hierarchy } from './0006-hierarchy.js';
 import { webhooks } from './0007-webhooks.js';
 import { consoleSessions } from './0008-console-sessions.js';
+import { catalogueNumbers } from './0010-catalogue-numbers.js';
 
 /** In version order; append only. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -18,4 +19,5 @@ export const MIGRATIONS: readonly Migration[] = [
   hierarchy,
   webhooks,
   consoleSessions,
+  catalogueNumbers,
 ];

@@ -6,6 +6,7 @@ import { embedTokens } from './0005-embed-tokens.js';
 import { hierarchy } from './0006-hierarchy.js';
 import { webhooks } from './0007-webhooks.js';
 import { consoleSessions } from './0008-console-sessions.js';
+import { catalogueNumbers } from './0010-catalogue-numbers.js';
 import type { Migration } from '../../migration.js';
 
 /** In version order; append only. */
@@ -18,4 +19,5 @@ export const MIGRATIONS: readonly Migration[] = [
   hierarchy,
   webhooks,
   consoleSessions,
+  catalogueNumbers,
 ];
