@@ -181,6 +181,8 @@ export interface StoredCiphertext {
 /** Replace `ciphertext` by `replacement`, only if the row still holds `ciphertext`. */
 export interface CiphertextReplacement extends StoredCiphertext {
   replacement: string;
+  /** A hosted group token's keyed hash under the key of `replacement`, written with it (src/domain/secrets.ts). */
+  lookupHash?: string;
 }
 
 export interface CiphertextCount {
