@@ -141,6 +141,11 @@ export interface UserGroupRecord extends UserGroupFields {
 
 export interface NewUserGroup extends UserGroupFields {
   tenant: Tenant;
+  /**
+   * The team_id an import asks to keep (SPEC §12): kept only when it is above every team_id the
+   * deployment has issued, and then later ones are issued above it; otherwise the next is issued.
+   */
+  teamId?: number;
 }
 
 /** Fields a PUT (or an import) may replace; an absent key stays as it is. */

@@ -309,6 +309,7 @@ export function createUserGroupTransferService({
         kind: 'create',
         group: {
           tenant: caller.tenant,
+          ...(group.team_id !== undefined ? { teamId: group.team_id } : {}),
           ...content,
           createdAt: now,
           ...tokenFields(group.token ?? generateUserGroupToken()),

@@ -108,14 +108,29 @@ const SELECT_GROUP = `SELECT ${GROUP_COLUMNS.replace(/(\w+)/g, 'g.$1')}, ${mappi
 const RETURNING_GROUP = `RETURNING ${GROUP_COLUMNS}, ${mappingOf('user_groups')}, ${ancestorsOf('user_groups')}`;
 
 /**
+ * The new group's team_id: a requested one (an import's, SPEC §12) above every team_id the sequence
+ * has issued is kept, otherwise the next from the sequence. Writes that may keep one lock the table
+ * first, so no create draws a number between this check and the sequence's catching up (KEEP_TEAM_IDS).
+ */
+const TEAM_ID = `CASE WHEN @teamId::bigint > (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM user_groups_team_id_seq)
+    THEN @teamId::bigint ELSE nextval('user_groups_team_id_seq') END`;
+
+/** Before a batch that may keep team_ids: serialises it with every other insert into user_groups. */
+const LOCK_FOR_TEAM_IDS = 'LOCK TABLE user_groups IN SHARE ROW EXCLUSIVE MODE';
+/** After it: later team_ids are issued above every one kept. */
+const ISSUE_ABOVE_KEPT = `SELECT setval('user_groups_team_id_seq', max(team_id)) FROM user_groups
+  HAVING max(team_id) > (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM user_groups_team_id_seq)`;
+
+/**
  * Inserts a group and its mapping unless its provided id exists (or `condition` is false): the CTEs
  * `inserted` and `mapped`.
  */
 const insertGroupSql = (condition = 'true') => `WITH inserted AS (
     INSERT INTO user_groups
-      (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
+      (team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
         created_at, updated_at)
-    SELECT @workspaceId::bigint, @environment::text, @providedId::text, @name::text, @tokenHash::text, @tokenCiphertext::text,
+    OVERRIDING SYSTEM VALUE
+    SELECT ${TEAM_ID}, @workspaceId::bigint, @environment::text, @providedId::text, @name::text, @tokenHash::text, @tokenCiphertext::text,
       @properties::json, @parentTeamId::bigint, @isDemoGroup::boolean, @tags::text[], @createdAt::timestamptz, @createdAt::timestamptz
     WHERE ${condition}
     ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING
@@ -268,6 +283,8 @@ const sql = statements(
     SELECT COALESCE((SELECT json_agg(json_build_array(level, team_id)) FROM chain), '[]') AS chain,
       (SELECT COALESCE(max(level), 1) FROM subtree) AS height`,
     clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = @teamId',
+    lockForTeamIds: LOCK_FOR_TEAM_IDS,
+    issueAboveKept: ISSUE_ABOVE_KEPT,
     insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
     SELECT @teamId::bigint, ${mappingRowIds('@workspaceId::bigint')}
     FROM unnest(@schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(schema_id, data_source_id)`,
@@ -358,6 +375,7 @@ export function userGroupMethods(
       isDemoGroup: group.isDemoGroup,
       tags: group.tags,
       createdAt,
+      teamId: group.teamId ?? null,
       ...mappingParameters(group.mapping),
     };
     const [inserted] = await q.rows<Omit<PostgresUserGroupRow, 'mapping'>>(
@@ -454,6 +472,8 @@ export function userGroupMethods(
   // The batch path of an import: no re-reads, one audit entry per write.
   const writeBatch = audit.withAudit(async (tx, _context: AuditContext, writes: UserGroupWrite[]) => {
     const entries: AuditEntry[] = [];
+    const keepsTeamIds = writes.some((write) => write.kind === 'create' && write.group.teamId !== undefined);
+    if (keepsTeamIds) await tx.rows(sql.lockForTeamIds());
     for (const write of writes) {
       entries.push(
         batchWriteEntry(
@@ -462,6 +482,7 @@ export function userGroupMethods(
         ),
       );
     }
+    if (keepsTeamIds) await tx.rows(sql.issueAboveKept());
     return { result: undefined, entries };
   });
 

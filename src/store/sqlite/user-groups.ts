@@ -193,10 +193,13 @@ export function userGroupMethods(
     { raw: true },
   );
   const sql = preparedOnFirstUse(db, {
+    // A requested team_id above AUTOINCREMENT's high-water mark (never issued) is kept, and the mark
+    // follows it; otherwise NULL draws the next one.
     insert: `INSERT INTO user_groups
-      (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
+      (team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
         created_at, updated_at)
-      VALUES (@workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties, @parentTeamId, @isDemoGroup,
+      VALUES (CASE WHEN @teamId > coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'user_groups'), 0) THEN @teamId END,
+        @workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties, @parentTeamId, @isDemoGroup,
         @tags, @createdAt, @createdAt)
       ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING RETURNING team_id`,
     // One statement for every patch shape: a field is written only when its flag is set.
@@ -315,6 +318,7 @@ export function userGroupMethods(
     const inserted = sql.insert.get({
       ...group,
       ...tenant,
+      teamId: group.teamId ?? null,
       properties: serializeProperties(group.properties),
       parentTeamId: parentTeamIdFor(tenant, group.parentProvidedId) ?? null,
       isDemoGroup: group.isDemoGroup ? 1 : 0,
