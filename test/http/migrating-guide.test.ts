@@ -13,20 +13,19 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../support/test-database.js';
+import type { UserGroupBody } from '../security/helpers.js';
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const GUIDE = readFileSync(join(REPO, 'docs', 'migrating.md'), 'utf8');
 
-interface HostedGroup {
-  team_id: number;
-  token: string;
-  name: string;
-  provided_id: string;
-  properties: Record<string, unknown> | null;
-  mapping: Record<string, string>;
-  is_demo_group: boolean;
-  api_environment_tag: string;
+/** A user group as the hosted product's API returns it. */
+type HostedGroup = Omit<UserGroupBody, 'created_at' | 'updated_at'> & { is_demo_group: boolean };
+
+/** What this service answers, as far as the test reads it. */
+interface Answer {
+  status: number;
+  body: { success: number; new_user_group?: boolean; user_group: UserGroupBody & { is_demo_group: boolean } };
 }
 const RECORDED = JSON.parse(
   readFileSync(join(REPO, 'test', 'fixtures', 'hosted-product-user-groups.json'), 'utf8'),
@@ -67,13 +66,13 @@ describe('docs/migrating.md, run as written', () => {
   let env: NodeJS.ProcessEnv;
   let apiToken = '';
 
-  const call = async (method: string, path: string, body: unknown, header = 'Authorization') => {
+  const call = async (method: string, path: string, body: unknown, header = 'Authorization'): Promise<Answer> => {
     const response = await fetch(`${server.baseUrl.replace(/\/$/, '')}${path}`, {
       method,
       headers: { 'Content-Type': 'application/json', [header]: `Token ${apiToken}` },
       body: JSON.stringify(body),
     });
-    return { status: response.status, body: (await response.json()) as Record<string, any> };
+    return { status: response.status, body: (await response.json()) as Answer['body'] };
   };
   const verify = (token: string) => call('POST', '/api/user/verify', { token });
   const runBlock = async (index: number) => {
@@ -160,7 +159,7 @@ describe('docs/migrating.md, run as written', () => {
       'Explo-Authorization',
     );
     expect(refreshed.status).toBe(200);
-    const native = refreshed.body.user_group.token as string;
+    const native = refreshed.body.user_group.token;
     expect(native).toMatch(/^ugt_[0-9a-f]{64}$/);
     expect((await verify(first.token)).status).toBe(404);
     expect((await verify(native)).body.user_group).toMatchObject({ team_id: first.team_id, mapping: first.mapping });
