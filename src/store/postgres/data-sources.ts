@@ -47,6 +47,8 @@ const sql = statements({
     WHERE NOT EXISTS (SELECT 1 FROM data_sources
       WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @providedId)
     RETURNING number`,
+  // A chosen number that is taken is refused before the insert draws a row id from the sequence.
+  numberTaken: 'SELECT 1 FROM data_sources WHERE workspace_id = @workspaceId AND number = @number',
   list: `SELECT ${COLUMNS} FROM ${DATA_SOURCES_WITH_SCHEMA}
     WHERE d.workspace_id = @workspaceId AND (@environment::text IS NULL OR d.environment = @environment) ORDER BY d.number`,
   byId: `SELECT ${COLUMNS} FROM ${DATA_SOURCES_WITH_SCHEMA} WHERE d.number = @id AND d.workspace_id = @workspaceId`,
@@ -86,6 +88,8 @@ export function dataSourceMethods(db: PostgresDatabase, audit: AuditEvents): Dat
       sql.issue({ workspaceId: tenant.workspaceId, chosen: source.id ?? null }),
     );
     const number = issuedCatalogueNumber(source.id, toNumber(mark!.high_water), 'data source');
+    if ((await tx.rows(sql.numberTaken({ workspaceId: tenant.workspaceId, number }))).length > 0)
+      throw failure.taken('data_source_number');
     const [row] = await tx.rows<{ number: Int8 }>(
       sql.insert({ ...tenant, number, providedId, name, schemaId, createdAt }),
     );

@@ -45,6 +45,8 @@ const sql = statements({
     SELECT @workspaceId, @number, @name, @at
     WHERE NOT EXISTS (SELECT 1 FROM schemas WHERE workspace_id = @workspaceId AND name = @name)
     RETURNING ${COLUMNS}`,
+  // A chosen number that is taken is refused before the insert draws a row id from the sequence.
+  numberTaken: 'SELECT 1 FROM schemas WHERE workspace_id = @workspaceId AND number = @number',
   list: `SELECT ${COLUMNS} FROM schemas WHERE workspace_id = @workspaceId ORDER BY number`,
   // An array parameter keeps one statement for any number of ids.
   byIds: `SELECT ${COLUMNS} FROM schemas WHERE workspace_id = @workspaceId AND number = ANY(@ids::bigint[]) ORDER BY number`,
@@ -54,6 +56,7 @@ export function schemaMethods(db: PostgresDatabase, audit: AuditEvents): SchemaS
   const insert = audit.withAudit(async (tx, context: AuditContext, workspaceId: number, name: string, id?: number) => {
     const [mark] = await tx.rows<{ high_water: Int8 }>(sql.issue({ workspaceId, chosen: id ?? null }));
     const number = issuedCatalogueNumber(id, toNumber(mark!.high_water), 'schema');
+    if ((await tx.rows(sql.numberTaken({ workspaceId, number }))).length > 0) throw failure.taken('schema_number');
     const [row] = await tx.rows<SchemaRow>(sql.insert({ workspaceId, number, name, at: context.at }));
     if (!row) throw failure.taken('schema_name');
     const schema = toSchema(row);
