@@ -1,11 +1,13 @@
 import { toDataSource } from '../wire/data-source.presenter.js';
 import { toSchema } from '../wire/schema.presenter.js';
 import { Command, Option } from 'commander';
+import { MAX_CATALOGUE_ID } from '../wire/contract.constants.js';
 import { inEnvironment, type Caller, type Environment } from '../domain/tenancy.js';
 import type { Runtime } from '../runtime.js';
 import {
   cliCaller,
   environmentOption,
+  optionParser,
   positiveInteger,
   printJson,
   printRows,
@@ -20,15 +22,25 @@ function printCreated(created: { id: number } & Record<string, unknown>, json: b
   else process.stdout.write(`${created.id}\n`);
 }
 
+/** `--id`: the number to give the new schema or data source (to keep a catalogue's ids); else the next. */
+function idOption(what: string): Option {
+  return new Option(
+    '--id <id>',
+    `the ${what}'s id in the workspace, 1 to ${MAX_CATALOGUE_ID} (default: the next above every id issued)`,
+  ).argParser(optionParser(positiveInteger));
+}
+
 export function schemasCommand(): Command {
   const schemas = new Command('schemas').description("manage schemas (the keys of a group's mapping)");
 
   subcommand(schemas, 'create', 'create a schema and print its id')
     .addOption(new Option('--name <name>', 'schema name, unique in the workspace').makeOptionMandatory())
-    .action(async (options: CommonOptions & { name: string }) => {
+    .addOption(idOption('schema'))
+    .action(async (options: CommonOptions & { name: string; id?: number }) => {
       await withRuntime(options, async (runtime) => {
         const schema = await runtime.services.schemas.createSchema(await cliCaller(runtime, options.workspace), {
           name: options.name,
+          ...(options.id !== undefined ? { id: options.id } : {}),
         });
         printCreated(toSchema(schema), options.json);
       });
@@ -65,9 +77,16 @@ export function dataSourcesCommand(): Command {
     .addOption(new Option('--name <name>', 'display name').makeOptionMandatory())
     .addOption(new Option('--schema-id <id>', 'the schema it serves').argParser(positiveInteger).makeOptionMandatory())
     .addOption(environmentOption().makeOptionMandatory())
+    .addOption(idOption('data source'))
     .action(
       async (
-        options: CommonOptions & { providedId: string; name: string; schemaId: number; environment: Environment },
+        options: CommonOptions & {
+          providedId: string;
+          name: string;
+          schemaId: number;
+          environment: Environment;
+          id?: number;
+        },
       ) => {
         await withRuntime(options, async (runtime) => {
           const caller = await cliCaller(runtime, options.workspace, options.environment);
@@ -75,6 +94,7 @@ export function dataSourcesCommand(): Command {
             providedId: options.providedId,
             name: options.name,
             schemaId: options.schemaId,
+            ...(options.id !== undefined ? { id: options.id } : {}),
           });
           printCreated(toDataSource(dataSource), options.json);
         });

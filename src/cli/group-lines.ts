@@ -33,9 +33,27 @@ export function parseGroupLine(text: string, line: number): ImportLine {
   } catch {
     return { line, error: 'not valid JSON' };
   }
-  if (lineValidator.Check(value))
-    return { line, group: value as TransferredUserGroup & { properties?: JsonObject | null } };
-  return { line, error: describeFirstError(value) };
+  const group = hostedResponseGroup(value);
+  if (typeof group === 'string') return { line, error: group };
+  if (lineValidator.Check(group))
+    return { line, group: group as TransferredUserGroup & { properties?: JsonObject | null } };
+  return { line, error: describeFirstError(group) };
+}
+
+const RESPONSE_KEYS = new Set(['success', 'new_user_group', 'user_group', 'error']);
+
+/**
+ * A line may be a whole response of the hosted product's get-or-create, as `curl` saves it
+ * (docs/migrating.md): its `user_group` is the line's group. A failure response is refused with its
+ * own message; anything else is the line itself.
+ */
+function hostedResponseGroup(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const keys = Object.keys(value);
+  if (!keys.includes('success') || !keys.every((key) => RESPONSE_KEYS.has(key))) return value;
+  const response = value as { success: unknown; user_group?: unknown };
+  if (response.success === 1 && response.user_group !== undefined) return response.user_group;
+  return 'a response without a user group (success is not 1): the hosted product refused that request';
 }
 
 function describeFirstError(value: unknown): string {

@@ -86,6 +86,8 @@ export function openKeyring(
       return current.keyIds;
     },
     encrypt: (plaintext) => current.encrypt(plaintext),
+    lookupHashes: (secret) => current.lookupHashes(secret),
+    refresh: reload,
     decrypt(ciphertext) {
       try {
         return current.decrypt(ciphertext);

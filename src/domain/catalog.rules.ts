@@ -1,4 +1,6 @@
 import { creationChanges } from './audit-entry.js';
+import { MAX_CATALOGUE_ID } from '../wire/contract.constants.js';
+import { failure } from './errors.js';
 import type { AuditEntry } from './audit-entry.js';
 import type { FieldChanges, SchemaRecord, SigningKeyRecord, Workspace } from './models.js';
 
@@ -57,4 +59,21 @@ export function signingKeyChanged(
 /** A deployment-wide event, recorded in the workspace of the operator who ran it. */
 export function encryptionKeyRotated(workspaceId: number, changes: FieldChanges | undefined): AuditEntry {
   return { action: 'encryption_key.rotated', workspaceId, environment: null, changes: changes ?? null };
+}
+
+/** A chosen id must be a whole number from 1 to MAX_CATALOGUE_ID (the CLI's input reaches here unchecked by the API schema). */
+export function assertCatalogueId(id: number | undefined): void {
+  if (id !== undefined && !(Number.isSafeInteger(id) && id >= 1 && id <= MAX_CATALOGUE_ID))
+    throw failure.invalidCatalogueId(MAX_CATALOGUE_ID);
+}
+
+/** The number a create gets: the chosen one, else the workspace's high-water mark after the bump. */
+export function issuedCatalogueNumber(
+  chosen: number | undefined,
+  highWater: number,
+  what: 'schema' | 'data source',
+): number {
+  if (chosen !== undefined) return chosen;
+  if (highWater > MAX_CATALOGUE_ID) throw failure.idsExhausted(what, MAX_CATALOGUE_ID);
+  return highWater;
 }

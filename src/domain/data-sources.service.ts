@@ -1,4 +1,5 @@
 import { auditContextOf } from './audit-context.js';
+import { assertCatalogueId } from './catalog.rules.js';
 import { failure } from './errors.js';
 import type { Clock } from './clock.js';
 import type { DataSourcePatch, DataSourceRecord } from './models.js';
@@ -11,6 +12,8 @@ export interface NewDataSourceInput {
   providedId: string;
   name: string;
   schemaId: number;
+  /** Chooses the data source's number in the workspace; else the workspace's next. */
+  id?: number;
   /** Defaults to the caller's environment. */
   environment?: Environment;
 }
@@ -39,11 +42,13 @@ export function createDataSourceService({
   return {
     async createDataSource(caller: Caller, input: NewDataSourceInput): Promise<DataSourceRecord> {
       requireScope(caller, 'admin');
+      assertCatalogueId(input.id);
       await requireSchema(caller, input.schemaId);
       const environment = input.environment ?? caller.tenant.environment;
       return store.insertDataSource(
         {
           tenant: { workspaceId: caller.tenant.workspaceId, environment },
+          ...(input.id !== undefined ? { id: input.id } : {}),
           providedId: input.providedId,
           name: input.name,
           schemaId: input.schemaId,

@@ -33,6 +33,8 @@ export const ERROR_STATUS = {
   data_source_id_taken: 409,
   user_group_token_taken: 409,
   schema_name_taken: 409,
+  id_taken: 409,
+  ids_exhausted: 409,
   data_source_in_use: 409,
   concurrent_change: 409,
   hierarchy_cycle: 409,
@@ -92,7 +94,13 @@ const plural = (count: number, one: string, many: string) => (count === 1 ? `1 $
 
 /** The unique constraints a caller can run into; each engine recognises them in its own driver errors. */
 export type UniqueConstraint =
-  'user_group_provided_id' | 'user_group_token' | 'data_source_provided_id' | 'schema_name' | 'workspace_name';
+  | 'user_group_provided_id'
+  | 'user_group_token'
+  | 'data_source_provided_id'
+  | 'schema_name'
+  | 'workspace_name'
+  | 'schema_number'
+  | 'data_source_number';
 
 const TAKEN: Record<UniqueConstraint, [ErrorCode, string, string]> = {
   user_group_provided_id: [
@@ -109,6 +117,8 @@ const TAKEN: Record<UniqueConstraint, [ErrorCode, string, string]> = {
   ],
   schema_name: ['schema_name_taken', 'name', 'A schema with that name already exists in this workspace.'],
   workspace_name: ['workspace_name_taken', 'name', 'A workspace with that name already exists.'],
+  schema_number: ['id_taken', 'id', 'A schema with that id already exists in this workspace.'],
+  data_source_number: ['id_taken', 'id', 'A data source with that id already exists in this workspace.'],
 };
 
 /** The failures of the domain and the store, by what went wrong; fields are named as the API and the CLI name them. */
@@ -159,7 +169,20 @@ export const failure = {
       field: 'data_source_provided_id',
     }),
   importTokenShape: () =>
-    new AppError('invalid_field', '"token" must be ugt_ followed by 64 lowercase hex characters.', { field: 'token' }),
+    new AppError(
+      'invalid_field',
+      '"token" must be ugt_ followed by 64 lowercase hex characters, or a token of the hosted product: 32 to 256 visible ASCII characters without "." (a JWS-shaped token is an embed token, never a group token).',
+      { field: 'token' },
+    ),
+  invalidCatalogueId: (maximum: number) =>
+    new AppError('invalid_field', `"id" must be a whole number from 1 to ${maximum}.`, { field: 'id' }),
+  /** Every number up to the bound is issued (or was chosen): the next one would not fit. */
+  idsExhausted: (what: 'schema' | 'data source', maximum: number) =>
+    new AppError(
+      'ids_exhausted',
+      `This workspace has issued ${what} id ${maximum}, the largest there is; choose a free id with "id".`,
+      { field: 'id' },
+    ),
   batchGroupCreated: (providedId: string) =>
     new AppError(
       'concurrent_change',

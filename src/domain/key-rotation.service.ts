@@ -1,3 +1,4 @@
+import { isHostedTokenShaped, storedTokenHash } from './secrets.js';
 import { auditContextOf } from './audit-context.js';
 import type { Clock } from './clock.js';
 import type { Keyring } from './keyring.js';
@@ -102,7 +103,15 @@ export function createKeyRotationService({
     } catch {
       return [];
     }
-    return [{ ...row, replacement: keyring.encrypt(plaintext) }];
+    // A hosted group token is found by a keyed hash under the key of its ciphertext: both move together.
+    const rehash = row.kind === 'user_group_token' && isHostedTokenShaped(plaintext);
+    return [
+      {
+        ...row,
+        replacement: keyring.encrypt(plaintext),
+        ...(rehash ? { lookupHash: storedTokenHash(plaintext, keyring) } : {}),
+      },
+    ];
   };
 
   /** One walk over every kind; `moved` counts rows that changed between read and write. */

@@ -8,6 +8,12 @@ import { createTokenCipher, keyIdOfCiphertext, type TokenCipher } from './secret
 export interface Keyring extends TokenCipher {
   /** Every key id it holds, the current one (`keyId`) first. */
   readonly keyIds: readonly string[];
+  /**
+   * Looks at the key source now, for a keyring that follows one (a key file); true when it loaded
+   * other keys. A lookup that missed asks, since `ugs keys rotate` may have re-hashed under a key
+   * this process has not polled yet.
+   */
+  refresh?(): boolean;
 }
 
 /** A ciphertext made under a key the keyring does not hold: a configuration error, never a client's. */
@@ -35,6 +41,7 @@ export function createKeyring(keys: readonly Buffer[]): Keyring {
     keyId: current.keyId,
     keyIds,
     encrypt: (plaintext) => current.encrypt(plaintext),
+    lookupHashes: (secret) => ciphers.flatMap((cipher) => cipher.lookupHashes(secret)),
     decrypt(ciphertext) {
       const keyId = keyIdOfCiphertext(ciphertext);
       // A ciphertext of another format is the single-key cipher's to refuse, with its own message.

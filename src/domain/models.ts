@@ -89,6 +89,8 @@ export interface DataSourcePatch {
 
 export interface NewDataSource {
   tenant: Tenant;
+  /** The number chosen for it, else the workspace's next. */
+  id?: number;
   providedId: string;
   name: string;
   schemaId: number;
@@ -140,6 +142,11 @@ export interface UserGroupRecord extends UserGroupFields {
 
 export interface NewUserGroup extends UserGroupFields {
   tenant: Tenant;
+  /**
+   * The team_id an import asks to keep (SPEC §12): kept only when it is above every team_id the
+   * deployment has issued, and then later ones are issued above it; otherwise the next is issued.
+   */
+  teamId?: number;
 }
 
 /** Fields a PUT (or an import) may replace; an absent key stays as it is. */
@@ -180,6 +187,8 @@ export interface StoredCiphertext {
 /** Replace `ciphertext` by `replacement`, only if the row still holds `ciphertext`. */
 export interface CiphertextReplacement extends StoredCiphertext {
   replacement: string;
+  /** A hosted group token's keyed hash under the key of `replacement`, written with it (src/domain/secrets.ts). */
+  lookupHash?: string;
 }
 
 export interface CiphertextCount {

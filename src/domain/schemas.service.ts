@@ -1,4 +1,5 @@
 import { auditContextOf } from './audit-context.js';
+import { assertCatalogueId } from './catalog.rules.js';
 import type { Clock } from './clock.js';
 import type { SchemaRecord } from './models.js';
 import { requireScope } from './scopes.js';
@@ -9,9 +10,11 @@ export type SchemaService = ReturnType<typeof createSchemaService>;
 
 export function createSchemaService({ store, clock }: { store: SchemaStore; clock: Clock }) {
   return {
-    async createSchema(caller: Caller, input: { name: string }): Promise<SchemaRecord> {
+    /** `id` chooses the schema's number (a mapping copied from elsewhere names it); else the workspace's next. */
+    async createSchema(caller: Caller, input: { name: string; id?: number }): Promise<SchemaRecord> {
       requireScope(caller, 'admin');
-      return store.insertSchema(caller.tenant.workspaceId, input.name, auditContextOf(clock, caller));
+      assertCatalogueId(input.id);
+      return store.insertSchema(caller.tenant.workspaceId, input.name, auditContextOf(clock, caller), input.id);
     },
 
     async listSchemas(caller: Caller): Promise<SchemaRecord[]> {

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, hash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hash, hkdfSync, randomBytes } from 'node:crypto';
 import type { Environment } from './tenancy.js';
 
 export const USER_GROUP_TOKEN_PREFIX = 'ugt_';
@@ -14,6 +14,35 @@ const USER_GROUP_TOKEN_SHAPE = /^ugt_[0-9a-f]{64}$/;
 /** Whether a string could be a user group token at all; anything else is unknown without a lookup. */
 export function isUserGroupTokenShaped(value: string): boolean {
   return USER_GROUP_TOKEN_SHAPE.test(value);
+}
+
+/*
+ * A token of the hosted product, imported with its group (SPEC §12): 32 to 256 visible ASCII
+ * characters without "." (a JWS always has two: that shape is an embed token's), such as a UUID. The
+ * native prefix stays ours: a string starting ugt_ is a native token or nothing.
+ */
+const HOSTED_TOKEN_SHAPE = /^[\x21-\x2d\x2f-\x7e]{32,256}$/;
+
+export function isHostedTokenShaped(value: string): boolean {
+  return HOSTED_TOKEN_SHAPE.test(value) && !value.startsWith(USER_GROUP_TOKEN_PREFIX);
+}
+
+/**
+ * What a presented user group token is looked up by: a native token's SHA-256 (256 random bits need
+ * no key), a hosted token's keyed hashes under every key of the keyring, the current key's first (a
+ * hosted token may be guessable, so a copy of the database alone must not let anyone test guesses);
+ * nothing for a string of neither shape, which no group can hold.
+ */
+export function tokenLookupHashes(token: string, cipher: TokenCipher): string[] {
+  if (isUserGroupTokenShaped(token)) return [hashSecret(token)];
+  return isHostedTokenShaped(token) ? cipher.lookupHashes(token) : [];
+}
+
+/** What a group's token is stored under: its first lookup hash (a hosted token's under the current key). */
+export function storedTokenHash(token: string, cipher: TokenCipher): string {
+  const [stored] = tokenLookupHashes(token, cipher);
+  if (stored === undefined) throw new Error('Not a user group token of either shape.');
+  return stored;
 }
 
 /** The prefix tells an operator (and a secret scanner) which environment a leaked token opens. */
@@ -47,6 +76,13 @@ export interface TokenCipher {
   readonly keyId: string;
   encrypt(plaintext: string): string;
   decrypt(ciphertext: string): string;
+  /**
+   * Keyed hashes of a secret, one per key, the encrypting key's first: `k1.<keyId>.<HMAC-SHA256 hex>`
+   * under a key derived (HKDF) from each encryption key. A row's keyed hash is made under the key of
+   * its ciphertext, and key rotation replaces both together, so the keys that open a database also
+   * find its hosted tokens.
+   */
+  lookupHashes(secret: string): string[];
 }
 
 const FORMAT_VERSION = 'v1';
@@ -79,14 +115,22 @@ export function generateEncryptionKey(): Buffer {
   return randomBytes(ENCRYPTION_KEY_BYTES);
 }
 
+const LOOKUP_HASH_VERSION = 'k1';
+// Domain separation: the HMAC key is never the encryption key itself.
+const LOOKUP_KEY_INFO = 'ugs:user_group_token_lookup';
+
 /** AES-256-GCM under one key; ciphertext text form: `v1.<keyId>.<iv>.<tag>.<data>` (base64url parts). */
 export function createTokenCipher(key: Buffer): TokenCipher {
   if (key.length !== ENCRYPTION_KEY_BYTES) {
     throw new Error(`The encryption key must be ${ENCRYPTION_KEY_BYTES} bytes, got ${key.length}.`);
   }
   const keyId = encryptionKeyId(key);
+  const lookupKey = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), LOOKUP_KEY_INFO, ENCRYPTION_KEY_BYTES));
   return {
     keyId,
+    lookupHashes: (secret) => [
+      `${LOOKUP_HASH_VERSION}.${keyId}.${createHmac('sha256', lookupKey).update(secret, 'utf8').digest('hex')}`,
+    ],
     encrypt(plaintext) {
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });

@@ -5,7 +5,8 @@ import { createMappingResolver, type MappingInput, type MappingResolver } from '
 import type { JsonObject, UserGroupPatch, UserGroupRecord } from './models.js';
 import { assertPropertiesWithinLimits } from './properties.js';
 import { requireScope } from './scopes.js';
-import { generateUserGroupToken, hashSecret, isUserGroupTokenShaped, type TokenCipher } from './secrets.js';
+import { generateUserGroupToken, storedTokenHash, tokenLookupHashes } from './secrets.js';
+import type { Keyring } from './keyring.js';
 import { inEnvironment, readsSecrets, type Caller, type Environment } from './tenancy.js';
 import { diffUserGroup, wholeGroupChanges } from './user-group-diff.js';
 import { newTreeFields, parentProvidedIdOf, providedIdOf, treeFieldsPatch } from './user-groups.service.js';
@@ -17,12 +18,12 @@ export interface TransferredUserGroup {
   provided_id: string | number;
   name?: string;
   properties?: JsonObject | null;
-  /** Schema id → data source provided id (export) or any mapping value an API call accepts (import). */
-  mapping?: MappingInput;
+  /** Schema id → data source provided id (export) or any mapping value an API call accepts (import); null: none. */
+  mapping?: MappingInput | null;
   parent_user_group_id?: string | number | null;
   is_demo_group?: boolean;
   tags?: string[];
-  api_environment_tag?: Environment;
+  api_environment_tag?: Environment | null;
   token?: string;
   created_at?: string;
   updated_at?: string;
@@ -69,7 +70,7 @@ export function createUserGroupTransferService({
   warn,
 }: {
   store: TransferStore;
-  cipher: TokenCipher;
+  cipher: Keyring;
   clock: Clock;
   /** Told of statistics the import could not refresh (see Store.refreshStatistics). */
   warn: (message: string) => void;
@@ -150,6 +151,7 @@ export function createUserGroupTransferService({
         summary.rejected.push({ line: item.line, reason: item.error });
         continue;
       }
+      // The hosted product may show a null environment tag: then the caller's environment.
       const environment = options.environment ?? item.group.api_environment_tag ?? caller.tenant.environment;
       const providedId = providedIdOf(item.group.provided_id);
       // Each provided id once per batch, so a batch's writes never collide with each other.
@@ -289,11 +291,16 @@ export function createUserGroupTransferService({
   ): UserGroupWrite | null {
     const providedId = providedIdOf(group.provided_id);
     if (group.properties !== undefined) assertPropertiesWithinLimits(group.properties);
-    if (group.token !== undefined && !isUserGroupTokenShaped(group.token)) {
+    // A native token, or the hosted product's (SPEC §12): either verifies from then on as it did there.
+    if (group.token !== undefined && tokenLookupHashes(group.token, cipher).length === 0) {
       throw failure.importTokenShape();
     }
-    const mapping = group.mapping === undefined ? undefined : resolve(group.mapping);
-    const tokenFields = (token: string) => ({ tokenHash: hashSecret(token), tokenCiphertext: cipher.encrypt(token) });
+    // Null clears the mapping, as on PUT.
+    const mapping = group.mapping === undefined ? undefined : resolve(group.mapping ?? {});
+    const tokenFields = (token: string) => ({
+      tokenHash: storedTokenHash(token, cipher),
+      tokenCiphertext: cipher.encrypt(token),
+    });
     const now = clock();
     const tree = { parentUserGroupId: group.parent_user_group_id, isDemoGroup: group.is_demo_group, tags: group.tags };
 
@@ -309,6 +316,7 @@ export function createUserGroupTransferService({
         kind: 'create',
         group: {
           tenant: caller.tenant,
+          ...(group.team_id !== undefined ? { teamId: group.team_id } : {}),
           ...content,
           createdAt: now,
           ...tokenFields(group.token ?? generateUserGroupToken()),
@@ -322,7 +330,9 @@ export function createUserGroupTransferService({
       ...(mapping !== undefined ? { mapping } : {}),
       ...treeFieldsPatch(tree),
       // Encrypting costs a little; only do it when the token actually differs.
-      ...(group.token !== undefined && hashSecret(group.token) !== existing.tokenHash ? tokenFields(group.token) : {}),
+      ...(group.token !== undefined && !tokenLookupHashes(group.token, cipher).includes(existing.tokenHash)
+        ? tokenFields(group.token)
+        : {}),
     };
     const { patch, changes } = diffUserGroup(existing, requested);
     if (Object.keys(changes).length === 0) return null;

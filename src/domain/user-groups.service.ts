@@ -7,7 +7,9 @@ import { resolveMapping, type MappingInput } from './mapping.js';
 import type { JsonObject, UserGroupPatch, UserGroupRecord } from './models.js';
 import { assertPropertiesWithinLimits } from './properties.js';
 import { requireScope } from './scopes.js';
-import { generateUserGroupToken, hashSecret, isUserGroupTokenShaped, type TokenCipher } from './secrets.js';
+import { generateUserGroupToken, hashSecret, isUserGroupTokenShaped } from './secrets.js';
+import { findByUserGroupToken } from './user-group-tokens.js';
+import type { Keyring } from './keyring.js';
 import type { Caller } from './tenancy.js';
 import { diffUserGroup, wholeGroupChanges } from './user-group-diff.js';
 import type { UserGroupView, UserGroupViewer } from './user-group-view.js';
@@ -32,7 +34,8 @@ export interface UpdateUserGroupInput extends TreeFieldsInput {
   userGroupId: string | number;
   newUserGroupId?: string | number;
   name?: string;
-  mapping?: MappingInput;
+  /** Null clears the mapping, as {} does. */
+  mapping?: MappingInput | null;
   properties?: JsonObject | null;
 }
 
@@ -44,7 +47,7 @@ export interface DeleteUserGroupInput {
 
 export interface UserGroupServiceDeps {
   store: UserGroupStore & Pick<SchemaStore, 'findSchemasByIds'> & Pick<DataSourceStore, 'findDataSources'>;
-  cipher: TokenCipher;
+  cipher: Keyring;
   clock: Clock;
   view: UserGroupViewer;
 }
@@ -54,10 +57,7 @@ export type UserGroupService = ReturnType<typeof createUserGroupService>;
 export function createUserGroupService({ store, cipher, clock, view }: UserGroupServiceDeps) {
   const notFound = failure.userGroupNotFound;
 
-  const findByToken = (caller: Caller, token: string) =>
-    isUserGroupTokenShaped(token)
-      ? store.findUserGroupByTokenHash(caller.tenant, hashSecret(token), caller.tokenCheck)
-      : Promise.resolve(null);
+  const findByToken = (caller: Caller, token: string) => findByUserGroupToken(store, cipher, caller, token);
 
   async function requireByProvidedId(caller: Caller, userGroupId: string | number): Promise<UserGroupRecord> {
     const group = await store.findUserGroupByProvidedId(caller.tenant, providedIdOf(userGroupId));
@@ -116,7 +116,7 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
       requireScope(caller, 'write');
       if (input.properties !== undefined) assertPropertiesWithinLimits(input.properties);
       const mapping =
-        input.mapping === undefined ? undefined : await resolveMapping(store, caller.tenant, input.mapping);
+        input.mapping === undefined ? undefined : await resolveMapping(store, caller.tenant, input.mapping ?? {});
       const requested: UserGroupPatch = {
         ...(input.newUserGroupId !== undefined ? { providedId: providedIdOf(input.newUserGroupId) } : {}),
         ...(input.name !== undefined ? { name: input.name } : {}),
@@ -141,13 +141,18 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
 
     async rotateUserGroupToken(caller: Caller, currentToken: string): Promise<UserGroupView> {
       requireScope(caller, 'write');
-      if (!isUserGroupTokenShaped(currentToken)) throw notFound();
+      // A native token's hash is known without a read; a hosted one's is the one its group is stored under.
+      const currentTokenHash = isUserGroupTokenShaped(currentToken)
+        ? hashSecret(currentToken)
+        : (await findByToken(caller, currentToken))?.tokenHash;
+      if (currentTokenHash === undefined) throw notFound();
+      // Whatever the current token's format, the new one is native (SPEC §12).
       const token = generateUserGroupToken();
       const updatedAt = clock();
       const rotated = await store.rotateUserGroupToken(
         {
           tenant: caller.tenant,
-          currentTokenHash: hashSecret(currentToken),
+          currentTokenHash,
           newTokenHash: hashSecret(token),
           newTokenCiphertext: cipher.encrypt(token),
           updatedAt,

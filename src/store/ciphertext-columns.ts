@@ -6,8 +6,12 @@ import { CIPHERTEXT_KEY_ID_SPAN } from '../domain/secrets.js';
  * column joins rotation by being listed here (and in CIPHERTEXT_KINDS); its table needs an integer
  * key to page by.
  */
-export const CIPHERTEXT_COLUMNS: Record<CiphertextKind, { table: string; id: string; column: string }> = {
-  user_group_token: { table: 'user_groups', id: 'team_id', column: 'token_ciphertext' },
+export const CIPHERTEXT_COLUMNS: Record<
+  CiphertextKind,
+  { table: string; id: string; column: string; lookupHash?: string }
+> = {
+  // A hosted token's keyed hash is made under its ciphertext's key, so a re-encryption rewrites it too.
+  user_group_token: { table: 'user_groups', id: 'team_id', column: 'token_ciphertext', lookupHash: 'token_hash' },
   // Responses kept for safe retries; NULL while the request is still running (then nothing to rotate).
   idempotent_response: { table: 'idempotency_keys', id: 'id', column: 'response' },
   // The private halves of the workspaces' embed-token signing keys.
@@ -16,6 +20,10 @@ export const CIPHERTEXT_COLUMNS: Record<CiphertextKind, { table: string; id: str
   webhook_secret: { table: 'webhook_endpoints', id: 'id', column: 'secret_ciphertext' },
   webhook_previous_secret: { table: 'webhook_endpoints', id: 'id', column: 'previous_secret_ciphertext' },
 };
+
+/** The `SET` part that writes a replacement's keyed lookup hash (`value`, an SQL expression) where its kind has one. */
+export const lookupHashSet = ({ lookupHash }: (typeof CIPHERTEXT_COLUMNS)[CiphertextKind], value: string) =>
+  lookupHash ? `, ${lookupHash} = coalesce(${value}, ${lookupHash})` : '';
 
 /** The key id inside a ciphertext, where the cipher puts it; the same SQL on SQLite and PostgreSQL. */
 export const keyIdOf = (column: string) =>

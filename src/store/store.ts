@@ -83,8 +83,12 @@ export interface ApiTokenStore {
 }
 
 export interface SchemaStore {
-  /** Throws `schema_name_taken` when the workspace has a schema of that name. */
-  insertSchema(workspaceId: number, name: string, audit: AuditContext): Promise<SchemaRecord>;
+  /**
+   * Throws `schema_name_taken` when the workspace has a schema of that name, `id_taken` when it has
+   * one numbered `id`. Without an id, the schema gets the workspace's next number above every number
+   * it has issued or had chosen (never reused).
+   */
+  insertSchema(workspaceId: number, name: string, audit: AuditContext, id?: number): Promise<SchemaRecord>;
   listSchemas(workspaceId: number): Promise<SchemaRecord[]>;
   findSchemasByIds(workspaceId: number, ids: number[]): Promise<SchemaRecord[]>;
 }
@@ -101,7 +105,10 @@ export interface DataSourceRefs {
  */
 
 export interface DataSourceStore {
-  /** Throws `data_source_id_taken` when the tenant has a data source with that provided id. */
+  /**
+   * Throws `data_source_id_taken` when the tenant has a data source with that provided id, `id_taken`
+   * when the workspace has one numbered `dataSource.id`; without an id, numbered as schemas are.
+   */
   insertDataSource(dataSource: NewDataSource, audit: AuditContext): Promise<DataSourceRecord>;
   listDataSources(workspaceId: number, environment?: Environment): Promise<DataSourceRecord[]>;
   findDataSourceById(workspaceId: number, id: number): Promise<DataSourceRecord | null>;

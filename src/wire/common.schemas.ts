@@ -1,3 +1,4 @@
+import { MAX_CATALOGUE_ID } from './contract.constants.js';
 import { Type } from 'typebox';
 
 // No C0 or C1 control characters and no DEL; Ajv compiles patterns with the unicode flag.
@@ -14,6 +15,14 @@ export const EnvironmentQuery = Type.Object(
 
 export const Text256 = (description: string) =>
   Type.String({ minLength: 1, maxLength: 256, pattern: NO_CONTROL_CHARACTERS, description });
+
+/** A schema or data-source id an admin chooses at creation (SPEC §12). */
+export const ChosenCatalogueId = (what: string) =>
+  Type.Integer({
+    minimum: 1,
+    maximum: MAX_CATALOGUE_ID,
+    description: `The ${what}'s id in the workspace, from 1 to ${MAX_CATALOGUE_ID} (to keep the ids of an existing catalogue); taken: 409 id_taken. Default: the workspace's next, above every id it has issued.`,
+  });
 
 export const Id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_SAFE, description });
 

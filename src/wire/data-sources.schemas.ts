@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { EnvironmentTag, Id, Text256 } from './common.schemas.js';
+import { ChosenCatalogueId, EnvironmentTag, Id, Text256 } from './common.schemas.js';
 import { IdParam } from './common.schemas.js';
 import { Success } from './envelope.js';
 
@@ -7,6 +7,7 @@ const ProvidedId = Text256('Your own id for the data source; unique per workspac
 
 export const CreateDataSourceBody = Type.Object(
   {
+    id: Type.Optional(ChosenCatalogueId('data source')),
     provided_id: ProvidedId,
     name: Text256('Display name.'),
     schema_id: Id('The schema this data source serves.'),

@@ -1,8 +1,8 @@
 import { Type, type Static } from 'typebox';
-import { Text256 } from './common.schemas.js';
+import { ChosenCatalogueId, Text256 } from './common.schemas.js';
 
 export const CreateSchemaBody = Type.Object(
-  { name: Text256('Unique within the workspace.') },
+  { name: Text256('Unique within the workspace.'), id: Type.Optional(ChosenCatalogueId('schema')) },
   { additionalProperties: false },
 );
 export type CreateSchemaBody = Static<typeof CreateSchemaBody>;

@@ -12,6 +12,9 @@ export const UserGroupIdentifier = (description: string) =>
     { description },
   );
 
+const MAPPING_RULE =
+  'An object of at most 64 entries from schema id (a decimal integer) to a data source id (an integer or digit string) or a data source provided_id (a string).';
+
 const Mapping = Type.Record(
   Type.String({ pattern: '^(0|[1-9][0-9]{0,15})$' }),
   Type.Union([
@@ -21,8 +24,7 @@ const Mapping = Type.Record(
   {
     maxProperties: 64,
     additionalProperties: false,
-    description:
-      'An object of at most 64 entries from schema id (a decimal integer) to a data source id (an integer or digit string) or a data source provided_id (a string).',
+    description: MAPPING_RULE,
   },
 );
 
@@ -82,7 +84,9 @@ export const UpdateUserGroupBody = Type.Object(
     user_group_id: UserGroupIdentifier(ID_RULE),
     new_user_group_id: Type.Optional(UserGroupIdentifier(ID_RULE)),
     name: Type.Optional(Text256(NAME_RULE)),
-    mapping: Type.Optional(Mapping),
+    mapping: Type.Optional(
+      Type.Union([Mapping, Type.Null()], { description: `${MAPPING_RULE} null (or {}) clears the mapping.` }),
+    ),
     properties: Type.Optional(Properties),
     ...TreeFields,
   },
@@ -150,20 +154,37 @@ export type UserGroup = Static<typeof UserGroup>;
 
 /**
  * One JSON Lines record of `ugs groups export` / `import`: the group as the API shows it, with the
- * mapping's data sources named by provided id, and the token only in exports made with tokens.
+ * mapping's data sources named by provided id, and the token only in exports made with tokens. The
+ * hosted product's user group objects, as its API returns them, are lines too (SPEC §12).
  */
 export const TransferredUserGroupLine = Type.Object(
   {
-    team_id: Type.Optional(Type.Integer({ description: 'Ignored on import: ids are local to a database.' })),
+    team_id: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_SAFE,
+        description:
+          'Kept on import when this deployment has never issued a team_id this high (later ones are issued above it); otherwise the group gets a new one.',
+      }),
+    ),
     provided_id: UserGroupIdentifier(ID_RULE),
     name: Type.Optional(Text256(NAME_RULE)),
     properties: Type.Optional(Properties),
-    mapping: Type.Optional(Mapping),
+    mapping: Type.Optional(Type.Union([Mapping, Type.Null()], { description: `${MAPPING_RULE} null: none.` })),
     ...TreeFields,
     api_environment_tag: Type.Optional(
-      Type.Union([Type.Literal('Customer'), Type.Literal('Testing')], { description: 'Customer or Testing.' }),
+      Type.Union([Type.Literal('Customer'), Type.Literal('Testing'), Type.Null()], {
+        description: "Customer or Testing; null or absent: the importing caller's environment.",
+      }),
     ),
-    token: Type.Optional(CurrentToken),
+    token: Type.Optional(
+      Type.String({
+        maxLength: 256,
+        pattern: NO_CONTROL_CHARACTERS,
+        description:
+          'A native token (ugt_ and 64 lowercase hex characters) or one of the hosted product: 32 to 256 visible ASCII characters without ".", such as a UUID.',
+      }),
+    ),
     created_at: Type.Optional(Type.String()),
     updated_at: Type.Optional(Type.String()),
   },

@@ -12,8 +12,11 @@ describe('admin catalog', () => {
   const call = (method: string, path: string, body?: unknown, as: As = {}): Promise<ApiResponse> =>
     inject(ctx.t.app, { method, path, token: apiToken(ctx.t, as), ...(body === undefined ? {} : { body }) });
 
+  // Ids are numbers of their workspace (SPEC §12): another workspace's schema gets an id this one lacks.
+  let foreignId = 800_000;
   async function createSchema(as: As = {}): Promise<{ id: number; name: string }> {
-    return expectSuccess(await call('POST', SCHEMAS, { name: uniqueId('schema') }, as)).schema;
+    const id = as.workspace === 'other' ? { id: (foreignId += 1) } : {};
+    return expectSuccess(await call('POST', SCHEMAS, { name: uniqueId('schema'), ...id }, as)).schema;
   }
 
   async function createDataSource(fields: Record<string, unknown>, as: As = {}) {
@@ -190,6 +193,85 @@ describe('admin catalog', () => {
       ['?environment=Testing&foo=1', 'unknown_field', 'foo'],
     ])('GET data_sources%s → 400 %s', async (query, code, field) => {
       expectError(await call('GET', `${DATA_SOURCES}${query}`), 400, code, field);
+    });
+  });
+
+  describe('chosen ids (SPEC §12)', () => {
+    const nextFree = async () =>
+      Math.max(0, ...expectSuccess(await call('GET', SCHEMAS)).schemas.map((schema: { id: number }) => schema.id)) +
+      1000;
+
+    it('keeps a chosen schema and data source id, issues later ones above it, and never reuses a deleted one', async () => {
+      const schemaId = await nextFree();
+      const schema = expectSuccess(await call('POST', SCHEMAS, { name: uniqueId('hosted'), id: schemaId })).schema;
+      expect(schema).toMatchObject({ id: schemaId });
+      expect((await createSchema()).id).toBe(schemaId + 1);
+      // The same id in another workspace is that workspace's own.
+      const elsewhere = expectSuccess(
+        await call('POST', SCHEMAS, { name: uniqueId('hosted'), id: schemaId }, { workspace: 'other' }),
+      ).schema;
+      expect(elsewhere.id).toBe(schemaId);
+
+      const sourceId = schemaId + 500;
+      const source = await createDataSource({ id: sourceId, schema_id: schemaId });
+      expect(source).toMatchObject({ id: sourceId, schema_id: schemaId });
+      expectSuccess(await call('DELETE', `${DATA_SOURCES}/${sourceId}`));
+      expect((await createDataSource({ schema_id: schemaId })).id).toBe(sourceId + 1);
+    });
+
+    it('a taken id is 409 id_taken naming id, and nothing changes', async () => {
+      const schema = await createSchema();
+      expectError(
+        await expectUnchanged(ctx.t, () => call('POST', SCHEMAS, { name: uniqueId('dup'), id: schema.id })),
+        409,
+        'id_taken',
+        'id',
+      );
+      const source = await createDataSource({ schema_id: schema.id });
+      expectError(
+        await expectUnchanged(ctx.t, () =>
+          call('POST', DATA_SOURCES, { provided_id: uniqueId('ds'), name: 'N', schema_id: schema.id, id: source.id }),
+        ),
+        409,
+        'id_taken',
+        'id',
+      );
+      // Nothing changed: the next automatic id is the one it would have been.
+      expect((await createDataSource({ schema_id: schema.id })).id).toBe(source.id + 1);
+    });
+
+    it.each([0, -1, 1.5, '40', 2_147_483_648, null])(
+      'a bad id %j is 400 invalid_field naming id, and nothing changes',
+      async (id) => {
+        const schema = await createSchema();
+        expectError(
+          await expectUnchanged(ctx.t, () => call('POST', SCHEMAS, { name: uniqueId('bad'), id })),
+          400,
+          'invalid_field',
+          'id',
+        );
+        expectError(
+          await expectUnchanged(ctx.t, () =>
+            call('POST', DATA_SOURCES, { provided_id: uniqueId('ds'), name: 'N', schema_id: schema.id, id }),
+          ),
+          400,
+          'invalid_field',
+          'id',
+        );
+      },
+    );
+
+    // In the other workspace, whose automatic ids this file never needs (it chooses them there).
+    it('takes the largest id, 2147483647; an automatic one past it is 409 ids_exhausted', async () => {
+      const other = { workspace: 'other' } as const;
+      const top = expectSuccess(await call('POST', SCHEMAS, { name: uniqueId('top'), id: 2_147_483_647 }, other));
+      expect(top.schema.id).toBe(2_147_483_647);
+      expectError(
+        await expectUnchanged(ctx.t, () => call('POST', SCHEMAS, { name: uniqueId('next') }, other)),
+        409,
+        'ids_exhausted',
+        'id',
+      );
     });
   });
 });

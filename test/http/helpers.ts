@@ -102,9 +102,19 @@ export async function adminCaller(t: TestApp, as: Omit<As, 'scope'> = {}): Promi
   };
 }
 
+/*
+ * Schema and data-source ids are numbers of their workspace (SPEC §12), so another workspace's first
+ * schema is numbered 1 too. Outside the default workspace the seeds choose ids far from the default
+ * workspace's, so that "another workspace's id" names something that exists there and not here.
+ */
+let foreignId = 900_000;
+const chosenIdIn = (workspace: Workspace | undefined) =>
+  workspace === undefined || workspace === 'default' ? {} : { id: (foreignId += 1) };
+
 export async function seedSchema(t: TestApp, workspace: Workspace = 'default'): Promise<number> {
   const caller = await adminCaller(t, { workspace });
-  return (await t.runtime.services.schemas.createSchema(caller, { name: uniqueId('schema') })).id;
+  return (await t.runtime.services.schemas.createSchema(caller, { name: uniqueId('schema'), ...chosenIdIn(workspace) }))
+    .id;
 }
 
 export async function seedDataSource(
@@ -117,6 +127,7 @@ export async function seedDataSource(
     providedId: uniqueId('ds'),
     name: 'Data source',
     schemaId,
+    ...chosenIdIn(as.workspace),
   });
 }
 

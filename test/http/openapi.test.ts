@@ -100,8 +100,8 @@ const SPEC_BODIES: Record<string, { properties: string[]; required?: string[] }>
   'POST /api/user': { properties: ['current_token'], required: ['current_token'] },
   'DELETE /api/user': { properties: ['current_token', 'data_source_provided_id', 'user_group_id'], required: [] },
   'POST /api/user/verify': { properties: ['token'], required: ['token'] },
-  'POST /api/admin/schemas': { properties: ['name'] },
-  'POST /api/admin/data_sources': { properties: ['environment', 'name', 'provided_id', 'schema_id'] },
+  'POST /api/admin/schemas': { properties: ['id', 'name'] },
+  'POST /api/admin/data_sources': { properties: ['environment', 'id', 'name', 'provided_id', 'schema_id'] },
 };
 
 describe('GET /openapi.json', () => {

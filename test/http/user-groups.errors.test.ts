@@ -141,7 +141,6 @@ const BAD_MAPPINGS: Array<[string, unknown]> = [
   ['with an empty string value', { 1: '' }],
   ['as an array', [1]],
   ['as a string', '{"1":1}'],
-  ['as null', null],
 ];
 const BAD_TOKENS: Array<[string, unknown]> = [
   ['of 257 characters', `ugt_${'a'.repeat(253)}`],
@@ -279,6 +278,8 @@ const CASES: ErrorCase[] = [
   ...invalidValues('name', [CREATE, UPDATE], [...BAD_TEXT, ['a number', 5]]),
   ...invalidValues('properties', [CREATE, UPDATE], BAD_PROPERTIES),
   ...invalidValues('mapping', [CREATE, UPDATE], BAD_MAPPINGS),
+  // On PUT null clears the mapping (SPEC §5); a create has no mapping to clear.
+  ...invalidValues('mapping', [CREATE], [['as null', null]]),
   ...invalidValues(
     'current_token',
     [

@@ -221,6 +221,7 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
         () => ({ properties: null, computed_properties: {} }),
       ],
       ['mapping {}, which clears it', () => ({ mapping: {} }), () => ({ mapping: {}, computed_mapping: {} })],
+      ['mapping null, which clears it too', () => ({ mapping: null }), () => ({ mapping: {}, computed_mapping: {} })],
       [
         'mapping, replaced whole',
         (c: Catalog) => ({ mapping: { [c.schemaB]: c.dsB.providedId } }),

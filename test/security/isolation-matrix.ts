@@ -220,16 +220,29 @@ export function useIsolationFixture(): IsolationFixture {
     expect(response.status, response.raw).toBe(200);
     return response.body;
   };
+  /*
+   * Schema and data-source ids are numbers of their workspace (SPEC §12): each workspace's first
+   * schema and first data source are given an id from a range of its own, and later ones follow it,
+   * so that another workspace's id names an object that does not exist in the caller's (as ids unique
+   * in the deployment did), never the caller's own namesake.
+   */
+  const started = new Set<string>();
+  const firstIdIn = (workspace: WorkspaceName, kind: 'schema' | 'data source') => {
+    if (started.has(`${workspace}/${kind}`)) return {};
+    started.add(`${workspace}/${kind}`);
+    return { id: (WORKSPACES.indexOf(workspace) + 1) * 10_000 };
+  };
   const createDataSource = async (
     tokens: Record<Scope, string>,
     providedId: string,
     schemaId: number,
+    workspace: WorkspaceName,
   ): Promise<DataSourceRef> => {
     const { data_source } = await succeed({
       method: 'POST',
       path: '/api/admin/data_sources',
       token: tokens.admin,
-      body: { provided_id: providedId, name: providedId, schema_id: schemaId },
+      body: { ...firstIdIn(workspace, 'data source'), provided_id: providedId, name: providedId, schema_id: schemaId },
     });
     return { id: data_source.id, providedId };
   };
@@ -258,7 +271,7 @@ export function useIsolationFixture(): IsolationFixture {
     async spendables(victim) {
       const spent = `${victim.key}.spent-${randomUUID()}`;
       return {
-        dataSource: await createDataSource(victim.tokens, spent, victim.schemaId),
+        dataSource: await createDataSource(victim.tokens, spent, victim.schemaId, victim.workspace),
         apiTokenId: await createApiToken(victim.tokens, spent),
       };
     },
@@ -271,7 +284,7 @@ export function useIsolationFixture(): IsolationFixture {
         method: 'POST',
         path: '/api/admin/schemas',
         token: app.t.tokens[workspace].Customer.admin,
-        body: { name: 'sales' },
+        body: { name: 'sales', ...firstIdIn(workspace, 'schema') },
       });
       schemas.set(workspace, schema.id);
     }
@@ -279,8 +292,8 @@ export function useIsolationFixture(): IsolationFixture {
       const key = keyOf(name);
       const tokens = app.t.tokens[name.workspace][name.environment];
       const schemaId = schemas.get(name.workspace)!;
-      const mapped = await createDataSource(tokens, `${key}.mapped`, schemaId);
-      const spare = await createDataSource(tokens, `${key}.spare`, schemaId);
+      const mapped = await createDataSource(tokens, `${key}.mapped`, schemaId, name.workspace);
+      const spare = await createDataSource(tokens, `${key}.spare`, schemaId, name.workspace);
       const group = await createUserGroup(call, tokens.write, {
         user_group_id: `${key}.target`,
         name: `Target of ${key}`,
@@ -396,7 +409,8 @@ async function expectReached(fixture: IsolationFixture, reached: Operation[], pa
   const unspent = ({ stored, verified }: VictimState) => ({
     verified,
     userGroups: stored.userGroups,
-    dataSources: stored.dataSources.filter((row) => row.id !== spent.dataSource.id),
+    // The API's id of a data source is its number (migration 0010).
+    dataSources: stored.dataSources.filter((row) => row.number !== spent.dataSource.id),
     apiTokens: stored.apiTokens.filter((row) => row.id !== spent.apiTokenId),
     schemas: stored.schemas,
   });

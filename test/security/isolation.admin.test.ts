@@ -186,7 +186,8 @@ const LISTINGS: Listing[] = [
     query: {},
     list: 'data_sources',
     key: 'id',
-    ids: (s) => s.dataSources.map((row) => row.id),
+    // The API's id of a data source and of a schema is its number in the workspace (migration 0010).
+    ids: (s) => s.dataSources.map((row) => row.number),
     shows: namesTheVictims,
     takesEnvironment: true,
   },
@@ -214,7 +215,7 @@ const LISTINGS: Listing[] = [
     query: {},
     list: 'schemas',
     key: 'id',
-    ids: (s) => s.schemas.map((row) => row.id),
+    ids: (s) => s.schemas.map((row) => row.number),
     shows: (pair) => pair.sameWorkspace,
     takesEnvironment: false,
   },

@@ -125,10 +125,12 @@ export async function seed(store: Store): Promise<Fixture> {
   const otherCustomer = tenant(otherWorkspace, 'Customer');
   const schemaA = await store.insertSchema(workspace.id, 'sales', context);
   const schemaB = await store.insertSchema(workspace.id, 'marketing', context);
-  const otherSchema = await store.insertSchema(otherWorkspace.id, 'sales', context);
-  const dataSource = (t: Tenant, providedId: string, schema: SchemaRecord) =>
+  // Ids are numbers of their workspace (SPEC §12): the other workspace's are chosen apart from this
+  // one's, so that a lookup of one of them in the wrong workspace shows it is not found there.
+  const otherSchema = await store.insertSchema(otherWorkspace.id, 'sales', context, 77);
+  const dataSource = (t: Tenant, providedId: string, schema: SchemaRecord, id?: number) =>
     store.insertDataSource(
-      { tenant: t, providedId, name: `DS ${providedId}`, schemaId: schema.id, createdAt: T0 },
+      { tenant: t, providedId, name: `DS ${providedId}`, schemaId: schema.id, createdAt: T0, ...(id ? { id } : {}) },
       context,
     );
   return {
@@ -143,7 +145,7 @@ export async function seed(store: Store): Promise<Fixture> {
     customerA: await dataSource(customer, 'ds-a', schemaA),
     customerB: await dataSource(customer, 'ds-b', schemaB),
     testingA: await dataSource(testing, 'ds-a', schemaA),
-    otherA: await dataSource(otherCustomer, 'ds-a', otherSchema),
+    otherA: await dataSource(otherCustomer, 'ds-a', otherSchema, 901),
   };
 }
 

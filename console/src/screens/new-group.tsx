@@ -15,7 +15,7 @@ export function NewGroupScreen() {
     event.preventDefault();
     const fields = groupFields(draft);
     if ('errors' in fields) return setErrors(fields.errors);
-    const { name, properties, ...rest } = fields.body;
+    const { name, properties, mapping, ...rest } = fields.body;
     const created = await run(
       () =>
         ugs.getOrCreateUserGroup({
@@ -23,6 +23,8 @@ export function NewGroupScreen() {
           user_group_id: id,
           ...(name === '' ? {} : { name }),
           ...(properties === null ? {} : { properties }),
+          // The form gives {} for no mapping; null (which clears on update) is not a creation's.
+          ...(mapping === null || mapping === undefined ? {} : { mapping }),
         }),
       GROUP_FIELDS,
     );

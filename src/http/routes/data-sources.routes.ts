@@ -39,6 +39,7 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<{ dataSources: DataSour
       const { body } = request;
       return withDataSource(
         await dataSources.createDataSource(request.caller, {
+          ...(body.id !== undefined ? { id: body.id } : {}),
           providedId: body.provided_id,
           name: body.name,
           schemaId: body.schema_id,

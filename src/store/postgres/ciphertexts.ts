@@ -1,6 +1,6 @@
 import type { AuditContext, CiphertextKind } from '../../domain/models.js';
 import { encryptionKeyRotated } from '../../domain/catalog.rules.js';
-import { COUNT_BY_KEY, listNotUnderKey, perKind } from '../ciphertext-columns.js';
+import { COUNT_BY_KEY, listNotUnderKey, lookupHashSet, perKind } from '../ciphertext-columns.js';
 import type { CiphertextStore } from '../store.js';
 import type { AuditEvents } from './audit-events.js';
 import type { PostgresDatabase } from './postgres-database.js';
@@ -14,10 +14,13 @@ const list = statements(perKind(listNotUnderKey));
 // left alone when its ciphertext moved on.
 const replace = statements(
   perKind(
-    ({ table, id, column }) => `UPDATE ${table} t SET ${column} = r.replacement
-      FROM unnest(@ids::bigint[], @ciphertexts::text[], @replacements::text[]) AS r(id, ciphertext, replacement)
-      WHERE t.${id} = r.id AND t.${column} = r.ciphertext
-      RETURNING t.${id}`,
+    (
+      columns,
+    ) => `UPDATE ${columns.table} t SET ${columns.column} = r.replacement${lookupHashSet(columns, 'r.lookup_hash')}
+      FROM unnest(@ids::bigint[], @ciphertexts::text[], @replacements::text[], @lookupHashes::text[])
+        AS r(id, ciphertext, replacement, lookup_hash)
+      WHERE t.${columns.id} = r.id AND t.${columns.column} = r.ciphertext
+      RETURNING t.${columns.id}`,
   ),
 );
 
@@ -45,6 +48,7 @@ export function ciphertextMethods(db: PostgresDatabase, audit: AuditEvents): Cip
               ids: ofKind.map((replacement) => replacement.id),
               ciphertexts: ofKind.map((replacement) => replacement.ciphertext),
               replacements: ofKind.map((replacement) => replacement.replacement),
+              lookupHashes: ofKind.map((replacement) => replacement.lookupHash ?? null),
             }),
           );
           written += rows.length;

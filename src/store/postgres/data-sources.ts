@@ -3,7 +3,10 @@ import type { AuditContext, DataSourcePatch, DataSourceRecord, NewDataSource } f
 import type { Environment } from '../../domain/tenancy.js';
 import { dataSourceCreated, planDataSourceDeletion, planDataSourceUpdate } from '../../domain/data-sources.rules.js';
 import type { DataSourceStore } from '../store.js';
+import { issuedCatalogueNumber } from '../../domain/catalog.rules.js';
+import { DATA_SOURCES_WITH_SCHEMA, HIGH_WATER_COLUMN, schemaRowId } from '../catalogue-numbers.js';
 import type { AuditEvents } from './audit-events.js';
+import { issueNumberSql } from './schemas.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, toNumber } from './rows.js';
 import type { Int8 } from './rows.js';
@@ -32,30 +35,39 @@ function toDataSource(row: DataSourceRow): DataSourceRecord {
   };
 }
 
-const COLUMNS = 'id, workspace_id, environment, provided_id, name, schema_id, created_at';
+// Ids are the numbers of the data source and its schema in the workspace (migration 0010).
+const COLUMNS =
+  'd.number AS id, d.workspace_id, d.environment, d.provided_id, d.name, s.number AS schema_id, d.created_at';
 
 const sql = statements({
-  // As for schemas: a taken provided id inserts no row and so draws no id from the sequence.
-  insert: `INSERT INTO data_sources (workspace_id, environment, provided_id, name, schema_id, created_at)
-    SELECT @workspaceId, @environment, @providedId, @name, @schemaId, @createdAt
+  issue: issueNumberSql(HIGH_WATER_COLUMN.data_sources),
+  // As for schemas: a taken provided id inserts no row, and the transaction rolls back.
+  insert: `INSERT INTO data_sources (workspace_id, number, environment, provided_id, name, schema_id, created_at)
+    SELECT @workspaceId, @number, @environment, @providedId, @name, ${schemaRowId('@workspaceId', '@schemaId::bigint')}, @createdAt
     WHERE NOT EXISTS (SELECT 1 FROM data_sources
       WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @providedId)
-    RETURNING ${COLUMNS}`,
-  list: `SELECT ${COLUMNS} FROM data_sources
-    WHERE workspace_id = @workspaceId AND (@environment::text IS NULL OR environment = @environment) ORDER BY id`,
-  byId: `SELECT ${COLUMNS} FROM data_sources WHERE id = @id AND workspace_id = @workspaceId`,
+    RETURNING number`,
+  // A chosen number that is taken is refused before the insert draws a row id from the sequence.
+  numberTaken: 'SELECT 1 FROM data_sources WHERE workspace_id = @workspaceId AND number = @number',
+  list: `SELECT ${COLUMNS} FROM ${DATA_SOURCES_WITH_SCHEMA}
+    WHERE d.workspace_id = @workspaceId AND (@environment::text IS NULL OR d.environment = @environment) ORDER BY d.number`,
+  byId: `SELECT ${COLUMNS} FROM ${DATA_SOURCES_WITH_SCHEMA} WHERE d.number = @id AND d.workspace_id = @workspaceId`,
   // FOR UPDATE conflicts with the FOR KEY SHARE lock a new mapping row's foreign key check takes on
   // the data source, so no group can start mapping to it until this transaction ends, and a mapping
   // written before the lock was granted has committed and is counted.
-  lockById: `SELECT ${COLUMNS} FROM data_sources WHERE id = @id AND workspace_id = @workspaceId FOR UPDATE`,
+  lockById: `SELECT ${COLUMNS} FROM ${DATA_SOURCES_WITH_SCHEMA}
+    WHERE d.number = @id AND d.workspace_id = @workspaceId FOR UPDATE OF d`,
   // Array parameters keep one statement for any number of references.
-  byRefs: `SELECT ${COLUMNS} FROM data_sources
-    WHERE workspace_id = @workspaceId AND environment = @environment
-      AND (id = ANY(@ids::bigint[]) OR provided_id = ANY(@providedIds::text[]))
-    ORDER BY id`,
-  usedBy: 'SELECT count(DISTINCT team_id) AS used_by FROM user_group_mappings WHERE data_source_id = @id',
-  update: 'UPDATE data_sources SET provided_id = @providedId, name = @name, schema_id = @schemaId WHERE id = @id',
-  delete: 'DELETE FROM data_sources WHERE id = @id',
+  byRefs: `SELECT ${COLUMNS} FROM ${DATA_SOURCES_WITH_SCHEMA}
+    WHERE d.workspace_id = @workspaceId AND d.environment = @environment
+      AND (d.number = ANY(@ids::bigint[]) OR d.provided_id = ANY(@providedIds::text[]))
+    ORDER BY d.number`,
+  usedBy: `SELECT count(DISTINCT m.team_id) AS used_by FROM user_group_mappings m
+    JOIN data_sources d ON d.id = m.data_source_id WHERE d.workspace_id = @workspaceId AND d.number = @id`,
+  update: `UPDATE data_sources SET provided_id = @providedId, name = @name,
+      schema_id = ${schemaRowId('@workspaceId', '@schemaId::bigint')}
+    WHERE workspace_id = @workspaceId AND number = @id`,
+  delete: 'DELETE FROM data_sources WHERE workspace_id = @workspaceId AND number = @id',
 });
 
 export function dataSourceMethods(db: PostgresDatabase, audit: AuditEvents): DataSourceStore {
@@ -65,23 +77,31 @@ export function dataSourceMethods(db: PostgresDatabase, audit: AuditEvents): Dat
   const lockedById = async (tx: Queryable, workspaceId: number, id: number): Promise<DataSourceRecord | null> =>
     (await many(tx, sql.lockById({ id, workspaceId })))[0] ?? null;
 
-  const usedBy = async (tx: Queryable, id: number): Promise<number> => {
-    const [row] = await tx.rows<{ used_by: Int8 }>(sql.usedBy({ id }));
+  const usedBy = async (tx: Queryable, workspaceId: number, id: number): Promise<number> => {
+    const [row] = await tx.rows<{ used_by: Int8 }>(sql.usedBy({ workspaceId, id }));
     return toNumber(row?.used_by ?? 0);
   };
 
   const insert = audit.withAudit(async (tx, _context: AuditContext, source: NewDataSource) => {
     const { tenant, providedId, name, schemaId, createdAt } = source;
-    const [row] = await tx.rows<DataSourceRow>(sql.insert({ ...tenant, providedId, name, schemaId, createdAt }));
+    const [mark] = await tx.rows<{ high_water: Int8 }>(
+      sql.issue({ workspaceId: tenant.workspaceId, chosen: source.id ?? null }),
+    );
+    const number = issuedCatalogueNumber(source.id, toNumber(mark!.high_water), 'data source');
+    if ((await tx.rows(sql.numberTaken({ workspaceId: tenant.workspaceId, number }))).length > 0)
+      throw failure.taken('data_source_number');
+    const [row] = await tx.rows<{ number: Int8 }>(
+      sql.insert({ ...tenant, number, providedId, name, schemaId, createdAt }),
+    );
     if (!row) throw failure.taken('data_source_provided_id');
-    const record = toDataSource(row);
+    const record = (await many(tx, sql.byId({ id: number, workspaceId: tenant.workspaceId })))[0]!;
     return { result: record, entries: [dataSourceCreated(record)] };
   });
 
   const update = audit.withAudit(
     async (tx, _context: AuditContext, workspaceId: number, id: number, patch: DataSourcePatch) => {
       const current = await lockedById(tx, workspaceId, id);
-      const plan = planDataSourceUpdate(current, patch, current ? await usedBy(tx, id) : 0);
+      const plan = planDataSourceUpdate(current, patch, current ? await usedBy(tx, workspaceId, id) : 0);
       if (plan.write) await tx.rows(sql.update({ ...plan.write }));
       return plan;
     },
@@ -89,8 +109,8 @@ export function dataSourceMethods(db: PostgresDatabase, audit: AuditEvents): Dat
 
   const remove = audit.withAudit(async (tx, _context: AuditContext, workspaceId: number, id: number) => {
     const current = await lockedById(tx, workspaceId, id);
-    const plan = planDataSourceDeletion(current, current ? await usedBy(tx, id) : 0);
-    if (plan.remove) await tx.rows(sql.delete({ id: plan.remove.id }));
+    const plan = planDataSourceDeletion(current, current ? await usedBy(tx, workspaceId, id) : 0);
+    if (plan.remove) await tx.rows(sql.delete({ workspaceId, id: plan.remove.id }));
     return plan;
   });
 

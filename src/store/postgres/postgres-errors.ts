@@ -8,6 +8,9 @@ const UNIQUE_CONSTRAINTS: Record<string, UniqueConstraint> = {
   data_sources_provided_id_key: 'data_source_provided_id',
   schemas_name_key: 'schema_name',
   workspaces_name_key: 'workspace_name',
+  // Migration 0010's: the numbers of a workspace's schemas and data sources.
+  schemas_number_key: 'schema_number',
+  data_sources_number_key: 'data_source_number',
 };
 
 /** Migration 0004's composite foreign key: a mapping's data source must serve the mapping's schema. */
@@ -95,6 +98,9 @@ export function mapPostgresError(error: unknown): never {
     const constraint = UNIQUE_CONSTRAINTS[(error as { constraint?: string }).constraint ?? ''];
     if (constraint) throw failure.taken(constraint, error);
   }
+  // A mapping entry whose data source number no longer names a row (src/store/catalogue-numbers.ts).
+  if (codeOf(error) === '23502' && (error as { table?: string }).table === 'user_group_mappings')
+    throw failure.vanishedDataSource(error);
   if (codeOf(error) === '23503') {
     const constraint = (error as { constraint?: string }).constraint;
     // A write that links a group under a parent deleted meanwhile (deletes handle their own case).

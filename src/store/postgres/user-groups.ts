@@ -40,6 +40,7 @@ import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, toNumber } from './rows.js';
 import type { Int8 } from './rows.js';
 import { statements } from './statements.js';
+import { dataSourceRowId, MAPPING_WITH_NUMBERS, schemaRowId } from '../catalogue-numbers.js';
 import type { Statement } from './statements.js';
 
 /**
@@ -79,8 +80,13 @@ function toUserGroup(row: PostgresUserGroupRow): UserGroupRecord {
 const GROUP_COLUMNS = `team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties,
   is_demo_group, tags, version, token_generation, created_at, updated_at`;
 
-const mappingPairs = (team: string) => `(SELECT json_agg(json_build_array(m.schema_id, m.data_source_id))
-  FROM user_group_mappings m WHERE m.team_id = ${team})`;
+// The mapping as the numbers of its schemas and data sources (migration 0010).
+const mappingPairs = (team: string) => `(SELECT json_agg(json_build_array(s.number, d.number))
+  FROM ${MAPPING_WITH_NUMBERS} WHERE m.team_id = ${team})`;
+
+/** Mapping rows from the parallel number arrays, as row ids; a data source deleted since leaves NULL, which NOT NULL refuses. */
+const mappingRowIds = (workspace: string) =>
+  `${schemaRowId(workspace, 'm.schema_id')}, ${dataSourceRowId(workspace, 'm.data_source_id')}`;
 
 const mappingOf = (table: string) => `COALESCE(${mappingPairs(`${table}.team_id`)}, '[]') AS mapping`;
 
@@ -105,21 +111,36 @@ const SELECT_GROUP = `SELECT ${GROUP_COLUMNS.replace(/(\w+)/g, 'g.$1')}, ${mappi
 const RETURNING_GROUP = `RETURNING ${GROUP_COLUMNS}, ${mappingOf('user_groups')}, ${ancestorsOf('user_groups')}`;
 
 /**
+ * The new group's team_id: a requested one (an import's, SPEC §12) above every team_id the sequence
+ * has issued is kept, otherwise the next from the sequence. Writes that may keep one lock the table
+ * first, so no create draws a number between this check and the sequence's catching up (KEEP_TEAM_IDS).
+ */
+const TEAM_ID = `CASE WHEN @teamId::bigint > (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM user_groups_team_id_seq)
+    THEN @teamId::bigint ELSE nextval('user_groups_team_id_seq') END`;
+
+/** Before a batch that may keep team_ids: serialises it with every other insert into user_groups. */
+const LOCK_FOR_TEAM_IDS = 'LOCK TABLE user_groups IN SHARE ROW EXCLUSIVE MODE';
+/** After it: later team_ids are issued above every one kept. */
+const ISSUE_ABOVE_KEPT = `SELECT setval('user_groups_team_id_seq', max(team_id)) FROM user_groups
+  HAVING max(team_id) > (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM user_groups_team_id_seq)`;
+
+/**
  * Inserts a group and its mapping unless its provided id exists (or `condition` is false): the CTEs
  * `inserted` and `mapped`.
  */
 const insertGroupSql = (condition = 'true') => `WITH inserted AS (
     INSERT INTO user_groups
-      (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
+      (team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
         created_at, updated_at)
-    SELECT @workspaceId::bigint, @environment::text, @providedId::text, @name::text, @tokenHash::text, @tokenCiphertext::text,
+    OVERRIDING SYSTEM VALUE
+    SELECT ${TEAM_ID}, @workspaceId::bigint, @environment::text, @providedId::text, @name::text, @tokenHash::text, @tokenCiphertext::text,
       @properties::json, @parentTeamId::bigint, @isDemoGroup::boolean, @tags::text[], @createdAt::timestamptz, @createdAt::timestamptz
     WHERE ${condition}
     ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING
     RETURNING ${GROUP_COLUMNS}
   ), mapped AS (
     INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
-    SELECT inserted.team_id, m.schema_id, m.data_source_id
+    SELECT inserted.team_id, ${mappingRowIds('inserted.workspace_id')}
     FROM inserted CROSS JOIN unnest(@schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(schema_id, data_source_id)
   )`;
 
@@ -287,8 +308,10 @@ const sql = statements(
       COALESCE((SELECT json_agg(json_build_array(level, team_id, parent_team_id, provided_id, properties)) FROM subtree), '[]')
         AS subtree`,
     clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = @teamId',
+    lockForTeamIds: LOCK_FOR_TEAM_IDS,
+    issueAboveKept: ISSUE_ABOVE_KEPT,
     insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
-    SELECT @teamId::bigint, m.schema_id, m.data_source_id
+    SELECT @teamId::bigint, ${mappingRowIds('@workspaceId::bigint')}
     FROM unnest(@schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(schema_id, data_source_id)`,
   },
   { prepared: true },
@@ -394,6 +417,7 @@ export function userGroupMethods(
       isDemoGroup: group.isDemoGroup,
       tags: group.tags,
       createdAt,
+      teamId: group.teamId ?? null,
       ...mappingParameters(group.mapping),
     };
     const [inserted] = await q.rows<Omit<PostgresUserGroupRow, 'mapping'>>(
@@ -440,7 +464,7 @@ export function userGroupMethods(
     if (!updated) return undefined;
     if (!patch.mapping) return toUserGroup(updated);
     await tx.rows(sql.clearMapping({ teamId }));
-    await tx.rows(sql.insertMapping({ teamId, ...mappingParameters(patch.mapping) }));
+    await tx.rows(sql.insertMapping({ teamId, workspaceId: tenant.workspaceId, ...mappingParameters(patch.mapping) }));
     // RETURNING showed the mapping as it was before this statement; the new one is the patch's.
     return toUserGroup({ ...updated, mapping: patch.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]) });
   };
@@ -494,6 +518,8 @@ export function userGroupMethods(
   // The batch path of an import: no re-reads, one audit entry per write.
   const writeBatch = audit.withAudit(async (tx, _context: AuditContext, writes: UserGroupWrite[]) => {
     const entries: AuditEntry[] = [];
+    const keepsTeamIds = writes.some((write) => write.kind === 'create' && write.group.teamId !== undefined);
+    if (keepsTeamIds) await tx.rows(sql.lockForTeamIds());
     for (const write of writes) {
       entries.push(
         batchWriteEntry(
@@ -502,6 +528,7 @@ export function userGroupMethods(
         ),
       );
     }
+    if (keepsTeamIds) await tx.rows(sql.issueAboveKept());
     return { result: undefined, entries };
   });
 

@@ -7,7 +7,7 @@ import type {
   StoredCiphertext,
 } from '../../domain/models.js';
 import { encryptionKeyRotated } from '../../domain/catalog.rules.js';
-import { COUNT_BY_KEY, listNotUnderKey, perKind } from '../ciphertext-columns.js';
+import { CIPHERTEXT_COLUMNS, COUNT_BY_KEY, listNotUnderKey, lookupHashSet, perKind } from '../ciphertext-columns.js';
 import type { CiphertextStore } from '../store.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
@@ -19,16 +19,23 @@ export function ciphertextMethods(db: Database, audit: AuditEvents): Synchronous
   const replaceOne = preparedOnFirstUse(
     db,
     perKind(
-      ({ table, id, column }) =>
-        `UPDATE ${table} SET ${column} = @replacement WHERE ${id} = @id AND ${column} = @ciphertext`,
+      (columns) =>
+        `UPDATE ${columns.table} SET ${columns.column} = @replacement${lookupHashSet(columns, '@lookupHash')}
+          WHERE ${columns.id} = @id AND ${columns.column} = @ciphertext`,
     ),
   );
   const sql = preparedOnFirstUse(db, { countByKey: COUNT_BY_KEY });
 
   const replace = db.transaction((replacements: CiphertextReplacement[]) =>
     replacements.reduce(
-      (written, { kind, id, ciphertext, replacement }) =>
-        written + replaceOne[kind].run({ id, ciphertext, replacement }).changes,
+      (written, { kind, id, ciphertext, replacement, lookupHash }) =>
+        written +
+        replaceOne[kind].run({
+          id,
+          ciphertext,
+          replacement,
+          ...(CIPHERTEXT_COLUMNS[kind].lookupHash ? { lookupHash: lookupHash ?? null } : {}),
+        }).changes,
       0,
     ),
   );

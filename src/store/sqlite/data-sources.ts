@@ -2,37 +2,52 @@ import type { Database } from 'better-sqlite3';
 import type { AuditContext, DataSourcePatch, DataSourceRecord, NewDataSource } from '../../domain/models.js';
 import { dataSourceCreated, planDataSourceDeletion, planDataSourceUpdate } from '../../domain/data-sources.rules.js';
 import type { DataSourceStore } from '../store.js';
+import { issuedCatalogueNumber } from '../../domain/catalog.rules.js';
+import { DATA_SOURCES_WITH_SCHEMA, HIGH_WATER_COLUMN, schemaRowId } from '../catalogue-numbers.js';
 import type { AuditEvents } from './audit-events.js';
+import { issueNumberSql } from './schemas.js';
 import type { Synchronous } from './guard.js';
 import { preparedOnFirstUse } from './prepared.js';
 
-const COLUMNS = `id, workspace_id AS workspaceId, environment, provided_id AS providedId, name,
-  schema_id AS schemaId, created_at AS createdAt`;
+// Ids are the numbers of the data source and its schema in the workspace (migration 0010).
+const COLUMNS = `d.number AS id, d.workspace_id AS workspaceId, d.environment, d.provided_id AS providedId, d.name,
+  s.number AS schemaId, d.created_at AS createdAt`;
 
 export function dataSourceMethods(db: Database, audit: AuditEvents): Synchronous<DataSourceStore> {
   const sql = preparedOnFirstUse(db, {
-    insert: `INSERT INTO data_sources (workspace_id, environment, provided_id, name, schema_id, created_at)
-      VALUES (@workspaceId, @environment, @providedId, @name, @schemaId, @createdAt) RETURNING ${COLUMNS}`,
-    list: `SELECT ${COLUMNS} FROM data_sources
-      WHERE workspace_id = @workspaceId AND (@environment IS NULL OR environment = @environment) ORDER BY id`,
-    byId: `SELECT ${COLUMNS} FROM data_sources WHERE id = ? AND workspace_id = ?`,
+    issue: issueNumberSql(HIGH_WATER_COLUMN.data_sources),
+    insert: `INSERT INTO data_sources (workspace_id, number, environment, provided_id, name, schema_id, created_at)
+      VALUES (@workspaceId, @number, @environment, @providedId, @name, ${schemaRowId('@workspaceId', '@schemaId')},
+        @createdAt)`,
+    list: `SELECT ${COLUMNS} FROM ${DATA_SOURCES_WITH_SCHEMA}
+      WHERE d.workspace_id = @workspaceId AND (@environment IS NULL OR d.environment = @environment) ORDER BY d.number`,
+    byId: `SELECT ${COLUMNS} FROM ${DATA_SOURCES_WITH_SCHEMA} WHERE d.number = ? AND d.workspace_id = ?`,
     // JSON array parameters keep one prepared statement for any number of references.
-    byRefs: `SELECT ${COLUMNS} FROM data_sources
-      WHERE workspace_id = @workspaceId AND environment = @environment
-        AND (id IN (SELECT value FROM json_each(@ids)) OR provided_id IN (SELECT value FROM json_each(@providedIds)))
-      ORDER BY id`,
-    usedBy: 'SELECT count(DISTINCT team_id) AS usedBy FROM user_group_mappings WHERE data_source_id = ?',
-    update: 'UPDATE data_sources SET provided_id = @providedId, name = @name, schema_id = @schemaId WHERE id = @id',
-    delete: 'DELETE FROM data_sources WHERE id = ?',
+    byRefs: `SELECT ${COLUMNS} FROM ${DATA_SOURCES_WITH_SCHEMA}
+      WHERE d.workspace_id = @workspaceId AND d.environment = @environment
+        AND (d.number IN (SELECT value FROM json_each(@ids)) OR d.provided_id IN (SELECT value FROM json_each(@providedIds)))
+      ORDER BY d.number`,
+    usedBy: `SELECT count(DISTINCT m.team_id) AS usedBy FROM user_group_mappings m
+      JOIN data_sources d ON d.id = m.data_source_id WHERE d.workspace_id = ? AND d.number = ?`,
+    update: `UPDATE data_sources SET provided_id = @providedId, name = @name,
+        schema_id = ${schemaRowId('@workspaceId', '@schemaId')}
+      WHERE workspace_id = @workspaceId AND number = @id`,
+    delete: 'DELETE FROM data_sources WHERE workspace_id = ? AND number = ?',
   });
 
   const byId = (workspaceId: number, id: number): DataSourceRecord | null =>
     (sql.byId.get(id, workspaceId) as DataSourceRecord | undefined) ?? null;
 
-  const usedBy = (id: number): number => (sql.usedBy.get(id) as { usedBy: number }).usedBy;
+  const usedBy = (workspaceId: number, id: number): number =>
+    (sql.usedBy.get(workspaceId, id) as { usedBy: number }).usedBy;
 
+  // A taken provided id or number fails the insert, which rolls the bump of the high-water mark back.
   const insert = audit.withAudit((_context: AuditContext, source: NewDataSource) => {
-    const record = sql.insert.get({ ...source, ...source.tenant }) as DataSourceRecord;
+    const { workspaceId } = source.tenant;
+    const { highWater } = sql.issue.get({ workspaceId, chosen: source.id ?? null }) as { highWater: number };
+    const number = issuedCatalogueNumber(source.id, highWater, 'data source');
+    sql.insert.run({ ...source, ...source.tenant, number });
+    const record = byId(workspaceId, number)!;
     return { result: record, entries: [dataSourceCreated(record)] };
   });
 
@@ -40,15 +55,15 @@ export function dataSourceMethods(db: Database, audit: AuditEvents): Synchronous
   // start mapping to the data source between the check and the change.
   const update = audit.withAudit((_context: AuditContext, workspaceId: number, id: number, patch: DataSourcePatch) => {
     const current = byId(workspaceId, id);
-    const plan = planDataSourceUpdate(current, patch, current ? usedBy(id) : 0);
+    const plan = planDataSourceUpdate(current, patch, current ? usedBy(workspaceId, id) : 0);
     if (plan.write) sql.update.run(plan.write);
     return plan;
   });
 
   const remove = audit.withAudit((_context: AuditContext, workspaceId: number, id: number) => {
     const current = byId(workspaceId, id);
-    const plan = planDataSourceDeletion(current, current ? usedBy(id) : 0);
-    if (plan.remove) sql.delete.run(plan.remove.id);
+    const plan = planDataSourceDeletion(current, current ? usedBy(workspaceId, id) : 0);
+    if (plan.remove) sql.delete.run(workspaceId, plan.remove.id);
     return plan;
   });
 

@@ -10,6 +10,8 @@ const UNIQUE_COLUMNS: Record<UniqueConstraint, string> = {
   data_source_provided_id: 'data_sources.workspace_id, data_sources.environment, data_sources.provided_id',
   schema_name: 'schemas.workspace_id, schemas.name',
   workspace_name: 'workspaces.name',
+  schema_number: 'schemas.workspace_id, schemas.number',
+  data_source_number: 'data_sources.workspace_id, data_sources.number',
 };
 
 /** Failures that a later retry can cure: contention, a full or read-only disk, a vanished file. */
@@ -37,6 +39,9 @@ export function mapSqliteError(error: unknown): never {
     if (constraint) throw failure.taken(constraint, error);
   }
   if (error.code === 'SQLITE_CONSTRAINT_FOREIGNKEY') throw failure.vanishedDataSource(error);
+  // A mapping entry whose data source number no longer names a row (src/store/catalogue-numbers.ts).
+  if (error.code === 'SQLITE_CONSTRAINT_NOTNULL' && error.message.includes('user_group_mappings.'))
+    throw failure.vanishedDataSource(error);
   if (error.code === 'SQLITE_CONSTRAINT_TRIGGER' && error.message === MAPPING_SCHEMA_MISMATCH)
     throw failure.mappedSchemaChanged(error);
   if (UNAVAILABLE_PREFIXES.some((prefix) => error.code.startsWith(prefix))) throw failure.unavailable(error);

@@ -39,6 +39,7 @@ import {
   userGroupFromRow,
 } from '../user-group-records.js';
 import type { MergedSizeRow, MergedSizeWrite, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+import { dataSourceRowId, MAPPING_WITH_NUMBERS, schemaRowId } from '../catalogue-numbers.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
 import { preparedOnFirstUse } from './prepared.js';
@@ -67,8 +68,9 @@ type SqliteUserGroupCells = [
   ancestors: string,
 ];
 
-const mappingOf = (team: string) => `(SELECT json_group_array(json_array(m.schema_id, m.data_source_id))
-  FROM user_group_mappings m WHERE m.team_id = ${team})`;
+// The mapping as the numbers of its schemas and data sources (migration 0010).
+const mappingOf = (team: string) => `(SELECT json_group_array(json_array(s.number, d.number))
+  FROM ${MAPPING_WITH_NUMBERS} WHERE m.team_id = ${team})`;
 
 /*
  * The ancestors ride along too, each with its level, provided id, properties and mapping: a recursive
@@ -194,10 +196,13 @@ export function userGroupMethods(
     { raw: true },
   );
   const sql = preparedOnFirstUse(db, {
+    // A requested team_id above AUTOINCREMENT's high-water mark (never issued) is kept, and the mark
+    // follows it; otherwise NULL draws the next one.
     insert: `INSERT INTO user_groups
-      (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
+      (team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
         created_at, updated_at)
-      VALUES (@workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties, @parentTeamId, @isDemoGroup,
+      VALUES (CASE WHEN @teamId > coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'user_groups'), 0) THEN @teamId END,
+        @workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties, @parentTeamId, @isDemoGroup,
         @tags, @createdAt, @createdAt)
       ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING RETURNING team_id`,
     // One statement for every patch shape: a field is written only when its flag is set.
@@ -247,7 +252,9 @@ export function userGroupMethods(
         (SELECT json_group_array(json_array(level, team_id, parent_team_id, provided_id, json(properties))) FROM subtree)
           AS subtree`,
     children: 'SELECT count(*) AS children FROM user_groups WHERE parent_team_id = ?',
-    insertMapping: 'INSERT INTO user_group_mappings (team_id, schema_id, data_source_id) VALUES (?, ?, ?)',
+    // Numbers to row ids: a data source deleted since the domain's check leaves NULL, which NOT NULL refuses.
+    insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
+      VALUES (@teamId, ${schemaRowId('@workspaceId', '@schemaId')}, ${dataSourceRowId('@workspaceId', '@dataSourceId')})`,
     clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = ?',
   });
 
@@ -288,8 +295,8 @@ export function userGroupMethods(
     return group;
   };
 
-  const insertMapping = (teamId: number, mapping: MappingEntry[]): void => {
-    for (const entry of mapping) sql.insertMapping.run(teamId, entry.schemaId, entry.dataSourceId);
+  const insertMapping = (teamId: number, workspaceId: number, mapping: MappingEntry[]): void => {
+    for (const entry of mapping) sql.insertMapping.run({ teamId, workspaceId, ...entry });
   };
 
   /**
@@ -347,13 +354,14 @@ export function userGroupMethods(
     const inserted = sql.insert.get({
       ...group,
       ...tenant,
+      teamId: group.teamId ?? null,
       properties: serializeProperties(group.properties),
       parentTeamId,
       isDemoGroup: group.isDemoGroup ? 1 : 0,
       tags: JSON.stringify(group.tags),
     }) as { team_id: number } | undefined;
     if (!inserted) return undefined;
-    insertMapping(inserted.team_id, group.mapping);
+    insertMapping(inserted.team_id, tenant.workspaceId, group.mapping);
     return { teamId: inserted.team_id, ...tenant, providedId: group.providedId };
   };
 
@@ -385,7 +393,7 @@ export function userGroupMethods(
     }) as GroupIdentity | undefined;
     if (updated && patch.mapping) {
       sql.clearMapping.run(teamId);
-      insertMapping(teamId, patch.mapping);
+      insertMapping(teamId, tenant.workspaceId, patch.mapping);
     }
     return updated;
   };

@@ -231,4 +231,79 @@ export function describeCatalogContract(t: ContractContext): void {
       });
     });
   });
+
+  describe('ids: numbers of their workspace (SPEC §12)', () => {
+    it('a chosen schema or data source id is kept; later ones are issued above it, never reused', async () => {
+      const { workspace, customer, otherWorkspace, otherCustomer } = t.fx;
+      const chosen = await t.store.insertSchema(workspace.id, 'hosted', auditContext(), 40);
+      expect(chosen).toMatchObject({ id: 40, name: 'hosted' });
+      const next = await t.store.insertSchema(workspace.id, 'after', auditContext());
+      expect(next.id).toBe(41);
+      // Below the high-water mark, a free number can still be chosen.
+      expect((await t.store.insertSchema(workspace.id, 'low', auditContext(), 10)).id).toBe(10);
+      // The same number in another workspace is that workspace's own.
+      const elsewhere = await t.store.insertSchema(otherWorkspace.id, 'hosted', auditContext(), 40);
+      expect(elsewhere).toMatchObject({ id: 40, workspaceId: otherWorkspace.id });
+
+      const source = (id?: number, providedId = `p-${id ?? 'next'}`) => ({
+        tenant: customer,
+        providedId,
+        name: 'Warehouse',
+        schemaId: chosen.id,
+        createdAt: T1,
+        ...(id ? { id } : {}),
+      });
+      const ds = await t.store.insertDataSource(source(213), auditContext());
+      expect(ds).toMatchObject({ id: 213, schemaId: 40, providedId: 'p-213' });
+      expect(await t.store.findDataSourceById(workspace.id, 213)).toEqual(ds);
+      expect(await t.store.deleteDataSource(workspace.id, 213, auditContext())).toEqual({
+        status: 'changed',
+        dataSource: ds,
+      });
+      // Deleted, the number is never issued again.
+      expect((await t.store.insertDataSource(source(), auditContext())).id).toBe(214);
+      const other = await t.store.insertDataSource(
+        { ...source(213), tenant: otherCustomer, schemaId: elsewhere.id },
+        auditContext(),
+      );
+      expect(other).toMatchObject({ id: 213, workspaceId: otherWorkspace.id, schemaId: 40 });
+    });
+
+    it('a taken id is id_taken naming "id" and changes nothing, not even the next number', async () => {
+      const { workspace, customer, schemaA, customerA } = t.fx;
+      const before = await t.store.listSchemas(workspace.id);
+      await expectAppError(t.store.insertSchema(workspace.id, 'dup', auditContext(), schemaA.id), 'id_taken', 'id');
+      // A taken name with a fresh id changes nothing either.
+      await expectAppError(t.store.insertSchema(workspace.id, schemaA.name, auditContext(), 500), 'schema_name_taken');
+      expect(await t.store.listSchemas(workspace.id)).toEqual(before);
+      const sources = await t.store.listDataSources(workspace.id);
+      const dup = { tenant: customer, providedId: 'fresh', name: 'x', schemaId: schemaA.id, createdAt: T1 };
+      await expectAppError(t.store.insertDataSource({ ...dup, id: customerA.id }, auditContext()), 'id_taken', 'id');
+      expect(await t.store.listDataSources(workspace.id)).toEqual(sources);
+      const maxSchema = Math.max(...before.map((schema) => schema.id));
+      expect((await t.store.insertSchema(workspace.id, 'next', auditContext())).id).toBe(maxSchema + 1);
+      const maxSource = Math.max(...sources.map((source) => source.id));
+      expect((await t.store.insertDataSource(dup, auditContext())).id).toBe(maxSource + 1);
+    });
+
+    it('a mapping names chosen numbers and reads them back', async () => {
+      const { workspace, customer } = t.fx;
+      const schema = await t.store.insertSchema(workspace.id, 'hosted', auditContext(), 134);
+      const ds = await t.store.insertDataSource(
+        { tenant: customer, id: 386, providedId: 'hosted-386', name: 'x', schemaId: 134, createdAt: T1 },
+        auditContext(),
+      );
+      const group = await createGroup(t.store, customer, 'mapped', {
+        mapping: [{ schemaId: schema.id, dataSourceId: ds.id }],
+      });
+      expect(group.mapping).toEqual([{ schemaId: 134, dataSourceId: 386 }]);
+      expect((await t.store.findUserGroupByProvidedId(customer, 'mapped'))?.mapping).toEqual([
+        { schemaId: 134, dataSourceId: 386 },
+      ]);
+      expect(await t.store.deleteDataSource(workspace.id, 386, auditContext())).toEqual({
+        status: 'in_use',
+        usedBy: 1,
+      });
+    });
+  });
 }

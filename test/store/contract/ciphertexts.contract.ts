@@ -89,6 +89,27 @@ export function describeCiphertextContract(t: ContractContext): void {
       }
     });
 
+    it("rewrites a hosted token's keyed lookup hash with its ciphertext, and only where the replacement brings one", async () => {
+      const hosted = 'e3b0c442-98fc-4c14-9afb-f4c8996fb924';
+      const group = await createGroup(t.store, t.fx.customer, 'hosted', {
+        tokenHash: oldKey.lookupHashes(hosted)[0]!,
+        tokenCiphertext: oldKey.encrypt(hosted),
+      });
+      const native = await createGroup(t.store, t.fx.customer, 'native', { tokenCiphertext: oldKey.encrypt(token()) });
+      const rehashed = newKey.lookupHashes(hosted)[0]!;
+      expect(
+        await t.store.replaceCiphertexts([
+          { ...stored(group), replacement: newKey.encrypt(hosted), lookupHash: rehashed },
+          { ...stored(native), replacement: newKey.encrypt('x') },
+        ]),
+      ).toBe(2);
+      expect(await t.store.findUserGroupByTokenHash(t.fx.customer, rehashed)).toMatchObject({ teamId: group.teamId });
+      expect(await t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash)).toBeNull();
+      expect(await t.store.findUserGroupByTokenHash(t.fx.customer, native.tokenHash)).toMatchObject({
+        teamId: native.teamId,
+      });
+    });
+
     it('leaves a row alone that changed or went since it was read, and counts only what it wrote', async () => {
       const [rotated, deleted, kept] = await Promise.all(
         ['rotated', 'deleted', 'kept'].map((id) =>

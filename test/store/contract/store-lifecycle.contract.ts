@@ -17,6 +17,19 @@ export function describeStoreLifecycleContract(t: ContractContext): void {
       expect(stats === null || Object.keys(stats).sort().join()).toBe(stats === null || 'idle,total,waiting');
     });
 
+    it('refreshes the planner statistics after a bulk change without failing, saying nothing to the tables owner', async () => {
+      await t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, 'bulk-1'), auditContext());
+      // The suite runs as the tables' owner, who may analyse them: no warning comes back.
+      expect(await t.store.refreshStatistics()).toEqual([]);
+      expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'bulk-1')).toMatchObject({ providedId: 'bulk-1' });
+    });
+
+    it("reads the server's settings as warnings for the operator: sentences, the same each time", async () => {
+      const warnings = await t.store.serverWarnings();
+      for (const warning of warnings) expect(warning).toMatch(/^\S.{10,}$/s);
+      expect(await t.store.serverWarnings()).toEqual(warnings);
+    });
+
     it('refuses every call with unavailable once closed, and closes again without error', async () => {
       await t.store.close();
       await t.store.close();

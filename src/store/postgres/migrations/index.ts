@@ -8,6 +8,7 @@ import { hierarchy } from './0006-hierarchy.js';
 import { webhooks } from './0007-webhooks.js';
 import { consoleSessions } from './0008-console-sessions.js';
 import { sealedIssuers } from './0009-sealed-issuers.js';
+import { catalogueNumbers } from './0010-catalogue-numbers.js';
 
 /** In version order; append only. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -20,4 +21,5 @@ export const MIGRATIONS: readonly Migration[] = [
   webhooks,
   consoleSessions,
   sealedIssuers,
+  catalogueNumbers,
 ];

@@ -7,6 +7,7 @@ import { hierarchy } from './0006-hierarchy.js';
 import { webhooks } from './0007-webhooks.js';
 import { consoleSessions } from './0008-console-sessions.js';
 import { sealedIssuers } from './0009-sealed-issuers.js';
+import { catalogueNumbers } from './0010-catalogue-numbers.js';
 import type { Migration } from '../../migration.js';
 
 /** In version order; append only. */
@@ -20,4 +21,5 @@ export const MIGRATIONS: readonly Migration[] = [
   webhooks,
   consoleSessions,
   sealedIssuers,
+  catalogueNumbers,
 ];
