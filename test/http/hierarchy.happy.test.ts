@@ -214,12 +214,13 @@ for (const transport of TRANSPORTS) {
           method: 'POST',
           path: '/api/user/embed_token',
           token: apiToken(fixture.t, { scope: 'write' }),
-          body: { user_group_id: ids.city, properties: { tier: 9 } },
+          // Per-view values only add keys (SPEC §10, issue 25): `tier`, which an ancestor sets, may not be overridden.
+          body: { user_group_id: ids.city, properties: { view: 9 } },
         }),
       );
       const { ugs } = decodeJwt(minted.embed_token) as { ugs: Record<string, unknown> };
       expect(ugs).toMatchObject({
-        properties: { plan: 'pro', region: 'emea', tier: 9, city: 'Lyon' },
+        properties: { plan: 'pro', region: 'emea', view: 9, city: 'Lyon' },
         mapping: { [catalog.schemaA]: String(other.id), [catalog.schemaB]: String(catalog.dsB.id) },
         is_demo_group: true,
       });
