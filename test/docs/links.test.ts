@@ -69,6 +69,17 @@ describe('the documentation', () => {
     expect(broken).toEqual([]);
   });
 
+  // The two pages a newcomer lands on from the README link every doc there is (issue 27).
+  it.each(['docs/api.md', 'docs/architecture.md'])('%s links every doc of the repository', (hub) => {
+    const linked = new Set(
+      relativeLinks(readFileSync(join(REPO, hub), 'utf8')).map((link) =>
+        relative(REPO, resolve(dirname(join(REPO, hub)), decodeURIComponent(link.split('#')[0]!))),
+      ),
+    );
+    const missing = DOCS.filter((doc) => doc !== hub && !linked.has(doc));
+    expect(missing).toEqual([]);
+  });
+
   it('README.md is under 200 lines', () => {
     const lines = readFileSync(join(REPO, 'README.md'), 'utf8').trimEnd().split('\n').length;
     expect(lines).toBeLessThan(200);
