@@ -7,10 +7,6 @@
 /** The workspace column that remembers the highest number it has issued, per kind. */
 export const HIGH_WATER_COLUMN = { schemas: 'last_schema_id', data_sources: 'last_data_source_id' } as const;
 
-/** A mapping's rows with the public numbers of their schema (`s`) and data source (`d`). */
-export const MAPPING_WITH_NUMBERS = `user_group_mappings m
-  JOIN schemas s ON s.id = m.schema_id JOIN data_sources d ON d.id = m.data_source_id`;
-
 /** The row id of the schema numbered `number` in `workspace` (SQL expressions); NULL when there is none. */
 export const schemaRowId = (workspace: string, number: string) =>
   `(SELECT id FROM schemas WHERE workspace_id = ${workspace} AND number = ${number})`;

@@ -40,7 +40,7 @@ import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, toNumber } from './rows.js';
 import type { Int8 } from './rows.js';
 import { statements } from './statements.js';
-import { dataSourceRowId, MAPPING_WITH_NUMBERS, schemaRowId } from '../catalogue-numbers.js';
+import { dataSourceRowId, schemaRowId } from '../catalogue-numbers.js';
 import type { Statement } from './statements.js';
 
 /**
@@ -80,9 +80,10 @@ function toUserGroup(row: PostgresUserGroupRow): UserGroupRecord {
 const GROUP_COLUMNS = `team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties,
   is_demo_group, tags, version, token_generation, created_at, updated_at`;
 
-// The mapping as the numbers of its schemas and data sources (migration 0010).
-const mappingPairs = (team: string) => `(SELECT json_agg(json_build_array(s.number, d.number))
-  FROM ${MAPPING_WITH_NUMBERS} WHERE m.team_id = ${team})`;
+// The mapping as the numbers of its schemas and data sources, which its rows keep (migration 0010):
+// no join, so the plan is the mapping's primary key with or without statistics.
+const mappingPairs = (team: string) => `(SELECT json_agg(json_build_array(m.schema_number, m.data_source_number))
+  FROM user_group_mappings m WHERE m.team_id = ${team})`;
 
 /** Mapping rows from the parallel number arrays, as row ids; a data source deleted since leaves NULL, which NOT NULL refuses. */
 const mappingRowIds = (workspace: string) =>
@@ -139,8 +140,8 @@ const insertGroupSql = (condition = 'true') => `WITH inserted AS (
     ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING
     RETURNING ${GROUP_COLUMNS}
   ), mapped AS (
-    INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
-    SELECT inserted.team_id, ${mappingRowIds('inserted.workspace_id')}
+    INSERT INTO user_group_mappings (team_id, schema_id, data_source_id, schema_number, data_source_number)
+    SELECT inserted.team_id, ${mappingRowIds('inserted.workspace_id')}, m.schema_id, m.data_source_id
     FROM inserted CROSS JOIN unnest(@schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(schema_id, data_source_id)
   )`;
 
@@ -310,8 +311,8 @@ const sql = statements(
     clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = @teamId',
     lockForTeamIds: LOCK_FOR_TEAM_IDS,
     issueAboveKept: ISSUE_ABOVE_KEPT,
-    insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
-    SELECT @teamId::bigint, ${mappingRowIds('@workspaceId::bigint')}
+    insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id, schema_number, data_source_number)
+    SELECT @teamId::bigint, ${mappingRowIds('@workspaceId::bigint')}, m.schema_id, m.data_source_id
     FROM unnest(@schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(schema_id, data_source_id)`,
   },
   { prepared: true },

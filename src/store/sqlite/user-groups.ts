@@ -39,7 +39,7 @@ import {
   userGroupFromRow,
 } from '../user-group-records.js';
 import type { MergedSizeRow, MergedSizeWrite, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
-import { dataSourceRowId, MAPPING_WITH_NUMBERS, schemaRowId } from '../catalogue-numbers.js';
+import { dataSourceRowId, schemaRowId } from '../catalogue-numbers.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './guard.js';
 import { preparedOnFirstUse } from './prepared.js';
@@ -68,9 +68,9 @@ type SqliteUserGroupCells = [
   ancestors: string,
 ];
 
-// The mapping as the numbers of its schemas and data sources (migration 0010).
-const mappingOf = (team: string) => `(SELECT json_group_array(json_array(s.number, d.number))
-  FROM ${MAPPING_WITH_NUMBERS} WHERE m.team_id = ${team})`;
+// The mapping as the numbers of its schemas and data sources, which its rows keep (migration 0010).
+const mappingOf = (team: string) => `(SELECT json_group_array(json_array(m.schema_number, m.data_source_number))
+  FROM user_group_mappings m WHERE m.team_id = ${team})`;
 
 /*
  * The ancestors ride along too, each with its level, provided id, properties and mapping: a recursive
@@ -253,8 +253,9 @@ export function userGroupMethods(
           AS subtree`,
     children: 'SELECT count(*) AS children FROM user_groups WHERE parent_team_id = ?',
     // Numbers to row ids: a data source deleted since the domain's check leaves NULL, which NOT NULL refuses.
-    insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id)
-      VALUES (@teamId, ${schemaRowId('@workspaceId', '@schemaId')}, ${dataSourceRowId('@workspaceId', '@dataSourceId')})`,
+    insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id, schema_number, data_source_number)
+      VALUES (@teamId, ${schemaRowId('@workspaceId', '@schemaId')}, ${dataSourceRowId('@workspaceId', '@dataSourceId')},
+        @schemaId, @dataSourceId)`,
     clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = ?',
   });
 

@@ -20,6 +20,13 @@ ALTER TABLE data_sources ADD COLUMN number bigint;
 UPDATE data_sources SET number = id;
 ALTER TABLE data_sources ALTER COLUMN number SET NOT NULL;
 ALTER TABLE data_sources ADD CONSTRAINT data_sources_number_key UNIQUE (workspace_id, number);
+-- The mapping rows carry the public numbers too (ids never change), so that reading a group's mapping
+-- joins nothing: its plan cannot turn on the catalogue tables' statistics (issue 27).
+ALTER TABLE user_group_mappings ADD COLUMN schema_number bigint;
+ALTER TABLE user_group_mappings ADD COLUMN data_source_number bigint;
+UPDATE user_group_mappings SET schema_number = schema_id, data_source_number = data_source_id;
+ALTER TABLE user_group_mappings ALTER COLUMN schema_number SET NOT NULL;
+ALTER TABLE user_group_mappings ALTER COLUMN data_source_number SET NOT NULL;
 UPDATE workspaces SET
   last_schema_id = (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM schemas_id_seq),
   last_data_source_id = (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM data_sources_id_seq);

@@ -21,6 +21,10 @@ CREATE UNIQUE INDEX schemas_number ON schemas(workspace_id, number);
 ALTER TABLE data_sources ADD COLUMN number INTEGER NOT NULL DEFAULT 0;
 UPDATE data_sources SET number = id;
 CREATE UNIQUE INDEX data_sources_number ON data_sources(workspace_id, number);
+-- The mapping rows carry the public numbers too (ids never change): reading a mapping joins nothing.
+ALTER TABLE user_group_mappings ADD COLUMN schema_number INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE user_group_mappings ADD COLUMN data_source_number INTEGER NOT NULL DEFAULT 0;
+UPDATE user_group_mappings SET schema_number = schema_id, data_source_number = data_source_id;
 UPDATE workspaces SET
   last_schema_id = coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'schemas'), 0),
   last_data_source_id = coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'data_sources'), 0);
