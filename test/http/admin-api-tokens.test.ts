@@ -3,20 +3,21 @@ import { describe, expect, it } from 'vitest';
 import { ENVIRONMENTS, SCOPES, type Environment } from '../../src/domain/tenancy.js';
 import { inject } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
-import { ADMIN, adminCall, adminOk, ids, issueApiToken, type Query } from './admin-helpers.js';
+import { ADMIN, adminCall, adminOk, ids, type Query } from './admin-helpers.js';
 import {
   expectError,
   expectSuccess,
   expectUnchanged,
   ISO_TIMESTAMP,
   seedGroup,
-  uniqueId,
   useTestApp,
   VERIFY_PATH,
   workspaceId,
   type As,
   type Workspace,
 } from './helpers.js';
+import { uniqueId } from '../support/unique-id.js';
+import { issueApiToken } from '../support/api-token-issuer.js';
 
 const API_TOKEN = /^ugs_(live|test)_[0-9a-f]{64}$/;
 const PREFIX: Record<Environment, string> = { Customer: 'ugs_live_', Testing: 'ugs_test_' };

@@ -8,11 +8,11 @@ import {
   expectSuccess,
   ISO_TIMESTAMP,
   seedCatalog,
-  uniqueId,
   userGroupApi,
   useTestApp,
   type As,
 } from './helpers.js';
+import { uniqueId } from '../support/unique-id.js';
 
 interface AuditEvent {
   id: number;

@@ -10,11 +10,11 @@ import {
   seedDataSource,
   seedGroup,
   seedSchema,
-  uniqueId,
   userGroupApi,
   useTestApp,
   type SeededGroup,
 } from './helpers.js';
+import { uniqueId } from '../support/unique-id.js';
 
 const dataSourcePath = (id: number | string) => `${ADMIN.dataSources}/${id}`;
 

@@ -1,9 +1,9 @@
 import { expect } from 'vitest';
-import type { ApiTokenRecord, DataSourceRecord, JsonObject } from '../../src/domain/models.js';
-import type { Environment, Scope } from '../../src/domain/tenancy.js';
+import type { DataSourceRecord, JsonObject } from '../../src/domain/models.js';
 import { inject, type ApiResponse } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
-import { adminCaller, apiToken, expectSuccess, uniqueId, USER_PATH, type As } from './helpers.js';
+import { adminCaller, apiToken, expectSuccess, USER_PATH, type As } from './helpers.js';
+import { uniqueId } from '../support/unique-id.js';
 
 /** Shared by the admin API test files (SPEC §6). */
 
@@ -160,19 +160,6 @@ export async function userGroupAsUserApiShowsIt(t: TestApp, id: string, as: Omit
     body: { user_group_id: id },
   });
   return expectSuccess(res).user_group;
-}
-
-/** Issues an API token through the service (as the CLI would). */
-export async function issueApiToken(
-  t: TestApp,
-  options: { as?: Omit<As, 'scope'>; scope?: Scope; environment?: Environment; name?: string } = {},
-): Promise<{ record: ApiTokenRecord; secret: string }> {
-  const caller = await adminCaller(t, options.as);
-  return t.runtime.services.apiTokens.createApiToken(caller, {
-    name: options.name ?? uniqueId('token'),
-    scope: options.scope ?? 'read',
-    environment: options.environment ?? caller.tenant.environment,
-  });
 }
 
 /** A data source as the API shows it. */

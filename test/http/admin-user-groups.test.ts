@@ -13,7 +13,8 @@ import {
   userGroupAsUserApiShowsIt,
   type Query,
 } from './admin-helpers.js';
-import { adminCaller, expectError, seedCatalog, uniqueId, useTestApp, type As } from './helpers.js';
+import { adminCaller, expectError, seedCatalog, useTestApp, type As } from './helpers.js';
+import { uniqueId } from '../support/unique-id.js';
 
 const byTeamId = (teamId: number | string) => `${ADMIN.userGroups}/${teamId}`;
 

@@ -1,7 +1,8 @@
 // A write reads the clock once: the group's created_at / updated_at is its audit event's time.
 import { describe, expect, it } from 'vitest';
 import { injectClient } from '../support/http-client.js';
-import { apiToken, expectSuccess, uniqueId, useTestApp, userGroupApi } from './helpers.js';
+import { apiToken, expectSuccess, useTestApp, userGroupApi } from './helpers.js';
+import { uniqueId } from '../support/unique-id.js';
 
 describe('audit times', () => {
   const holder = useTestApp();

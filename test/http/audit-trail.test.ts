@@ -1,15 +1,7 @@
 import { createHash } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/test-app.js';
-import {
-  ADMIN,
-  adminCall,
-  adminOk,
-  issueApiToken,
-  listAll,
-  seedNamedGroup,
-  type AdminRequest,
-} from './admin-helpers.js';
+import { ADMIN, adminCall, adminOk, listAll, seedNamedGroup, type AdminRequest } from './admin-helpers.js';
 import {
   adminCaller,
   apiToken,
@@ -17,12 +9,13 @@ import {
   expectUnchanged,
   seedCatalog,
   seedGroup,
-  uniqueId,
   USER_PATH,
   useTestApp,
   workspaceId,
   type Catalog,
 } from './helpers.js';
+import { uniqueId } from '../support/unique-id.js';
+import { issueApiToken } from '../support/api-token-issuer.js';
 
 /** Issue 3, done-when #2: every change writes exactly one audit event, with no token value in the table. */
 

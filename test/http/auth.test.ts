@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ENVIRONMENTS, SCOPES, type Environment, type Scope } from '../../src/domain/tenancy.js';
 import { inject } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
-import { ADMIN, issueApiToken } from './admin-helpers.js';
+import { ADMIN } from './admin-helpers.js';
 import { describeAuth, type MakeRequest } from './auth.suite.js';
 import {
   adminCaller,
@@ -13,13 +13,14 @@ import {
   seedDataSource,
   seedGroup,
   seedSchema,
-  uniqueId,
   useTestApp,
   USER_PATH,
   VERIFY_PATH,
   type SeededGroup,
   type UnsignedRequest,
 } from './helpers.js';
+import { uniqueId } from '../support/unique-id.js';
+import { issueApiToken } from '../support/api-token-issuer.js';
 
 const newGroup: MakeRequest = async () => ({
   method: 'GET',

@@ -12,11 +12,11 @@ import {
   expectError,
   expectSuccess,
   snapshotDatabase,
-  uniqueId,
   useTestApp,
   userGroupApi,
 } from './helpers.js';
 import { injectClient, socketClient } from '../support/http-client.js';
+import { uniqueId } from '../support/unique-id.js';
 
 const BOUND = 64 * 1024;
 

@@ -6,7 +6,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { injectClient, type ApiResponse, type Client } from '../support/http-client.js';
 import { independentlyVerified, type Jwk } from '../support/jwks-verifier.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { adminCaller, expectError, expectUnchanged, uniqueId } from './helpers.js';
+import { adminCaller, expectError, expectUnchanged } from './helpers.js';
+import { uniqueId } from '../support/unique-id.js';
 
 const PUBLIC_URL = 'http://ugs.test';
 const EMBED_PATH = '/api/user/embed_token';

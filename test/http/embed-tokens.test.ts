@@ -11,7 +11,6 @@ import {
   expectUnchanged,
   seedCatalog,
   seedGroup,
-  uniqueId,
   useClient,
   TRANSPORTS,
   USER_PATH,
@@ -19,6 +18,7 @@ import {
   type Catalog,
 } from './helpers.js';
 import type { Client } from '../support/http-client.js';
+import { uniqueId } from '../support/unique-id.js';
 
 const EMBED_PATH = '/api/user/embed_token';
 const JWKS_PATH = '/w/default/.well-known/jwks.json';

@@ -7,13 +7,13 @@ import { createTestApp, type TestApp } from '../support/test-app.js';
 import {
   createUserGroup,
   holdWriteLock,
-  issueApiToken,
   openSecondInstance,
   unusedUserGroupToken,
   useTestApp,
   type DatabaseReader,
 } from '../security/helpers.js';
 import { expectError } from '../support/error-envelope.js';
+import { issueApiToken } from '../support/api-token-issuer.js';
 
 interface GroupRef {
   id: string;
@@ -50,7 +50,7 @@ describe('rate limiting at 3 requests a minute, burst 3, per API token', () => {
   let reader: DatabaseReader;
   let tenant: Tenant;
   const call = (req: ApiRequest) => inject(t.app, req);
-  const freshToken = () => issueApiToken(t, tenant, 'write');
+  const freshToken = async () => (await issueApiToken(t, { scope: 'write', name: 'extra-write' })).secret;
   const ghost = (): GroupRef => ({ id: `rl-${randomUUID()}`, token: unusedUserGroupToken() });
 
   const fixture = useTestApp({

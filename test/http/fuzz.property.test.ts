@@ -3,7 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Tenant } from '../../src/domain/tenancy.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
-import { createUserGroup, issueApiToken, useTestApp, type DatabaseReader } from '../security/helpers.js';
+import { createUserGroup, useTestApp, type DatabaseReader } from '../security/helpers.js';
+import { issueApiToken } from '../support/api-token-issuer.js';
 
 const NUM_RUNS = 200;
 
@@ -147,7 +148,7 @@ describe('random and malformed requests', () => {
       known.ids.teamId.push(group.team_id);
     }
     // Tokens the fuzzer may revoke; the ones it sends with are never among the ids it is given.
-    for (const name of ['expendable-1', 'expendable-2']) await issueApiToken(t, tenant, 'read', name);
+    for (const name of ['expendable-1', 'expendable-2']) await issueApiToken(t, { scope: 'read', name });
     const expendable = (await t.runtime.store.listApiTokens(tenant.workspaceId)).filter((token) =>
       token.name.startsWith('expendable-'),
     );

@@ -3,6 +3,7 @@ import type { DataSourceRecord } from '../../src/domain/models.js';
 import type { Caller, Environment, Scope } from '../../src/domain/tenancy.js';
 import { injectClient, socketClient, type ApiRequest, type ApiResponse, type Client } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { uniqueId } from '../support/unique-id.js';
 
 export const USER_PATH = '/api/user';
 export const VERIFY_PATH = '/api/user/verify';
@@ -23,19 +24,6 @@ export interface As {
 
 export function apiToken(t: TestApp, as: As = {}): string {
   return t.tokens[as.workspace ?? 'default'][as.environment ?? 'Customer'][as.scope ?? 'admin'];
-}
-
-let counter = 0;
-/** An id no other test in this process uses, so tests on a shared app stay independent. */
-export function uniqueId(label: string): string {
-  counter += 1;
-  return `${label}-${counter}`;
-}
-
-/** An integer user_group_id no other test in this process uses. */
-export function uniqueNumber(): number {
-  counter += 1;
-  return 1_000_000 + counter;
 }
 
 /** One real app for the enclosing describe block. */

@@ -8,11 +8,11 @@ import {
   expectSuccess,
   snapshotDatabase,
   TRANSPORTS,
-  uniqueId,
   useClient,
   userGroupApi,
   useTestApp,
 } from './helpers.js';
+import { uniqueId } from '../support/unique-id.js';
 
 for (const transport of TRANSPORTS) {
   describe(`group tree refusals over ${transport.name}`, () => {

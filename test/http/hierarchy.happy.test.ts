@@ -9,12 +9,12 @@ import {
   expectSuccess,
   seedCatalog,
   TRANSPORTS,
-  uniqueId,
   useClient,
   userGroupApi,
   useTestApp,
   type Catalog,
 } from './helpers.js';
+import { uniqueId } from '../support/unique-id.js';
 
 for (const transport of TRANSPORTS) {
   describe(`group trees over ${transport.name}`, () => {

@@ -13,12 +13,12 @@ import {
   JSON_CONTENT_TYPE,
   seedGroup,
   TRANSPORTS,
-  uniqueId,
   useClient,
   useTestApp,
   USER_PATH,
   VERIFY_PATH,
 } from './helpers.js';
+import { uniqueId } from '../support/unique-id.js';
 
 /** The request with an Idempotency-Key (and, when given, its own X-Request-Id). */
 function keyed(req: ApiRequest, key: string, requestId?: string): ApiRequest {

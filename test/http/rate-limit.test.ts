@@ -4,8 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalRateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { inject, type ApiResponse } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { ADMIN, adminCall, issueApiToken } from './admin-helpers.js';
-import { expectError, expectSuccess, expectUnchanged, uniqueId, VERIFY_PATH, type As } from './helpers.js';
+import { ADMIN, adminCall } from './admin-helpers.js';
+import { expectError, expectSuccess, expectUnchanged, VERIFY_PATH, type As } from './helpers.js';
+import { uniqueId } from '../support/unique-id.js';
+import { issueApiToken } from '../support/api-token-issuer.js';
 
 /** The server's default in these tests: a bucket of 4 that refills 2 a second. */
 const DEFAULT_POLICY = { perSecond: 2, burst: 4 };

@@ -15,7 +15,6 @@ import {
   seedSchema,
   snapshotDatabase,
   TRANSPORTS,
-  uniqueId,
   useClient,
   USER_PATH,
   VERIFY_PATH,
@@ -24,6 +23,7 @@ import {
   type SeededGroup,
   type UnsignedRequest,
 } from './helpers.js';
+import { uniqueId } from '../support/unique-id.js';
 
 /** State every case can point at; cases must leave it exactly as it is. */
 interface Fixtures extends Catalog {

@@ -12,8 +12,6 @@ import {
   JSON_CONTENT_TYPE,
   seedCatalog,
   TRANSPORTS,
-  uniqueId,
-  uniqueNumber,
   useClient,
   useTestApp,
   USER_GROUP_TOKEN,
@@ -22,6 +20,7 @@ import {
   type Catalog,
   type UserGroupApi,
 } from './helpers.js';
+import { uniqueId, uniqueNumber } from '../support/unique-id.js';
 
 const PROPERTIES = {
   filterValue: 'value',

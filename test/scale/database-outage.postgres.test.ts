@@ -2,7 +2,6 @@
 // goes away mid-run (connections reset, or a black hole that swallows every byte) and comes back.
 // While it is away every API call is a prompt 503 `unavailable` with Retry-After and /readyz fails,
 // while the process stays up; once it is back the same process serves again, without a restart.
-import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiResponse } from '../support/http-client.js';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
@@ -19,6 +18,7 @@ import {
   type UserGroupBody,
 } from './helpers.js';
 import { expectError } from '../support/error-envelope.js';
+import { uniqueId } from '../support/unique-id.js';
 
 /** Bounds the wait for the service to serve again once the database is back. */
 const RECOVERY_TIMEOUT_MS = 20_000;
@@ -29,8 +29,6 @@ let server: ServeProcess;
 let admin: string;
 /** A group created while the database was reachable. */
 let known: UserGroupBody;
-
-const uniqueId = (label: string) => `${label}_${randomBytes(6).toString('hex')}`;
 
 beforeAll(async () => {
   db = await createTestDatabase('postgres');

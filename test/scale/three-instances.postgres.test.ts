@@ -1,19 +1,17 @@
 // Three `ugs serve` processes on one PostgreSQL database, as N instances behind a load balancer:
 // races between them are settled by the database, and no instance serves a stale credential.
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiResponse } from '../support/http-client.js';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, withPostgresClient, type TestDatabase } from '../support/test-database.js';
 import { call, createGroup, getOrCreate, verify, type UserGroupBody } from './helpers.js';
 import { expectError } from '../support/error-envelope.js';
+import { uniqueId } from '../support/unique-id.js';
 
 let db: TestDatabase;
 let instances: ServeProcess[];
 /** The first instance's first-start admin token (environment Customer). */
 let admin: string;
-
-const uniqueId = (label: string) => `${label}_${randomBytes(6).toString('hex')}`;
 
 beforeAll(async () => {
   db = await createTestDatabase('postgres');

@@ -1,6 +1,5 @@
 // `ugs serve --workers 2` (node:cluster) on both engines: a primary with two worker processes that
 // share the port and the database. On SQLite this also shows several processes on one file are safe.
-import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
@@ -20,11 +19,10 @@ import {
   sleep,
   waitFor,
 } from './helpers.js';
+import { uniqueId } from '../support/unique-id.js';
 
 const WORKERS = 2;
 const UGS_BIN = join(fileURLToPath(new URL('../..', import.meta.url)), 'bin', 'ugs.js');
-
-const uniqueId = (label: string) => `${label}_${randomBytes(6).toString('hex')}`;
 
 /** Resolves with the worker pids once the primary has exactly WORKERS live children. */
 function workersOf(

@@ -1,12 +1,12 @@
 // Slow and oversized clients against `ugs serve` as a real process (short timeouts set through the
 // UGS_* variables): each is answered with the failure envelope and cut off, and the server keeps
 // serving everyone else meanwhile.
-import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { send, type ApiRequest } from '../support/http-client.js';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { uniqueId } from '../support/unique-id.js';
 
 const HEADERS_TIMEOUT_MS = 1_000;
 const REQUEST_TIMEOUT_MS = 2_000;
@@ -124,7 +124,6 @@ describe('hardening against slow and oversized clients', () => {
   let hostileToken: string;
 
   const call = (req: ApiRequest) => send(server.baseUrl, req);
-  const uniqueId = (label: string) => `${label}_${randomBytes(6).toString('hex')}`;
 
   /** Normal requests from other connections, all answered while the hostile ones hang. */
   async function expectServedMeanwhile(count = 5): Promise<void> {

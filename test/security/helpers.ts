@@ -14,7 +14,7 @@ import { systemClock } from '../../src/domain/clock.js';
 import { createKeyring } from '../../src/domain/keyring.js';
 import { createAddressPolicy } from '../../src/webhooks/address-policy.js';
 import { createServices } from '../../src/domain/services.js';
-import type { Environment, Scope, Tenant } from '../../src/domain/tenancy.js';
+import type { Environment, Tenant } from '../../src/domain/tenancy.js';
 import { buildApp } from '../../src/http/app.js';
 import { DEFAULT_PUBLIC_URL } from '../../src/runtime.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
@@ -57,22 +57,6 @@ export function useTestApp(options: TestAppOptions = {}): AppFixture {
     await fixture.t?.close();
   });
   return fixture;
-}
-
-/** One more API token secret, beyond the ready-made set of the test app. */
-export async function issueApiToken(
-  t: TestApp,
-  tenant: Tenant,
-  scope: Scope,
-  name = `extra-${scope}`,
-): Promise<string> {
-  const caller = { tenant, scope: 'admin' as const, actor: { type: 'cli' as const }, requestId: null };
-  const { secret } = await t.runtime.services.apiTokens.createApiToken(caller, {
-    name,
-    scope,
-    environment: tenant.environment,
-  });
-  return secret;
 }
 
 /** The response body with the one part that legitimately differs between two requests removed. */

@@ -18,13 +18,13 @@ import {
   seedGroup,
   seedSchema,
   TRANSPORTS,
-  uniqueId,
   useClient,
   USER_PATH,
   VERIFY_PATH,
   type SeededGroup,
   type UnsignedRequest,
 } from '../http/helpers.js';
+import { uniqueId } from '../support/unique-id.js';
 
 /** `{"properties": {"a": {"a": … }}}` nested `levels` deep, built as text: no recursion anywhere. */
 function deepBody(levels: number, opener = '{"a":', closer = '}'): string {

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalRateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { inject, type ApiRequest } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { adminCaller, expectError, uniqueId, USER_PATH, VERIFY_PATH } from '../http/helpers.js';
+import { adminCaller, expectError, USER_PATH, VERIFY_PATH } from '../http/helpers.js';
+import { uniqueId } from '../support/unique-id.js';
 
 describe('API tokens remembered by the hot reads', () => {
   // Two instances on one database: `serving` remembers tokens, `other` changes them.

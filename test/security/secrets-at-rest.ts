@@ -9,8 +9,9 @@ import { encryptionKeyId, hashSecret } from '../../src/domain/secrets.js';
 import { openDatabaseReader } from '../support/database-reader.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
-import { createUserGroup, issueApiToken, tenantOf } from './helpers.js';
+import { createUserGroup, tenantOf } from './helpers.js';
 import { expectError } from '../support/error-envelope.js';
+import { issueApiToken } from '../support/api-token-issuer.js';
 
 export interface Secrets {
   /** Every user group token handed out: current ones and those rotated away or deleted. */
@@ -80,8 +81,10 @@ export async function makeSecrets(t: TestApp): Promise<Secrets> {
     ...Object.values(t.tokens).flatMap((set) => Object.values(set).flatMap((scopes) => Object.values(scopes))),
   );
   const tenant = await tenantOf(t, 'default', 'Testing');
-  secrets.apiTokens.push(await issueApiToken(t, tenant, 'write', 'at-rest'));
-  const revoked = await issueApiToken(t, tenant, 'read', 'to revoke');
+  secrets.apiTokens.push(
+    (await issueApiToken(t, { as: { environment: 'Testing' }, scope: 'write', name: 'at-rest' })).secret,
+  );
+  const revoked = (await issueApiToken(t, { as: { environment: 'Testing' }, scope: 'read', name: 'to revoke' })).secret;
   secrets.apiTokens.push(revoked);
   const [record] = (await t.runtime.store.listApiTokens(tenant.workspaceId)).filter(
     (token) => token.name === 'to revoke',
