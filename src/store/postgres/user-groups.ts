@@ -65,7 +65,7 @@ function decodedJsonRow(row: PostgresUserGroupRow): PostgresUserGroupRow {
   return { ...row, created_at: new Date(row.created_at), updated_at: new Date(row.updated_at) };
 }
 
-function toUserGroup(row: PostgresUserGroupRow): UserGroupRecord {
+function decodeUserGroupRow(row: PostgresUserGroupRow): UserGroupRecord {
   return userGroupFromRow({
     ...row,
     ancestors: row.ancestors ?? [],
@@ -331,11 +331,11 @@ export function userGroupMethods(
 ): Omit<UserGroupStore, BatchedUserGroupReads> {
   const findOne = async (q: Queryable, statement: Statement): Promise<UserGroupRecord | null> => {
     const [row] = await q.rows<PostgresUserGroupRow>(statement);
-    return row ? toUserGroup(row) : null;
+    return row ? decodeUserGroupRow(row) : null;
   };
 
   const findMany = async (q: Queryable, statement: Statement): Promise<UserGroupRecord[]> =>
-    (await q.rows<PostgresUserGroupRow>(statement)).map(toUserGroup);
+    (await q.rows<PostgresUserGroupRow>(statement)).map(decodeUserGroupRow);
 
   const byProvidedId = (q: Queryable, tenant: Tenant, providedId: string) =>
     findOne(q, sql.byProvidedId({ ...tenant, providedId }));
@@ -354,7 +354,7 @@ export function userGroupMethods(
       }),
     );
     return rows.map((row, index) => ({
-      group: row.team_id === null ? null : toUserGroup(row),
+      group: row.team_id === null ? null : decodeUserGroupRow(row),
       ...(lookups[index]!.apiToken ? { apiToken: apiTokenStateOf(row) } : {}),
     }));
   };
@@ -433,7 +433,7 @@ export function userGroupMethods(
     // The statement's RETURNING cannot see the mapping rows its sibling CTE inserts; they are the input.
     return (
       inserted &&
-      toUserGroup({ ...inserted, mapping: group.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]) })
+      decodeUserGroupRow({ ...inserted, mapping: group.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]) })
     );
   };
 
@@ -462,11 +462,14 @@ export function userGroupMethods(
       }),
     );
     if (!updated) return undefined;
-    if (!patch.mapping) return toUserGroup(updated);
+    if (!patch.mapping) return decodeUserGroupRow(updated);
     await tx.rows(sql.clearMapping({ teamId }));
     await tx.rows(sql.insertMapping({ teamId, workspaceId: tenant.workspaceId, ...mappingParameters(patch.mapping) }));
     // RETURNING showed the mapping as it was before this statement; the new one is the patch's.
-    return toUserGroup({ ...updated, mapping: patch.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]) });
+    return decodeUserGroupRow({
+      ...updated,
+      mapping: patch.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]),
+    });
   };
 
   // Group, mapping, audit event and webhook events in one transaction.
@@ -588,7 +591,7 @@ export function userGroupMethods(
       const children = outcome ? toNumber(outcome.children) : 0;
       if (children > 0) return { result: { status: 'has_children', children } as UserGroupDeletion, entries: [] };
       if (!outcome?.deleted) return { result: { status: 'moved' } as UserGroupDeletion, entries: [] };
-      const group = toUserGroup(decodedJsonRow(outcome.deleted));
+      const group = decodeUserGroupRow(decodedJsonRow(outcome.deleted));
       return {
         result: { status: 'deleted' } as UserGroupDeletion,
         entries: [groupEntry(groupAudit('user_group.deleted', context.changes), group)],
