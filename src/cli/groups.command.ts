@@ -160,7 +160,7 @@ export function groupsCommand(): Command {
     .action(async (file: string, options: CommonOptions & { environment?: Environment; batchSize: number }) => {
       await withRuntime(options, async (runtime) => {
         // The line validator is compiled on load; only this command pays for it.
-        const { readGroupLines } = await import('./group-lines.js');
+        const { readGroupLines } = await import('./group-import.reader.js');
         const caller = await cliCaller(runtime, options.workspace);
         const progress = progressReporter(file === '-' ? undefined : (await stat(file)).size);
         const summary = await runtime.services.userGroupTransfer.importUserGroups(

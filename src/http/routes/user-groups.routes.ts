@@ -1,7 +1,7 @@
 import { requestFailure } from '../../wire/request-errors.js';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { echoable } from '../../domain/caller-text.js';
+import { echoable } from '../../domain/echoed-text.rules.js';
 import { MAX_PROPERTIES_DEPTH } from '../../wire/contract.constants.js';
 import { jsonDefectError, parseStrictJson } from '../strict-json.js';
 import type { JsonObject } from '../../domain/models.js';

@@ -34,7 +34,7 @@ import {
 import type { MergedSizeRow, MergedSizeWrite, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
 import { auditEventPerRow, auditParameters, NO_ENDPOINT_WANTS, type AuditEvents } from './audit-events.js';
 import { failure } from '../../domain/errors.js';
-import { LOST, retryWhileContended } from '../../domain/retry-policy.js';
+import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../../domain/retry-policy.js';
 import { isParentLinkViolation, isTransientConflict } from './postgres-errors.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, toNumber } from './rows.js';
@@ -240,12 +240,12 @@ const sql = statements(
     // itself, no BEGIN and COMMIT round trips), taken only while no endpoint wants the event, which has
     // to be written with the whole group (a transaction: the paths below). Rotation and deletion have
     // theirs too.
-    insertUnannounced: `${insertGroupSql(NO_ENDPOINT_WANTS)}, ${auditEventPerRow('inserted')}
+    insertIfNoEndpointWants: `${insertGroupSql(NO_ENDPOINT_WANTS)}, ${auditEventPerRow('inserted')}
     SELECT ${GROUP_COLUMNS} FROM inserted`,
-    rotateUnannounced: `WITH rotated AS (${ROTATE} AND ${NO_ENDPOINT_WANTS} ${RETURNING_GROUP}),
+    rotateIfNoEndpointWants: `WITH rotated AS (${ROTATE} AND ${NO_ENDPOINT_WANTS} ${RETURNING_GROUP}),
     ${auditEventPerRow('rotated')}
     SELECT ${GROUP_COLUMNS}, mapping, ancestors FROM rotated`,
-    deleteUnannounced: `${DELETE_TARGET}, deleted AS (
+    deleteIfNoEndpointWants: `${DELETE_TARGET}, deleted AS (
       DELETE FROM user_groups g USING target
       WHERE g.team_id = target.team_id AND target.children = 0 AND g.version = @expectedVersion
         AND ${NO_ENDPOINT_WANTS}
@@ -422,7 +422,7 @@ export function userGroupMethods(
     };
     const [inserted] = await q.rows<Omit<PostgresUserGroupRow, 'mapping'>>(
       unannounced
-        ? sql.insertUnannounced({
+        ? sql.insertIfNoEndpointWants({
             ...parameters,
             ...auditParameters(unannounced, groupAudit('user_group.created', unannounced.changes)),
           })
@@ -490,13 +490,13 @@ export function userGroupMethods(
         } catch (error) {
           if (!isTransientConflict(error)) throw error;
           conflict = error;
-          return LOST;
+          return LOST_TO_CONCURRENT_CHANGE;
         }
         if (created) return { group: created, created: true };
         // The conflicting insert has committed by now (ON CONFLICT waited for it), and this read is a new
         // statement with a new snapshot.
         const existing = await byProvidedId(db, group.tenant, group.providedId);
-        return existing ? { group: existing, created: false } : LOST;
+        return existing ? { group: existing, created: false } : LOST_TO_CONCURRENT_CHANGE;
       },
       () =>
         (conflict as Error | undefined) ??
@@ -577,7 +577,7 @@ export function userGroupMethods(
   const rotate = async (rotation: UserGroupTokenRotation, context: AuditContext): Promise<UserGroupRecord | null> =>
     (await findOne(
       db,
-      sql.rotateUnannounced({
+      sql.rotateIfNoEndpointWants({
         ...rotationParameters(rotation),
         ...auditParameters(context, groupAudit('user_group.token_rotated', context.changes)),
       }),
@@ -608,7 +608,7 @@ export function userGroupMethods(
     try {
       // One statement while no endpoint wants the event; when it deleted nothing the transaction decides.
       const [outcome] = await db.rows<{ children: Int8; deleted: boolean }>(
-        sql.deleteUnannounced({
+        sql.deleteIfNoEndpointWants({
           ...tenant,
           teamId,
           expectedVersion,
