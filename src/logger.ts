@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { echoable } from './domain/caller-text.js';
+import { echoable } from './domain/echoed-text.rules.js';
 
 /**
  * Structured JSON logs. Request lines carry the path without its query string and never headers

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { Command, Option } from 'commander';
 import { ENVIRONMENTS, type Environment } from '../domain/tenancy.js';
 import type { UserGroupAdminView } from '../domain/user-group-view.js';
-import { toAdminUserGroup } from '../wire/user-group.presenter.js';
+import { presentAdminUserGroup } from '../wire/user-group.presenter.js';
 import {
   cliCaller,
   environmentOption,
@@ -117,7 +117,7 @@ export function groupsCommand(): Command {
             options.teamId !== undefined
               ? await admin.getUserGroup(caller, options.teamId)
               : await admin.getUserGroupByProvidedId(caller, providedId!);
-          const group = toAdminUserGroup(view);
+          const group = presentAdminUserGroup(view);
           if (options.json) printJson(group);
           else process.stdout.write(`${JSON.stringify(group, null, 2)}\n`);
         });
@@ -160,7 +160,7 @@ export function groupsCommand(): Command {
     .action(async (file: string, options: CommonOptions & { environment?: Environment; batchSize: number }) => {
       await withRuntime(options, async (runtime) => {
         // The line validator is compiled on load; only this command pays for it.
-        const { readGroupLines } = await import('./group-lines.js');
+        const { readGroupLines } = await import('./group-import.reader.js');
         const caller = await cliCaller(runtime, options.workspace);
         const progress = progressReporter(file === '-' ? undefined : (await stat(file)).size);
         const summary = await runtime.services.userGroupTransfer.importUserGroups(

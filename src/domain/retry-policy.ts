@@ -18,13 +18,13 @@ export const CONTENTION_BUDGET_MS = 5000;
 const MAX_PAUSE_MS = 20;
 
 /** What an attempt returns when it lost and changed nothing. */
-export const LOST = Symbol('lost to a concurrent change');
+export const LOST_TO_CONCURRENT_CHANGE = Symbol('lost to a concurrent change');
 
 /** The deadline (performance.now() time) of the outermost retry loop the current code runs in. */
 const deadlineOfOperation = new AsyncLocalStorage<number>();
 
 export async function retryWhileContended<T>(
-  attempt: () => Promise<T | typeof LOST>,
+  attempt: () => Promise<T | typeof LOST_TO_CONCURRENT_CHANGE>,
   givenUp: () => Error,
   budgetMs: number = CONTENTION_BUDGET_MS,
 ): Promise<T> {
@@ -32,7 +32,7 @@ export async function retryWhileContended<T>(
   return deadlineOfOperation.run(deadline, async () => {
     for (let round = 1; ; round += 1) {
       const result = await attempt();
-      if (result !== LOST) return result;
+      if (result !== LOST_TO_CONCURRENT_CHANGE) return result;
       if (performance.now() >= deadline) throw givenUp();
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(MAX_PAUSE_MS, 2 ** round)));
     }

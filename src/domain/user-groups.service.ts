@@ -1,7 +1,7 @@
 import { auditContextOf } from './audit-context.js';
 import { failure } from './errors.js';
 import { sortedTags } from './hierarchy.js';
-import { LOST, retryWhileContended } from './retry-policy.js';
+import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from './retry-policy.js';
 import type { Clock } from './clock.js';
 import { resolveMapping, type MappingInput } from './mapping.js';
 import type { JsonObject, UserGroupPatch, UserGroupRecord } from './models.js';
@@ -72,7 +72,7 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
    */
   const retryOnConcurrentChange = <T>(attempt: () => Promise<T | null>): Promise<T> =>
     retryWhileContended(
-      async () => (await attempt()) ?? LOST,
+      async () => (await attempt()) ?? LOST_TO_CONCURRENT_CHANGE,
       () => failure.unavailable(new Error('a user group write kept losing to concurrent changes')),
     );
 

@@ -1,7 +1,7 @@
 import { requestFailure } from '../wire/request-errors.js';
 import type { FastifyInstance } from 'fastify';
 import { sendError } from './error-handler.js';
-import { echoable } from '../domain/caller-text.js';
+import { echoable } from '../domain/echoed-text.rules.js';
 
 /**
  * Fastify answers 404 for a known path with an unrouted method; the spec wants 405 with Allow.

@@ -1,5 +1,5 @@
 import { requestFailure } from '../wire/request-errors.js';
-import { echoable } from '../domain/caller-text.js';
+import { echoable } from '../domain/echoed-text.rules.js';
 
 /**
  * Query values are text like any field (SPEC §3): a value whose percent-escapes are not UTF-8 (a

@@ -1,5 +1,5 @@
 import { requestFailure } from '../wire/request-errors.js';
-import { echoable } from '../domain/caller-text.js';
+import { echoable } from '../domain/echoed-text.rules.js';
 import type { AppError } from '../domain/errors.js';
 import { nestedTooDeeply } from '../domain/properties.js';
 import { MAX_PROPERTIES_DEPTH } from '../wire/contract.constants.js';

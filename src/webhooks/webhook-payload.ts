@@ -2,14 +2,14 @@ import type { WebhookEventRecord } from '../domain/models.js';
 import { userGroupFieldsView } from '../domain/user-group-view.js';
 import { toApiToken } from '../wire/api-token.presenter.js';
 import { toSigningKey } from '../wire/signing-key.presenter.js';
-import { toUserGroupFields } from '../wire/user-group.presenter.js';
+import { presentUserGroupFields } from '../wire/user-group.presenter.js';
 
 /** The object an event concerns, as the API shows it (without any token), under its singular name. */
 function dataOf(event: WebhookEventRecord): Record<string, unknown> {
   const { subject } = event;
   switch (subject.kind) {
     case 'user_group': {
-      const userGroup = toUserGroupFields(userGroupFieldsView(subject.userGroup));
+      const userGroup = presentUserGroupFields(userGroupFieldsView(subject.userGroup));
       return event.type === 'user_group.updated'
         ? { user_group: userGroup, changes: event.changes ?? {} }
         : { user_group: userGroup };

@@ -2,19 +2,19 @@ import type { UserGroupAdminView, UserGroupView } from '../domain/user-group-vie
 import type { AdminUserGroup, UserGroup } from './user-groups.schemas.js';
 
 /** The wire form of a group: what every response that carries one shows, and what the CLI prints. */
-export function toUserGroup(view: UserGroupView): UserGroup {
-  const { team_id, ...fields } = toUserGroupFields(view);
+export function presentUserGroup(view: UserGroupView): UserGroup {
+  const { team_id, ...fields } = presentUserGroupFields(view);
   return { team_id, token: view.token, ...fields };
 }
 
 /** The admin API's wire form: the token only when the view has it (not across environments). */
-export function toAdminUserGroup(view: UserGroupAdminView): AdminUserGroup {
-  const { team_id, ...fields } = toUserGroupFields(view);
+export function presentAdminUserGroup(view: UserGroupAdminView): AdminUserGroup {
+  const { team_id, ...fields } = presentUserGroupFields(view);
   return { team_id, ...(view.token === undefined ? {} : { token: view.token }), ...fields };
 }
 
 /** The wire form without the token: what a webhook event shows. */
-export function toUserGroupFields(view: Omit<UserGroupView, 'token'>): Omit<UserGroup, 'token'> {
+export function presentUserGroupFields(view: Omit<UserGroupView, 'token'>): Omit<UserGroup, 'token'> {
   return {
     team_id: view.teamId,
     name: view.name,

@@ -1,6 +1,6 @@
 import { requestFailure } from './request-errors.js';
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
-import { echoable } from '../domain/caller-text.js';
+import { echoable } from '../domain/echoed-text.rules.js';
 import type { AppError } from '../domain/errors.js';
 
 type ObjectSchema = { properties?: Record<string, { description?: string }> } | undefined;

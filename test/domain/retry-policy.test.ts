@@ -1,19 +1,21 @@
 // The one retry policy: losing attempts run again until one wins, and nested loops share one budget.
 import { describe, expect, it } from 'vitest';
-import { LOST, retryWhileContended } from '../../src/domain/retry-policy.js';
+import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../../src/domain/retry-policy.js';
 
 const givenUp = () => new Error('given up');
 
 describe('retryWhileContended', () => {
   it('runs a losing attempt again until it wins, and returns what the winner returned', async () => {
     let rounds = 0;
-    expect(await retryWhileContended(async () => (++rounds < 4 ? LOST : 'won'), givenUp, 1000)).toBe('won');
+    expect(
+      await retryWhileContended(async () => (++rounds < 4 ? LOST_TO_CONCURRENT_CHANGE : 'won'), givenUp, 1000),
+    ).toBe('won');
     expect(rounds).toBe(4);
   });
 
   it('gives up once the budget has passed, with the given error', async () => {
     const started = performance.now();
-    await expect(retryWhileContended(async () => LOST, givenUp, 100)).rejects.toThrow('given up');
+    await expect(retryWhileContended(async () => LOST_TO_CONCURRENT_CHANGE, givenUp, 100)).rejects.toThrow('given up');
     expect(performance.now() - started).toBeGreaterThanOrEqual(100);
   });
 
@@ -25,10 +27,10 @@ describe('retryWhileContended', () => {
       async () => {
         outerRounds += 1;
         // The inner loop asks for far more than the outer one has: it gets the outer deadline.
-        await retryWhileContended(async () => LOST, givenUp, 60_000).catch(() =>
+        await retryWhileContended(async () => LOST_TO_CONCURRENT_CHANGE, givenUp, 60_000).catch(() =>
           innerGaveUpAt.push(performance.now() - started),
         );
-        return LOST;
+        return LOST_TO_CONCURRENT_CHANGE;
       },
       givenUp,
       200,
@@ -41,8 +43,10 @@ describe('retryWhileContended', () => {
   });
 
   it('gives separate operations separate budgets', async () => {
-    await expect(retryWhileContended(async () => LOST, givenUp, 50)).rejects.toThrow();
+    await expect(retryWhileContended(async () => LOST_TO_CONCURRENT_CHANGE, givenUp, 50)).rejects.toThrow();
     let rounds = 0;
-    expect(await retryWhileContended(async () => (++rounds < 3 ? LOST : 'fresh'), givenUp, 50)).toBe('fresh');
+    expect(
+      await retryWhileContended(async () => (++rounds < 3 ? LOST_TO_CONCURRENT_CHANGE : 'fresh'), givenUp, 50),
+    ).toBe('fresh');
   });
 });

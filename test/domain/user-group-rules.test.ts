@@ -1,7 +1,7 @@
 // The user-group rules that are pure functions, without a database: diffs for PUT and imports,
 // mapping resolution against a catalogue, paging, the limits on properties, echoed caller text.
 import { describe, expect, it } from 'vitest';
-import { echoable, ECHO_LIMIT } from '../../src/domain/caller-text.js';
+import { echoable, ECHO_LIMIT } from '../../src/domain/echoed-text.rules.js';
 import { createMappingResolver } from '../../src/domain/mapping.js';
 import type { DataSourceRecord, JsonObject, UserGroupRecord } from '../../src/domain/models.js';
 import { fetchPage } from '../../src/domain/pagination.js';

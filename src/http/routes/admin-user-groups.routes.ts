@@ -7,7 +7,7 @@ import { decodeCursor, PageResponse, pageSize, toPageResponse } from '../../wire
 import { IdParam } from '../../wire/common.schemas.js';
 import { apiRouteSchema } from '../route-schema.js';
 import { AdminUserGroup, AdminUserGroupResponse } from '../../wire/user-groups.schemas.js';
-import { toAdminUserGroup } from '../../wire/user-group.presenter.js';
+import { presentAdminUserGroup } from '../../wire/user-group.presenter.js';
 import { ListUserGroupsQuery } from '../../wire/admin-user-groups.schemas.js';
 
 export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: UserGroupAdminService }> = async (
@@ -33,7 +33,7 @@ export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: U
         afterTeamId: decodeCursor(query.cursor),
         limit: pageSize(query.limit),
       });
-      return toPageResponse('user_groups', page, toAdminUserGroup);
+      return toPageResponse('user_groups', page, presentAdminUserGroup);
     },
   );
 
@@ -50,7 +50,7 @@ export const adminUserGroupRoutes: FastifyPluginAsyncTypebox<{ userGroupAdmin: U
       const caller = inEnvironment(request.caller, request.query.environment);
       return {
         success: 1 as const,
-        user_group: toAdminUserGroup(await userGroupAdmin.getUserGroup(caller, Number(request.params.team_id))),
+        user_group: presentAdminUserGroup(await userGroupAdmin.getUserGroup(caller, Number(request.params.team_id))),
       };
     },
   );

@@ -1,7 +1,7 @@
 import { requestFailure } from '../../wire/request-errors.js';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { echoable } from '../../domain/caller-text.js';
+import { echoable } from '../../domain/echoed-text.rules.js';
 import { MAX_PROPERTIES_DEPTH } from '../../wire/contract.constants.js';
 import { jsonDefectError, parseStrictJson } from '../strict-json.js';
 import type { JsonObject } from '../../domain/models.js';
@@ -9,7 +9,7 @@ import type { UserGroupService } from '../../domain/user-groups.service.js';
 import { isEmbedTokenShaped, type EmbedTokenService } from '../../domain/embed-tokens.service.js';
 import { EmbedTokenResponse, MintEmbedTokenBody, VerifiedTokenResponse } from '../../wire/embed-tokens.schemas.js';
 import type { UserGroupView } from '../../domain/user-group-view.js';
-import { toUserGroup } from '../../wire/user-group.presenter.js';
+import { presentUserGroup } from '../../wire/user-group.presenter.js';
 import type { TSchema } from 'typebox';
 import { apiRouteSchema } from '../route-schema.js';
 import {
@@ -31,7 +31,7 @@ const routeSchema = <B extends TSchema, R extends TSchema>(
   success: R,
 ) => apiRouteSchema('user groups', summary, success, { operationId, description, body });
 
-const withUserGroup = (view: UserGroupView) => ({ success: 1 as const, user_group: toUserGroup(view) });
+const withUserGroup = (view: UserGroupView) => ({ success: 1 as const, user_group: presentUserGroup(view) });
 
 // Query values that carry JSON documents (or a JSON boolean) rather than plain strings.
 export const JSON_QUERY_FIELDS = new Set(['mapping', 'properties', 'tags', 'is_demo_group']);
@@ -132,7 +132,7 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{
           properties: body.properties as JsonObject | null | undefined,
           ...treeFieldsOf(body),
         });
-        return { success: 1 as const, new_user_group: created, user_group: toUserGroup(userGroup) };
+        return { success: 1 as const, new_user_group: created, user_group: presentUserGroup(userGroup) };
       },
     }),
   );

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { LOST, retryWhileContended } from '../../domain/retry-policy.js';
+import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../../domain/retry-policy.js';
 import type { ConnectionStats } from '../store.js';
 import type { QueryResultRow } from 'pg';
 import { isConnectionFailure, isTransientConflict } from './postgres-errors.js';
@@ -124,7 +124,7 @@ export function openPostgresDatabase(options: PostgresStoreOptions): PostgresDat
           } catch (error) {
             if (!isTransientConflict(error)) throw error;
             conflict = error;
-            return LOST;
+            return LOST_TO_CONCURRENT_CHANGE;
           }
         },
         () => conflict as Error,

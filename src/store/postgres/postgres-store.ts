@@ -6,7 +6,7 @@ import { auditEvents } from './audit-events.js';
 import { ciphertextMethods } from './ciphertexts.js';
 import { consoleSessionMethods } from './console-sessions.js';
 import { dataSourceMethods } from './data-sources.js';
-import { guard } from './guard.js';
+import { withPostgresErrorsMapped } from './mapped-errors.js';
 import { idempotencyKeyMethods } from './idempotency-keys.js';
 import { signingKeyMethods } from './signing-keys.js';
 import { migratePostgres } from './migrate.js';
@@ -32,7 +32,7 @@ const PING = statement('SELECT 1');
 export function openPostgresStore(options: PostgresStoreOptions): Store {
   const db = openPostgresDatabase(options);
   const audit = auditEvents(db);
-  const methods = guard<Omit<Store, 'ping' | 'connectionStats' | BatchedUserGroupReads>>({
+  const methods = withPostgresErrorsMapped<Omit<Store, 'ping' | 'connectionStats' | BatchedUserGroupReads>>({
     ...workspaceMethods(db, audit),
     ...apiTokenMethods(db, audit),
     ...schemaMethods(db, audit),

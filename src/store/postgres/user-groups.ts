@@ -34,7 +34,7 @@ import {
 import type { MergedSizeRow, MergedSizeWrite, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
 import { auditEventPerRow, auditParameters, NO_ENDPOINT_WANTS, type AuditEvents } from './audit-events.js';
 import { failure } from '../../domain/errors.js';
-import { LOST, retryWhileContended } from '../../domain/retry-policy.js';
+import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../../domain/retry-policy.js';
 import { isParentLinkViolation, isTransientConflict } from './postgres-errors.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, toNumber } from './rows.js';
@@ -65,7 +65,7 @@ function decodedJsonRow(row: PostgresUserGroupRow): PostgresUserGroupRow {
   return { ...row, created_at: new Date(row.created_at), updated_at: new Date(row.updated_at) };
 }
 
-function toUserGroup(row: PostgresUserGroupRow): UserGroupRecord {
+function decodeUserGroupRow(row: PostgresUserGroupRow): UserGroupRecord {
   return userGroupFromRow({
     ...row,
     ancestors: row.ancestors ?? [],
@@ -241,12 +241,12 @@ const sql = statements(
     // itself, no BEGIN and COMMIT round trips), taken only while no endpoint wants the event, which has
     // to be written with the whole group (a transaction: the paths below). Rotation and deletion have
     // theirs too.
-    insertUnannounced: `${insertGroupSql(NO_ENDPOINT_WANTS)}, ${auditEventPerRow('inserted')}
+    insertIfNoEndpointWants: `${insertGroupSql(NO_ENDPOINT_WANTS)}, ${auditEventPerRow('inserted')}
     SELECT ${GROUP_COLUMNS} FROM inserted`,
-    rotateUnannounced: `WITH rotated AS (${ROTATE} AND ${NO_ENDPOINT_WANTS} ${RETURNING_GROUP}),
+    rotateIfNoEndpointWants: `WITH rotated AS (${ROTATE} AND ${NO_ENDPOINT_WANTS} ${RETURNING_GROUP}),
     ${auditEventPerRow('rotated')}
     SELECT ${GROUP_COLUMNS}, mapping, ancestors FROM rotated`,
-    deleteUnannounced: `${DELETE_TARGET}, deleted AS (
+    deleteIfNoEndpointWants: `${DELETE_TARGET}, deleted AS (
       DELETE FROM user_groups g USING target
       WHERE g.team_id = target.team_id AND target.children = 0 AND g.version = @expectedVersion
         AND ${NO_ENDPOINT_WANTS}
@@ -332,11 +332,11 @@ export function userGroupMethods(
 ): Omit<UserGroupStore, BatchedUserGroupReads> {
   const findOne = async (q: Queryable, statement: Statement): Promise<UserGroupRecord | null> => {
     const [row] = await q.rows<PostgresUserGroupRow>(statement);
-    return row ? toUserGroup(row) : null;
+    return row ? decodeUserGroupRow(row) : null;
   };
 
   const findMany = async (q: Queryable, statement: Statement): Promise<UserGroupRecord[]> =>
-    (await q.rows<PostgresUserGroupRow>(statement)).map(toUserGroup);
+    (await q.rows<PostgresUserGroupRow>(statement)).map(decodeUserGroupRow);
 
   const byProvidedId = (q: Queryable, tenant: Tenant, providedId: string) =>
     findOne(q, sql.byProvidedId({ ...tenant, providedId }));
@@ -355,7 +355,7 @@ export function userGroupMethods(
       }),
     );
     return rows.map((row, index) => ({
-      group: row.team_id === null ? null : toUserGroup(row),
+      group: row.team_id === null ? null : decodeUserGroupRow(row),
       ...(lookups[index]!.apiToken ? { apiToken: apiTokenStateOf(row) } : {}),
     }));
   };
@@ -423,7 +423,7 @@ export function userGroupMethods(
     };
     const [inserted] = await q.rows<Omit<PostgresUserGroupRow, 'mapping'>>(
       unannounced
-        ? sql.insertUnannounced({
+        ? sql.insertIfNoEndpointWants({
             ...parameters,
             ...auditParameters(unannounced, groupAudit('user_group.created', unannounced.changes)),
           })
@@ -434,7 +434,7 @@ export function userGroupMethods(
     // The statement's RETURNING cannot see the mapping rows its sibling CTE inserts; they are the input.
     return (
       inserted &&
-      toUserGroup({ ...inserted, mapping: group.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]) })
+      decodeUserGroupRow({ ...inserted, mapping: group.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]) })
     );
   };
 
@@ -463,11 +463,14 @@ export function userGroupMethods(
       }),
     );
     if (!updated) return undefined;
-    if (!patch.mapping) return toUserGroup(updated);
+    if (!patch.mapping) return decodeUserGroupRow(updated);
     await tx.rows(sql.clearMapping({ teamId }));
     await tx.rows(sql.insertMapping({ teamId, workspaceId: tenant.workspaceId, ...mappingParameters(patch.mapping) }));
     // RETURNING showed the mapping as it was before this statement; the new one is the patch's.
-    return toUserGroup({ ...updated, mapping: patch.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]) });
+    return decodeUserGroupRow({
+      ...updated,
+      mapping: patch.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]),
+    });
   };
 
   // Group, mapping, audit event and webhook events in one transaction.
@@ -488,13 +491,13 @@ export function userGroupMethods(
         } catch (error) {
           if (!isTransientConflict(error)) throw error;
           conflict = error;
-          return LOST;
+          return LOST_TO_CONCURRENT_CHANGE;
         }
         if (created) return { group: created, created: true };
         // The conflicting insert has committed by now (ON CONFLICT waited for it), and this read is a new
         // statement with a new snapshot.
         const existing = await byProvidedId(db, group.tenant, group.providedId);
-        return existing ? { group: existing, created: false } : LOST;
+        return existing ? { group: existing, created: false } : LOST_TO_CONCURRENT_CHANGE;
       },
       () =>
         (conflict as Error | undefined) ??
@@ -575,7 +578,7 @@ export function userGroupMethods(
   const rotate = async (rotation: UserGroupTokenRotation, context: AuditContext): Promise<UserGroupRecord | null> =>
     (await findOne(
       db,
-      sql.rotateUnannounced({
+      sql.rotateIfNoEndpointWants({
         ...rotationParameters(rotation),
         ...auditParameters(context, groupAudit('user_group.token_rotated', context.changes)),
       }),
@@ -589,7 +592,7 @@ export function userGroupMethods(
       const children = outcome ? toNumber(outcome.children) : 0;
       if (children > 0) return { result: { status: 'has_children', children } as UserGroupDeletion, entries: [] };
       if (!outcome?.deleted) return { result: { status: 'moved' } as UserGroupDeletion, entries: [] };
-      const group = toUserGroup(decodedJsonRow(outcome.deleted));
+      const group = decodeUserGroupRow(decodedJsonRow(outcome.deleted));
       return {
         result: { status: 'deleted' } as UserGroupDeletion,
         entries: [groupEntry(groupAudit('user_group.deleted', context.changes), group)],
@@ -606,7 +609,7 @@ export function userGroupMethods(
     try {
       // One statement while no endpoint wants the event; when it deleted nothing the transaction decides.
       const [outcome] = await db.rows<{ children: Int8; deleted: boolean }>(
-        sql.deleteUnannounced({
+        sql.deleteIfNoEndpointWants({
           ...tenant,
           teamId,
           expectedVersion,

@@ -5,7 +5,7 @@ import { rateLimitFromColumns, rateLimitParameters } from '../api-token-records.
 import { apiTokenCreated, apiTokenRevoked, planRateLimitUpdate } from '../../domain/api-tokens.rules.js';
 import type { Audited } from '../../domain/audit-entry.js';
 import type { AuditEvents } from './audit-events.js';
-import type { Synchronous } from './guard.js';
+import type { Synchronous } from './busy-retry.js';
 import { liveTokenCache } from './live-token-cache.js';
 import { preparedOnFirstUse } from './prepared.js';
 

@@ -10,7 +10,7 @@ import { encryptionKeyRotated } from '../../domain/catalog.rules.js';
 import { CIPHERTEXT_COLUMNS, COUNT_BY_KEY, listNotUnderKey, lookupHashSet, perKind } from '../ciphertext-columns.js';
 import type { CiphertextStore } from '../store.js';
 import type { AuditEvents } from './audit-events.js';
-import type { Synchronous } from './guard.js';
+import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
 
 export function ciphertextMethods(db: Database, audit: AuditEvents): Synchronous<CiphertextStore> {

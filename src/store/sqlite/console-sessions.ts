@@ -8,7 +8,7 @@ import type { AuditContext, ConsoleSessionRecord, NewConsoleSession } from '../.
 import type { ConsoleSessionStore } from '../store.js';
 import { API_TOKEN_COLUMNS, toApiToken, type ApiTokenRow } from './api-tokens.js';
 import type { AuditEvents } from './audit-events.js';
-import type { Synchronous } from './guard.js';
+import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
 
 const COLUMNS =

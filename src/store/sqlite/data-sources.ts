@@ -6,7 +6,7 @@ import { issuedCatalogueNumber } from '../../domain/catalog.rules.js';
 import { DATA_SOURCES_WITH_SCHEMA, HIGH_WATER_COLUMN, schemaRowId } from '../catalogue-numbers.js';
 import type { AuditEvents } from './audit-events.js';
 import { issueNumberSql } from './schemas.js';
-import type { Synchronous } from './guard.js';
+import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
 
 // Ids are the numbers of the data source and its schema in the workspace (migration 0010).

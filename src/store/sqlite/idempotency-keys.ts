@@ -5,7 +5,7 @@ import type {
   IdempotencyKeyRecord,
   IdempotencyStore,
 } from '../store.js';
-import type { Synchronous } from './guard.js';
+import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
 
 export function idempotencyKeyMethods(db: Database): Synchronous<IdempotencyStore> {

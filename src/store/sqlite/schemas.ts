@@ -4,7 +4,7 @@ import type { SchemaStore } from '../store.js';
 import { issuedCatalogueNumber, schemaCreated } from '../../domain/catalog.rules.js';
 import { HIGH_WATER_COLUMN } from '../catalogue-numbers.js';
 import type { AuditEvents } from './audit-events.js';
-import type { Synchronous } from './guard.js';
+import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
 
 // `number` is the schema's id in its workspace (migration 0010); the row id stays internal.

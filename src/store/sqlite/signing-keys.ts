@@ -11,7 +11,7 @@ import {
 } from '../signing-key-rows.js';
 import type { SigningKeyRotation, SigningKeyStore } from '../store.js';
 import type { AuditEvents } from './audit-events.js';
-import type { Synchronous } from './guard.js';
+import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
 
 const ISSUER = 'workspace_id = @workspaceId AND environment = @environment';

@@ -9,7 +9,7 @@ export interface SqliteStoreOptions {
 
 export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
-/** How long one statement may block the event loop waiting for a lock; `guard` retries beyond it. */
+/** How long one statement may block the event loop waiting for a lock; `retryWhileBusy` retries beyond it. */
 export const SYNC_BUSY_WAIT_MS = 20;
 
 export function busyTimeoutOf(options: SqliteStoreOptions): number {

@@ -7,7 +7,7 @@ import { ciphertextMethods } from './ciphertexts.js';
 import { consoleSessionMethods } from './console-sessions.js';
 import { dataSourceMethods } from './data-sources.js';
 import { createGroupCommit } from './group-commit.js';
-import { guard } from './guard.js';
+import { retryWhileBusy } from './busy-retry.js';
 import { idempotencyKeyMethods } from './idempotency-keys.js';
 import { migrateSqlite } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
@@ -22,14 +22,14 @@ import { workspaceMethods } from './workspaces.js';
 
 export type { SqliteStoreOptions } from './sqlite-database.js';
 
-type GuardedMethods = Omit<Store, 'connectionStats' | BatchedUserGroupReads>;
+type AsyncMethods = Omit<Store, 'connectionStats' | BatchedUserGroupReads>;
 
 /**
  * The writes of the request path, committed in groups. Each is one self-contained transaction
  * function, as group commit requires; a write not listed here commits on its own, which is as
  * correct, only slower under load.
  */
-const GROUP_COMMITTED: ReadonlyArray<keyof GuardedMethods> = [
+const GROUP_COMMITTED: ReadonlyArray<keyof AsyncMethods> = [
   'insertUserGroupIfAbsent',
   'updateUserGroup',
   'rotateUserGroupToken',
@@ -43,7 +43,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   const audit = auditEvents(db);
   const sql = preparedOnFirstUse(db, { ping: 'SELECT 1' });
   const apiTokens = apiTokenMethods(db, audit);
-  const methods = guard<GuardedMethods>(
+  const methods = retryWhileBusy<AsyncMethods>(
     {
       ...workspaceMethods(db, audit),
       ...apiTokens,

@@ -41,7 +41,7 @@ import {
 import type { MergedSizeRow, MergedSizeWrite, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
 import { dataSourceRowId, schemaRowId } from '../catalogue-numbers.js';
 import type { AuditEvents } from './audit-events.js';
-import type { Synchronous } from './guard.js';
+import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
 
 /**
@@ -91,7 +91,7 @@ const SELECT_GROUP = `SELECT g.team_id, g.workspace_id, g.environment, g.provide
   g.properties, g.version, g.token_generation, g.created_at, g.updated_at, g.is_demo_group, g.tags,
   ${mappingOf('g.team_id')} AS mapping, ${ANCESTORS} FROM user_groups g`;
 
-function toUserGroup(cells: SqliteUserGroupCells): UserGroupRecord {
+function decodeUserGroupRow(cells: SqliteUserGroupCells): UserGroupRecord {
   const [
     team_id,
     workspace_id,
@@ -265,7 +265,7 @@ export function userGroupMethods(
 
   const findOne = (statement: Statement, ...params: unknown[]): UserGroupRecord | null => {
     const cells = statement.get(...params) as SqliteUserGroupCells | undefined;
-    return cells ? toUserGroup(cells) : null;
+    return cells ? decodeUserGroupRow(cells) : null;
   };
 
   const byProvidedId = (tenant: Tenant, providedId: string) =>
@@ -450,7 +450,7 @@ export function userGroupMethods(
       afterTeamId: query.afterTeamId ?? 0,
       limit: query.limit,
     }) as SqliteUserGroupCells[];
-    return rows.map(toUserGroup);
+    return rows.map(decodeUserGroupRow);
   };
 
   const rotate = audit.withAudit((context: AuditContext, rotation: UserGroupTokenRotation) => {
@@ -486,7 +486,7 @@ export function userGroupMethods(
           tenant.environment,
           JSON.stringify(providedIds),
         ) as SqliteUserGroupCells[]
-      ).map(toUserGroup),
+      ).map(decodeUserGroupRow),
     findUserGroupByTeamId: (tenant, teamId) =>
       findOne(reads.byTeamIdInTenant, teamId, tenant.workspaceId, tenant.environment),
     listUserGroups: list,

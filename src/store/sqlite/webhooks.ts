@@ -34,7 +34,7 @@ import {
 } from '../webhook-outbox.js';
 import type { WebhookDeliveryRow, WebhookEndpointRow, WebhookEventRow } from '../webhook-outbox.js';
 import type { AuditEvents } from './audit-events.js';
-import type { Synchronous } from './guard.js';
+import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
 
 /** webhook_endpoints as SQLite returns it: events as JSON text, enabled as 0 or 1. */

@@ -3,7 +3,7 @@ import type { AuditContext, Workspace } from '../../domain/models.js';
 import type { WorkspaceStore } from '../store.js';
 import { workspaceCreated } from '../../domain/catalog.rules.js';
 import type { AuditEvents } from './audit-events.js';
-import type { Synchronous } from './guard.js';
+import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
 
 const COLUMNS = 'id, name, created_at AS createdAt';

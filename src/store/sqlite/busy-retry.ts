@@ -4,7 +4,7 @@ import { isBusy, MAX_BUSY_PAUSE_MS } from './busy.js';
 import type { GroupCommit } from './group-commit.js';
 import { mapSqliteError } from './sqlite-errors.js';
 
-/** The synchronous shape of an async interface: better-sqlite3 does the work, `guard` makes it async. */
+/** The synchronous shape of an async interface: better-sqlite3 does the work, `retryWhileBusy` makes it async. */
 export type Synchronous<T> = {
   [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => R : never;
 };
@@ -17,22 +17,22 @@ export type Synchronous<T> = {
  * The methods named in `grouped` (the hot writes) go through the group commit instead, which does the
  * same waiting for a whole batch.
  */
-export function guard<T>(
+export function retryWhileBusy<T>(
   methods: Synchronous<T>,
   {
     busyTimeoutMs,
     grouped,
   }: { busyTimeoutMs: number; grouped?: { commit: GroupCommit; methods: ReadonlyArray<keyof T> } },
 ): T {
-  const guarded: Record<string, unknown> = {};
+  const retrying: Record<string, unknown> = {};
   for (const [name, method] of Object.entries(methods)) {
     const call = method as (...args: unknown[]) => unknown;
     if (grouped?.methods.includes(name as keyof T)) {
       const { commit } = grouped;
-      guarded[name] = (...args: unknown[]) => commit.run(() => call(...args));
+      retrying[name] = (...args: unknown[]) => commit.run(() => call(...args));
       continue;
     }
-    guarded[name] = async (...args: unknown[]) => {
+    retrying[name] = async (...args: unknown[]) => {
       // Inside a retry loop of the operation (src/domain/retry-policy.ts), waiting for the lock spends
       // the same budget, so nested waits never add up to more than one.
       const deadline = Date.now() + Math.min(busyTimeoutMs, remainingBudgetMs() ?? busyTimeoutMs);
@@ -46,5 +46,5 @@ export function guard<T>(
       }
     };
   }
-  return guarded as T;
+  return retrying as T;
 }

@@ -1,11 +1,11 @@
 import { mapPostgresError } from './postgres-errors.js';
 
 /** Sends every failure of every method through mapPostgresError, so callers only see domain errors. */
-export function guard<T extends object>(methods: T): T {
-  const guarded: Record<string, unknown> = {};
+export function withPostgresErrorsMapped<T extends object>(methods: T): T {
+  const mapped: Record<string, unknown> = {};
   for (const [name, method] of Object.entries(methods)) {
     const call = method as (...args: unknown[]) => Promise<unknown>;
-    guarded[name] = async (...args: unknown[]) => {
+    mapped[name] = async (...args: unknown[]) => {
       try {
         return await call(...args);
       } catch (error) {
@@ -13,5 +13,5 @@ export function guard<T extends object>(methods: T): T {
       }
     };
   }
-  return guarded as T;
+  return mapped as T;
 }
