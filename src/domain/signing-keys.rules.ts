@@ -1,9 +1,8 @@
 import type { SigningKeyRecord } from './models.js';
 import type { Environment } from './tenancy.js';
-// The longest lifetime an embed token may have: a retired key stays published this long.
+// The contract's bounds: a token's longest lifetime (how long a retired key stays published) and the
+// most keys one issuer publishes.
 import { MAX_EMBED_TOKEN_LIFETIME_S, MAX_PUBLISHED_KEYS } from '../wire/contract.constants.js';
-
-export { MAX_PUBLISHED_KEYS };
 
 /*
  * The rules of the embed-token signing keys (SPEC §10) as pure functions: whose issuer a key signs

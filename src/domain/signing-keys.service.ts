@@ -5,7 +5,8 @@ import { failure } from './errors.js';
 import type { JsonObject, NewSigningKey, SigningKeyRecord } from './models.js';
 import type { TokenCipher } from './secrets.js';
 import { requireScope } from './scopes.js';
-import { isPublished, MAX_PUBLISHED_KEYS, publishedSince, publishedUntil } from './signing-keys.rules.js';
+import { isPublished, publishedSince, publishedUntil } from './signing-keys.rules.js';
+import { MAX_PUBLISHED_KEYS } from '../wire/contract.constants.js';
 import type { Actor, Caller, Tenant } from './tenancy.js';
 import type { SigningKeyStore } from '../store/store.js';
 

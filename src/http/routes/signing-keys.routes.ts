@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { MAX_PUBLISHED_KEYS } from '../../domain/signing-keys.rules.js';
+import { MAX_PUBLISHED_KEYS } from '../../wire/contract.constants.js';
 import type { SigningKeyService } from '../../domain/signing-keys.service.js';
 import { inEnvironment } from '../../domain/tenancy.js';
 import { toSigningKey } from '../../wire/signing-key.presenter.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NewSigningKey } from '../../../src/domain/models.js';
-import { MAX_PUBLISHED_KEYS } from '../../../src/domain/signing-keys.rules.js';
+import { MAX_PUBLISHED_KEYS } from '../../../src/wire/contract.constants.js';
 import type { Tenant } from '../../../src/domain/tenancy.js';
 import { auditContext, auditWrittenBy, randomHex, T0, T1 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
