@@ -231,6 +231,8 @@ export interface AuditContext {
   requestId: string | null;
   /** Changed fields with before and after values; never a secret. */
   changes?: FieldChanges;
+  /** The sync (SPEC §16) the change is part of: its audit and webhook events carry it. */
+  syncId?: string;
 }
 
 export interface AuditEventRecord {
@@ -244,6 +246,8 @@ export interface AuditEventRecord {
   providedId: string | null;
   changes: FieldChanges | null;
   requestId: string | null;
+  /** The sync (SPEC §16) the change was part of, or null. */
+  syncId: string | null;
 }
 
 /** One of a workspace's embed-token signing key pairs (ES256). */
@@ -321,6 +325,8 @@ export interface WebhookEventRecord {
   environment: Environment | null;
   subject: WebhookSubject;
   changes: FieldChanges | null;
+  /** The sync (SPEC §16) the change was part of; absent otherwise. */
+  syncId?: string;
   createdAt: Timestamp;
 }
 
