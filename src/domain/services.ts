@@ -12,6 +12,7 @@ import { createSchemaService } from './schemas.service.js';
 import { createSigningKeyService } from './signing-keys.service.js';
 import { createUserGroupAdminService } from './user-group-admin.service.js';
 import { createUserGroupTransferService } from './user-group-transfer.service.js';
+import { createUserGroupSyncService } from './user-group-sync/user-group-sync.service.js';
 import { createUserGroupService } from './user-groups.service.js';
 import { createWebhookEndpointService, type WebhookAddressPolicy } from './webhook-endpoints.service.js';
 import { createUserGroupViewer } from './user-group-view.js';
@@ -47,6 +48,7 @@ export function createServices({
     userGroups: createUserGroupService({ store, cipher, clock, view }),
     userGroupAdmin: createUserGroupAdminService({ store, view }),
     userGroupTransfer: createUserGroupTransferService({ store, cipher, clock, warn }),
+    userGroupSync: createUserGroupSyncService({ store, cipher, clock, warn }),
     audit: createAuditService({ store }),
     apiTokens: createApiTokenService({ store, clock }),
     schemas: createSchemaService({ store, clock }),

@@ -11,6 +11,7 @@ export function errorBody(error: AppError, requestId: string) {
       code: error.code,
       message: error.message,
       ...(error.field ? { field: error.field } : {}),
+      ...(error.at ?? {}),
       request_id: requestId,
     },
   };

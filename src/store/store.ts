@@ -32,6 +32,7 @@ import type {
 import type { Environment, Tenant } from '../domain/tenancy.js';
 import type { DataSourceChange } from '../domain/data-sources.rules.js';
 import type { ApiTokenCheck, ApiTokenState } from '../domain/api-token-check.js';
+import type { UserGroupSyncStore } from '../domain/user-group-sync/user-group-sync.port.js';
 
 /*
  * The one storage interface. Every method is atomic: a change and its audit event commit together
@@ -491,6 +492,7 @@ export interface Store
     SchemaStore,
     DataSourceStore,
     UserGroupStore,
+    UserGroupSyncStore,
     AuditStore,
     CiphertextStore,
     IdempotencyStore,

@@ -5,6 +5,8 @@ import type { ApiTokenState } from '../../domain/api-token-check.js';
 import { rateLimitFromColumns } from '../api-token-records.js';
 import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups.rules.js';
 import type { AuditEntry } from '../../domain/audit-entry.js';
+import type { SyncWrite, UserGroupSyncStore } from '../../domain/user-group-sync/user-group-sync.port.js';
+import { syncStepEntry, syncStepFailure } from '../../domain/user-group-sync/user-group-sync.rules.js';
 import type {
   BatchedUserGroupReads,
   UserGroupDeletion,
@@ -285,6 +287,8 @@ const sql = statements(
     // Every change of a tenant's tree takes this lock first, so two of them (A under B, B under A)
     // decide one after the other, across instances; reads and other writes never take it.
     lockTree: `SELECT pg_advisory_xact_lock(hashtext('ugs.user_group_tree'), hashtext(@workspaceId::text || '.' || @environment))`,
+    // Syncs of one tenant one after the other (SPEC §16), taken before the tree lock.
+    lockSync: `SELECT pg_advisory_xact_lock(hashtext('ugs.user_group_sync'), hashtext(@workspaceId::text || '.' || @environment))`,
     // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
     // one level past the depth rule (src/domain/hierarchy.ts decides).
     parentLink: `WITH RECURSIVE chain(team_id, parent_team_id, level) AS (
@@ -329,7 +333,7 @@ function mappingParameters(mapping: MappingEntry[]): { schemaIds: number[]; data
 export function userGroupMethods(
   db: PostgresDatabase,
   audit: AuditEvents,
-): Omit<UserGroupStore, BatchedUserGroupReads> {
+): Omit<UserGroupStore, BatchedUserGroupReads> & UserGroupSyncStore {
   const findOne = async (q: Queryable, statement: Statement): Promise<UserGroupRecord | null> => {
     const [row] = await q.rows<PostgresUserGroupRow>(statement);
     return row ? decodeUserGroupRow(row) : null;
@@ -536,6 +540,34 @@ export function userGroupMethods(
     return { result: undefined, entries };
   });
 
+  // A sync (SPEC §16): under the tenant's sync lock, then its tree lock for the whole apply (every
+  // parent check and merged-size check of the steps then reads a tree no other write changes), the
+  // steps in the plan's order; the first refusal rolls all of it back.
+  const applySync = audit.withAudit(async (tx, _context: AuditContext, tenant: Tenant, steps: SyncWrite[]) => {
+    await tx.rows(sql.lockSync({ ...tenant }));
+    await tx.rows(sql.lockTree({ ...tenant }));
+    const entries: AuditEntry[] = [];
+    for (const step of steps) {
+      try {
+        if (step.kind === 'delete') {
+          const [outcome] = await tx.rows<{ children: Int8; deleted: PostgresUserGroupRow | null }>(
+            sql.delete({ ...tenant, teamId: step.teamId, expectedVersion: step.expectedVersion }),
+          );
+          const children = outcome ? toNumber(outcome.children) : 0;
+          if (children > 0) throw failure.hasChildren(step.providedId, children);
+          const group = outcome?.deleted ? decodeUserGroupRow(decodedJsonRow(outcome.deleted)) : undefined;
+          entries.push(syncStepEntry(step, group, () => group!));
+          continue;
+        }
+        const row = step.kind === 'create' ? await insertGroup(tx, step.group) : await applyUpdate(tx, step.update);
+        entries.push(syncStepEntry(step, row, () => row!));
+      } catch (error) {
+        throw syncStepFailure(step, error);
+      }
+    }
+    return { result: undefined, entries };
+  });
+
   const list = (query: UserGroupQuery): Promise<UserGroupRecord[]> => {
     const { search } = query;
     return findMany(
@@ -634,6 +666,7 @@ export function userGroupMethods(
     findUserGroupByTeamId: (tenant, teamId) => findOne(db, sql.byTeamIdInTenant({ ...tenant, teamId })),
     listUserGroups: list,
     writeUserGroups: (writes, context) => writeBatch(context, writes),
+    applyUserGroupSync: (tenant, steps, context) => applySync(context, tenant, steps),
     insertUserGroupIfAbsent: insertIfAbsent,
     updateUserGroup: (groupUpdate, context) => update(context, groupUpdate),
     rotateUserGroupToken: rotate,
