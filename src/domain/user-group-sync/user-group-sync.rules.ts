@@ -6,6 +6,7 @@ import type { Tenant } from '../tenancy.js';
 import { diffUserGroup, wholeGroupChanges } from '../user-group-diff.js';
 import { groupAudit, groupEntry, type GroupIdentity } from '../user-groups.rules.js';
 import type { UserGroupUpdate } from '../../store/store.js';
+import { MAX_SYNC_GROUPS } from '../../wire/contract.constants.js';
 
 /*
  * The plan of a sync (SPEC §16): given the desired state of many groups, read from a file, and the
@@ -14,8 +15,6 @@ import type { UserGroupUpdate } from '../../store/store.js';
  * engines apply the steps in one transaction.
  */
 
-/** The most groups one sync takes (all or nothing). */
-export const MAX_SYNC_GROUPS = 10_000;
 
 /** One group as a line of the file wants it; an absent field leaves the group's value as it is. */
 export interface DesiredUserGroup {

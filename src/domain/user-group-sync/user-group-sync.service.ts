@@ -12,8 +12,8 @@ import type { Caller, Tenant } from '../tenancy.js';
 import { parentProvidedIdOf, providedIdOf } from '../user-groups.service.js';
 import type { DataSourceStore, SchemaStore, Store, UserGroupStore } from '../../store/store.js';
 import type { SyncWrite, UserGroupSyncStore } from './user-group-sync.port.js';
+import { MAX_SYNC_GROUPS } from '../../wire/contract.constants.js';
 import {
-  MAX_SYNC_GROUPS,
   planUserGroupSync,
   summaryOf,
   type DesiredLine,
