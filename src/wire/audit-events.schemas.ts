@@ -20,7 +20,9 @@ export const AuditEvent = Type.Object({
   }),
   request_id: Type.Union([Type.String(), Type.Null()]),
   sync_id: Type.Optional(
-    Type.String({ description: 'The sync (POST /api/admin/user_groups/sync) the change was part of; absent otherwise.' }),
+    Type.String({
+      description: 'The sync (POST /api/admin/user_groups/sync) the change was part of; absent otherwise.',
+    }),
   ),
 });
 

@@ -74,7 +74,8 @@ function describeFirstError(value: unknown): AppError {
     .filter((error) => error.keyword !== 'boolean')
     .map((error) => {
       const params = error.params as { requiredProperties?: string[]; additionalProperties?: string[] };
-      if (error.keyword === 'required') return { ...error, params: { missingProperty: params.requiredProperties?.[0] } };
+      if (error.keyword === 'required')
+        return { ...error, params: { missingProperty: params.requiredProperties?.[0] } };
       if (error.keyword === 'additionalProperties')
         return { ...error, params: { additionalProperty: params.additionalProperties?.[0] } };
       return error;

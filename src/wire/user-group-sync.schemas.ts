@@ -14,7 +14,6 @@ import {
   UserGroupIdentifier,
 } from './user-groups.schemas.js';
 
-
 /** A sync's body limit, its own (SPEC §16): the 1 MiB of every other route would hold a few hundred groups. */
 export const SYNC_BODY_LIMIT_BYTES = 64 * 1024 * 1024;
 
@@ -29,7 +28,9 @@ export const SyncUserGroupLine = Type.Object(
     parent_user_group_id: Type.Optional(ParentUserGroupId),
     properties: Type.Optional(Properties),
     mapping: Type.Optional(Type.Union([Mapping, Type.Null()], { description: `${MAPPING_RULE} null clears it.` })),
-    tags: Type.Optional(Type.Union([Tags, Type.Null()], { description: 'The tags, replaced whole; null clears them.' })),
+    tags: Type.Optional(
+      Type.Union([Tags, Type.Null()], { description: 'The tags, replaced whole; null clears them.' }),
+    ),
     is_demo_group: Type.Optional(
       Type.Union([IsDemoGroup, Type.Null()], { description: 'A demo group; null: back to false.' }),
     ),
@@ -70,40 +71,41 @@ const Position = {
   index: Type.Optional(Type.Integer({ minimum: 0, description: 'The array index (from 0) of the group.' })),
 };
 
-export const SyncPlanItem = Type.Object(
-  {
-    action: Type.Union([Type.Literal('create'), Type.Literal('update'), Type.Literal('unchanged'), Type.Literal('delete')]),
-    user_group_id: Type.String({ description: 'The provided id of the group.' }),
-    team_id: Type.Union([Type.Integer(), Type.Null()], { description: 'Null for a group the plan creates.' }),
-    ...Position,
-    changes: Type.Optional(
-      Type.Object(
-        {},
-        {
-          additionalProperties: true,
-          description:
-            'update: the changed fields, each {before, after}; create and delete: every field set. Never a token.',
-        },
-      ),
+export const SyncPlanItem = Type.Object({
+  action: Type.Union([
+    Type.Literal('create'),
+    Type.Literal('update'),
+    Type.Literal('unchanged'),
+    Type.Literal('delete'),
+  ]),
+  user_group_id: Type.String({ description: 'The provided id of the group.' }),
+  team_id: Type.Union([Type.Integer(), Type.Null()], { description: 'Null for a group the plan creates.' }),
+  ...Position,
+  changes: Type.Optional(
+    Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description:
+          'update: the changed fields, each {before, after}; create and delete: every field set. Never a token.',
+      },
     ),
-  },
-);
+  ),
+});
 
 export const SyncResponse = Type.Object({
   success: Success,
-  sync: Type.Object(
-    {
-      id: Type.String({ description: 'sync_…: the audit and webhook events of the apply carry it as sync_id.' }),
-      dry_run: Type.Boolean(),
-      applied: Type.Boolean({ description: 'Whether anything was written: false for a dry run or a plan of nothing.' }),
-      summary: Type.Object({
-        create: Type.Integer(),
-        update: Type.Integer(),
-        unchanged: Type.Integer(),
-        delete: Type.Integer(),
-      }),
-      plan: Type.Array(SyncPlanItem, { description: 'One entry per group: the file order, then the deletes.' }),
-    },
-  ),
+  sync: Type.Object({
+    id: Type.String({ description: 'sync_…: the audit and webhook events of the apply carry it as sync_id.' }),
+    dry_run: Type.Boolean(),
+    applied: Type.Boolean({ description: 'Whether anything was written: false for a dry run or a plan of nothing.' }),
+    summary: Type.Object({
+      create: Type.Integer(),
+      update: Type.Integer(),
+      unchanged: Type.Integer(),
+      delete: Type.Integer(),
+    }),
+    plan: Type.Array(SyncPlanItem, { description: 'One entry per group: the file order, then the deletes.' }),
+  }),
 });
 export type SyncResponse = Static<typeof SyncResponse>;

@@ -54,7 +54,9 @@ export const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 64, patter
   description: `At most ${MAX_TAGS} distinct strings of 1 to 64 characters without control characters, returned sorted; a PUT replaces them whole.`,
 });
 
-export const IsDemoGroup = Type.Boolean({ description: 'A demo group, whose dashboards show a watermark; false by default.' });
+export const IsDemoGroup = Type.Boolean({
+  description: 'A demo group, whose dashboards show a watermark; false by default.',
+});
 
 /** The fields of SPEC §11 that get-or-create and PUT both take. */
 const TreeFields = {

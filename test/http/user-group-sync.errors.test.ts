@@ -80,7 +80,11 @@ describe('POST /api/admin/user_groups/sync refusals', () => {
     ],
     [
       'a tree five levels deep',
-      (p) => [0, 1, 2, 3, 4].map((i) => ({ user_group_id: `${p}-${i}`, ...(i ? { parent_user_group_id: `${p}-${i - 1}` } : {}) })),
+      (p) =>
+        [0, 1, 2, 3, 4].map((i) => ({
+          user_group_id: `${p}-${i}`,
+          ...(i ? { parent_user_group_id: `${p}-${i - 1}` } : {}),
+        })),
       409,
       'hierarchy_too_deep',
       { line: 5, field: 'parent_user_group_id' },

@@ -126,9 +126,7 @@ describe('POST /api/admin/user_groups/sync', () => {
       [`${prefix}-12`, `${prefix}-20`, `${prefix}-25`, `${prefix}-3`].sort(),
     );
     const events = await adminOk(t, { path: ADMIN.auditEvents, query: { action: 'user_group.updated', limit: 4 } });
-    expect(events.audit_events.map((event: { sync_id: string }) => event.sync_id)).toEqual(
-      Array(4).fill(applied.id),
-    );
+    expect(events.audit_events.map((event: { sync_id: string }) => event.sync_id)).toEqual(Array(4).fill(applied.id));
     expect(await syncOk(t, edited)).toMatchObject({ applied: false, summary: { unchanged: 30 } });
   });
 
@@ -148,7 +146,10 @@ describe('POST /api/admin/user_groups/sync', () => {
       [0, 'create'],
       [1, 'create'],
     ]);
-    expect(sync.plan[0].changes.mapping).toEqual({ after: { [catalog.schemaA]: String(catalog.dsA.id) }, before: null });
+    expect(sync.plan[0].changes.mapping).toEqual({
+      after: { [catalog.schemaA]: String(catalog.dsA.id) },
+      before: null,
+    });
   });
 
   it('prunes only the groups carrying the tag that the file leaves out; get-or-create groups survive', async () => {
@@ -203,8 +204,14 @@ describe('POST /api/admin/user_groups/sync', () => {
     const events = ((await snapshotDatabase(t)).webhook_events ?? []) as unknown as WebhookEventRow[];
     const event = events.find((row) => JSON.parse(row.body).subject.userGroup.providedId === id);
     if (!event) throw new Error('no webhook event for the synced group');
-    const payload = JSON.parse(webhookPayload(webhookEventFromRow({ ...event, created_at: String(event.created_at) }), 'default'));
-    expect(payload).toMatchObject({ type: 'user_group.created', sync_id: sync.id, data: { user_group: { provided_id: id } } });
+    const payload = JSON.parse(
+      webhookPayload(webhookEventFromRow({ ...event, created_at: String(event.created_at) }), 'default'),
+    );
+    expect(payload).toMatchObject({
+      type: 'user_group.created',
+      sync_id: sync.id,
+      data: { user_group: { provided_id: id } },
+    });
     expect(JSON.stringify(payload)).not.toMatch(/ugt_/);
   });
 

@@ -15,7 +15,6 @@ import { MAX_SYNC_GROUPS } from '../../wire/contract.constants.js';
  * engines apply the steps in one transaction.
  */
 
-
 /** One group as a line of the file wants it; an absent field leaves the group's value as it is. */
 export interface DesiredUserGroup {
   providedId: string;
@@ -68,7 +67,14 @@ export type TokenlessGroup = Omit<NewUserGroup, 'tokenHash' | 'tokenCiphertext'>
 export type SyncStep<Group = TokenlessGroup> =
   | { kind: 'create'; at: InputPosition; group: Group; changes: FieldChanges }
   | { kind: 'update'; at: InputPosition; update: UserGroupUpdate; changes: FieldChanges }
-  | { kind: 'delete'; tenant: Tenant; teamId: number; providedId: string; expectedVersion: number; changes: FieldChanges };
+  | {
+      kind: 'delete';
+      tenant: Tenant;
+      teamId: number;
+      providedId: string;
+      expectedVersion: number;
+      changes: FieldChanges;
+    };
 
 export interface SyncPlan {
   /** In file order, then the deletes. */
@@ -110,8 +116,7 @@ export function planUserGroupSync(
   }
 
   // Pruning deletes the tagged groups the file leaves out, and nothing else.
-  const pruned =
-    options.pruneTag === undefined ? [] : facts.tagged.filter((group) => !inFile.has(group.providedId));
+  const pruned = options.pruneTag === undefined ? [] : facts.tagged.filter((group) => !inFile.has(group.providedId));
   const prunedIds = new Set(pruned.map((group) => group.providedId));
 
   /** The parent a group will have once applied: the file's word, else as it is. */
@@ -124,8 +129,7 @@ export function planUserGroupSync(
   for (const line of lines) {
     const parent = finalParent(line.group.providedId);
     if (parent === null || parent === undefined) continue;
-    if (!inFile.has(parent) && !existing.has(parent))
-      throw atPosition(failure.unknownParent(parent), line.at);
+    if (!inFile.has(parent) && !existing.has(parent)) throw atPosition(failure.unknownParent(parent), line.at);
     if (prunedIds.has(parent)) throw atPosition(failure.syncPrunesParent(parent, line.group.providedId), line.at);
     assertTreeHolds(line, parent, finalParent, existing, inFile);
   }
@@ -164,16 +168,14 @@ export function planUserGroupSync(
     items,
     steps: [
       ...writes.map(({ step }) => step),
-      ...deletes.map(
-        (group): SyncStep => ({
-          kind: 'delete',
-          tenant: facts.tenant,
-          teamId: group.teamId,
-          providedId: group.providedId,
-          expectedVersion: group.version,
-          changes: wholeGroupChanges(group, false),
-        }),
-      ),
+      ...deletes.map((group): SyncStep => ({
+        kind: 'delete',
+        tenant: facts.tenant,
+        teamId: group.teamId,
+        providedId: group.providedId,
+        expectedVersion: group.version,
+        changes: wholeGroupChanges(group, false),
+      })),
     ],
   };
 }
@@ -275,7 +277,11 @@ export function syncStepEntry(
       ? failure.batchGroupCreated((step.group as { providedId: string }).providedId)
       : failure.batchGroupChanged(step.kind === 'update' ? step.update.teamId : step.teamId);
   const action =
-    step.kind === 'create' ? 'user_group.created' : step.kind === 'update' ? 'user_group.updated' : 'user_group.deleted';
+    step.kind === 'create'
+      ? 'user_group.created'
+      : step.kind === 'update'
+        ? 'user_group.updated'
+        : 'user_group.deleted';
   return groupEntry(groupAudit(action, step.changes), written, read);
 }
 

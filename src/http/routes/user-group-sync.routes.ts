@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { inEnvironment } from '../../domain/tenancy.js';
-import type { SyncResult, UserGroupSyncService } from '../../domain/user-group-sync/user-group-sync.service.js';
+import type { UserGroupSyncService } from '../../domain/user-group-sync/user-group-sync.service.js';
+import { presentSync } from '../../wire/user-group-sync.presenter.js';
 import { requestFailure } from '../../wire/request-errors.js';
 import { readSyncFile } from '../../wire/user-group-sync.reader.js';
 import { SYNC_BODY_LIMIT_BYTES, SyncQuery, SyncResponse } from '../../wire/user-group-sync.schemas.js';
@@ -12,26 +13,6 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The media types of a sync's body: a JSON array, or NDJSON (one group per line). */
 export const SYNC_MEDIA_TYPES = ['application/json', 'application/x-ndjson'] as const;
-
-/** A sync as the API shows it: the plan, each group with its line (NDJSON) or index (array). */
-export function presentSync(result: SyncResult) {
-  return {
-    success: 1 as const,
-    sync: {
-      id: result.id,
-      dry_run: result.dryRun,
-      applied: result.applied,
-      summary: result.summary,
-      plan: result.items.map((item) => ({
-        action: item.action,
-        user_group_id: item.providedId,
-        team_id: item.teamId,
-        ...(item.at ?? {}),
-        ...(item.changes ? { changes: item.changes } : {}),
-      })),
-    },
-  };
-}
 
 /**
  * POST /api/admin/user_groups/sync (SPEC §16), in a scope of its own: its body is not one JSON object

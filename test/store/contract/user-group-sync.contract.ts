@@ -74,8 +74,9 @@ export function describeUserGroupSyncContract(t: ContractContext): void {
       expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'kept')).toMatchObject({ name: 'Kept, renamed' });
       expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'old-parent')).toBeNull();
       // Other changes carry no sync id.
-      expect((await auditWrittenBy(t.store, t.fx.workspace.id, () => createGroup(t.store, t.fx.customer, 'solo')))[0])
-        .toMatchObject({ syncId: null });
+      expect(
+        (await auditWrittenBy(t.store, t.fx.workspace.id, () => createGroup(t.store, t.fx.customer, 'solo')))[0],
+      ).toMatchObject({ syncId: null });
     });
 
     it('writes nothing when a step fails, naming the line of the step', async () => {
@@ -106,7 +107,11 @@ export function describeUserGroupSyncContract(t: ContractContext): void {
       expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected']);
       const rejected = outcomes.find((outcome) => outcome.status === 'rejected');
       await expectAppError(Promise.reject(rejected?.reason), 'concurrent_change');
-      const events = await t.store.listAuditEvents({ workspaceId: t.fx.workspace.id, action: 'user_group.updated', limit: 10 });
+      const events = await t.store.listAuditEvents({
+        workspaceId: t.fx.workspace.id,
+        action: 'user_group.updated',
+        limit: 10,
+      });
       expect(events).toHaveLength(1);
     });
   });
