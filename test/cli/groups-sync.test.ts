@@ -78,6 +78,7 @@ describe('ugs groups sync', () => {
 
   it('refuses a file with an invalid group, naming its line, and changes nothing', async () => {
     const box = sandbox();
+    expect((await box.ugs('migrate')).code).toBe(0);
     const file = join(box.dir, 'bad.ndjson');
     writeFileSync(file, lines([{ user_group_id: 'ok' }, { user_group_id: 'bad', is_demo_group: 'yes' }]));
     const before = auditEventCount(box);
