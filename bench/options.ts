@@ -14,6 +14,7 @@ export const SCENARIOS = [
   'embed-token',
   'offline-verify',
   'webhook-drain',
+  'sync-10k',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 

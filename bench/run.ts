@@ -14,10 +14,13 @@ import { freePort, killChildrenNow, send, startNodeProcess, type Child } from '.
 import { machine, row, table, type Row } from './report.js';
 import { measureOfflineVerify } from './offline-verify.js';
 import { measureWebhookDrain } from './webhook-drain.js';
+import { measureSync10k } from './sync-10k.js';
 import { getExisting, SCENARIO_FACTORIES, type Scenario, type ScenarioData } from './scenarios.js';
 
 const OFFLINE_VERIFY =
   "embed tokens verified offline with @ugs/client's verifier, one after the other in the bench process (verifications/s; RSS: the service's)";
+const SYNC_10K =
+  'POST /api/admin/user_groups/sync of 10 000 new groups (NDJSON): plan (dry run), apply, then the same file planned again (phases, s); req/s and p50/p99: PUT /api/user renames made one at a time while the apply ran';
 const WEBHOOK_DRAIN =
   'a backlog of 5 000 user_group.updated events drained to a receiver on loopback that answers 204 at once (deliveries/s; p50/p99: when the delivery arrived after the release, ms)';
 import { seed, type Seeded } from './seed.js';
@@ -235,7 +238,9 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
   for (const name of options.scenarios) {
     if (interrupted) break;
     const scenario: Scenario | undefined =
-      name === 'offline-verify' || name === 'webhook-drain' ? undefined : SCENARIO_FACTORIES[name](data);
+      name === 'offline-verify' || name === 'webhook-drain' || name === 'sync-10k'
+        ? undefined
+        : SCENARIO_FACTORIES[name](data);
     const figures = scenario
       ? await measure(
           service.port,
@@ -245,13 +250,17 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
         )
       : name === 'webhook-drain'
         ? await measureWebhookDrain(service.port, seeded)
-        : await measureOfflineVerify(service.port, seeded, load);
+        : name === 'sync-10k'
+          ? await measureSync10k(service.port, seeded, log)
+          : await measureOfflineVerify(service.port, seeded, load);
     const rssMb = service.rssMb();
     const result = row(engine, size, name, figures, ceilingPerSecond, rssMb);
     rows.push(result);
     scenarios.push({
       scenario: name,
-      describe: scenario?.describe ?? (name === 'webhook-drain' ? WEBHOOK_DRAIN : OFFLINE_VERIFY),
+      describe:
+        scenario?.describe ??
+        (name === 'webhook-drain' ? WEBHOOK_DRAIN : name === 'sync-10k' ? SYNC_10K : OFFLINE_VERIFY),
       figures,
       rssMb,
       ratioToCeiling: result.ratioToCeiling,

@@ -193,7 +193,7 @@ export function embedToken(data: ScenarioData): Scenario {
 
 /** The scenarios wrk drives over HTTP; `offline-verify` and `webhook-drain` run in the bench process (offline-verify.ts, webhook-drain.ts). */
 export const SCENARIO_FACTORIES: Record<
-  Exclude<ScenarioName, 'offline-verify' | 'webhook-drain'>,
+  Exclude<ScenarioName, 'offline-verify' | 'webhook-drain' | 'sync-10k'>,
   (data: ScenarioData) => Scenario
 > = {
   'get-existing': (data) => getExisting(data),
