@@ -24,14 +24,11 @@ async function sync(
   dryRun: boolean,
 ): Promise<{ seconds: number; summary: Record<string, number> }> {
   const started = performance.now();
-  const response = await fetch(
-    `http://127.0.0.1:${port}/api/admin/user_groups/sync${dryRun ? '?dry_run=true' : ''}`,
-    {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-ndjson', authorization: `Token ${token}` },
-      body,
-    },
-  );
+  const response = await fetch(`http://127.0.0.1:${port}/api/admin/user_groups/sync${dryRun ? '?dry_run=true' : ''}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-ndjson', authorization: `Token ${token}` },
+    body,
+  });
   const text = await response.text();
   const seconds = (performance.now() - started) / 1000;
   if (response.status !== 200) throw new Error(`sync answered ${response.status}: ${text.slice(0, 500)}`);

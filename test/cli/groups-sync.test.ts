@@ -7,7 +7,8 @@ import { auditEventCount, cleanUp, expectCleanFailure, jsonOutput, sandbox } fro
 
 afterAll(cleanUp);
 
-const lines = (groups: Array<Record<string, unknown>>) => groups.map((group) => JSON.stringify(group)).join('\n') + '\n';
+const lines = (groups: Array<Record<string, unknown>>) =>
+  groups.map((group) => JSON.stringify(group)).join('\n') + '\n';
 
 describe('ugs groups sync', () => {
   it('shows the plan as a plain diff, applies it, and a second run plans nothing', async () => {
@@ -47,7 +48,9 @@ describe('ugs groups sync', () => {
 
     const applied = await box.ugs('groups', 'sync', file);
     expect(applied.code).toBe(0);
-    expect(applied.stdout).toMatch(/Plan: 2 to create, 0 to update, 0 to delete, 0 unchanged \(applied\)\.\nSync id: sync_[0-9a-f]{24}\n$/);
+    expect(applied.stdout).toMatch(
+      /Plan: 2 to create, 0 to update, 0 to delete, 0 unchanged \(applied\)\.\nSync id: sync_[0-9a-f]{24}\n$/,
+    );
     expect(applied.stdout).not.toMatch(/ugt_/);
     expect(applied.stderr).toBe('applying 2 changes in one transaction…\n');
     expect(auditEventCount(box)).toBe(auditBefore + 2);

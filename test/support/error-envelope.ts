@@ -14,7 +14,8 @@ export function expectError(res: ApiResponse, status: number, code: string, fiel
   expect(Object.keys(res.body).sort()).toEqual(['error', 'success']);
   expect(res.body.success).toBe(0);
   const { error } = res.body;
-  for (const key of Object.keys(error)) expect(['code', 'message', 'field', 'line', 'index', 'request_id']).toContain(key);
+  for (const key of Object.keys(error))
+    expect(['code', 'message', 'field', 'line', 'index', 'request_id']).toContain(key);
   expect(typeof error.message).toBe('string');
   expect(error.message.trim()).not.toBe('');
   expect(typeof error.request_id).toBe('string');
