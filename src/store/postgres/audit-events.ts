@@ -157,6 +157,23 @@ export function auditEvents(db: PostgresDatabase) {
         });
     },
 
+    /**
+     * The same, for a mutation with very many entries (a sync's): written in chunks of `chunk`, each
+     * one statement well inside the statement timeout, all in the one transaction.
+     */
+    withChunkedAudit<A extends unknown[], R>(
+      chunk: number,
+      mutation: (tx: Queryable, context: AuditContext, ...args: A) => Promise<Audited<R>>,
+    ) {
+      return (context: AuditContext, ...args: A): Promise<R> =>
+        db.transaction(async (tx) => {
+          const { result, entries } = await mutation(tx, context, ...args);
+          for (let start = 0; start < entries.length; start += chunk)
+            await write(tx, context, entries.slice(start, start + chunk));
+          return result;
+        });
+    },
+
     async list(query: AuditEventQuery): Promise<AuditEventRecord[]> {
       const rows = await db.rows<PostgresAuditRow>(sql.list(auditQueryParameters(query)));
       return rows.map(toAuditEvent);

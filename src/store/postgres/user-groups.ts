@@ -543,30 +543,34 @@ export function userGroupMethods(
   // A sync (SPEC §16): under the tenant's sync lock, then its tree lock for the whole apply (every
   // parent check and merged-size check of the steps then reads a tree no other write changes), the
   // steps in the plan's order; the first refusal rolls all of it back.
-  const applySync = audit.withAudit(async (tx, _context: AuditContext, tenant: Tenant, steps: SyncWrite[]) => {
-    await tx.rows(sql.lockSync({ ...tenant }));
-    await tx.rows(sql.lockTree({ ...tenant }));
-    const entries: AuditEntry[] = [];
-    for (const step of steps) {
-      try {
-        if (step.kind === 'delete') {
-          const [outcome] = await tx.rows<{ children: Int8; deleted: PostgresUserGroupRow | null }>(
-            sql.delete({ ...tenant, teamId: step.teamId, expectedVersion: step.expectedVersion }),
-          );
-          const children = outcome ? toNumber(outcome.children) : 0;
-          if (children > 0) throw failure.hasChildren(step.providedId, children);
-          const group = outcome?.deleted ? decodeUserGroupRow(decodedJsonRow(outcome.deleted)) : undefined;
-          entries.push(syncStepEntry(step, group, () => group!));
-          continue;
+  // Up to 10 000 audit entries: written 500 to a statement, each far inside the statement timeout.
+  const applySync = audit.withChunkedAudit(
+    500,
+    async (tx, _context: AuditContext, tenant: Tenant, steps: SyncWrite[]) => {
+      await tx.rows(sql.lockSync({ ...tenant }));
+      await tx.rows(sql.lockTree({ ...tenant }));
+      const entries: AuditEntry[] = [];
+      for (const step of steps) {
+        try {
+          if (step.kind === 'delete') {
+            const [outcome] = await tx.rows<{ children: Int8; deleted: PostgresUserGroupRow | null }>(
+              sql.delete({ ...tenant, teamId: step.teamId, expectedVersion: step.expectedVersion }),
+            );
+            const children = outcome ? toNumber(outcome.children) : 0;
+            if (children > 0) throw failure.hasChildren(step.providedId, children);
+            const group = outcome?.deleted ? decodeUserGroupRow(decodedJsonRow(outcome.deleted)) : undefined;
+            entries.push(syncStepEntry(step, group, () => group!));
+            continue;
+          }
+          const row = step.kind === 'create' ? await insertGroup(tx, step.group) : await applyUpdate(tx, step.update);
+          entries.push(syncStepEntry(step, row, () => row!));
+        } catch (error) {
+          throw syncStepFailure(step, error);
         }
-        const row = step.kind === 'create' ? await insertGroup(tx, step.group) : await applyUpdate(tx, step.update);
-        entries.push(syncStepEntry(step, row, () => row!));
-      } catch (error) {
-        throw syncStepFailure(step, error);
       }
-    }
-    return { result: undefined, entries };
-  });
+      return { result: undefined, entries };
+    },
+  );
 
   const list = (query: UserGroupQuery): Promise<UserGroupRecord[]> => {
     const { search } = query;
