@@ -26,11 +26,15 @@ describe('POST /api/admin/user_groups/sync refusals', () => {
     return error;
   };
 
-  it('refuses a 1 000-group file with one invalid group, naming its line, and writes none of the others', async () => {
-    const lines = fleet(uniqueId('bad'), 1000, uniqueId('tag'));
-    lines[736] = { ...lines[736], name: '' };
-    await refused(lines, 400, 'invalid_field', { line: 737, field: 'name' });
-  });
+  it(
+    'refuses a 1 000-group file with one invalid group, naming its line, and writes none of the others',
+    { timeout: 120_000 },
+    async () => {
+      const lines = fleet(uniqueId('bad'), 1000, uniqueId('tag'));
+      lines[736] = { ...lines[736], name: '' };
+      await refused(lines, 400, 'invalid_field', { line: 737, field: 'name' });
+    },
+  );
 
   it('names the index of a JSON array', async () => {
     const lines = fleet(uniqueId('bad'), 5, uniqueId('tag'));

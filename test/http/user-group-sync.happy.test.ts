@@ -12,123 +12,131 @@ describe('POST /api/admin/user_groups/sync', () => {
 
   const tagged = async (tag: string) => listAll(fixture.t, ADMIN.userGroups, 'user_groups', { tag });
 
-  it('applies a 1 000-group file, parents before children, and a second apply plans nothing', async () => {
-    const { t } = fixture;
-    const prefix = uniqueId('fleet');
-    const tag = uniqueId('tag');
-    // Children listed before their parents: the plan orders them.
-    const lines = fleet(prefix, 1000, tag).reverse();
+  it(
+    'applies a 1 000-group file, parents before children, and a second apply plans nothing',
+    { timeout: 120_000 },
+    async () => {
+      const { t } = fixture;
+      const prefix = uniqueId('fleet');
+      const tag = uniqueId('tag');
+      // Children listed before their parents: the plan orders them.
+      const lines = fleet(prefix, 1000, tag).reverse();
 
-    const first = await syncOk(t, lines);
-    expect(first.applied).toBe(true);
-    expect(first.dry_run).toBe(false);
-    expect(first.id).toMatch(/^sync_[0-9a-f]{24}$/);
-    expect(first.summary).toEqual({ create: 1000, update: 0, unchanged: 0, delete: 0 });
-    expect(first.plan).toHaveLength(1000);
-    expect(first.plan[0]).toEqual({
-      action: 'create',
-      user_group_id: `${prefix}-999`,
-      team_id: null,
-      line: 1,
-      changes: {
-        provided_id: { before: null, after: `${prefix}-999` },
-        name: { before: null, after: 'Customer 999' },
-        properties: { before: null, after: { plan: 'pro', seats: 999 } },
-        mapping: { before: null, after: {} },
-        parent_user_group_id: { before: null, after: `${prefix}-990` },
-        tags: { before: null, after: [tag] },
-      },
-    });
-    // Tokens are never part of the plan.
-    expect(JSON.stringify(first)).not.toMatch(/ugt_/);
-
-    const groups = await tagged(tag);
-    expect(groups).toHaveLength(1000);
-    const child = groups.find((group) => group.provided_id === `${prefix}-15`);
-    expect(child).toMatchObject({
-      name: 'Customer 15',
-      parent_user_group_id: `${prefix}-10`,
-      computed_properties: { plan: 'pro', seats: 15 },
-      tags: [tag],
-      is_demo_group: false,
-      token: expect.stringMatching(/^ugt_[0-9a-f]{64}$/),
-    });
-
-    const second = await expectUnchanged(t, () => syncOk(t, lines));
-    expect(second.applied).toBe(false);
-    expect(second.summary).toEqual({ create: 0, update: 0, unchanged: 1000, delete: 0 });
-    expect(second.plan.every((item: { action: string; team_id: number }) => item.action === 'unchanged')).toBe(true);
-  });
-
-  it('plans exactly the edits of an edited file, with before and after, and applies only them', async () => {
-    const { t } = fixture;
-    const prefix = uniqueId('edit');
-    const tag = uniqueId('tag');
-    const lines = fleet(prefix, 30, tag);
-    await syncOk(t, lines);
-
-    const edited: SyncLine[] = lines.map((line) => ({ ...line }));
-    edited[3] = { ...edited[3], name: 'Renamed' };
-    edited[12] = { ...edited[12], properties: null, is_demo_group: true };
-    // Moved under another root; and a root whose tags a null clears.
-    edited[25] = { ...edited[25], parent_user_group_id: `${prefix}-0` };
-    edited[20] = { ...edited[20], tags: null };
-    // A field left out stays as it is.
-    const { name: _name, properties: _properties, ...sparse } = edited[7] as Record<string, unknown>;
-    edited[7] = sparse;
-
-    const dry = await expectUnchanged(t, () => syncOk(t, edited, { dryRun: true }));
-    expect(dry).toMatchObject({ dry_run: true, applied: false });
-    expect(dry.summary).toEqual({ create: 0, update: 4, unchanged: 26, delete: 0 });
-    const updates = dry.plan.filter((item: { action: string }) => item.action === 'update');
-    expect(updates).toEqual([
-      {
-        action: 'update',
-        user_group_id: `${prefix}-3`,
-        team_id: expect.any(Number),
-        line: 4,
-        changes: { name: { before: 'Customer 3', after: 'Renamed' } },
-      },
-      {
-        action: 'update',
-        user_group_id: `${prefix}-12`,
-        team_id: expect.any(Number),
-        line: 13,
+      const first = await syncOk(t, lines);
+      expect(first.applied).toBe(true);
+      expect(first.dry_run).toBe(false);
+      expect(first.id).toMatch(/^sync_[0-9a-f]{24}$/);
+      expect(first.summary).toEqual({ create: 1000, update: 0, unchanged: 0, delete: 0 });
+      expect(first.plan).toHaveLength(1000);
+      expect(first.plan[0]).toEqual({
+        action: 'create',
+        user_group_id: `${prefix}-999`,
+        team_id: null,
+        line: 1,
         changes: {
-          properties: { before: { plan: 'pro', seats: 12 }, after: null },
-          is_demo_group: { before: false, after: true },
+          provided_id: { before: null, after: `${prefix}-999` },
+          name: { before: null, after: 'Customer 999' },
+          properties: { before: null, after: { plan: 'pro', seats: 999 } },
+          mapping: { before: null, after: {} },
+          parent_user_group_id: { before: null, after: `${prefix}-990` },
+          tags: { before: null, after: [tag] },
         },
-      },
-      {
-        action: 'update',
-        user_group_id: `${prefix}-20`,
-        team_id: expect.any(Number),
-        line: 21,
-        changes: { tags: { before: [tag], after: [] } },
-      },
-      {
-        action: 'update',
-        user_group_id: `${prefix}-25`,
-        team_id: expect.any(Number),
-        line: 26,
-        changes: { parent_user_group_id: { before: `${prefix}-20`, after: `${prefix}-0` } },
-      },
-    ]);
+      });
+      // Tokens are never part of the plan.
+      expect(JSON.stringify(first)).not.toMatch(/ugt_/);
 
-    const before = await snapshotDatabase(t);
-    const applied = await syncOk(t, edited);
-    expect(applied).toMatchObject({ applied: true, summary: dry.summary, plan: dry.plan });
-    const after = await snapshotDatabase(t);
-    // Four groups changed and nothing else did; each has one audit event, marked with the sync.
-    const unchangedRows = new Set((before.user_groups ?? []).map((row) => JSON.stringify(row)));
-    const changedRows = (after.user_groups ?? []).filter((row) => !unchangedRows.has(JSON.stringify(row)));
-    expect(changedRows.map((row) => (row as { provided_id: string }).provided_id).sort()).toEqual(
-      [`${prefix}-12`, `${prefix}-20`, `${prefix}-25`, `${prefix}-3`].sort(),
-    );
-    const events = await adminOk(t, { path: ADMIN.auditEvents, query: { action: 'user_group.updated', limit: 4 } });
-    expect(events.audit_events.map((event: { sync_id: string }) => event.sync_id)).toEqual(Array(4).fill(applied.id));
-    expect(await syncOk(t, edited)).toMatchObject({ applied: false, summary: { unchanged: 30 } });
-  });
+      const groups = await tagged(tag);
+      expect(groups).toHaveLength(1000);
+      const child = groups.find((group) => group.provided_id === `${prefix}-15`);
+      expect(child).toMatchObject({
+        name: 'Customer 15',
+        parent_user_group_id: `${prefix}-10`,
+        computed_properties: { plan: 'pro', seats: 15 },
+        tags: [tag],
+        is_demo_group: false,
+        token: expect.stringMatching(/^ugt_[0-9a-f]{64}$/),
+      });
+
+      const second = await expectUnchanged(t, () => syncOk(t, lines));
+      expect(second.applied).toBe(false);
+      expect(second.summary).toEqual({ create: 0, update: 0, unchanged: 1000, delete: 0 });
+      expect(second.plan.every((item: { action: string; team_id: number }) => item.action === 'unchanged')).toBe(true);
+    },
+  );
+
+  it(
+    'plans exactly the edits of an edited file, with before and after, and applies only them',
+    { timeout: 120_000 },
+    async () => {
+      const { t } = fixture;
+      const prefix = uniqueId('edit');
+      const tag = uniqueId('tag');
+      const lines = fleet(prefix, 30, tag);
+      await syncOk(t, lines);
+
+      const edited: SyncLine[] = lines.map((line) => ({ ...line }));
+      edited[3] = { ...edited[3], name: 'Renamed' };
+      edited[12] = { ...edited[12], properties: null, is_demo_group: true };
+      // Moved under another root; and a root whose tags a null clears.
+      edited[25] = { ...edited[25], parent_user_group_id: `${prefix}-0` };
+      edited[20] = { ...edited[20], tags: null };
+      // A field left out stays as it is.
+      const { name: _name, properties: _properties, ...sparse } = edited[7] as Record<string, unknown>;
+      edited[7] = sparse;
+
+      const dry = await expectUnchanged(t, () => syncOk(t, edited, { dryRun: true }));
+      expect(dry).toMatchObject({ dry_run: true, applied: false });
+      expect(dry.summary).toEqual({ create: 0, update: 4, unchanged: 26, delete: 0 });
+      const updates = dry.plan.filter((item: { action: string }) => item.action === 'update');
+      expect(updates).toEqual([
+        {
+          action: 'update',
+          user_group_id: `${prefix}-3`,
+          team_id: expect.any(Number),
+          line: 4,
+          changes: { name: { before: 'Customer 3', after: 'Renamed' } },
+        },
+        {
+          action: 'update',
+          user_group_id: `${prefix}-12`,
+          team_id: expect.any(Number),
+          line: 13,
+          changes: {
+            properties: { before: { plan: 'pro', seats: 12 }, after: null },
+            is_demo_group: { before: false, after: true },
+          },
+        },
+        {
+          action: 'update',
+          user_group_id: `${prefix}-20`,
+          team_id: expect.any(Number),
+          line: 21,
+          changes: { tags: { before: [tag], after: [] } },
+        },
+        {
+          action: 'update',
+          user_group_id: `${prefix}-25`,
+          team_id: expect.any(Number),
+          line: 26,
+          changes: { parent_user_group_id: { before: `${prefix}-20`, after: `${prefix}-0` } },
+        },
+      ]);
+
+      const before = await snapshotDatabase(t);
+      const applied = await syncOk(t, edited);
+      expect(applied).toMatchObject({ applied: true, summary: dry.summary, plan: dry.plan });
+      const after = await snapshotDatabase(t);
+      // Four groups changed and nothing else did; each has one audit event, marked with the sync.
+      const unchangedRows = new Set((before.user_groups ?? []).map((row) => JSON.stringify(row)));
+      const changedRows = (after.user_groups ?? []).filter((row) => !unchangedRows.has(JSON.stringify(row)));
+      expect(changedRows.map((row) => (row as { provided_id: string }).provided_id).sort()).toEqual(
+        [`${prefix}-12`, `${prefix}-20`, `${prefix}-25`, `${prefix}-3`].sort(),
+      );
+      const events = await adminOk(t, { path: ADMIN.auditEvents, query: { action: 'user_group.updated', limit: 4 } });
+      expect(events.audit_events.map((event: { sync_id: string }) => event.sync_id)).toEqual(Array(4).fill(applied.id));
+      expect(await syncOk(t, edited)).toMatchObject({ applied: false, summary: { unchanged: 30 } });
+    },
+  );
 
   it('takes a JSON array, naming groups by index, and resolves mappings as the single operations do', async () => {
     const { t } = fixture;

@@ -288,7 +288,8 @@ const sql = statements(
     // decide one after the other, across instances; reads and other writes never take it.
     lockTree: `SELECT pg_advisory_xact_lock(hashtext('ugs.user_group_tree'), hashtext(@workspaceId::text || '.' || @environment))`,
     // Syncs of one tenant one after the other (SPEC §16), taken before the tree lock.
-    lockSync: `SELECT pg_advisory_xact_lock(hashtext('ugs.user_group_sync'), hashtext(@workspaceId::text || '.' || @environment))`,
+    // Tried, not waited for: another sync may hold it for longer than a statement may run.
+    tryLockSync: `SELECT pg_try_advisory_xact_lock(hashtext('ugs.user_group_sync'), hashtext(@workspaceId::text || '.' || @environment)) AS locked`,
     // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
     // one level past the depth rule (src/domain/hierarchy.ts decides).
     parentLink: `WITH RECURSIVE chain(team_id, parent_team_id, level) AS (
@@ -329,6 +330,10 @@ function mappingParameters(mapping: MappingEntry[]): { schemaIds: number[]; data
     dataSourceIds: mapping.map((entry) => entry.dataSourceId),
   };
 }
+
+/** How long an apply waits for another sync of its tenant, in tries this far apart. */
+const SYNC_LOCK_WAIT_MS = 120_000;
+const SYNC_LOCK_PAUSE_MS = 50;
 
 export function userGroupMethods(
   db: PostgresDatabase,
@@ -547,7 +552,13 @@ export function userGroupMethods(
   const applySync = audit.withChunkedAudit(
     500,
     async (tx, _context: AuditContext, tenant: Tenant, steps: SyncWrite[]) => {
-      await tx.rows(sql.lockSync({ ...tenant }));
+      // Waits for another sync of the tenant in short tries, each far inside the statement timeout.
+      for (const deadline = Date.now() + SYNC_LOCK_WAIT_MS; ;) {
+        const [row] = await tx.rows<{ locked: boolean }>(sql.tryLockSync({ ...tenant }));
+        if (row?.locked) break;
+        if (Date.now() > deadline) throw failure.syncPlanMoved();
+        await new Promise((resolve) => setTimeout(resolve, SYNC_LOCK_PAUSE_MS));
+      }
       await tx.rows(sql.lockTree({ ...tenant }));
       const entries: AuditEntry[] = [];
       for (const step of steps) {
