@@ -1,5 +1,5 @@
 import type { ApiTokenCheck } from '../domain/api-token-check.js';
-import type { DataSourceRecord, SchemaRecord, UserGroupRecord } from '../domain/models.js';
+import type { DataSourceRecord, SchemaRecord, SigningKeyRecord, UserGroupRecord } from '../domain/models.js';
 import type { Tenant } from '../domain/tenancy.js';
 import { lookupBatch } from './lookup-batch.js';
 import type {
@@ -7,6 +7,7 @@ import type {
   DataSourceRefs,
   DataSourceStore,
   SchemaStore,
+  SigningKeyStore,
   UserGroupLookup,
   UserGroupLookupAnswer,
   UserGroupStore,
@@ -104,4 +105,23 @@ export function batchedCatalogueReads(store: CatalogueReads): CatalogueReads {
     findSchemasByIds: (workspaceId, ids) => schemas({ workspaceId, ids }),
     findDataSources: (tenant, refs) => dataSources({ tenant, refs }),
   };
+}
+
+/**
+ * The current signing key of each issuer, read once per turn of the event loop for all the mints of
+ * that turn (one read per issuer among them): each mint still reads after its request arrived, so a
+ * rotation committed before a request arrives signs that request, on every instance (D441).
+ */
+export function batchedSigningKeyReads(
+  store: Pick<SigningKeyStore, 'findCurrentSigningKey'>,
+): Pick<SigningKeyStore, 'findCurrentSigningKey'> {
+  const current = lookupBatch((issuers: Tenant[]) =>
+    answeredTogether(
+      issuers,
+      (issuer) => `${issuer.workspaceId}/${issuer.environment}`,
+      async (group) => [await store.findCurrentSigningKey(group[0]!)],
+      (_issuer, found: Array<SigningKeyRecord | null>) => found,
+    ).then((answers) => answers.map((found) => found[0]!)),
+  );
+  return { findCurrentSigningKey: (issuer) => current(issuer) };
 }

@@ -1,5 +1,5 @@
 import { failure } from '../../domain/errors.js';
-import { batchedCatalogueReads, batchedUserGroupReads } from '../hot-reads.js';
+import { batchedCatalogueReads, batchedSigningKeyReads, batchedUserGroupReads } from '../hot-reads.js';
 import type { BatchedUserGroupReads, Store } from '../store.js';
 import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
@@ -77,6 +77,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...methods,
     ...batchedUserGroupReads(methods.lookUpUserGroups),
     ...batchedCatalogueReads(methods),
+    ...batchedSigningKeyReads(methods),
     connectionStats: () => null,
   };
 }
