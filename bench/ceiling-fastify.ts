@@ -6,7 +6,7 @@
 //
 //   node bench/ceiling-fastify.ts <port> <capture.json>    (run with --import tsx)
 import { readFileSync } from 'node:fs';
-import Fastify from 'fastify';
+import Fastify, { type FastifyReply } from 'fastify';
 
 interface Capture {
   headers: Record<string, string>;
@@ -25,7 +25,7 @@ const body = Buffer.from(capture.bodyBase64, 'base64');
 const app = Fastify({ logger: false });
 // As the service does (src/http/app.ts): GET /api/user carries a JSON body.
 app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
-const answer = (_request: unknown, reply: import('fastify').FastifyReply) => reply.headers(capture.headers).send(body);
+const answer = (_request: unknown, reply: FastifyReply) => reply.headers(capture.headers).send(body);
 app.get('/api/user', answer);
 // The bench's readiness probe.
 app.get('/', answer);
