@@ -24,7 +24,7 @@ const PropertyReference = Type.Object(
 );
 
 const ruleFields = {
-  schema_id: Type.Integer({ minimum: 1, maximum: MAX_CATALOGUE_ID, description: "A schema of the workspace." }),
+  schema_id: Type.Integer({ minimum: 1, maximum: MAX_CATALOGUE_ID, description: 'A schema of the workspace.' }),
   table: Type.String({
     pattern: ACCESS_RULE_TABLE,
     description: 'An identifier, optionally qualified once as schema.table; matched exactly (case included).',

@@ -143,10 +143,7 @@ function checkedOptions(options: AccessRulesToSqlOptions) {
  */
 export function accessRulesToSql(rules: readonly ResolvedAccessRule[], options: AccessRulesToSqlOptions): SqlFilter {
   if (!Array.isArray(rules))
-    throw new AccessRuleError(
-      `The rules are an array (a token's ugs.access_rules), not ${kindOf(rules)}.`,
-      'rules',
-    );
+    throw new AccessRuleError(`The rules are an array (a token's ugs.access_rules), not ${kindOf(rules)}.`, 'rules');
   const { dialect, table, schemaId, allowUnlisted, alias, firstParameter } = checkedOptions(options);
   // Every rule is checked, those of other tables too: a token carrying one malformed rule is not trusted for any table.
   const applying = rules
@@ -173,7 +170,8 @@ export function accessRulesToSql(rules: readonly ResolvedAccessRule[], options: 
     if (op === 'in' || op === 'not_in') {
       const list = value as Scalar[];
       if (list.length === 0) return op === 'in' ? 'FALSE' : 'TRUE';
-      if (dialect === 'postgres') return op === 'in' ? `${target} = ANY(${bind(list)})` : `${target} <> ALL(${bind(list)})`;
+      if (dialect === 'postgres')
+        return op === 'in' ? `${target} = ANY(${bind(list)})` : `${target} <> ALL(${bind(list)})`;
       return `${target} ${op === 'in' ? 'IN' : 'NOT IN'} (${list.map((item) => bind(item)).join(', ')})`;
     }
     return `${target} ${COMPARISONS[op]} ${bind(value as Scalar)}`;
