@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { ENVIRONMENTS, SCOPES, type Environment } from '../../src/domain/tenancy.js';
 import { inject } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
-import { ADMIN, adminCall, adminOk, ids, type Query } from './admin-helpers.js';
+import { ADMIN, adminCall, adminOk, ids } from './admin-helpers.js';
+import type { Query } from '../support/paged-list.js';
 import {
   expectError,
   expectSuccess,

@@ -5,14 +5,13 @@ import {
   ADMIN,
   adminCall,
   adminOk,
-  collectPages,
-  listAll,
+  adminReader,
   PAGING_QUERY_ERRORS,
   seedNamedGroup,
   teamIds,
   userGroupAsUserApiShowsIt,
-  type Query,
 } from './admin-helpers.js';
+import { collectPages, listAll, type Query } from '../support/paged-list.js';
 import { adminCaller, expectError, seedCatalog, useTestApp, type As } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
 
@@ -37,7 +36,9 @@ describe('GET /api/admin/user_groups: a whole environment, page by page', () => 
   });
 
   it('pages of 10 cover all 25 groups exactly once, in team_id order; only the last next_cursor is null', async () => {
-    const { pages, items, cursors } = await collectPages(ctx.t, ADMIN.userGroups, 'user_groups', { limit: 10 });
+    const { pages, items, cursors } = await collectPages(adminReader(ctx.t), ADMIN.userGroups, 'user_groups', {
+      limit: 10,
+    });
     expect(pages.map((page) => page.length)).toEqual([10, 10, 5]);
     expect(cursors.map((cursor) => typeof cursor)).toEqual(['string', 'string', 'object']);
     expect(cursors[2]).toBeNull();
@@ -51,7 +52,7 @@ describe('GET /api/admin/user_groups: a whole environment, page by page', () => 
     ['limit 24', { limit: 24 }, [24, 1]],
     ['limit 1', { limit: 1 }, Array<number>(25).fill(1)],
   ])('%s gives pages of %j and every group once', async (_label, query, sizes) => {
-    const { pages, items } = await collectPages(ctx.t, ADMIN.userGroups, 'user_groups', query);
+    const { pages, items } = await collectPages(adminReader(ctx.t), ADMIN.userGroups, 'user_groups', query);
     expect(pages.map((page) => page.length)).toEqual(sizes);
     expect(teamIds(items)).toEqual(groups.Customer);
   });
@@ -63,7 +64,12 @@ describe('GET /api/admin/user_groups: a whole environment, page by page', () => 
     ['Testing', { environment: 'Customer' }, 'Customer'],
     ['Testing', { environment: 'Testing' }, 'Testing'],
   ])('a %s admin with %j lists the %s groups', async (tokenEnvironment, query, listed) => {
-    const items = await listAll(ctx.t, ADMIN.userGroups, 'user_groups', query, { environment: tokenEnvironment });
+    const items = await listAll(
+      adminReader(ctx.t, { environment: tokenEnvironment }),
+      ADMIN.userGroups,
+      'user_groups',
+      query,
+    );
     expect(teamIds(items)).toEqual(groups[listed]);
     expect(items.every((group: { api_environment_tag: string }) => group.api_environment_tag === listed)).toBe(true);
   });
@@ -73,7 +79,10 @@ describe('GET /api/admin/user_groups: a whole environment, page by page', () => 
     const late = await seedNamedGroup(ctx.t, { id: uniqueId('late') });
     // A group of the page already read goes away: the pages after it must not shift.
     await ctx.t.runtime.services.userGroups.deleteUserGroup(await adminCaller(ctx.t), { userGroupId: 'customer-3' });
-    const rest = await collectPages(ctx.t, ADMIN.userGroups, 'user_groups', { limit: 10, cursor: first.next_cursor });
+    const rest = await collectPages(adminReader(ctx.t), ADMIN.userGroups, 'user_groups', {
+      limit: 10,
+      cursor: first.next_cursor,
+    });
     expect([...teamIds(first.user_groups), ...teamIds(rest.items)]).toEqual([...groups.Customer, late.teamId]);
   });
 });
@@ -132,12 +141,15 @@ describe('the admin user group API', () => {
       ['a percent sign, literally', (k) => `${k}%`, () => ({}), ['name with key%']],
       ['the key in Testing', (k) => k, () => ({ environment: 'Testing' }), ['in Testing']],
     ])('q = %s finds exactly its groups, in team_id order', async (_label, q, extra, expected) => {
-      const items = await listAll(ctx.t, ADMIN.userGroups, 'user_groups', { q: q(key), ...extra(key) });
+      const items = await listAll(adminReader(ctx.t), ADMIN.userGroups, 'user_groups', { q: q(key), ...extra(key) });
       expect(teamIds(items)).toEqual(found(...expected));
     });
 
     it('pages through search results too', async () => {
-      const { pages, items } = await collectPages(ctx.t, ADMIN.userGroups, 'user_groups', { q: key, limit: 3 });
+      const { pages, items } = await collectPages(adminReader(ctx.t), ADMIN.userGroups, 'user_groups', {
+        q: key,
+        limit: 3,
+      });
       expect(pages.map((page) => page.length)).toEqual([3, 3, 2]);
       expect(teamIds(items)).toEqual(found(...KEY_MATCHES));
     });
@@ -150,7 +162,7 @@ describe('the admin user group API', () => {
       properties: { tier: 'gold', seats: [1, 2] },
       mapping: { [catalog.schemaA]: catalog.dsA.id },
     });
-    const listed = (await listAll(ctx.t, ADMIN.userGroups, 'user_groups', { q: id })).find(
+    const listed = (await listAll(adminReader(ctx.t), ADMIN.userGroups, 'user_groups', { q: id })).find(
       (group: { provided_id: string }) => group.provided_id === id,
     );
     expect(listed).toStrictEqual(await userGroupAsUserApiShowsIt(ctx.t, id));
@@ -255,10 +267,14 @@ describe('the admin user group API', () => {
     const other: As = { workspace: 'other' };
     const homeTeamIds = home.map((group) => group.teamId);
     for (const environment of ['Customer', 'Testing'] as const) {
-      const listed = teamIds(await listAll(ctx.t, ADMIN.userGroups, 'user_groups', { environment }, other));
+      const listed = teamIds(
+        await listAll(adminReader(ctx.t, other), ADMIN.userGroups, 'user_groups', { environment }),
+      );
       expect(listed.filter((teamId) => homeTeamIds.includes(teamId))).toEqual([]);
       for (const group of home) {
-        expect(await listAll(ctx.t, ADMIN.userGroups, 'user_groups', { environment, q: group.id }, other)).toEqual([]);
+        expect(
+          await listAll(adminReader(ctx.t, other), ADMIN.userGroups, 'user_groups', { environment, q: group.id }),
+        ).toEqual([]);
         expectError(
           await adminCall(ctx.t, { path: byTeamId(group.teamId), query: { environment }, as: other }),
           404,

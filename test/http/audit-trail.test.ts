@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/test-app.js';
-import { ADMIN, adminCall, adminOk, listAll, seedNamedGroup, type AdminRequest } from './admin-helpers.js';
+import { ADMIN, adminCall, adminOk, adminReader, seedNamedGroup, type AdminRequest } from './admin-helpers.js';
+import { listAll } from '../support/paged-list.js';
 import {
   adminCaller,
   apiToken,
@@ -46,7 +47,9 @@ async function rawAuditTable(t: TestApp): Promise<{ count: number; text: string 
 }
 
 const auditEventsSince = async (t: TestApp, afterId: number): Promise<AuditEvent[]> =>
-  ((await listAll(t, ADMIN.auditEvents, 'audit_events')) as AuditEvent[]).filter((event) => event.id > afterId);
+  ((await listAll(adminReader(t), ADMIN.auditEvents, 'audit_events')) as AuditEvent[]).filter(
+    (event) => event.id > afterId,
+  );
 
 async function lastAuditId(t: TestApp): Promise<number> {
   const [newest] = (await adminOk(t, { path: ADMIN.auditEvents, query: { limit: 1 } })).audit_events;

@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, expect } from 'vitest';
 import { expectError } from '../support/error-envelope.js';
 import { send, type ApiRequest, type ApiResponse } from '../support/http-client.js';
+import { listAll, type PageReader } from '../support/paged-list.js';
 import { stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import type { TestDatabase } from '../support/test-database.js';
 import type { WebhookReceiver } from '../support/webhook-receiver.js';
@@ -42,23 +43,9 @@ export function useWebhookScaleFixture(): WebhookScaleFixture {
   return fixture;
 }
 
-/** Every item of a cursor-paginated admin list. */
-export async function listAll<T>(
-  server: Pick<ServeProcess, 'baseUrl'>,
-  token: string,
-  path: string,
-  plural: string,
-): Promise<T[]> {
-  const items: T[] = [];
-  let cursor: string | null = null;
-  do {
-    const query: string = `limit=1000${cursor ? `&cursor=${cursor}` : ''}`;
-    const page = await call(server, { method: 'GET', path: `${path}?${query}`, token });
-    expect(page.status, page.raw).toBe(200);
-    items.push(...(page.body[plural] as T[]));
-    cursor = page.body.next_cursor ?? null;
-  } while (cursor);
-  return items;
+/** Reads list pages over a socket with `token`, for listAll and collectPages. */
+export function socketReader(server: Pick<ServeProcess, 'baseUrl'>, token: string): PageReader {
+  return (path) => call(server, { method: 'GET', path, token });
 }
 
 export interface ListedDelivery {
@@ -74,8 +61,7 @@ export async function everyDeliveryReceived(
   receiver: WebhookReceiver,
 ): Promise<ListedDelivery[]> {
   const deliveries = await listAll<ListedDelivery>(
-    server,
-    token,
+    socketReader(server, token),
     '/api/admin/webhook_deliveries',
     'webhook_deliveries',
   );
