@@ -1,9 +1,10 @@
-import type { DataSourceRecord, JsonObject } from '../../src/domain/models.js';
+import type { DataSourceRecord } from '../../src/domain/models.js';
 import { inject, type ApiResponse } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
-import { adminCaller, apiToken, expectSuccess, USER_PATH, type As } from './helpers.js';
-import { uniqueId } from '../support/unique-id.js';
+import { expectSuccess } from './helpers.js';
 import { withQuery, type PageReader, type Query } from '../support/paged-list.js';
+import { apiToken, type As } from '../support/callers.js';
+import { USER_PATH } from '../support/user-group-api.js';
 
 /** Shared by the admin API test files (SPEC §6). */
 
@@ -86,26 +87,6 @@ export const PAGING_QUERY_ERRORS: Array<[string, Query, string, string]> = [
 
 // ---------------------------------------------------------------------------------------------
 // State set up through the domain services.
-
-export interface NamedGroupInput {
-  id?: string;
-  name?: string;
-  properties?: JsonObject;
-  mapping?: Record<string, number | string>;
-  as?: Omit<As, 'scope'>;
-}
-
-/** Creates a group with the given fields; returns its team_id and provided id. */
-export async function seedNamedGroup(t: TestApp, input: NamedGroupInput = {}): Promise<{ teamId: number; id: string }> {
-  const id = input.id ?? uniqueId('group');
-  const { userGroup } = await t.runtime.services.userGroups.getOrCreateUserGroup(await adminCaller(t, input.as), {
-    userGroupId: id,
-    ...(input.name === undefined ? {} : { name: input.name }),
-    ...(input.properties === undefined ? {} : { properties: input.properties }),
-    ...(input.mapping === undefined ? {} : { mapping: input.mapping }),
-  });
-  return { teamId: userGroup.teamId, id };
-}
 
 /** A group as /api/user shows it (GET of an existing group with a read token of its environment). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -6,17 +6,11 @@ import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/domain/models.js';
 import type { TestApp } from '../support/test-app.js';
 import { ADMIN, adminCall } from './admin-helpers.js';
-import {
-  adminCaller,
-  apiToken,
-  expectError,
-  expectSuccess,
-  snapshotDatabase,
-  useTestApp,
-  userGroupApi,
-} from './helpers.js';
+import { expectError, expectSuccess, snapshotDatabase, useTestApp } from './helpers.js';
 import { injectClient, socketClient } from '../support/http-client.js';
 import { uniqueId } from '../support/unique-id.js';
+import { adminCaller, apiToken } from '../support/callers.js';
+import { userGroupApi } from '../support/user-group-api.js';
 
 const BOUND = 64 * 1024;
 

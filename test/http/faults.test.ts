@@ -5,7 +5,6 @@ import { createLocalRateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import {
-  createUserGroup,
   holdWriteLock,
   openSecondInstance,
   unusedUserGroupToken,
@@ -14,6 +13,7 @@ import {
 } from '../security/helpers.js';
 import { expectError } from '../support/error-envelope.js';
 import { issueApiToken } from '../support/api-token-issuer.js';
+import { makeGroup } from '../support/group-maker.js';
 
 interface GroupRef {
   id: string;
@@ -140,9 +140,12 @@ describe('a database locked by another connection', () => {
     beforeAll(async () => {
       instance = await openSecondInstance(t.db, 100);
       for (const name of [...Object.keys(WRITES), ...Object.keys(READS)]) {
-        const group = await createUserGroup((req) => inject(instance.app, req), t.tokens.default.Customer.write, {
-          user_group_id: `locked-${name}`,
-        });
+        const group = await makeGroup(
+          { target: (req) => inject(instance.app, req), token: t.tokens.default.Customer.write },
+          {
+            id: `locked-${name}`,
+          },
+        );
         targets[name] = { id: group.provided_id, token: group.token };
       }
     });

@@ -5,8 +5,10 @@ import { MAX_WEBHOOK_ENDPOINTS } from '../../src/domain/webhook-endpoints.rules.
 import { injectClient, type Client } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
-import { apiToken, expectError, expectSuccess, expectUnchanged, userGroupApi } from './helpers.js';
+import { expectError, expectSuccess, expectUnchanged } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { apiToken } from '../support/callers.js';
+import { userGroupApi } from '../support/user-group-api.js';
 
 const FAST = { pollIntervalMs: 20, retryDelaysMs: [100, 300, 900], attemptTimeoutMs: 1000, leaseMs: 5000 };
 const ENDPOINTS = '/api/admin/webhook_endpoints';

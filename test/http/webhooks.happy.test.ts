@@ -6,8 +6,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { injectClient, type Client } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.js';
-import { apiToken, expectSuccess, userGroupApi } from './helpers.js';
+import { expectSuccess } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { apiToken } from '../support/callers.js';
+import { userGroupApi } from '../support/user-group-api.js';
 
 /** Short waits in place of the production schedule (5 s … 12 h), so retries happen within a test. */
 const FAST = { pollIntervalMs: 20, retryDelaysMs: [100, 300, 900], attemptTimeoutMs: 1000, leaseMs: 5000 };

@@ -12,15 +12,9 @@ import type { ApiRequest } from '../support/http-client.js';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, type TestDatabase, type TestEngine } from '../support/test-database.js';
 import { listAll } from '../support/paged-list.js';
-import {
-  call,
-  everyDeliveryReceived,
-  socketReader,
-  useWebhookScaleFixture,
-  waitFor,
-  WEBHOOK_SERVE_ENV,
-} from './helpers.js';
+import { everyDeliveryReceived, socketReader, useWebhookScaleFixture, waitFor, WEBHOOK_SERVE_ENV } from './helpers.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { call } from '../support/http-client.js';
 
 const ROUNDS = 3;
 /** Concurrent clients; each writes its own groups one request at a time, so per-group order is plain. */

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { parseDatabaseUrl } from '../../src/config/database-url.js';
 import { loadEncryptionKeys } from '../../src/config/encryption-key.js';
@@ -190,31 +190,6 @@ export class DatabaseReader {
   async close(): Promise<void> {
     if (this.owned) await this.raw.close();
   }
-}
-
-/** Creates a group with a write-scoped token and returns it as the API shows it. */
-export async function createUserGroup(
-  call: (req: { method: string; path: string; token: string; body: unknown }) => Promise<ApiResponse>,
-  token: string,
-  body: Record<string, unknown>,
-) {
-  const response = await call({ method: 'GET', path: '/api/user', token, body });
-  expect(response.status, response.raw).toBe(200);
-  expect(response.body.new_user_group).toBe(true);
-  return response.body.user_group as UserGroupBody;
-}
-
-/** A user group as the API returns it. */
-export interface UserGroupBody {
-  team_id: number;
-  token: string;
-  name: string;
-  provided_id: string;
-  properties: Record<string, unknown> | null;
-  mapping: Record<string, string>;
-  api_environment_tag: Environment;
-  created_at: string;
-  updated_at: string;
 }
 
 /**
