@@ -5,12 +5,13 @@ import { inject } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
 import { ADMIN, adminCall, adminOk, ids } from './admin-helpers.js';
 import type { Query } from '../support/paged-list.js';
-import { expectError, expectSuccess, expectUnchanged, ISO_TIMESTAMP, useTestApp } from './helpers.js';
+import { expectError, expectSuccess, expectUnchanged, ISO_TIMESTAMP } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
 import { issueApiToken } from '../support/api-token-issuer.js';
 import { workspaceId, type As, type Workspace } from '../support/callers.js';
 import { makeGroup } from '../support/group-maker.js';
 import { VERIFY_PATH } from '../support/user-group-api.js';
+import { useTestApp } from '../support/test-app.js';
 
 const API_TOKEN = /^ugs_(live|test)_[0-9a-f]{64}$/;
 const PREFIX: Record<Environment, string> = { Customer: 'ugs_live_', Testing: 'ugs_test_' };

@@ -3,10 +3,11 @@ import type { Environment } from '../../src/domain/tenancy.js';
 import { injectClient } from '../support/http-client.js';
 import { ADMIN, adminCall, adminReader, ids, PAGING_QUERY_ERRORS } from './admin-helpers.js';
 import { collectPages, listAll, type Query } from '../support/paged-list.js';
-import { expectError, expectSuccess, ISO_TIMESTAMP, seedCatalog, useTestApp } from './helpers.js';
+import { expectError, expectSuccess, ISO_TIMESTAMP, seedCatalog } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
 import { apiToken, type As } from '../support/callers.js';
 import { userGroupApi } from '../support/user-group-api.js';
+import { useTestApp } from '../support/test-app.js';
 
 interface AuditEvent {
   id: number;

@@ -2,11 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { DataSourceRecord } from '../../src/domain/models.js';
 import { injectClient, type ApiResponse } from '../support/http-client.js';
 import { ADMIN, adminCall, adminOk, userGroupAsUserApiShowsIt, wireDataSource } from './admin-helpers.js';
-import { expectError, expectSuccess, expectUnchanged, seedDataSource, seedSchema, useTestApp } from './helpers.js';
+import { expectError, expectSuccess, expectUnchanged, seedDataSource, seedSchema } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
 import { apiToken } from '../support/callers.js';
 import { makeGroup, type UserGroup } from '../support/group-maker.js';
 import { userGroupApi } from '../support/user-group-api.js';
+import { useTestApp } from '../support/test-app.js';
 
 const dataSourcePath = (id: number | string) => `${ADMIN.dataSources}/${id}`;
 

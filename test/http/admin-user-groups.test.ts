@@ -11,10 +11,11 @@ import {
   userGroupAsUserApiShowsIt,
 } from './admin-helpers.js';
 import { collectPages, listAll, type Query } from '../support/paged-list.js';
-import { expectError, seedCatalog, useTestApp } from './helpers.js';
+import { expectError, seedCatalog } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
 import { adminCaller, type As } from '../support/callers.js';
 import { makeGroup } from '../support/group-maker.js';
+import { useTestApp } from '../support/test-app.js';
 
 const byTeamId = (teamId: number | string) => `${ADMIN.userGroups}/${teamId}`;
 

@@ -3,12 +3,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/test-app.js';
 import { ADMIN, adminCall, adminOk, adminReader, type AdminRequest } from './admin-helpers.js';
 import { listAll } from '../support/paged-list.js';
-import { expectError, expectUnchanged, seedCatalog, useTestApp, type Catalog } from './helpers.js';
+import { expectError, expectUnchanged, seedCatalog, type Catalog } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
 import { issueApiToken } from '../support/api-token-issuer.js';
 import { adminCaller, apiToken, workspaceId } from '../support/callers.js';
 import { makeGroup } from '../support/group-maker.js';
 import { USER_PATH } from '../support/user-group-api.js';
+import { useTestApp } from '../support/test-app.js';
 
 /** Issue 3, done-when #2: every change writes exactly one audit event, with no token value in the table. */
 

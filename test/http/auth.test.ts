@@ -4,12 +4,13 @@ import { inject, type UnsignedRequest } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
 import { ADMIN } from './admin-helpers.js';
 import { describeAuth, type MakeRequest } from './auth.suite.js';
-import { expectError, expectSuccess, expectUnchanged, seedDataSource, seedSchema, useTestApp } from './helpers.js';
+import { expectError, expectSuccess, expectUnchanged, seedDataSource, seedSchema } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
 import { issueApiToken } from '../support/api-token-issuer.js';
 import { adminCaller, apiToken } from '../support/callers.js';
 import { makeGroup, type UserGroup } from '../support/group-maker.js';
 import { USER_PATH, VERIFY_PATH } from '../support/user-group-api.js';
+import { useTestApp } from '../support/test-app.js';
 
 const newGroup: MakeRequest = async () => ({
   method: 'GET',

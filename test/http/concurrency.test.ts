@@ -5,7 +5,7 @@ import { send, type ApiResponse } from '../support/http-client.js';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.js';
 import type { TestApp } from '../support/test-app.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../support/test-database.js';
-import { DatabaseReader, useTestApp } from '../security/helpers.js';
+import { DatabaseReader, useTestAppWithReader } from '../security/helpers.js';
 import { expectError } from '../support/error-envelope.js';
 import { getOrCreate } from '../support/user-group-api.js';
 import { makeGroup } from '../support/group-maker.js';
@@ -32,7 +32,7 @@ describe('concurrent requests in one process, over a real socket', () => {
   let reader: DatabaseReader;
   let tenant: Tenant;
 
-  const fixture = useTestApp();
+  const fixture = useTestAppWithReader();
 
   beforeAll(async () => {
     ({ t, reader, tenant } = fixture);

@@ -8,8 +8,8 @@ import {
   holdWriteLock,
   openSecondInstance,
   unusedUserGroupToken,
-  useTestApp,
   type DatabaseReader,
+  useTestAppWithReader,
 } from '../security/helpers.js';
 import { expectError } from '../support/error-envelope.js';
 import { issueApiToken } from '../support/api-token-issuer.js';
@@ -53,7 +53,7 @@ describe('rate limiting at 3 requests a minute, burst 3, per API token', () => {
   const freshToken = async () => (await issueApiToken(t, { scope: 'write', name: 'extra-write' })).secret;
   const ghost = (): GroupRef => ({ id: `rl-${randomUUID()}`, token: unusedUserGroupToken() });
 
-  const fixture = useTestApp({
+  const fixture = useTestAppWithReader({
     rateLimit: { limiter: createLocalRateLimiter(() => 0), defaultPolicy: { perSecond: 3 / 60, burst: 3 } },
   });
   beforeAll(() => ({ t, reader, tenant } = fixture));
@@ -93,7 +93,7 @@ describe('a database locked by another connection', () => {
   let reader: DatabaseReader;
   let tenant: Tenant;
 
-  const fixture = useTestApp();
+  const fixture = useTestAppWithReader();
   beforeAll(() => ({ t, reader, tenant } = fixture));
 
   it('is ready while healthy', async () => {

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Tenant } from '../../src/domain/tenancy.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
-import { useTestApp, type DatabaseReader } from '../security/helpers.js';
+import { type DatabaseReader, useTestAppWithReader } from '../security/helpers.js';
 import { issueApiToken } from '../support/api-token-issuer.js';
 import { makeGroup } from '../support/group-maker.js';
 
@@ -123,7 +123,7 @@ describe('random and malformed requests', () => {
     ids: { dataSource: [], apiToken: [], teamId: [] } as Record<IdKind, number[]>,
   };
 
-  const fixture = useTestApp();
+  const fixture = useTestAppWithReader();
 
   beforeAll(async () => {
     ({ t, reader, tenant } = fixture);

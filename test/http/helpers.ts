@@ -1,30 +1,13 @@
-import { afterAll, beforeAll, expect } from 'vitest';
+import { beforeAll, expect } from 'vitest';
 import type { DataSourceRecord } from '../../src/domain/models.js';
 import { injectClient, socketClient, type ApiResponse, type Client } from '../support/http-client.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp, type TestApp } from '../support/test-app.js';
 import { uniqueId } from '../support/unique-id.js';
 import { adminCaller, type As, type Workspace } from '../support/callers.js';
 
 export const USER_GROUP_TOKEN = /^ugt_[0-9a-f]{64}$/;
 export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export { expectError, JSON_CONTENT_TYPE } from '../support/error-envelope.js';
-
-/** One real app for the enclosing describe block. */
-export function useTestApp(): { readonly t: TestApp } {
-  let app: TestApp | undefined;
-  beforeAll(async () => {
-    app = await createTestApp();
-  });
-  afterAll(async () => {
-    await app?.close();
-  });
-  return {
-    get t() {
-      if (!app) throw new Error('the test app exists only inside tests');
-      return app;
-    },
-  };
-}
 
 export interface Transport {
   name: string;

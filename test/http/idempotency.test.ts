@@ -4,16 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ABANDONED_CLAIM_MS, IDEMPOTENCY_RECORD_TTL_MS } from '../../src/domain/idempotency.service.js';
 import { inject, send, type ApiRequest, type ApiResponse, type Client } from '../support/http-client.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
-import {
-  expectError,
-  expectSuccess,
-  expectUnchanged,
-  JSON_CONTENT_TYPE,
-  TRANSPORTS,
-  useClient,
-  useTestApp,
-} from './helpers.js';
+import { createTestApp, type TestApp, useTestApp } from '../support/test-app.js';
+import { expectError, expectSuccess, expectUnchanged, JSON_CONTENT_TYPE, TRANSPORTS, useClient } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
 import { apiToken } from '../support/callers.js';
 import { makeGroup } from '../support/group-maker.js';

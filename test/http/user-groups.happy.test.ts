@@ -12,13 +12,13 @@ import {
   seedCatalog,
   TRANSPORTS,
   useClient,
-  useTestApp,
   USER_GROUP_TOKEN,
   type Catalog,
 } from './helpers.js';
 import { uniqueId, uniqueNumber } from '../support/unique-id.js';
 import { apiToken } from '../support/callers.js';
 import { USER_PATH, userGroupApi, type UserGroupApi } from '../support/user-group-api.js';
+import { useTestApp } from '../support/test-app.js';
 
 const PROPERTIES = {
   filterValue: 'value',

@@ -2,8 +2,9 @@
 // workspace, but a group's token only with a token of the group's own environment.
 import { describe, expect, it } from 'vitest';
 import { ADMIN, adminCall } from '../http/admin-helpers.js';
-import { expectSuccess, useTestApp } from '../http/helpers.js';
+import { expectSuccess } from '../http/helpers.js';
 import { makeGroup } from '../support/group-maker.js';
+import { useTestApp } from '../support/test-app.js';
 
 describe("a group's token across environments", () => {
   const fixture = useTestApp();

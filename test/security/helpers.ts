@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { afterAll, beforeAll } from 'vitest';
+import { beforeAll } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { parseDatabaseUrl } from '../../src/config/database-url.js';
 import { loadEncryptionKeys } from '../../src/config/encryption-key.js';
@@ -21,7 +21,7 @@ import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { openDatabaseReader, type RawDatabaseReader, type Row } from '../support/database-reader.js';
 import type { ApiResponse } from '../support/http-client.js';
-import { createTestApp, type TestApp, type TestAppOptions } from '../support/test-app.js';
+import { useTestApp, type TestApp, type TestAppOptions } from '../support/test-app.js';
 import type { TestDatabase } from '../support/test-database.js';
 
 export type WorkspaceName = 'default' | 'other';
@@ -45,16 +45,14 @@ export interface AppFixture {
   tenant: Tenant;
 }
 
-/** Opens a test app with a reader on its database for the enclosing suite, and closes both after it. */
-export function useTestApp(options: TestAppOptions = {}): AppFixture {
+/** useTestApp for the enclosing suite, with a reader on its database and the tenant its groups live in. */
+export function useTestAppWithReader(options: TestAppOptions = {}): AppFixture {
+  const app = useTestApp(options);
   const fixture = {} as AppFixture;
   beforeAll(async () => {
-    fixture.t = await createTestApp(options);
+    fixture.t = app.t;
     fixture.reader = await DatabaseReader.of(fixture.t);
     fixture.tenant = await tenantOf(fixture.t, 'default', 'Customer');
-  });
-  afterAll(async () => {
-    await fixture.t?.close();
   });
   return fixture;
 }

@@ -20,9 +20,9 @@ import {
   observable,
   tenantOf,
   unusedUserGroupToken,
-  useTestApp,
   type DatabaseReader,
   type WorkspaceName,
+  useTestAppWithReader,
 } from './helpers.js';
 import { makeGroup, type UserGroup } from '../support/group-maker.js';
 
@@ -211,7 +211,7 @@ export interface IsolationFixture {
 
 /** A test app whose four tenants each hold the objects of `TenantObjects`, made once for the file. */
 export function useIsolationFixture(): IsolationFixture {
-  const app = useTestApp();
+  const app = useTestAppWithReader();
   const objects = new Map<string, TenantObjects>();
   const call = (req: ApiRequest) => inject(app.t.app, req);
   const succeed = async (req: ApiRequest) => {
