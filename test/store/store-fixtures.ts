@@ -9,6 +9,7 @@ import type {
   DataSourceRecord,
   FieldChanges,
   NewApiToken,
+  NewSigningKey,
   NewUserGroup,
   SchemaRecord,
   UserGroupRecord,
@@ -31,6 +32,18 @@ export function auditContext(overrides: Partial<AuditContext> = {}): AuditContex
 /** A fresh opaque string standing in for a SHA-256 hex digest or a ciphertext. */
 export function randomHex(): string {
   return randomBytes(32).toString('hex');
+}
+
+/** A signing key of `issuer` (a workspace's environment) made at `createdAt`: a kid of its own, random material. */
+export function newSigningKey(issuer: Tenant, createdAt = T0): NewSigningKey {
+  return {
+    ...issuer,
+    kid: `kid-${randomHex().slice(0, 16)}`,
+    // Key order and types as a JWK has them: the store hands back the same object.
+    publicJwk: { kty: 'EC', crv: 'P-256', x: randomHex(), y: randomHex() },
+    privateKeyCiphertext: randomHex(),
+    createdAt,
+  };
 }
 
 export function newApiToken(tenant: Tenant, overrides: Partial<NewApiToken> = {}): NewApiToken {
