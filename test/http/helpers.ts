@@ -1,5 +1,5 @@
 import { beforeAll, expect } from 'vitest';
-import type { DataSourceRecord } from '../../src/domain/models.js';
+import type { DataSourceRecord } from '../../src/domain/data-sources/data-source.records.js';
 import { injectClient, socketClient, type ApiResponse, type Client } from '../support/http-client.js';
 import { useTestApp, type TestApp } from '../support/test-app.js';
 import { uniqueId } from '../support/unique-id.js';

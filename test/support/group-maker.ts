@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { JsonObject } from '../../src/domain/models.js';
+import type { JsonObject } from '../../src/domain/common.records.js';
 import { presentUserGroup } from '../../src/wire/user-group.presenter.js';
 import type { UserGroup } from '../../src/wire/user-groups.schemas.js';
 import { adminCaller, type As } from './callers.js';
