@@ -6,8 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalRateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { inject, type ApiRequest } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { adminCaller, expectError, USER_PATH, VERIFY_PATH } from '../http/helpers.js';
+import { expectError } from '../http/helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { adminCaller } from '../support/callers.js';
+import { USER_PATH, VERIFY_PATH } from '../support/user-group-api.js';
 
 describe('API tokens remembered by the hot reads', () => {
   // Two instances on one database: `serving` remembers tokens, `other` changes them.

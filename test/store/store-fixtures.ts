@@ -7,6 +7,7 @@ import type { NewApiToken } from '../../src/domain/api-tokens/api-token.records.
 import type { AuditContext, AuditEventRecord, FieldChanges } from '../../src/domain/audit/audit.records.js';
 import type { DataSourceRecord } from '../../src/domain/data-sources/data-source.records.js';
 import type { SchemaRecord } from '../../src/domain/schemas/schema.records.js';
+import type { NewSigningKey } from '../../src/domain/signing-keys/signing-key.records.js';
 import type { NewUserGroup, UserGroupRecord } from '../../src/domain/user-groups/user-group.records.js';
 import type { Workspace } from '../../src/domain/workspaces/workspace.records.js';
 import type { Actor, Environment, Tenant } from '../../src/domain/tenancy.js';
@@ -26,6 +27,18 @@ export function auditContext(overrides: Partial<AuditContext> = {}): AuditContex
 /** A fresh opaque string standing in for a SHA-256 hex digest or a ciphertext. */
 export function randomHex(): string {
   return randomBytes(32).toString('hex');
+}
+
+/** A signing key of `issuer` (a workspace's environment) made at `createdAt`: a kid of its own, random material. */
+export function newSigningKey(issuer: Tenant, createdAt = T0): NewSigningKey {
+  return {
+    ...issuer,
+    kid: `kid-${randomHex().slice(0, 16)}`,
+    // Key order and types as a JWK has them: the store hands back the same object.
+    publicJwk: { kty: 'EC', crv: 'P-256', x: randomHex(), y: randomHex() },
+    privateKeyCiphertext: randomHex(),
+    createdAt,
+  };
 }
 
 export function newApiToken(tenant: Tenant, overrides: Partial<NewApiToken> = {}): NewApiToken {

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/http/app.js';
 import type { Clock } from '../../src/domain/clock.js';
@@ -181,4 +182,21 @@ async function issueTokenSet(runtime: Runtime, workspaceId: number): Promise<Tok
     }
   }
   return set;
+}
+
+/** One real app (createTestApp with `options`) for the enclosing describe block: opened before its tests, closed after. */
+export function useTestApp(options: TestAppOptions = {}): { readonly t: TestApp } {
+  let app: TestApp | undefined;
+  beforeAll(async () => {
+    app = await createTestApp(options);
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+  return {
+    get t() {
+      if (!app) throw new Error('the test app exists only inside tests');
+      return app;
+    },
+  };
 }
