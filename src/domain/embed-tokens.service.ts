@@ -4,6 +4,7 @@ import type { Clock } from './clock.js';
 import { failure } from './errors.js';
 import { hasHighS, perViewProperties, withLowS } from './embed-tokens.rules.js';
 import { computedMapping, computedProperties } from './hierarchy.js';
+import { computedAccessRules, resolvedAccessRules, type AccessRule } from './access-rules/access-rules.rules.js';
 import { mappingToRecord } from './mapping.js';
 import type { JsonObject, UserGroupRecord } from './models.js';
 import { assertPropertiesWithinLimits } from './properties.js';
@@ -44,11 +45,19 @@ interface UgsClaim {
   mapping: Record<string, string>;
   is_demo_group: boolean;
   origin: string | null;
+  /** The group's effective access rules, property references resolved (SPEC §17); absent from tokens minted before them. */
+  access_rules?: AccessRule[];
 }
 
 export interface VerifiedEmbed {
   userGroup: UserGroupView;
-  embed: { embedId: string | null; origin: string | null; properties: JsonObject; expiresAt: string };
+  embed: {
+    embedId: string | null;
+    origin: string | null;
+    properties: JsonObject;
+    accessRules: AccessRule[];
+    expiresAt: string;
+  };
 }
 
 export interface EmbedTokenServiceDeps {
@@ -106,8 +115,11 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
       const group = await store.findUserGroupByProvidedId(caller.tenant, providedIdOf(input.userGroupId));
       if (!group) throw notFound();
       // The group's inherited values as its ancestors are now (SPEC §11), and the view's own added.
-      const properties = perViewProperties(computedProperties(group), overrides);
+      const inherited = computedProperties(group);
+      const properties = perViewProperties(inherited, overrides);
       assertPropertiesWithinLimits(properties);
+      // Rules resolve against what the group's owner set, never against the per-view values (SPEC §17).
+      const accessRules = resolvedAccessRules(computedAccessRules(group), inherited);
 
       const workspace = await workspaceName(caller.tenant.workspaceId);
       const issuedAt = Math.floor(Date.parse(clock()) / 1000);
@@ -120,6 +132,7 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
         mapping: mappingToRecord(computedMapping(group)),
         is_demo_group: group.isDemoGroup,
         origin: input.origin ?? null,
+        access_rules: accessRules,
       };
       const { kid, key } = await signingKeys.signingKey(caller.tenant, caller.actor);
       const signed = await new SignJWT({ ugs })
@@ -133,8 +146,14 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
         .setJti(`${group.tokenGeneration}.${randomUUID()}`)
         .sign(key);
       const embedToken = withLowS(signed);
-      if (Buffer.byteLength(embedToken) > MAX_EMBED_TOKEN_BYTES) {
-        throw failure.embedTokenTooLarge(MAX_EMBED_TOKEN_BYTES / 1024);
+      const bytes = Buffer.byteLength(embedToken);
+      if (bytes > MAX_EMBED_TOKEN_BYTES) {
+        // The rules are at fault when the token would fit without them (their base64url share of the payload).
+        const ruleBytes = Math.ceil((Buffer.byteLength(JSON.stringify(accessRules)) * 4) / 3);
+        throw failure.embedTokenTooLarge(
+          MAX_EMBED_TOKEN_BYTES / 1024,
+          accessRules.length > 0 && bytes - ruleBytes <= MAX_EMBED_TOKEN_BYTES ? 'access_rules' : 'properties',
+        );
       }
       return { embedToken, expiresAt: new Date(expiresAt * 1000).toISOString() };
     },
@@ -158,6 +177,7 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
           embedId: claims.aud === ANY_EMBED_AUDIENCE ? null : String(claims.aud),
           origin: ugs.origin,
           properties: ugs.properties,
+          accessRules: ugs.access_rules ?? [],
           expiresAt: new Date(Number(claims.exp) * 1000).toISOString(),
         },
       };

@@ -1,6 +1,7 @@
 import type { Environment, Scope, Tenant } from './tenancy.js';
 import type { Actor } from './tenancy.js';
 import type { WEBHOOK_EVENT_TYPES } from '../wire/contract.constants.js';
+import type { AccessRule } from '../wire/access-rules.schemas.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -117,12 +118,17 @@ export interface UserGroupFields {
   isDemoGroup: boolean;
   /** Distinct, in code point order. */
   tags: string[];
+  /** The group's own access rules (SPEC §17), in the order given; [] when none. */
+  accessRules: AccessRule[];
   createdAt: Timestamp;
 }
 
 /** What one ancestor of a group passes down to it (SPEC §11). */
 export interface AncestorValues {
+  teamId: number;
   properties: JsonObject | null;
+  /** Its own access rules, which its descendants' effective rules include (SPEC §17). */
+  accessRules: AccessRule[];
   /** Sorted by schemaId. */
   mapping: MappingEntry[];
 }
@@ -159,6 +165,8 @@ export interface UserGroupPatch {
   parentProvidedId?: string | null;
   isDemoGroup?: boolean;
   tags?: string[];
+  /** [] clears them. */
+  accessRules?: AccessRule[];
   /** Only an import that carries tokens sets these, always together. */
   tokenHash?: string;
   tokenCiphertext?: string;

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { computedMapping, computedProperties } from './hierarchy.js';
 import { mappingToRecord } from './mapping.js';
+import { computedAccessRules, type AccessRule, type ComputedAccessRule } from './access-rules/access-rules.rules.js';
 import type { JsonObject, UserGroupRecord } from './models.js';
 import type { TokenCipher } from './secrets.js';
 import type { Environment } from './tenancy.js';
@@ -19,6 +20,9 @@ export interface UserGroupView {
   computedMapping: Record<string, string>;
   isDemoGroup: boolean;
   tags: string[];
+  /** The group's own access rules, and its effective ones with each owner's team id (SPEC §17). */
+  accessRules: AccessRule[];
+  computedAccessRules: ComputedAccessRule[];
   environment: Environment;
   createdAt: string;
   updatedAt: string;
@@ -74,6 +78,8 @@ export function userGroupFieldsView(
     computedMapping: inherited === group.mapping ? mapping : mappingToRecord(inherited),
     isDemoGroup: group.isDemoGroup,
     tags: group.tags,
+    accessRules: group.accessRules,
+    computedAccessRules: computedAccessRules(group),
     environment: group.environment,
     createdAt: group.createdAt,
     updatedAt: group.updatedAt,

@@ -183,6 +183,7 @@ describe('user groups', () => {
     ancestors: [],
     isDemoGroup: false,
     tags: [],
+    accessRules: [],
     version: 1,
     tokenGeneration: 0,
     createdAt: T,
