@@ -4,7 +4,7 @@ import type { Clock } from './clock.js';
 import { failure } from './errors.js';
 import { hasHighS, perViewProperties, withLowS } from './embed-tokens.rules.js';
 import { computedMapping, computedProperties } from './hierarchy.js';
-import { computedAccessRules, resolvedAccessRules, type AccessRule } from './access-rules/access-rules.rules.js';
+import { computedAccessRules, resolvedAccessRules, type ResolvedAccessRule } from './access-rules/access-rules.rules.js';
 import { mappingToRecord } from './mapping.js';
 import type { JsonObject, UserGroupRecord } from './models.js';
 import { assertPropertiesWithinLimits } from './properties.js';
@@ -46,7 +46,7 @@ interface UgsClaim {
   is_demo_group: boolean;
   origin: string | null;
   /** The group's effective access rules, property references resolved (SPEC §17); absent from tokens minted before them. */
-  access_rules?: AccessRule[];
+  access_rules?: ResolvedAccessRule[];
 }
 
 export interface VerifiedEmbed {
@@ -55,7 +55,7 @@ export interface VerifiedEmbed {
     embedId: string | null;
     origin: string | null;
     properties: JsonObject;
-    accessRules: AccessRule[];
+    accessRules: ResolvedAccessRule[];
     expiresAt: string;
   };
 }

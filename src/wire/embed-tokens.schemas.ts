@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { AccessRule } from './access-rules.schemas.js';
+import { ResolvedAccessRule } from './access-rules.schemas.js';
 import {
   DEFAULT_EMBED_TOKEN_LIFETIME_S,
   MAX_EMBED_TOKEN_BYTES,
@@ -59,7 +59,7 @@ export const EmbedOfToken = Type.Object(
     embed_id: Type.Union([Type.String(), Type.Null()]),
     origin: Type.Union([Type.String(), Type.Null()]),
     properties: PropertiesObject,
-    access_rules: Type.Array(AccessRule, {
+    access_rules: Type.Array(ResolvedAccessRule, {
       description:
         'The access rules the token carries (SPEC §17): the effective rules as of minting, property references resolved.',
     }),

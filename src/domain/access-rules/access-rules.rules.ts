@@ -1,18 +1,21 @@
 import { AppError } from '../errors.js';
 import type { JsonObject, JsonValue } from '../models.js';
 import {
-  ACCESS_RULE_IDENTIFIER,
-  ACCESS_RULE_OPERATORS,
-  ACCESS_RULE_TABLE,
   LIST_OPERATORS,
-  MAX_ACCESS_RULE_LIST,
   MAX_ACCESS_RULES,
   NULL_TEST_OPERATORS,
   type AccessRule,
   type AccessRuleOperator,
   type ComputedAccessRule,
+  type ResolvedAccessRule,
 } from '../../wire/access-rules.schemas.js';
-import { MAX_CATALOGUE_ID } from '../../wire/contract.constants.js';
+import {
+  ACCESS_RULE_IDENTIFIER,
+  ACCESS_RULE_OPERATORS,
+  ACCESS_RULE_TABLE,
+  MAX_ACCESS_RULE_VALUES as MAX_ACCESS_RULE_LIST,
+  MAX_CATALOGUE_ID,
+} from '../../wire/contract.constants.js';
 
 /*
  * Access rules (SPEC §17), for both engines and every way in (API, admin API, import): the checks a
@@ -22,7 +25,7 @@ import { MAX_CATALOGUE_ID } from '../../wire/contract.constants.js';
  * stored, shown and signed as it is.
  */
 
-export type { AccessRule, AccessRuleOperator, ComputedAccessRule };
+export type { AccessRule, AccessRuleOperator, ComputedAccessRule, ResolvedAccessRule };
 
 type Scalar = string | number | boolean;
 
@@ -165,10 +168,10 @@ export function computedAccessRules(group: RuleLevels): ComputedAccessRule[] {
  * reference to a key the group does not have, or to a value that does not fit the operator, is
  * `unresolved_property` naming the rule (its index among the effective rules).
  */
-export function resolvedAccessRules(effective: ComputedAccessRule[], computed: JsonObject): AccessRule[] {
+export function resolvedAccessRules(effective: ComputedAccessRule[], computed: JsonObject): ResolvedAccessRule[] {
   return effective.map(({ team_id: _owner, ...rule }, index) => {
     const reference = rule.value;
-    if (!isObject(reference)) return rule;
+    if (!isObject(reference)) return rule as ResolvedAccessRule;
     const key = (reference as { property: string }).property;
     const value: JsonValue | undefined = Object.hasOwn(computed, key) ? computed[key] : undefined;
     const defect = value === undefined ? undefined : valueDefect(value, rule.op);
