@@ -134,7 +134,8 @@ export function assertMergedPropertiesWithinBound(facts: MergedSizeFacts): void 
 export interface RuleCountFacts {
   providedId: string;
   teamId?: number;
-  links: boolean;
+  /** The field at fault: the rules when the write sets the group's own, else the link it makes. */
+  field: 'access_rules' | 'parent_user_group_id';
   /** Rules owned by the ancestors (nearest first) and by the group, before the write (absent for a create) and after it. */
   before?: { ancestors: number[]; own: number };
   after: { ancestors: number[]; own: number };
@@ -152,7 +153,7 @@ export function assertComputedAccessRulesWithinBound(facts: RuleCountFacts): voi
   const check = (providedId: string, was: number, will: number) => {
     if (will > MAX_COMPUTED_ACCESS_RULES && will > was)
       throw failure.computedAccessRulesTooMany(
-        facts.links ? 'parent_user_group_id' : 'access_rules',
+        facts.field,
         providedId,
         will,
         MAX_COMPUTED_ACCESS_RULES,

@@ -220,7 +220,7 @@ export function assertMergedSizeFromRow(row: MergedSizeRow, write: MergedSizeWri
   const rulesBefore = counts(row.old_chain);
   assertComputedAccessRulesWithinBound({
     providedId,
-    links,
+    field: write.accessRules === undefined ? 'parent_user_group_id' : 'access_rules',
     after: { ancestors: afterOf(rulesBefore, counts(row.new_chain)), own: write.accessRules ?? ownRules },
     ...(write.teamId === undefined
       ? { descendants: [] }
