@@ -68,14 +68,28 @@ for (const transport of TRANSPORTS) {
     };
 
     it('refuses identifiers that are not identifiers, naming the rule and its field', async () => {
-      for (const table of ['', '1orders', 'orders;', 'a.b.c', 'or ders', '"orders"', 'ordérs', 'x'.repeat(64), 'a.', '.a'])
+      for (const table of [
+        '',
+        '1orders',
+        'orders;',
+        'a.b.c',
+        'or ders',
+        '"orders"',
+        'ordérs',
+        'x'.repeat(64),
+        'a.',
+        '.a',
+      ])
         await refusedEverywhere([rule(), rule({ table })], 'invalid_field', 'access_rules[1].table');
       for (const column of ['', 'a.b', "tenant'--", 'tenant)', 'ｔenant', 'x'.repeat(64), 7])
         await refusedEverywhere([rule({ column })], 'invalid_field', 'access_rules[0].column');
       // The longest identifiers and a qualified table are fine.
       const longest = 'x'.repeat(63);
       expectSuccess(
-        await api().update({ user_group_id: existing, access_rules: [rule({ table: `${longest}.${longest}`, column: longest })] }),
+        await api().update({
+          user_group_id: existing,
+          access_rules: [rule({ table: `${longest}.${longest}`, column: longest })],
+        }),
       );
     });
 
@@ -102,7 +116,10 @@ for (const transport of TRANSPORTS) {
       expectSuccess(
         await api().update({
           user_group_id: existing,
-          access_rules: [rule({ op: 'in', value: Array.from({ length: 1000 }, (_, i) => i) }), rule({ op: 'in', value: [] })],
+          access_rules: [
+            rule({ op: 'in', value: Array.from({ length: 1000 }, (_, i) => i) }),
+            rule({ op: 'in', value: [] }),
+          ],
         }),
       );
     });
@@ -127,8 +144,14 @@ for (const transport of TRANSPORTS) {
     });
 
     it('refuses more than 64 rules on a group', async () => {
-      await refusedEverywhere(Array.from({ length: 65 }, () => rule()), 'invalid_field', 'access_rules');
-      expectSuccess(await api().update({ user_group_id: existing, access_rules: Array.from({ length: 64 }, () => rule()) }));
+      await refusedEverywhere(
+        Array.from({ length: 65 }, () => rule()),
+        'invalid_field',
+        'access_rules',
+      );
+      expectSuccess(
+        await api().update({ user_group_id: existing, access_rules: Array.from({ length: 64 }, () => rule()) }),
+      );
     });
 
     it('refuses any write that would give a group more than 128 rules with its ancestors: rules at any level, a link, a create under a parent', async () => {
@@ -137,8 +160,12 @@ for (const transport of TRANSPORTS) {
       const child = uniqueId('child');
       const leaf = uniqueId('leaf');
       expectSuccess(await api().getOrCreate({ user_group_id: root, access_rules: sixtyFour }));
-      expectSuccess(await api().getOrCreate({ user_group_id: child, parent_user_group_id: root, access_rules: sixtyFour.slice(1) }));
-      expectSuccess(await api().getOrCreate({ user_group_id: leaf, parent_user_group_id: child, access_rules: [rule()] }));
+      expectSuccess(
+        await api().getOrCreate({ user_group_id: child, parent_user_group_id: root, access_rules: sixtyFour.slice(1) }),
+      );
+      expectSuccess(
+        await api().getOrCreate({ user_group_id: leaf, parent_user_group_id: child, access_rules: [rule()] }),
+      );
       // The leaf has 128 now: one more anywhere above or at it is refused.
       await refusedWithoutChange(
         () => api().update({ user_group_id: leaf, access_rules: [rule(), rule()] }),
@@ -185,7 +212,10 @@ for (const transport of TRANSPORTS) {
         fixture.client({ method: 'POST', path: '/api/user/embed_token', token: apiToken(fixture.t), body });
       const parent = uniqueId('parent');
       expectSuccess(
-        await api().getOrCreate({ user_group_id: parent, properties: { tenant: 'acme', list: ['a'], nested: { a: 1 } } }),
+        await api().getOrCreate({
+          user_group_id: parent,
+          properties: { tenant: 'acme', list: ['a'], nested: { a: 1 } },
+        }),
       );
       const id = uniqueId('refers');
       expectSuccess(await api().getOrCreate({ user_group_id: id, parent_user_group_id: parent }));
@@ -221,7 +251,12 @@ for (const transport of TRANSPORTS) {
         }),
       );
       expectError(
-        await fixture.client({ method: 'POST', path: '/api/user/embed_token', token: apiToken(fixture.t), body: { user_group_id: id } }),
+        await fixture.client({
+          method: 'POST',
+          path: '/api/user/embed_token',
+          token: apiToken(fixture.t),
+          body: { user_group_id: id },
+        }),
         400,
         'invalid_field',
         'access_rules',

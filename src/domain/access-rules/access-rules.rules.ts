@@ -100,7 +100,10 @@ function checkedValue(value: unknown, op: AccessRuleOperator, at: string): NonNu
     const keys = Object.keys(value);
     const key = value.property;
     if (keys.length !== 1 || typeof key !== 'string' || key.length < 1 || key.length > 256 || UNSTORABLE_TEXT.test(key))
-      throw invalid(at, 'as an object must be {"property": "<key>"}: the key (1 to 256 characters) of a computed property');
+      throw invalid(
+        at,
+        'as an object must be {"property": "<key>"}: the key (1 to 256 characters) of a computed property',
+      );
     return { property: key };
   }
   const defect = valueDefect(value, op);
@@ -126,7 +129,8 @@ function valueDefect(value: unknown, op: AccessRuleOperator): string | undefined
 function scalarDefect(value: unknown): string | undefined {
   if (value === null) return 'must not be null: use the operators is_null and not_null';
   if (typeof value === 'boolean') return undefined;
-  if (typeof value === 'string') return UNSTORABLE_TEXT.test(value) ? 'must not hold NUL or a lone surrogate' : undefined;
+  if (typeof value === 'string')
+    return UNSTORABLE_TEXT.test(value) ? 'must not hold NUL or a lone surrogate' : undefined;
   if (typeof value === 'number')
     return Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value))
       ? undefined
@@ -179,7 +183,9 @@ export function resolvedAccessRules(effective: ComputedAccessRule[], computed: J
       throw new AppError(
         'unresolved_property',
         `Access rule ${index} (${rule.table}.${rule.column} ${rule.op}) refers to the property ${JSON.stringify(key.slice(0, 64))}: ${
-          defect === undefined ? 'the group has no such computed property' : `its value${defect.startsWith('[') ? '' : ' '}${defect}`
+          defect === undefined
+            ? 'the group has no such computed property'
+            : `its value${defect.startsWith('[') ? '' : ' '}${defect}`
         }.`,
         { field: `access_rules[${index}]` },
       );
