@@ -386,8 +386,10 @@ describe('admin console in Chromium', () => {
     await page.getByLabel('Action').fill('user_group.updated');
     await page.getByRole('button', { name: 'Filter' }).click();
     const rows = page.getByRole('table', { name: 'Audit events, newest first' }).getByRole('row');
-    await expect.poll(() => rows.count()).toBe(2);
-    const entry = (await rows.nth(1).textContent())!;
+    // The change of properties, and the newer change of access rules (the test before them).
+    await expect.poll(() => rows.count()).toBe(3);
+    expect(await rows.nth(1).textContent()).toMatch(/access_rules: \[.*"column":"region","op":"in".*\] → \[.*"op":"eq"/);
+    const entry = (await rows.nth(2).textContent())!;
     expect(entry).toContain('acme-emea');
     expect(entry).toContain('first-start admin (Customer)');
     expect(entry).toMatch(/properties: \{"region":"emea"\} → \{"region":"emea","tier":"gold"\}/);
