@@ -463,6 +463,8 @@ describe('groups list and show', { timeout: 60_000 }, () => {
       computed_mapping: { [catalog.sales]: String(catalog.warehouse.Customer) },
       is_demo_group: false,
       tags: [],
+      access_rules: [],
+      computed_access_rules: [],
       api_environment_tag: 'Customer',
       created_at: expect.any(String),
       updated_at: expect.any(String),

@@ -1,4 +1,4 @@
-import type { SchemaStore } from '../../store/store.js';
+import type { SchemaStore } from '../schemas/schemas.port.js';
 import type { Tenant } from '../tenancy.js';
 import { assertSchemasExist, schemaIdsOf, type AccessRule } from './access-rules.rules.js';
 

@@ -1,5 +1,5 @@
 import { AppError } from '../errors.js';
-import type { JsonObject, JsonValue } from '../models.js';
+import type { JsonObject, JsonValue } from '../common.records.js';
 import {
   LIST_OPERATORS,
   MAX_ACCESS_RULES,
