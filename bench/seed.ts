@@ -191,7 +191,13 @@ export async function seed(
         };
         writes.push({
           kind: 'create',
-          group: { tenant, ...content, tokenHash: hashSecret(token), tokenCiphertext: cipher.encrypt(token), createdAt },
+          group: {
+            tenant,
+            ...content,
+            tokenHash: hashSecret(token),
+            tokenCiphertext: cipher.encrypt(token),
+            createdAt,
+          },
           changes: wholeGroupChanges(content, true),
         });
         ids.push(content.providedId);

@@ -4,7 +4,9 @@ import {
   ACCESS_RULE_OPERATORS,
   ACCESS_RULE_TABLE,
   MAX_ACCESS_RULE_VALUES,
+  MAX_ACCESS_RULES,
   MAX_CATALOGUE_ID,
+  MAX_COMPUTED_ACCESS_RULES,
 } from './contract.constants.js';
 
 /*
@@ -53,16 +55,6 @@ export const ResolvedAccessRule = Type.Object(
   { additionalProperties: false },
 );
 export type ResolvedAccessRule = Static<typeof ResolvedAccessRule>;
-
-/** The most rules a group may own. */
-export const MAX_ACCESS_RULES = 64;
-/** The most rules a group may have with its ancestors' (`computed_access_rules`). */
-export const MAX_COMPUTED_ACCESS_RULES = 128;
-
-export type AccessRuleOperator = (typeof ACCESS_RULE_OPERATORS)[number];
-/** The operators that take a list, and those that take no value at all. */
-export const LIST_OPERATORS: readonly AccessRuleOperator[] = ['in', 'not_in'];
-export const NULL_TEST_OPERATORS: readonly AccessRuleOperator[] = ['is_null', 'not_null'];
 
 /** A rule as `computed_access_rules` shows it: with the team_id of the group that owns it. */
 export const ComputedAccessRule = Type.Object(

@@ -153,7 +153,7 @@ export const UserGroup = Type.Object({
   }),
   computed_access_rules: Type.Array(ComputedAccessRule, {
     description:
-      "The rules of the root, then each level down to this group, each with the team_id of the group that owns it; all must hold. Read as the ancestors are now.",
+      'The rules of the root, then each level down to this group, each with the team_id of the group that owns it; all must hold. Read as the ancestors are now.',
   }),
   api_environment_tag: EnvironmentTag,
   created_at: Timestamp,

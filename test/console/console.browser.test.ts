@@ -280,7 +280,9 @@ describe('admin console in Chromium', () => {
       await rules.fill('[{"schema_id": 1, "table": "orders", "column": "region; --", "op": "eq", "value": "emea"}]');
       await page.getByRole('button', { name: 'Save' }).click();
       await expect.poll(() => rules.getAttribute('aria-invalid')).toBe('true');
-      const describedBy = (await rules.getAttribute('aria-describedby'))!.split(' ').find((id) => id.endsWith('-error'))!;
+      const describedBy = (await rules.getAttribute('aria-describedby'))!
+        .split(' ')
+        .find((id) => id.endsWith('-error'))!;
       expect(await page.locator(`[id="${describedBy}"]`).textContent()).toContain('access_rules[0].column');
       await check('04c-group-access-rules-error');
 
@@ -295,7 +297,9 @@ describe('admin console in Chromium', () => {
           expect.stringMatching(/^1orders.*region.*eq.*"emea".*this group$/),
         ]);
       const group = (await api('GET', '/api/admin/user_groups?q=acme-emea&limit=1')).user_groups[0];
-      expect(group.access_rules).toEqual([{ schema_id: 1, table: 'orders', column: 'region', op: 'eq', value: 'emea' }]);
+      expect(group.access_rules).toEqual([
+        { schema_id: 1, table: 'orders', column: 'region', op: 'eq', value: 'emea' },
+      ]);
     },
   );
 
@@ -388,7 +392,9 @@ describe('admin console in Chromium', () => {
     const rows = page.getByRole('table', { name: 'Audit events, newest first' }).getByRole('row');
     // The change of properties, and the newer change of access rules (the test before them).
     await expect.poll(() => rows.count()).toBe(3);
-    expect(await rows.nth(1).textContent()).toMatch(/access_rules: \[.*"column":"region","op":"in".*\] → \[.*"op":"eq"/);
+    expect(await rows.nth(1).textContent()).toMatch(
+      /access_rules: \[.*"column":"region","op":"in".*\] → \[.*"op":"eq"/,
+    );
     const entry = (await rows.nth(2).textContent())!;
     expect(entry).toContain('acme-emea');
     expect(entry).toContain('first-start admin (Customer)');

@@ -55,7 +55,11 @@ describe('checkedParentTeamId', () => {
 
 describe('computed properties and mapping', () => {
   const entry = (schemaId: number, dataSourceId: number): MappingEntry => ({ schemaId, dataSourceId });
-  const group = (properties: JsonObject | null, mapping: MappingEntry[], ancestors: Pick<AncestorValues, 'properties' | 'mapping'>[]) => ({
+  const group = (
+    properties: JsonObject | null,
+    mapping: MappingEntry[],
+    ancestors: Pick<AncestorValues, 'properties' | 'mapping'>[],
+  ) => ({
     properties,
     mapping,
     ancestors,

@@ -2,18 +2,18 @@ import { AppError } from '../errors.js';
 import type { JsonObject, JsonValue } from '../common.records.js';
 import {
   LIST_OPERATORS,
-  MAX_ACCESS_RULES,
   NULL_TEST_OPERATORS,
   type AccessRule,
   type AccessRuleOperator,
   type ComputedAccessRule,
   type ResolvedAccessRule,
-} from '../../wire/access-rules.schemas.js';
+} from './access-rule.records.js';
 import {
   ACCESS_RULE_IDENTIFIER,
   ACCESS_RULE_OPERATORS,
   ACCESS_RULE_TABLE,
   MAX_ACCESS_RULE_VALUES as MAX_ACCESS_RULE_LIST,
+  MAX_ACCESS_RULES,
   MAX_CATALOGUE_ID,
 } from '../../wire/contract.constants.js';
 
@@ -41,7 +41,8 @@ const TABLE = new RegExp(ACCESS_RULE_TABLE);
 const OPERATORS = new Set<string>(ACCESS_RULE_OPERATORS);
 const RULE_KEYS = new Set(['schema_id', 'table', 'column', 'op', 'value']);
 // Text PostgreSQL cannot store, and SQLite would store for one engine only (as for properties).
-const UNSTORABLE_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const unstorable = (text: string) => text.includes('\u0000') || LONE_SURROGATE.test(text);
 
 const invalid = (field: string, rule: string) => new AppError('invalid_field', `"${field}" ${rule}.`, { field });
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -99,7 +100,7 @@ function checkedValue(value: unknown, op: AccessRuleOperator, at: string): NonNu
   if (isObject(value)) {
     const keys = Object.keys(value);
     const key = value.property;
-    if (keys.length !== 1 || typeof key !== 'string' || key.length < 1 || key.length > 256 || UNSTORABLE_TEXT.test(key))
+    if (keys.length !== 1 || typeof key !== 'string' || key.length < 1 || key.length > 256 || unstorable(key))
       throw invalid(
         at,
         'as an object must be {"property": "<key>"}: the key (1 to 256 characters) of a computed property',
@@ -129,8 +130,7 @@ function valueDefect(value: unknown, op: AccessRuleOperator): string | undefined
 function scalarDefect(value: unknown): string | undefined {
   if (value === null) return 'must not be null: use the operators is_null and not_null';
   if (typeof value === 'boolean') return undefined;
-  if (typeof value === 'string')
-    return UNSTORABLE_TEXT.test(value) ? 'must not hold NUL or a lone surrogate' : undefined;
+  if (typeof value === 'string') return unstorable(value) ? 'must not hold NUL or a lone surrogate' : undefined;
   if (typeof value === 'number')
     return Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value))
       ? undefined
@@ -166,29 +166,49 @@ export function computedAccessRules(group: RuleLevels): ComputedAccessRule[] {
 }
 
 /**
- * The rules an embed token carries (SPEC §17): the effective ones without their team ids, each property
- * reference replaced by the value of the group's computed property of that key. The computed
- * properties only, never a per-view value: whoever mints can neither satisfy nor change a rule. A
- * reference to a key the group does not have, or to a value that does not fit the operator, is
- * `unresolved_property` naming the rule (its index among the effective rules).
+ * The rules an embed token carries (SPEC §17): the effective ones (root first, as
+ * `computedAccessRules` lists them) without their team ids, each property reference replaced by the
+ * value of the group's computed property of that key. The computed properties only, never a per-view
+ * value: whoever mints can neither satisfy nor change a rule. A reference to a key the group does not
+ * have, or to a value that does not fit the operator, is `unresolved_property` naming the rule (its
+ * index among the effective rules). Built straight from the levels, on the mint's hot path: a rule
+ * without a reference is carried as it is stored, with no copy.
  */
-export function resolvedAccessRules(effective: ComputedAccessRule[], computed: JsonObject): ResolvedAccessRule[] {
-  return effective.map(({ team_id: _owner, ...rule }, index) => {
-    const reference = rule.value;
-    if (!isObject(reference)) return rule as ResolvedAccessRule;
-    const key = (reference as { property: string }).property;
-    const value: JsonValue | undefined = Object.hasOwn(computed, key) ? computed[key] : undefined;
-    const defect = value === undefined ? undefined : valueDefect(value, rule.op);
-    if (value === undefined || defect)
-      throw new AppError(
-        'unresolved_property',
-        `Access rule ${index} (${rule.table}.${rule.column} ${rule.op}) refers to the property ${JSON.stringify(key.slice(0, 64))}: ${
-          defect === undefined
-            ? 'the group has no such computed property'
-            : `its value${defect.startsWith('[') ? '' : ' '}${defect}`
-        }.`,
-        { field: `access_rules[${index}]` },
+export function resolvedAccessRules(group: RuleLevels, computed: JsonObject): ResolvedAccessRule[] {
+  const resolved: ResolvedAccessRule[] = [];
+  const add = (rules: AccessRule[]) => {
+    for (const rule of rules) {
+      const reference = rule.value;
+      resolved.push(
+        isObject(reference)
+          ? resolvedRule(rule, reference.property, computed, resolved.length)
+          : (rule as ResolvedAccessRule),
       );
-    return { ...rule, value: value as Scalar | Scalar[] };
-  });
+    }
+  };
+  for (let level = group.ancestors.length - 1; level >= 0; level -= 1) add(group.ancestors[level]!.accessRules);
+  add(group.accessRules);
+  return resolved;
+}
+
+function resolvedRule(rule: AccessRule, key: string, computed: JsonObject, index: number): ResolvedAccessRule {
+  const value: JsonValue | undefined = Object.hasOwn(computed, key) ? computed[key] : undefined;
+  const defect = value === undefined ? undefined : valueDefect(value, rule.op);
+  if (value === undefined || defect)
+    throw new AppError(
+      'unresolved_property',
+      `Access rule ${index} (${rule.table}.${rule.column} ${rule.op}) refers to the property ${JSON.stringify(key.slice(0, 64))}: ${
+        defect === undefined
+          ? 'the group has no such computed property'
+          : `its value${defect.startsWith('[') ? '' : ' '}${defect}`
+      }.`,
+      { field: `access_rules[${index}]` },
+    );
+  return {
+    schema_id: rule.schema_id,
+    table: rule.table,
+    column: rule.column,
+    op: rule.op,
+    value: value as Scalar | Scalar[],
+  };
 }

@@ -15,7 +15,7 @@ import type { UserGroupView, UserGroupViewer } from '../user-groups/user-group.v
 import { providedIdOf } from '../user-groups/user-groups.service.js';
 import type { UserGroupStore } from '../user-groups/user-groups.port.js';
 import type { WorkspaceStore } from '../workspaces/workspaces.port.js';
-import { computedAccessRules, resolvedAccessRules, type ResolvedAccessRule } from '../access-rules/access-rules.rules.js';
+import { resolvedAccessRules, type ResolvedAccessRule } from '../access-rules/access-rules.rules.js';
 import {
   DEFAULT_EMBED_TOKEN_LIFETIME_S,
   MAX_EMBED_TOKEN_BYTES,
@@ -121,7 +121,7 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
       const properties = perViewProperties(inherited, overrides);
       assertPropertiesWithinLimits(properties);
       // Rules resolve against what the group's owner set, never against the per-view values (SPEC §17).
-      const accessRules = resolvedAccessRules(computedAccessRules(group), inherited);
+      const accessRules = resolvedAccessRules(group, inherited);
 
       const workspace = await workspaceName(caller.tenant.workspaceId);
       const issuedAt = Math.floor(Date.parse(clock()) / 1000);

@@ -1,9 +1,8 @@
 import { failure } from '../errors.js';
 import type { JsonObject, JsonValue } from '../common.records.js';
 import type { MappingEntry, UserGroupRecord } from './user-group.records.js';
-import { MAX_PROPERTIES_BYTES } from '../../wire/contract.constants.js';
+import { MAX_COMPUTED_ACCESS_RULES, MAX_PROPERTIES_BYTES } from '../../wire/contract.constants.js';
 import type { AncestorValues } from './user-group.records.js';
-import { MAX_COMPUTED_ACCESS_RULES } from '../../wire/access-rules.schemas.js';
 
 /*
  * The rules of a group tree (SPEC §11), in one place for both engines: each engine reads the facts
@@ -154,12 +153,7 @@ export function assertComputedAccessRulesWithinBound(facts: RuleCountFacts): voi
   const total = (level: { ancestors: number[]; own: number }) => level.ancestors.reduce((a, b) => a + b, level.own);
   const check = (providedId: string, was: number, will: number) => {
     if (will > MAX_COMPUTED_ACCESS_RULES && will > was)
-      throw failure.computedAccessRulesTooMany(
-        facts.field,
-        providedId,
-        will,
-        MAX_COMPUTED_ACCESS_RULES,
-      );
+      throw failure.computedAccessRulesTooMany(facts.field, providedId, will, MAX_COMPUTED_ACCESS_RULES);
   };
   const top = { was: facts.before ? total(facts.before) : 0, will: total(facts.after) };
   check(facts.providedId, top.was, top.will);

@@ -1,6 +1,6 @@
 import type { JsonObject, Timestamp } from '../common.records.js';
 import type { Environment, Tenant } from '../tenancy.js';
-import type { AccessRule } from '../../wire/access-rules.schemas.js';
+import type { AccessRule } from '../access-rules/access-rule.records.js';
 
 /** One resolved mapping entry: the group reads schema `schemaId` from data source `dataSourceId`. */
 export interface MappingEntry {
