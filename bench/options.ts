@@ -12,6 +12,7 @@ export const SCENARIOS = [
   'rotate',
   'create',
   'embed-token',
+  'embed-token-rules',
   'offline-verify',
   'webhook-drain',
 ] as const;

@@ -177,6 +177,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     parallel: options.seedParallel,
     sample: options.sample,
     nested: options.scenarios.includes('get-nested'),
+    ruled: options.scenarios.includes('embed-token-rules'),
   });
   const groupsPerSecond = Math.round(size / seeded.seconds);
   log(

@@ -191,6 +191,18 @@ export function embedToken(data: ScenarioData): Scenario {
   );
 }
 
+/** embed-token's twin for groups of 64 short access rules (issue 31: within 20 % of minting with none). */
+export function embedTokenRules(data: ScenarioData): Scenario {
+  const { seeded } = data;
+  return inTurn(
+    'embed-token-rules',
+    'POST /api/user/embed_token as embed-token, for groups of 64 short access rules (a third of them property references)',
+    call(seeded, 'POST', '/api/user/embed_token'),
+    seeded.ruledIds.map((id) => JSON.stringify({ user_group_id: id, embed_id: 'bench' })),
+    expecting('"embed_token":"'),
+  );
+}
+
 /** The scenarios wrk drives over HTTP; `offline-verify` and `webhook-drain` run in the bench process (offline-verify.ts, webhook-drain.ts). */
 export const SCENARIO_FACTORIES: Record<
   Exclude<ScenarioName, 'offline-verify' | 'webhook-drain'>,
@@ -203,4 +215,5 @@ export const SCENARIO_FACTORIES: Record<
   rotate,
   create,
   'embed-token': embedToken,
+  'embed-token-rules': embedTokenRules,
 };

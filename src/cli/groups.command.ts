@@ -24,6 +24,8 @@ const summaryRow = (group: UserGroupAdminView) => ({
   parent_user_group_id: group.parentProvidedId,
   is_demo_group: group.isDemoGroup,
   tags: group.tags,
+  // How many rules hold for the group, its ancestors' included (SPEC §17); `groups show` lists them.
+  access_rules: group.computedAccessRules.length,
   environment: group.environment,
   updated_at: group.updatedAt,
 });

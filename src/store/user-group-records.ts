@@ -1,10 +1,12 @@
 import {
+  assertComputedAccessRulesWithinBound,
   assertMergedPropertiesWithinBound,
   checkedParentTeamId,
   MAX_HIERARCHY_DEPTH,
 } from '../domain/user-groups/hierarchy.rules.js';
 import type { JsonObject } from '../domain/common.records.js';
 import type { UserGroupPatch, UserGroupRecord } from '../domain/user-groups/user-group.records.js';
+import type { AccessRule } from '../domain/access-rules/access-rules.rules.js';
 import type { Environment } from '../domain/tenancy.js';
 import type { UserGroupQuery } from '../domain/user-groups/user-groups.port.js';
 
@@ -31,11 +33,13 @@ export interface UserGroupRow {
   mapping: [number, number][];
   is_demo_group: boolean;
   tags: string[];
-  /** [level, provided_id, properties, mapping pairs or null] per ancestor, in any order; level 1 is the parent. */
+  /** The group's own access rules; null when it has none. */
+  access_rules: AccessRule[] | null;
+  /** [level, provided_id, properties, mapping pairs or null, team_id, access rules or null] per ancestor, in any order; level 1 is the parent. */
   ancestors: AncestorCell[];
 }
 
-export type AncestorCell = [number, string, JsonObject | null, [number, number][] | null];
+export type AncestorCell = [number, string, JsonObject | null, [number, number][] | null, number, AccessRule[] | null];
 
 /** A group's ancestors are at most this many, and every read brings them along. */
 export const MAX_ANCESTORS = MAX_HIERARCHY_DEPTH - 1;
@@ -57,14 +61,25 @@ export function userGroupFromRow(row: UserGroupRow): UserGroupRecord {
     // Sorted here rather than by the aggregate in SQL, which would cost every lookup a temporary sort.
     mapping: toMapping(row.mapping),
     parentProvidedId: ancestors[0]?.[1] ?? null,
-    ancestors: ancestors.map(([, , properties, mapping]) => ({ properties, mapping: toMapping(mapping ?? []) })),
+    ancestors: ancestors.map(([, , properties, mapping, teamId, accessRules]) => ({
+      teamId: Number(teamId),
+      properties,
+      mapping: toMapping(mapping ?? []),
+      accessRules: accessRules ?? [],
+    })),
     isDemoGroup: row.is_demo_group,
     tags: row.tags,
+    accessRules: row.access_rules ?? [],
     version: row.version,
     tokenGeneration: row.token_generation,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+/** Access rules are stored as JSON text; none is SQL NULL. */
+export function serializeAccessRules(rules: AccessRule[]): string | null {
+  return rules.length === 0 ? null : JSON.stringify(rules);
 }
 
 /** Properties are stored as the JSON text the caller's object serialises to; null stays SQL NULL. */
@@ -82,6 +97,7 @@ export const PATCHABLE_GROUP_COLUMNS = [
   'properties',
   'isDemoGroup',
   'tags',
+  'accessRules',
   'tokenHash',
   'tokenCiphertext',
   'parentTeamId',
@@ -116,9 +132,11 @@ export function parentTeamIdFromRow(parentProvidedId: string, row: ParentLinkRow
 export interface MergedSizeRow {
   provided_id: string | null;
   own: JsonObject | null;
-  old_chain: [number, JsonObject | null][];
-  new_chain: [number, JsonObject | null][];
-  subtree: [number, number, number, string, JsonObject | null][];
+  /** How many access rules the written group owns (each level's cells end with its count too). */
+  own_rules: number | null;
+  old_chain: [number, JsonObject | null, number][];
+  new_chain: [number, JsonObject | null, number][];
+  subtree: [number, number, number, string, JsonObject | null, number][];
 }
 
 /**
@@ -130,6 +148,8 @@ export interface MergedSizeWrite {
   teamId?: number;
   providedId?: string;
   properties?: JsonObject | null;
+  /** How many access rules the group will own (undefined: unchanged). */
+  accessRules?: number;
   parentTeamId?: number | null;
 }
 
@@ -143,14 +163,23 @@ export function mergedSizeWriteOfUpdate(
   patch: UserGroupPatch,
   parentTeamId: number | null | undefined,
 ): MergedSizeWrite | undefined {
-  if (patch.properties === undefined && (parentTeamId === undefined || parentTeamId === null)) return undefined;
+  if (
+    patch.properties === undefined &&
+    patch.accessRules === undefined &&
+    (parentTeamId === undefined || parentTeamId === null)
+  )
+    return undefined;
   return {
     teamId,
     ...(patch.providedId === undefined ? {} : { providedId: patch.providedId }),
     ...(patch.properties === undefined ? {} : { properties: patch.properties }),
+    ...(patch.accessRules === undefined ? {} : { accessRules: patch.accessRules.length }),
     ...(parentTeamId === undefined ? {} : { parentTeamId }),
   };
 }
+
+/** How many access rules a JSON array column holds (NULL: none); the same function on both engines. */
+const RULE_COUNT = (column: string) => `coalesce(json_array_length(${column}), 0)`;
 
 /**
  * The merged-size query's common table expressions, the same text on both engines (PostgreSQL's
@@ -158,35 +187,58 @@ export function mergedSizeWriteOfUpdate(
  * would-be parent (@parentTeamId) up, and its subtree, each bounded by the depth rule.
  */
 export const mergedSizeChains = (cast: { bigint: string }) => `WITH RECURSIVE
-  target(team_id, parent_team_id, provided_id, properties) AS (
-    SELECT team_id, parent_team_id, provided_id, properties FROM user_groups
+  target(team_id, parent_team_id, provided_id, properties, rules) AS (
+    SELECT team_id, parent_team_id, provided_id, properties, ${RULE_COUNT('access_rules')} FROM user_groups
       WHERE team_id = @teamId${cast.bigint} AND workspace_id = @workspaceId AND environment = @environment),
-  old_chain(team_id, parent_team_id, level, properties) AS (
-    SELECT a.team_id, a.parent_team_id, 1, a.properties FROM user_groups a JOIN target t ON a.team_id = t.parent_team_id
+  old_chain(team_id, parent_team_id, level, properties, rules) AS (
+    SELECT a.team_id, a.parent_team_id, 1, a.properties, ${RULE_COUNT('a.access_rules')} FROM user_groups a JOIN target t ON a.team_id = t.parent_team_id
     UNION ALL
-    SELECT a.team_id, a.parent_team_id, c.level + 1, a.properties FROM user_groups a JOIN old_chain c ON a.team_id = c.parent_team_id
+    SELECT a.team_id, a.parent_team_id, c.level + 1, a.properties, ${RULE_COUNT('a.access_rules')} FROM user_groups a JOIN old_chain c ON a.team_id = c.parent_team_id
       WHERE c.level < ${MAX_ANCESTORS}),
-  new_chain(team_id, parent_team_id, level, properties) AS (
-    SELECT a.team_id, a.parent_team_id, 1, a.properties FROM user_groups a WHERE a.team_id = @parentTeamId${cast.bigint}
+  new_chain(team_id, parent_team_id, level, properties, rules) AS (
+    SELECT a.team_id, a.parent_team_id, 1, a.properties, ${RULE_COUNT('a.access_rules')} FROM user_groups a WHERE a.team_id = @parentTeamId${cast.bigint}
     UNION ALL
-    SELECT a.team_id, a.parent_team_id, c.level + 1, a.properties FROM user_groups a JOIN new_chain c ON a.team_id = c.parent_team_id
+    SELECT a.team_id, a.parent_team_id, c.level + 1, a.properties, ${RULE_COUNT('a.access_rules')} FROM user_groups a JOIN new_chain c ON a.team_id = c.parent_team_id
       WHERE c.level < ${MAX_ANCESTORS}),
-  subtree(team_id, parent_team_id, provided_id, level, properties) AS (
-    SELECT u.team_id, u.parent_team_id, u.provided_id, 1, u.properties FROM user_groups u WHERE u.parent_team_id = @teamId${cast.bigint}
+  subtree(team_id, parent_team_id, provided_id, level, properties, rules) AS (
+    SELECT u.team_id, u.parent_team_id, u.provided_id, 1, u.properties, ${RULE_COUNT('u.access_rules')} FROM user_groups u WHERE u.parent_team_id = @teamId${cast.bigint}
     UNION ALL
-    SELECT u.team_id, u.parent_team_id, u.provided_id, s.level + 1, u.properties FROM user_groups u JOIN subtree s ON u.parent_team_id = s.team_id
+    SELECT u.team_id, u.parent_team_id, u.provided_id, s.level + 1, u.properties, ${RULE_COUNT('u.access_rules')} FROM user_groups u JOIN subtree s ON u.parent_team_id = s.team_id
       WHERE s.level < ${MAX_ANCESTORS})`;
 
 /** Asks the rule module (src/domain/user-groups/hierarchy.rules.ts) about the write, on the facts the engine read. */
 export function assertMergedSizeFromRow(row: MergedSizeRow, write: MergedSizeWrite): void {
   const levels = <T extends [number, ...unknown[]]>(cells: T[]) => [...cells].sort((a, b) => a[0] - b[0]);
-  const chain = (cells: [number, JsonObject | null][]) => levels(cells).map(([, properties]) => properties);
+  const chain = (cells: [number, JsonObject | null, number][]) => levels(cells).map(([, properties]) => properties);
+  const counts = (cells: [number, JsonObject | null, number][]) => levels(cells).map(([, , rules]) => Number(rules));
+  const afterOf = <T>(before: T[], moved: T[]): T[] =>
+    write.parentTeamId === undefined ? before : write.parentTeamId === null ? [] : moved;
   const ancestorsBefore = chain(row.old_chain);
-  const ancestorsAfter =
-    write.parentTeamId === undefined ? ancestorsBefore : write.parentTeamId === null ? [] : chain(row.new_chain);
+  const ancestorsAfter = afterOf(ancestorsBefore, chain(row.new_chain));
+  const links = write.parentTeamId !== undefined && write.parentTeamId !== null;
+  const providedId = write.providedId ?? row.provided_id ?? '';
+  const ownRules = Number(row.own_rules ?? 0);
+  const rulesBefore = counts(row.old_chain);
+  assertComputedAccessRulesWithinBound({
+    providedId,
+    field: write.accessRules === undefined ? 'parent_user_group_id' : 'access_rules',
+    after: { ancestors: afterOf(rulesBefore, counts(row.new_chain)), own: write.accessRules ?? ownRules },
+    ...(write.teamId === undefined
+      ? { descendants: [] }
+      : {
+          teamId: write.teamId,
+          before: { ancestors: rulesBefore, own: ownRules },
+          descendants: levels(row.subtree).map(([, teamId, parentTeamId, descendant, , rules]) => ({
+            teamId: Number(teamId),
+            parentTeamId: Number(parentTeamId),
+            providedId: descendant,
+            own: Number(rules),
+          })),
+        }),
+  });
   assertMergedPropertiesWithinBound({
-    providedId: write.providedId ?? row.provided_id ?? '',
-    links: write.parentTeamId !== undefined && write.parentTeamId !== null,
+    providedId,
+    links,
     after: { ancestors: ancestorsAfter, properties: write.properties === undefined ? row.own : write.properties },
     ...(write.teamId === undefined
       ? { descendants: [] }

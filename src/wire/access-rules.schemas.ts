@@ -4,7 +4,9 @@ import {
   ACCESS_RULE_OPERATORS,
   ACCESS_RULE_TABLE,
   MAX_ACCESS_RULE_VALUES,
+  MAX_ACCESS_RULES,
   MAX_CATALOGUE_ID,
+  MAX_COMPUTED_ACCESS_RULES,
 } from './contract.constants.js';
 
 /*
@@ -53,3 +55,17 @@ export const ResolvedAccessRule = Type.Object(
   { additionalProperties: false },
 );
 export type ResolvedAccessRule = Static<typeof ResolvedAccessRule>;
+
+/** A rule as `computed_access_rules` shows it: with the team_id of the group that owns it. */
+export const ComputedAccessRule = Type.Object(
+  { ...AccessRule.properties, team_id: Type.Integer({ description: 'The group that owns the rule.' }) },
+  { additionalProperties: false },
+);
+export type ComputedAccessRule = Static<typeof ComputedAccessRule>;
+
+export const ACCESS_RULES_RULE = `An array of at most ${MAX_ACCESS_RULES} rules {"schema_id", "table", "column", "op", "value"} (the AccessRule schema); with the ancestors' at most ${MAX_COMPUTED_ACCESS_RULES}. null or [] clears them.`;
+
+/** What a request sends: checked rule by rule by the domain, so that an error names the exact field (`access_rules[3].column`). */
+export const AccessRulesInput = Type.Union([Type.Array(Type.Unknown()), Type.Null()], {
+  description: ACCESS_RULES_RULE,
+});

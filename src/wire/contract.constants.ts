@@ -67,3 +67,6 @@ export const ACCESS_RULE_IDENTIFIER = '^[A-Za-z_][A-Za-z0-9_]{0,62}$';
 export const ACCESS_RULE_TABLE = '^[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?$';
 /** The most values an `in`/`not_in` rule lists. */
 export const MAX_ACCESS_RULE_VALUES = 1000;
+/** The most access rules a group may own, and the most it may have with its ancestors' (SPEC §17). */
+export const MAX_ACCESS_RULES = 64;
+export const MAX_COMPUTED_ACCESS_RULES = 128;

@@ -26,6 +26,8 @@ export function presentUserGroupFields(view: Omit<UserGroupView, 'token'>): Omit
     computed_mapping: view.computedMapping,
     is_demo_group: view.isDemoGroup,
     tags: view.tags,
+    access_rules: view.accessRules,
+    computed_access_rules: view.computedAccessRules,
     api_environment_tag: view.environment,
     created_at: view.createdAt,
     updated_at: view.updatedAt,

@@ -44,6 +44,7 @@ async function seed(): Promise<void> {
       properties: { plan: 'enterprise', region: 'global', seats: 250 },
       mapping: { 1: 'warehouse_eu', 2: 'crm_eu' },
       tags: ['enterprise'],
+      access_rules: [{ schema_id: 1, table: 'orders', column: 'plan', op: 'eq', value: { property: 'plan' } }],
     },
     {
       user_group_id: 'acme-emea',
@@ -52,6 +53,7 @@ async function seed(): Promise<void> {
       properties: { region: 'emea' },
       tags: ['emea', 'pilot'],
       is_demo_group: true,
+      access_rules: [{ schema_id: 1, table: 'orders', column: 'region', op: 'in', value: ['emea', 'eu'] }],
     },
     {
       user_group_id: 'acme-emea-paris',
@@ -260,6 +262,48 @@ describe('admin console in Chromium', () => {
   );
 
   it(
+    "shows a group's effective access rules with where each comes from, and edits its own with the API's error at the field",
+    { timeout: 60_000 },
+    async () => {
+      const effective = page.getByRole('table', { name: /Effective access rules/ });
+      await expect
+        .poll(() => effective.getByRole('row').allTextContents())
+        .toEqual([
+          expect.stringContaining('Schema'),
+          expect.stringMatching(/^1orders.*plan.*eq.*\{"property":"plan"\}.*inherited from acme$/),
+          expect.stringMatching(/^1orders.*region.*in.*\["emea","eu"\].*this group$/),
+        ]);
+      await check('04b-group-access-rules');
+
+      await page.getByRole('button', { name: 'Edit' }).click();
+      const rules = page.getByLabel('Access rules', { exact: true });
+      await rules.fill('[{"schema_id": 1, "table": "orders", "column": "region; --", "op": "eq", "value": "emea"}]');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await expect.poll(() => rules.getAttribute('aria-invalid')).toBe('true');
+      const describedBy = (await rules.getAttribute('aria-describedby'))!
+        .split(' ')
+        .find((id) => id.endsWith('-error'))!;
+      expect(await page.locator(`[id="${describedBy}"]`).textContent()).toContain('access_rules[0].column');
+      await check('04c-group-access-rules-error');
+
+      await rules.fill('[{"schema_id": 1, "table": "orders", "column": "region", "op": "eq", "value": "emea"}]');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByRole('status').getByText('Saved acme-emea.').waitFor();
+      await expect
+        .poll(() => effective.getByRole('row').allTextContents())
+        .toEqual([
+          expect.stringContaining('Schema'),
+          expect.stringMatching(/inherited from acme$/),
+          expect.stringMatching(/^1orders.*region.*eq.*"emea".*this group$/),
+        ]);
+      const group = (await api('GET', '/api/admin/user_groups?q=acme-emea&limit=1')).user_groups[0];
+      expect(group.access_rules).toEqual([
+        { schema_id: 1, table: 'orders', column: 'region', op: 'eq', value: 'emea' },
+      ]);
+    },
+  );
+
+  it(
     'reveals the token on demand, rotates it after a confirmation, and the old token is refused by /api/user/verify',
     { timeout: 60_000 },
     async () => {
@@ -346,8 +390,12 @@ describe('admin console in Chromium', () => {
     await page.getByLabel('Action').fill('user_group.updated');
     await page.getByRole('button', { name: 'Filter' }).click();
     const rows = page.getByRole('table', { name: 'Audit events, newest first' }).getByRole('row');
-    await expect.poll(() => rows.count()).toBe(2);
-    const entry = (await rows.nth(1).textContent())!;
+    // The change of properties, and the newer change of access rules (the test before them).
+    await expect.poll(() => rows.count()).toBe(3);
+    expect(await rows.nth(1).textContent()).toMatch(
+      /access_rules: \[.*"column":"region","op":"in".*\] → \[.*"op":"eq"/,
+    );
+    const entry = (await rows.nth(2).textContent())!;
     expect(entry).toContain('acme-emea');
     expect(entry).toContain('first-start admin (Customer)');
     expect(entry).toMatch(/properties: \{"region":"emea"\} → \{"region":"emea","tier":"gold"\}/);

@@ -55,14 +55,18 @@ describe('checkedParentTeamId', () => {
 
 describe('computed properties and mapping', () => {
   const entry = (schemaId: number, dataSourceId: number): MappingEntry => ({ schemaId, dataSourceId });
-  const group = (properties: JsonObject | null, mapping: MappingEntry[], ancestors: AncestorValues[]) => ({
+  const group = (
+    properties: JsonObject | null,
+    mapping: MappingEntry[],
+    ancestors: Pick<AncestorValues, 'properties' | 'mapping'>[],
+  ) => ({
     properties,
     mapping,
     ancestors,
   });
 
   it('merges top-level keys from the root down, the nearer level winning, null included', () => {
-    const ancestors: AncestorValues[] = [
+    const ancestors: Pick<AncestorValues, 'properties' | 'mapping'>[] = [
       { properties: { region: 'emea', nested: { b: 2 } }, mapping: [] },
       { properties: null, mapping: [] },
       { properties: { plan: 'pro', region: 'none', nested: { a: 1 }, gone: 1 }, mapping: [] },
@@ -86,7 +90,7 @@ describe('computed properties and mapping', () => {
   });
 
   it('merges the mapping schema by schema, the nearer level winning, sorted by schema id', () => {
-    const ancestors: AncestorValues[] = [
+    const ancestors: Pick<AncestorValues, 'properties' | 'mapping'>[] = [
       { properties: null, mapping: [entry(2, 20)] },
       { properties: null, mapping: [entry(1, 10), entry(2, 11), entry(5, 50)] },
     ];

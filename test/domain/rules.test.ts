@@ -181,6 +181,7 @@ describe('user groups', () => {
     ancestors: [],
     isDemoGroup: false,
     tags: [],
+    accessRules: [],
     version: 1,
     tokenGeneration: 0,
     createdAt: T,

@@ -93,6 +93,7 @@ for (const transport of TRANSPORTS) {
           mapping: { [catalog.schemaA]: String(catalog.dsA.id) },
           is_demo_group: false,
           origin: 'https://app.example.com',
+          access_rules: [],
         },
       });
       expect(Math.abs(claims.iat! * 1000 - Date.now())).toBeLessThan(60_000);
@@ -175,6 +176,7 @@ for (const transport of TRANSPORTS) {
         embed_id: 'd1',
         origin: null,
         properties: { view: 'q3' },
+        access_rules: [],
         expires_at: expect.any(String),
       });
       // A group token still verifies as before, without an embed.

@@ -92,6 +92,8 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
           computed_mapping: { [String(catalog.schemaA)]: String(catalog.dsA.id) },
           is_demo_group: false,
           tags: [],
+          access_rules: [],
+          computed_access_rules: [],
           api_environment_tag: 'Customer',
           created_at: expect.stringMatching(ISO_TIMESTAMP),
           updated_at: body.user_group.created_at,

@@ -65,6 +65,7 @@ export function newGroup(tenant: Tenant, providedId: string, overrides: Partial<
     parentProvidedId: null,
     isDemoGroup: false,
     tags: [],
+    accessRules: [],
     createdAt: T0,
     ...overrides,
   };

@@ -84,6 +84,40 @@ function Computed({
   return <DataTable caption={label} columns={columns} rows={keys} rowKey={(key) => key} compact />;
 }
 
+/** The group's effective access rules (SPEC §17), each with the group it comes from: all of them must hold. */
+function AccessRules({ group, ancestors }: { group: UserGroup; ancestors: UserGroup[] }) {
+  const rules = group.computed_access_rules;
+  if (rules.length === 0) return <p class="muted">None: tokens of this group carry no access rule.</p>;
+  type Rule = (typeof rules)[number];
+  const from = (rule: Rule) => {
+    if (rule.team_id === group.team_id) return <Badge tone="accent">this group</Badge>;
+    const ancestor = ancestors.find((level) => level.team_id === rule.team_id);
+    return (
+      <Badge>
+        inherited from{' '}
+        {ancestor ? <a href={`${BASE}/groups/${ancestor.team_id}`}>{ancestor.provided_id}</a> : `#${rule.team_id}`}
+      </Badge>
+    );
+  };
+  const columns: Array<Column<[Rule, number]>> = [
+    { header: 'Schema', cell: ([rule]) => rule.schema_id },
+    { header: 'Table', cell: ([rule]) => <code>{rule.table}</code> },
+    { header: 'Column', cell: ([rule]) => <code>{rule.column}</code> },
+    { header: 'Operator', cell: ([rule]) => <code>{rule.op}</code> },
+    { header: 'Value', cell: ([rule]) => (rule.value === undefined ? '' : <code>{JSON.stringify(rule.value)}</code>) },
+    { header: 'From', cell: ([rule]) => from(rule) },
+  ];
+  return (
+    <DataTable
+      caption="Effective access rules, the root's first"
+      columns={columns}
+      rows={rules.map((rule, index): [Rule, number] => [rule, index])}
+      rowKey={([, index]) => String(index)}
+      compact
+    />
+  );
+}
+
 function Details({ group, revealed, onReveal }: { group: UserGroup; revealed: boolean; onReveal(): void }) {
   return (
     <dl class="details">
@@ -292,6 +326,12 @@ export function GroupScreen({ teamId }: { teamId: number }) {
             </Section>
           </div>
         </div>
+      )}
+
+      {!editing && (
+        <Section title={`Access rules (${group.computed_access_rules.length})`}>
+          <AccessRules group={group} ancestors={ancestors} />
+        </Section>
       )}
 
       <div class="two-columns">

@@ -82,6 +82,7 @@ export function createClient(options: ClientOptions) {
         parent_user_group_id: parent === undefined ? undefined : String(parent),
         is_demo_group: json(body.is_demo_group),
         tags: json(body.tags),
+        access_rules: json(body.access_rules),
       };
       const answer = await send<{ new_user_group: boolean; user_group: UserGroup }>({
         method: 'GET',

@@ -20,6 +20,7 @@ import type { UserGroupView, UserGroupViewer } from '../user-groups/user-group.v
 import { providedIdOf } from '../user-groups/user-groups.service.js';
 import type { UserGroupStore } from '../user-groups/user-groups.port.js';
 import type { WorkspaceStore } from '../workspaces/workspaces.port.js';
+import { resolvedAccessRules, type ResolvedAccessRule } from '../access-rules/access-rules.rules.js';
 import {
   DEFAULT_EMBED_TOKEN_LIFETIME_S,
   MAX_EMBED_TOKEN_BYTES,
@@ -50,11 +51,19 @@ interface UgsClaim {
   mapping: Record<string, string>;
   is_demo_group: boolean;
   origin: string | null;
+  /** The group's effective access rules, property references resolved (SPEC §17); absent from tokens minted before them. */
+  access_rules?: ResolvedAccessRule[];
 }
 
 export interface VerifiedEmbed {
   userGroup: UserGroupView;
-  embed: { embedId: string | null; origin: string | null; properties: JsonObject; expiresAt: string };
+  embed: {
+    embedId: string | null;
+    origin: string | null;
+    properties: JsonObject;
+    accessRules: ResolvedAccessRule[];
+    expiresAt: string;
+  };
 }
 
 export interface EmbedTokenServiceDeps {
@@ -112,8 +121,11 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
       const group = await store.findUserGroupByProvidedId(caller.tenant, providedIdOf(input.userGroupId));
       if (!group) throw notFound();
       // The group's inherited values as its ancestors are now (SPEC §11), and the view's own added.
-      const properties = perViewProperties(computedProperties(group), overrides);
+      const inherited = computedProperties(group);
+      const properties = perViewProperties(inherited, overrides);
       assertPropertiesWithinLimits(properties);
+      // Rules resolve against what the group's owner set, never against the per-view values (SPEC §17).
+      const accessRules = resolvedAccessRules(group, inherited);
 
       const workspace = await workspaceName(caller.tenant.workspaceId);
       const issuedAt = Math.floor(Date.parse(clock()) / 1000);
@@ -126,6 +138,7 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
         mapping: mappingToRecord(computedMapping(group)),
         is_demo_group: group.isDemoGroup,
         origin: input.origin ?? null,
+        access_rules: accessRules,
       };
       const key = await signingKeys.signingKey(caller.tenant, caller.actor);
       const embedToken = await signedToken(key, {
@@ -138,8 +151,14 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
         exp: expiresAt,
         jti: `${group.tokenGeneration}.${randomUUID()}`,
       });
-      if (Buffer.byteLength(embedToken) > MAX_EMBED_TOKEN_BYTES) {
-        throw failure.embedTokenTooLarge(MAX_EMBED_TOKEN_BYTES / 1024);
+      const bytes = Buffer.byteLength(embedToken);
+      if (bytes > MAX_EMBED_TOKEN_BYTES) {
+        // The rules are at fault when the token would fit without them (their base64url share of the payload).
+        const ruleBytes = Math.ceil((Buffer.byteLength(JSON.stringify(accessRules)) * 4) / 3);
+        throw failure.embedTokenTooLarge(
+          MAX_EMBED_TOKEN_BYTES / 1024,
+          accessRules.length > 0 && bytes - ruleBytes <= MAX_EMBED_TOKEN_BYTES ? 'access_rules' : 'properties',
+        );
       }
       return { embedToken, expiresAt: new Date(expiresAt * 1000).toISOString() };
     },
@@ -163,6 +182,7 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
           embedId: claims.aud === ANY_EMBED_AUDIENCE ? null : String(claims.aud),
           origin: ugs.origin,
           properties: ugs.properties,
+          accessRules: ugs.access_rules ?? [],
           expiresAt: new Date(Number(claims.exp) * 1000).toISOString(),
         },
       };

@@ -1,7 +1,8 @@
 import { failure } from '../errors.js';
 import type { JsonObject, JsonValue } from '../common.records.js';
 import type { MappingEntry, UserGroupRecord } from './user-group.records.js';
-import { MAX_PROPERTIES_BYTES } from '../../wire/contract.constants.js';
+import { MAX_COMPUTED_ACCESS_RULES, MAX_PROPERTIES_BYTES } from '../../wire/contract.constants.js';
+import type { AncestorValues } from './user-group.records.js';
 
 /*
  * The rules of a group tree (SPEC §11), in one place for both engines: each engine reads the facts
@@ -36,11 +37,15 @@ export function checkedParentTeamId(parentProvidedId: string, facts: ParentLinkF
   return facts.parentChain[0] as number;
 }
 
-type Inheriting = Pick<UserGroupRecord, 'properties' | 'mapping' | 'ancestors'>;
+type Level = Pick<AncestorValues, 'properties' | 'mapping'>;
+type Inheriting = Pick<UserGroupRecord, 'properties' | 'mapping'> & { ancestors: readonly Level[] };
 
 /** Root first, the group itself last: the order in which nearer levels override farther ones. */
-const levelsOf = (group: Inheriting) =>
-  [...group.ancestors].reverse().concat({ properties: group.properties, mapping: group.mapping });
+function levelsOf(group: Inheriting): Level[] {
+  const levels: Level[] = [...group.ancestors].reverse();
+  levels.push({ properties: group.properties, mapping: group.mapping });
+  return levels;
+}
 
 /** The properties of every level merged key by key (top-level keys only), the nearer level winning; `{}` when none has any. */
 export function computedProperties(group: Inheriting): JsonObject {
@@ -123,6 +128,43 @@ export function assertMergedPropertiesWithinBound(facts: MergedSizeFacts): void 
     before.set(teamId, was);
     after.set(teamId, will);
     check(providedId, was, will);
+  }
+}
+
+/** What the rule-count bound reads of a level: how many rules the group owns. */
+export interface RuleCountFacts {
+  providedId: string;
+  teamId?: number;
+  /** The field at fault: the rules when the write sets the group's own, else the link it makes. */
+  field: 'access_rules' | 'parent_user_group_id';
+  /** Rules owned by the ancestors (nearest first) and by the group, before the write (absent for a create) and after it. */
+  before?: { ancestors: number[]; own: number };
+  after: { ancestors: number[]; own: number };
+  /** Every group below the written one, each listed after its parent. */
+  descendants: { teamId: number; parentTeamId: number; providedId: string; own: number }[];
+}
+
+/**
+ * Refuses a write (a link, a move, a change of rules at any level) that would give some group more
+ * effective access rules than the bound (SPEC §17) and more than it had; beside the merged-properties
+ * bound, on the same facts, under the same tree lock.
+ */
+export function assertComputedAccessRulesWithinBound(facts: RuleCountFacts): void {
+  const total = (level: { ancestors: number[]; own: number }) => level.ancestors.reduce((a, b) => a + b, level.own);
+  const check = (providedId: string, was: number, will: number) => {
+    if (will > MAX_COMPUTED_ACCESS_RULES && will > was)
+      throw failure.computedAccessRulesTooMany(facts.field, providedId, will, MAX_COMPUTED_ACCESS_RULES);
+  };
+  const top = { was: facts.before ? total(facts.before) : 0, will: total(facts.after) };
+  check(facts.providedId, top.was, top.will);
+  if (facts.teamId === undefined) return;
+  const counts = new Map<number, { was: number; will: number }>([[facts.teamId, top]]);
+  for (const { teamId, parentTeamId, providedId, own } of facts.descendants) {
+    const parent = counts.get(parentTeamId);
+    if (parent === undefined) continue;
+    const count = { was: parent.was + own, will: parent.will + own };
+    counts.set(teamId, count);
+    check(providedId, count.was, count.will);
   }
 }
 

@@ -5,7 +5,7 @@ import type { UserGroupPatch, UserGroupRecord } from './user-group.records.js';
 
 type GroupContent = Pick<
   UserGroupRecord,
-  'providedId' | 'name' | 'properties' | 'mapping' | 'parentProvidedId' | 'isDemoGroup' | 'tags'
+  'providedId' | 'name' | 'properties' | 'mapping' | 'parentProvidedId' | 'isDemoGroup' | 'tags' | 'accessRules'
 >;
 
 /** Audit changes of a group coming into being (`appearing`) or going away. */
@@ -19,6 +19,7 @@ export function wholeGroupChanges(group: GroupContent, appearing: boolean): Fiel
     // The defaults (not a demo group, no tags) are absent values too.
     is_demo_group: group.isDemoGroup || null,
     tags: group.tags.length > 0 ? group.tags : null,
+    access_rules: group.accessRules.length > 0 ? group.accessRules : null,
   };
   return Object.fromEntries(
     Object.entries(values)
@@ -36,6 +37,7 @@ const PLAIN_FIELDS = [
   ['parentProvidedId', 'parent_user_group_id'],
   ['isDemoGroup', 'is_demo_group'],
   ['tags', 'tags'],
+  ['accessRules', 'access_rules'],
 ] as const;
 
 /** Keeps only the requested fields that differ from the stored group, with before/after for the audit trail. */

@@ -10,6 +10,8 @@ import { generateUserGroupToken, storedTokenHash, tokenLookupHashes } from '../s
 import type { Keyring } from '../encryption-keys/keyring.js';
 import { inEnvironment, readsSecrets, type Caller, type Environment } from '../tenancy.js';
 import { diffUserGroup, wholeGroupChanges } from './user-group-diff.rules.js';
+import { assertSchemasExist, checkedAccessRules } from '../access-rules/access-rules.rules.js';
+import { knownRuleSchemas } from '../access-rules/access-rule-schemas.js';
 import { newTreeFields, parentProvidedIdOf, providedIdOf, treeFieldsPatch } from './user-groups.service.js';
 import type { DataSourceStore } from '../data-sources/data-sources.port.js';
 import type { SchemaStore } from '../schemas/schemas.port.js';
@@ -27,6 +29,8 @@ export interface TransferredUserGroup {
   parent_user_group_id?: string | number | null;
   is_demo_group?: boolean;
   tags?: string[];
+  /** The group's own access rules (SPEC §17); null or []: none. */
+  access_rules?: unknown;
   api_environment_tag?: Environment | null;
   token?: string;
   created_at?: string;
@@ -110,6 +114,7 @@ export function createUserGroupTransferService({
           parent_user_group_id: group.parentProvidedId,
           is_demo_group: group.isDemoGroup,
           tags: group.tags,
+          access_rules: group.accessRules,
           api_environment_tag: group.environment,
           created_at: group.createdAt,
           updated_at: group.updatedAt,
@@ -261,6 +266,18 @@ export function createUserGroupTransferService({
       caller.tenant,
       batch.flatMap(({ group }) => (group.mapping ? [group.mapping] : [])),
     );
+    // The schemas every well-formed line's rules name, in one read; a malformed line is refused on its own below.
+    const ruleSchemas = await knownRuleSchemas(
+      store,
+      caller.tenant,
+      batch.flatMap(({ group }) => {
+        try {
+          return checkedAccessRules(group.access_rules);
+        } catch {
+          return [];
+        }
+      }),
+    );
     const writes: Array<Pending & { write: UserGroupWrite }> = [];
     const rejected: ImportSummary['rejected'] = [];
     let unchanged = 0;
@@ -275,7 +292,7 @@ export function createUserGroupTransferService({
         continue;
       }
       try {
-        const write = planWrite(caller, group, existing.get(providedIdOf(group.provided_id)), resolve);
+        const write = planWrite(caller, group, existing.get(providedIdOf(group.provided_id)), resolve, ruleSchemas);
         planned.add(providedIdOf(group.provided_id));
         if (write) writes.push({ line, group, write });
         else unchanged += 1;
@@ -292,9 +309,12 @@ export function createUserGroupTransferService({
     group: TransferredUserGroup,
     existing: UserGroupRecord | undefined,
     resolve: MappingResolver,
+    ruleSchemas: ReadonlySet<number>,
   ): UserGroupWrite | null {
     const providedId = providedIdOf(group.provided_id);
     if (group.properties !== undefined) assertPropertiesWithinLimits(group.properties);
+    const accessRules = group.access_rules === undefined ? undefined : checkedAccessRules(group.access_rules);
+    if (accessRules) assertSchemasExist(accessRules, ruleSchemas);
     // A native token, or the hosted product's (SPEC §12): either verifies from then on as it did there.
     if (group.token !== undefined && tokenLookupHashes(group.token, cipher).length === 0) {
       throw failure.importTokenShape();
@@ -306,7 +326,12 @@ export function createUserGroupTransferService({
       tokenCiphertext: cipher.encrypt(token),
     });
     const now = clock();
-    const tree = { parentUserGroupId: group.parent_user_group_id, isDemoGroup: group.is_demo_group, tags: group.tags };
+    const tree = {
+      parentUserGroupId: group.parent_user_group_id,
+      isDemoGroup: group.is_demo_group,
+      tags: group.tags,
+      accessRules,
+    };
 
     if (!existing) {
       const content = {

@@ -1,5 +1,6 @@
 import type { JsonObject, Timestamp } from '../common.records.js';
 import type { Environment, Tenant } from '../tenancy.js';
+import type { AccessRule } from '../access-rules/access-rule.records.js';
 
 /** One resolved mapping entry: the group reads schema `schemaId` from data source `dataSourceId`. */
 export interface MappingEntry {
@@ -21,12 +22,17 @@ export interface UserGroupFields {
   isDemoGroup: boolean;
   /** Distinct, in code point order. */
   tags: string[];
+  /** The group's own access rules (SPEC §17), in the order given; [] when none. */
+  accessRules: AccessRule[];
   createdAt: Timestamp;
 }
 
 /** What one ancestor of a group passes down to it (SPEC §11). */
 export interface AncestorValues {
+  teamId: number;
   properties: JsonObject | null;
+  /** Its own access rules, which its descendants' effective rules include (SPEC §17). */
+  accessRules: AccessRule[];
   /** Sorted by schemaId. */
   mapping: MappingEntry[];
 }
@@ -63,6 +69,8 @@ export interface UserGroupPatch {
   parentProvidedId?: string | null;
   isDemoGroup?: boolean;
   tags?: string[];
+  /** [] clears them. */
+  accessRules?: AccessRule[];
   /** Only an import that carries tokens sets these, always together. */
   tokenHash?: string;
   tokenCiphertext?: string;

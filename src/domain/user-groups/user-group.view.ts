@@ -5,6 +5,7 @@ import type { JsonObject } from '../common.records.js';
 import type { UserGroupRecord } from './user-group.records.js';
 import type { TokenCipher } from '../secrets.js';
 import type { Environment } from '../tenancy.js';
+import { computedAccessRules, type AccessRule, type ComputedAccessRule } from '../access-rules/access-rules.rules.js';
 
 /** A group as every response shows it: all of it, with the token in the clear. */
 export interface UserGroupView {
@@ -20,6 +21,9 @@ export interface UserGroupView {
   computedMapping: Record<string, string>;
   isDemoGroup: boolean;
   tags: string[];
+  /** The group's own access rules, and its effective ones with each owner's team id (SPEC §17). */
+  accessRules: AccessRule[];
+  computedAccessRules: ComputedAccessRule[];
   environment: Environment;
   createdAt: string;
   updatedAt: string;
@@ -75,6 +79,8 @@ export function userGroupFieldsView(
     computedMapping: inherited === group.mapping ? mapping : mappingToRecord(inherited),
     isDemoGroup: group.isDemoGroup,
     tags: group.tags,
+    accessRules: group.accessRules,
+    computedAccessRules: computedAccessRules(group),
     environment: group.environment,
     createdAt: group.createdAt,
     updatedAt: group.updatedAt,

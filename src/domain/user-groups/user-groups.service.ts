@@ -3,6 +3,8 @@ import { failure } from '../errors.js';
 import { sortedTags } from './hierarchy.rules.js';
 import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../retry-policy.js';
 import type { Clock } from '../clock.js';
+import { checkedAccessRules, type AccessRule } from '../access-rules/access-rules.rules.js';
+import { assertRuleSchemasExist } from '../access-rules/access-rule-schemas.js';
 import { resolveMapping, type MappingInput } from './mapping.js';
 import type { JsonObject } from '../common.records.js';
 import type { UserGroupPatch, UserGroupRecord } from './user-group.records.js';
@@ -24,6 +26,8 @@ export interface TreeFieldsInput {
   parentUserGroupId?: string | number | null;
   isDemoGroup?: boolean;
   tags?: string[];
+  /** As the request gives them (SPEC §17): checked here, field by field; null and [] clear them. */
+  accessRules?: unknown;
 }
 
 export interface GetOrCreateUserGroupInput extends TreeFieldsInput {
@@ -89,6 +93,7 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
       // wait until a create needs them.
       const properties = input.properties ?? null;
       assertPropertiesWithinLimits(properties);
+      const accessRules = checkedAccessRules(input.accessRules);
       const existing = await store.findUserGroupByProvidedId(caller.tenant, providedId, caller.tokenCheck);
       // A remembered API token is admitted (rate-limited) once the lookup confirmed it, before any write.
       await caller.tokenCheck?.admit();
@@ -96,10 +101,11 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
 
       requireScope(caller, 'write');
       const mapping = await resolveMapping(store, caller.tenant, input.mapping ?? {});
+      await assertRuleSchemasExist(store, caller.tenant, accessRules);
       const token = generateUserGroupToken();
       const name = input.name ?? providedId;
       const createdAt = clock();
-      const content = { providedId, name, properties, mapping, ...newTreeFields(input) };
+      const content = { providedId, name, properties, mapping, ...newTreeFields({ ...input, accessRules }) };
       const { group, created } = await store.insertUserGroupIfAbsent(
         {
           tenant: caller.tenant,
@@ -118,14 +124,16 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
     async updateUserGroup(caller: Caller, input: UpdateUserGroupInput): Promise<UserGroupView> {
       requireScope(caller, 'write');
       if (input.properties !== undefined) assertPropertiesWithinLimits(input.properties);
+      const accessRules = input.accessRules === undefined ? undefined : checkedAccessRules(input.accessRules);
       const mapping =
         input.mapping === undefined ? undefined : await resolveMapping(store, caller.tenant, input.mapping ?? {});
+      await assertRuleSchemasExist(store, caller.tenant, accessRules);
       const requested: UserGroupPatch = {
         ...(input.newUserGroupId !== undefined ? { providedId: providedIdOf(input.newUserGroupId) } : {}),
         ...(input.name !== undefined ? { name: input.name } : {}),
         ...(input.properties !== undefined ? { properties: input.properties } : {}),
         ...(mapping !== undefined ? { mapping } : {}),
-        ...treeFieldsPatch(input),
+        ...treeFieldsPatch({ ...input, accessRules }),
       };
 
       return retryOnConcurrentChange(async () => {
@@ -218,27 +226,30 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
   }
 }
 
-/** The SPEC §11 fields of a create: what the input gives, else no parent, not a demo group, no tags. */
+/** The SPEC §11 and §17 fields of a create: what the input gives, else no parent, not a demo group, no tags, no rules. */
 export function newTreeFields(input: TreeFieldsInput): {
   parentProvidedId: string | null;
   isDemoGroup: boolean;
   tags: string[];
+  accessRules: AccessRule[];
 } {
   return {
     parentProvidedId: parentProvidedIdOf(input.parentUserGroupId),
     isDemoGroup: input.isDemoGroup ?? false,
     tags: sortedTags(input.tags ?? []),
+    accessRules: checkedAccessRules(input.accessRules),
   };
 }
 
-/** The SPEC §11 fields of a patch: only those the input gives (a null parent detaches). */
+/** The SPEC §11 and §17 fields of a patch: only those the input gives (a null parent detaches, null rules clear). */
 export function treeFieldsPatch(
   input: TreeFieldsInput,
-): Pick<UserGroupPatch, 'parentProvidedId' | 'isDemoGroup' | 'tags'> {
+): Pick<UserGroupPatch, 'parentProvidedId' | 'isDemoGroup' | 'tags' | 'accessRules'> {
   return {
     ...(input.parentUserGroupId !== undefined ? { parentProvidedId: parentProvidedIdOf(input.parentUserGroupId) } : {}),
     ...(input.isDemoGroup !== undefined ? { isDemoGroup: input.isDemoGroup } : {}),
     ...(input.tags !== undefined ? { tags: sortedTags(input.tags) } : {}),
+    ...(input.accessRules !== undefined ? { accessRules: checkedAccessRules(input.accessRules) } : {}),
   };
 }
 

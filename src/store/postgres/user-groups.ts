@@ -29,6 +29,7 @@ import {
   parentTeamIdFromRow,
   patchParameters,
   prefixUpperBound,
+  serializeAccessRules,
   serializeProperties,
   userGroupFromRow,
 } from '../user-group-records.js';
@@ -79,7 +80,7 @@ function decodeUserGroupRow(row: PostgresUserGroupRow): UserGroupRecord {
 }
 
 const GROUP_COLUMNS = `team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties,
-  is_demo_group, tags, version, token_generation, created_at, updated_at`;
+  is_demo_group, tags, access_rules, version, token_generation, created_at, updated_at`;
 
 // The mapping as the numbers of its schemas and data sources, which its rows keep (migration 0010):
 // no join, so the plan is the mapping's primary key with or without statistics.
@@ -98,12 +99,13 @@ const mappingOf = (table: string) => `COALESCE(${mappingPairs(`${table}.team_id`
  * skips the walk.
  */
 const ancestorsOf = (table: string) => `CASE WHEN ${table}.parent_team_id IS NULL THEN '[]'::json ELSE (
-  WITH RECURSIVE chain(team_id, parent_team_id, level, provided_id, properties) AS (
-    SELECT a.team_id, a.parent_team_id, 1, a.provided_id, a.properties FROM user_groups a WHERE a.team_id = ${table}.parent_team_id
+  WITH RECURSIVE chain(team_id, parent_team_id, level, provided_id, properties, access_rules) AS (
+    SELECT a.team_id, a.parent_team_id, 1, a.provided_id, a.properties, a.access_rules FROM user_groups a WHERE a.team_id = ${table}.parent_team_id
     UNION ALL
-    SELECT a.team_id, a.parent_team_id, c.level + 1, a.provided_id, a.properties
+    SELECT a.team_id, a.parent_team_id, c.level + 1, a.provided_id, a.properties, a.access_rules
       FROM user_groups a JOIN chain c ON a.team_id = c.parent_team_id WHERE c.level < ${MAX_ANCESTORS})
-  SELECT json_agg(json_build_array(c.level, c.provided_id, c.properties, ${mappingPairs('c.team_id')})) FROM chain c
+  SELECT json_agg(json_build_array(c.level, c.provided_id, c.properties, ${mappingPairs('c.team_id')}, c.team_id, c.access_rules))
+    FROM chain c
 ) END AS ancestors`;
 
 // Mapping and ancestors ride along as JSON so that every lookup is a single statement.
@@ -133,10 +135,10 @@ const ISSUE_ABOVE_KEPT = `SELECT setval('user_groups_team_id_seq', max(team_id))
 const insertGroupSql = (condition = 'true') => `WITH inserted AS (
     INSERT INTO user_groups
       (team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
-        created_at, updated_at)
+        access_rules, created_at, updated_at)
     OVERRIDING SYSTEM VALUE
     SELECT ${TEAM_ID}, @workspaceId::bigint, @environment::text, @providedId::text, @name::text, @tokenHash::text, @tokenCiphertext::text,
-      @properties::json, @parentTeamId::bigint, @isDemoGroup::boolean, @tags::text[], @createdAt::timestamptz, @createdAt::timestamptz
+      @properties::json, @parentTeamId::bigint, @isDemoGroup::boolean, @tags::text[], @accessRules::json, @createdAt::timestamptz, @createdAt::timestamptz
     WHERE ${condition}
     ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING
     RETURNING ${GROUP_COLUMNS}
@@ -282,6 +284,7 @@ const sql = statements(
       parent_team_id = CASE WHEN @setParentTeamId::boolean THEN @parentTeamId::bigint ELSE parent_team_id END,
       is_demo_group = CASE WHEN @setIsDemoGroup::boolean THEN @isDemoGroup::boolean ELSE is_demo_group END,
       tags = CASE WHEN @setTags::boolean THEN @tags::text[] ELSE tags END,
+      access_rules = CASE WHEN @setAccessRules::boolean THEN @accessRules::json ELSE access_rules END,
       token_hash = CASE WHEN @setTokenHash::boolean THEN @tokenHash::text ELSE token_hash END,
       token_ciphertext = CASE WHEN @setTokenCiphertext::boolean THEN @tokenCiphertext::text ELSE token_ciphertext END,
       token_generation = token_generation + CASE WHEN @setTokenHash::boolean THEN 1 ELSE 0 END,
@@ -333,9 +336,10 @@ const sql = statements(
     // What a write's change of merged properties is checked on (src/domain/user-groups/hierarchy.rules.ts decides).
     mergedSizes: `${mergedSizeChains({ bigint: '::bigint' })}
     SELECT (SELECT provided_id FROM target) AS provided_id, (SELECT properties FROM target) AS own,
-      COALESCE((SELECT json_agg(json_build_array(level, properties)) FROM old_chain), '[]') AS old_chain,
-      COALESCE((SELECT json_agg(json_build_array(level, properties)) FROM new_chain), '[]') AS new_chain,
-      COALESCE((SELECT json_agg(json_build_array(level, team_id, parent_team_id, provided_id, properties)) FROM subtree), '[]')
+      (SELECT rules FROM target) AS own_rules,
+      COALESCE((SELECT json_agg(json_build_array(level, properties, rules)) FROM old_chain), '[]') AS old_chain,
+      COALESCE((SELECT json_agg(json_build_array(level, properties, rules)) FROM new_chain), '[]') AS new_chain,
+      COALESCE((SELECT json_agg(json_build_array(level, team_id, parent_team_id, provided_id, properties, rules)) FROM subtree), '[]')
         AS subtree`,
     clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = @teamId',
     lockForTeamIds: LOCK_FOR_TEAM_IDS,
@@ -485,7 +489,12 @@ export function userGroupMethods(
     if (parentProvidedId !== null && (await byProvidedId(q, tenant, providedId))) return undefined;
     const parentTeamId = (await parentTeamIdFor(q, tenant, parentProvidedId)) ?? null;
     if (parentTeamId !== null)
-      await assertMergedSize(q, tenant, { providedId, properties: group.properties, parentTeamId }, true);
+      await assertMergedSize(
+        q,
+        tenant,
+        { providedId, properties: group.properties, accessRules: group.accessRules.length, parentTeamId },
+        true,
+      );
     const parameters = {
       ...tenant,
       providedId,
@@ -496,6 +505,7 @@ export function userGroupMethods(
       parentTeamId,
       isDemoGroup: group.isDemoGroup,
       tags: group.tags,
+      accessRules: serializeAccessRules(group.accessRules),
       createdAt,
       teamId: group.teamId ?? null,
       ...mappingParameters(group.mapping),
@@ -530,6 +540,7 @@ export function userGroupMethods(
     const columns = {
       ...patch,
       properties: patch.properties === undefined ? undefined : serializeProperties(patch.properties),
+      accessRules: patch.accessRules === undefined ? undefined : serializeAccessRules(patch.accessRules),
       parentTeamId,
     };
     const [updated] = await tx.rows<PostgresUserGroupRow>(

@@ -31,6 +31,7 @@ import {
   parentTeamIdFromRow,
   patchParameters,
   prefixUpperBound,
+  serializeAccessRules,
   serializeProperties,
   userGroupFromRow,
 } from '../user-group-records.js';
@@ -60,6 +61,7 @@ type SqliteUserGroupCells = [
   updatedAt: string,
   isDemoGroup: number,
   tags: string,
+  accessRules: string | null,
   mapping: string,
   ancestors: string,
 ];
@@ -74,18 +76,19 @@ const mappingOf = (team: string) => `(SELECT json_group_array(json_array(m.schem
  * skips the walk.
  */
 const ANCESTORS = `CASE WHEN g.parent_team_id IS NULL THEN '[]' ELSE (
-  WITH RECURSIVE chain(team_id, parent_team_id, level, provided_id, properties) AS (
-    SELECT a.team_id, a.parent_team_id, 1, a.provided_id, a.properties FROM user_groups a WHERE a.team_id = g.parent_team_id
+  WITH RECURSIVE chain(team_id, parent_team_id, level, provided_id, properties, access_rules) AS (
+    SELECT a.team_id, a.parent_team_id, 1, a.provided_id, a.properties, a.access_rules FROM user_groups a WHERE a.team_id = g.parent_team_id
     UNION ALL
-    SELECT a.team_id, a.parent_team_id, c.level + 1, a.provided_id, a.properties
+    SELECT a.team_id, a.parent_team_id, c.level + 1, a.provided_id, a.properties, a.access_rules
       FROM user_groups a JOIN chain c ON a.team_id = c.parent_team_id WHERE c.level < ${MAX_ANCESTORS})
-  SELECT json_group_array(json_array(c.level, c.provided_id, json(c.properties), json(${mappingOf('c.team_id')}))) FROM chain c
+  SELECT json_group_array(json_array(c.level, c.provided_id, json(c.properties), json(${mappingOf('c.team_id')}),
+    c.team_id, json(c.access_rules))) FROM chain c
 ) END AS ancestors`;
 
 // Mapping and ancestors ride along as JSON so that every lookup is a single statement.
 const SELECT_GROUP = `SELECT g.team_id, g.workspace_id, g.environment, g.provided_id, g.name, g.token_hash, g.token_ciphertext,
   g.properties, g.version, g.token_generation, g.created_at, g.updated_at, g.is_demo_group, g.tags,
-  ${mappingOf('g.team_id')} AS mapping, ${ANCESTORS} FROM user_groups g`;
+  g.access_rules, ${mappingOf('g.team_id')} AS mapping, ${ANCESTORS} FROM user_groups g`;
 
 function decodeUserGroupRow(cells: SqliteUserGroupCells): UserGroupRecord {
   const [
@@ -103,6 +106,7 @@ function decodeUserGroupRow(cells: SqliteUserGroupCells): UserGroupRecord {
     updated_at,
     isDemoGroup,
     tags,
+    accessRules,
     mapping,
     ancestors,
   ] = cells;
@@ -123,6 +127,7 @@ function decodeUserGroupRow(cells: SqliteUserGroupCells): UserGroupRecord {
     is_demo_group: isDemoGroup === 1,
     // Most groups have neither: skip the parser for the empty array.
     tags: tags === '[]' ? [] : (JSON.parse(tags) as string[]),
+    access_rules: accessRules === null ? null : (JSON.parse(accessRules) as UserGroupRow['access_rules']),
     ancestors: ancestors === '[]' ? [] : (JSON.parse(ancestors) as UserGroupRow['ancestors']),
   });
 }
@@ -196,10 +201,10 @@ export function userGroupMethods(
     // follows it; otherwise NULL draws the next one.
     insert: `INSERT INTO user_groups
       (team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
-        created_at, updated_at)
+        access_rules, created_at, updated_at)
       VALUES (CASE WHEN @teamId > coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'user_groups'), 0) THEN @teamId END,
         @workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties, @parentTeamId, @isDemoGroup,
-        @tags, @createdAt, @createdAt)
+        @tags, @accessRules, @createdAt, @createdAt)
       ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING RETURNING team_id`,
     // One statement for every patch shape: a field is written only when its flag is set.
     update: `UPDATE user_groups SET
@@ -209,6 +214,7 @@ export function userGroupMethods(
         parent_team_id = CASE WHEN @setParentTeamId THEN @parentTeamId ELSE parent_team_id END,
         is_demo_group = CASE WHEN @setIsDemoGroup THEN @isDemoGroup ELSE is_demo_group END,
         tags = CASE WHEN @setTags THEN @tags ELSE tags END,
+        access_rules = CASE WHEN @setAccessRules THEN @accessRules ELSE access_rules END,
         token_hash = CASE WHEN @setTokenHash THEN @tokenHash ELSE token_hash END,
         token_ciphertext = CASE WHEN @setTokenCiphertext THEN @tokenCiphertext ELSE token_ciphertext END,
         token_generation = token_generation + CASE WHEN @setTokenHash THEN 1 ELSE 0 END,
@@ -243,9 +249,10 @@ export function userGroupMethods(
     // What a write's change of merged properties is checked on (src/domain/user-groups/hierarchy.rules.ts decides).
     mergedSizes: `${mergedSizeChains({ bigint: '' })}
       SELECT (SELECT provided_id FROM target) AS provided_id, (SELECT properties FROM target) AS own,
-        (SELECT json_group_array(json_array(level, json(properties))) FROM old_chain) AS old_chain,
-        (SELECT json_group_array(json_array(level, json(properties))) FROM new_chain) AS new_chain,
-        (SELECT json_group_array(json_array(level, team_id, parent_team_id, provided_id, json(properties))) FROM subtree)
+        (SELECT rules FROM target) AS own_rules,
+        (SELECT json_group_array(json_array(level, json(properties), rules)) FROM old_chain) AS old_chain,
+        (SELECT json_group_array(json_array(level, json(properties), rules)) FROM new_chain) AS new_chain,
+        (SELECT json_group_array(json_array(level, team_id, parent_team_id, provided_id, json(properties), rules)) FROM subtree)
           AS subtree`,
     children: 'SELECT count(*) AS children FROM user_groups WHERE parent_team_id = ?',
     // Numbers to row ids: a data source deleted since the domain's check leaves NULL, which NOT NULL refuses.
@@ -326,12 +333,13 @@ export function userGroupMethods(
       ...tenant,
       teamId: write.teamId ?? null,
       parentTeamId: write.parentTeamId ?? null,
-    }) as Record<keyof MergedSizeRow, string | null>;
+    }) as Record<Exclude<keyof MergedSizeRow, 'own_rules'>, string | null> & { own_rules: number | null };
     const parse = <T>(text: string | null) => (text === null ? null : (JSON.parse(text) as T));
     assertMergedSizeFromRow(
       {
         provided_id: row.provided_id,
         own: parse(row.own),
+        own_rules: row.own_rules,
         old_chain: parse(row.old_chain) ?? [],
         new_chain: parse(row.new_chain) ?? [],
         subtree: parse(row.subtree) ?? [],
@@ -347,7 +355,12 @@ export function userGroupMethods(
     if (group.parentProvidedId !== null && byProvidedId(tenant, group.providedId)) return undefined;
     const parentTeamId = parentTeamIdFor(tenant, group.parentProvidedId) ?? null;
     if (parentTeamId !== null)
-      assertMergedSize(tenant, { providedId: group.providedId, properties: group.properties, parentTeamId });
+      assertMergedSize(tenant, {
+        providedId: group.providedId,
+        properties: group.properties,
+        accessRules: group.accessRules.length,
+        parentTeamId,
+      });
     const inserted = sql.insert.get({
       ...group,
       ...tenant,
@@ -356,6 +369,7 @@ export function userGroupMethods(
       parentTeamId,
       isDemoGroup: group.isDemoGroup ? 1 : 0,
       tags: JSON.stringify(group.tags),
+      accessRules: serializeAccessRules(group.accessRules),
     }) as { team_id: number } | undefined;
     if (!inserted) return undefined;
     insertMapping(inserted.team_id, tenant.workspaceId, group.mapping);
@@ -379,6 +393,7 @@ export function userGroupMethods(
       properties: patch.properties === undefined ? undefined : serializeProperties(patch.properties),
       isDemoGroup: patch.isDemoGroup === undefined ? undefined : Number(patch.isDemoGroup),
       tags: patch.tags === undefined ? undefined : JSON.stringify(patch.tags),
+      accessRules: patch.accessRules === undefined ? undefined : serializeAccessRules(patch.accessRules),
       parentTeamId,
     };
     const updated = sql.update.get({
