@@ -1,16 +1,9 @@
 // SPEC §17's refusals over HTTP: every malformed rule, every bound, an unknown schema, each a clear
 // error naming the exact field, and the database exactly as it was before the refused write.
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  apiToken,
-  expectError,
-  expectSuccess,
-  seedSchema,
-  snapshotDatabase,
-  TRANSPORTS,
-  useClient,
-  userGroupApi,
-} from './helpers.js';
+import { expectError, expectSuccess, seedSchema, snapshotDatabase, TRANSPORTS, useClient } from './helpers.js';
+import { apiToken } from '../support/callers.js';
+import { userGroupApi } from '../support/user-group-api.js';
 import type { ApiResponse } from '../support/http-client.js';
 import { uniqueId } from '../support/unique-id.js';
 

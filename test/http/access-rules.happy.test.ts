@@ -2,16 +2,9 @@
 // audited, exported and imported, and carried (resolved) by the embed tokens minted for it.
 import { decodeJwt } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  adminCaller,
-  apiToken,
-  expectSuccess,
-  seedSchema,
-  TRANSPORTS,
-  useClient,
-  userGroupApi,
-  VERIFY_PATH,
-} from './helpers.js';
+import { expectSuccess, seedSchema, TRANSPORTS, useClient } from './helpers.js';
+import { adminCaller, apiToken } from '../support/callers.js';
+import { userGroupApi, VERIFY_PATH } from '../support/user-group-api.js';
 import { uniqueId } from '../support/unique-id.js';
 
 const EMBED_PATH = '/api/user/embed_token';
