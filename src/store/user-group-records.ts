@@ -4,7 +4,8 @@ import {
   MAX_HIERARCHY_DEPTH,
 } from '../domain/user-groups/hierarchy.rules.js';
 import type { JsonObject } from '../domain/common.records.js';
-import type { UserGroupPatch, UserGroupRecord } from '../domain/user-groups/user-group.records.js';
+import type { UserGroupRecord } from '../domain/user-groups/user-group.records.js';
+import type { MergedSizeWrite } from '../domain/user-groups/user-group-patch.rules.js';
 import type { Environment } from '../domain/tenancy.js';
 import type { UserGroupQuery } from '../domain/user-groups/user-groups.port.js';
 
@@ -72,21 +73,6 @@ export function serializeProperties(properties: JsonObject | null): string | nul
   return properties === null ? null : JSON.stringify(properties);
 }
 
-/**
- * The patch keys the update statement writes as columns; the mapping lives in its own table, and the
- * parent link is written by team id once the engine has checked it (`parentTeamId`).
- */
-export const PATCHABLE_GROUP_COLUMNS = [
-  'providedId',
-  'name',
-  'properties',
-  'isDemoGroup',
-  'tags',
-  'tokenHash',
-  'tokenCiphertext',
-  'parentTeamId',
-] as const;
-
 /** The list filters both engines bind the same way (the demo flag is each engine's own type). */
 export function listFilterParameters(query: UserGroupQuery): { parent: string | null; tag: string | null } {
   return { parent: query.parent ?? null, tag: query.tag ?? null };
@@ -119,37 +105,6 @@ export interface MergedSizeRow {
   old_chain: [number, JsonObject | null][];
   new_chain: [number, JsonObject | null][];
   subtree: [number, number, number, string, JsonObject | null][];
-}
-
-/**
- * A write that can change merged properties: a create under a parent (no team id), or an update that
- * sets properties (undefined: unchanged) and/or links the group to another parent (`parentTeamId`:
- * null detaches, undefined keeps the link).
- */
-export interface MergedSizeWrite {
-  teamId?: number;
-  providedId?: string;
-  properties?: JsonObject | null;
-  parentTeamId?: number | null;
-}
-
-/**
- * What an update writes that the merged-size rule looks at, once the engine has checked its link
- * (`parentTeamId`); undefined when the update cannot grow any group's merged properties (it sets no
- * properties and links to no new parent), so that the engine reads nothing.
- */
-export function mergedSizeWriteOfUpdate(
-  teamId: number,
-  patch: UserGroupPatch,
-  parentTeamId: number | null | undefined,
-): MergedSizeWrite | undefined {
-  if (patch.properties === undefined && (parentTeamId === undefined || parentTeamId === null)) return undefined;
-  return {
-    teamId,
-    ...(patch.providedId === undefined ? {} : { providedId: patch.providedId }),
-    ...(patch.properties === undefined ? {} : { properties: patch.properties }),
-    ...(parentTeamId === undefined ? {} : { parentTeamId }),
-  };
 }
 
 /**
@@ -219,13 +174,6 @@ export function patchParameters<K extends string>(
     parameters[key] = value ?? null;
   }
   return parameters;
-}
-
-/** A token swap replaces hash and ciphertext together; one without the other would orphan the token. */
-export function assertTokenPatchComplete(patch: { tokenHash?: string; tokenCiphertext?: string }): void {
-  if ((patch.tokenHash === undefined) !== (patch.tokenCiphertext === undefined)) {
-    throw new Error('a user group patch sets tokenHash and tokenCiphertext together or neither');
-  }
 }
 
 /**

@@ -20,19 +20,22 @@ import type {
 } from '../../domain/user-groups/user-groups.port.js';
 import {
   assertMergedSizeFromRow,
-  assertTokenPatchComplete,
   listFilterParameters,
   MAX_ANCESTORS,
   mergedSizeChains,
-  mergedSizeWriteOfUpdate,
-  PATCHABLE_GROUP_COLUMNS,
   parentTeamIdFromRow,
   patchParameters,
   prefixUpperBound,
   serializeProperties,
   userGroupFromRow,
 } from '../user-group-records.js';
-import type { MergedSizeRow, MergedSizeWrite, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+import type { MergedSizeRow, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+import {
+  assertTokenPatchComplete,
+  mergedSizeWriteOfUpdate,
+  PATCHABLE_GROUP_COLUMNS,
+  type MergedSizeWrite,
+} from '../../domain/user-groups/user-group-patch.rules.js';
 import { auditEventPerRow, auditParameters, NO_ENDPOINT_WANTS, type AuditEvents } from './audit-events.js';
 import { failure } from '../../domain/errors.js';
 import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../../domain/retry-policy.js';

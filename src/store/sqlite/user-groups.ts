@@ -22,19 +22,23 @@ import type {
 } from '../../domain/user-groups/user-groups.port.js';
 import {
   assertMergedSizeFromRow,
-  assertTokenPatchComplete,
   listFilterParameters,
   MAX_ANCESTORS,
   mergedSizeChains,
-  mergedSizeWriteOfUpdate,
-  PATCHABLE_GROUP_COLUMNS,
   parentTeamIdFromRow,
   patchParameters,
   prefixUpperBound,
   serializeProperties,
   userGroupFromRow,
 } from '../user-group-records.js';
-import type { MergedSizeRow, MergedSizeWrite, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+import type { MergedSizeRow, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+import {
+  assertTokenPatchComplete,
+  mergedSizeWriteOfUpdate,
+  PATCHABLE_GROUP_COLUMNS,
+  type MergedSizeWrite,
+} from '../../domain/user-groups/user-group-patch.rules.js';
+import { deletionRefusal } from '../../domain/user-groups/user-group-deletion.rules.js';
 import { dataSourceRowId, schemaRowId } from '../catalogue-numbers.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './busy-retry.js';
@@ -460,7 +464,8 @@ export function userGroupMethods(
     (context: AuditContext, tenant: Tenant, teamId: number, expectedVersion: number): Audited<UserGroupDeletion> => {
       // Counted under the write lock, so no child can be linked between the count and the delete.
       const { children } = sql.children.get(teamId) as { children: number };
-      if (children > 0) return { result: { status: 'has_children', children }, entries: [] };
+      const refusal = deletionRefusal(children);
+      if (refusal) return { result: refusal, entries: [] };
       const before = findOne(reads.byTeamId, teamId);
       const deleted = sql.delete.get(teamId, tenant.workspaceId, tenant.environment, expectedVersion) as
         GroupIdentity | undefined;
