@@ -7,7 +7,6 @@ import type { JsonObject } from '../domain/common.records.js';
 import type { UserGroupRecord } from '../domain/user-groups/user-group.records.js';
 import type { MergedSizeWrite } from '../domain/user-groups/user-group-patch.rules.js';
 import type { Environment } from '../domain/tenancy.js';
-import type { UserGroupQuery } from '../domain/user-groups/user-groups.port.js';
 
 /*
  * What both engines share about user groups: how a row becomes a record, how the one-statement patch
@@ -71,11 +70,6 @@ export function userGroupFromRow(row: UserGroupRow): UserGroupRecord {
 /** Properties are stored as the JSON text the caller's object serialises to; null stays SQL NULL. */
 export function serializeProperties(properties: JsonObject | null): string | null {
   return properties === null ? null : JSON.stringify(properties);
-}
-
-/** The list filters both engines bind the same way (the demo flag is each engine's own type). */
-export function listFilterParameters(query: UserGroupQuery): { parent: string | null; tag: string | null } {
-  return { parent: query.parent ?? null, tag: query.tag ?? null };
 }
 
 /** The row of an engine's parent-link query: [level, team_id] pairs of the would-be parent's chain, and the subtree's height. */
@@ -174,22 +168,4 @@ export function patchParameters<K extends string>(
     parameters[key] = value ?? null;
   }
   return parameters;
-}
-
-/**
- * The smallest string above every string that starts with `prefix` in code point order (SQLite's
- * BINARY collation, PostgreSQL's "C" collation over UTF-8), or null when no such string exists. Turns
- * a prefix match into a range of plain comparisons, exact for every string (U+10FFFF included), which
- * the unique (workspace_id, environment, provided_id) index can serve whenever a query filters on it alone.
- */
-export function prefixUpperBound(prefix: string): string | null {
-  const codePoints = Array.from(prefix, (char) => char.codePointAt(0) ?? 0);
-  for (let last = codePoints.pop(); last !== undefined; last = codePoints.pop()) {
-    if (last < 0x10ffff) {
-      // Surrogates never occur in stored text, so the code point after U+D7FF is U+E000.
-      codePoints.push(last === 0xd7ff ? 0xe000 : last + 1);
-      return String.fromCodePoint(...codePoints);
-    }
-  }
-  return null;
 }

@@ -20,12 +20,10 @@ import type {
 } from '../../domain/user-groups/user-groups.port.js';
 import {
   assertMergedSizeFromRow,
-  listFilterParameters,
   MAX_ANCESTORS,
   mergedSizeChains,
   parentTeamIdFromRow,
   patchParameters,
-  prefixUpperBound,
   serializeProperties,
   userGroupFromRow,
 } from '../user-group-records.js';
@@ -36,6 +34,7 @@ import {
   PATCHABLE_GROUP_COLUMNS,
   type MergedSizeWrite,
 } from '../../domain/user-groups/user-group-patch.rules.js';
+import { userGroupSearchPlan } from '../../domain/user-groups/user-group-search.rules.js';
 import { auditEventPerRow, auditParameters, NO_ENDPOINT_WANTS, type AuditEvents } from './audit-events.js';
 import { failure } from '../../domain/errors.js';
 import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../../domain/retry-policy.js';
@@ -541,19 +540,7 @@ export function userGroupMethods(
   });
 
   const list = (query: UserGroupQuery): Promise<UserGroupRecord[]> => {
-    const { search } = query;
-    return findMany(
-      db,
-      sql.list({
-        ...query.tenant,
-        search: search ?? null,
-        searchEnd: search === undefined ? null : prefixUpperBound(search),
-        ...listFilterParameters(query),
-        isDemoGroup: query.isDemoGroup ?? null,
-        afterTeamId: query.afterTeamId ?? 0,
-        limit: query.limit,
-      }),
-    );
+    return findMany(db, sql.list({ ...query.tenant, ...userGroupSearchPlan(query) }));
   };
 
   const rotationParameters = ({

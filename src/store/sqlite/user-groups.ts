@@ -22,12 +22,10 @@ import type {
 } from '../../domain/user-groups/user-groups.port.js';
 import {
   assertMergedSizeFromRow,
-  listFilterParameters,
   MAX_ANCESTORS,
   mergedSizeChains,
   parentTeamIdFromRow,
   patchParameters,
-  prefixUpperBound,
   serializeProperties,
   userGroupFromRow,
 } from '../user-group-records.js';
@@ -38,6 +36,7 @@ import {
   PATCHABLE_GROUP_COLUMNS,
   type MergedSizeWrite,
 } from '../../domain/user-groups/user-group-patch.rules.js';
+import { userGroupSearchPlan } from '../../domain/user-groups/user-group-search.rules.js';
 import { deletionRefusal } from '../../domain/user-groups/user-group-deletion.rules.js';
 import { dataSourceRowId, schemaRowId } from '../catalogue-numbers.js';
 import type { AuditEvents } from './audit-events.js';
@@ -431,24 +430,22 @@ export function userGroupMethods(
   });
 
   const list = (query: UserGroupQuery): UserGroupRecord[] => {
-    const { search } = query;
-    const searchParams =
-      search === undefined
-        ? { search: null, searchEnd: null, likeCanDecide: 0, namePattern: null, foldedSearch: null }
+    const plan = userGroupSearchPlan(query);
+    const { search } = plan;
+    // SQLite's own matching of names: LIKE where it decides, else case folded in JavaScript.
+    const nameParams =
+      search === null
+        ? { likeCanDecide: 0, namePattern: null, foldedSearch: null }
         : {
-            search,
-            searchEnd: prefixUpperBound(search),
             likeCanDecide: likeCanDecide(search) ? 1 : 0,
             namePattern: containsPattern(search),
             foldedSearch: casefold(search),
           };
     const rows = reads.list.all({
       ...query.tenant,
-      ...searchParams,
-      ...listFilterParameters(query),
-      isDemoGroup: query.isDemoGroup === undefined ? null : Number(query.isDemoGroup),
-      afterTeamId: query.afterTeamId ?? 0,
-      limit: query.limit,
+      ...plan,
+      ...nameParams,
+      isDemoGroup: plan.isDemoGroup === null ? null : Number(plan.isDemoGroup),
     }) as SqliteUserGroupCells[];
     return rows.map(decodeUserGroupRow);
   };
