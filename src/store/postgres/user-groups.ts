@@ -289,7 +289,7 @@ const sql = statements(
     // decide one after the other, across instances; reads and other writes never take it.
     lockTree: `SELECT pg_advisory_xact_lock(hashtext('ugs.user_group_tree'), hashtext(@workspaceId::text || '.' || @environment))`,
     // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
-    // one level past the depth rule (src/domain/user-groups/hierarchy.rules.ts decides).
+    // one level past the depth rule: the walk stays SQL, the refusal is hierarchy.rules.ts' (D355).
     parentLink: `WITH RECURSIVE chain(team_id, parent_team_id, level) AS (
       SELECT team_id, parent_team_id, 1 FROM user_groups
         WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @parentProvidedId
