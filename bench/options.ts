@@ -51,11 +51,11 @@ export const USAGE = `Usage: npm run bench -- [flags]
 
   --engines sqlite,postgres   engines to measure (default: both)
   --sizes 10000,1000000       seeded groups per database (default: both)
-  --duration 10               seconds per scenario, the ceiling included (default 10; below 10 is a smoke run)
+  --duration 10               seconds per scenario, the ceilings included (default 10; below 10 is a smoke run)
   --warmup 2                  seconds of unrecorded load before each measurement (default 2; 0: none)
   --server-warmup 10          seconds of unrecorded get-existing load on each fresh service first (default 10)
   --connections 64            concurrent keep-alive connections (default 64)
-  --scenarios a,b             any of ${SCENARIOS.join(', ')} (default: all; the ceiling always runs)
+  --scenarios a,b             any of ${SCENARIOS.join(', ')} (default: all; the ceilings always run)
   --quick                     smoke run: sizes 10000, duration 3, warmup 1, server warmup 5 (explicit flags still win)
   --seed-batch 5000           groups per store transaction while seeding (default 5000)
   --seed-parallel 8           PostgreSQL seeding transactions in flight (default 8)

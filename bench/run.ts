@@ -1,5 +1,5 @@
 // `npm run bench`: seeds each engine × size, starts `ugs serve` (built dist, NODE_ENV=production,
-// one process) and a bare node:http ceiling server, drives both with wrk (a native load generator),
+// one process) and two ceilings (a bare node:http server, a bare Fastify route), drives both with wrk (a native load generator),
 // prints a table and writes bench/results/<timestamp>.json and bench/results/latest.json.
 // See bench/README.md.
 import { randomBytes } from 'node:crypto';
@@ -148,7 +148,10 @@ interface ScenarioResult {
   describe: string;
   figures: LoadFigures;
   rssMb: number | null;
+  /** req/s ÷ the node:http ceiling's. */
   ratioToCeiling: number | null;
+  /** req/s ÷ the bare Fastify route's. */
+  ratioToFastify?: number | null;
 }
 
 interface BlockResult {
@@ -158,6 +161,7 @@ interface BlockResult {
   seed: { groups: number; seconds: number; groupsPerSecond: number; batch: number; parallel: number };
   responseBytes: number;
   ceiling: ScenarioResult;
+  fastifyCeiling: ScenarioResult;
   scenarios: ScenarioResult[];
 }
 
@@ -199,37 +203,51 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     await drive(service.port, getExisting(data).run(), options.connections, options.serverWarmup);
   }
 
-  // The ceiling, measured right before the scenarios it is compared with, with the same requests.
-  const ceilingPort = await freePort();
-  const ceilingServer = await startNodeProcess({
-    name: 'ceiling server',
-    args: ['--import', 'tsx', join(REPO, 'bench', 'ceiling-server.ts'), String(ceilingPort), captureFile],
-    port: ceilingPort,
-    readyPath: '/',
-    cwd: REPO,
-    env: childEnv({}),
-  });
-  const stopCeiling = defer(() => ceilingServer.stop());
-  log(`  ceiling: node:http answering the ${responseBytes} bytes of a real get-or-create response`);
-  const ceilingScenario = getExisting(data, 'ceiling');
-  const ceilingFigures = await measure(ceilingPort, ceilingScenario.run(), {
-    ...load,
-    serverCpuSeconds: ceilingServer.cpuSeconds,
-  });
-  const ceilingRss = ceilingServer.rssMb();
-  await stopCeiling();
-  const ceilingPerSecond = ceilingFigures.okPerSecond;
-  rows.push(row(engine, size, 'ceiling (node:http)', ceilingFigures, ceilingPerSecond, ceilingRss));
-  log(
-    `  ceiling: ${Math.round(ceilingPerSecond)} req/s, p99 ${ceilingFigures.latencyMs.p99} ms, errors ${ceilingFigures.errors.total}, ${ceilingFigures.cpuUsPerResponse ?? '–'} µs CPU each`,
-  );
-  const ceiling: ScenarioResult = {
-    scenario: 'ceiling',
-    describe: ceilingScenario.describe,
-    figures: ceilingFigures,
-    rssMb: ceilingRss,
-    ratioToCeiling: 1,
+  // The ceilings, measured right before the scenarios they are compared with, with the same requests:
+  // node:http (what any Node HTTP server spends) and a bare Fastify route (what the framework spends).
+  const measureCeiling = async (kind: 'node:http' | 'Fastify'): Promise<ScenarioResult> => {
+    const ceilingPort = await freePort();
+    const script = kind === 'node:http' ? 'ceiling-server.ts' : 'ceiling-fastify.ts';
+    const ceilingServer = await startNodeProcess({
+      name: `ceiling server (${kind})`,
+      args: ['--import', 'tsx', join(REPO, 'bench', script), String(ceilingPort), captureFile],
+      port: ceilingPort,
+      readyPath: '/',
+      cwd: REPO,
+      env: childEnv({}),
+    });
+    const stopCeiling = defer(() => ceilingServer.stop());
+    log(`  ceiling (${kind}): answering the ${responseBytes} bytes of a real get-or-create response`);
+    const ceilingScenario = getExisting(data, 'ceiling');
+    const figures = await measure(ceilingPort, ceilingScenario.run(), {
+      ...load,
+      serverCpuSeconds: ceilingServer.cpuSeconds,
+    });
+    const rssMb = ceilingServer.rssMb();
+    await stopCeiling();
+    log(
+      `  ceiling (${kind}): ${Math.round(figures.okPerSecond)} req/s, p99 ${figures.latencyMs.p99} ms, errors ${figures.errors.total}, ${figures.cpuUsPerResponse ?? '–'} µs CPU each`,
+    );
+    return { scenario: `ceiling (${kind})`, describe: ceilingScenario.describe, figures, rssMb, ratioToCeiling: null };
   };
+  const ceiling = await measureCeiling('node:http');
+  const fastifyCeiling = await measureCeiling('Fastify');
+  const ceilingPerSecond = ceiling.figures.okPerSecond;
+  const fastifyPerSecond = fastifyCeiling.figures.okPerSecond;
+  for (const measured of [ceiling, fastifyCeiling]) {
+    const result = row(
+      engine,
+      size,
+      measured.scenario,
+      measured.figures,
+      ceilingPerSecond,
+      fastifyPerSecond,
+      measured.rssMb,
+    );
+    measured.ratioToCeiling = result.ratioToCeiling;
+    measured.ratioToFastify = result.ratioToFastify;
+    rows.push(result);
+  }
 
   const scenarios: ScenarioResult[] = [];
   for (const name of options.scenarios) {
@@ -247,7 +265,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
         ? await measureWebhookDrain(service.port, seeded)
         : await measureOfflineVerify(service.port, seeded, load);
     const rssMb = service.rssMb();
-    const result = row(engine, size, name, figures, ceilingPerSecond, rssMb);
+    const result = row(engine, size, name, figures, ceilingPerSecond, fastifyPerSecond, rssMb);
     rows.push(result);
     scenarios.push({
       scenario: name,
@@ -255,6 +273,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
       figures,
       rssMb,
       ratioToCeiling: result.ratioToCeiling,
+      ratioToFastify: result.ratioToFastify,
     });
     const codes = Object.entries(figures.statusCodes)
       .map(([code, count]) => `${code}×${count}`)
@@ -262,7 +281,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     log(
       `  ${name}: ${result.reqPerSec} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, errors ${result.errors}` +
         ` (${codes || 'no responses'}${figures.errors.socket ? `, ${figures.errors.socket} socket errors` : ''}` +
-        `${figures.errors.wrongOutcome ? `, ${figures.errors.wrongOutcome} wrong outcomes` : ''}), ×${result.ratioToCeiling ?? '–'}, ${result.cpuUs ?? '–'} µs CPU each, RSS ${rssMb ?? '?'} MB`,
+        `${figures.errors.wrongOutcome ? `, ${figures.errors.wrongOutcome} wrong outcomes` : ''}), ×${result.ratioToCeiling ?? '–'} node:http, ×${result.ratioToFastify ?? '–'} Fastify, ${result.cpuUs ?? '–'} µs CPU each, RSS ${rssMb ?? '?'} MB`,
     );
   }
 
@@ -281,6 +300,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     },
     responseBytes,
     ceiling,
+    fastifyCeiling,
     scenarios,
   };
 }

@@ -28,17 +28,16 @@ const SCALAR_BYTES = 32;
 const signatureOf = (jws: string) => base64url.decode(jws.slice(jws.lastIndexOf('.') + 1));
 const scalar = (bytes: Uint8Array) => BigInt(`0x${Buffer.from(bytes).toString('hex') || '0'}`);
 
+/** An ES256 signature (r ‖ s, 64 bytes) with its S in the low half, changed in place. */
+export function lowSignature(signature: Buffer): Buffer {
+  const s = scalar(signature.subarray(SCALAR_BYTES));
+  if (s > HALF_ORDER)
+    signature.set(Buffer.from((P256_ORDER - s).toString(16).padStart(2 * SCALAR_BYTES, '0'), 'hex'), SCALAR_BYTES);
+  return signature;
+}
+
 /** Whether the compact ES256 JWS carries a high-S signature (s > n/2). */
 export function hasHighS(jws: string): boolean {
   const signature = signatureOf(jws);
   return signature.length === 2 * SCALAR_BYTES && scalar(signature.subarray(SCALAR_BYTES)) > HALF_ORDER;
-}
-
-/** The same compact ES256 JWS with its signature's S normalised to the low half (s := n - s when s > n/2). */
-export function withLowS(jws: string): string {
-  if (!hasHighS(jws)) return jws;
-  const signature = signatureOf(jws);
-  const s = P256_ORDER - scalar(signature.subarray(SCALAR_BYTES));
-  signature.set(Buffer.from(s.toString(16).padStart(2 * SCALAR_BYTES, '0'), 'hex'), SCALAR_BYTES);
-  return `${jws.slice(0, jws.lastIndexOf('.') + 1)}${base64url.encode(signature)}`;
 }

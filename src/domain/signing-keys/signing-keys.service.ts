@@ -1,3 +1,4 @@
+import { createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { auditContextOf } from '../audit/audit-context.js';
 import type { Clock } from '../clock.js';
@@ -20,6 +21,19 @@ export interface UsableKey {
   kid: string;
   key: ImportedKey;
 }
+
+/**
+ * The issuer's current key, ready to sign: its private half as a node:crypto KeyObject, decrypted and
+ * prepared once per process (a kid names one key for ever), and its JWS header already encoded.
+ */
+export interface SigningKey {
+  kid: string;
+  privateKey: KeyObject;
+  /** base64url of `{"alg":"ES256","kid":…,"typ":"ugs-embed+jwt"}`, the first part of every token it signs. */
+  encodedHeader: string;
+}
+
+export const EMBED_TOKEN_TYPE = 'ugs-embed+jwt';
 
 export interface PublishedKey extends SigningKeyRecord {
   /** When it leaves the JWKS: null while current, else retirement plus the longest token lifetime. */
@@ -55,6 +69,21 @@ export function createSigningKeyService({
     }
     return key;
   };
+  const prepared = new Map<string, SigningKey>();
+  const prepare = (current: SigningKeyRecord): SigningKey => {
+    let key = prepared.get(current.kid);
+    if (!key) {
+      const jwk = JSON.parse(cipher.decrypt(current.privateKeyCiphertext)) as JWK;
+      const header = { alg: EMBED_TOKEN_ALGORITHM, kid: current.kid, typ: EMBED_TOKEN_TYPE };
+      key = {
+        kid: current.kid,
+        privateKey: createPrivateKey({ key: jwk as JsonWebKey, format: 'jwk' }),
+        encodedHeader: Buffer.from(JSON.stringify(header)).toString('base64url'),
+      };
+      prepared.set(current.kid, key);
+    }
+    return key;
+  };
   let lowSignaturesSince: Promise<number> | undefined;
 
   async function newKey(issuer: Tenant): Promise<NewSigningKey> {
@@ -80,16 +109,17 @@ export function createSigningKeyService({
   return {
     published,
 
-    /** The issuer's current key, created (and audited as `actor`'s) when it has none yet. */
-    async signingKey(issuer: Tenant, actor: Actor): Promise<UsableKey> {
+    /**
+     * The issuer's current key, created (and audited as `actor`'s) when it has none yet. Which key is
+     * current is read for each mint, after its request arrived (the mints of one turn of the event loop
+     * share one read: src/store/hot-reads.ts), so a rotation through any instance signs the next
+     * request on all of them; the key itself is decrypted and prepared once per process (D441).
+     */
+    async signingKey(issuer: Tenant, actor: Actor): Promise<SigningKey> {
       const current =
         (await store.findCurrentSigningKey(issuer)) ??
         (await store.insertFirstSigningKey(await newKey(issuer), auditContextOf(clock, { actor, requestId: null })));
-      const key = await importOnce(
-        `private:${current.kid}`,
-        () => JSON.parse(cipher.decrypt(current.privateKeyCiphertext)) as JWK,
-      );
-      return { kid: current.kid, key };
+      return prepare(current);
     },
 
     /** The issuer's public key `kid`, while it is published; null otherwise (another issuer's kid included). */

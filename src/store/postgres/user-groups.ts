@@ -162,6 +162,26 @@ const DELETE_TARGET = `WITH target AS (
 
 const TENANT = 'g.workspace_id = @workspaceId AND g.environment = @environment';
 
+/** First half of the advisory lock key of a tree's root (D442); "ugtt" in ASCII. */
+const TREE_LOCK_CLASS = 0x75677474;
+/**
+ * The lock keys of the roots of the trees that hold the groups @teamIds and the group @parentProvidedId:
+ * a walk up the parent links from each, bounded one level past the depth rule (which keeps every
+ * chain shorter, so each walk ends at a root). The key folds in the schema, so that databases sharing
+ * one PostgreSQL server in schemas of their own (tests, the bench) do not wait for each other's trees.
+ */
+const TREE_ROOT_KEYS = `WITH RECURSIVE up(team_id, parent_team_id, level) AS (
+    SELECT team_id, parent_team_id, 1 FROM user_groups
+      WHERE team_id = ANY(@teamIds::bigint[]) AND workspace_id = @workspaceId AND environment = @environment
+    UNION ALL
+    SELECT team_id, parent_team_id, 1 FROM user_groups
+      WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @parentProvidedId::text
+    UNION ALL
+    SELECT p.team_id, p.parent_team_id, u.level + 1 FROM user_groups p JOIN up u ON p.team_id = u.parent_team_id
+      WHERE u.level < ${HIERARCHY_READ_LIMIT}
+  )
+  SELECT DISTINCT hashtext(current_schema() || '.' || team_id) AS key FROM up WHERE parent_team_id IS NULL`;
+
 /**
  * The columns a group lookup adds when it also confirms the caller's API token (a LEFT JOIN of
  * api_tokens on @apiTokenId, `t`): its state in the lookup's own snapshot.
@@ -285,9 +305,17 @@ const sql = statements(
       RETURNING ${GROUP_COLUMNS.replace(/(\w+)/g, 'g.$1')}, ${mappingOf('g')}, ${ancestorsOf('g')}
     )
     SELECT target.children, (SELECT row_to_json(deleted) FROM deleted) AS deleted FROM target`,
-    // Every change of a tenant's tree takes this lock first, so two of them (A under B, B under A)
-    // decide one after the other, across instances; reads and other writes never take it.
-    lockTree: `SELECT pg_advisory_xact_lock(hashtext('ugs.user_group_tree'), hashtext(@workspaceId::text || '.' || @environment))`,
+    // Every change that can grow a merge (SPEC §11: a link, a change of properties, a create under a
+    // parent) first locks the roots of the trees it touches (D442): the root of the written group's
+    // tree and of the would-be parent's, found by walking up the parent links (the depth rule bounds
+    // the walk), each lock a key folded from the root's team_id (a collision only serialises more),
+    // taken in key order within the statement. Writes on different trees of a tenant no longer wait
+    // for each other; two writes on one tree (A under B, B under A included) decide one after the other.
+    lockTreeRoots: `SELECT k.key, pg_advisory_xact_lock(${TREE_LOCK_CLASS}, k.key) AS locked
+      FROM (${TREE_ROOT_KEYS} ORDER BY key) k`,
+    // The same keys again, in a new snapshot: a tree that moved while this write waited has a new root.
+    treeRootKeys: TREE_ROOT_KEYS,
+    lockTreeKey: `SELECT pg_advisory_xact_lock(${TREE_LOCK_CLASS}, @key::int)`,
     // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
     // one level past the depth rule: the walk stays SQL, the refusal is hierarchy.rules.ts' (D355).
     parentLink: `WITH RECURSIVE chain(team_id, parent_team_id, level) AS (
@@ -329,6 +357,33 @@ function mappingParameters(mapping: MappingEntry[]): { schemaIds: number[]; data
   };
 }
 
+/**
+ * How PostgreSQL writes a create, a token rotation or a deletion, decided here and nowhere else
+ * (issue 28, D443). Each has two writes, stated once each in `userGroupMethods`:
+ * - `statement`: the change and its audit event as one statement (no BEGIN and COMMIT round trips),
+ *   which writes nothing while an enabled endpoint of the tenant wants the event (NO_ENDPOINT_WANTS:
+ *   its webhook event must be written with the whole group) or when it finds nothing to do; it then
+ *   answers undefined;
+ * - `transaction`: change, audit event and webhook events in one transaction (audit.withAudit), which
+ *   decides afresh on the rows as they are then.
+ * The store contract runs each operation with an endpoint that wants its event and with one that does
+ * not (test/store/contract/webhook-outbox.contract.ts).
+ */
+interface TwoWayWrite<A extends unknown[], R> {
+  statement(...args: A): Promise<R | undefined>;
+  transaction(...args: A): Promise<R>;
+}
+
+const written =
+  <A extends unknown[], R>(write: TwoWayWrite<A, R>) =>
+  async (...args: A): Promise<R> =>
+    (await write.statement(...args)) ?? write.transaction(...args);
+
+const lostOnTransientConflict = (error: unknown): typeof LOST_TO_CONCURRENT_CHANGE => {
+  if (isTransientConflict(error)) return LOST_TO_CONCURRENT_CHANGE;
+  throw error;
+};
+
 export function userGroupMethods(
   db: PostgresDatabase,
   audit: AuditEvents,
@@ -364,8 +419,28 @@ export function userGroupMethods(
   };
 
   /**
-   * Inside a transaction: takes the tenant's tree lock, then checks the parent link (SPEC §11) on the
-   * tree as it is now and returns the parent's team id; null detaches, undefined leaves the link.
+   * Inside a transaction: locks the roots of the trees holding `teamIds` and the group
+   * `parentProvidedId` (D442), then reads them again in a new snapshot and locks any root that
+   * changed while it waited (a tree moved), until the roots it holds are the trees' roots.
+   */
+  const lockTrees = async (tx: Queryable, tenant: Tenant, teamIds: number[], parentProvidedId: string | null) => {
+    const parameters = { ...tenant, teamIds, parentProvidedId };
+    const locked = new Set((await tx.rows<{ key: number }>(sql.lockTreeRoots(parameters))).map((row) => row.key));
+    for (;;) {
+      const keys = (await tx.rows<{ key: number }>(sql.treeRootKeys(parameters))).map((row) => row.key);
+      const moved = keys.filter((key) => !locked.has(key)).sort((a, b) => a - b);
+      if (moved.length === 0) return;
+      for (const key of moved) {
+        await tx.rows(sql.lockTreeKey({ key }));
+        locked.add(key);
+      }
+    }
+  };
+
+  /**
+   * Inside a transaction: locks the trees a change of the parent link touches (the group's own, and
+   * the would-be parent's), then checks the link (SPEC §11) on the tree as it is now and returns the
+   * parent's team id; null detaches, undefined leaves the link.
    */
   const parentTeamIdFor = async (
     tx: Queryable,
@@ -373,20 +448,23 @@ export function userGroupMethods(
     parentProvidedId: string | null | undefined,
     teamId?: number,
   ) => {
-    if (parentProvidedId === undefined || parentProvidedId === null) return parentProvidedId;
-    await tx.rows(sql.lockTree({ ...tenant }));
+    if (parentProvidedId === undefined) return undefined;
+    // A root's create (the hot path) touches no tree; a detach moves its subtree to a tree of its own.
+    if (parentProvidedId === null && teamId === undefined) return null;
+    await lockTrees(tx, tenant, teamId === undefined ? [] : [teamId], parentProvidedId);
+    if (parentProvidedId === null) return null;
     const [row] = await tx.rows<ParentLinkRow>(sql.parentLink({ ...tenant, parentProvidedId, teamId: teamId ?? null }));
     if (!row) throw new Error('the parent-link query returned no row');
     return parentTeamIdFromRow(parentProvidedId, row, teamId);
   };
 
   /**
-   * Inside a transaction, under the tenant's tree lock (which `locked` says the write already holds):
-   * refuses the write if it would grow some group's merged properties past the bound, so that two
-   * writes on one tree decide one after the other.
+   * Inside a transaction, with the trees the write touches locked (which `locked` says the write
+   * already did): refuses the write if it would grow some group's merged properties past the bound,
+   * so that two writes on one tree decide one after the other.
    */
   const assertMergedSize = async (tx: Queryable, tenant: Tenant, write: MergedSizeWrite, locked: boolean) => {
-    if (!locked) await tx.rows(sql.lockTree({ ...tenant }));
+    if (!locked && write.teamId !== undefined) await lockTrees(tx, tenant, [write.teamId], null);
     const [row] = await tx.rows<MergedSizeRow>(
       sql.mergedSizes({ ...tenant, teamId: write.teamId ?? null, parentTeamId: write.parentTeamId ?? null }),
     );
@@ -449,8 +527,8 @@ export function userGroupMethods(
     assertTokenPatchComplete(patch);
     const parentTeamId = await parentTeamIdFor(tx, tenant, patch.parentProvidedId, teamId);
     const sizeCheck = mergedSizeWriteOfUpdate(teamId, patch, parentTeamId);
-    // parentTeamIdFor took the lock when it checked a link.
-    if (sizeCheck) await assertMergedSize(tx, tenant, sizeCheck, typeof parentTeamId === 'number');
+    // parentTeamIdFor locked the trees when the patch changes the link.
+    if (sizeCheck) await assertMergedSize(tx, tenant, sizeCheck, parentTeamId !== undefined);
     const columns = {
       ...patch,
       properties: patch.properties === undefined ? undefined : serializeProperties(patch.properties),
@@ -476,7 +554,22 @@ export function userGroupMethods(
     });
   };
 
-  // Group, mapping, audit event and webhook events in one transaction.
+  const insertAudited = audit.withAudit(async (tx, context: AuditContext, group: NewUserGroup) => {
+    const created = await insertGroup(tx, group);
+    return {
+      result: created,
+      entries: created ? [groupEntry(groupAudit('user_group.created', context.changes), created)] : [],
+    };
+  });
+
+  // A root (the hot path) may be one statement, which writes nothing when the group exists; a group
+  // with a parent is checked under its tree's lock, in the transaction.
+  const create = written<[NewUserGroup, AuditContext], UserGroupRecord | undefined>({
+    statement: async (group, context) =>
+      group.parentProvidedId === null ? insertGroup(db, group, context) : undefined,
+    transaction: (group, context) => insertAudited(context, group),
+  });
+
   // It tries again (under the one retry policy) when its insert lost a deadlock, or met a group that
   // is gone by the time it reads it (deleted in between): each try is a fresh statement snapshot.
   const insertIfAbsent = (group: NewUserGroup, context: AuditContext) => {
@@ -486,11 +579,7 @@ export function userGroupMethods(
       async () => {
         let created: UserGroupRecord | undefined;
         try {
-          // A root (the hot path) first tries the one statement, which writes nothing when the group
-          // exists or an endpoint wants the event; the transaction then decides.
-          created =
-            (group.parentProvidedId === null ? await insertGroup(db, group, context) : undefined) ??
-            (await insertAudited(context, group));
+          created = await create(group, context);
         } catch (error) {
           if (!isTransientConflict(error)) throw error;
           conflict = error;
@@ -507,14 +596,6 @@ export function userGroupMethods(
         failure.unavailable(new Error('user group insert kept conflicting with a row deleted before it could be read')),
     );
   };
-
-  const insertAudited = audit.withAudit(async (tx, context: AuditContext, group: NewUserGroup) => {
-    const created = await insertGroup(tx, group);
-    return {
-      result: created,
-      entries: created ? [groupEntry(groupAudit('user_group.created', context.changes), created)] : [],
-    };
-  });
 
   const update = audit.withAudit(async (tx, context: AuditContext, groupUpdate: UserGroupUpdate) => {
     const group = await applyUpdate(tx, groupUpdate);
@@ -565,15 +646,18 @@ export function userGroupMethods(
     };
   });
 
-  // One statement while no endpoint wants the event; else (or for an unknown token) the transaction.
-  const rotate = async (rotation: UserGroupTokenRotation, context: AuditContext): Promise<UserGroupRecord | null> =>
-    (await findOne(
-      db,
-      sql.rotateIfNoEndpointWants({
-        ...rotationParameters(rotation),
-        ...auditParameters(context, groupAudit('user_group.token_rotated', context.changes)),
-      }),
-    )) ?? rotateAnnounced(context, rotation);
+  // The transaction also answers an unknown token (null).
+  const rotate = written<[UserGroupTokenRotation, AuditContext], UserGroupRecord | null>({
+    statement: async (rotation, context) =>
+      (await findOne(
+        db,
+        sql.rotateIfNoEndpointWants({
+          ...rotationParameters(rotation),
+          ...auditParameters(context, groupAudit('user_group.token_rotated', context.changes)),
+        }),
+      )) ?? undefined,
+    transaction: (rotation, context) => rotateAnnounced(context, rotation),
+  });
 
   const deleteAudited = audit.withAudit(
     async (tx, context: AuditContext, tenant: Tenant, teamId: number, expectedVersion: number) => {
@@ -591,14 +675,9 @@ export function userGroupMethods(
     },
   );
 
-  const remove = async (
-    tenant: Tenant,
-    teamId: number,
-    expectedVersion: number,
-    context: AuditContext,
-  ): Promise<UserGroupDeletion> => {
-    try {
-      // One statement while no endpoint wants the event; when it deleted nothing the transaction decides.
+  const deletion = written<[Tenant, number, number, AuditContext], UserGroupDeletion>({
+    // Answers a refusal (children, another version) itself; a deletion an endpoint wants goes on.
+    statement: async (tenant, teamId, expectedVersion, context) => {
       const [outcome] = await db.rows<{ children: Int8; deleted: boolean }>(
         sql.deleteIfNoEndpointWants({
           ...tenant,
@@ -610,8 +689,19 @@ export function userGroupMethods(
       if (!outcome) return { status: 'moved' };
       const children = toNumber(outcome.children);
       if (children > 0) return { status: 'has_children', children };
-      if (outcome.deleted) return { status: 'deleted' };
-      return await deleteAudited(context, tenant, teamId, expectedVersion);
+      return outcome.deleted ? { status: 'deleted' } : undefined;
+    },
+    transaction: (tenant, teamId, expectedVersion, context) => deleteAudited(context, tenant, teamId, expectedVersion),
+  });
+
+  const remove = async (
+    tenant: Tenant,
+    teamId: number,
+    expectedVersion: number,
+    context: AuditContext,
+  ): Promise<UserGroupDeletion> => {
+    try {
+      return await deletion(tenant, teamId, expectedVersion, context);
     } catch (error) {
       // A child was linked while this statement ran: the next read counts it.
       if (isParentLinkViolation(error)) return { status: 'moved' };
@@ -624,9 +714,19 @@ export function userGroupMethods(
     findUserGroupsByProvidedIds: (tenant, providedIds) => findMany(db, sql.byProvidedIds({ ...tenant, providedIds })),
     findUserGroupByTeamId: (tenant, teamId) => findOne(db, sql.byTeamIdInTenant({ ...tenant, teamId })),
     listUserGroups: list,
-    writeUserGroups: (writes, context) => writeBatch(context, writes),
+    // Two writes that each found a tree moved under them may wait for each other's roots: PostgreSQL
+    // ends one with a deadlock, which changed nothing; it is a lost race like any other (D442).
+    writeUserGroups: (writes, context) =>
+      retryWhileContended(
+        () => writeBatch(context, writes).catch(lostOnTransientConflict),
+        () => failure.unavailable(new Error('a user group batch kept deadlocking')),
+      ),
     insertUserGroupIfAbsent: insertIfAbsent,
-    updateUserGroup: (groupUpdate, context) => update(context, groupUpdate),
+    // A lost race (null): the service reads and decides again.
+    updateUserGroup: (groupUpdate, context) =>
+      update(context, groupUpdate).catch((error: unknown) =>
+        isTransientConflict(error) ? null : Promise.reject(error),
+      ),
     rotateUserGroupToken: rotate,
     deleteUserGroup: remove,
   };
