@@ -1,4 +1,5 @@
 import type { ApiTokenCheck } from '../domain/api-tokens/api-token-check.js';
+import { settleFromLookup, tokenToConfirm } from '../domain/api-tokens/api-token-admission.js';
 import type { DataSourceRecord } from '../domain/data-sources/data-source.records.js';
 import type { SchemaRecord } from '../domain/schemas/schema.records.js';
 import type { SigningKeyRecord } from '../domain/signing-keys/signing-key.records.js';
@@ -34,12 +35,10 @@ export function batchedUserGroupReads(
     key: string,
     check: ApiTokenCheck | undefined,
   ): Promise<UserGroupRecord | null> => {
-    // A check already settled (by an earlier read of the same request) is not read again.
-    const confirming = check !== undefined && !check.settled;
-    const answer = await batch(
-      confirming ? { tenant, key, apiToken: { id: check.apiTokenId, hash: check.apiTokenHash } } : { tenant, key },
-    );
-    if (confirming) check.settle(answer.apiToken ?? null);
+    // What to confirm, and what the answer means, are the admission's (api-token-admission.ts, step 3).
+    const apiToken = tokenToConfirm(check);
+    const answer = await batch(apiToken ? { tenant, key, apiToken } : { tenant, key });
+    if (apiToken && check) settleFromLookup(check, answer.apiToken ?? null);
     return answer.group;
   };
 

@@ -5,10 +5,10 @@ import {
   MAX_HIERARCHY_DEPTH,
 } from '../domain/user-groups/hierarchy.rules.js';
 import type { JsonObject } from '../domain/common.records.js';
-import type { UserGroupPatch, UserGroupRecord } from '../domain/user-groups/user-group.records.js';
+import type { UserGroupRecord } from '../domain/user-groups/user-group.records.js';
+import type { MergedSizeWrite } from '../domain/user-groups/user-group-patch.rules.js';
 import type { AccessRule } from '../domain/access-rules/access-rules.rules.js';
 import type { Environment } from '../domain/tenancy.js';
-import type { UserGroupQuery } from '../domain/user-groups/user-groups.port.js';
 
 /*
  * What both engines share about user groups: how a row becomes a record, how the one-statement patch
@@ -87,27 +87,6 @@ export function serializeProperties(properties: JsonObject | null): string | nul
   return properties === null ? null : JSON.stringify(properties);
 }
 
-/**
- * The patch keys the update statement writes as columns; the mapping lives in its own table, and the
- * parent link is written by team id once the engine has checked it (`parentTeamId`).
- */
-export const PATCHABLE_GROUP_COLUMNS = [
-  'providedId',
-  'name',
-  'properties',
-  'isDemoGroup',
-  'tags',
-  'accessRules',
-  'tokenHash',
-  'tokenCiphertext',
-  'parentTeamId',
-] as const;
-
-/** The list filters both engines bind the same way (the demo flag is each engine's own type). */
-export function listFilterParameters(query: UserGroupQuery): { parent: string | null; tag: string | null } {
-  return { parent: query.parent ?? null, tag: query.tag ?? null };
-}
-
 /** The row of an engine's parent-link query: [level, team_id] pairs of the would-be parent's chain, and the subtree's height. */
 export interface ParentLinkRow {
   chain: [number, number][];
@@ -137,45 +116,6 @@ export interface MergedSizeRow {
   old_chain: [number, JsonObject | null, number][];
   new_chain: [number, JsonObject | null, number][];
   subtree: [number, number, number, string, JsonObject | null, number][];
-}
-
-/**
- * A write that can change merged properties: a create under a parent (no team id), or an update that
- * sets properties (undefined: unchanged) and/or links the group to another parent (`parentTeamId`:
- * null detaches, undefined keeps the link).
- */
-export interface MergedSizeWrite {
-  teamId?: number;
-  providedId?: string;
-  properties?: JsonObject | null;
-  /** How many access rules the group will own (undefined: unchanged). */
-  accessRules?: number;
-  parentTeamId?: number | null;
-}
-
-/**
- * What an update writes that the merged-size rule looks at, once the engine has checked its link
- * (`parentTeamId`); undefined when the update cannot grow any group's merged properties (it sets no
- * properties and links to no new parent), so that the engine reads nothing.
- */
-export function mergedSizeWriteOfUpdate(
-  teamId: number,
-  patch: UserGroupPatch,
-  parentTeamId: number | null | undefined,
-): MergedSizeWrite | undefined {
-  if (
-    patch.properties === undefined &&
-    patch.accessRules === undefined &&
-    (parentTeamId === undefined || parentTeamId === null)
-  )
-    return undefined;
-  return {
-    teamId,
-    ...(patch.providedId === undefined ? {} : { providedId: patch.providedId }),
-    ...(patch.properties === undefined ? {} : { properties: patch.properties }),
-    ...(patch.accessRules === undefined ? {} : { accessRules: patch.accessRules.length }),
-    ...(parentTeamId === undefined ? {} : { parentTeamId }),
-  };
 }
 
 /** How many access rules a JSON array column holds (NULL: none); the same function on both engines. */
@@ -271,29 +211,4 @@ export function patchParameters<K extends string>(
     parameters[key] = value ?? null;
   }
   return parameters;
-}
-
-/** A token swap replaces hash and ciphertext together; one without the other would orphan the token. */
-export function assertTokenPatchComplete(patch: { tokenHash?: string; tokenCiphertext?: string }): void {
-  if ((patch.tokenHash === undefined) !== (patch.tokenCiphertext === undefined)) {
-    throw new Error('a user group patch sets tokenHash and tokenCiphertext together or neither');
-  }
-}
-
-/**
- * The smallest string above every string that starts with `prefix` in code point order (SQLite's
- * BINARY collation, PostgreSQL's "C" collation over UTF-8), or null when no such string exists. Turns
- * a prefix match into a range of plain comparisons, exact for every string (U+10FFFF included), which
- * the unique (workspace_id, environment, provided_id) index can serve whenever a query filters on it alone.
- */
-export function prefixUpperBound(prefix: string): string | null {
-  const codePoints = Array.from(prefix, (char) => char.codePointAt(0) ?? 0);
-  for (let last = codePoints.pop(); last !== undefined; last = codePoints.pop()) {
-    if (last < 0x10ffff) {
-      // Surrogates never occur in stored text, so the code point after U+D7FF is U+E000.
-      codePoints.push(last === 0xd7ff ? 0xe000 : last + 1);
-      return String.fromCodePoint(...codePoints);
-    }
-  }
-  return null;
 }

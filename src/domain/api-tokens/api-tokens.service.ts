@@ -1,6 +1,5 @@
 import { auditContextOf } from '../audit/audit-context.js';
-import { LRUCache } from 'lru-cache';
-import type { ApiTokenCheck } from './api-token-check.js';
+import { createApiTokenAdmission } from './api-token-admission.js';
 import { failure, type AppError } from '../errors.js';
 import type { Clock } from '../clock.js';
 import type { ApiTokenRecord, RateLimit } from './api-token.records.js';
@@ -25,12 +24,6 @@ export interface NewApiTokenInput {
   rateLimit?: RateLimit | null;
 }
 
-/** Who an API token speaks for, with that token's own rate limit (null: the server's default). */
-export interface ApiTokenCaller extends Caller {
-  actor: Extract<Actor, { type: 'api_token' }>;
-  rateLimit: RateLimit | null;
-}
-
 function checkRateLimit(rateLimit: RateLimit | null | undefined): void {
   if (!rateLimit) return;
   const { perSecond, burst } = RATE_LIMIT_BOUNDS;
@@ -42,80 +35,10 @@ function checkRateLimit(rateLimit: RateLimit | null | undefined): void {
   }
 }
 
-const API_TOKEN_SHAPE = /^ugs_(live|test)_[0-9a-f]{64}$/;
-
-/** Whether a string could be an API token at all; anything else is unknown without a lookup. */
-export function isApiTokenShaped(secret: string): boolean {
-  return API_TOKEN_SHAPE.test(secret);
-}
-
-/** The caller a live API token speaks for, whether it came in a header or through a console session. */
-export function apiTokenCaller(record: ApiTokenRecord, requestId: string | null): ApiTokenCaller {
-  return {
-    tenant: { workspaceId: record.workspaceId, environment: record.environment },
-    scope: record.scope,
-    actor: { type: 'api_token', apiTokenId: record.id, name: record.name },
-    requestId,
-    rateLimit: record.rateLimit,
-  };
-}
-// last_used_at is for operators, not an exact counter: one write a minute per token keeps the
-// hot path free of writes.
-const LAST_USED_RESOLUTION_MS = 60_000;
-
-/** Live tokens one process remembers for the hot reads; misses are not kept, so unknown tokens cannot fill it. */
-const REMEMBERED_TOKENS = 10_000;
-
 export type ApiTokenService = ReturnType<typeof createApiTokenService>;
 
 export function createApiTokenService({ store, clock }: { store: ApiTokenStore; clock: Clock }) {
-  // Live tokens this process has read, by hash: taken only where a statement confirms them (authenticateApiToken).
-  const remembered = new LRUCache<string, ApiTokenRecord>({ max: REMEMBERED_TOKENS });
-
-  function deferredCheck(
-    hash: string,
-    caller: ApiTokenCaller,
-    admit: (caller: ApiTokenCaller) => Promise<void>,
-  ): ApiTokenCheck {
-    let live: boolean | undefined;
-    let admitted = false;
-    const check: ApiTokenCheck = {
-      apiTokenId: caller.actor.apiTokenId,
-      apiTokenHash: hash,
-      get settled() {
-        return live !== undefined;
-      },
-      get admitted() {
-        return admitted;
-      },
-      settle(state) {
-        if (live === undefined) {
-          live = state?.live === true;
-          if (state && live) {
-            caller.rateLimit = state.rateLimit;
-            const record = remembered.get(hash);
-            if (record) remembered.set(hash, { ...record, rateLimit: state.rateLimit });
-          } else {
-            remembered.delete(hash);
-          }
-        }
-        if (!live) throw failure.invalidApiToken();
-      },
-      async admit() {
-        if (admitted) return;
-        if (live === undefined) {
-          // Nothing read the token's state: read it now (a refusal before the statement, say).
-          const record = await store.findApiTokenByHash(hash);
-          check.settle(record && { live: true, rateLimit: record.rateLimit });
-        } else if (!live) {
-          throw failure.invalidApiToken();
-        }
-        admitted = true;
-        await admit(caller);
-      },
-    };
-    return check;
-  }
+  const admission = createApiTokenAdmission({ store, clock });
 
   const draft = (workspaceId: number, input: NewApiTokenInput & { environment: Environment }) => {
     const secret = generateApiToken(input.environment);
@@ -123,35 +46,8 @@ export function createApiTokenService({ store, clock }: { store: ApiTokenStore; 
   };
 
   return {
-    /**
-     * Resolves a presented API token to the caller it speaks for. With `deferred` (an operation whose
-     * first statement can confirm the token), a token this process has seen live is not read again:
-     * the caller carries a check that the statement settles, and `deferred.admit` (the rate limit) runs
-     * once it has (src/domain/api-tokens/api-token-check.ts).
-     */
-    async authenticateApiToken(
-      secret: string,
-      requestId: string | null,
-      deferred?: { admit: (caller: ApiTokenCaller) => Promise<void> },
-    ): Promise<ApiTokenCaller> {
-      if (!isApiTokenShaped(secret)) throw failure.invalidApiToken();
-      const hash = hashSecret(secret);
-      const known = deferred ? remembered.get(hash) : undefined;
-      const record = known ?? (await store.findApiTokenByHash(hash));
-      if (!record) throw failure.invalidApiToken();
-      const now = clock();
-      if (record.lastUsedAt === null || Date.parse(now) - Date.parse(record.lastUsedAt) >= LAST_USED_RESOLUTION_MS) {
-        // Bookkeeping must never fail or delay a request (a busy database would do both): not awaited,
-        // and a failure only means the next request tries again.
-        store.recordApiTokenUse(record.id, now).catch(() => undefined);
-        remembered.set(hash, { ...record, lastUsedAt: now });
-      } else if (!known) {
-        remembered.set(hash, record);
-      }
-      const caller = apiTokenCaller(record, requestId);
-      if (known && deferred) caller.tokenCheck = deferredCheck(hash, caller, deferred.admit);
-      return caller;
-    },
+    /** Steps 1 and 2 of a request's admission (src/domain/api-tokens/api-token-admission.ts). */
+    authenticateApiToken: admission.authenticate,
 
     async createApiToken(caller: Caller, input: NewApiTokenInput): Promise<IssuedApiToken> {
       requireScope(caller, 'admin');

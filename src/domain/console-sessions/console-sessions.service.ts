@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { apiTokenCaller, isApiTokenShaped, type ApiTokenCaller } from '../api-tokens/api-tokens.service.js';
+import { apiTokenCaller, isApiTokenShaped, type ApiTokenCaller } from '../api-tokens/api-token-admission.js';
 import { auditContextOf } from '../audit/audit-context.js';
 import type { Clock } from '../clock.js';
 import {

@@ -1,4 +1,5 @@
 import { auditContextOf } from '../audit/audit-context.js';
+import { admitAfterLookup } from '../api-tokens/api-token-admission.js';
 import { failure } from '../errors.js';
 import { sortedTags } from './hierarchy.rules.js';
 import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../retry-policy.js';
@@ -96,7 +97,7 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
       const accessRules = checkedAccessRules(input.accessRules);
       const existing = await store.findUserGroupByProvidedId(caller.tenant, providedId, caller.tokenCheck);
       // A remembered API token is admitted (rate-limited) once the lookup confirmed it, before any write.
-      await caller.tokenCheck?.admit();
+      await admitAfterLookup(caller);
       if (existing) return { userGroup: view(existing), created: false };
 
       requireScope(caller, 'write');

@@ -20,20 +20,22 @@ import type {
 } from '../../domain/user-groups/user-groups.port.js';
 import {
   assertMergedSizeFromRow,
-  assertTokenPatchComplete,
-  listFilterParameters,
   MAX_ANCESTORS,
   mergedSizeChains,
-  mergedSizeWriteOfUpdate,
-  PATCHABLE_GROUP_COLUMNS,
   parentTeamIdFromRow,
   patchParameters,
-  prefixUpperBound,
   serializeAccessRules,
   serializeProperties,
   userGroupFromRow,
 } from '../user-group-records.js';
-import type { MergedSizeRow, MergedSizeWrite, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+import type { MergedSizeRow, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+import {
+  assertTokenPatchComplete,
+  mergedSizeWriteOfUpdate,
+  PATCHABLE_GROUP_COLUMNS,
+  type MergedSizeWrite,
+} from '../../domain/user-groups/user-group-patch.rules.js';
+import { userGroupSearchPlan } from '../../domain/user-groups/user-group-search.rules.js';
 import { auditEventPerRow, auditParameters, NO_ENDPOINT_WANTS, type AuditEvents } from './audit-events.js';
 import { failure } from '../../domain/errors.js';
 import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../../domain/retry-policy.js';
@@ -318,7 +320,7 @@ const sql = statements(
     treeRootKeys: TREE_ROOT_KEYS,
     lockTreeKey: `SELECT pg_advisory_xact_lock(${TREE_LOCK_CLASS}, @key::int)`,
     // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
-    // one level past the depth rule (src/domain/user-groups/hierarchy.rules.ts decides).
+    // one level past the depth rule: the walk stays SQL, the refusal is hierarchy.rules.ts' (D355).
     parentLink: `WITH RECURSIVE chain(team_id, parent_team_id, level) AS (
       SELECT team_id, parent_team_id, 1 FROM user_groups
         WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @parentProvidedId
@@ -630,19 +632,7 @@ export function userGroupMethods(
   });
 
   const list = (query: UserGroupQuery): Promise<UserGroupRecord[]> => {
-    const { search } = query;
-    return findMany(
-      db,
-      sql.list({
-        ...query.tenant,
-        search: search ?? null,
-        searchEnd: search === undefined ? null : prefixUpperBound(search),
-        ...listFilterParameters(query),
-        isDemoGroup: query.isDemoGroup ?? null,
-        afterTeamId: query.afterTeamId ?? 0,
-        limit: query.limit,
-      }),
-    );
+    return findMany(db, sql.list({ ...query.tenant, ...userGroupSearchPlan(query) }));
   };
 
   const rotationParameters = ({

@@ -22,20 +22,23 @@ import type {
 } from '../../domain/user-groups/user-groups.port.js';
 import {
   assertMergedSizeFromRow,
-  assertTokenPatchComplete,
-  listFilterParameters,
   MAX_ANCESTORS,
   mergedSizeChains,
-  mergedSizeWriteOfUpdate,
-  PATCHABLE_GROUP_COLUMNS,
   parentTeamIdFromRow,
   patchParameters,
-  prefixUpperBound,
   serializeAccessRules,
   serializeProperties,
   userGroupFromRow,
 } from '../user-group-records.js';
-import type { MergedSizeRow, MergedSizeWrite, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+import type { MergedSizeRow, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+import {
+  assertTokenPatchComplete,
+  mergedSizeWriteOfUpdate,
+  PATCHABLE_GROUP_COLUMNS,
+  type MergedSizeWrite,
+} from '../../domain/user-groups/user-group-patch.rules.js';
+import { userGroupSearchPlan } from '../../domain/user-groups/user-group-search.rules.js';
+import { deletionRefusal } from '../../domain/user-groups/user-group-deletion.rules.js';
 import { dataSourceRowId, schemaRowId } from '../catalogue-numbers.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './busy-retry.js';
@@ -232,7 +235,7 @@ export function userGroupMethods(
       WHERE team_id = ? AND workspace_id = ? AND environment = ? AND version = ?
       ${RETURNING_IDENTITY}`,
     // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
-    // one level past the depth rule (src/domain/user-groups/hierarchy.rules.ts decides).
+    // one level past the depth rule: the walk stays SQL, the refusal is hierarchy.rules.ts' (D355).
     parentLink: `WITH RECURSIVE chain(team_id, parent_team_id, level) AS (
         SELECT team_id, parent_team_id, 1 FROM user_groups
           WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @parentProvidedId
@@ -442,24 +445,22 @@ export function userGroupMethods(
   });
 
   const list = (query: UserGroupQuery): UserGroupRecord[] => {
-    const { search } = query;
-    const searchParams =
-      search === undefined
-        ? { search: null, searchEnd: null, likeCanDecide: 0, namePattern: null, foldedSearch: null }
+    const plan = userGroupSearchPlan(query);
+    const { search } = plan;
+    // SQLite's own matching of names: LIKE where it decides, else case folded in JavaScript.
+    const nameParams =
+      search === null
+        ? { likeCanDecide: 0, namePattern: null, foldedSearch: null }
         : {
-            search,
-            searchEnd: prefixUpperBound(search),
             likeCanDecide: likeCanDecide(search) ? 1 : 0,
             namePattern: containsPattern(search),
             foldedSearch: casefold(search),
           };
     const rows = reads.list.all({
       ...query.tenant,
-      ...searchParams,
-      ...listFilterParameters(query),
-      isDemoGroup: query.isDemoGroup === undefined ? null : Number(query.isDemoGroup),
-      afterTeamId: query.afterTeamId ?? 0,
-      limit: query.limit,
+      ...plan,
+      ...nameParams,
+      isDemoGroup: plan.isDemoGroup === null ? null : Number(plan.isDemoGroup),
     }) as SqliteUserGroupCells[];
     return rows.map(decodeUserGroupRow);
   };
@@ -475,7 +476,8 @@ export function userGroupMethods(
     (context: AuditContext, tenant: Tenant, teamId: number, expectedVersion: number): Audited<UserGroupDeletion> => {
       // Counted under the write lock, so no child can be linked between the count and the delete.
       const { children } = sql.children.get(teamId) as { children: number };
-      if (children > 0) return { result: { status: 'has_children', children }, entries: [] };
+      const refusal = deletionRefusal(children);
+      if (refusal) return { result: refusal, entries: [] };
       const before = findOne(reads.byTeamId, teamId);
       const deleted = sql.delete.get(teamId, tenant.workspaceId, tenant.environment, expectedVersion) as
         GroupIdentity | undefined;
