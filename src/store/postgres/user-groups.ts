@@ -36,6 +36,7 @@ import {
   type MergedSizeWrite,
 } from '../../domain/user-groups/user-group-patch.rules.js';
 import { userGroupSearchPlan } from '../../domain/user-groups/user-group-search.rules.js';
+import { deletionRefusal } from '../../domain/user-groups/user-group-deletion.rules.js';
 import { auditEventPerRow, auditParameters, NO_ENDPOINT_WANTS, type AuditEvents } from './audit-events.js';
 import { failure } from '../../domain/errors.js';
 import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../../domain/retry-policy.js';
@@ -675,8 +676,8 @@ export function userGroupMethods(
       const [outcome] = await tx.rows<{ children: Int8; deleted: PostgresUserGroupRow | null }>(
         sql.delete({ ...tenant, teamId, expectedVersion }),
       );
-      const children = outcome ? toNumber(outcome.children) : 0;
-      if (children > 0) return { result: { status: 'has_children', children } as UserGroupDeletion, entries: [] };
+      const refusal = deletionRefusal(outcome ? toNumber(outcome.children) : 0);
+      if (refusal) return { result: refusal, entries: [] };
       if (!outcome?.deleted) return { result: { status: 'moved' } as UserGroupDeletion, entries: [] };
       const group = decodeUserGroupRow(decodedJsonRow(outcome.deleted));
       return {
@@ -698,8 +699,8 @@ export function userGroupMethods(
         }),
       );
       if (!outcome) return { status: 'moved' };
-      const children = toNumber(outcome.children);
-      if (children > 0) return { status: 'has_children', children };
+      const refusal = deletionRefusal(toNumber(outcome.children));
+      if (refusal) return refusal;
       return outcome.deleted ? { status: 'deleted' } : undefined;
     },
     transaction: (tenant, teamId, expectedVersion, context) => deleteAudited(context, tenant, teamId, expectedVersion),
