@@ -32,6 +32,7 @@ import type {
 import type { Environment, Tenant } from '../domain/tenancy.js';
 import type { DataSourceChange } from '../domain/data-sources.rules.js';
 import type { ApiTokenCheck, ApiTokenState } from '../domain/api-token-check.js';
+import type { UsageStore } from '../domain/usage/usage.records.js';
 
 /*
  * The one storage interface. Every method is atomic: a change and its audit event commit together
@@ -496,7 +497,8 @@ export interface Store
     IdempotencyStore,
     SigningKeyStore,
     WebhookStore,
-    ConsoleSessionStore {
+    ConsoleSessionStore,
+    UsageStore {
   /** Applies pending migrations; safe to call from several processes at once. Resolves with how many it applied. */
   migrate(): Promise<number>;
   /**

@@ -8,6 +8,7 @@ import { webhooks } from './0007-webhooks.js';
 import { consoleSessions } from './0008-console-sessions.js';
 import { sealedIssuers } from './0009-sealed-issuers.js';
 import { catalogueNumbers } from './0010-catalogue-numbers.js';
+import { groupUsage } from './0012-group-usage.js';
 import type { Migration } from '../../migration.js';
 
 /** In version order; append only. */
@@ -22,4 +23,5 @@ export const MIGRATIONS: readonly Migration[] = [
   consoleSessions,
   sealedIssuers,
   catalogueNumbers,
+  groupUsage,
 ];
