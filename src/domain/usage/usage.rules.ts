@@ -36,7 +36,11 @@ const invalid = (field: string, message: string) => new AppError('invalid_field'
 
 /** A `YYYY-MM-DD` that names a day of the calendar (2026-02-30 does not). */
 export function parseDay(field: 'since' | 'until', text: string): string {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(text) || Number.isNaN(Date.parse(`${text}T00:00:00Z`)) || dayOf(Date.parse(`${text}T00:00:00Z`)) !== text)
+  if (
+    !/^\d{4}-\d{2}-\d{2}$/.test(text) ||
+    Number.isNaN(Date.parse(`${text}T00:00:00Z`)) ||
+    dayOf(Date.parse(`${text}T00:00:00Z`)) !== text
+  )
     throw invalid(field, `"${field}" must be a UTC date such as 2026-11-24.`);
   return text;
 }

@@ -59,7 +59,13 @@ export function usageMethods(db: Database): Synchronous<UsageStore> {
       add.immediate(increments);
     },
     listUsageDays: (tenant, teamId, { since, until }) =>
-      sql.days.all({ teamId, workspaceId: tenant.workspaceId, environment: tenant.environment, since, until }) as UsageDay[],
+      sql.days.all({
+        teamId,
+        workspaceId: tenant.workspaceId,
+        environment: tenant.environment,
+        since,
+        until,
+      }) as UsageDay[],
     listTopUsage: (tenant, { since, until, metric, limit }) =>
       sql[`top_${metric}`].all({
         workspaceId: tenant.workspaceId,
