@@ -1,11 +1,12 @@
 // Seeds N user groups through the store's batch path (writeUserGroups: one transaction per batch,
 // one audit event per group, exactly what an import writes), not through HTTP.
-import type { JsonObject, MappingEntry } from '../src/domain/models.js';
+import type { JsonObject } from '../src/domain/common.records.js';
+import type { MappingEntry } from '../src/domain/user-groups/user-group.records.js';
 import { generateUserGroupToken, hashSecret } from '../src/domain/secrets.js';
 import type { Caller, Tenant } from '../src/domain/tenancy.js';
-import { wholeGroupChanges } from '../src/domain/user-group-diff.js';
+import { wholeGroupChanges } from '../src/domain/user-groups/user-group-diff.rules.js';
 import { openRuntime } from '../src/runtime.js';
-import type { UserGroupWrite } from '../src/store/store.js';
+import type { UserGroupWrite } from '../src/domain/user-groups/user-groups.port.js';
 import type { BenchDatabase } from './databases.js';
 
 /** What the scenarios need to know about the seeded data. */

@@ -1,11 +1,11 @@
 import { parseDatabaseUrl } from './config/database-url.js';
 import { openKeyring, type KeyReload, type KeyringHandle } from './config/keyring-source.js';
 import { systemClock, type Clock } from './domain/clock.js';
-import type { Workspace } from './domain/models.js';
+import type { Workspace } from './domain/workspaces/workspace.records.js';
 import { createServices, type Services } from './domain/services.js';
 import { createUsageRecorder, type UsageRecorder } from './domain/usage/usage-counter.js';
 import { openStore } from './store/open-store.js';
-import type { Store } from './store/store.js';
+import type { Store } from './domain/store.port.js';
 import { createAddressPolicy } from './webhooks/address-policy.js';
 
 /** Where `ugs serve` listens by default; what commands that do not serve use as the public URL. */

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { IssuedApiToken } from './domain/api-tokens.service.js';
+import type { IssuedApiToken } from './domain/api-tokens/api-tokens.service.js';
 import { buildApp } from './http/app.js';
 import { usageMetrics } from './http/usage-metrics.js';
 

@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import { once } from 'node:events';
 import { Command, Option } from 'commander';
 import { ENVIRONMENTS, type Environment } from '../domain/tenancy.js';
-import type { UserGroupAdminView } from '../domain/user-group-view.js';
+import type { UserGroupAdminView } from '../domain/user-groups/user-group.view.js';
 import { presentAdminUserGroup } from '../wire/user-group.presenter.js';
 import {
   cliCaller,

@@ -1,24 +1,27 @@
-import { createApiTokenService } from './api-tokens.service.js';
-import { createAuditService } from './audit.service.js';
+import { createApiTokenService } from './api-tokens/api-tokens.service.js';
+import { createAuditService } from './audit/audit.service.js';
 import type { Clock } from './clock.js';
-import { createConsoleSessionService } from './console-sessions.service.js';
-import { createDataSourceService } from './data-sources.service.js';
-import { createEmbedTokenService } from './embed-tokens.service.js';
-import { createKeyRotationService } from './key-rotation.service.js';
-import type { Keyring } from './keyring.js';
-import { createIdempotencyService } from './idempotency.service.js';
+import { createConsoleSessionService } from './console-sessions/console-sessions.service.js';
+import { createDataSourceService } from './data-sources/data-sources.service.js';
+import { createEmbedTokenService } from './embed-tokens/embed-tokens.service.js';
+import { createKeyRotationService } from './encryption-keys/key-rotation.service.js';
+import type { Keyring } from './encryption-keys/keyring.js';
+import { createIdempotencyService } from './idempotency/idempotency.service.js';
 import { createOperationsService } from './operations.service.js';
-import { createSchemaService } from './schemas.service.js';
-import { createSigningKeyService } from './signing-keys.service.js';
-import { createUserGroupAdminService } from './user-group-admin.service.js';
-import { createUserGroupTransferService } from './user-group-transfer.service.js';
-import { createUserGroupService } from './user-groups.service.js';
-import { createWebhookEndpointService, type WebhookAddressPolicy } from './webhook-endpoints.service.js';
-import { createUserGroupViewer } from './user-group-view.js';
-import { createWorkspaceService } from './workspaces.service.js';
+import { createSchemaService } from './schemas/schemas.service.js';
+import { createSigningKeyService } from './signing-keys/signing-keys.service.js';
+import { createUserGroupAdminService } from './user-groups/user-group-admin.service.js';
+import { createUserGroupTransferService } from './user-groups/user-group-transfer.service.js';
+import { createUserGroupService } from './user-groups/user-groups.service.js';
+import {
+  createWebhookEndpointService,
+  type WebhookAddressPolicy,
+} from './webhook-endpoints/webhook-endpoints.service.js';
+import { createUserGroupViewer } from './user-groups/user-group.view.js';
+import { createWorkspaceService } from './workspaces/workspaces.service.js';
 import { NO_USAGE_COUNTING, type UsageCounter } from './usage/usage-counter.js';
 import { createUsageService } from './usage/usage.service.js';
-import type { Store } from '../store/store.js';
+import type { Store } from './store.port.js';
 
 export type Services = ReturnType<typeof createServices>;
 

@@ -1,7 +1,7 @@
 import { requestFailure } from '../wire/request-errors.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestAdmission } from './rate-limit.js';
-import type { ApiTokenCaller, ApiTokenService } from '../domain/api-tokens.service.js';
+import type { ApiTokenCaller, ApiTokenService } from '../domain/api-tokens/api-tokens.service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -12,7 +12,7 @@ declare module 'fastify' {
     /**
      * The route's operation confirms the caller's API token in its first statement (the hot reads):
      * a token this process has seen live is not read again, and the request is admitted once the
-     * statement has confirmed it (src/domain/api-token-check.ts).
+     * statement has confirmed it (src/domain/api-tokens/api-token-check.ts).
      */
     confirmsApiToken?: boolean;
   }

@@ -65,7 +65,7 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError {
 }
 
 /**
- * A request whose remembered API token no statement confirmed (src/domain/api-token-check.ts) is
+ * A request whose remembered API token no statement confirmed (src/domain/api-tokens/api-token-check.ts) is
  * admitted now, before its refusal is sent: a token revoked meanwhile answers 401, an empty bucket 429,
  * whatever else went wrong.
  */

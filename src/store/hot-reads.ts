@@ -1,16 +1,17 @@
-import type { ApiTokenCheck } from '../domain/api-token-check.js';
-import type { DataSourceRecord, SchemaRecord, UserGroupRecord } from '../domain/models.js';
+import type { ApiTokenCheck } from '../domain/api-tokens/api-token-check.js';
+import type { DataSourceRecord } from '../domain/data-sources/data-source.records.js';
+import type { SchemaRecord } from '../domain/schemas/schema.records.js';
+import type { UserGroupRecord } from '../domain/user-groups/user-group.records.js';
 import type { Tenant } from '../domain/tenancy.js';
 import { lookupBatch } from './lookup-batch.js';
+import type { DataSourceRefs, DataSourceStore } from '../domain/data-sources/data-sources.port.js';
+import type { SchemaStore } from '../domain/schemas/schemas.port.js';
 import type {
   BatchedUserGroupReads,
-  DataSourceRefs,
-  DataSourceStore,
-  SchemaStore,
   UserGroupLookup,
   UserGroupLookupAnswer,
   UserGroupStore,
-} from './store.js';
+} from '../domain/user-groups/user-groups.port.js';
 
 /**
  * The hot reads (get-or-create of an existing group, verify) of both engines: the finds asked for in
@@ -68,7 +69,7 @@ async function answeredTogether<A, R>(
 }
 
 /**
- * The catalogue reads of a create's mapping (src/domain/mapping.ts), batched the same way: the
+ * The catalogue reads of a create's mapping (src/domain/user-groups/mapping.ts), batched the same way: the
  * schemas that the creates of one turn name are read by one statement per workspace, their data
  * sources by one per tenant, and each create gets exactly the records its own references match.
  */

@@ -1,7 +1,12 @@
-import { assertMergedPropertiesWithinBound, checkedParentTeamId, MAX_HIERARCHY_DEPTH } from '../domain/hierarchy.js';
-import type { JsonObject, UserGroupPatch, UserGroupRecord } from '../domain/models.js';
+import {
+  assertMergedPropertiesWithinBound,
+  checkedParentTeamId,
+  MAX_HIERARCHY_DEPTH,
+} from '../domain/user-groups/hierarchy.rules.js';
+import type { JsonObject } from '../domain/common.records.js';
+import type { UserGroupPatch, UserGroupRecord } from '../domain/user-groups/user-group.records.js';
 import type { Environment } from '../domain/tenancy.js';
-import type { UserGroupQuery } from './store.js';
+import type { UserGroupQuery } from '../domain/user-groups/user-groups.port.js';
 
 /*
  * What both engines share about user groups: how a row becomes a record, how the one-statement patch
@@ -172,7 +177,7 @@ export const mergedSizeChains = (cast: { bigint: string }) => `WITH RECURSIVE
     SELECT u.team_id, u.parent_team_id, u.provided_id, s.level + 1, u.properties FROM user_groups u JOIN subtree s ON u.parent_team_id = s.team_id
       WHERE s.level < ${MAX_ANCESTORS})`;
 
-/** Asks the rule module (src/domain/hierarchy.ts) about the write, on the facts the engine read. */
+/** Asks the rule module (src/domain/user-groups/hierarchy.rules.ts) about the write, on the facts the engine read. */
 export function assertMergedSizeFromRow(row: MergedSizeRow, write: MergedSizeWrite): void {
   const levels = <T extends [number, ...unknown[]]>(cells: T[]) => [...cells].sort((a, b) => a[0] - b[0]);
   const chain = (cells: [number, JsonObject | null][]) => levels(cells).map(([, properties]) => properties);

@@ -47,3 +47,23 @@ export const WEBHOOK_EVENT_TYPES = [
  * `ids_exhausted`.
  */
 export const MAX_CATALOGUE_ID = 2_147_483_647;
+
+/** The operators of an access rule (SPEC §17). */
+export const ACCESS_RULE_OPERATORS = [
+  'eq',
+  'neq',
+  'in',
+  'not_in',
+  'lt',
+  'lte',
+  'gt',
+  'gte',
+  'is_null',
+  'not_null',
+] as const;
+/** An access rule's column, and each part of its table (SPEC §17): PostgreSQL's 63 characters at most. */
+export const ACCESS_RULE_IDENTIFIER = '^[A-Za-z_][A-Za-z0-9_]{0,62}$';
+/** An access rule's table: an identifier, optionally qualified once as `schema.table`. */
+export const ACCESS_RULE_TABLE = '^[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?$';
+/** The most values an `in`/`not_in` rule lists. */
+export const MAX_ACCESS_RULE_VALUES = 1000;

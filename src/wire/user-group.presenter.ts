@@ -1,4 +1,4 @@
-import type { UserGroupAdminView, UserGroupView } from '../domain/user-group-view.js';
+import type { UserGroupAdminView, UserGroupView } from '../domain/user-groups/user-group.view.js';
 import type { AdminUserGroup, UserGroup } from './user-groups.schemas.js';
 
 /** The wire form of a group: what every response that carries one shows, and what the CLI prints. */

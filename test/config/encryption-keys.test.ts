@@ -18,7 +18,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { keyFilePath, loadEncryptionKeys, readKeyFile, writeKeyFile } from '../../src/config/encryption-key.js';
 import { withKeyFileLock } from '../../src/config/key-file-lock.js';
 import { openKeyring, type KeyReload, type KeyringHandle } from '../../src/config/keyring-source.js';
-import { createKeyring } from '../../src/domain/keyring.js';
+import { createKeyring } from '../../src/domain/encryption-keys/keyring.js';
 import { encryptionKeyId, generateEncryptionKey } from '../../src/domain/secrets.js';
 
 const TOKEN = `ugt_${'cd'.repeat(32)}`;

@@ -8,8 +8,9 @@ import {
   MAX_COMPUTED_PROPERTIES_BYTES,
   MAX_HIERARCHY_DEPTH,
   sortedTags,
-} from '../../src/domain/hierarchy.js';
-import type { AncestorValues, JsonObject, MappingEntry } from '../../src/domain/models.js';
+} from '../../src/domain/user-groups/hierarchy.rules.js';
+import type { JsonObject } from '../../src/domain/common.records.js';
+import type { AncestorValues, MappingEntry } from '../../src/domain/user-groups/user-group.records.js';
 import { refusalOf } from '../support/refusal.js';
 
 /** The code a parent link is refused with (always naming the parent field), or null. */

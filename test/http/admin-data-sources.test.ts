@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DataSourceRecord } from '../../src/domain/models.js';
+import type { DataSourceRecord } from '../../src/domain/data-sources/data-source.records.js';
 import { injectClient, type ApiResponse } from '../support/http-client.js';
 import { ADMIN, adminCall, adminOk, userGroupAsUserApiShowsIt, wireDataSource } from './admin-helpers.js';
 import {

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
-import type { DataSourceRecord, JsonObject } from '../../src/domain/models.js';
+import type { JsonObject } from '../../src/domain/common.records.js';
+import type { DataSourceRecord } from '../../src/domain/data-sources/data-source.records.js';
 import { inject, type ApiResponse } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
 import { adminCaller, apiToken, expectSuccess, USER_PATH, type As } from './helpers.js';

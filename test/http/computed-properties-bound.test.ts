@@ -3,7 +3,7 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from '../../src/domain/models.js';
+import type { JsonObject } from '../../src/domain/common.records.js';
 import type { TestApp } from '../support/test-app.js';
 import { ADMIN, adminCall } from './admin-helpers.js';
 import {

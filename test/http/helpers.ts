@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect } from 'vitest';
-import type { DataSourceRecord } from '../../src/domain/models.js';
+import type { DataSourceRecord } from '../../src/domain/data-sources/data-source.records.js';
 import type { Caller, Environment, Scope } from '../../src/domain/tenancy.js';
 import { injectClient, socketClient, type ApiRequest, type ApiResponse, type Client } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';

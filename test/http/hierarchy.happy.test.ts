@@ -1,7 +1,7 @@
 // SPEC §11 over HTTP: trees with inherited properties and mappings, demo groups and tags.
 import { decodeJwt } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { TransferredUserGroup } from '../../src/domain/user-group-transfer.service.js';
+import type { TransferredUserGroup } from '../../src/domain/user-groups/user-group-transfer.service.js';
 import { ADMIN, adminOk } from './admin-helpers.js';
 import {
   adminCaller,

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ABANDONED_CLAIM_MS, IDEMPOTENCY_RECORD_TTL_MS } from '../../src/domain/idempotency.service.js';
+import { ABANDONED_CLAIM_MS, IDEMPOTENCY_RECORD_TTL_MS } from '../../src/domain/idempotency/idempotency.service.js';
 import { inject, send, type ApiRequest, type ApiResponse, type Client } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { DataSourceRecord } from '../../src/domain/models.js';
+import type { DataSourceRecord } from '../../src/domain/data-sources/data-source.records.js';
 import {
   adminCaller,
   apiToken,

@@ -1,7 +1,7 @@
 // Issue 25 on webhooks (SPEC §13), on the engine under test: at most 100 endpoints per environment,
 // a delivered delivery is not retried, and a 2xx with a large body is a delivery.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_WEBHOOK_ENDPOINTS } from '../../src/domain/webhook-endpoints.rules.js';
+import { MAX_WEBHOOK_ENDPOINTS } from '../../src/domain/webhook-endpoints/webhook-endpoints.rules.js';
 import { injectClient, type Client } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';

@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { parseDatabaseUrl } from '../../src/config/database-url.js';
 import { loadEncryptionKeys } from '../../src/config/encryption-key.js';
 import { systemClock } from '../../src/domain/clock.js';
-import { createKeyring } from '../../src/domain/keyring.js';
+import { createKeyring } from '../../src/domain/encryption-keys/keyring.js';
 import { createAddressPolicy } from '../../src/webhooks/address-policy.js';
 import { createServices } from '../../src/domain/services.js';
 import type { Environment, Tenant } from '../../src/domain/tenancy.js';

@@ -5,7 +5,7 @@
  */
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MAX_LIVE_KEYS_PER_TOKEN } from '../../src/domain/idempotency.service.js';
+import { MAX_LIVE_KEYS_PER_TOKEN } from '../../src/domain/idempotency/idempotency.service.js';
 import type { TestApp } from '../support/test-app.js';
 import { withPostgresClient } from '../support/test-database.js';
 import {

@@ -1,5 +1,5 @@
 // The hot reads (GET /api/user, POST /api/user/verify) take an API token this process has seen live
-// from memory and confirm it inside their own statement (src/domain/api-token-check.ts). What that
+// from memory and confirm it inside their own statement (src/domain/api-tokens/api-token-check.ts). What that
 // must never change: a token revoked by another instance is refused on the very next request with
 // 401, whatever else is wrong with the request, and a changed rate limit applies from the next one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -4,7 +4,7 @@
  * search for them, and what a database opened with the wrong key may answer.
  */
 import { expect } from 'vitest';
-import { MissingEncryptionKeysError } from '../../src/domain/key-rotation.service.js';
+import { MissingEncryptionKeysError } from '../../src/domain/encryption-keys/key-rotation.service.js';
 import { encryptionKeyId, hashSecret } from '../../src/domain/secrets.js';
 import { openDatabaseReader } from '../support/database-reader.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';

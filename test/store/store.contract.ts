@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe } from 'vitest';
-import type { Store } from '../../src/store/store.js';
+import type { Store } from '../../src/domain/store.port.js';
 import { describeApiTokenContract } from './contract/api-tokens.contract.js';
 import { describeAuditContract } from './contract/audit.contract.js';
 import { describeCatalogContract } from './contract/catalog.contract.js';

@@ -1,4 +1,5 @@
 import { base64url, createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import type { ResolvedAccessRule } from '../../../src/wire/access-rules.schemas.js';
 
 export interface EmbedTokenVerifierOptions {
   /**
@@ -31,6 +32,12 @@ export interface EmbedClaims extends JWTPayload {
     mapping: Record<string, string>;
     is_demo_group: boolean;
     origin: string | null;
+    /**
+     * The group's effective access rules, property references resolved (SPEC §17): give them to
+     * accessRulesToSql. Absent from tokens minted by a service that predates them: pass `?? []`,
+     * which denies every table not opted out with `unlisted: 'allow'`.
+     */
+    access_rules?: ResolvedAccessRule[];
   };
 }
 

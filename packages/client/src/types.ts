@@ -23,6 +23,7 @@ import type {
   UpdateApiTokenBody,
 } from '../../../src/wire/api-tokens.schemas.js';
 import type { AuditEvent, AuditQuery } from '../../../src/wire/audit-events.schemas.js';
+import type { AccessRule, ResolvedAccessRule } from '../../../src/wire/access-rules.schemas.js';
 import type { ConsoleSession } from '../../../src/wire/console-sessions.schemas.js';
 import type { ListUserGroupsQuery } from '../../../src/wire/admin-user-groups.schemas.js';
 import type { SigningKey, SigningKeyRotationResponse } from '../../../src/wire/signing-keys.schemas.js';
@@ -53,6 +54,8 @@ export type {
   UpdateDataSourceBody,
   CreateSchemaBody,
   Schema,
+  AccessRule,
+  ResolvedAccessRule,
 };
 export type ApiToken = Static<typeof ApiToken>;
 export type IssuedApiToken = Static<typeof IssuedApiToken>;

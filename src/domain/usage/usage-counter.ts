@@ -1,5 +1,6 @@
 import type { Environment, Tenant } from '../tenancy.js';
-import type { UsageIncrement, UsageStore } from './usage.records.js';
+import type { UsageStore } from './usage.port.js';
+import type { UsageIncrement } from './usage.records.js';
 import { DAY_MS, dayOf, firstKeptDay } from './usage.rules.js';
 
 /**

@@ -1,9 +1,10 @@
 import type { Clock } from '../clock.js';
 import { failure } from '../errors.js';
-import { requireScope } from '../scopes.js';
+import { requireScope } from '../api-tokens/scopes.js';
 import type { Caller } from '../tenancy.js';
-import type { UserGroupStore } from '../../store/store.js';
-import type { UsageCounts, UsageDay, UsageMetric, UsageRange, UsageStore, UsageTotal } from './usage.records.js';
+import type { UserGroupStore } from '../user-groups/user-groups.port.js';
+import type { UsageStore } from './usage.port.js';
+import type { UsageCounts, UsageDay, UsageMetric, UsageRange, UsageTotal } from './usage.records.js';
 import { addDays, dayOf, daysSpanned, DEFAULT_SERIES_DAYS, topLimit, usageMetric, usageRange } from './usage.rules.js';
 
 export interface UsageSeriesInput {

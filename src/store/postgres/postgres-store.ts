@@ -1,6 +1,7 @@
 import { failure } from '../../domain/errors.js';
 import { batchedCatalogueReads, batchedUserGroupReads } from '../hot-reads.js';
-import type { BatchedUserGroupReads, Store } from '../store.js';
+import type { Store } from '../../domain/store.port.js';
+import type { BatchedUserGroupReads } from '../../domain/user-groups/user-groups.port.js';
 import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
 import { ciphertextMethods } from './ciphertexts.js';

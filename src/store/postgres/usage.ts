@@ -1,4 +1,5 @@
-import type { UsageMetric, UsageStore } from '../../domain/usage/usage.records.js';
+import type { UsageMetric } from '../../domain/usage/usage.records.js';
+import type { UsageStore } from '../../domain/usage/usage.port.js';
 import type { PostgresDatabase } from './postgres-database.js';
 import { toNumber, type Int8 } from './rows.js';
 import { statements } from './statements.js';

@@ -1,10 +1,11 @@
-import { HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
-import type { AuditContext, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
+import { HIERARCHY_READ_LIMIT } from '../../domain/user-groups/hierarchy.rules.js';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
+import type { MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/user-groups/user-group.records.js';
 import type { Tenant } from '../../domain/tenancy.js';
-import type { ApiTokenState } from '../../domain/api-token-check.js';
+import type { ApiTokenState } from '../../domain/api-tokens/api-token-check.js';
 import { rateLimitFromColumns } from '../api-token-records.js';
-import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups.rules.js';
-import type { AuditEntry } from '../../domain/audit-entry.js';
+import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups/user-groups.rules.js';
+import type { AuditEntry } from '../../domain/audit/audit-entry.js';
 import type {
   BatchedUserGroupReads,
   UserGroupDeletion,
@@ -16,7 +17,7 @@ import type {
   UserGroupTokenRotation,
   UserGroupUpdate,
   UserGroupWrite,
-} from '../store.js';
+} from '../../domain/user-groups/user-groups.port.js';
 import {
   assertMergedSizeFromRow,
   assertTokenPatchComplete,
@@ -183,7 +184,7 @@ function apiTokenStateOf(row: ApiTokenStateColumns): ApiTokenState {
 /**
  * Hot reads in one statement (batched by src/store/hot-reads.ts): one row per lookup, in the order
  * asked (`lookup_index`), each with its group or nulls and, when the lookup carries one
- * (src/domain/api-token-check.ts), the state of the caller's API token in the same snapshot.
+ * (src/domain/api-tokens/api-token-check.ts), the state of the caller's API token in the same snapshot.
  * `match` finds a lookup's group; it must leave the planner one index whatever the statistics say.
  */
 const lookups = (match: string) => `SELECT k.i AS lookup_index, ${API_TOKEN_STATE_COLUMNS}, grp.*
@@ -286,7 +287,7 @@ const sql = statements(
     // decide one after the other, across instances; reads and other writes never take it.
     lockTree: `SELECT pg_advisory_xact_lock(hashtext('ugs.user_group_tree'), hashtext(@workspaceId::text || '.' || @environment))`,
     // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
-    // one level past the depth rule (src/domain/hierarchy.ts decides).
+    // one level past the depth rule (src/domain/user-groups/hierarchy.rules.ts decides).
     parentLink: `WITH RECURSIVE chain(team_id, parent_team_id, level) AS (
       SELECT team_id, parent_team_id, 1 FROM user_groups
         WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @parentProvidedId
@@ -301,7 +302,7 @@ const sql = statements(
     )
     SELECT COALESCE((SELECT json_agg(json_build_array(level, team_id)) FROM chain), '[]') AS chain,
       (SELECT COALESCE(max(level), 1) FROM subtree) AS height`,
-    // What a write's change of merged properties is checked on (src/domain/hierarchy.ts decides).
+    // What a write's change of merged properties is checked on (src/domain/user-groups/hierarchy.rules.ts decides).
     mergedSizes: `${mergedSizeChains({ bigint: '::bigint' })}
     SELECT (SELECT provided_id FROM target) AS provided_id, (SELECT properties FROM target) AS own,
       COALESCE((SELECT json_agg(json_build_array(level, properties)) FROM old_chain), '[]') AS old_chain,

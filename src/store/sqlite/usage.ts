@@ -3,9 +3,9 @@ import type {
   UsageDay,
   UsageIncrement,
   UsageMetric,
-  UsageStore,
   UsageTotal,
 } from '../../domain/usage/usage.records.js';
+import type { UsageStore } from '../../domain/usage/usage.port.js';
 import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
 

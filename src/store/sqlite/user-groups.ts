@@ -1,17 +1,13 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
-import type {
-  ApiTokenRecord,
-  AuditContext,
-  JsonObject,
-  MappingEntry,
-  NewUserGroup,
-  UserGroupRecord,
-} from '../../domain/models.js';
+import { HIERARCHY_READ_LIMIT } from '../../domain/user-groups/hierarchy.rules.js';
+import type { ApiTokenRecord } from '../../domain/api-tokens/api-token.records.js';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
+import type { JsonObject } from '../../domain/common.records.js';
+import type { MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/user-groups/user-group.records.js';
 import type { Tenant } from '../../domain/tenancy.js';
-import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups.rules.js';
-import type { GroupIdentity } from '../../domain/user-groups.rules.js';
-import type { Audited } from '../../domain/audit-entry.js';
+import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups/user-groups.rules.js';
+import type { GroupIdentity } from '../../domain/user-groups/user-groups.rules.js';
+import type { Audited } from '../../domain/audit/audit-entry.js';
 import type {
   BatchedUserGroupReads,
   UserGroupDeletion,
@@ -23,7 +19,7 @@ import type {
   UserGroupTokenRotation,
   UserGroupUpdate,
   UserGroupWrite,
-} from '../store.js';
+} from '../../domain/user-groups/user-groups.port.js';
 import {
   assertMergedSizeFromRow,
   assertTokenPatchComplete,
@@ -230,7 +226,7 @@ export function userGroupMethods(
       WHERE team_id = ? AND workspace_id = ? AND environment = ? AND version = ?
       ${RETURNING_IDENTITY}`,
     // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
-    // one level past the depth rule (src/domain/hierarchy.ts decides).
+    // one level past the depth rule (src/domain/user-groups/hierarchy.rules.ts decides).
     parentLink: `WITH RECURSIVE chain(team_id, parent_team_id, level) AS (
         SELECT team_id, parent_team_id, 1 FROM user_groups
           WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @parentProvidedId
@@ -244,7 +240,7 @@ export function userGroupMethods(
           WHERE s.level < ${HIERARCHY_READ_LIMIT})
       SELECT (SELECT json_group_array(json_array(level, team_id)) FROM chain) AS chain,
         (SELECT coalesce(max(level), 1) FROM subtree) AS height`,
-    // What a write's change of merged properties is checked on (src/domain/hierarchy.ts decides).
+    // What a write's change of merged properties is checked on (src/domain/user-groups/hierarchy.rules.ts decides).
     mergedSizes: `${mergedSizeChains({ bigint: '' })}
       SELECT (SELECT provided_id FROM target) AS provided_id, (SELECT properties FROM target) AS own,
         (SELECT json_group_array(json_array(level, json(properties))) FROM old_chain) AS old_chain,

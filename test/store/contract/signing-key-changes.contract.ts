@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NewSigningKey } from '../../../src/domain/models.js';
+import type { NewSigningKey } from '../../../src/domain/signing-keys/signing-key.records.js';
 import { auditContext, auditWrittenBy, randomHex, T0, T1, T2 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NewSigningKey } from '../../../src/domain/models.js';
+import type { NewSigningKey } from '../../../src/domain/signing-keys/signing-key.records.js';
 import { MAX_PUBLISHED_KEYS } from '../../../src/wire/contract.constants.js';
 import type { Tenant } from '../../../src/domain/tenancy.js';
 import { auditContext, auditWrittenBy, randomHex, T0, T1 } from '../store-fixtures.js';

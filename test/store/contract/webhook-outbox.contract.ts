@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { WEBHOOK_EVENT_TYPES } from '../../../src/wire/contract.constants.js';
-import type { NewSigningKey, WebhookEventType } from '../../../src/domain/models.js';
+import type { NewSigningKey } from '../../../src/domain/signing-keys/signing-key.records.js';
+import type { WebhookEventType } from '../../../src/domain/webhook-endpoints/webhook.records.js';
 import {
   auditContext,
   auditWrittenBy,

@@ -1,0 +1,55 @@
+import { Type, type Static } from 'typebox';
+import {
+  ACCESS_RULE_IDENTIFIER,
+  ACCESS_RULE_OPERATORS,
+  ACCESS_RULE_TABLE,
+  MAX_ACCESS_RULE_VALUES,
+  MAX_CATALOGUE_ID,
+} from './contract.constants.js';
+
+/*
+ * An access rule (SPEC §17): which rows of one table of one schema a group may see. The shape only;
+ * which value each operator takes, the schema's existence and the limits on a group's rules are the
+ * domain's rules. The client's accessRulesToSql checks the resolved form again before it writes SQL.
+ */
+
+const Scalar = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
+const ValueList = Type.Array(Scalar, {
+  maxItems: MAX_ACCESS_RULE_VALUES,
+  description: `For in and not_in only: 0 to ${MAX_ACCESS_RULE_VALUES} values.`,
+});
+const PropertyReference = Type.Object(
+  { property: Type.String({ minLength: 1, description: "A key of the group's computed properties." }) },
+  { additionalProperties: false },
+);
+
+const ruleFields = {
+  schema_id: Type.Integer({ minimum: 1, maximum: MAX_CATALOGUE_ID, description: 'A schema of the workspace.' }),
+  table: Type.String({
+    pattern: ACCESS_RULE_TABLE,
+    description: 'An identifier, optionally qualified once as schema.table; matched exactly (case included).',
+  }),
+  column: Type.String({ pattern: ACCESS_RULE_IDENTIFIER, description: 'An identifier.' }),
+  op: Type.Enum(ACCESS_RULE_OPERATORS),
+};
+
+export const AccessRule = Type.Object(
+  {
+    ...ruleFields,
+    value: Type.Optional(
+      Type.Union([Scalar, ValueList, PropertyReference], {
+        description:
+          "A string, number or boolean; a list for in/not_in; absent for is_null/not_null; or {property: key}, resolved against the group's computed properties when a token is minted.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type AccessRule = Static<typeof AccessRule>;
+
+/** A rule as an embed token carries it (`ugs.access_rules`): every property reference resolved. */
+export const ResolvedAccessRule = Type.Object(
+  { ...ruleFields, value: Type.Optional(Type.Union([Scalar, ValueList])) },
+  { additionalProperties: false },
+);
+export type ResolvedAccessRule = Static<typeof ResolvedAccessRule>;
