@@ -60,7 +60,9 @@ describe('usage per group', () => {
     expect(body.until).toBe(today());
     expect(body.days).toHaveLength(30);
     expect(body.days.at(-1)).toEqual({ day: today(), embed_tokens_minted: 4, verifications: 5, reads: 3 });
-    expect(body.days.slice(0, -1).every((d: { reads: number; verifications: number }) => d.reads + d.verifications === 0)).toBe(true);
+    expect(
+      body.days.slice(0, -1).every((d: { reads: number; verifications: number }) => d.reads + d.verifications === 0),
+    ).toBe(true);
     expect(body.totals).toEqual({ embed_tokens_minted: 4, verifications: 5, reads: 3 });
     expect((await series(other.teamId)).totals).toEqual({ embed_tokens_minted: 0, verifications: 1, reads: 0 });
 

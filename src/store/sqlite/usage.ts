@@ -1,10 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import type {
-  UsageDay,
-  UsageIncrement,
-  UsageMetric,
-  UsageTotal,
-} from '../../domain/usage/usage.records.js';
+import type { UsageDay, UsageIncrement, UsageMetric, UsageTotal } from '../../domain/usage/usage.records.js';
 import type { UsageStore } from '../../domain/usage/usage.port.js';
 import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
