@@ -46,6 +46,11 @@ export interface BenchOptions {
   cpuProf: boolean;
   /** PostgreSQL: skip the ANALYZE after seeding, to measure tables without statistics (autovacuum off). */
   noAnalyze: boolean;
+  /**
+   * Rounds of the usage-counting cost (issue 29): get-existing and verify against the service and a
+   * second one started with `--usage off`, alternately; 0: not measured.
+   */
+  usageCost: number;
 }
 
 export const USAGE = `Usage: npm run bench -- [flags]
@@ -63,6 +68,8 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --sample 50000              seeded groups the scenarios rotate over (default 50000)
   --cpu-prof                  run the service under node --cpu-prof; profiles go to bench/profiles/
   --no-analyze                PostgreSQL: no ANALYZE after seeding (tables without statistics, as with autovacuum off)
+  --usage-cost 3              rounds comparing the server's CPU per response of get-existing and verify with usage
+                              counting on and off (a second service, --usage off); 0: not measured (default 0)
   --help
 
 Environment: UGS_BENCH_POSTGRES_URL (default ${DEFAULT_POSTGRES_URL}).`;
@@ -106,6 +113,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       sample: { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
       'no-analyze': { type: 'boolean', default: false },
+      'usage-cost': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -141,5 +149,6 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     sample: values.sample === undefined ? 50_000 : positive(values.sample, 'sample', { min: 100 }),
     cpuProf: values['cpu-prof'] === true,
     noAnalyze: values['no-analyze'] === true,
+    usageCost: values['usage-cost'] === undefined ? 0 : positive(values['usage-cost'], 'usage-cost', { min: 0 }),
   };
 }

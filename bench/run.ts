@@ -87,6 +87,7 @@ async function startService(
   db: BenchDatabase,
   options: BenchOptions,
   label: string,
+  extraArgs: string[] = [],
 ): Promise<Child & { release(): Promise<void> }> {
   const port = await freePort();
   const profile = options.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', join(PROFILES_DIR, label)] : [];
@@ -110,6 +111,7 @@ async function startService(
       '1000000/s',
       '--workers',
       '1',
+      ...extraArgs,
     ],
     port,
     readyPath: '/readyz',
@@ -163,6 +165,70 @@ interface BlockResult {
   ceiling: ScenarioResult;
   fastifyCeiling: ScenarioResult;
   scenarios: ScenarioResult[];
+  usageCost?: UsageCost[];
+}
+
+/** The server's CPU per response with usage counting on and off, round by round (issue 29). */
+interface UsageCost {
+  scenario: 'get-existing' | 'verify';
+  rounds: Array<{ onCpuUs: number | null; offCpuUs: number | null }>;
+  /** (mean on / mean off − 1) × 100 over the rounds; null when a figure is missing. */
+  costPercent: number | null;
+}
+
+const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+
+/**
+ * Usage counting's cost: the service (counting, as in production) and a second one on the same
+ * database with `--usage off`, driven alternately with the same requests, `rounds` times each, so
+ * that the machine's other load falls on both alike.
+ */
+async function measureUsageCost(
+  db: BenchDatabase,
+  options: BenchOptions,
+  label: string,
+  data: ScenarioData,
+  load: { connections: number; seconds: number; warmup: number },
+  counting: Child,
+): Promise<UsageCost[]> {
+  const off = await startService(db, options, `${label}-usage-off`, ['--usage', 'off']);
+  try {
+    if (options.serverWarmup > 0)
+      await drive(off.port, getExisting(data).run(), options.connections, options.serverWarmup);
+    const costs: UsageCost[] = [];
+    for (const name of ['get-existing', 'verify'] as const) {
+      const rounds: UsageCost['rounds'] = [];
+      for (let round = 1; round <= options.usageCost && !interrupted; round++) {
+        const cpuUs = async (service: Child) => {
+          const scenario = SCENARIO_FACTORIES[name](data);
+          return (
+            await measure(
+              service.port,
+              scenario.run(),
+              { ...load, serverCpuSeconds: service.cpuSeconds },
+              scenario.warmup(),
+            )
+          ).cpuUsPerResponse;
+        };
+        const onCpuUs = await cpuUs(counting);
+        const offCpuUs = await cpuUs(off);
+        rounds.push({ onCpuUs, offCpuUs });
+        log(
+          `  usage cost, ${name}, round ${round}: ${onCpuUs ?? '–'} µs CPU each counting, ${offCpuUs ?? '–'} µs with --usage off`,
+        );
+      }
+      const on = rounds.map((r) => r.onCpuUs);
+      const offs = rounds.map((r) => r.offCpuUs);
+      const complete = (values: (number | null)[]): values is number[] =>
+        values.length > 0 && values.every((v) => v !== null);
+      const costPercent = complete(on) && complete(offs) ? Math.round((mean(on) / mean(offs) - 1) * 1000) / 10 : null;
+      log(`  usage cost, ${name}: ${costPercent ?? '–'} % CPU per response over ${rounds.length} rounds`);
+      costs.push({ scenario: name, rounds, costPercent });
+    }
+    return costs;
+  } finally {
+    await off.release();
+  }
 }
 
 async function runBlock(engine: Engine, size: number, options: BenchOptions, rows: Row[]): Promise<BlockResult> {
@@ -286,6 +352,9 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     );
   }
 
+  const usageCost =
+    options.usageCost > 0 && !interrupted ? await measureUsageCost(db, options, label, data, load, service) : undefined;
+
   await service.release();
   await dropDatabase();
   return {
@@ -303,6 +372,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     ceiling,
     fastifyCeiling,
     scenarios,
+    ...(usageCost ? { usageCost } : {}),
   };
 }
 
@@ -367,6 +437,11 @@ async function main(): Promise<number> {
   );
   process.stdout.write(`${table(rows)}\n`);
   for (const block of blocks) {
+    for (const cost of block.usageCost ?? [])
+      process.stdout.write(
+        `usage counting, ${block.engine} ${block.size.toLocaleString('en-US')}, ${cost.scenario}: ${cost.costPercent ?? '–'} % server CPU per response ` +
+          `(on/off µs: ${cost.rounds.map((r) => `${r.onCpuUs ?? '–'}/${r.offCpuUs ?? '–'}`).join(', ')})\n`,
+      );
     process.stdout.write(
       `seeding ${block.engine} ${block.size.toLocaleString('en-US')}: ${block.seed.seconds} s (${block.seed.groupsPerSecond.toLocaleString('en-US')} groups/s)\n`,
     );

@@ -19,6 +19,8 @@ import {
 } from './webhook-endpoints/webhook-endpoints.service.js';
 import { createUserGroupViewer } from './user-groups/user-group.view.js';
 import { createWorkspaceService } from './workspaces/workspaces.service.js';
+import { NO_USAGE_COUNTING, type UsageCounter } from './usage/usage-counter.js';
+import { createUsageService } from './usage/usage.service.js';
 import type { Store } from './store.port.js';
 
 export type Services = ReturnType<typeof createServices>;
@@ -33,6 +35,8 @@ export interface ServiceOptions {
   webhookAddresses: WebhookAddressPolicy;
   /** Told what an operator should know but that fails nothing (e.g. an ANALYZE the role may not run). */
   warn?: (message: string) => void;
+  /** Where the hot path counts usage per group (SPEC §16): nowhere unless given (the CLI, `--usage off`). */
+  usageCounter?: UsageCounter;
 }
 
 /** The domain layer as one value: what the HTTP routes and the CLI both call. */
@@ -43,11 +47,12 @@ export function createServices({
   publicUrl,
   webhookAddresses,
   warn = () => undefined,
+  usageCounter = NO_USAGE_COUNTING,
 }: ServiceOptions) {
   const signingKeys = createSigningKeyService({ store, cipher, clock });
   const view = createUserGroupViewer(cipher);
   return {
-    userGroups: createUserGroupService({ store, cipher, clock, view }),
+    userGroups: createUserGroupService({ store, cipher, clock, view, usage: usageCounter }),
     userGroupAdmin: createUserGroupAdminService({ store, view }),
     userGroupTransfer: createUserGroupTransferService({ store, cipher, clock, warn }),
     audit: createAuditService({ store }),
@@ -58,9 +63,10 @@ export function createServices({
     keyRotation: createKeyRotationService({ store, keyring: cipher, clock }),
     idempotency: createIdempotencyService({ store, cipher, clock }),
     signingKeys,
-    embedTokens: createEmbedTokenService({ store, signingKeys, view, clock, publicUrl }),
+    embedTokens: createEmbedTokenService({ store, signingKeys, view, clock, publicUrl, usage: usageCounter }),
     webhookEndpoints: createWebhookEndpointService({ store, cipher, clock, addresses: webhookAddresses }),
     operations: createOperationsService({ store }),
     consoleSessions: createConsoleSessionService({ store, clock }),
+    usage: createUsageService({ store, clock }),
   };
 }

@@ -6,6 +6,7 @@ import type { CiphertextStore } from './encryption-keys/ciphertexts.port.js';
 import type { IdempotencyStore } from './idempotency/idempotency.port.js';
 import type { SchemaStore } from './schemas/schemas.port.js';
 import type { SigningKeyStore } from './signing-keys/signing-keys.port.js';
+import type { UsageStore } from './usage/usage.port.js';
 import type { UserGroupStore } from './user-groups/user-groups.port.js';
 import type { WebhookStore } from './webhook-endpoints/webhooks.port.js';
 import type { WorkspaceStore } from './workspaces/workspaces.port.js';
@@ -38,7 +39,8 @@ export interface Store
     IdempotencyStore,
     SigningKeyStore,
     WebhookStore,
-    ConsoleSessionStore {
+    ConsoleSessionStore,
+    UsageStore {
   /** Applies pending migrations; safe to call from several processes at once. Resolves with how many it applied. */
   migrate(): Promise<number>;
   /**

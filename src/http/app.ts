@@ -20,6 +20,7 @@ import { DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from '../config/server-t
 import { adminUserGroupRoutes } from './routes/admin-user-groups.routes.js';
 import { apiTokenRoutes } from './routes/api-tokens.routes.js';
 import { auditEventRoutes } from './routes/audit-events.routes.js';
+import { usageRoutes } from './routes/usage.routes.js';
 import { dataSourceRoutes } from './routes/data-sources.routes.js';
 import { discoveryRoutes } from './routes/discovery.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
@@ -123,6 +124,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await api.register(auditEventRoutes, { audit: services.audit });
       await api.register(signingKeyRoutes, { signingKeys: services.signingKeys });
       await api.register(webhookRoutes, { webhookEndpoints: services.webhookEndpoints });
+      await api.register(usageRoutes, { usage: services.usage });
     },
     { prefix: '/api' },
   );

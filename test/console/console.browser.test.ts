@@ -95,6 +95,9 @@ async function seed(): Promise<void> {
   await api('POST', '/api/admin/api_tokens', { name: 'backend', scope: 'write' });
   await api('POST', '/api/admin/api_tokens', { name: 'dashboard renderer', scope: 'read' });
   await api('POST', '/api/user/embed_token', { user_group_id: 'acme' }); // the workspace's first signing key
+  // Usage (SPEC §16): acme read most, then globex; the server writes the counts every 200 ms.
+  for (let i = 0; i < 20; i++) await api('GET', '/api/user?user_group_id=acme');
+  for (let i = 0; i < 8; i++) await api('GET', '/api/user?user_group_id=globex');
 }
 
 async function open(path: string, heading: string): Promise<void> {
@@ -112,7 +115,7 @@ describe('admin console in Chromium', () => {
   beforeAll(async () => {
     db = await createTestDatabase('sqlite');
     server = await startServeProcess(db, {
-      env: { UGS_WEBHOOK_ALLOW_PRIVATE: 'true', UGS_WEBHOOK_RETRY_DELAYS_MS: '50,50' },
+      env: { UGS_WEBHOOK_ALLOW_PRIVATE: 'true', UGS_WEBHOOK_RETRY_DELAYS_MS: '50,50', UGS_USAGE_FLUSH_MS: '200' },
     });
     admin = server.adminTokens().Customer;
     await seed();
@@ -491,6 +494,37 @@ describe('admin console in Chromium', () => {
       await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
       const after = await send(server.baseUrl, { method: 'GET', path: '/api/user?user_group_id=globex', token: admin });
       expect(after.body.user_group.token).toBe(token.body.user_group.token);
+    },
+  );
+
+  it(
+    "charts the busiest groups and a group's last 30 days, each with its numbers in a table",
+    { timeout: 60_000 },
+    async () => {
+      await open('Usage', 'Usage');
+      await page.getByLabel('Busiest by').selectOption('reads');
+      await page.getByRole('button', { name: 'Show' }).click();
+      const rows = page.getByRole('table', { name: /^Usage of the busiest groups/ }).getByRole('row');
+      await expect
+        .poll(async () => (await rows.allTextContents()).slice(1, 3))
+        .toEqual([expect.stringMatching(/^Acme Corporation/), expect.stringMatching(/^Globex/)]);
+      // The bar chart is a picture for the eye; its figure says where the numbers are.
+      expect(await page.locator('figure.usage-chart svg rect').count()).toBeGreaterThanOrEqual(2);
+      expect(await page.locator('figure.usage-chart svg').getAttribute('aria-hidden')).toBe('true');
+      await check('17-usage');
+
+      // A group's page: its last 30 days, the numbers behind a disclosure reached by keyboard.
+      await rows.nth(1).getByRole('link', { name: 'Acme Corporation' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Acme Corporation' }).waitFor();
+      const summary = page.getByText('The numbers, day by day');
+      await summary.focus();
+      await page.keyboard.press('Enter');
+      const days = page.getByRole('table', { name: /^Usage per UTC day/ }).getByRole('row');
+      await expect.poll(() => days.count()).toBe(31);
+      const today = new Date().toISOString().slice(0, 10);
+      expect(await days.nth(30).textContent()).toMatch(new RegExp(`^${today}`));
+      expect(Number((await days.nth(30).getByRole('cell').nth(2).textContent()) ?? 0)).toBeGreaterThanOrEqual(20);
+      await check('18-group-usage');
     },
   );
 

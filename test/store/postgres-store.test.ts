@@ -190,6 +190,7 @@ describe('PostgreSQL store specifics', () => {
       'audit_events',
       'console_sessions',
       'data_sources',
+      'group_usage',
       'idempotency_keys',
       'schema_migrations',
       'schemas',

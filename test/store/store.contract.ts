@@ -19,6 +19,7 @@ import { describeUserGroupQueryContract } from './contract/user-group-queries.co
 import { describeUserGroupContract } from './contract/user-groups.contract.js';
 import { describeUserGroupTreeContract } from './contract/user-group-tree.contract.js';
 import { describeWorkspaceContract } from './contract/workspaces.contract.js';
+import { describeUsageContract } from './contract/usage.contract.js';
 import { seed } from './store-fixtures.js';
 
 export interface OpenedStore {
@@ -65,6 +66,7 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeWebhookEndpointContract(context);
     describeWebhookOutboxContract(context);
     describeWebhookDeliveryContract(context);
+    describeUsageContract(context);
     describeStoreLifecycleContract(context);
   });
 }

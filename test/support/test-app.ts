@@ -60,6 +60,8 @@ export interface TestAppOptions {
   publicUrl?: () => string;
   /** Webhook addresses (private ones refused unless allowed) and, when `worker` is given, a delivery worker with those settings. */
   webhooks?: { allowPrivate?: boolean; resolve?: Resolver; worker?: Partial<WebhookWorkerSettings> };
+  /** Count usage per group (as `ugs serve` does), written every `flushMs`; not counted unless given. */
+  usage?: { flushMs: number };
 }
 
 /** A SQLite database in an existing directory, which stays when the database is "dropped". */
@@ -113,6 +115,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       requireAllKeys: options.requireAllKeys,
       publicUrl: options.publicUrl,
       allowPrivateWebhooks: options.webhooks?.allowPrivate,
+      usage: options.usage,
     });
     const opened = runtime;
     const other =

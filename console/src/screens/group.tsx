@@ -5,6 +5,7 @@ import { ConfirmDialog } from '../components/confirm';
 import { EmbedTokenPanel } from '../components/embed-token';
 import { GROUP_FIELDS, GroupFields, groupDraft, groupFields, type GroupDraft } from '../components/group-form';
 import { Alert, Badge, Json, Loading, PageHeader, Section, Time } from '../components/ui';
+import { GroupUsage } from './usage';
 import { useConsole, useLoad, useSubmit, type Environment } from '../hooks';
 import { BASE, navigate } from '../router';
 import { UgsError, ugs } from '../service';
@@ -333,6 +334,9 @@ export function GroupScreen({ teamId }: { teamId: number }) {
           <AccessRules group={group} ancestors={ancestors} />
         </Section>
       )}
+      <Section title="Usage, last 30 days">
+        <GroupUsage teamId={teamId} />
+      </Section>
 
       <div class="two-columns">
         <Section title="Own properties">

@@ -28,6 +28,12 @@ import type { ConsoleSession } from '../../../src/wire/console-sessions.schemas.
 import type { ListUserGroupsQuery } from '../../../src/wire/admin-user-groups.schemas.js';
 import type { SigningKey, SigningKeyRotationResponse } from '../../../src/wire/signing-keys.schemas.js';
 import type {
+  TopUsageQuery,
+  TopUsageResponse,
+  UsageSeriesQuery,
+  UsageSeriesResponse,
+} from '../../../src/wire/usage.schemas.js';
+import type {
   CreateWebhookEndpointBody,
   IssuedWebhookEndpoint,
   UpdateWebhookEndpointBody,
@@ -60,6 +66,10 @@ export type AuditQuery = Static<typeof AuditQuery>;
 export type ConsoleSession = Static<typeof ConsoleSession>;
 export type ListUserGroupsQuery = Static<typeof ListUserGroupsQuery>;
 export type SigningKey = Static<typeof SigningKey>;
+export type UsageSeriesQuery = Static<typeof UsageSeriesQuery>;
+export type UsageSeries = Omit<Static<typeof UsageSeriesResponse>, 'success'>;
+export type TopUsageQuery = Static<typeof TopUsageQuery>;
+export type TopUsage = Omit<Static<typeof TopUsageResponse>, 'success'>;
 export type SigningKeyRotation = Omit<Static<typeof SigningKeyRotationResponse>, 'success'>;
 export type MintedEmbedToken = Omit<Static<typeof EmbedTokenResponse>, 'success'>;
 export type VerifiedToken = Omit<Static<typeof VerifiedTokenResponse>, 'success'>;

@@ -1,5 +1,6 @@
 import { randomUUID, sign } from 'node:crypto';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
+import { NO_USAGE_COUNTING, type UsageCounter } from '../usage/usage-counter.js';
 import type { Clock } from '../clock.js';
 import { failure } from '../errors.js';
 import { hasHighS, lowSignature, perViewProperties } from './embed-tokens.rules.js';
@@ -74,6 +75,8 @@ export interface EmbedTokenServiceDeps {
   clock: Clock;
   /** The public URL of the service, without a trailing slash: the base of every issuer (issuerPath). */
   publicUrl: () => string;
+  /** Counts embed tokens minted and verified (SPEC §16). */
+  usage?: UsageCounter;
 }
 
 export type EmbedTokenService = ReturnType<typeof createEmbedTokenService>;
@@ -83,7 +86,14 @@ export type EmbedTokenService = ReturnType<typeof createEmbedTokenService>;
  * generation at minting ("<generation>.<uuid>"): verify refuses a token minted before the group
  * token's latest rotation by comparing it with the group's, whatever the clock says.
  */
-export function createEmbedTokenService({ store, signingKeys, view, clock, publicUrl }: EmbedTokenServiceDeps) {
+export function createEmbedTokenService({
+  store,
+  signingKeys,
+  view,
+  clock,
+  publicUrl,
+  usage = NO_USAGE_COUNTING,
+}: EmbedTokenServiceDeps) {
   const notFound = failure.userGroupNotFound;
   const workspaceNames = new Map<number, string>();
 
@@ -160,6 +170,7 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
           accessRules.length > 0 && bytes - ruleBytes <= MAX_EMBED_TOKEN_BYTES ? 'access_rules' : 'properties',
         );
       }
+      usage.minted(caller.tenant, group.teamId);
       return { embedToken, expiresAt: new Date(expiresAt * 1000).toISOString() };
     },
 
@@ -176,6 +187,7 @@ export function createEmbedTokenService({ store, signingKeys, view, clock, publi
         throw notFound();
       const group = await store.findUserGroupByTeamId(caller.tenant, ugs.team_id);
       if (!group || !mintedUnder(claims.jti, group)) throw notFound();
+      usage.verified(caller.tenant, group.teamId);
       return {
         userGroup: view(group),
         embed: {

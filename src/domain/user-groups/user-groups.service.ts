@@ -20,6 +20,7 @@ import type { UserGroupView, UserGroupViewer } from './user-group.view.js';
 import type { DataSourceStore } from '../data-sources/data-sources.port.js';
 import type { SchemaStore } from '../schemas/schemas.port.js';
 import type { UserGroupStore } from './user-groups.port.js';
+import { NO_USAGE_COUNTING, type UsageCounter } from '../usage/usage-counter.js';
 
 /** The fields of SPEC §11 that get-or-create and PUT both take. */
 export interface TreeFieldsInput {
@@ -58,11 +59,19 @@ export interface UserGroupServiceDeps {
   cipher: Keyring;
   clock: Clock;
   view: UserGroupViewer;
+  /** Counts reads of existing groups and verifications (SPEC §16). */
+  usage?: UsageCounter;
 }
 
 export type UserGroupService = ReturnType<typeof createUserGroupService>;
 
-export function createUserGroupService({ store, cipher, clock, view }: UserGroupServiceDeps) {
+export function createUserGroupService({
+  store,
+  cipher,
+  clock,
+  view,
+  usage = NO_USAGE_COUNTING,
+}: UserGroupServiceDeps) {
   const notFound = failure.userGroupNotFound;
 
   const findByToken = (caller: Caller, token: string) => findByUserGroupToken(store, cipher, caller, token);
@@ -98,7 +107,10 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
       const existing = await store.findUserGroupByProvidedId(caller.tenant, providedId, caller.tokenCheck);
       // A remembered API token is admitted (rate-limited) once the lookup confirmed it, before any write.
       await admitAfterLookup(caller);
-      if (existing) return { userGroup: view(existing), created: false };
+      if (existing) {
+        usage.read(caller.tenant, existing.teamId);
+        return { userGroup: view(existing), created: false };
+      }
 
       requireScope(caller, 'write');
       const mapping = await resolveMapping(store, caller.tenant, input.mapping ?? {});
@@ -118,7 +130,8 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
         // One reading of the clock: the group's created_at is its audit event's time.
         auditContextOf(() => createdAt, caller, wholeGroupChanges(content, true)),
       );
-      // Losing a creation race to another caller is a get: their token, not ours.
+      // Losing a creation race to another caller is a get: their token, not ours (and a read of their group).
+      if (!created) usage.read(caller.tenant, group.teamId);
       return { userGroup: created ? view(group, token) : view(group), created };
     },
 
@@ -195,6 +208,7 @@ export function createUserGroupService({ store, cipher, clock, view }: UserGroup
     async verifyUserGroupToken(caller: Caller, token: string): Promise<UserGroupView> {
       const group = await findByToken(caller, token);
       if (!group) throw notFound();
+      usage.verified(caller.tenant, group.teamId);
       return view(group, token);
     },
   };

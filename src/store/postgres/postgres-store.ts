@@ -6,6 +6,7 @@ import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
 import { ciphertextMethods } from './ciphertexts.js';
 import { consoleSessionMethods } from './console-sessions.js';
+import { usageMethods } from './usage.js';
 import { dataSourceMethods } from './data-sources.js';
 import { withPostgresErrorsMapped } from './mapped-errors.js';
 import { idempotencyKeyMethods } from './idempotency-keys.js';
@@ -44,6 +45,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     ...signingKeyMethods(db, audit),
     ...webhookMethods(db, audit),
     ...consoleSessionMethods(db, audit),
+    ...usageMethods(db),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migratePostgres(db, MIGRATIONS),
     refreshStatistics: () => refreshStatistics(db),

@@ -10,6 +10,7 @@ import { consoleSessions } from './0008-console-sessions.js';
 import { sealedIssuers } from './0009-sealed-issuers.js';
 import { catalogueNumbers } from './0010-catalogue-numbers.js';
 import { accessRules } from './0011-access-rules.js';
+import { groupUsage } from './0012-group-usage.js';
 
 /** In version order; append only. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -24,4 +25,5 @@ export const MIGRATIONS: readonly Migration[] = [
   sealedIssuers,
   catalogueNumbers,
   accessRules,
+  groupUsage,
 ];
