@@ -324,9 +324,18 @@ export function createEmbedTokenVerifier(options: EmbedTokenVerifierOptions) {
     const seen = verified.get(token);
     if (seen !== undefined) {
       // A remembered token stands only while its key does, in the JWKS as last fetched (fetched again
-      // first when older than cacheMaxAgeMs).
-      const current = remote.fresh ? keys.get(seen.key.kid) : await keyFor(seen.key.kid).catch(() => undefined);
+      // first when older than cacheMaxAgeMs), and only until it expires.
+      let current = keys.get(seen.key.kid);
+      if (!remote.fresh) {
+        try {
+          current = await keyFor(seen.key.kid);
+        } catch (error) {
+          verified.delete(token);
+          throw error;
+        }
+      }
       if (current === seen.key) {
+        if (check.currentDate === undefined && seen.exp <= Math.floor(Date.now() / 1000)) verified.delete(token);
         const claims = checkClaims(seen, check);
         verified.delete(token); // the most recently used goes last
         verified.set(token, seen);
