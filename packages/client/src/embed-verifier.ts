@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, errors, type JWTPayload } from 'jose';
-import { base64urlBytes, prepareEs256Verifier, type Es256Verifier } from '#crypto';
+import { base64urlBytes, base64urlText, prepareEs256Verifier, type Es256Verifier } from '#crypto';
 
 export interface EmbedTokenVerifierOptions {
   /**
@@ -67,11 +67,12 @@ const TOKEN_TYPE = 'ugs-embed+jwt';
 const MAX_HEADERS = 16;
 
 /**
- * A compact JWS of base64url parts whose signature is 64 bytes written canonically: 86 characters,
- * the last one's four unused bits zero. Any other spelling of the same signature is refused, as the
- * high-S twin is.
+ * An ES256 signature, 64 bytes, in base64url written canonically: 86 characters, the last one's four
+ * unused bits zero. Any other spelling of the same signature is refused, as the high-S twin is. (The
+ * header and payload need no such check: the signature is of their text as sent.)
  */
-const COMPACT_ES256 = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{85}[AQgw]$/;
+const CANONICAL_SIGNATURE = /^[A-Za-z0-9_-]{85}[AQgw]$/;
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
 // P-256's group order halved: an ECDSA signature (r, s) is also valid as (r, n - s); the service signs
 // only the low half, so a high-S signature is a second string for a token and is refused.
@@ -89,11 +90,9 @@ function hasHighS(signature: Uint8Array): boolean {
   return false;
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 function decodedJson(segment: string): unknown {
   try {
-    return JSON.parse(utf8.decode(base64urlBytes(segment)));
+    return JSON.parse(base64urlText(segment));
   } catch {
     return undefined;
   }
@@ -105,12 +104,13 @@ const normalizedTyp = (typ: string) => (typ.includes('/') ? typ.toLowerCase() : 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const member of Object.values(value)) deepFreeze(member);
-    Object.freeze(value);
+/** Freezes a parsed JSON value and everything in it (for…in: JSON objects have no inherited keys). */
+function deepFreeze<T extends object>(value: T): T {
+  for (const key in value) {
+    const member: unknown = value[key];
+    if (typeof member === 'object' && member !== null) deepFreeze(member);
   }
-  return value;
+  return Object.freeze(value);
 }
 
 /** One P-256 key of the JWKS, prepared once; a new object whenever its kid names another key. */
@@ -231,7 +231,7 @@ export function createEmbedTokenVerifier(options: EmbedTokenVerifierOptions) {
   function headerOf(segment: string): Header {
     const known = headers.get(segment);
     if (known) return known;
-    const header = decodedJson(segment);
+    const header = BASE64URL.test(segment) ? decodedJson(segment) : undefined;
     if (!isObject(header)) throw new errors.JWSInvalid('JWS Protected Header is invalid');
     if (header.alg !== 'ES256') {
       throw new errors.JOSEAlgNotAllowed('"alg" (Algorithm) Header Parameter value not allowed');
@@ -252,11 +252,14 @@ export function createEmbedTokenVerifier(options: EmbedTokenVerifierOptions) {
     if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) {
       throw new errors.JWTInvalid(`An embed token is a string of at most ${MAX_TOKEN_LENGTH} characters.`);
     }
-    if (!COMPACT_ES256.test(token)) throw new errors.JWSInvalid('Not a compact JWS with an ES256 signature.');
     const first = token.indexOf('.');
     const second = token.indexOf('.', first + 1);
+    const encodedSignature = token.slice(second + 1);
+    if (first < 1 || second < first + 2 || !CANONICAL_SIGNATURE.test(encodedSignature)) {
+      throw new errors.JWSInvalid('Not a compact JWS with an ES256 signature.');
+    }
     const header = headerOf(token.slice(0, first));
-    const signature = base64urlBytes(token.slice(second + 1));
+    const signature = base64urlBytes(encodedSignature);
     if (hasHighS(signature)) throw new errors.JWSSignatureVerificationFailed('The signature is not in low-S form.');
     return { header, payload: token.slice(first + 1, second), signingInput: token.slice(0, second), signature };
   }

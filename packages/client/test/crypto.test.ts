@@ -56,10 +56,13 @@ describe.each([
     await expect(implementation.prepareEs256Verifier({ x: publicJwk.y, y: publicJwk.x })).rejects.toThrow();
   });
 
-  it('decodes base64url as Buffer does', () => {
+  it('decodes base64url as Buffer does, to bytes and to UTF-8 text', () => {
     for (const bytes of [SIGNATURE, MAC, new Uint8Array([0xfb, 0xff, 0xfe])]) {
       const text = Buffer.from(bytes).toString('base64url');
       expect(Buffer.from(implementation.base64urlBytes(text))).toEqual(Buffer.from(bytes));
+      expect(implementation.base64urlText(text)).toBe(Buffer.from(bytes).toString('utf8'));
     }
+    const json = '{"sub":"équipe-☃","n":[1,2]}';
+    expect(implementation.base64urlText(Buffer.from(json).toString('base64url'))).toBe(json);
   });
 });

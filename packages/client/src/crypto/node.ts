@@ -25,6 +25,11 @@ export function base64urlBytes(text: string): Uint8Array<ArrayBuffer> {
   return Buffer.from(text, 'base64url');
 }
 
+/** The UTF-8 text a base64url text spells (invalid sequences replaced, as Buffer does). */
+export function base64urlText(text: string): string {
+  return Buffer.from(text, 'base64url').toString('utf8');
+}
+
 /**
  * Whether an ES256 signature (r ‖ s, 64 bytes) of `signingInput` (ASCII) verifies under one P-256
  * public key. Synchronous in Node (WebCrypto's is a promise), so callers await only when they must.

@@ -31,6 +31,13 @@ export function base64urlBytes(text: string): Uint8Array<ArrayBuffer> {
   return base64url.decode(text) as Uint8Array<ArrayBuffer>;
 }
 
+const utf8 = new TextDecoder();
+
+/** The UTF-8 text a base64url text spells (invalid sequences replaced, as Buffer does). */
+export function base64urlText(text: string): string {
+  return utf8.decode(base64url.decode(text));
+}
+
 /**
  * Whether an ES256 signature (r ‖ s, 64 bytes) of `signingInput` (ASCII) verifies under one P-256
  * public key. Synchronous in Node (WebCrypto's is a promise), so callers await only when they must.
