@@ -220,7 +220,9 @@ export function createEmbedTokenVerifier(options: EmbedTokenVerifierOptions) {
     try {
       await remote({ alg: 'ES256', kid });
     } finally {
-      await (syncing = syncing.then(syncKeys));
+      const sync = syncing.then(syncKeys);
+      syncing = sync.catch(() => undefined); // one failed sync must not fail every later one
+      await sync;
     }
     const key = keys.get(kid);
     if (!key) throw new errors.JWKSNoMatchingKey();
