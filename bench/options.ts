@@ -3,7 +3,10 @@ import { parseArgs } from 'node:util';
 export const ENGINES = ['sqlite', 'postgres'] as const;
 export type Engine = (typeof ENGINES)[number];
 
-/** Run order: verify before rotate (rotate retires the tokens verify uses), create last (it grows the table). */
+/**
+ * Run order: verify before rotate (rotate retires the tokens verify uses), create last (it grows the
+ * table); offline-verify-repeated after verify, whose rate it is compared with (and which it brings).
+ */
 export const SCENARIOS = [
   'get-existing',
   'get-nested',
@@ -14,6 +17,7 @@ export const SCENARIOS = [
   'embed-token',
   'embed-token-rules',
   'offline-verify',
+  'offline-verify-repeated',
   'webhook-drain',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];

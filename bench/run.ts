@@ -9,15 +9,19 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { postgresDatabase, postgresServerVersion, redact, sqliteDatabase, type BenchDatabase } from './databases.js';
 import { drive, ensureWrk, measure, type LoadFigures } from './wrk.js';
-import { parseOptions, USAGE, type BenchOptions, type Engine } from './options.js';
+import { parseOptions, SCENARIOS, USAGE, type BenchOptions, type Engine, type ScenarioName } from './options.js';
 import { freePort, killChildrenNow, send, startNodeProcess, type Child } from './processes.js';
 import { machine, row, table, type Row } from './report.js';
-import { measureOfflineVerify } from './offline-verify.js';
+import { measureOfflineVerify, measureOfflineVerifyRepeated } from './offline-verify.js';
 import { measureWebhookDrain } from './webhook-drain.js';
-import { getExisting, SCENARIO_FACTORIES, type Scenario, type ScenarioData } from './scenarios.js';
+import { getExisting, IN_PROCESS, SCENARIO_FACTORIES, type Scenario, type ScenarioData } from './scenarios.js';
 
 const OFFLINE_VERIFY =
-  "embed tokens verified offline with @ugs/client's verifier, one after the other in the bench process (verifications/s; RSS: the service's)";
+  "distinct embed tokens, each verified in full offline by @ugs/client's verifier in the bench process, in turns with the crypto.verify ceiling (verifications/s; × the crypto.verify ceiling; CPU µs: the bench process's per verification; RSS: the service's)";
+const CRYPTO_VERIFY =
+  "node:crypto's verify of the same tokens' ES256 signatures, keys prepared as KeyObjects and signatures decoded beforehand, in the bench process (verifications/s; CPU µs: the bench process's per verification)";
+const OFFLINE_VERIFY_REPEATED =
+  "a dashboard's 8 embed tokens presented again and again to @ugs/client's verifier in the bench process, which remembers them (verifications/s; × the service's verify req/s of this block; CPU µs: the bench process's per verification; RSS: the service's)";
 const WEBHOOK_DRAIN =
   'a backlog of 5 000 user_group.updated events drained to a receiver on loopback that answers 204 at once (deliveries/s; p50/p99: when the delivery arrived after the release, ms)';
 import { seed, type Seeded } from './seed.js';
@@ -154,6 +158,8 @@ interface ScenarioResult {
   ratioToCeiling: number | null;
   /** req/s ÷ the bare Fastify route's. */
   ratioToFastify?: number | null;
+  /** What `ratioToCeiling` divides by when not the node:http ceiling: another row of the block. */
+  ratioTo?: string;
 }
 
 interface BlockResult {
@@ -229,6 +235,13 @@ async function measureUsageCost(
   } finally {
     await off.release();
   }
+}
+
+/** The scenarios to run, in run order: offline-verify-repeated brings verify, whose rate it is compared with. */
+function scenarioNames(options: BenchOptions): ScenarioName[] {
+  const wanted = new Set(options.scenarios);
+  if (wanted.has('offline-verify-repeated')) wanted.add('verify');
+  return SCENARIOS.filter((name) => wanted.has(name));
 }
 
 async function runBlock(engine: Engine, size: number, options: BenchOptions, rows: Row[]): Promise<BlockResult> {
@@ -317,30 +330,70 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
   }
 
   const scenarios: ScenarioResult[] = [];
-  for (const name of options.scenarios) {
+  /** Each scenario's successful responses per second in this block, for the ratios that divide by one. */
+  const perSecond = new Map<string, number>();
+  for (const name of scenarioNames(options)) {
     if (interrupted) break;
-    const scenario: Scenario | undefined =
-      name === 'offline-verify' || name === 'webhook-drain' ? undefined : SCENARIO_FACTORIES[name](data);
-    const figures = scenario
-      ? await measure(
-          service.port,
-          scenario.run(),
-          { ...load, serverCpuSeconds: service.cpuSeconds },
-          scenario.warmup(),
-        )
-      : name === 'webhook-drain'
-        ? await measureWebhookDrain(service.port, seeded)
-        : await measureOfflineVerify(service.port, seeded, load);
+    const scenario: Scenario | undefined = (IN_PROCESS as readonly string[]).includes(name)
+      ? undefined
+      : SCENARIO_FACTORIES[name as keyof typeof SCENARIO_FACTORIES](data);
+    let figures: LoadFigures;
+    let describe = scenario?.describe ?? '';
+    let ratioTo: { name: string; perSecond: number } | undefined;
+    if (scenario) {
+      figures = await measure(
+        service.port,
+        scenario.run(),
+        { ...load, serverCpuSeconds: service.cpuSeconds },
+        scenario.warmup(),
+      );
+    } else if (name === 'webhook-drain') {
+      figures = await measureWebhookDrain(service.port, seeded);
+      describe = WEBHOOK_DRAIN;
+    } else if (name === 'offline-verify') {
+      const measured = await measureOfflineVerify(service.port, seeded, load);
+      const ceilingName = 'ceiling (crypto.verify)';
+      const cryptoPerSecond = measured.ceiling.okPerSecond;
+      rows.push(row(engine, size, ceilingName, measured.ceiling, cryptoPerSecond, null, null));
+      scenarios.push({
+        scenario: ceilingName,
+        describe: CRYPTO_VERIFY,
+        figures: measured.ceiling,
+        rssMb: null,
+        ratioToCeiling: 1,
+        ratioTo: ceilingName,
+      });
+      log(
+        `  ${ceilingName}: ${Math.round(cryptoPerSecond)} verifications/s, ${measured.ceiling.cpuUsPerResponse ?? '–'} µs CPU each`,
+      );
+      figures = measured.verifier;
+      describe = OFFLINE_VERIFY;
+      ratioTo = { name: ceilingName, perSecond: cryptoPerSecond };
+    } else {
+      figures = await measureOfflineVerifyRepeated(service.port, seeded, load);
+      describe = OFFLINE_VERIFY_REPEATED;
+      ratioTo = { name: 'verify', perSecond: perSecond.get('verify') ?? 0 };
+    }
+    perSecond.set(name, figures.okPerSecond);
     const rssMb = service.rssMb();
-    const result = row(engine, size, name, figures, ceilingPerSecond, fastifyPerSecond, rssMb);
+    const result = row(
+      engine,
+      size,
+      name,
+      figures,
+      ratioTo?.perSecond ?? ceilingPerSecond,
+      ratioTo ? null : fastifyPerSecond,
+      rssMb,
+    );
     rows.push(result);
     scenarios.push({
       scenario: name,
-      describe: scenario?.describe ?? (name === 'webhook-drain' ? WEBHOOK_DRAIN : OFFLINE_VERIFY),
+      describe,
       figures,
       rssMb,
       ratioToCeiling: result.ratioToCeiling,
       ratioToFastify: result.ratioToFastify,
+      ...(ratioTo ? { ratioTo: ratioTo.name } : {}),
     });
     const codes = Object.entries(figures.statusCodes)
       .map(([code, count]) => `${code}×${count}`)
@@ -348,7 +401,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     log(
       `  ${name}: ${result.reqPerSec} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, errors ${result.errors}` +
         ` (${codes || 'no responses'}${figures.errors.socket ? `, ${figures.errors.socket} socket errors` : ''}` +
-        `${figures.errors.wrongOutcome ? `, ${figures.errors.wrongOutcome} wrong outcomes` : ''}), ×${result.ratioToCeiling ?? '–'} node:http, ×${result.ratioToFastify ?? '–'} Fastify, ${result.cpuUs ?? '–'} µs CPU each, RSS ${rssMb ?? '?'} MB`,
+        `${figures.errors.wrongOutcome ? `, ${figures.errors.wrongOutcome} wrong outcomes` : ''}), ×${result.ratioToCeiling ?? '–'}${ratioTo ? ` (of ${ratioTo.name})` : ` node:http, ×${result.ratioToFastify ?? '–'} Fastify`}, ${result.cpuUs ?? '–'} µs CPU each, RSS ${rssMb ?? '?'} MB`,
     );
   }
 

@@ -203,9 +203,12 @@ export function embedTokenRules(data: ScenarioData): Scenario {
   );
 }
 
-/** The scenarios wrk drives over HTTP; `offline-verify` and `webhook-drain` run in the bench process (offline-verify.ts, webhook-drain.ts). */
+/** The scenarios that run in the bench process, not over HTTP (offline-verify.ts, webhook-drain.ts). */
+export const IN_PROCESS = ['offline-verify', 'offline-verify-repeated', 'webhook-drain'] as const;
+
+/** The scenarios wrk drives over HTTP. */
 export const SCENARIO_FACTORIES: Record<
-  Exclude<ScenarioName, 'offline-verify' | 'webhook-drain'>,
+  Exclude<ScenarioName, (typeof IN_PROCESS)[number]>,
   (data: ScenarioData) => Scenario
 > = {
   'get-existing': (data) => getExisting(data),
