@@ -56,6 +56,7 @@ export default defineConfig({
             'test/scale/workers.test.ts',
             'test/scale/crash-safety.test.ts',
             'test/scale/contention.test.ts',
+            'test/scale/usage-counting.test.ts',
           ],
           env: { UGS_TEST_ENGINE: 'postgres' },
           // Fails each file outright when PostgreSQL cannot be reached (rather than skipping its tests).

@@ -3,7 +3,10 @@ import { parseArgs } from 'node:util';
 export const ENGINES = ['sqlite', 'postgres'] as const;
 export type Engine = (typeof ENGINES)[number];
 
-/** Run order: verify before rotate (rotate retires the tokens verify uses), create last (it grows the table). */
+/**
+ * Run order: verify before rotate (rotate retires the tokens verify uses), create last (it grows the
+ * table); offline-verify-repeated after verify, whose rate it is compared with (and which it brings).
+ */
 export const SCENARIOS = [
   'get-existing',
   'get-nested',
@@ -12,7 +15,9 @@ export const SCENARIOS = [
   'rotate',
   'create',
   'embed-token',
+  'embed-token-rules',
   'offline-verify',
+  'offline-verify-repeated',
   'webhook-drain',
   'sync-10k',
 ] as const;
@@ -46,23 +51,30 @@ export interface BenchOptions {
   cpuProf: boolean;
   /** PostgreSQL: skip the ANALYZE after seeding, to measure tables without statistics (autovacuum off). */
   noAnalyze: boolean;
+  /**
+   * Rounds of the usage-counting cost (issue 29): get-existing and verify against the service and a
+   * second one started with `--usage off`, alternately; 0: not measured.
+   */
+  usageCost: number;
 }
 
 export const USAGE = `Usage: npm run bench -- [flags]
 
   --engines sqlite,postgres   engines to measure (default: both)
   --sizes 10000,1000000       seeded groups per database (default: both)
-  --duration 10               seconds per scenario, the ceiling included (default 10; below 10 is a smoke run)
+  --duration 10               seconds per scenario, the ceilings included (default 10; below 10 is a smoke run)
   --warmup 2                  seconds of unrecorded load before each measurement (default 2; 0: none)
   --server-warmup 10          seconds of unrecorded get-existing load on each fresh service first (default 10)
   --connections 64            concurrent keep-alive connections (default 64)
-  --scenarios a,b             any of ${SCENARIOS.join(', ')} (default: all; the ceiling always runs)
+  --scenarios a,b             any of ${SCENARIOS.join(', ')} (default: all; the ceilings always run)
   --quick                     smoke run: sizes 10000, duration 3, warmup 1, server warmup 5 (explicit flags still win)
   --seed-batch 5000           groups per store transaction while seeding (default 5000)
   --seed-parallel 8           PostgreSQL seeding transactions in flight (default 8)
   --sample 50000              seeded groups the scenarios rotate over (default 50000)
   --cpu-prof                  run the service under node --cpu-prof; profiles go to bench/profiles/
   --no-analyze                PostgreSQL: no ANALYZE after seeding (tables without statistics, as with autovacuum off)
+  --usage-cost 3              rounds comparing the server's CPU per response of get-existing and verify with usage
+                              counting on and off (a second service, --usage off); 0: not measured (default 0)
   --help
 
 Environment: UGS_BENCH_POSTGRES_URL (default ${DEFAULT_POSTGRES_URL}).`;
@@ -106,6 +118,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       sample: { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
       'no-analyze': { type: 'boolean', default: false },
+      'usage-cost': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -141,5 +154,6 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     sample: values.sample === undefined ? 50_000 : positive(values.sample, 'sample', { min: 100 }),
     cpuProf: values['cpu-prof'] === true,
     noAnalyze: values['no-analyze'] === true,
+    usageCost: values['usage-cost'] === undefined ? 0 : positive(values['usage-cost'], 'usage-cost', { min: 0 }),
   };
 }

@@ -11,6 +11,8 @@ export interface Row {
   errors: number;
   /** req/s ÷ the ceiling's req/s measured just before, on the same database block. */
   ratioToCeiling: number | null;
+  /** req/s ÷ the bare Fastify route's req/s measured just before, on the same database block. */
+  ratioToFastify: number | null;
   rssMb: number | null;
   /** The server's CPU µs per response (null where not measured: offline-verify, webhook-drain). */
   cpuUs: number | null;
@@ -35,8 +37,10 @@ export function row(
   scenario: string,
   figures: LoadFigures,
   ceilingPerSecond: number | null,
+  fastifyPerSecond: number | null,
   rssMb: number | null,
 ): Row {
+  const ratio = (to: number | null) => (to ? Math.round((figures.okPerSecond / to) * 100) / 100 : null);
   return {
     engine,
     size,
@@ -45,13 +49,26 @@ export function row(
     p50Ms: figures.latencyMs.p50,
     p99Ms: figures.latencyMs.p99,
     errors: figures.errors.total,
-    ratioToCeiling: ceilingPerSecond ? Math.round((figures.okPerSecond / ceilingPerSecond) * 100) / 100 : null,
+    ratioToCeiling: ratio(ceilingPerSecond),
+    ratioToFastify: ratio(fastifyPerSecond),
     rssMb,
     cpuUs: figures.cpuUsPerResponse,
   };
 }
 
-const HEADINGS = ['engine', 'size', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', '× ceiling', 'CPU µs', 'RSS MB'];
+const HEADINGS = [
+  'engine',
+  'size',
+  'scenario',
+  'req/s',
+  'p50 ms',
+  'p99 ms',
+  'errors',
+  '× node:http',
+  '× Fastify',
+  'CPU µs',
+  'RSS MB',
+];
 
 function cells(r: Row): string[] {
   return [
@@ -63,6 +80,7 @@ function cells(r: Row): string[] {
     String(r.p99Ms),
     String(r.errors),
     r.ratioToCeiling === null ? '–' : r.ratioToCeiling.toFixed(2),
+    r.ratioToFastify === null ? '–' : r.ratioToFastify.toFixed(2),
     r.cpuUs === null ? '–' : String(r.cpuUs),
     r.rssMb === null ? '–' : r.rssMb.toFixed(0),
   ];

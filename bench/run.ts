@@ -1,5 +1,5 @@
 // `npm run bench`: seeds each engine × size, starts `ugs serve` (built dist, NODE_ENV=production,
-// one process) and a bare node:http ceiling server, drives both with wrk (a native load generator),
+// one process) and two ceilings (a bare node:http server, a bare Fastify route), drives both with wrk (a native load generator),
 // prints a table and writes bench/results/<timestamp>.json and bench/results/latest.json.
 // See bench/README.md.
 import { randomBytes } from 'node:crypto';
@@ -9,16 +9,20 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { postgresDatabase, postgresServerVersion, redact, sqliteDatabase, type BenchDatabase } from './databases.js';
 import { drive, ensureWrk, measure, type LoadFigures } from './wrk.js';
-import { parseOptions, USAGE, type BenchOptions, type Engine } from './options.js';
+import { parseOptions, SCENARIOS, USAGE, type BenchOptions, type Engine, type ScenarioName } from './options.js';
 import { freePort, killChildrenNow, send, startNodeProcess, type Child } from './processes.js';
 import { machine, row, table, type Row } from './report.js';
-import { measureOfflineVerify } from './offline-verify.js';
+import { measureOfflineVerify, measureOfflineVerifyRepeated } from './offline-verify.js';
 import { measureWebhookDrain } from './webhook-drain.js';
 import { measureSync10k } from './sync-10k.js';
-import { getExisting, SCENARIO_FACTORIES, type Scenario, type ScenarioData } from './scenarios.js';
+import { getExisting, IN_PROCESS, SCENARIO_FACTORIES, type Scenario, type ScenarioData } from './scenarios.js';
 
 const OFFLINE_VERIFY =
-  "embed tokens verified offline with @ugs/client's verifier, one after the other in the bench process (verifications/s; RSS: the service's)";
+  "distinct embed tokens, each verified in full offline by @ugs/client's verifier in the bench process, in turns with the crypto.verify ceiling (verifications/s; × the crypto.verify ceiling; CPU µs: the bench process's per verification; RSS: the service's)";
+const CRYPTO_VERIFY =
+  "node:crypto's verify of the same tokens' ES256 signatures, keys prepared as KeyObjects and signatures decoded beforehand, in the bench process (verifications/s; CPU µs: the bench process's per verification)";
+const OFFLINE_VERIFY_REPEATED =
+  "a dashboard's 8 embed tokens presented again and again to @ugs/client's verifier in the bench process, which remembers them (verifications/s; × the service's verify req/s of this block; CPU µs: the bench process's per verification; RSS: the service's)";
 const SYNC_10K =
   'POST /api/admin/user_groups/sync of 10 000 new groups (NDJSON): plan (dry run), apply, then the same file planned again (phases, s); req/s and p50/p99: PUT /api/user renames made one at a time while the apply ran';
 const WEBHOOK_DRAIN =
@@ -90,6 +94,7 @@ async function startService(
   db: BenchDatabase,
   options: BenchOptions,
   label: string,
+  extraArgs: string[] = [],
 ): Promise<Child & { release(): Promise<void> }> {
   const port = await freePort();
   const profile = options.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', join(PROFILES_DIR, label)] : [];
@@ -113,6 +118,7 @@ async function startService(
       '1000000/s',
       '--workers',
       '1',
+      ...extraArgs,
     ],
     port,
     readyPath: '/readyz',
@@ -151,7 +157,12 @@ interface ScenarioResult {
   describe: string;
   figures: LoadFigures;
   rssMb: number | null;
+  /** req/s ÷ the node:http ceiling's. */
   ratioToCeiling: number | null;
+  /** req/s ÷ the bare Fastify route's. */
+  ratioToFastify?: number | null;
+  /** What `ratioToCeiling` divides by when not the node:http ceiling: another row of the block. */
+  ratioTo?: string;
 }
 
 interface BlockResult {
@@ -161,7 +172,79 @@ interface BlockResult {
   seed: { groups: number; seconds: number; groupsPerSecond: number; batch: number; parallel: number };
   responseBytes: number;
   ceiling: ScenarioResult;
+  fastifyCeiling: ScenarioResult;
   scenarios: ScenarioResult[];
+  usageCost?: UsageCost[];
+}
+
+/** The server's CPU per response with usage counting on and off, round by round (issue 29). */
+interface UsageCost {
+  scenario: 'get-existing' | 'verify';
+  rounds: Array<{ onCpuUs: number | null; offCpuUs: number | null }>;
+  /** (mean on / mean off − 1) × 100 over the rounds; null when a figure is missing. */
+  costPercent: number | null;
+}
+
+const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+
+/**
+ * Usage counting's cost: the service (counting, as in production) and a second one on the same
+ * database with `--usage off`, driven alternately with the same requests, `rounds` times each, so
+ * that the machine's other load falls on both alike.
+ */
+async function measureUsageCost(
+  db: BenchDatabase,
+  options: BenchOptions,
+  label: string,
+  data: ScenarioData,
+  load: { connections: number; seconds: number; warmup: number },
+  counting: Child,
+): Promise<UsageCost[]> {
+  const off = await startService(db, options, `${label}-usage-off`, ['--usage', 'off']);
+  try {
+    if (options.serverWarmup > 0)
+      await drive(off.port, getExisting(data).run(), options.connections, options.serverWarmup);
+    const costs: UsageCost[] = [];
+    for (const name of ['get-existing', 'verify'] as const) {
+      const rounds: UsageCost['rounds'] = [];
+      for (let round = 1; round <= options.usageCost && !interrupted; round++) {
+        const cpuUs = async (service: Child) => {
+          const scenario = SCENARIO_FACTORIES[name](data);
+          return (
+            await measure(
+              service.port,
+              scenario.run(),
+              { ...load, serverCpuSeconds: service.cpuSeconds },
+              scenario.warmup(),
+            )
+          ).cpuUsPerResponse;
+        };
+        const onCpuUs = await cpuUs(counting);
+        const offCpuUs = await cpuUs(off);
+        rounds.push({ onCpuUs, offCpuUs });
+        log(
+          `  usage cost, ${name}, round ${round}: ${onCpuUs ?? '–'} µs CPU each counting, ${offCpuUs ?? '–'} µs with --usage off`,
+        );
+      }
+      const on = rounds.map((r) => r.onCpuUs);
+      const offs = rounds.map((r) => r.offCpuUs);
+      const complete = (values: (number | null)[]): values is number[] =>
+        values.length > 0 && values.every((v) => v !== null);
+      const costPercent = complete(on) && complete(offs) ? Math.round((mean(on) / mean(offs) - 1) * 1000) / 10 : null;
+      log(`  usage cost, ${name}: ${costPercent ?? '–'} % CPU per response over ${rounds.length} rounds`);
+      costs.push({ scenario: name, rounds, costPercent });
+    }
+    return costs;
+  } finally {
+    await off.release();
+  }
+}
+
+/** The scenarios to run, in run order: offline-verify-repeated brings verify, whose rate it is compared with. */
+function scenarioNames(options: BenchOptions): ScenarioName[] {
+  const wanted = new Set(options.scenarios);
+  if (wanted.has('offline-verify-repeated')) wanted.add('verify');
+  return SCENARIOS.filter((name) => wanted.has(name));
 }
 
 async function runBlock(engine: Engine, size: number, options: BenchOptions, rows: Row[]): Promise<BlockResult> {
@@ -176,6 +259,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     parallel: options.seedParallel,
     sample: options.sample,
     nested: options.scenarios.includes('get-nested'),
+    ruled: options.scenarios.includes('embed-token-rules'),
   });
   const groupsPerSecond = Math.round(size / seeded.seconds);
   log(
@@ -202,68 +286,120 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     await drive(service.port, getExisting(data).run(), options.connections, options.serverWarmup);
   }
 
-  // The ceiling, measured right before the scenarios it is compared with, with the same requests.
-  const ceilingPort = await freePort();
-  const ceilingServer = await startNodeProcess({
-    name: 'ceiling server',
-    args: ['--import', 'tsx', join(REPO, 'bench', 'ceiling-server.ts'), String(ceilingPort), captureFile],
-    port: ceilingPort,
-    readyPath: '/',
-    cwd: REPO,
-    env: childEnv({}),
-  });
-  const stopCeiling = defer(() => ceilingServer.stop());
-  log(`  ceiling: node:http answering the ${responseBytes} bytes of a real get-or-create response`);
-  const ceilingScenario = getExisting(data, 'ceiling');
-  const ceilingFigures = await measure(ceilingPort, ceilingScenario.run(), {
-    ...load,
-    serverCpuSeconds: ceilingServer.cpuSeconds,
-  });
-  const ceilingRss = ceilingServer.rssMb();
-  await stopCeiling();
-  const ceilingPerSecond = ceilingFigures.okPerSecond;
-  rows.push(row(engine, size, 'ceiling (node:http)', ceilingFigures, ceilingPerSecond, ceilingRss));
-  log(
-    `  ceiling: ${Math.round(ceilingPerSecond)} req/s, p99 ${ceilingFigures.latencyMs.p99} ms, errors ${ceilingFigures.errors.total}, ${ceilingFigures.cpuUsPerResponse ?? '–'} µs CPU each`,
-  );
-  const ceiling: ScenarioResult = {
-    scenario: 'ceiling',
-    describe: ceilingScenario.describe,
-    figures: ceilingFigures,
-    rssMb: ceilingRss,
-    ratioToCeiling: 1,
+  // The ceilings, measured right before the scenarios they are compared with, with the same requests:
+  // node:http (what any Node HTTP server spends) and a bare Fastify route (what the framework spends).
+  const measureCeiling = async (kind: 'node:http' | 'Fastify'): Promise<ScenarioResult> => {
+    const ceilingPort = await freePort();
+    const script = kind === 'node:http' ? 'ceiling-server.ts' : 'ceiling-fastify.ts';
+    const ceilingServer = await startNodeProcess({
+      name: `ceiling server (${kind})`,
+      args: ['--import', 'tsx', join(REPO, 'bench', script), String(ceilingPort), captureFile],
+      port: ceilingPort,
+      readyPath: '/',
+      cwd: REPO,
+      env: childEnv({}),
+    });
+    const stopCeiling = defer(() => ceilingServer.stop());
+    log(`  ceiling (${kind}): answering the ${responseBytes} bytes of a real get-or-create response`);
+    const ceilingScenario = getExisting(data, 'ceiling');
+    const figures = await measure(ceilingPort, ceilingScenario.run(), {
+      ...load,
+      serverCpuSeconds: ceilingServer.cpuSeconds,
+    });
+    const rssMb = ceilingServer.rssMb();
+    await stopCeiling();
+    log(
+      `  ceiling (${kind}): ${Math.round(figures.okPerSecond)} req/s, p99 ${figures.latencyMs.p99} ms, errors ${figures.errors.total}, ${figures.cpuUsPerResponse ?? '–'} µs CPU each`,
+    );
+    return { scenario: `ceiling (${kind})`, describe: ceilingScenario.describe, figures, rssMb, ratioToCeiling: null };
   };
+  const ceiling = await measureCeiling('node:http');
+  const fastifyCeiling = await measureCeiling('Fastify');
+  const ceilingPerSecond = ceiling.figures.okPerSecond;
+  const fastifyPerSecond = fastifyCeiling.figures.okPerSecond;
+  for (const measured of [ceiling, fastifyCeiling]) {
+    const result = row(
+      engine,
+      size,
+      measured.scenario,
+      measured.figures,
+      ceilingPerSecond,
+      fastifyPerSecond,
+      measured.rssMb,
+    );
+    measured.ratioToCeiling = result.ratioToCeiling;
+    measured.ratioToFastify = result.ratioToFastify;
+    rows.push(result);
+  }
 
   const scenarios: ScenarioResult[] = [];
-  for (const name of options.scenarios) {
+  /** Each scenario's successful responses per second in this block, for the ratios that divide by one. */
+  const perSecond = new Map<string, number>();
+  for (const name of scenarioNames(options)) {
     if (interrupted) break;
-    const scenario: Scenario | undefined =
-      name === 'offline-verify' || name === 'webhook-drain' || name === 'sync-10k'
-        ? undefined
-        : SCENARIO_FACTORIES[name](data);
-    const figures = scenario
-      ? await measure(
-          service.port,
-          scenario.run(),
-          { ...load, serverCpuSeconds: service.cpuSeconds },
-          scenario.warmup(),
-        )
-      : name === 'webhook-drain'
-        ? await measureWebhookDrain(service.port, seeded)
-        : name === 'sync-10k'
-          ? await measureSync10k(service.port, seeded, log)
-          : await measureOfflineVerify(service.port, seeded, load);
+    const scenario: Scenario | undefined = (IN_PROCESS as readonly string[]).includes(name)
+      ? undefined
+      : SCENARIO_FACTORIES[name as keyof typeof SCENARIO_FACTORIES](data);
+    let figures: LoadFigures;
+    let describe = scenario?.describe ?? '';
+    let ratioTo: { name: string; perSecond: number } | undefined;
+    if (scenario) {
+      figures = await measure(
+        service.port,
+        scenario.run(),
+        { ...load, serverCpuSeconds: service.cpuSeconds },
+        scenario.warmup(),
+      );
+    } else if (name === 'webhook-drain') {
+      figures = await measureWebhookDrain(service.port, seeded);
+      describe = WEBHOOK_DRAIN;
+    } else if (name === 'offline-verify') {
+      const measured = await measureOfflineVerify(service.port, seeded, load);
+      const ceilingName = 'ceiling (crypto.verify)';
+      const cryptoPerSecond = measured.ceiling.okPerSecond;
+      rows.push(row(engine, size, ceilingName, measured.ceiling, cryptoPerSecond, null, null));
+      scenarios.push({
+        scenario: ceilingName,
+        describe: CRYPTO_VERIFY,
+        figures: measured.ceiling,
+        rssMb: null,
+        ratioToCeiling: 1,
+        ratioTo: ceilingName,
+      });
+      log(
+        `  ${ceilingName}: ${Math.round(cryptoPerSecond)} verifications/s, ${measured.ceiling.cpuUsPerResponse ?? '–'} µs CPU each`,
+      );
+      figures = measured.verifier;
+      describe = OFFLINE_VERIFY;
+      ratioTo = { name: ceilingName, perSecond: cryptoPerSecond };
+    } else if (name === 'sync-10k') {
+      figures = await measureSync10k(service.port, seeded, log);
+      describe = SYNC_10K;
+    } else {
+      figures = await measureOfflineVerifyRepeated(service.port, seeded, load);
+      describe = OFFLINE_VERIFY_REPEATED;
+      ratioTo = { name: 'verify', perSecond: perSecond.get('verify') ?? 0 };
+    }
+    perSecond.set(name, figures.okPerSecond);
     const rssMb = service.rssMb();
-    const result = row(engine, size, name, figures, ceilingPerSecond, rssMb);
+    const result = row(
+      engine,
+      size,
+      name,
+      figures,
+      ratioTo?.perSecond ?? ceilingPerSecond,
+      ratioTo ? null : fastifyPerSecond,
+      rssMb,
+    );
     rows.push(result);
     scenarios.push({
       scenario: name,
-      describe:
-        scenario?.describe ??
-        (name === 'webhook-drain' ? WEBHOOK_DRAIN : name === 'sync-10k' ? SYNC_10K : OFFLINE_VERIFY),
+      describe,
       figures,
       rssMb,
       ratioToCeiling: result.ratioToCeiling,
+      ratioToFastify: result.ratioToFastify,
+      ...(ratioTo ? { ratioTo: ratioTo.name } : {}),
     });
     const codes = Object.entries(figures.statusCodes)
       .map(([code, count]) => `${code}×${count}`)
@@ -271,9 +407,12 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     log(
       `  ${name}: ${result.reqPerSec} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, errors ${result.errors}` +
         ` (${codes || 'no responses'}${figures.errors.socket ? `, ${figures.errors.socket} socket errors` : ''}` +
-        `${figures.errors.wrongOutcome ? `, ${figures.errors.wrongOutcome} wrong outcomes` : ''}), ×${result.ratioToCeiling ?? '–'}, ${result.cpuUs ?? '–'} µs CPU each, RSS ${rssMb ?? '?'} MB`,
+        `${figures.errors.wrongOutcome ? `, ${figures.errors.wrongOutcome} wrong outcomes` : ''}), ×${result.ratioToCeiling ?? '–'}${ratioTo ? ` (of ${ratioTo.name})` : ` node:http, ×${result.ratioToFastify ?? '–'} Fastify`}, ${result.cpuUs ?? '–'} µs CPU each, RSS ${rssMb ?? '?'} MB`,
     );
   }
+
+  const usageCost =
+    options.usageCost > 0 && !interrupted ? await measureUsageCost(db, options, label, data, load, service) : undefined;
 
   await service.release();
   await dropDatabase();
@@ -290,7 +429,9 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     },
     responseBytes,
     ceiling,
+    fastifyCeiling,
     scenarios,
+    ...(usageCost ? { usageCost } : {}),
   };
 }
 
@@ -355,6 +496,11 @@ async function main(): Promise<number> {
   );
   process.stdout.write(`${table(rows)}\n`);
   for (const block of blocks) {
+    for (const cost of block.usageCost ?? [])
+      process.stdout.write(
+        `usage counting, ${block.engine} ${block.size.toLocaleString('en-US')}, ${cost.scenario}: ${cost.costPercent ?? '–'} % server CPU per response ` +
+          `(on/off µs: ${cost.rounds.map((r) => `${r.onCpuUs ?? '–'}/${r.offCpuUs ?? '–'}`).join(', ')})\n`,
+      );
     process.stdout.write(
       `seeding ${block.engine} ${block.size.toLocaleString('en-US')}: ${block.seed.seconds} s (${block.seed.groupsPerSecond.toLocaleString('en-US')} groups/s)\n`,
     );

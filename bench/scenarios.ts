@@ -191,9 +191,24 @@ export function embedToken(data: ScenarioData): Scenario {
   );
 }
 
-/** The scenarios wrk drives over HTTP; `offline-verify` and `webhook-drain` run in the bench process (offline-verify.ts, webhook-drain.ts). */
+/** embed-token's twin for groups of 64 short access rules (issue 31: within 20 % of minting with none). */
+export function embedTokenRules(data: ScenarioData): Scenario {
+  const { seeded } = data;
+  return inTurn(
+    'embed-token-rules',
+    'POST /api/user/embed_token as embed-token, for groups of 64 short access rules (a third of them property references)',
+    call(seeded, 'POST', '/api/user/embed_token'),
+    seeded.ruledIds.map((id) => JSON.stringify({ user_group_id: id, embed_id: 'bench' })),
+    expecting('"embed_token":"'),
+  );
+}
+
+/** The scenarios that run in the bench process, not over HTTP (offline-verify.ts, webhook-drain.ts, sync-10k.ts). */
+export const IN_PROCESS = ['offline-verify', 'offline-verify-repeated', 'webhook-drain', 'sync-10k'] as const;
+
+/** The scenarios wrk drives over HTTP. */
 export const SCENARIO_FACTORIES: Record<
-  Exclude<ScenarioName, 'offline-verify' | 'webhook-drain' | 'sync-10k'>,
+  Exclude<ScenarioName, (typeof IN_PROCESS)[number]>,
   (data: ScenarioData) => Scenario
 > = {
   'get-existing': (data) => getExisting(data),
@@ -203,4 +218,5 @@ export const SCENARIO_FACTORIES: Record<
   rotate,
   create,
   'embed-token': embedToken,
+  'embed-token-rules': embedTokenRules,
 };

@@ -1,11 +1,12 @@
 // Seeds N user groups through the store's batch path (writeUserGroups: one transaction per batch,
 // one audit event per group, exactly what an import writes), not through HTTP.
-import type { JsonObject, MappingEntry } from '../src/domain/models.js';
+import type { JsonObject } from '../src/domain/common.records.js';
+import type { MappingEntry } from '../src/domain/user-groups/user-group.records.js';
 import { generateUserGroupToken, hashSecret } from '../src/domain/secrets.js';
 import type { Caller, Tenant } from '../src/domain/tenancy.js';
-import { wholeGroupChanges } from '../src/domain/user-group-diff.js';
+import { wholeGroupChanges } from '../src/domain/user-groups/user-group-diff.rules.js';
 import { openRuntime } from '../src/runtime.js';
-import type { UserGroupWrite } from '../src/store/store.js';
+import type { UserGroupWrite } from '../src/domain/user-groups/user-groups.port.js';
 import type { BenchDatabase } from './databases.js';
 
 /** What the scenarios need to know about the seeded data. */
@@ -22,6 +23,8 @@ export interface Seeded {
   tokens: string[];
   /** The deepest groups of the 4-level chains seeded for `get-nested` (empty when it does not run). */
   nestedIds: string[];
+  /** Groups of 64 short access rules each, seeded for `embed-token-rules` (empty when it does not run). */
+  ruledIds: string[];
   seconds: number;
   groups: number;
 }
@@ -29,6 +32,9 @@ export interface Seeded {
 /** Chains of four levels seeded beside the flat groups when `get-nested` runs. */
 export const NESTED_CHAINS = 1000;
 const NESTED_LEVELS = 4;
+/** Groups seeded for `embed-token-rules`, and the rules each owns (the most a group may). */
+export const RULED_GROUPS = 1000;
+const RULES_PER_GROUP = 64;
 
 const PLANS = ['free', 'pro', 'enterprise'];
 const REGIONS = ['eu', 'us', 'ap', 'sa'];
@@ -48,7 +54,7 @@ function log(message: string): void {
 export async function seed(
   db: BenchDatabase,
   size: number,
-  options: { batch: number; parallel: number; sample: number; nested: boolean },
+  options: { batch: number; parallel: number; sample: number; nested: boolean; ruled: boolean },
 ): Promise<Seeded> {
   const parallel = db.engine === 'postgres' ? options.parallel : 1;
   const runtime = await openRuntime({ databaseUrl: db.url, encryptionKey: db.encryptionKey, poolSize: parallel + 1 });
@@ -94,6 +100,7 @@ export async function seed(
           parentProvidedId: null,
           isDemoGroup: false,
           tags: [],
+          accessRules: [],
         };
         writes.push({
           kind: 'create',
@@ -138,19 +145,66 @@ export async function seed(
     const seconds = (performance.now() - started) / 1000;
 
     const nestedIds = options.nested ? await seedChains() : [];
+    const ruledIds = options.ruled ? await seedRuled() : [];
 
     // Spread the sample so neighbouring requests do not hit neighbouring rows.
     shuffleTogether([sample.ids, sample.names, sample.tokens]);
     shuffleTogether([nestedIds]);
+    shuffleTogether([ruledIds]);
     return {
       apiToken: secret,
       adminToken,
       mappingInput: { [String(schema.id)]: dataSource.providedId },
       ...sample,
       nestedIds,
+      ruledIds,
       seconds,
       groups: size,
     };
+
+    /**
+     * Groups with the most rules a group may own (64), short ones (SPEC §17): an integer comparison,
+     * a short list and a property reference in turn, so that minting resolves references too.
+     */
+    async function seedRuled(): Promise<string[]> {
+      const createdAt = new Date().toISOString();
+      const writes: UserGroupWrite[] = [];
+      const ids: string[] = [];
+      for (let i = 0; i < RULED_GROUPS; i += 1) {
+        const token = generateUserGroupToken();
+        const ops = ['eq', 'in', 'eq'] as const;
+        const content = {
+          providedId: `ruled-${i}`,
+          name: `Ruled ${i}`,
+          properties: groupProperties(i),
+          mapping,
+          parentProvidedId: null,
+          isDemoGroup: false,
+          tags: [],
+          accessRules: Array.from({ length: RULES_PER_GROUP }, (_, k) => ({
+            schema_id: schema.id,
+            table: 'orders',
+            column: `c${k}`,
+            op: ops[k % 3]!,
+            value: k % 3 === 0 ? k : k % 3 === 1 ? ['a', 'b'] : { property: 'region' },
+          })),
+        };
+        writes.push({
+          kind: 'create',
+          group: {
+            tenant,
+            ...content,
+            tokenHash: hashSecret(token),
+            tokenCiphertext: cipher.encrypt(token),
+            createdAt,
+          },
+          changes: wholeGroupChanges(content, true),
+        });
+        ids.push(content.providedId);
+      }
+      await store.writeUserGroups(writes, audit);
+      return ids;
+    }
 
     /** Root to leaf, chain by chain, in one batch: each level's properties and the root's mapping are inherited below. */
     async function seedChains(): Promise<string[]> {
@@ -168,6 +222,7 @@ export async function seed(
             parentProvidedId: level === 1 ? null : `tree-${chain}-${level - 1}`,
             isDemoGroup: false,
             tags: [],
+            accessRules: [],
           };
           writes.push({
             kind: 'create',

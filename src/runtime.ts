@@ -1,10 +1,11 @@
 import { parseDatabaseUrl } from './config/database-url.js';
 import { openKeyring, type KeyReload, type KeyringHandle } from './config/keyring-source.js';
 import { systemClock, type Clock } from './domain/clock.js';
-import type { Workspace } from './domain/models.js';
+import type { Workspace } from './domain/workspaces/workspace.records.js';
 import { createServices, type Services } from './domain/services.js';
+import { createUsageRecorder, type UsageRecorder } from './domain/usage/usage-counter.js';
 import { openStore } from './store/open-store.js';
-import type { Store } from './store/store.js';
+import type { Store } from './domain/store.port.js';
 import { createAddressPolicy } from './webhooks/address-policy.js';
 
 /** Where `ugs serve` listens by default; what commands that do not serve use as the public URL. */
@@ -20,6 +21,9 @@ export interface Runtime {
   clock: Clock;
   /** The service's public URL: the base of embed-token issuers and the OpenAPI document's server. */
   publicUrl: () => string;
+  /** The usage counts of this process (SPEC §16) when it counts them (`ugs serve`); else null. */
+  usage: UsageRecorder | null;
+  /** Writes the usage counts left (when counting), then closes the database. */
   close(): Promise<void>;
 }
 
@@ -46,6 +50,11 @@ export async function openRuntime(options: {
   allowPrivateWebhooks?: boolean;
   /** Told what an operator should know but that fails nothing: one line on stderr unless given. */
   warn?: (message: string) => void;
+  /**
+   * Count usage per group (SPEC §16), written every `flushMs`; not counted unless given. Only a
+   * serving process counts: a command's own operations are not usage.
+   */
+  usage?: { flushMs: number };
 }): Promise<Runtime> {
   const warn = options.warn ?? ((message: string) => process.stderr.write(`ugs: warning: ${message}\n`));
   const location = parseDatabaseUrl(options.databaseUrl);
@@ -57,7 +66,16 @@ export async function openRuntime(options: {
     keys.close();
     throw error;
   }
+  const usage = options.usage
+    ? createUsageRecorder({
+        store,
+        flushMs: options.usage.flushMs,
+        warn: (message, error) => warn(`${message}: ${error instanceof Error ? error.message : String(error)}`),
+      })
+    : null;
   const close = async () => {
+    // The counts left are written while the database is still open: a graceful stop loses none.
+    await usage?.stop();
     keys.close();
     await store.close();
   };
@@ -73,10 +91,11 @@ export async function openRuntime(options: {
       publicUrl,
       webhookAddresses: createAddressPolicy({ allowPrivate: options.allowPrivateWebhooks ?? false }),
       warn,
+      ...(usage ? { usageCounter: usage } : {}),
     });
     if (options.requireAllKeys !== false) await services.keyRotation.assertKeysOpenAllData();
     const defaultWorkspace = await services.workspaces.ensureDefaultWorkspace({ type: 'cli' });
-    return { store, services, defaultWorkspace, keys, clock, publicUrl, close };
+    return { store, services, defaultWorkspace, keys, clock, publicUrl, usage, close };
   } catch (error) {
     await close();
     throw error;

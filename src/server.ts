@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import type { IssuedApiToken } from './domain/api-tokens.service.js';
+import type { IssuedApiToken } from './domain/api-tokens/api-tokens.service.js';
 import { buildApp } from './http/app.js';
+import { usageMetrics } from './http/usage-metrics.js';
 
 export { serveMetricsToWorkers } from './http/cluster-metrics.js';
 import { createLogger } from './logger.js';
@@ -48,7 +49,7 @@ export async function startServer(runtime: Runtime, options: ServeOptions): Prom
     version: options.version,
     publicUrl: runtime.publicUrl,
     timeouts: options.timeouts,
-    metrics: [webhooks.metrics.registry],
+    metrics: [webhooks.metrics.registry, ...(runtime.usage ? [usageMetrics(runtime.usage)] : [])],
   }).catch(async (error: unknown) => {
     await webhooks.stop();
     throw error;

@@ -15,6 +15,7 @@ import { SigningKeysScreen } from './screens/signing-keys';
 import { StatusScreen } from './screens/status';
 import { ugs, whenSignedOut } from './service';
 import { WebhooksScreen } from './screens/webhooks';
+import { UsageScreen } from './screens/usage';
 import './styles.css';
 
 export type SessionInfo = ConsoleSession;
@@ -26,6 +27,7 @@ const NAVIGATION = [
   ['/data-sources', 'Data sources'],
   ['/webhooks', 'Webhooks'],
   ['/audit', 'Audit trail'],
+  ['/usage', 'Usage'],
   ['/signing-keys', 'Signing keys'],
   ['/status', 'Status'],
 ] as const;
@@ -40,6 +42,7 @@ function Screen({ path }: { path: string }) {
   if (path === '/data-sources') return <DataSourcesScreen />;
   if (path === '/webhooks') return <WebhooksScreen />;
   if (path === '/audit') return <AuditScreen />;
+  if (path === '/usage') return <UsageScreen />;
   if (path === '/signing-keys') return <SigningKeysScreen />;
   if (path === '/status') return <StatusScreen />;
   return (

@@ -1,8 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Compile } from 'typebox/compile';
-import type { JsonObject } from '../domain/models.js';
-import type { ImportLine, TransferredUserGroup } from '../domain/user-group-transfer.service.js';
+import type { JsonObject } from '../domain/common.records.js';
+import type { ImportLine, TransferredUserGroup } from '../domain/user-groups/user-group-transfer.service.js';
 import { TransferredUserGroupLine } from '../wire/user-groups.schemas.js';
 import { validationError } from '../wire/validation-errors.js';
 

@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import { once } from 'node:events';
 import { Command, Option } from 'commander';
 import { ENVIRONMENTS, type Environment } from '../domain/tenancy.js';
-import type { UserGroupAdminView } from '../domain/user-group-view.js';
+import type { UserGroupAdminView } from '../domain/user-groups/user-group.view.js';
 import { presentAdminUserGroup } from '../wire/user-group.presenter.js';
 import {
   cliCaller,
@@ -25,6 +25,8 @@ const summaryRow = (group: UserGroupAdminView) => ({
   parent_user_group_id: group.parentProvidedId,
   is_demo_group: group.isDemoGroup,
   tags: group.tags,
+  // How many rules hold for the group, its ancestors' included (SPEC §17); `groups show` lists them.
+  access_rules: group.computedAccessRules.length,
   environment: group.environment,
   updated_at: group.updatedAt,
 });

@@ -9,8 +9,8 @@ import {
   type KeyUsage,
   type ReEncryptionOptions,
   type ReEncryptionSummary,
-} from '../domain/key-rotation.service.js';
-import { CIPHERTEXT_KINDS, type CiphertextKind } from '../domain/models.js';
+} from '../domain/encryption-keys/key-rotation.service.js';
+import { CIPHERTEXT_KINDS, type CiphertextKind } from '../domain/encryption-keys/ciphertext.records.js';
 import { encryptionKeyId, generateEncryptionKey } from '../domain/secrets.js';
 import type { Runtime } from '../runtime.js';
 import { jsonOption, printJson, printRows, subcommand, withRuntime, type CommonOptions } from './context.js';

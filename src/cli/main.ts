@@ -1,3 +1,4 @@
+import { usageCommand } from './usage.command.js';
 import { Command, CommanderError } from 'commander';
 import { isAppError } from '../domain/errors.js';
 import { auditCommand } from './audit.command.js';
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
     keysCommand(),
     signingKeysCommand(),
     webhooksCommand(),
+    usageCommand(),
   ]) {
     program.addCommand(command);
   }

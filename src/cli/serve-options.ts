@@ -9,6 +9,7 @@ import {
   type Rate,
 } from '../rate-limit/rate-limit-setting.js';
 import type { RateLimitPolicy } from '../rate-limit/token-bucket.js';
+import { DEFAULT_USAGE_FLUSH_MS } from '../domain/usage/usage.rules.js';
 import { databaseOption, optionParser, positiveInteger } from './context.js';
 import { addWebhookWorkerOptions, type WebhookFlags } from './webhook-options.js';
 
@@ -28,6 +29,9 @@ export interface ServeFlags extends WebhookFlags {
   idleTimeoutMs: number;
   drainTimeoutMs: number;
   publicUrl?: string;
+  /** Whether serving processes count usage per group (SPEC §16); off only to measure what counting costs. */
+  usage: 'on' | 'off';
+  usageFlushMs: number;
 }
 
 /** `--public-url`: an http(s) URL, kept without a trailing slash (issuers append `/w/<workspace>`). */
@@ -150,6 +154,20 @@ export function serveCommandWithOptions(): Command {
         'UGS_IDLE_TIMEOUT_MS',
         DEFAULT_SERVER_TIMEOUTS.idleMs,
         'a connection on which nothing moves this long is closed',
+      ),
+    )
+    .addOption(
+      new Option('--usage <on|off>', 'count usage per group and day (off: for measuring what counting costs)')
+        .env('UGS_USAGE')
+        .choices(['on', 'off'])
+        .default('on'),
+    )
+    .addOption(
+      millisecondsOption(
+        'usage-flush-ms',
+        'UGS_USAGE_FLUSH_MS',
+        DEFAULT_USAGE_FLUSH_MS,
+        'usage counts are written this often; a crash (kill -9) loses at most this long of counts',
       ),
     );
 }

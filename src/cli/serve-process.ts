@@ -42,9 +42,11 @@ export function publicUrlOf(flags: ServeFlags, boundPort: () => number): () => s
   return () => flags.publicUrl ?? `http://${flags.host}:${boundPort()}`;
 }
 
-export function openFor(flags: ServeFlags, publicUrl: () => string) {
+/** The runtime of a process of `ugs serve`; `serving` (not a cluster's primary) counts usage unless `--usage off`. */
+export function openFor(flags: ServeFlags, publicUrl: () => string, { serving }: { serving: boolean }) {
   const log = createLogger(flags.logLevel);
   return openRuntime({
+    ...(serving && flags.usage === 'on' ? { usage: { flushMs: flags.usageFlushMs } } : {}),
     publicUrl,
     databaseUrl: flags.database,
     encryptionKey: process.env.UGS_ENCRYPTION_KEY,
@@ -99,6 +101,7 @@ export async function serveInThisProcess(flags: ServeFlags, rateLimit: RateLimit
   const runtime = await openFor(
     flags,
     publicUrlOf(flags, () => port),
+    { serving: true },
   );
   if (!cluster.worker) await warnAboutSetup(flags, runtime, createLogger(flags.logLevel));
   const starting = startServer(runtime, options).catch(async (error: unknown) => {

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import type { ApiTokenRecord } from '../domain/models.js';
+import type { ApiTokenRecord } from '../domain/api-tokens/api-token.records.js';
 import { SCOPES, type Environment, type Scope } from '../domain/tenancy.js';
 import {
   parseBurst,

@@ -1,12 +1,12 @@
 import { Command, Option } from 'commander';
-import { WEBHOOK_DELIVERY_STATUSES } from '../domain/models.js';
+import { WEBHOOK_DELIVERY_STATUSES } from '../domain/webhook-endpoints/webhook.records.js';
 import { WEBHOOK_EVENT_TYPES } from '../wire/contract.constants.js';
 import type {
   WebhookDeliveryRecord,
   WebhookDeliveryStatus,
   WebhookEndpointRecord,
   WebhookEventFilter,
-} from '../domain/models.js';
+} from '../domain/webhook-endpoints/webhook.records.js';
 import type { Environment } from '../domain/tenancy.js';
 import {
   cliCaller,

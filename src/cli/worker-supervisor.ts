@@ -22,6 +22,7 @@ export async function superviseWorkers(flags: ServeFlags, rateLimit: RateLimitPo
   const runtime = await openFor(
     flags,
     publicUrlOf(flags, () => flags.port),
+    { serving: false },
   );
   await warnAboutSetup(flags, runtime, log);
   if (rateLimit !== 'off') serveRateLimitsToWorkers(cluster, createLocalRateLimiter());

@@ -1,5 +1,5 @@
 import { statSync, type Stats } from 'node:fs';
-import { createKeyring, UnknownEncryptionKeyError, type Keyring } from '../domain/keyring.js';
+import { createKeyring, UnknownEncryptionKeyError, type Keyring } from '../domain/encryption-keys/keyring.js';
 import type { DatabaseLocation } from './database-url.js';
 import { loadEncryptionKeys, readKeyFile, type KeySource } from './encryption-key.js';
 

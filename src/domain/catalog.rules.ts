@@ -1,8 +1,11 @@
-import { creationChanges } from './audit-entry.js';
+import { creationChanges } from './audit/audit-entry.js';
 import { MAX_CATALOGUE_ID } from '../wire/contract.constants.js';
 import { failure } from './errors.js';
-import type { AuditEntry } from './audit-entry.js';
-import type { FieldChanges, SchemaRecord, SigningKeyRecord, Workspace } from './models.js';
+import type { AuditEntry } from './audit/audit-entry.js';
+import type { FieldChanges } from './audit/audit.records.js';
+import type { SchemaRecord } from './schemas/schema.records.js';
+import type { SigningKeyRecord } from './signing-keys/signing-key.records.js';
+import type { Workspace } from './workspaces/workspace.records.js';
 
 /*
  * The audit events of the workspace-wide catalogue: workspaces, schemas, signing keys (each of one

@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   unknown_data_source: 400,
   data_source_schema_mismatch: 400,
   unknown_parent: 400,
+  unresolved_property: 400,
   unauthenticated: 401,
   invalid_api_token: 401,
   insufficient_scope: 403,
@@ -319,6 +320,17 @@ export const failure = {
       'concurrent_change',
       'The user groups kept changing while the sync was being applied, so it wrote nothing; run it again.',
     ),
+  computedAccessRulesTooMany: (
+    field: 'access_rules' | 'parent_user_group_id',
+    providedId: string,
+    count: number,
+    max: number,
+  ) =>
+    new AppError(
+      'invalid_field',
+      `User group ${quoted(providedId)} would have ${count} access rules with its ancestors'; at most ${max} are allowed.`,
+      { field },
+    ),
   hasChildren: (providedId: string, children: number) =>
     new AppError(
       'user_group_has_children',
@@ -354,11 +366,13 @@ export const failure = {
       },
     ),
 
-  embedTokenTooLarge: (maxKiB: number) =>
+  embedTokenTooLarge: (maxKiB: number, cause: 'properties' | 'access_rules' = 'properties') =>
     new AppError(
       'invalid_field',
-      `The embed token would be larger than ${maxKiB} KiB: send fewer or smaller properties.`,
-      { field: 'properties' },
+      cause === 'properties'
+        ? `The embed token would be larger than ${maxKiB} KiB: send fewer or smaller properties.`
+        : `The embed token would be larger than ${maxKiB} KiB because of the group's access rules: give it (or its ancestors) fewer or shorter rules.`,
+      { field: cause },
     ),
   perViewPropertyOverride: (key: string) =>
     new AppError(

@@ -1,4 +1,4 @@
-import type { ConnectionStats, Store } from '../store/store.js';
+import type { ConnectionStats, Store } from './store.port.js';
 
 export type OperationsService = ReturnType<typeof createOperationsService>;
 

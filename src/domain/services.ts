@@ -1,23 +1,28 @@
-import { createApiTokenService } from './api-tokens.service.js';
-import { createAuditService } from './audit.service.js';
+import { createApiTokenService } from './api-tokens/api-tokens.service.js';
+import { createAuditService } from './audit/audit.service.js';
 import type { Clock } from './clock.js';
-import { createConsoleSessionService } from './console-sessions.service.js';
-import { createDataSourceService } from './data-sources.service.js';
-import { createEmbedTokenService } from './embed-tokens.service.js';
-import { createKeyRotationService } from './key-rotation.service.js';
-import type { Keyring } from './keyring.js';
-import { createIdempotencyService } from './idempotency.service.js';
+import { createConsoleSessionService } from './console-sessions/console-sessions.service.js';
+import { createDataSourceService } from './data-sources/data-sources.service.js';
+import { createEmbedTokenService } from './embed-tokens/embed-tokens.service.js';
+import { createKeyRotationService } from './encryption-keys/key-rotation.service.js';
+import type { Keyring } from './encryption-keys/keyring.js';
+import { createIdempotencyService } from './idempotency/idempotency.service.js';
 import { createOperationsService } from './operations.service.js';
-import { createSchemaService } from './schemas.service.js';
-import { createSigningKeyService } from './signing-keys.service.js';
-import { createUserGroupAdminService } from './user-group-admin.service.js';
-import { createUserGroupTransferService } from './user-group-transfer.service.js';
+import { createSchemaService } from './schemas/schemas.service.js';
+import { createSigningKeyService } from './signing-keys/signing-keys.service.js';
+import { createUserGroupAdminService } from './user-groups/user-group-admin.service.js';
+import { createUserGroupTransferService } from './user-groups/user-group-transfer.service.js';
+import { createUserGroupService } from './user-groups/user-groups.service.js';
+import {
+  createWebhookEndpointService,
+  type WebhookAddressPolicy,
+} from './webhook-endpoints/webhook-endpoints.service.js';
+import { createUserGroupViewer } from './user-groups/user-group.view.js';
+import { createWorkspaceService } from './workspaces/workspaces.service.js';
+import { NO_USAGE_COUNTING, type UsageCounter } from './usage/usage-counter.js';
+import { createUsageService } from './usage/usage.service.js';
 import { createUserGroupSyncService } from './user-group-sync/user-group-sync.service.js';
-import { createUserGroupService } from './user-groups.service.js';
-import { createWebhookEndpointService, type WebhookAddressPolicy } from './webhook-endpoints.service.js';
-import { createUserGroupViewer } from './user-group-view.js';
-import { createWorkspaceService } from './workspaces.service.js';
-import type { Store } from '../store/store.js';
+import type { Store } from './store.port.js';
 
 export type Services = ReturnType<typeof createServices>;
 
@@ -31,6 +36,8 @@ export interface ServiceOptions {
   webhookAddresses: WebhookAddressPolicy;
   /** Told what an operator should know but that fails nothing (e.g. an ANALYZE the role may not run). */
   warn?: (message: string) => void;
+  /** Where the hot path counts usage per group (SPEC §16): nowhere unless given (the CLI, `--usage off`). */
+  usageCounter?: UsageCounter;
 }
 
 /** The domain layer as one value: what the HTTP routes and the CLI both call. */
@@ -41,11 +48,12 @@ export function createServices({
   publicUrl,
   webhookAddresses,
   warn = () => undefined,
+  usageCounter = NO_USAGE_COUNTING,
 }: ServiceOptions) {
   const signingKeys = createSigningKeyService({ store, cipher, clock });
   const view = createUserGroupViewer(cipher);
   return {
-    userGroups: createUserGroupService({ store, cipher, clock, view }),
+    userGroups: createUserGroupService({ store, cipher, clock, view, usage: usageCounter }),
     userGroupAdmin: createUserGroupAdminService({ store, view }),
     userGroupTransfer: createUserGroupTransferService({ store, cipher, clock, warn }),
     userGroupSync: createUserGroupSyncService({ store, cipher, clock, warn }),
@@ -57,9 +65,10 @@ export function createServices({
     keyRotation: createKeyRotationService({ store, keyring: cipher, clock }),
     idempotency: createIdempotencyService({ store, cipher, clock }),
     signingKeys,
-    embedTokens: createEmbedTokenService({ store, signingKeys, view, clock, publicUrl }),
+    embedTokens: createEmbedTokenService({ store, signingKeys, view, clock, publicUrl, usage: usageCounter }),
     webhookEndpoints: createWebhookEndpointService({ store, cipher, clock, addresses: webhookAddresses }),
     operations: createOperationsService({ store }),
     consoleSessions: createConsoleSessionService({ store, clock }),
+    usage: createUsageService({ store, clock }),
   };
 }

@@ -1,4 +1,4 @@
-import type { ApiTokenCheck } from './api-token-check.js';
+import type { ApiTokenCheck } from './api-tokens/api-token-check.js';
 
 export const ENVIRONMENTS = ['Customer', 'Testing'] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];

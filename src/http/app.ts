@@ -21,6 +21,7 @@ import { adminUserGroupRoutes } from './routes/admin-user-groups.routes.js';
 import { userGroupSyncRoutes } from './routes/user-group-sync.routes.js';
 import { apiTokenRoutes } from './routes/api-tokens.routes.js';
 import { auditEventRoutes } from './routes/audit-events.routes.js';
+import { usageRoutes } from './routes/usage.routes.js';
 import { dataSourceRoutes } from './routes/data-sources.routes.js';
 import { discoveryRoutes } from './routes/discovery.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
@@ -125,6 +126,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await api.register(auditEventRoutes, { audit: services.audit });
       await api.register(signingKeyRoutes, { signingKeys: services.signingKeys });
       await api.register(webhookRoutes, { webhookEndpoints: services.webhookEndpoints });
+      await api.register(usageRoutes, { usage: services.usage });
     },
     { prefix: '/api' },
   );

@@ -1,7 +1,12 @@
 import { requestFailure } from '../wire/request-errors.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestAdmission } from './rate-limit.js';
-import type { ApiTokenCaller, ApiTokenService } from '../domain/api-tokens.service.js';
+import {
+  admissionDeferred,
+  admitBeforeSuccess,
+  type ApiTokenCaller,
+} from '../domain/api-tokens/api-token-admission.js';
+import type { ApiTokenService } from '../domain/api-tokens/api-tokens.service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -12,7 +17,7 @@ declare module 'fastify' {
     /**
      * The route's operation confirms the caller's API token in its first statement (the hot reads):
      * a token this process has seen live is not read again, and the request is admitted once the
-     * statement has confirmed it (src/domain/api-token-check.ts).
+     * statement has confirmed it (src/domain/api-tokens/api-token-admission.ts).
      */
     confirmsApiToken?: boolean;
   }
@@ -65,7 +70,7 @@ function createAuthenticationHook(
       ? { admit: (caller: ApiTokenCaller) => admit(reply, caller) }
       : undefined;
     request.caller = await apiTokens.authenticateApiToken(secret, request.id, deferred);
-    if (!request.caller.tokenCheck) await admit(reply, request.caller);
+    if (!admissionDeferred(request.caller)) await admit(reply, request.caller);
   };
 }
 
@@ -75,7 +80,7 @@ function createAuthenticationHook(
  * token's verification), admission reads it first. A refusal was admitted by the error handler.
  */
 async function admitUnconfirmed(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-  if (reply.statusCode < 400) await request.caller.tokenCheck?.admit();
+  if (reply.statusCode < 400) await admitBeforeSuccess(request.caller);
   return payload;
 }
 

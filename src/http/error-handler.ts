@@ -1,6 +1,7 @@
 import { requestFailure } from '../wire/request-errors.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isAppError, type AppError } from '../domain/errors.js';
+import { admissionFailureBeforeRefusal } from '../domain/api-tokens/api-token-admission.js';
 import { validationError } from '../wire/validation-errors.js';
 
 /** The failure envelope of an error. */
@@ -67,19 +68,13 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError {
 }
 
 /**
- * A request whose remembered API token no statement confirmed (src/domain/api-token-check.ts) is
+ * A request whose remembered API token no statement confirmed (src/domain/api-tokens/api-token-admission.ts) is
  * admitted now, before its refusal is sent: a token revoked meanwhile answers 401, an empty bucket 429,
  * whatever else went wrong.
  */
 async function refusalOnceAdmitted(request: FastifyRequest, refusal: AppError): Promise<AppError> {
-  const check = (request.caller as FastifyRequest['caller'] | undefined)?.tokenCheck;
-  if (!check || check.admitted) return refusal;
-  try {
-    await check.admit();
-    return refusal;
-  } catch (error) {
-    return toAppError(error as FastifyError, request);
-  }
+  const failed = await admissionFailureBeforeRefusal(request.caller as FastifyRequest['caller'] | undefined);
+  return failed === undefined ? refusal : toAppError(failed as FastifyError, request);
 }
 
 export function registerErrorHandler(app: FastifyInstance): void {

@@ -1,5 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { IdempotencyClaim, IdempotencyService, RecordedResponse } from '../domain/idempotency.service.js';
+import type {
+  IdempotencyClaim,
+  IdempotencyService,
+  RecordedResponse,
+} from '../domain/idempotency/idempotency.service.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

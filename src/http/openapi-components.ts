@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import * as accessRules from '../wire/access-rules.schemas.js';
 import * as apiTokens from '../wire/api-tokens.schemas.js';
 import { AuditEvent } from '../wire/audit-events.schemas.js';
 import { EnvironmentTag } from '../wire/common.schemas.js';
@@ -39,6 +40,7 @@ const ENTRIES: Array<[string, unknown]> = [
     'VerifyUserGroupTokenBody',
   ]),
   ...named(userGroupSync, ['SyncUserGroupLine', 'SyncPlanItem', 'SyncResponse']),
+  ...named(accessRules, ['AccessRule', 'ComputedAccessRule', 'ResolvedAccessRule']),
   ...named(embedTokens, ['VerifiedTokenResponse', 'MintEmbedTokenBody', 'EmbedTokenResponse']),
   ...named(schemas, ['Schema', 'CreateSchemaBody']),
   ...named(dataSources, ['DataSource', 'DataSourceResponse', 'CreateDataSourceBody', 'UpdateDataSourceBody']),

@@ -1,6 +1,6 @@
 import { requestFailure } from '../wire/request-errors.js';
 import type { FastifyReply } from 'fastify';
-import type { ApiTokenCaller } from '../domain/api-tokens.service.js';
+import type { ApiTokenCaller } from '../domain/api-tokens/api-token-admission.js';
 import type { RateLimitDecision, RateLimitPolicy } from '../rate-limit/token-bucket.js';
 
 import type { RateLimiting } from '../rate-limit/rate-limit-setting.js';

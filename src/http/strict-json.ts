@@ -1,7 +1,7 @@
 import { requestFailure } from '../wire/request-errors.js';
 import { echoable } from '../domain/echoed-text.rules.js';
 import type { AppError } from '../domain/errors.js';
-import { nestedTooDeeply } from '../domain/properties.js';
+import { nestedTooDeeply } from '../domain/user-groups/properties.rules.js';
 import { MAX_PROPERTIES_DEPTH } from '../wire/contract.constants.js';
 
 /**

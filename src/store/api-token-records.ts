@@ -1,4 +1,4 @@
-import type { RateLimit } from '../domain/models.js';
+import type { RateLimit } from '../domain/api-tokens/api-token.records.js';
 
 /*
  * What both engines share about api_tokens rows: a token's own rate limit is two nullable columns,

@@ -1,7 +1,7 @@
-import type { AuditAction, AuditEventRecord, FieldChanges } from '../domain/models.js';
-import type { AuditEntry } from '../domain/audit-entry.js';
+import type { AuditAction, AuditEventRecord, FieldChanges } from '../domain/audit/audit.records.js';
+import type { AuditEntry } from '../domain/audit/audit-entry.js';
 import type { Actor, Environment } from '../domain/tenancy.js';
-import type { AuditEventQuery } from './store.js';
+import type { AuditEventQuery } from '../domain/audit/audit.port.js';
 
 /*
  * audit_events as both engines write and read it: the entries come from the rules modules

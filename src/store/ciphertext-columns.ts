@@ -1,4 +1,4 @@
-import { CIPHERTEXT_KINDS, type CiphertextKind } from '../domain/models.js';
+import { CIPHERTEXT_KINDS, type CiphertextKind } from '../domain/encryption-keys/ciphertext.records.js';
 import { CIPHERTEXT_KEY_ID_SPAN } from '../domain/secrets.js';
 
 /**

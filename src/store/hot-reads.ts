@@ -1,16 +1,20 @@
-import type { ApiTokenCheck } from '../domain/api-token-check.js';
-import type { DataSourceRecord, SchemaRecord, UserGroupRecord } from '../domain/models.js';
+import type { ApiTokenCheck } from '../domain/api-tokens/api-token-check.js';
+import { settleFromLookup, tokenToConfirm } from '../domain/api-tokens/api-token-admission.js';
+import type { DataSourceRecord } from '../domain/data-sources/data-source.records.js';
+import type { SchemaRecord } from '../domain/schemas/schema.records.js';
+import type { SigningKeyRecord } from '../domain/signing-keys/signing-key.records.js';
+import type { SigningKeyStore } from '../domain/signing-keys/signing-keys.port.js';
+import type { UserGroupRecord } from '../domain/user-groups/user-group.records.js';
 import type { Tenant } from '../domain/tenancy.js';
 import { lookupBatch } from './lookup-batch.js';
+import type { DataSourceRefs, DataSourceStore } from '../domain/data-sources/data-sources.port.js';
+import type { SchemaStore } from '../domain/schemas/schemas.port.js';
 import type {
   BatchedUserGroupReads,
-  DataSourceRefs,
-  DataSourceStore,
-  SchemaStore,
   UserGroupLookup,
   UserGroupLookupAnswer,
   UserGroupStore,
-} from './store.js';
+} from '../domain/user-groups/user-groups.port.js';
 
 /**
  * The hot reads (get-or-create of an existing group, verify) of both engines: the finds asked for in
@@ -31,12 +35,10 @@ export function batchedUserGroupReads(
     key: string,
     check: ApiTokenCheck | undefined,
   ): Promise<UserGroupRecord | null> => {
-    // A check already settled (by an earlier read of the same request) is not read again.
-    const confirming = check !== undefined && !check.settled;
-    const answer = await batch(
-      confirming ? { tenant, key, apiToken: { id: check.apiTokenId, hash: check.apiTokenHash } } : { tenant, key },
-    );
-    if (confirming) check.settle(answer.apiToken ?? null);
+    // What to confirm, and what the answer means, are the admission's (api-token-admission.ts, step 3).
+    const apiToken = tokenToConfirm(check);
+    const answer = await batch(apiToken ? { tenant, key, apiToken } : { tenant, key });
+    if (apiToken && check) settleFromLookup(check, answer.apiToken ?? null);
     return answer.group;
   };
 
@@ -68,7 +70,7 @@ async function answeredTogether<A, R>(
 }
 
 /**
- * The catalogue reads of a create's mapping (src/domain/mapping.ts), batched the same way: the
+ * The catalogue reads of a create's mapping (src/domain/user-groups/mapping.ts), batched the same way: the
  * schemas that the creates of one turn name are read by one statement per workspace, their data
  * sources by one per tenant, and each create gets exactly the records its own references match.
  */
@@ -104,4 +106,23 @@ export function batchedCatalogueReads(store: CatalogueReads): CatalogueReads {
     findSchemasByIds: (workspaceId, ids) => schemas({ workspaceId, ids }),
     findDataSources: (tenant, refs) => dataSources({ tenant, refs }),
   };
+}
+
+/**
+ * The current signing key of each issuer, read once per turn of the event loop for all the mints of
+ * that turn (one read per issuer among them): each mint still reads after its request arrived, so a
+ * rotation committed before a request arrives signs that request, on every instance (D441).
+ */
+export function batchedSigningKeyReads(
+  store: Pick<SigningKeyStore, 'findCurrentSigningKey'>,
+): Pick<SigningKeyStore, 'findCurrentSigningKey'> {
+  const current = lookupBatch((issuers: Tenant[]) =>
+    answeredTogether(
+      issuers,
+      (issuer) => `${issuer.workspaceId}/${issuer.environment}`,
+      async (group) => [await store.findCurrentSigningKey(group[0]!)],
+      (_issuer, found: Array<SigningKeyRecord | null>) => found,
+    ).then((answers) => answers.map((found) => found[0]!)),
+  );
+  return { findCurrentSigningKey: (issuer) => current(issuer) };
 }

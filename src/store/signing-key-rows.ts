@@ -1,4 +1,5 @@
-import type { JsonObject, SigningKeyRecord } from '../domain/models.js';
+import type { JsonObject } from '../domain/common.records.js';
+import type { SigningKeyRecord } from '../domain/signing-keys/signing-key.records.js';
 import type { Environment } from '../domain/tenancy.js';
 
 /** A signing_keys row once the engine has decoded its own types (ids, timestamps). */

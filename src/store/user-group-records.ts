@@ -1,7 +1,14 @@
-import { assertMergedPropertiesWithinBound, checkedParentTeamId, MAX_HIERARCHY_DEPTH } from '../domain/hierarchy.js';
-import type { JsonObject, UserGroupPatch, UserGroupRecord } from '../domain/models.js';
+import {
+  assertComputedAccessRulesWithinBound,
+  assertMergedPropertiesWithinBound,
+  checkedParentTeamId,
+  MAX_HIERARCHY_DEPTH,
+} from '../domain/user-groups/hierarchy.rules.js';
+import type { JsonObject } from '../domain/common.records.js';
+import type { UserGroupRecord } from '../domain/user-groups/user-group.records.js';
+import type { MergedSizeWrite } from '../domain/user-groups/user-group-patch.rules.js';
+import type { AccessRule } from '../domain/access-rules/access-rules.rules.js';
 import type { Environment } from '../domain/tenancy.js';
-import type { UserGroupQuery } from './store.js';
 
 /*
  * What both engines share about user groups: how a row becomes a record, how the one-statement patch
@@ -26,11 +33,13 @@ export interface UserGroupRow {
   mapping: [number, number][];
   is_demo_group: boolean;
   tags: string[];
-  /** [level, provided_id, properties, mapping pairs or null] per ancestor, in any order; level 1 is the parent. */
+  /** The group's own access rules; null when it has none. */
+  access_rules: AccessRule[] | null;
+  /** [level, provided_id, properties, mapping pairs or null, team_id, access rules or null] per ancestor, in any order; level 1 is the parent. */
   ancestors: AncestorCell[];
 }
 
-export type AncestorCell = [number, string, JsonObject | null, [number, number][] | null];
+export type AncestorCell = [number, string, JsonObject | null, [number, number][] | null, number, AccessRule[] | null];
 
 /** A group's ancestors are at most this many, and every read brings them along. */
 export const MAX_ANCESTORS = MAX_HIERARCHY_DEPTH - 1;
@@ -52,9 +61,15 @@ export function userGroupFromRow(row: UserGroupRow): UserGroupRecord {
     // Sorted here rather than by the aggregate in SQL, which would cost every lookup a temporary sort.
     mapping: toMapping(row.mapping),
     parentProvidedId: ancestors[0]?.[1] ?? null,
-    ancestors: ancestors.map(([, , properties, mapping]) => ({ properties, mapping: toMapping(mapping ?? []) })),
+    ancestors: ancestors.map(([, , properties, mapping, teamId, accessRules]) => ({
+      teamId: Number(teamId),
+      properties,
+      mapping: toMapping(mapping ?? []),
+      accessRules: accessRules ?? [],
+    })),
     isDemoGroup: row.is_demo_group,
     tags: row.tags,
+    accessRules: row.access_rules ?? [],
     version: row.version,
     tokenGeneration: row.token_generation,
     createdAt: row.created_at,
@@ -62,29 +77,14 @@ export function userGroupFromRow(row: UserGroupRow): UserGroupRecord {
   };
 }
 
+/** Access rules are stored as JSON text; none is SQL NULL. */
+export function serializeAccessRules(rules: AccessRule[]): string | null {
+  return rules.length === 0 ? null : JSON.stringify(rules);
+}
+
 /** Properties are stored as the JSON text the caller's object serialises to; null stays SQL NULL. */
 export function serializeProperties(properties: JsonObject | null): string | null {
   return properties === null ? null : JSON.stringify(properties);
-}
-
-/**
- * The patch keys the update statement writes as columns; the mapping lives in its own table, and the
- * parent link is written by team id once the engine has checked it (`parentTeamId`).
- */
-export const PATCHABLE_GROUP_COLUMNS = [
-  'providedId',
-  'name',
-  'properties',
-  'isDemoGroup',
-  'tags',
-  'tokenHash',
-  'tokenCiphertext',
-  'parentTeamId',
-] as const;
-
-/** The list filters both engines bind the same way (the demo flag is each engine's own type). */
-export function listFilterParameters(query: UserGroupQuery): { parent: string | null; tag: string | null } {
-  return { parent: query.parent ?? null, tag: query.tag ?? null };
 }
 
 /** The row of an engine's parent-link query: [level, team_id] pairs of the would-be parent's chain, and the subtree's height. */
@@ -111,41 +111,15 @@ export function parentTeamIdFromRow(parentProvidedId: string, row: ParentLinkRow
 export interface MergedSizeRow {
   provided_id: string | null;
   own: JsonObject | null;
-  old_chain: [number, JsonObject | null][];
-  new_chain: [number, JsonObject | null][];
-  subtree: [number, number, number, string, JsonObject | null][];
+  /** How many access rules the written group owns (each level's cells end with its count too). */
+  own_rules: number | null;
+  old_chain: [number, JsonObject | null, number][];
+  new_chain: [number, JsonObject | null, number][];
+  subtree: [number, number, number, string, JsonObject | null, number][];
 }
 
-/**
- * A write that can change merged properties: a create under a parent (no team id), or an update that
- * sets properties (undefined: unchanged) and/or links the group to another parent (`parentTeamId`:
- * null detaches, undefined keeps the link).
- */
-export interface MergedSizeWrite {
-  teamId?: number;
-  providedId?: string;
-  properties?: JsonObject | null;
-  parentTeamId?: number | null;
-}
-
-/**
- * What an update writes that the merged-size rule looks at, once the engine has checked its link
- * (`parentTeamId`); undefined when the update cannot grow any group's merged properties (it sets no
- * properties and links to no new parent), so that the engine reads nothing.
- */
-export function mergedSizeWriteOfUpdate(
-  teamId: number,
-  patch: UserGroupPatch,
-  parentTeamId: number | null | undefined,
-): MergedSizeWrite | undefined {
-  if (patch.properties === undefined && (parentTeamId === undefined || parentTeamId === null)) return undefined;
-  return {
-    teamId,
-    ...(patch.providedId === undefined ? {} : { providedId: patch.providedId }),
-    ...(patch.properties === undefined ? {} : { properties: patch.properties }),
-    ...(parentTeamId === undefined ? {} : { parentTeamId }),
-  };
-}
+/** How many access rules a JSON array column holds (NULL: none); the same function on both engines. */
+const RULE_COUNT = (column: string) => `coalesce(json_array_length(${column}), 0)`;
 
 /**
  * The merged-size query's common table expressions, the same text on both engines (PostgreSQL's
@@ -153,35 +127,58 @@ export function mergedSizeWriteOfUpdate(
  * would-be parent (@parentTeamId) up, and its subtree, each bounded by the depth rule.
  */
 export const mergedSizeChains = (cast: { bigint: string }) => `WITH RECURSIVE
-  target(team_id, parent_team_id, provided_id, properties) AS (
-    SELECT team_id, parent_team_id, provided_id, properties FROM user_groups
+  target(team_id, parent_team_id, provided_id, properties, rules) AS (
+    SELECT team_id, parent_team_id, provided_id, properties, ${RULE_COUNT('access_rules')} FROM user_groups
       WHERE team_id = @teamId${cast.bigint} AND workspace_id = @workspaceId AND environment = @environment),
-  old_chain(team_id, parent_team_id, level, properties) AS (
-    SELECT a.team_id, a.parent_team_id, 1, a.properties FROM user_groups a JOIN target t ON a.team_id = t.parent_team_id
+  old_chain(team_id, parent_team_id, level, properties, rules) AS (
+    SELECT a.team_id, a.parent_team_id, 1, a.properties, ${RULE_COUNT('a.access_rules')} FROM user_groups a JOIN target t ON a.team_id = t.parent_team_id
     UNION ALL
-    SELECT a.team_id, a.parent_team_id, c.level + 1, a.properties FROM user_groups a JOIN old_chain c ON a.team_id = c.parent_team_id
+    SELECT a.team_id, a.parent_team_id, c.level + 1, a.properties, ${RULE_COUNT('a.access_rules')} FROM user_groups a JOIN old_chain c ON a.team_id = c.parent_team_id
       WHERE c.level < ${MAX_ANCESTORS}),
-  new_chain(team_id, parent_team_id, level, properties) AS (
-    SELECT a.team_id, a.parent_team_id, 1, a.properties FROM user_groups a WHERE a.team_id = @parentTeamId${cast.bigint}
+  new_chain(team_id, parent_team_id, level, properties, rules) AS (
+    SELECT a.team_id, a.parent_team_id, 1, a.properties, ${RULE_COUNT('a.access_rules')} FROM user_groups a WHERE a.team_id = @parentTeamId${cast.bigint}
     UNION ALL
-    SELECT a.team_id, a.parent_team_id, c.level + 1, a.properties FROM user_groups a JOIN new_chain c ON a.team_id = c.parent_team_id
+    SELECT a.team_id, a.parent_team_id, c.level + 1, a.properties, ${RULE_COUNT('a.access_rules')} FROM user_groups a JOIN new_chain c ON a.team_id = c.parent_team_id
       WHERE c.level < ${MAX_ANCESTORS}),
-  subtree(team_id, parent_team_id, provided_id, level, properties) AS (
-    SELECT u.team_id, u.parent_team_id, u.provided_id, 1, u.properties FROM user_groups u WHERE u.parent_team_id = @teamId${cast.bigint}
+  subtree(team_id, parent_team_id, provided_id, level, properties, rules) AS (
+    SELECT u.team_id, u.parent_team_id, u.provided_id, 1, u.properties, ${RULE_COUNT('u.access_rules')} FROM user_groups u WHERE u.parent_team_id = @teamId${cast.bigint}
     UNION ALL
-    SELECT u.team_id, u.parent_team_id, u.provided_id, s.level + 1, u.properties FROM user_groups u JOIN subtree s ON u.parent_team_id = s.team_id
+    SELECT u.team_id, u.parent_team_id, u.provided_id, s.level + 1, u.properties, ${RULE_COUNT('u.access_rules')} FROM user_groups u JOIN subtree s ON u.parent_team_id = s.team_id
       WHERE s.level < ${MAX_ANCESTORS})`;
 
-/** Asks the rule module (src/domain/hierarchy.ts) about the write, on the facts the engine read. */
+/** Asks the rule module (src/domain/user-groups/hierarchy.rules.ts) about the write, on the facts the engine read. */
 export function assertMergedSizeFromRow(row: MergedSizeRow, write: MergedSizeWrite): void {
   const levels = <T extends [number, ...unknown[]]>(cells: T[]) => [...cells].sort((a, b) => a[0] - b[0]);
-  const chain = (cells: [number, JsonObject | null][]) => levels(cells).map(([, properties]) => properties);
+  const chain = (cells: [number, JsonObject | null, number][]) => levels(cells).map(([, properties]) => properties);
+  const counts = (cells: [number, JsonObject | null, number][]) => levels(cells).map(([, , rules]) => Number(rules));
+  const afterOf = <T>(before: T[], moved: T[]): T[] =>
+    write.parentTeamId === undefined ? before : write.parentTeamId === null ? [] : moved;
   const ancestorsBefore = chain(row.old_chain);
-  const ancestorsAfter =
-    write.parentTeamId === undefined ? ancestorsBefore : write.parentTeamId === null ? [] : chain(row.new_chain);
+  const ancestorsAfter = afterOf(ancestorsBefore, chain(row.new_chain));
+  const links = write.parentTeamId !== undefined && write.parentTeamId !== null;
+  const providedId = write.providedId ?? row.provided_id ?? '';
+  const ownRules = Number(row.own_rules ?? 0);
+  const rulesBefore = counts(row.old_chain);
+  assertComputedAccessRulesWithinBound({
+    providedId,
+    field: write.accessRules === undefined ? 'parent_user_group_id' : 'access_rules',
+    after: { ancestors: afterOf(rulesBefore, counts(row.new_chain)), own: write.accessRules ?? ownRules },
+    ...(write.teamId === undefined
+      ? { descendants: [] }
+      : {
+          teamId: write.teamId,
+          before: { ancestors: rulesBefore, own: ownRules },
+          descendants: levels(row.subtree).map(([, teamId, parentTeamId, descendant, , rules]) => ({
+            teamId: Number(teamId),
+            parentTeamId: Number(parentTeamId),
+            providedId: descendant,
+            own: Number(rules),
+          })),
+        }),
+  });
   assertMergedPropertiesWithinBound({
-    providedId: write.providedId ?? row.provided_id ?? '',
-    links: write.parentTeamId !== undefined && write.parentTeamId !== null,
+    providedId,
+    links,
     after: { ancestors: ancestorsAfter, properties: write.properties === undefined ? row.own : write.properties },
     ...(write.teamId === undefined
       ? { descendants: [] }
@@ -214,29 +211,4 @@ export function patchParameters<K extends string>(
     parameters[key] = value ?? null;
   }
   return parameters;
-}
-
-/** A token swap replaces hash and ciphertext together; one without the other would orphan the token. */
-export function assertTokenPatchComplete(patch: { tokenHash?: string; tokenCiphertext?: string }): void {
-  if ((patch.tokenHash === undefined) !== (patch.tokenCiphertext === undefined)) {
-    throw new Error('a user group patch sets tokenHash and tokenCiphertext together or neither');
-  }
-}
-
-/**
- * The smallest string above every string that starts with `prefix` in code point order (SQLite's
- * BINARY collation, PostgreSQL's "C" collation over UTF-8), or null when no such string exists. Turns
- * a prefix match into a range of plain comparisons, exact for every string (U+10FFFF included), which
- * the unique (workspace_id, environment, provided_id) index can serve whenever a query filters on it alone.
- */
-export function prefixUpperBound(prefix: string): string | null {
-  const codePoints = Array.from(prefix, (char) => char.codePointAt(0) ?? 0);
-  for (let last = codePoints.pop(); last !== undefined; last = codePoints.pop()) {
-    if (last < 0x10ffff) {
-      // Surrogates never occur in stored text, so the code point after U+D7FF is U+E000.
-      codePoints.push(last === 0xd7ff ? 0xe000 : last + 1);
-      return String.fromCodePoint(...codePoints);
-    }
-  }
-  return null;
 }

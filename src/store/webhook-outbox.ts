@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { WEBHOOK_EVENT_TYPES } from '../wire/contract.constants.js';
+import type { FieldChanges } from '../domain/audit/audit.records.js';
 import type {
-  FieldChanges,
   WebhookDeliveryRecord,
   WebhookDeliveryStatus,
   WebhookEndpointRecord,
@@ -9,9 +9,9 @@ import type {
   WebhookEventRecord,
   WebhookEventType,
   WebhookSubject,
-} from '../domain/models.js';
+} from '../domain/webhook-endpoints/webhook.records.js';
 import type { Environment } from '../domain/tenancy.js';
-import type { AuditEntry } from '../domain/audit-entry.js';
+import type { AuditEntry } from '../domain/audit/audit-entry.js';
 
 /*
  * The outbox (SPEC §13), engine-neutral: which audited changes announce an event, what the event

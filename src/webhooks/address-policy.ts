@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { failure } from '../domain/errors.js';
-import type { WebhookAddressPolicy } from '../domain/webhook-endpoints.service.js';
+import type { WebhookAddressPolicy } from '../domain/webhook-endpoints/webhook-endpoints.service.js';
 
 /** Where a host name resolves: every address, as `dns.lookup` gives them (the hosts file included). */
 export type Resolver = (hostname: string) => Promise<string[]>;

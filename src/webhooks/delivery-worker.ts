@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../domain/clock.js';
-import type { ClaimedWebhookDelivery } from '../domain/models.js';
+import type { ClaimedWebhookDelivery } from '../domain/webhook-endpoints/webhook.records.js';
 import type { TokenCipher } from '../domain/secrets.js';
-import { signingSecrets } from '../domain/webhook-endpoints.service.js';
-import type { WebhookStore } from '../store/store.js';
+import { signingSecrets } from '../domain/webhook-endpoints/webhook-endpoints.service.js';
+import type { WebhookStore } from '../domain/webhook-endpoints/webhooks.port.js';
 import type { Resolver } from './address-policy.js';
 import { systemResolver } from './address-policy.js';
 import { webhookMetrics, type WebhookMetrics } from './webhook-metrics.js';

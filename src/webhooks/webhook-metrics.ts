@@ -1,5 +1,5 @@
 import { Counter, Gauge, Registry } from 'prom-client';
-import type { WebhookBacklog, WebhookStore } from '../store/store.js';
+import type { WebhookBacklog, WebhookStore } from '../domain/webhook-endpoints/webhooks.port.js';
 
 /**
  * The delivery worker's figures for /metrics: attempts by result, and the backlog (deliveries not

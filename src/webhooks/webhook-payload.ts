@@ -1,5 +1,5 @@
-import type { WebhookEventRecord } from '../domain/models.js';
-import { userGroupFieldsView } from '../domain/user-group-view.js';
+import type { WebhookEventRecord } from '../domain/webhook-endpoints/webhook.records.js';
+import { userGroupFieldsView } from '../domain/user-groups/user-group.view.js';
 import { toApiToken } from '../wire/api-token.presenter.js';
 import { toSigningKey } from '../wire/signing-key.presenter.js';
 import { presentUserGroupFields } from '../wire/user-group.presenter.js';

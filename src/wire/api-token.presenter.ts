@@ -1,4 +1,4 @@
-import type { ApiTokenRecord } from '../domain/models.js';
+import type { ApiTokenRecord } from '../domain/api-tokens/api-token.records.js';
 
 /** An API token as the API shows it: never its secret, which only its creation's response carries. */
 export const toApiToken = (record: ApiTokenRecord) => ({

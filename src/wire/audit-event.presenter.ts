@@ -1,4 +1,4 @@
-import type { AuditEventRecord } from '../domain/models.js';
+import type { AuditEventRecord } from '../domain/audit/audit.records.js';
 
 /** An audit event as the API shows it. */
 export const toAuditEvent = (event: AuditEventRecord) => ({

@@ -50,3 +50,25 @@ export const MAX_CATALOGUE_ID = 2_147_483_647;
 
 /** The most user groups one sync takes (SPEC §16): all or nothing up to this many. */
 export const MAX_SYNC_GROUPS = 10_000;
+/** The operators of an access rule (SPEC §17). */
+export const ACCESS_RULE_OPERATORS = [
+  'eq',
+  'neq',
+  'in',
+  'not_in',
+  'lt',
+  'lte',
+  'gt',
+  'gte',
+  'is_null',
+  'not_null',
+] as const;
+/** An access rule's column, and each part of its table (SPEC §17): PostgreSQL's 63 characters at most. */
+export const ACCESS_RULE_IDENTIFIER = '^[A-Za-z_][A-Za-z0-9_]{0,62}$';
+/** An access rule's table: an identifier, optionally qualified once as `schema.table`. */
+export const ACCESS_RULE_TABLE = '^[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?$';
+/** The most values an `in`/`not_in` rule lists. */
+export const MAX_ACCESS_RULE_VALUES = 1000;
+/** The most access rules a group may own, and the most it may have with its ancestors' (SPEC §17). */
+export const MAX_ACCESS_RULES = 64;
+export const MAX_COMPUTED_ACCESS_RULES = 128;

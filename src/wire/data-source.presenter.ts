@@ -1,4 +1,4 @@
-import type { DataSourceRecord } from '../domain/models.js';
+import type { DataSourceRecord } from '../domain/data-sources/data-source.records.js';
 import type { DataSource } from './data-sources.schemas.js';
 
 /** A data source as the API and the CLI show it. */

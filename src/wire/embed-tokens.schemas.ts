@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { ResolvedAccessRule } from './access-rules.schemas.js';
 import {
   DEFAULT_EMBED_TOKEN_LIFETIME_S,
   MAX_EMBED_TOKEN_BYTES,
@@ -58,6 +59,10 @@ export const EmbedOfToken = Type.Object(
     embed_id: Type.Union([Type.String(), Type.Null()]),
     origin: Type.Union([Type.String(), Type.Null()]),
     properties: PropertiesObject,
+    access_rules: Type.Array(ResolvedAccessRule, {
+      description:
+        'The access rules the token carries (SPEC §17): the effective rules as of minting, property references resolved.',
+    }),
     expires_at: Timestamp,
   },
   { description: 'Present when the token verified is an embed token: what it was minted for.' },

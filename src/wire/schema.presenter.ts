@@ -1,4 +1,4 @@
-import type { SchemaRecord } from '../domain/models.js';
+import type { SchemaRecord } from '../domain/schemas/schema.records.js';
 import type { Schema } from './schemas.schemas.js';
 
 /** A schema as the API and the CLI show it. */

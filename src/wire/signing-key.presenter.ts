@@ -1,4 +1,4 @@
-import type { PublishedKey } from '../domain/signing-keys.service.js';
+import type { PublishedKey } from '../domain/signing-keys/signing-keys.service.js';
 
 /** A signing key as the API shows it: its kid and dates, never key material. */
 export const toSigningKey = (key: Pick<PublishedKey, 'kid' | 'createdAt' | 'retiredAt' | 'publishedUntil'>) => ({

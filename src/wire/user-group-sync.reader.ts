@@ -1,6 +1,6 @@
 import { Compile } from 'typebox/compile';
 import { atPosition, AppError, failure, type InputPosition } from '../domain/errors.js';
-import type { JsonObject } from '../domain/models.js';
+import type { JsonObject } from '../domain/common.records.js';
 import type { SyncLineInput } from '../domain/user-group-sync/user-group-sync.service.js';
 import { MAX_SYNC_GROUPS } from './contract.constants.js';
 import { SyncUserGroupLine } from './user-group-sync.schemas.js';

@@ -1,4 +1,4 @@
-import type { UserGroupAdminView, UserGroupView } from '../domain/user-group-view.js';
+import type { UserGroupAdminView, UserGroupView } from '../domain/user-groups/user-group.view.js';
 import type { AdminUserGroup, UserGroup } from './user-groups.schemas.js';
 
 /** The wire form of a group: what every response that carries one shows, and what the CLI prints. */
@@ -26,6 +26,8 @@ export function presentUserGroupFields(view: Omit<UserGroupView, 'token'>): Omit
     computed_mapping: view.computedMapping,
     is_demo_group: view.isDemoGroup,
     tags: view.tags,
+    access_rules: view.accessRules,
+    computed_access_rules: view.computedAccessRules,
     api_environment_tag: view.environment,
     created_at: view.createdAt,
     updated_at: view.updatedAt,

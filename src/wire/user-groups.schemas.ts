@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from './contract.constants.js';
 import { EnvironmentTag, MAX_SAFE, NO_CONTROL_CHARACTERS, Text256, Timestamp } from './common.schemas.js';
 import { Success } from './envelope.js';
+import { AccessRule, AccessRulesInput, ComputedAccessRule } from './access-rules.schemas.js';
 
 export const UserGroupIdentifier = (description: string) =>
   Type.Union(
@@ -63,6 +64,7 @@ const TreeFields = {
   parent_user_group_id: Type.Optional(ParentUserGroupId),
   is_demo_group: Type.Optional(IsDemoGroup),
   tags: Type.Optional(Tags),
+  access_rules: Type.Optional(AccessRulesInput),
 };
 
 export const ID_RULE =
@@ -148,6 +150,13 @@ export const UserGroup = Type.Object({
   }),
   is_demo_group: Type.Boolean(),
   tags: Type.Array(Type.String(), { description: 'In code point order.' }),
+  access_rules: Type.Array(AccessRule, {
+    description: "The group's own access rules (SPEC §17), in the order given; [] when none.",
+  }),
+  computed_access_rules: Type.Array(ComputedAccessRule, {
+    description:
+      'The rules of the root, then each level down to this group, each with the team_id of the group that owns it; all must hold. Read as the ancestors are now.',
+  }),
   api_environment_tag: EnvironmentTag,
   created_at: Timestamp,
   updated_at: Timestamp,

@@ -1,4 +1,4 @@
-import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../domain/models.js';
+import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../domain/webhook-endpoints/webhook.records.js';
 
 /** A webhook endpoint as the API shows it: never its secret, which only creation and rotation return. */
 export const toWebhookEndpoint = (record: WebhookEndpointRecord) => ({

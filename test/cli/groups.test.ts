@@ -396,6 +396,7 @@ describe('groups list and show', { timeout: 60_000 }, () => {
       parent_user_group_id: null,
       is_demo_group: false,
       tags: [],
+      access_rules: 0,
       environment: 'Customer',
       updated_at: expect.any(String),
     });
@@ -404,12 +405,12 @@ describe('groups list and show', { timeout: 60_000 }, () => {
     expect(table).toMatchObject({ code: 0, stderr: '' });
     const [header, ...lines] = table.stdout.trimEnd().split('\n');
     expect(header).toMatch(
-      /^team_id\s+provided_id\s+name\s+parent_user_group_id\s+is_demo_group\s+tags\s+environment\s+updated_at$/,
+      /^team_id\s+provided_id\s+name\s+parent_user_group_id\s+is_demo_group\s+tags\s+access_rules\s+environment\s+updated_at$/,
     );
     expect(lines).toHaveLength(4);
     expect(lines[0]).toMatch(
       // No tags: an empty cell (issue 27), not JSON's [].
-      new RegExp(`^${teamIds.get('acme-1')}\\s+acme-1\\s+Acme Widgets\\s+false\\s+Customer\\s+\\d{4}-`),
+      new RegExp(`^${teamIds.get('acme-1')}\\s+acme-1\\s+Acme Widgets\\s+false\\s+0\\s+Customer\\s+\\d{4}-`),
     );
   });
 
@@ -462,6 +463,8 @@ describe('groups list and show', { timeout: 60_000 }, () => {
       computed_mapping: { [catalog.sales]: String(catalog.warehouse.Customer) },
       is_demo_group: false,
       tags: [],
+      access_rules: [],
+      computed_access_rules: [],
       api_environment_tag: 'Customer',
       created_at: expect.any(String),
       updated_at: expect.any(String),

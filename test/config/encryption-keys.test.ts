@@ -18,8 +18,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { keyFilePath, loadEncryptionKeys, readKeyFile, writeKeyFile } from '../../src/config/encryption-key.js';
 import { withKeyFileLock } from '../../src/config/key-file-lock.js';
 import { openKeyring, type KeyReload, type KeyringHandle } from '../../src/config/keyring-source.js';
-import { createKeyring } from '../../src/domain/keyring.js';
+import { createKeyring } from '../../src/domain/encryption-keys/keyring.js';
 import { encryptionKeyId, generateEncryptionKey } from '../../src/domain/secrets.js';
+import { waitFor } from '../support/wait-for.js';
 
 const TOKEN = `ugt_${'cd'.repeat(32)}`;
 const [k1, k2, k3] = [generateEncryptionKey(), generateEncryptionKey(), generateEncryptionKey()];
@@ -38,14 +39,6 @@ function databaseIn(): { path: string; keyFile: string; location: { engine: 'sql
   dirs.push(dir);
   const path = join(dir, 'ugs.db');
   return { path, keyFile: keyFilePath(path), location: { engine: 'sqlite', path } };
-}
-
-async function waitFor(what: string, probe: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe('UGS_ENCRYPTION_KEY', () => {
@@ -204,7 +197,9 @@ describe('a running process and its keys', () => {
     const { handle } = open(location);
     expect(handle.keyring.keyId).toBe(encryptionKeyId(k1));
     writeKeyFile(keyFile, [k2, k1]);
-    await waitFor('the key file to be reloaded', () => handle.keyring.keyId === encryptionKeyId(k2));
+    await waitFor('the key file to be reloaded', 10_000, () =>
+      handle.keyring.keyId === encryptionKeyId(k2) ? true : undefined,
+    );
     expect(createKeyring([k2]).decrypt(handle.keyring.encrypt(TOKEN))).toBe(TOKEN);
   });
 
@@ -219,7 +214,9 @@ describe('a running process and its keys', () => {
     );
     const { handle } = open(location);
     writeKeyFile(keyFile, [k2, k1]);
-    await waitFor('the key file to be reloaded', () => handle.keyring.keyId === encryptionKeyId(k2));
+    await waitFor('the key file to be reloaded', 10_000, () =>
+      handle.keyring.keyId === encryptionKeyId(k2) ? true : undefined,
+    );
     await Promise.all(busy);
   });
 
@@ -240,7 +237,9 @@ describe('a running process and its keys', () => {
     expect(() => handle.keyring.decrypt(createKeyring([k3]).encrypt(TOKEN))).toThrow(/not among the configured keys/);
 
     writeKeyFile(keyFile, [k3, k1]);
-    await waitFor('the repaired key file to be reloaded', () => handle.keyring.keyId === encryptionKeyId(k3));
+    await waitFor('the repaired key file to be reloaded', 10_000, () =>
+      handle.keyring.keyId === encryptionKeyId(k3) ? true : undefined,
+    );
   });
 
   it('keeps keys from UGS_ENCRYPTION_KEY for its whole life', () => {

@@ -44,6 +44,7 @@ async function seed(): Promise<void> {
       properties: { plan: 'enterprise', region: 'global', seats: 250 },
       mapping: { 1: 'warehouse_eu', 2: 'crm_eu' },
       tags: ['enterprise'],
+      access_rules: [{ schema_id: 1, table: 'orders', column: 'plan', op: 'eq', value: { property: 'plan' } }],
     },
     {
       user_group_id: 'acme-emea',
@@ -52,6 +53,7 @@ async function seed(): Promise<void> {
       properties: { region: 'emea' },
       tags: ['emea', 'pilot'],
       is_demo_group: true,
+      access_rules: [{ schema_id: 1, table: 'orders', column: 'region', op: 'in', value: ['emea', 'eu'] }],
     },
     {
       user_group_id: 'acme-emea-paris',
@@ -93,6 +95,9 @@ async function seed(): Promise<void> {
   await api('POST', '/api/admin/api_tokens', { name: 'backend', scope: 'write' });
   await api('POST', '/api/admin/api_tokens', { name: 'dashboard renderer', scope: 'read' });
   await api('POST', '/api/user/embed_token', { user_group_id: 'acme' }); // the workspace's first signing key
+  // Usage (SPEC §16): acme read most, then globex; the server writes the counts every 200 ms.
+  for (let i = 0; i < 20; i++) await api('GET', '/api/user?user_group_id=acme');
+  for (let i = 0; i < 8; i++) await api('GET', '/api/user?user_group_id=globex');
 }
 
 async function open(path: string, heading: string): Promise<void> {
@@ -110,7 +115,7 @@ describe('admin console in Chromium', () => {
   beforeAll(async () => {
     db = await createTestDatabase('sqlite');
     server = await startServeProcess(db, {
-      env: { UGS_WEBHOOK_ALLOW_PRIVATE: 'true', UGS_WEBHOOK_RETRY_DELAYS_MS: '50,50' },
+      env: { UGS_WEBHOOK_ALLOW_PRIVATE: 'true', UGS_WEBHOOK_RETRY_DELAYS_MS: '50,50', UGS_USAGE_FLUSH_MS: '200' },
     });
     admin = server.adminTokens().Customer;
     await seed();
@@ -260,6 +265,48 @@ describe('admin console in Chromium', () => {
   );
 
   it(
+    "shows a group's effective access rules with where each comes from, and edits its own with the API's error at the field",
+    { timeout: 60_000 },
+    async () => {
+      const effective = page.getByRole('table', { name: /Effective access rules/ });
+      await expect
+        .poll(() => effective.getByRole('row').allTextContents())
+        .toEqual([
+          expect.stringContaining('Schema'),
+          expect.stringMatching(/^1orders.*plan.*eq.*\{"property":"plan"\}.*inherited from acme$/),
+          expect.stringMatching(/^1orders.*region.*in.*\["emea","eu"\].*this group$/),
+        ]);
+      await check('04b-group-access-rules');
+
+      await page.getByRole('button', { name: 'Edit' }).click();
+      const rules = page.getByLabel('Access rules', { exact: true });
+      await rules.fill('[{"schema_id": 1, "table": "orders", "column": "region; --", "op": "eq", "value": "emea"}]');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await expect.poll(() => rules.getAttribute('aria-invalid')).toBe('true');
+      const describedBy = (await rules.getAttribute('aria-describedby'))!
+        .split(' ')
+        .find((id) => id.endsWith('-error'))!;
+      expect(await page.locator(`[id="${describedBy}"]`).textContent()).toContain('access_rules[0].column');
+      await check('04c-group-access-rules-error');
+
+      await rules.fill('[{"schema_id": 1, "table": "orders", "column": "region", "op": "eq", "value": "emea"}]');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByRole('status').getByText('Saved acme-emea.').waitFor();
+      await expect
+        .poll(() => effective.getByRole('row').allTextContents())
+        .toEqual([
+          expect.stringContaining('Schema'),
+          expect.stringMatching(/inherited from acme$/),
+          expect.stringMatching(/^1orders.*region.*eq.*"emea".*this group$/),
+        ]);
+      const group = (await api('GET', '/api/admin/user_groups?q=acme-emea&limit=1')).user_groups[0];
+      expect(group.access_rules).toEqual([
+        { schema_id: 1, table: 'orders', column: 'region', op: 'eq', value: 'emea' },
+      ]);
+    },
+  );
+
+  it(
     'reveals the token on demand, rotates it after a confirmation, and the old token is refused by /api/user/verify',
     { timeout: 60_000 },
     async () => {
@@ -346,8 +393,12 @@ describe('admin console in Chromium', () => {
     await page.getByLabel('Action').fill('user_group.updated');
     await page.getByRole('button', { name: 'Filter' }).click();
     const rows = page.getByRole('table', { name: 'Audit events, newest first' }).getByRole('row');
-    await expect.poll(() => rows.count()).toBe(2);
-    const entry = (await rows.nth(1).textContent())!;
+    // The change of properties, and the newer change of access rules (the test before them).
+    await expect.poll(() => rows.count()).toBe(3);
+    expect(await rows.nth(1).textContent()).toMatch(
+      /access_rules: \[.*"column":"region","op":"in".*\] → \[.*"op":"eq"/,
+    );
+    const entry = (await rows.nth(2).textContent())!;
     expect(entry).toContain('acme-emea');
     expect(entry).toContain('first-start admin (Customer)');
     expect(entry).toMatch(/properties: \{"region":"emea"\} → \{"region":"emea","tier":"gold"\}/);
@@ -443,6 +494,37 @@ describe('admin console in Chromium', () => {
       await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
       const after = await send(server.baseUrl, { method: 'GET', path: '/api/user?user_group_id=globex', token: admin });
       expect(after.body.user_group.token).toBe(token.body.user_group.token);
+    },
+  );
+
+  it(
+    "charts the busiest groups and a group's last 30 days, each with its numbers in a table",
+    { timeout: 60_000 },
+    async () => {
+      await open('Usage', 'Usage');
+      await page.getByLabel('Busiest by').selectOption('reads');
+      await page.getByRole('button', { name: 'Show' }).click();
+      const rows = page.getByRole('table', { name: /^Usage of the busiest groups/ }).getByRole('row');
+      await expect
+        .poll(async () => (await rows.allTextContents()).slice(1, 3))
+        .toEqual([expect.stringMatching(/^Acme Corporation/), expect.stringMatching(/^Globex/)]);
+      // The bar chart is a picture for the eye; its figure says where the numbers are.
+      expect(await page.locator('figure.usage-chart svg rect').count()).toBeGreaterThanOrEqual(2);
+      expect(await page.locator('figure.usage-chart svg').getAttribute('aria-hidden')).toBe('true');
+      await check('17-usage');
+
+      // A group's page: its last 30 days, the numbers behind a disclosure reached by keyboard.
+      await rows.nth(1).getByRole('link', { name: 'Acme Corporation' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Acme Corporation' }).waitFor();
+      const summary = page.getByText('The numbers, day by day');
+      await summary.focus();
+      await page.keyboard.press('Enter');
+      const days = page.getByRole('table', { name: /^Usage per UTC day/ }).getByRole('row');
+      await expect.poll(() => days.count()).toBe(31);
+      const today = new Date().toISOString().slice(0, 10);
+      expect(await days.nth(30).textContent()).toMatch(new RegExp(`^${today}`));
+      expect(Number((await days.nth(30).getByRole('cell').nth(2).textContent()) ?? 0)).toBeGreaterThanOrEqual(20);
+      await check('18-group-usage');
     },
   );
 

@@ -1,11 +1,11 @@
-// When an admin console session ends (src/domain/console-sessions.rules.ts): an hour after its last
+// When an admin console session ends (src/domain/console-sessions/console-sessions.rules.ts): an hour after its last
 // recorded use, eight hours after it began, whichever comes first; uses recorded once a minute.
 import { describe, expect, it } from 'vitest';
 import {
   consoleSessionExpiry,
   consoleSessionTouch,
   isConsoleSessionLive,
-} from '../../src/domain/console-sessions.rules.js';
+} from '../../src/domain/console-sessions/console-sessions.rules.js';
 
 const at = (minutes: number) => new Date(Date.parse('2026-11-25T10:00:00.000Z') + minutes * 60_000).toISOString();
 const session = (createdMinute: number, lastSeenMinute: number) => ({

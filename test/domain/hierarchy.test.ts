@@ -8,8 +8,9 @@ import {
   MAX_COMPUTED_PROPERTIES_BYTES,
   MAX_HIERARCHY_DEPTH,
   sortedTags,
-} from '../../src/domain/hierarchy.js';
-import type { AncestorValues, JsonObject, MappingEntry } from '../../src/domain/models.js';
+} from '../../src/domain/user-groups/hierarchy.rules.js';
+import type { JsonObject } from '../../src/domain/common.records.js';
+import type { AncestorValues, MappingEntry } from '../../src/domain/user-groups/user-group.records.js';
 import { refusalOf } from '../support/refusal.js';
 
 /** The code a parent link is refused with (always naming the parent field), or null. */
@@ -54,14 +55,18 @@ describe('checkedParentTeamId', () => {
 
 describe('computed properties and mapping', () => {
   const entry = (schemaId: number, dataSourceId: number): MappingEntry => ({ schemaId, dataSourceId });
-  const group = (properties: JsonObject | null, mapping: MappingEntry[], ancestors: AncestorValues[]) => ({
+  const group = (
+    properties: JsonObject | null,
+    mapping: MappingEntry[],
+    ancestors: Pick<AncestorValues, 'properties' | 'mapping'>[],
+  ) => ({
     properties,
     mapping,
     ancestors,
   });
 
   it('merges top-level keys from the root down, the nearer level winning, null included', () => {
-    const ancestors: AncestorValues[] = [
+    const ancestors: Pick<AncestorValues, 'properties' | 'mapping'>[] = [
       { properties: { region: 'emea', nested: { b: 2 } }, mapping: [] },
       { properties: null, mapping: [] },
       { properties: { plan: 'pro', region: 'none', nested: { a: 1 }, gone: 1 }, mapping: [] },
@@ -85,7 +90,7 @@ describe('computed properties and mapping', () => {
   });
 
   it('merges the mapping schema by schema, the nearer level winning, sorted by schema id', () => {
-    const ancestors: AncestorValues[] = [
+    const ancestors: Pick<AncestorValues, 'properties' | 'mapping'>[] = [
       { properties: null, mapping: [entry(2, 20)] },
       { properties: null, mapping: [entry(1, 10), entry(2, 11), entry(5, 50)] },
     ];

@@ -1,6 +1,6 @@
 // The keyring behind TokenCipher: the first key encrypts, every key decrypts what names it.
 import { describe, expect, it } from 'vitest';
-import { createKeyring, UnknownEncryptionKeyError } from '../../src/domain/keyring.js';
+import { createKeyring, UnknownEncryptionKeyError } from '../../src/domain/encryption-keys/keyring.js';
 import {
   CIPHERTEXT_KEY_ID_SPAN,
   createTokenCipher,

@@ -1,31 +1,29 @@
 // The engine-neutral rules modules (src/domain/*.rules.ts), without a database: what a change
 // decides over the rows read inside its transaction, and the audit entries it writes.
 import { describe, expect, it } from 'vitest';
-import { apiTokenCreated, apiTokenRevoked, planRateLimitUpdate } from '../../src/domain/api-tokens.rules.js';
-import { changedFields } from '../../src/domain/audit-entry.js';
+import { apiTokenCreated, apiTokenRevoked, planRateLimitUpdate } from '../../src/domain/api-tokens/api-tokens.rules.js';
+import { changedFields } from '../../src/domain/audit/audit-entry.js';
 import {
   dataSourceCreated,
   planDataSourceDeletion,
   planDataSourceUpdate,
-} from '../../src/domain/data-sources.rules.js';
+} from '../../src/domain/data-sources/data-sources.rules.js';
 import { failure } from '../../src/domain/errors.js';
-import { requestFingerprint } from '../../src/domain/idempotency.rules.js';
-import type {
-  ApiTokenRecord,
-  DataSourceRecord,
-  UserGroupRecord,
-  WebhookEndpointRecord,
-} from '../../src/domain/models.js';
-import { batchWriteEntry, groupAudit, groupEntry } from '../../src/domain/user-groups.rules.js';
-import type { NewUserGroup } from '../../src/domain/models.js';
-import type { UserGroupUpdate } from '../../src/store/store.js';
+import { requestFingerprint } from '../../src/domain/idempotency/idempotency.rules.js';
+import type { ApiTokenRecord } from '../../src/domain/api-tokens/api-token.records.js';
+import type { DataSourceRecord } from '../../src/domain/data-sources/data-source.records.js';
+import type { UserGroupRecord } from '../../src/domain/user-groups/user-group.records.js';
+import type { WebhookEndpointRecord } from '../../src/domain/webhook-endpoints/webhook.records.js';
+import { batchWriteEntry, groupAudit, groupEntry } from '../../src/domain/user-groups/user-groups.rules.js';
+import type { NewUserGroup } from '../../src/domain/user-groups/user-group.records.js';
+import type { UserGroupUpdate } from '../../src/domain/user-groups/user-groups.port.js';
 import {
   attemptFollowUp,
   endpointDeleted,
   endpointDisabled,
   endpointUpdated,
   secretRotated,
-} from '../../src/domain/webhook-endpoints.rules.js';
+} from '../../src/domain/webhook-endpoints/webhook-endpoints.rules.js';
 
 const T = '2026-11-25T10:00:00.000Z';
 
@@ -183,6 +181,7 @@ describe('user groups', () => {
     ancestors: [],
     isDemoGroup: false,
     tags: [],
+    accessRules: [],
     version: 1,
     tokenGeneration: 0,
     createdAt: T,

@@ -2,13 +2,15 @@
 // mapping resolution against a catalogue, paging, the limits on properties, echoed caller text.
 import { describe, expect, it } from 'vitest';
 import { echoable, ECHO_LIMIT } from '../../src/domain/echoed-text.rules.js';
-import { createMappingResolver } from '../../src/domain/mapping.js';
-import type { DataSourceRecord, JsonObject, UserGroupRecord } from '../../src/domain/models.js';
+import { createMappingResolver } from '../../src/domain/user-groups/mapping.js';
+import type { JsonObject } from '../../src/domain/common.records.js';
+import type { DataSourceRecord } from '../../src/domain/data-sources/data-source.records.js';
+import type { UserGroupRecord } from '../../src/domain/user-groups/user-group.records.js';
 import { fetchPage } from '../../src/domain/pagination.js';
-import { assertPropertiesWithinLimits } from '../../src/domain/properties.js';
+import { assertPropertiesWithinLimits } from '../../src/domain/user-groups/properties.rules.js';
 import { MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from '../../src/wire/contract.constants.js';
 import type { Tenant } from '../../src/domain/tenancy.js';
-import { diffUserGroup, wholeGroupChanges } from '../../src/domain/user-group-diff.js';
+import { diffUserGroup, wholeGroupChanges } from '../../src/domain/user-groups/user-group-diff.rules.js';
 import { refusalOf } from '../support/refusal.js';
 
 const T = '2026-11-25T10:00:00.000Z';
@@ -24,9 +26,10 @@ const stored: UserGroupRecord = {
   properties: { plan: 'pro' },
   mapping: [{ schemaId: 1, dataSourceId: 10 }],
   parentProvidedId: 'holding',
-  ancestors: [{ properties: null, mapping: [] }],
+  ancestors: [{ teamId: 6, properties: null, mapping: [], accessRules: [] }],
   isDemoGroup: false,
   tags: ['a', 'b'],
+  accessRules: [],
   version: 3,
   tokenGeneration: 0,
   createdAt: T,

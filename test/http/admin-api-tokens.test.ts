@@ -3,21 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { ENVIRONMENTS, SCOPES, type Environment } from '../../src/domain/tenancy.js';
 import { inject } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
-import { ADMIN, adminCall, adminOk, ids, type Query } from './admin-helpers.js';
-import {
-  expectError,
-  expectSuccess,
-  expectUnchanged,
-  ISO_TIMESTAMP,
-  seedGroup,
-  useTestApp,
-  VERIFY_PATH,
-  workspaceId,
-  type As,
-  type Workspace,
-} from './helpers.js';
+import { ADMIN, adminCall, adminOk, ids } from './admin-helpers.js';
+import type { Query } from '../support/paged-list.js';
+import { expectError, expectSuccess, expectUnchanged, ISO_TIMESTAMP } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
 import { issueApiToken } from '../support/api-token-issuer.js';
+import { workspaceId, type As, type Workspace } from '../support/callers.js';
+import { makeGroup } from '../support/group-maker.js';
+import { VERIFY_PATH } from '../support/user-group-api.js';
+import { useTestApp } from '../support/test-app.js';
 
 const API_TOKEN = /^ugs_(live|test)_[0-9a-f]{64}$/;
 const PREFIX: Record<Environment, string> = { Customer: 'ugs_live_', Testing: 'ugs_test_' };
@@ -42,7 +36,7 @@ describe('the admin API token API', () => {
 
   /** A request any scope may make, proving the token's tenant: verify the token of a group seeded there. */
   async function verifyWith(secret: string, environment: Environment, workspace: Workspace = 'default') {
-    const group = await seedGroup(ctx.t, { as: { environment, workspace } });
+    const group = await makeGroup(ctx.t, { as: { environment, workspace } });
     const res = await inject(ctx.t.app, {
       method: 'POST',
       path: VERIFY_PATH,
@@ -77,7 +71,7 @@ describe('the admin API token API', () => {
         expect(secret.startsWith(PREFIX[environment])).toBe(true);
 
         const { res, group } = await verifyWith(secret, environment);
-        expect(expectSuccess(res).user_group.team_id).toBe(group.teamId);
+        expect(expectSuccess(res).user_group.team_id).toBe(group.team_id);
         const adminList = await adminCall(ctx.t, { path: ADMIN.apiTokens, token: secret });
         if (scope === 'admin') expectSuccess(adminList);
         else expectError(adminList, 403, 'insufficient_scope', null);
@@ -96,7 +90,7 @@ describe('the admin API token API', () => {
     it('makes a token of its own workspace: it cannot see groups of another', async () => {
       const secret = expectSuccess(await create({ name: uniqueId('home'), scope: 'read', environment: 'Customer' }))
         .api_token.token;
-      const foreign = await seedGroup(ctx.t, { as: { workspace: 'other' } });
+      const foreign = await makeGroup(ctx.t, { as: { workspace: 'other' } });
       const res = await inject(ctx.t.app, {
         method: 'POST',
         path: VERIFY_PATH,

@@ -1,18 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Environment } from '../../src/domain/tenancy.js';
 import { injectClient } from '../support/http-client.js';
-import { ADMIN, adminCall, collectPages, ids, listAll, PAGING_QUERY_ERRORS, type Query } from './admin-helpers.js';
-import {
-  apiToken,
-  expectError,
-  expectSuccess,
-  ISO_TIMESTAMP,
-  seedCatalog,
-  userGroupApi,
-  useTestApp,
-  type As,
-} from './helpers.js';
+import { ADMIN, adminCall, adminReader, ids, PAGING_QUERY_ERRORS } from './admin-helpers.js';
+import { collectPages, listAll, type Query } from '../support/paged-list.js';
+import { expectError, expectSuccess, ISO_TIMESTAMP, seedCatalog } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { apiToken, type As } from '../support/callers.js';
+import { userGroupApi } from '../support/user-group-api.js';
+import { useTestApp } from '../support/test-app.js';
 
 interface AuditEvent {
   id: number;
@@ -51,7 +46,8 @@ const events = ADMIN.auditEvents;
 describe('GET /api/admin/audit_events', () => {
   // An app of its own: its trail holds the test app's setup and the history made here.
   const ctx = useTestApp();
-  const list = (query: Query = {}, as?: As): Promise<AuditEvent[]> => listAll(ctx.t, events, 'audit_events', query, as);
+  const list = (query: Query = {}, as?: As): Promise<AuditEvent[]> =>
+    listAll(adminReader(ctx.t, as), events, 'audit_events', query);
 
   /** team_ids of a Customer group (created, updated, rotated) and a Testing group (the same, then deleted). */
   const history: Record<'customer' | 'testing', number> = { customer: 0, testing: 0 };
@@ -142,7 +138,10 @@ describe('GET /api/admin/audit_events', () => {
     ['everything', {}],
     ['environment Customer', { environment: 'Customer' }],
   ])('pages of 2 over %s cover each event once, newest first, the last next_cursor null', async (_label, query) => {
-    const { pages, items, cursors } = await collectPages(ctx.t, events, 'audit_events', { ...query, limit: 2 });
+    const { pages, items, cursors } = await collectPages(adminReader(ctx.t), events, 'audit_events', {
+      ...query,
+      limit: 2,
+    });
     expect(items).toEqual(await list(query));
     expect(pages.slice(0, -1).every((page) => page.length === 2)).toBe(true);
     expect(pages.length).toBeGreaterThan(2);

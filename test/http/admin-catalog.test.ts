@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Environment } from '../../src/domain/tenancy.js';
 import { inject, type ApiResponse } from '../support/http-client.js';
-import { apiToken, expectError, expectSuccess, expectUnchanged, useTestApp, type As } from './helpers.js';
+import { expectError, expectSuccess, expectUnchanged } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { apiToken, type As } from '../support/callers.js';
+import { useTestApp } from '../support/test-app.js';
 
 const SCHEMAS = '/api/admin/schemas';
 const DATA_SOURCES = '/api/admin/data_sources';

@@ -1,20 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { DataSourceRecord } from '../../src/domain/models.js';
+import type { DataSourceRecord } from '../../src/domain/data-sources/data-source.records.js';
 import { injectClient, type ApiResponse } from '../support/http-client.js';
 import { ADMIN, adminCall, adminOk, userGroupAsUserApiShowsIt, wireDataSource } from './admin-helpers.js';
-import {
-  apiToken,
-  expectError,
-  expectSuccess,
-  expectUnchanged,
-  seedDataSource,
-  seedGroup,
-  seedSchema,
-  userGroupApi,
-  useTestApp,
-  type SeededGroup,
-} from './helpers.js';
+import { expectError, expectSuccess, expectUnchanged, seedDataSource, seedSchema } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { apiToken } from '../support/callers.js';
+import { makeGroup, type UserGroup } from '../support/group-maker.js';
+import { userGroupApi } from '../support/user-group-api.js';
+import { useTestApp } from '../support/test-app.js';
 
 const dataSourcePath = (id: number | string) => `${ADMIN.dataSources}/${id}`;
 
@@ -32,16 +25,16 @@ describe('the admin data source API', () => {
   }
 
   /** `count` groups mapping the data source's schema to it. */
-  async function mapGroups(source: DataSourceRecord, count: number): Promise<SeededGroup[]> {
-    const groups: SeededGroup[] = [];
+  async function mapGroups(source: DataSourceRecord, count: number): Promise<UserGroup[]> {
+    const groups: UserGroup[] = [];
     for (let i = 0; i < count; i += 1)
-      groups.push(await seedGroup(ctx.t, { mapping: { [source.schemaId]: source.id } }));
+      groups.push(await makeGroup(ctx.t, { mapping: { [source.schemaId]: source.id } }));
     return groups;
   }
 
   /** The groups' mappings as /api/user shows them. */
-  const mappingsOf = (groups: SeededGroup[]) =>
-    Promise.all(groups.map(async (group) => (await userGroupAsUserApiShowsIt(ctx.t, group.id)).mapping));
+  const mappingsOf = (groups: UserGroup[]) =>
+    Promise.all(groups.map(async (group) => (await userGroupAsUserApiShowsIt(ctx.t, group.provided_id)).mapping));
 
   const usedBy = (count: number) => new RegExp(`\\b${count} user groups?\\b`);
 
@@ -165,9 +158,9 @@ describe('the admin data source API', () => {
       const groups = await mapGroups(source, 2);
       const api = userGroupApi(injectClient(ctx.t.app), apiToken(ctx.t, { scope: 'write' }));
       expectError(await remove(source.id), 409, 'data_source_in_use', null);
-      expectSuccess(await api.update({ user_group_id: groups[0]!.id, mapping: {} }));
+      expectSuccess(await api.update({ user_group_id: groups[0]!.provided_id, mapping: {} }));
       expect((await remove(source.id)).body.error.message).toMatch(usedBy(1));
-      expectSuccess(await api.update({ user_group_id: groups[1]!.id, mapping: {} }));
+      expectSuccess(await api.update({ user_group_id: groups[1]!.provided_id, mapping: {} }));
 
       expect(expectSuccess(await remove(source.id))).toStrictEqual({ success: 1, data_source: wireDataSource(source) });
       expectError(await get(source.id), 404, 'data_source_not_found', null);

@@ -1,9 +1,10 @@
-import { expect } from 'vitest';
-import type { DataSourceRecord, JsonObject } from '../../src/domain/models.js';
+import type { DataSourceRecord } from '../../src/domain/data-sources/data-source.records.js';
 import { inject, type ApiResponse } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
-import { adminCaller, apiToken, expectSuccess, USER_PATH, type As } from './helpers.js';
-import { uniqueId } from '../support/unique-id.js';
+import { expectSuccess } from './helpers.js';
+import { withQuery, type PageReader, type Query } from '../support/paged-list.js';
+import { apiToken, type As } from '../support/callers.js';
+import { USER_PATH } from '../support/user-group-api.js';
 
 /** Shared by the admin API test files (SPEC §6). */
 
@@ -14,16 +15,6 @@ export const ADMIN = {
   schemas: '/api/admin/schemas',
   auditEvents: '/api/admin/audit_events',
 } as const;
-
-export type Query = Record<string, string | number | undefined>;
-
-/** `path` with `query` appended; undefined values are left out. */
-export function withQuery(path: string, query: Query = {}): string {
-  const entries = Object.entries(query).filter((entry): entry is [string, string | number] => entry[1] !== undefined);
-  return entries.length === 0
-    ? path
-    : `${path}?${new URLSearchParams(entries.map(([key, value]): [string, string] => [key, String(value)])).toString()}`;
-}
 
 export interface AdminRequest {
   method?: string;
@@ -53,42 +44,9 @@ export async function adminOk(t: TestApp, req: AdminRequest): Promise<any> {
   return expectSuccess(await adminCall(t, req));
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Item = any;
-
-export interface Pages {
-  /** Each page's items, in the order they came. */
-  pages: Item[][];
-  items: Item[];
-  /** The next_cursor of every page; the last is null. */
-  cursors: Array<string | null>;
-}
-
-/** Walks a cursor-paginated list from its first page (or `query.cursor`) to its last. */
-export async function collectPages(
-  t: TestApp,
-  path: string,
-  plural: string,
-  query: Query = {},
-  as?: As,
-): Promise<Pages> {
-  const result: Pages = { pages: [], items: [], cursors: [] };
-  let cursor = query.cursor === undefined ? undefined : String(query.cursor);
-  do {
-    const body = await adminOk(t, { path, query: { ...query, cursor }, as });
-    expect(Object.keys(body).sort()).toEqual(['next_cursor', plural, 'success'].sort());
-    result.pages.push(body[plural]);
-    result.items.push(...body[plural]);
-    result.cursors.push(body.next_cursor);
-    cursor = body.next_cursor ?? undefined;
-    if (result.pages.length > 10_000) throw new Error(`${path} never reached its last page`);
-  } while (cursor !== undefined);
-  return result;
-}
-
-/** Every item of a list, in as few pages as the API allows. */
-export async function listAll(t: TestApp, path: string, plural: string, query: Query = {}, as?: As): Promise<Item[]> {
-  return (await collectPages(t, path, plural, { limit: 1000, ...query }, as)).items;
+/** Reads list pages as `as` (default: the default workspace's Customer admin), for collectPages and listAll. */
+export function adminReader(t: TestApp, as?: As): PageReader {
+  return (path) => adminCall(t, { path, as });
 }
 
 export const ids = (items: Array<{ id: number }>): number[] => items.map((item) => item.id);
@@ -129,26 +87,6 @@ export const PAGING_QUERY_ERRORS: Array<[string, Query, string, string]> = [
 
 // ---------------------------------------------------------------------------------------------
 // State set up through the domain services.
-
-export interface NamedGroupInput {
-  id?: string;
-  name?: string;
-  properties?: JsonObject;
-  mapping?: Record<string, number | string>;
-  as?: Omit<As, 'scope'>;
-}
-
-/** Creates a group with the given fields; returns its team_id and provided id. */
-export async function seedNamedGroup(t: TestApp, input: NamedGroupInput = {}): Promise<{ teamId: number; id: string }> {
-  const id = input.id ?? uniqueId('group');
-  const { userGroup } = await t.runtime.services.userGroups.getOrCreateUserGroup(await adminCaller(t, input.as), {
-    userGroupId: id,
-    ...(input.name === undefined ? {} : { name: input.name }),
-    ...(input.properties === undefined ? {} : { properties: input.properties }),
-    ...(input.mapping === undefined ? {} : { mapping: input.mapping }),
-  });
-  return { teamId: userGroup.teamId, id };
-}
 
 /** A group as /api/user shows it (GET of an existing group with a read token of its environment). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -5,16 +5,17 @@ import {
   ADMIN,
   adminCall,
   adminOk,
-  collectPages,
-  listAll,
+  adminReader,
   PAGING_QUERY_ERRORS,
-  seedNamedGroup,
   teamIds,
   userGroupAsUserApiShowsIt,
-  type Query,
 } from './admin-helpers.js';
-import { adminCaller, expectError, seedCatalog, useTestApp, type As } from './helpers.js';
+import { collectPages, listAll, type Query } from '../support/paged-list.js';
+import { expectError, seedCatalog } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { adminCaller, type As } from '../support/callers.js';
+import { makeGroup } from '../support/group-maker.js';
+import { useTestApp } from '../support/test-app.js';
 
 const byTeamId = (teamId: number | string) => `${ADMIN.userGroups}/${teamId}`;
 
@@ -22,7 +23,7 @@ const byTeamId = (teamId: number | string) => `${ADMIN.userGroups}/${teamId}`;
 async function seedGroups(t: TestApp, count: number, environment: Environment, prefix: string): Promise<number[]> {
   const created: number[] = [];
   for (let i = 0; i < count; i += 1)
-    created.push((await seedNamedGroup(t, { id: `${prefix}${i}`, as: { environment } })).teamId);
+    created.push((await makeGroup(t, { id: `${prefix}${i}`, as: { environment } })).team_id);
   return created;
 }
 
@@ -37,7 +38,9 @@ describe('GET /api/admin/user_groups: a whole environment, page by page', () => 
   });
 
   it('pages of 10 cover all 25 groups exactly once, in team_id order; only the last next_cursor is null', async () => {
-    const { pages, items, cursors } = await collectPages(ctx.t, ADMIN.userGroups, 'user_groups', { limit: 10 });
+    const { pages, items, cursors } = await collectPages(adminReader(ctx.t), ADMIN.userGroups, 'user_groups', {
+      limit: 10,
+    });
     expect(pages.map((page) => page.length)).toEqual([10, 10, 5]);
     expect(cursors.map((cursor) => typeof cursor)).toEqual(['string', 'string', 'object']);
     expect(cursors[2]).toBeNull();
@@ -51,7 +54,7 @@ describe('GET /api/admin/user_groups: a whole environment, page by page', () => 
     ['limit 24', { limit: 24 }, [24, 1]],
     ['limit 1', { limit: 1 }, Array<number>(25).fill(1)],
   ])('%s gives pages of %j and every group once', async (_label, query, sizes) => {
-    const { pages, items } = await collectPages(ctx.t, ADMIN.userGroups, 'user_groups', query);
+    const { pages, items } = await collectPages(adminReader(ctx.t), ADMIN.userGroups, 'user_groups', query);
     expect(pages.map((page) => page.length)).toEqual(sizes);
     expect(teamIds(items)).toEqual(groups.Customer);
   });
@@ -63,18 +66,26 @@ describe('GET /api/admin/user_groups: a whole environment, page by page', () => 
     ['Testing', { environment: 'Customer' }, 'Customer'],
     ['Testing', { environment: 'Testing' }, 'Testing'],
   ])('a %s admin with %j lists the %s groups', async (tokenEnvironment, query, listed) => {
-    const items = await listAll(ctx.t, ADMIN.userGroups, 'user_groups', query, { environment: tokenEnvironment });
+    const items = await listAll(
+      adminReader(ctx.t, { environment: tokenEnvironment }),
+      ADMIN.userGroups,
+      'user_groups',
+      query,
+    );
     expect(teamIds(items)).toEqual(groups[listed]);
     expect(items.every((group: { api_environment_tag: string }) => group.api_environment_tag === listed)).toBe(true);
   });
 
   it('a cursor stays valid while groups come and go: none is skipped or repeated', async () => {
     const first = await adminOk(ctx.t, { path: ADMIN.userGroups, query: { limit: 10 } });
-    const late = await seedNamedGroup(ctx.t, { id: uniqueId('late') });
+    const late = await makeGroup(ctx.t, { id: uniqueId('late') });
     // A group of the page already read goes away: the pages after it must not shift.
     await ctx.t.runtime.services.userGroups.deleteUserGroup(await adminCaller(ctx.t), { userGroupId: 'customer-3' });
-    const rest = await collectPages(ctx.t, ADMIN.userGroups, 'user_groups', { limit: 10, cursor: first.next_cursor });
-    expect([...teamIds(first.user_groups), ...teamIds(rest.items)]).toEqual([...groups.Customer, late.teamId]);
+    const rest = await collectPages(adminReader(ctx.t), ADMIN.userGroups, 'user_groups', {
+      limit: 10,
+      cursor: first.next_cursor,
+    });
+    expect([...teamIds(first.user_groups), ...teamIds(rest.items)]).toEqual([...groups.Customer, late.team_id]);
   });
 });
 
@@ -83,7 +94,7 @@ describe('the admin user group API', () => {
 
   describe('GET /api/admin/user_groups?q=', () => {
     /** Groups of one search key; each label says whether q=<key> must find it. */
-    const fixture: Record<string, { teamId: number }> = {};
+    const fixture: Record<string, { team_id: number }> = {};
     let key = '';
 
     beforeAll(async () => {
@@ -101,7 +112,7 @@ describe('the admin user group API', () => {
         ['name with key%', { name: `per ${key}%cent` }],
         ['in Testing', { id: `${key}testing`, name: key, as: { environment: 'Testing' } }],
       ];
-      for (const [label, input] of seeds) fixture[label] = await seedNamedGroup(ctx.t, input);
+      for (const [label, input] of seeds) fixture[label] = await makeGroup(ctx.t, input);
     });
 
     const KEY_MATCHES = [
@@ -114,7 +125,7 @@ describe('the admin user group API', () => {
       'name with keyX',
       'name with key%',
     ];
-    const found = (...labels: string[]) => labels.map((label) => fixture[label]!.teamId).sort((a, b) => a - b);
+    const found = (...labels: string[]) => labels.map((label) => fixture[label]!.team_id).sort((a, b) => a - b);
 
     it.each<[string, (key: string) => string, (key: string) => Query, string[]]>([
       ['the key', (k) => k, () => ({}), KEY_MATCHES],
@@ -132,12 +143,15 @@ describe('the admin user group API', () => {
       ['a percent sign, literally', (k) => `${k}%`, () => ({}), ['name with key%']],
       ['the key in Testing', (k) => k, () => ({ environment: 'Testing' }), ['in Testing']],
     ])('q = %s finds exactly its groups, in team_id order', async (_label, q, extra, expected) => {
-      const items = await listAll(ctx.t, ADMIN.userGroups, 'user_groups', { q: q(key), ...extra(key) });
+      const items = await listAll(adminReader(ctx.t), ADMIN.userGroups, 'user_groups', { q: q(key), ...extra(key) });
       expect(teamIds(items)).toEqual(found(...expected));
     });
 
     it('pages through search results too', async () => {
-      const { pages, items } = await collectPages(ctx.t, ADMIN.userGroups, 'user_groups', { q: key, limit: 3 });
+      const { pages, items } = await collectPages(adminReader(ctx.t), ADMIN.userGroups, 'user_groups', {
+        q: key,
+        limit: 3,
+      });
       expect(pages.map((page) => page.length)).toEqual([3, 3, 2]);
       expect(teamIds(items)).toEqual(found(...KEY_MATCHES));
     });
@@ -145,12 +159,12 @@ describe('the admin user group API', () => {
 
   it('lists every group whole, as /api/user shows it', async () => {
     const catalog = await seedCatalog(ctx.t);
-    const { id } = await seedNamedGroup(ctx.t, {
+    const { provided_id: id } = await makeGroup(ctx.t, {
       name: uniqueId('Whole'),
       properties: { tier: 'gold', seats: [1, 2] },
       mapping: { [catalog.schemaA]: catalog.dsA.id },
     });
-    const listed = (await listAll(ctx.t, ADMIN.userGroups, 'user_groups', { q: id })).find(
+    const listed = (await listAll(adminReader(ctx.t), ADMIN.userGroups, 'user_groups', { q: id })).find(
       (group: { provided_id: string }) => group.provided_id === id,
     );
     expect(listed).toStrictEqual(await userGroupAsUserApiShowsIt(ctx.t, id));
@@ -180,24 +194,24 @@ describe('the admin user group API', () => {
         // The catalogue helper seeds Customer data sources: only a Customer group can map to them.
         const catalog = environment === 'Customer' ? await seedCatalog(ctx.t) : undefined;
         const mapping = catalog && { [catalog.schemaA]: catalog.dsA.id };
-        const group = await seedNamedGroup(ctx.t, {
+        const group = await makeGroup(ctx.t, {
           name: 'Shown whole',
           properties: { region: 'eu' },
           mapping,
           as: { environment },
         });
         const body = await adminOk(ctx.t, {
-          path: byTeamId(group.teamId),
+          path: byTeamId(group.team_id),
           query,
           as: { environment: tokenEnvironment },
         });
         expect(Object.keys(body).sort()).toEqual(['success', 'user_group']);
-        const shown = await userGroupAsUserApiShowsIt(ctx.t, group.id, { environment });
+        const shown = await userGroupAsUserApiShowsIt(ctx.t, group.provided_id, { environment });
         // Across environments the group comes without its token (SPEC §6, issue 25).
         const { token: _token, ...withoutToken } = shown;
         expect(body.user_group).toStrictEqual(tokenEnvironment === environment ? shown : withoutToken);
         expect(body.user_group).toMatchObject({
-          team_id: group.teamId,
+          team_id: group.team_id,
           name: 'Shown whole',
           properties: { region: 'eu' },
           api_environment_tag: environment,
@@ -208,19 +222,15 @@ describe('the admin user group API', () => {
     it.each<[string, () => Promise<number>, Query]>([
       [
         'a Testing group asked for by a Customer token',
-        async () => (await seedNamedGroup(ctx.t, { as: { environment: 'Testing' } })).teamId,
+        async () => (await makeGroup(ctx.t, { as: { environment: 'Testing' } })).team_id,
         {},
       ],
       [
         'a Customer group asked for in Testing',
-        async () => (await seedNamedGroup(ctx.t)).teamId,
+        async () => (await makeGroup(ctx.t)).team_id,
         { environment: 'Testing' },
       ],
-      [
-        "another workspace's group",
-        async () => (await seedNamedGroup(ctx.t, { as: { workspace: 'other' } })).teamId,
-        {},
-      ],
+      ["another workspace's group", async () => (await makeGroup(ctx.t, { as: { workspace: 'other' } })).team_id, {}],
       ['a deleted group', deletedGroup, {}],
       ['a team_id never issued', async () => 999_999_999, {}],
     ])('%s is 404 user_group_not_found', async (_label, teamId, query) => {
@@ -228,9 +238,11 @@ describe('the admin user group API', () => {
     });
 
     async function deletedGroup(): Promise<number> {
-      const group = await seedNamedGroup(ctx.t);
-      await ctx.t.runtime.services.userGroups.deleteUserGroup(await adminCaller(ctx.t), { userGroupId: group.id });
-      return group.teamId;
+      const group = await makeGroup(ctx.t);
+      await ctx.t.runtime.services.userGroups.deleteUserGroup(await adminCaller(ctx.t), {
+        userGroupId: group.provided_id,
+      });
+      return group.team_id;
     }
 
     it.each<[string, string, Query, string, string]>([
@@ -249,18 +261,25 @@ describe('the admin user group API', () => {
   it("another workspace's admin sees none of this workspace's groups", async () => {
     const home = await Promise.all(
       (['Customer', 'Testing'] as const).map((environment) =>
-        seedNamedGroup(ctx.t, { id: uniqueId('home'), as: { environment } }),
+        makeGroup(ctx.t, { id: uniqueId('home'), as: { environment } }),
       ),
     );
     const other: As = { workspace: 'other' };
-    const homeTeamIds = home.map((group) => group.teamId);
+    const homeTeamIds = home.map((group) => group.team_id);
     for (const environment of ['Customer', 'Testing'] as const) {
-      const listed = teamIds(await listAll(ctx.t, ADMIN.userGroups, 'user_groups', { environment }, other));
+      const listed = teamIds(
+        await listAll(adminReader(ctx.t, other), ADMIN.userGroups, 'user_groups', { environment }),
+      );
       expect(listed.filter((teamId) => homeTeamIds.includes(teamId))).toEqual([]);
       for (const group of home) {
-        expect(await listAll(ctx.t, ADMIN.userGroups, 'user_groups', { environment, q: group.id }, other)).toEqual([]);
+        expect(
+          await listAll(adminReader(ctx.t, other), ADMIN.userGroups, 'user_groups', {
+            environment,
+            q: group.provided_id,
+          }),
+        ).toEqual([]);
         expectError(
-          await adminCall(ctx.t, { path: byTeamId(group.teamId), query: { environment }, as: other }),
+          await adminCall(ctx.t, { path: byTeamId(group.team_id), query: { environment }, as: other }),
           404,
           'user_group_not_found',
           null,

@@ -1,8 +1,11 @@
 // A write reads the clock once: the group's created_at / updated_at is its audit event's time.
 import { describe, expect, it } from 'vitest';
 import { injectClient } from '../support/http-client.js';
-import { apiToken, expectSuccess, useTestApp, userGroupApi } from './helpers.js';
+import { expectSuccess } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { apiToken } from '../support/callers.js';
+import { userGroupApi } from '../support/user-group-api.js';
+import { useTestApp } from '../support/test-app.js';
 
 describe('audit times', () => {
   const holder = useTestApp();

@@ -1,21 +1,15 @@
 import { createHash } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/test-app.js';
-import { ADMIN, adminCall, adminOk, listAll, seedNamedGroup, type AdminRequest } from './admin-helpers.js';
-import {
-  adminCaller,
-  apiToken,
-  expectError,
-  expectUnchanged,
-  seedCatalog,
-  seedGroup,
-  USER_PATH,
-  useTestApp,
-  workspaceId,
-  type Catalog,
-} from './helpers.js';
+import { ADMIN, adminCall, adminOk, adminReader, type AdminRequest } from './admin-helpers.js';
+import { listAll } from '../support/paged-list.js';
+import { expectError, expectUnchanged, seedCatalog, type Catalog } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
 import { issueApiToken } from '../support/api-token-issuer.js';
+import { adminCaller, apiToken, workspaceId } from '../support/callers.js';
+import { makeGroup } from '../support/group-maker.js';
+import { USER_PATH } from '../support/user-group-api.js';
+import { useTestApp } from '../support/test-app.js';
 
 /** Issue 3, done-when #2: every change writes exactly one audit event, with no token value in the table. */
 
@@ -46,7 +40,9 @@ async function rawAuditTable(t: TestApp): Promise<{ count: number; text: string 
 }
 
 const auditEventsSince = async (t: TestApp, afterId: number): Promise<AuditEvent[]> =>
-  ((await listAll(t, ADMIN.auditEvents, 'audit_events')) as AuditEvent[]).filter((event) => event.id > afterId);
+  ((await listAll(adminReader(t), ADMIN.auditEvents, 'audit_events')) as AuditEvent[]).filter(
+    (event) => event.id > afterId,
+  );
 
 async function lastAuditId(t: TestApp): Promise<number> {
   const [newest] = (await adminOk(t, { path: ADMIN.auditEvents, query: { limit: 1 } })).audit_events;
@@ -327,13 +323,13 @@ describe('a change whose transaction fails leaves no audit event', () => {
     [
       'a rename onto a taken id (PUT)',
       async () => {
-        const [group, other] = [await seedGroup(ctx.t), await seedGroup(ctx.t)];
+        const [group, other] = [await makeGroup(ctx.t), await makeGroup(ctx.t)];
         return {
           request: {
             method: 'PUT',
             path: USER_PATH,
             as: write,
-            body: { user_group_id: group.id, new_user_group_id: other.id, name: 'Not applied' },
+            body: { user_group_id: group.provided_id, new_user_group_id: other.provided_id, name: 'Not applied' },
           },
           status: 409,
           code: 'user_group_id_taken',
@@ -356,7 +352,7 @@ describe('a change whose transaction fails leaves no audit event', () => {
     [
       'a delete of a data source in use',
       async () => {
-        await seedNamedGroup(ctx.t, { mapping: { [catalog.schemaA]: catalog.dsA.id } });
+        await makeGroup(ctx.t, { mapping: { [catalog.schemaA]: catalog.dsA.id } });
         return {
           request: { method: 'DELETE', path: `${ADMIN.dataSources}/${catalog.dsA.id}` },
           status: 409,
@@ -367,7 +363,7 @@ describe('a change whose transaction fails leaves no audit event', () => {
     [
       'a new schema for a data source in use',
       async () => {
-        await seedNamedGroup(ctx.t, { mapping: { [catalog.schemaA]: catalog.dsA.id } });
+        await makeGroup(ctx.t, { mapping: { [catalog.schemaA]: catalog.dsA.id } });
         return {
           request: {
             method: 'PATCH',
@@ -428,7 +424,7 @@ describe('a change whose transaction fails leaves no audit event', () => {
     [
       'a rotation of a token rotated away',
       async () => {
-        const group = await seedGroup(ctx.t);
+        const group = await makeGroup(ctx.t);
         await ctx.t.runtime.services.userGroups.rotateUserGroupToken(await adminCaller(ctx.t), group.token);
         return {
           request: { method: 'POST', path: USER_PATH, as: write, body: { current_token: group.token } },

@@ -1,15 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { inject, type ApiResponse } from '../support/http-client.js';
+import { inject, type ApiResponse, type UnsignedRequest } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
-import {
-  adminCaller,
-  apiToken,
-  expectError,
-  expectSuccess,
-  expectUnchanged,
-  useTestApp,
-  type UnsignedRequest,
-} from './helpers.js';
+import { expectError, expectSuccess, expectUnchanged } from './helpers.js';
+import { adminCaller, apiToken } from '../support/callers.js';
+import { useTestApp } from '../support/test-app.js';
 
 /**
  * Builds a request that an admin API token makes succeed. Called once per request sent, so it can

@@ -1,26 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ENVIRONMENTS, SCOPES, type Environment, type Scope } from '../../src/domain/tenancy.js';
-import { inject } from '../support/http-client.js';
+import { inject, type UnsignedRequest } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
 import { ADMIN } from './admin-helpers.js';
 import { describeAuth, type MakeRequest } from './auth.suite.js';
-import {
-  adminCaller,
-  apiToken,
-  expectError,
-  expectSuccess,
-  expectUnchanged,
-  seedDataSource,
-  seedGroup,
-  seedSchema,
-  useTestApp,
-  USER_PATH,
-  VERIFY_PATH,
-  type SeededGroup,
-  type UnsignedRequest,
-} from './helpers.js';
+import { expectError, expectSuccess, expectUnchanged, seedDataSource, seedSchema } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
 import { issueApiToken } from '../support/api-token-issuer.js';
+import { adminCaller, apiToken } from '../support/callers.js';
+import { makeGroup, type UserGroup } from '../support/group-maker.js';
+import { USER_PATH, VERIFY_PATH } from '../support/user-group-api.js';
+import { useTestApp } from '../support/test-app.js';
 
 const newGroup: MakeRequest = async () => ({
   method: 'GET',
@@ -31,9 +21,9 @@ const newGroup2 =
   (method: string, path: string): MakeRequest =>
   async () => ({ method, path, body: { user_group_id: uniqueId('auth') } });
 const withGroup =
-  (build: (group: SeededGroup) => UnsignedRequest): MakeRequest =>
+  (build: (group: UserGroup) => UnsignedRequest): MakeRequest =>
   async (t) =>
-    build(await seedGroup(t));
+    build(await makeGroup(t));
 const newDataSource: MakeRequest = async (t) => ({
   method: 'POST',
   path: '/api/admin/data_sources',
@@ -51,13 +41,19 @@ const newApiToken = () => ({ name: uniqueId('token'), scope: 'read' });
 
 const ENDPOINTS: Array<[string, MakeRequest]> = [
   ['GET /api/user (create)', newGroup],
-  ['GET /api/user (existing)', withGroup((g) => ({ method: 'GET', path: USER_PATH, body: { user_group_id: g.id } }))],
+  [
+    'GET /api/user (existing)',
+    withGroup((g) => ({ method: 'GET', path: USER_PATH, body: { user_group_id: g.provided_id } })),
+  ],
   [
     'PUT /api/user',
-    withGroup((g) => ({ method: 'PUT', path: USER_PATH, body: { user_group_id: g.id, name: 'Renamed' } })),
+    withGroup((g) => ({ method: 'PUT', path: USER_PATH, body: { user_group_id: g.provided_id, name: 'Renamed' } })),
   ],
   ['POST /api/user', withGroup((g) => ({ method: 'POST', path: USER_PATH, body: { current_token: g.token } }))],
-  ['DELETE /api/user', withGroup((g) => ({ method: 'DELETE', path: USER_PATH, body: { user_group_id: g.id } }))],
+  [
+    'DELETE /api/user',
+    withGroup((g) => ({ method: 'DELETE', path: USER_PATH, body: { user_group_id: g.provided_id } })),
+  ],
   ['POST /api/user/verify', withGroup((g) => ({ method: 'POST', path: VERIFY_PATH, body: { token: g.token } }))],
   [
     'POST /api/admin/schemas',
@@ -72,7 +68,7 @@ const ENDPOINTS: Array<[string, MakeRequest]> = [
   ['GET /api/admin/user_groups', async () => ({ method: 'GET', path: ADMIN.userGroups })],
   [
     'GET /api/admin/user_groups/:team_id',
-    withGroup((g) => ({ method: 'GET', path: `${ADMIN.userGroups}/${g.teamId}` })),
+    withGroup((g) => ({ method: 'GET', path: `${ADMIN.userGroups}/${g.team_id}` })),
   ],
   ['POST /api/admin/api_tokens', async () => ({ method: 'POST', path: ADMIN.apiTokens, body: newApiToken() })],
   ['GET /api/admin/api_tokens', async () => ({ method: 'GET', path: ADMIN.apiTokens })],
@@ -95,7 +91,7 @@ const ENDPOINTS: Array<[string, MakeRequest]> = [
     withGroup((g) => ({
       method: 'POST',
       path: '/api/update_user_group/',
-      body: { user_group_id: g.id, name: 'Renamed' },
+      body: { user_group_id: g.provided_id, name: 'Renamed' },
     })),
   ],
   [
@@ -104,11 +100,11 @@ const ENDPOINTS: Array<[string, MakeRequest]> = [
   ],
   [
     'DELETE /api/delete_user_group/ (alias)',
-    withGroup((g) => ({ method: 'DELETE', path: '/api/delete_user_group/', body: { user_group_id: g.id } })),
+    withGroup((g) => ({ method: 'DELETE', path: '/api/delete_user_group/', body: { user_group_id: g.provided_id } })),
   ],
   [
     'POST /api/user/embed_token',
-    withGroup((g) => ({ method: 'POST', path: '/api/user/embed_token', body: { user_group_id: g.id } })),
+    withGroup((g) => ({ method: 'POST', path: '/api/user/embed_token', body: { user_group_id: g.provided_id } })),
   ],
   ['GET /api/admin/signing_keys', async () => ({ method: 'GET', path: '/api/admin/signing_keys' })],
   ['POST /api/admin/signing_keys/rotate', async () => ({ method: 'POST', path: '/api/admin/signing_keys/rotate' })],
@@ -124,14 +120,19 @@ interface Operation {
 }
 
 /** A group's whole state through the API, with a read token (GET of an existing group). */
-async function groupOperation(t: TestApp, environment: Environment, build: (group: SeededGroup) => UnsignedRequest) {
-  const group = await seedGroup(t, { as: { environment } });
+async function groupOperation(t: TestApp, environment: Environment, build: (group: UserGroup) => UnsignedRequest) {
+  const group = await makeGroup(t, { as: { environment } });
   const read = apiToken(t, { environment, scope: 'read' });
   return {
     request: build(group),
     observe: async () =>
       expectSuccess(
-        await inject(t.app, { method: 'GET', path: USER_PATH, token: read, body: { user_group_id: group.id } }),
+        await inject(t.app, {
+          method: 'GET',
+          path: USER_PATH,
+          token: read,
+          body: { user_group_id: group.provided_id },
+        }),
       ),
   };
 }
@@ -163,7 +164,7 @@ const OPERATIONS: Operation[] = [
       groupOperation(t, env, (g) => ({
         method: 'GET',
         path: USER_PATH,
-        body: { user_group_id: g.id, name: 'ignored' },
+        body: { user_group_id: g.provided_id, name: 'ignored' },
       })),
   },
   {
@@ -191,7 +192,7 @@ const OPERATIONS: Operation[] = [
       groupOperation(t, env, (g) => ({
         method: 'PUT',
         path: USER_PATH,
-        body: { user_group_id: g.id, name: 'Changed', properties: { a: 1 } },
+        body: { user_group_id: g.provided_id, name: 'Changed', properties: { a: 1 } },
       })),
   },
   {
@@ -207,7 +208,7 @@ const OPERATIONS: Operation[] = [
       groupOperation(t, env, (g) => ({
         method: 'DELETE',
         path: USER_PATH,
-        body: { user_group_id: g.id, current_token: g.token },
+        body: { user_group_id: g.provided_id, current_token: g.token },
       })),
   },
   {
@@ -243,7 +244,7 @@ const OPERATIONS: Operation[] = [
   {
     name: 'get a user group by team_id',
     needs: 'admin',
-    prepare: (t, env) => groupOperation(t, env, (g) => ({ method: 'GET', path: `${ADMIN.userGroups}/${g.teamId}` })),
+    prepare: (t, env) => groupOperation(t, env, (g) => ({ method: 'GET', path: `${ADMIN.userGroups}/${g.team_id}` })),
   },
   {
     name: 'create an API token',
@@ -285,7 +286,11 @@ const OPERATIONS: Operation[] = [
     name: 'mint an embed token',
     needs: 'read',
     prepare: (t, env) =>
-      groupOperation(t, env, (g) => ({ method: 'POST', path: '/api/user/embed_token', body: { user_group_id: g.id } })),
+      groupOperation(t, env, (g) => ({
+        method: 'POST',
+        path: '/api/user/embed_token',
+        body: { user_group_id: g.provided_id },
+      })),
   },
   { name: 'list signing keys', needs: 'admin', prepare: adminRead('/api/admin/signing_keys') },
   {

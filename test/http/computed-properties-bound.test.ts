@@ -3,20 +3,15 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from '../../src/domain/models.js';
+import type { JsonObject } from '../../src/domain/common.records.js';
 import type { TestApp } from '../support/test-app.js';
 import { ADMIN, adminCall } from './admin-helpers.js';
-import {
-  adminCaller,
-  apiToken,
-  expectError,
-  expectSuccess,
-  snapshotDatabase,
-  useTestApp,
-  userGroupApi,
-} from './helpers.js';
+import { expectError, expectSuccess, snapshotDatabase } from './helpers.js';
 import { injectClient, socketClient } from '../support/http-client.js';
 import { uniqueId } from '../support/unique-id.js';
+import { adminCaller, apiToken } from '../support/callers.js';
+import { userGroupApi } from '../support/user-group-api.js';
+import { useTestApp } from '../support/test-app.js';
 
 const BOUND = 64 * 1024;
 

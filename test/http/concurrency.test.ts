@@ -5,11 +5,13 @@ import { send, type ApiResponse } from '../support/http-client.js';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.js';
 import type { TestApp } from '../support/test-app.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../support/test-database.js';
-import { DatabaseReader, createUserGroup, useTestApp } from '../security/helpers.js';
+import { DatabaseReader, useTestAppWithReader } from '../security/helpers.js';
 import { expectError } from '../support/error-envelope.js';
+import { getOrCreate } from '../support/user-group-api.js';
+import { makeGroup } from '../support/group-maker.js';
 
-const getOrCreate = (baseUrl: string, token: string, id: string) =>
-  send(baseUrl, { method: 'GET', path: '/api/user', token, body: { user_group_id: id, name: `Race ${id}` } });
+const raceFor = (baseUrl: string, token: string, id: string) =>
+  getOrCreate({ baseUrl }, token, { user_group_id: id, name: `Race ${id}` });
 
 /** Every caller of a get-or-create race got the same one group, and exactly one of them created it. */
 function expectOneGroupForAll(responses: ApiResponse[]): void {
@@ -30,7 +32,7 @@ describe('concurrent requests in one process, over a real socket', () => {
   let reader: DatabaseReader;
   let tenant: Tenant;
 
-  const fixture = useTestApp();
+  const fixture = useTestAppWithReader();
 
   beforeAll(async () => {
     ({ t, reader, tenant } = fixture);
@@ -39,16 +41,14 @@ describe('concurrent requests in one process, over a real socket', () => {
 
   it('creates exactly one group from 100 concurrent get-or-create calls for a new id', async () => {
     const write = t.tokens.default.Customer.write;
-    const responses = await Promise.all(
-      Array.from({ length: 100 }, () => getOrCreate(baseUrl, write, 'race-one-process')),
-    );
+    const responses = await Promise.all(Array.from({ length: 100 }, () => raceFor(baseUrl, write, 'race-one-process')));
     expectOneGroupForAll(responses);
     await expectStoredOnce(reader, tenant, 'race-one-process');
   });
 
   it('lets exactly one of 20 concurrent rotations with the same current token win', async () => {
     const write = t.tokens.default.Customer.write;
-    const group = await createUserGroup((req) => send(baseUrl, req), write, { user_group_id: 'rotation-race' });
+    const group = await makeGroup({ target: (req) => send(baseUrl, req), token: write }, { id: 'rotation-race' });
     const responses = await Promise.all(
       Array.from({ length: 20 }, () =>
         send(baseUrl, { method: 'POST', path: '/api/user', token: write, body: { current_token: group.token } }),
@@ -99,8 +99,8 @@ describe(`concurrent get-or-create across two \`ugs serve\` processes on ${SHARE
     const [first, second] = servers as [ServeProcess, ServeProcess];
     const admin = first.adminTokens().Customer;
     const calls = Array.from({ length: 50 }, () => [
-      getOrCreate(first.baseUrl, admin, 'race-two-processes'),
-      getOrCreate(second.baseUrl, admin, 'race-two-processes'),
+      raceFor(first.baseUrl, admin, 'race-two-processes'),
+      raceFor(second.baseUrl, admin, 'race-two-processes'),
     ]);
     const responses = await Promise.all(calls.flat());
     expectOneGroupForAll(responses);
@@ -128,7 +128,7 @@ describe(`concurrent get-or-create across two \`ugs serve\` processes on ${SHARE
       const dataSource = (
         await post('/api/admin/data_sources', { provided_id: `race-ds-${round}`, name: 'Racing', schema_id: a })
       ).body.data_source;
-      await getOrCreate(first.baseUrl, admin, `race-map-${round}`);
+      await raceFor(first.baseUrl, admin, `race-map-${round}`);
       // Each request on its own process, which of them goes first alternating.
       const [mapServer, patchServer] = round % 2 === 0 ? [first, second] : [second, first];
       const [mapped, moved] = await Promise.all([

@@ -6,8 +6,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { injectClient, type ApiResponse, type Client } from '../support/http-client.js';
 import { independentlyVerified, type Jwk } from '../support/jwks-verifier.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { adminCaller, expectError, expectUnchanged } from './helpers.js';
+import { expectError, expectUnchanged } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { adminCaller } from '../support/callers.js';
 
 const PUBLIC_URL = 'http://ugs.test';
 const EMBED_PATH = '/api/user/embed_token';

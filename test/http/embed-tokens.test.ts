@@ -5,20 +5,19 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { independentlyVerified, type Jwk } from '../support/jwks-verifier.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import {
-  apiToken,
   expectError,
   expectSuccess,
   expectUnchanged,
   seedCatalog,
-  seedGroup,
   useClient,
   TRANSPORTS,
-  USER_PATH,
-  VERIFY_PATH,
   type Catalog,
 } from './helpers.js';
 import type { Client } from '../support/http-client.js';
 import { uniqueId } from '../support/unique-id.js';
+import { apiToken } from '../support/callers.js';
+import { makeGroup } from '../support/group-maker.js';
+import { USER_PATH, VERIFY_PATH } from '../support/user-group-api.js';
 
 const EMBED_PATH = '/api/user/embed_token';
 const JWKS_PATH = '/w/default/.well-known/jwks.json';
@@ -53,7 +52,7 @@ for (const transport of TRANSPORTS) {
     });
 
     it('mints a token every claim of which an independent verifier accepts against the published JWKS', async () => {
-      const group = await seedGroup(fixture.t, { mapping: { [catalog.schemaA]: catalog.dsA.id } });
+      const group = await makeGroup(fixture.t, { mapping: { [catalog.schemaA]: catalog.dsA.id } });
       await fixture.t.runtime.services.userGroups.updateUserGroup(
         {
           tenant: { workspaceId: fixture.t.runtime.defaultWorkspace.id, environment: 'Customer' },
@@ -61,11 +60,11 @@ for (const transport of TRANSPORTS) {
           actor: { type: 'cli' },
           requestId: null,
         },
-        { userGroupId: group.id, properties: { region: 'eu', tier: 1 } },
+        { userGroupId: group.provided_id, properties: { region: 'eu', tier: 1 } },
       );
       const body = expectSuccess(
         await mint({
-          user_group_id: group.id,
+          user_group_id: group.provided_id,
           embed_id: 'sales-dashboard',
           origin: 'https://app.example.com',
           // Per-view values may only add keys (issue 25): this test overrode the group's tier before.
@@ -80,20 +79,21 @@ for (const transport of TRANSPORTS) {
       const claims = independentlyVerified(token, await jwks(), { issuer, audience: 'sales-dashboard' });
       expect(claims).toEqual({
         iss: issuer,
-        sub: group.id,
+        sub: group.provided_id,
         aud: 'sales-dashboard',
         iat: expect.any(Number),
         nbf: claims.iat,
         exp: claims.iat! + 3600,
         jti: expect.stringMatching(/^0\.[0-9a-f-]{36}$/),
         ugs: {
-          team_id: group.teamId,
+          team_id: group.team_id,
           environment: 'Customer',
           workspace: 'default',
           properties: { region: 'eu', tier: 1, view: 'q3' },
           mapping: { [catalog.schemaA]: String(catalog.dsA.id) },
           is_demo_group: false,
           origin: 'https://app.example.com',
+          access_rules: [],
         },
       });
       expect(Math.abs(claims.iat! * 1000 - Date.now())).toBeLessThan(60_000);
@@ -121,10 +121,10 @@ for (const transport of TRANSPORTS) {
     });
 
     it('takes the default lifetime of an hour, and any from 60 s to a day', async () => {
-      const group = await seedGroup(fixture.t);
+      const group = await makeGroup(fixture.t);
       for (const expiresIn of [60, 86_400]) {
         const claims = jwt.decode(
-          expectSuccess(await mint({ user_group_id: group.id, expires_in: expiresIn })).embed_token,
+          expectSuccess(await mint({ user_group_id: group.provided_id, expires_in: expiresIn })).embed_token,
         ) as jwt.JwtPayload;
         expect(claims.exp! - claims.iat!).toBe(expiresIn);
         expect(claims.aud).toBe('ugs-embed');
@@ -132,7 +132,7 @@ for (const transport of TRANSPORTS) {
       }
       for (const expiresIn of [59, 86_401, 0, 3600.5, '3600']) {
         expectError(
-          await expectUnchanged(fixture.t, () => mint({ user_group_id: group.id, expires_in: expiresIn })),
+          await expectUnchanged(fixture.t, () => mint({ user_group_id: group.provided_id, expires_in: expiresIn })),
           400,
           'invalid_field',
           'expires_in',
@@ -141,15 +141,20 @@ for (const transport of TRANSPORTS) {
     });
 
     it('refuses what it cannot mint, changing nothing', async () => {
-      const group = await seedGroup(fixture.t);
+      const group = await makeGroup(fixture.t);
       const cases: Array<[Record<string, unknown>, number, string, string]> = [
         [{ user_group_id: uniqueId('absent') }, 404, 'user_group_not_found', ''],
-        [{ user_group_id: group.id, origin: 'https://app.example.com/path' }, 400, 'invalid_field', 'origin'],
-        [{ user_group_id: group.id, origin: 'ftp://app.example.com' }, 400, 'invalid_field', 'origin'],
-        [{ user_group_id: group.id, embed_id: '' }, 400, 'invalid_field', 'embed_id'],
-        [{ user_group_id: group.id, properties: [] }, 400, 'invalid_field', 'properties'],
-        [{ user_group_id: group.id, properties: { big: 'x'.repeat(7 * 1024) } }, 400, 'invalid_field', 'properties'],
-        [{ user_group_id: group.id, surprise: 1 }, 400, 'unknown_field', 'surprise'],
+        [{ user_group_id: group.provided_id, origin: 'https://app.example.com/path' }, 400, 'invalid_field', 'origin'],
+        [{ user_group_id: group.provided_id, origin: 'ftp://app.example.com' }, 400, 'invalid_field', 'origin'],
+        [{ user_group_id: group.provided_id, embed_id: '' }, 400, 'invalid_field', 'embed_id'],
+        [{ user_group_id: group.provided_id, properties: [] }, 400, 'invalid_field', 'properties'],
+        [
+          { user_group_id: group.provided_id, properties: { big: 'x'.repeat(7 * 1024) } },
+          400,
+          'invalid_field',
+          'properties',
+        ],
+        [{ user_group_id: group.provided_id, surprise: 1 }, 400, 'unknown_field', 'surprise'],
       ];
       for (const [body, status, code, field] of cases) {
         expectError(await expectUnchanged(fixture.t, () => mint(body)), status, code, field || undefined);
@@ -157,15 +162,21 @@ for (const transport of TRANSPORTS) {
     });
 
     it('is verified online while it holds: the group as now, with what the token was minted for', async () => {
-      const group = await seedGroup(fixture.t);
-      const token = expectSuccess(await mint({ user_group_id: group.id, embed_id: 'd1', properties: { view: 'q3' } }))
-        .embed_token as string;
+      const group = await makeGroup(fixture.t);
+      const token = expectSuccess(
+        await mint({ user_group_id: group.provided_id, embed_id: 'd1', properties: { view: 'q3' } }),
+      ).embed_token as string;
       const verified = expectSuccess(await verifyOnline(token));
-      expect(verified.user_group).toMatchObject({ team_id: group.teamId, provided_id: group.id, token: group.token });
+      expect(verified.user_group).toMatchObject({
+        team_id: group.team_id,
+        provided_id: group.provided_id,
+        token: group.token,
+      });
       expect(verified.embed).toEqual({
         embed_id: 'd1',
         origin: null,
         properties: { view: 'q3' },
+        access_rules: [],
         expires_at: expect.any(String),
       });
       // A group token still verifies as before, without an embed.
@@ -173,8 +184,8 @@ for (const transport of TRANSPORTS) {
     });
 
     it("is refused by another environment's or workspace's verify, tampered with, or after its group token was rotated or its group deleted", async () => {
-      const group = await seedGroup(fixture.t);
-      const token = expectSuccess(await mint({ user_group_id: group.id })).embed_token as string;
+      const group = await makeGroup(fixture.t);
+      const token = expectSuccess(await mint({ user_group_id: group.provided_id })).embed_token as string;
       expectError(await verifyOnline(token, as('read', 'Testing')), 404, 'user_group_not_found');
       expectError(await verifyOnline(token, as('read', 'Customer', 'other')), 404, 'user_group_not_found');
       const [header, payload, signature] = token.split('.') as [string, string, string];
@@ -187,12 +198,17 @@ for (const transport of TRANSPORTS) {
         await client({ method: 'POST', path: USER_PATH, token: as('write'), body: { current_token: group.token } }),
       );
       expectError(await verifyOnline(token), 404, 'user_group_not_found');
-      const fresh = expectSuccess(await mint({ user_group_id: group.id })).embed_token as string;
+      const fresh = expectSuccess(await mint({ user_group_id: group.provided_id })).embed_token as string;
       expect(jwt.decode(fresh, { json: true })!.jti).toMatch(/^1\./);
       expect(expectSuccess(await verifyOnline(fresh)).user_group.token).toBe(rotated.user_group.token);
 
       expectSuccess(
-        await client({ method: 'DELETE', path: USER_PATH, token: as('write'), body: { user_group_id: group.id } }),
+        await client({
+          method: 'DELETE',
+          path: USER_PATH,
+          token: as('write'),
+          body: { user_group_id: group.provided_id },
+        }),
       );
       expectError(await verifyOnline(fresh), 404, 'user_group_not_found');
     });
@@ -224,9 +240,9 @@ describe('signing-key rotation', () => {
   };
 
   it('signs with the new key at once, keeps the old one published until its tokens have expired, then drops it; audited', async () => {
-    const group = await seedGroup(t);
+    const group = await makeGroup(t);
     const mintNow = async (expiresIn: number) =>
-      (await injectCall('POST', EMBED_PATH, read(), { user_group_id: group.id, expires_in: expiresIn })).body
+      (await injectCall('POST', EMBED_PATH, read(), { user_group_id: group.provided_id, expires_in: expiresIn })).body
         .embed_token as string;
     const jwksNow = async () => (await injectCall('GET', JWKS_PATH)).body.keys as Jwk[];
     const oldToken = await mintNow(86_400);
@@ -247,7 +263,7 @@ describe('signing-key rotation', () => {
     // The old key's token still verifies, offline and online, for as long as it lives.
     now += 86_399_000;
     expect(independentlyVerified(oldToken, await jwksNow(), { clockTimestamp: Math.floor(now / 1000) }).sub).toBe(
-      group.id,
+      group.provided_id,
     );
     expect((await injectCall('POST', VERIFY_PATH, read(), { token: oldToken })).status).toBe(200);
     // Once every token the old key could have signed has expired, it leaves the JWKS.

@@ -5,15 +5,15 @@ import { createLocalRateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import {
-  createUserGroup,
   holdWriteLock,
   openSecondInstance,
   unusedUserGroupToken,
-  useTestApp,
   type DatabaseReader,
+  useTestAppWithReader,
 } from '../security/helpers.js';
 import { expectError } from '../support/error-envelope.js';
 import { issueApiToken } from '../support/api-token-issuer.js';
+import { makeGroup } from '../support/group-maker.js';
 
 interface GroupRef {
   id: string;
@@ -53,7 +53,7 @@ describe('rate limiting at 3 requests a minute, burst 3, per API token', () => {
   const freshToken = async () => (await issueApiToken(t, { scope: 'write', name: 'extra-write' })).secret;
   const ghost = (): GroupRef => ({ id: `rl-${randomUUID()}`, token: unusedUserGroupToken() });
 
-  const fixture = useTestApp({
+  const fixture = useTestAppWithReader({
     rateLimit: { limiter: createLocalRateLimiter(() => 0), defaultPolicy: { perSecond: 3 / 60, burst: 3 } },
   });
   beforeAll(() => ({ t, reader, tenant } = fixture));
@@ -93,7 +93,7 @@ describe('a database locked by another connection', () => {
   let reader: DatabaseReader;
   let tenant: Tenant;
 
-  const fixture = useTestApp();
+  const fixture = useTestAppWithReader();
   beforeAll(() => ({ t, reader, tenant } = fixture));
 
   it('is ready while healthy', async () => {
@@ -140,9 +140,12 @@ describe('a database locked by another connection', () => {
     beforeAll(async () => {
       instance = await openSecondInstance(t.db, 100);
       for (const name of [...Object.keys(WRITES), ...Object.keys(READS)]) {
-        const group = await createUserGroup((req) => inject(instance.app, req), t.tokens.default.Customer.write, {
-          user_group_id: `locked-${name}`,
-        });
+        const group = await makeGroup(
+          { target: (req) => inject(instance.app, req), token: t.tokens.default.Customer.write },
+          {
+            id: `locked-${name}`,
+          },
+        );
         targets[name] = { id: group.provided_id, token: group.token };
       }
     });

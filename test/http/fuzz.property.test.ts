@@ -3,8 +3,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Tenant } from '../../src/domain/tenancy.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
-import { createUserGroup, useTestApp, type DatabaseReader } from '../security/helpers.js';
+import { type DatabaseReader, useTestAppWithReader } from '../security/helpers.js';
 import { issueApiToken } from '../support/api-token-issuer.js';
+import { makeGroup } from '../support/group-maker.js';
 
 const NUM_RUNS = 200;
 
@@ -122,7 +123,7 @@ describe('random and malformed requests', () => {
     ids: { dataSource: [], apiToken: [], teamId: [] } as Record<IdKind, number[]>,
   };
 
-  const fixture = useTestApp();
+  const fixture = useTestAppWithReader();
 
   beforeAll(async () => {
     ({ t, reader, tenant } = fixture);
@@ -140,10 +141,13 @@ describe('random and malformed requests', () => {
       known.ids.dataSource.push(dataSource.body.data_source.id);
     }
     for (const id of ['fz-1', 'fz-2', 'fz-3']) {
-      const group = await createUserGroup((req) => inject(t.app, req), t.tokens.default.Customer.write, {
-        user_group_id: id,
-        mapping: { [known.schemaIds[0]!]: 'warehouse' },
-      });
+      const group = await makeGroup(
+        { target: (req) => inject(t.app, req), token: t.tokens.default.Customer.write },
+        {
+          id: id,
+          mapping: { [known.schemaIds[0]!]: 'warehouse' },
+        },
+      );
       known.tokens.push(group.token);
       known.ids.teamId.push(group.team_id);
     }

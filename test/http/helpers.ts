@@ -1,47 +1,13 @@
-import { afterAll, beforeAll, expect } from 'vitest';
-import type { DataSourceRecord } from '../../src/domain/models.js';
-import type { Caller, Environment, Scope } from '../../src/domain/tenancy.js';
-import { injectClient, socketClient, type ApiRequest, type ApiResponse, type Client } from '../support/http-client.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { beforeAll, expect } from 'vitest';
+import type { DataSourceRecord } from '../../src/domain/data-sources/data-source.records.js';
+import { injectClient, socketClient, type ApiResponse, type Client } from '../support/http-client.js';
+import { useTestApp, type TestApp } from '../support/test-app.js';
 import { uniqueId } from '../support/unique-id.js';
+import { adminCaller, type As, type Workspace } from '../support/callers.js';
 
-export const USER_PATH = '/api/user';
-export const VERIFY_PATH = '/api/user/verify';
 export const USER_GROUP_TOKEN = /^ugt_[0-9a-f]{64}$/;
 export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export { expectError, JSON_CONTENT_TYPE } from '../support/error-envelope.js';
-
-export type Workspace = 'default' | 'other';
-/** A request before an API token is chosen for it. */
-export type UnsignedRequest = Omit<ApiRequest, 'token'>;
-
-/** Who sends a request: defaults to the default workspace's Customer admin. */
-export interface As {
-  workspace?: Workspace;
-  environment?: Environment;
-  scope?: Scope;
-}
-
-export function apiToken(t: TestApp, as: As = {}): string {
-  return t.tokens[as.workspace ?? 'default'][as.environment ?? 'Customer'][as.scope ?? 'admin'];
-}
-
-/** One real app for the enclosing describe block. */
-export function useTestApp(): { readonly t: TestApp } {
-  let app: TestApp | undefined;
-  beforeAll(async () => {
-    app = await createTestApp();
-  });
-  afterAll(async () => {
-    await app?.close();
-  });
-  return {
-    get t() {
-      if (!app) throw new Error('the test app exists only inside tests');
-      return app;
-    },
-  };
-}
 
 export interface Transport {
   name: string;
@@ -73,22 +39,6 @@ export function useClient(transport: Transport): { readonly t: TestApp; readonly
 
 // ---------------------------------------------------------------------------------------------
 // Setting up state through the domain services (the HTTP API under test is not needed for it).
-
-export async function workspaceId(t: TestApp, workspace: Workspace = 'default'): Promise<number> {
-  if (workspace === 'default') return t.runtime.defaultWorkspace.id;
-  const found = await t.runtime.store.findWorkspaceByName(workspace);
-  if (!found) throw new Error(`workspace ${workspace} is missing`);
-  return found.id;
-}
-
-export async function adminCaller(t: TestApp, as: Omit<As, 'scope'> = {}): Promise<Caller> {
-  return {
-    tenant: { workspaceId: await workspaceId(t, as.workspace), environment: as.environment ?? 'Customer' },
-    scope: 'admin',
-    actor: { type: 'cli' },
-    requestId: null,
-  };
-}
 
 /*
  * Schema and data-source ids are numbers of their workspace (SPEC §12), so another workspace's first
@@ -133,40 +83,8 @@ export async function seedCatalog(t: TestApp): Promise<Catalog> {
   return { schemaA, schemaB, dsA: await seedDataSource(t, schemaA), dsB: await seedDataSource(t, schemaB) };
 }
 
-export interface SeededGroup {
-  id: string;
-  token: string;
-  teamId: number;
-}
-
-export async function seedGroup(
-  t: TestApp,
-  options: { as?: Omit<As, 'scope'>; mapping?: Record<string, number | string>; id?: string } = {},
-): Promise<SeededGroup> {
-  const caller = await adminCaller(t, options.as);
-  const id = options.id ?? uniqueId('group');
-  const { userGroup } = await t.runtime.services.userGroups.getOrCreateUserGroup(caller, {
-    userGroupId: id,
-    ...(options.mapping ? { mapping: options.mapping } : {}),
-  });
-  return { id, token: userGroup.token, teamId: userGroup.teamId };
-}
-
 // ---------------------------------------------------------------------------------------------
-// Talking to /api/user.
-
-export function userGroupApi(client: Client, token: string) {
-  return {
-    getOrCreate: (body: unknown) => client({ method: 'GET', path: USER_PATH, token, body }),
-    update: (body: unknown) => client({ method: 'PUT', path: USER_PATH, token, body }),
-    rotate: (currentToken: string) =>
-      client({ method: 'POST', path: USER_PATH, token, body: { current_token: currentToken } }),
-    remove: (body: unknown) => client({ method: 'DELETE', path: USER_PATH, token, body }),
-    verify: (groupToken: string) => client({ method: 'POST', path: VERIFY_PATH, token, body: { token: groupToken } }),
-  };
-}
-
-export type UserGroupApi = ReturnType<typeof userGroupApi>;
+// Reading /api/user's answers.
 
 /** Asserts a 200 success envelope and returns the body. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

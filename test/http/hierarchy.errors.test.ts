@@ -1,18 +1,11 @@
 // SPEC §11's refusals over HTTP: each a clear error that changes nothing.
 import { describe, expect, it } from 'vitest';
 import { ADMIN, adminCall } from './admin-helpers.js';
-import {
-  adminCaller,
-  apiToken,
-  expectError,
-  expectSuccess,
-  snapshotDatabase,
-  TRANSPORTS,
-  useClient,
-  userGroupApi,
-  useTestApp,
-} from './helpers.js';
+import { expectError, expectSuccess, snapshotDatabase, TRANSPORTS, useClient } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { adminCaller, apiToken } from '../support/callers.js';
+import { userGroupApi } from '../support/user-group-api.js';
+import { useTestApp } from '../support/test-app.js';
 
 for (const transport of TRANSPORTS) {
   describe(`group tree refusals over ${transport.name}`, () => {

@@ -1,20 +1,13 @@
 // SPEC §11 over HTTP: trees with inherited properties and mappings, demo groups and tags.
 import { decodeJwt } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { TransferredUserGroup } from '../../src/domain/user-group-transfer.service.js';
+import type { TransferredUserGroup } from '../../src/domain/user-groups/user-group-transfer.service.js';
 import { ADMIN, adminOk } from './admin-helpers.js';
-import {
-  adminCaller,
-  apiToken,
-  expectSuccess,
-  seedCatalog,
-  TRANSPORTS,
-  useClient,
-  userGroupApi,
-  useTestApp,
-  type Catalog,
-} from './helpers.js';
+import { expectSuccess, seedCatalog, TRANSPORTS, useClient, type Catalog } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { adminCaller, apiToken } from '../support/callers.js';
+import { userGroupApi } from '../support/user-group-api.js';
+import { useTestApp } from '../support/test-app.js';
 
 for (const transport of TRANSPORTS) {
   describe(`group trees over ${transport.name}`, () => {

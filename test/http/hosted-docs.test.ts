@@ -4,7 +4,9 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { adminCaller, apiToken, USER_GROUP_TOKEN, useTestApp } from './helpers.js';
+import { USER_GROUP_TOKEN } from './helpers.js';
+import { adminCaller, apiToken } from '../support/callers.js';
+import { useTestApp } from '../support/test-app.js';
 
 const run = promisify(execFile);
 

@@ -1,8 +1,10 @@
 // SPEC §12: the hosted product's per-operation paths and its Explo-Authorization header, so code
 // written for that product works by changing only the base URL.
 import { describe, expect, it } from 'vitest';
-import { apiToken, expectError, expectSuccess, TRANSPORTS, useClient, USER_PATH } from './helpers.js';
+import { expectError, expectSuccess, TRANSPORTS, useClient } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { apiToken } from '../support/callers.js';
+import { USER_PATH } from '../support/user-group-api.js';
 
 for (const transport of TRANSPORTS) {
   describe(`the hosted product's paths over ${transport.name}`, () => {

@@ -2,23 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ABANDONED_CLAIM_MS, IDEMPOTENCY_RECORD_TTL_MS } from '../../src/domain/idempotency.service.js';
+import { ABANDONED_CLAIM_MS, IDEMPOTENCY_RECORD_TTL_MS } from '../../src/domain/idempotency/idempotency.service.js';
 import { inject, send, type ApiRequest, type ApiResponse, type Client } from '../support/http-client.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
-import {
-  apiToken,
-  expectError,
-  expectSuccess,
-  expectUnchanged,
-  JSON_CONTENT_TYPE,
-  seedGroup,
-  TRANSPORTS,
-  useClient,
-  useTestApp,
-  USER_PATH,
-  VERIFY_PATH,
-} from './helpers.js';
+import { createTestApp, type TestApp, useTestApp } from '../support/test-app.js';
+import { expectError, expectSuccess, expectUnchanged, JSON_CONTENT_TYPE, TRANSPORTS, useClient } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { apiToken } from '../support/callers.js';
+import { makeGroup } from '../support/group-maker.js';
+import { USER_PATH, VERIFY_PATH } from '../support/user-group-api.js';
 
 /** The request with an Idempotency-Key (and, when given, its own X-Request-Id). */
 function keyed(req: ApiRequest, key: string, requestId?: string): ApiRequest {
@@ -61,7 +52,7 @@ describe.each(TRANSPORTS)('Idempotency-Key replays over $name', (transport) => {
   const write = () => apiToken(ctx.t, { scope: 'write' });
 
   it('answers a retried rotation with the first response: the same new token, one rotation', async () => {
-    const group = await seedGroup(ctx.t);
+    const group = await makeGroup(ctx.t);
     const key = uniqueId('rotate');
     const first = await call(keyed(rotation(write(), group.token), key, 'first-try'));
     const newToken = expectSuccess(first).user_group.token as string;
@@ -70,19 +61,19 @@ describe.each(TRANSPORTS)('Idempotency-Key replays over $name', (transport) => {
 
     const retry = await call(keyed(rotation(write(), group.token), key, 'second-try'));
     expectReplayOf(first, retry, 'second-try');
-    expect(await countAudit(ctx.t, 'user_group.token_rotated', group.id)).toBe(1);
+    expect(await countAudit(ctx.t, 'user_group.token_rotated', group.provided_id)).toBe(1);
     const verified = await call({ method: 'POST', path: VERIFY_PATH, token: write(), body: { token: newToken } });
-    expect(expectSuccess(verified).user_group.team_id).toBe(group.teamId);
+    expect(expectSuccess(verified).user_group.team_id).toBe(group.team_id);
   });
 
   it('answers a retried update with the first response, even after another change', async () => {
-    const group = await seedGroup(ctx.t);
+    const group = await makeGroup(ctx.t);
     const key = uniqueId('update');
     const update = (name: string): ApiRequest => ({
       method: 'PUT',
       path: USER_PATH,
       token: write(),
-      body: { user_group_id: group.id, name },
+      body: { user_group_id: group.provided_id, name },
     });
     const first = await call(keyed(update('First'), key));
     expect(expectSuccess(first).user_group.name).toBe('First');
@@ -91,21 +82,31 @@ describe.each(TRANSPORTS)('Idempotency-Key replays over $name', (transport) => {
     const retry = await call(keyed(update('First'), key, 'update-retry'));
     expectReplayOf(first, retry, 'update-retry');
     // The retry changed nothing: the group keeps the later name, and there were two updates.
-    expect(await countAudit(ctx.t, 'user_group.updated', group.id)).toBe(2);
-    const now = await call({ method: 'GET', path: USER_PATH, token: write(), body: { user_group_id: group.id } });
+    expect(await countAudit(ctx.t, 'user_group.updated', group.provided_id)).toBe(2);
+    const now = await call({
+      method: 'GET',
+      path: USER_PATH,
+      token: write(),
+      body: { user_group_id: group.provided_id },
+    });
     expect(expectSuccess(now).user_group.name).toBe('Second');
   });
 
   it('answers a retried delete with its success rather than a 404', async () => {
-    const group = await seedGroup(ctx.t);
+    const group = await makeGroup(ctx.t);
     const key = uniqueId('delete');
-    const remove: ApiRequest = { method: 'DELETE', path: USER_PATH, token: write(), body: { user_group_id: group.id } };
+    const remove: ApiRequest = {
+      method: 'DELETE',
+      path: USER_PATH,
+      token: write(),
+      body: { user_group_id: group.provided_id },
+    };
     const first = await call(keyed(remove, key));
     expectSuccess(first);
 
     const retry = await call(keyed(remove, key, 'delete-retry'));
     expectReplayOf(first, retry, 'delete-retry');
-    expect(await countAudit(ctx.t, 'user_group.deleted', group.id)).toBe(1);
+    expect(await countAudit(ctx.t, 'user_group.deleted', group.provided_id)).toBe(1);
     expectError(await call(remove), 404, 'user_group_not_found');
   });
 
@@ -120,7 +121,7 @@ describe.each(TRANSPORTS)('Idempotency-Key replays over $name', (transport) => {
     };
     const first = await call(keyed(update, key, 'missing-1'));
     expectError(first, 404, 'user_group_not_found');
-    await seedGroup(ctx.t, { id });
+    await makeGroup(ctx.t, { id });
 
     const retry = await call(keyed(update, key, 'missing-2'));
     expectError(retry, 404, 'user_group_not_found');
@@ -152,14 +153,14 @@ describe('Idempotency-Key rules', () => {
   });
 
   it('takes the same JSON in another key order or spacing for the same request', async () => {
-    const group = await seedGroup(ctx.t);
+    const group = await makeGroup(ctx.t);
     const key = uniqueId('spacing');
-    const body = { user_group_id: group.id, name: 'Spaced', properties: { b: 1, a: { y: [1, 2], x: null } } };
+    const body = { user_group_id: group.provided_id, name: 'Spaced', properties: { b: 1, a: { y: [1, 2], x: null } } };
     const first = await call(keyed({ method: 'PUT', path: USER_PATH, token: write(), body }, key));
     expectSuccess(first);
     const rawBody =
       '{ "properties" : {"a": {"x": null, "y": [1, 2]}, "b": 1},\n "name": "Spaced", "user_group_id": ' +
-      JSON.stringify(group.id) +
+      JSON.stringify(group.provided_id) +
       ' }';
     expectReplayOf(
       first,
@@ -169,17 +170,20 @@ describe('Idempotency-Key rules', () => {
   });
 
   it('refuses the same key with another body, method or path as idempotency_key_reused, changing nothing', async () => {
-    const group = await seedGroup(ctx.t);
+    const group = await makeGroup(ctx.t);
     const key = uniqueId('reused');
     expectSuccess(
       await call(
-        keyed({ method: 'PUT', path: USER_PATH, token: write(), body: { user_group_id: group.id, name: 'One' } }, key),
+        keyed(
+          { method: 'PUT', path: USER_PATH, token: write(), body: { user_group_id: group.provided_id, name: 'One' } },
+          key,
+        ),
       ),
     );
 
     const others: ApiRequest[] = [
-      { method: 'PUT', path: USER_PATH, token: write(), body: { user_group_id: group.id, name: 'Two' } },
-      { method: 'DELETE', path: USER_PATH, token: write(), body: { user_group_id: group.id } },
+      { method: 'PUT', path: USER_PATH, token: write(), body: { user_group_id: group.provided_id, name: 'Two' } },
+      { method: 'DELETE', path: USER_PATH, token: write(), body: { user_group_id: group.provided_id } },
     ];
     for (const other of others) {
       const res = await expectUnchanged(ctx.t, () => call(keyed(other, key)));
@@ -218,7 +222,7 @@ describe('Idempotency-Key rules', () => {
   });
 
   it('keeps the keys of each API token apart', async () => {
-    const group = await seedGroup(ctx.t);
+    const group = await makeGroup(ctx.t);
     const key = uniqueId('shared');
     const first = await call(keyed(rotation(write(), group.token), key));
     const firstToken = expectSuccess(first).user_group.token as string;
@@ -226,11 +230,11 @@ describe('Idempotency-Key rules', () => {
     const other = await call(keyed(rotation(apiToken(ctx.t, { scope: 'admin' }), firstToken), key));
     expectFirstRun(other);
     expect(expectSuccess(other).user_group.token).not.toBe(firstToken);
-    expect(await countAudit(ctx.t, 'user_group.token_rotated', group.id)).toBe(2);
+    expect(await countAudit(ctx.t, 'user_group.token_rotated', group.provided_id)).toBe(2);
   });
 
   it('records nothing for a request refused by validation: the key stays free', async () => {
-    const group = await seedGroup(ctx.t);
+    const group = await makeGroup(ctx.t);
     const key = uniqueId('invalid');
     const refused = await expectUnchanged(ctx.t, () =>
       call(
@@ -245,7 +249,7 @@ describe('Idempotency-Key rules', () => {
   });
 
   it('refuses a malformed key with invalid_field, changing nothing', async () => {
-    const group = await seedGroup(ctx.t);
+    const group = await makeGroup(ctx.t);
     for (const key of ['', ' ', 'with space', 'x'.repeat(256), 'tab\tinside', 'caf\u00e9']) {
       const res = await expectUnchanged(ctx.t, () => call(keyed(rotation(write(), group.token), key)));
       expectError(res, 400, 'invalid_field', 'Idempotency-Key');
@@ -254,7 +258,7 @@ describe('Idempotency-Key rules', () => {
     expectSuccess(
       await call(
         keyed(
-          { method: 'DELETE', path: USER_PATH, token: write(), body: { user_group_id: group.id } },
+          { method: 'DELETE', path: USER_PATH, token: write(), body: { user_group_id: group.provided_id } },
           `!${'~'.repeat(254)}`,
         ),
       ),
@@ -271,19 +275,19 @@ describe('Idempotency-Key rules', () => {
 
   it('keeps nothing for requests without the header', async () => {
     const before = await countRows(ctx.t, 'idempotency_keys');
-    const group = await seedGroup(ctx.t);
+    const group = await makeGroup(ctx.t);
     expectSuccess(await call(rotation(write(), group.token)));
     expect(await countRows(ctx.t, 'idempotency_keys')).toBe(before);
   });
 
   it('does not keep a 5xx: the retry runs again', async () => {
-    const group = await seedGroup(ctx.t);
+    const group = await makeGroup(ctx.t);
     const key = uniqueId('fault');
     const update: ApiRequest = {
       method: 'PUT',
       path: USER_PATH,
       token: write(),
-      body: { user_group_id: group.id, name: 'After fault' },
+      body: { user_group_id: group.provided_id, name: 'After fault' },
     };
     // An instance holding the wrong encryption key (made to start anyway, as only `ugs keys` may)
     // writes the change, then cannot show the group's token.
@@ -338,7 +342,7 @@ describe('retries with one key, over a real socket', () => {
   });
 
   it('gives a client that lost the response of a rotation its new token on retry', async () => {
-    const group = await seedGroup(ctx.t);
+    const group = await makeGroup(ctx.t);
     const write = apiToken(ctx.t, { scope: 'write' });
     const key = uniqueId('lost');
     const lost = sendWithoutReading(baseUrl, keyed(rotation(write, group.token), key));
@@ -357,19 +361,19 @@ describe('retries with one key, over a real socket', () => {
       token: write,
       body: { token: newToken },
     });
-    expect(expectSuccess(verified).user_group.team_id).toBe(group.teamId);
-    expect(await countAudit(ctx.t, 'user_group.token_rotated', group.id)).toBe(1);
+    expect(expectSuccess(verified).user_group.team_id).toBe(group.team_id);
+    expect(await countAudit(ctx.t, 'user_group.token_rotated', group.provided_id)).toBe(1);
   });
 
   it('rotates once: every answer is the one rotation or idempotency_key_in_progress', async () => {
-    const group = await seedGroup(ctx.t);
+    const group = await makeGroup(ctx.t);
     const write = apiToken(ctx.t, { scope: 'write' });
     const key = uniqueId('race');
     const responses = await Promise.all(
       Array.from({ length: 10 }, () => send(baseUrl, keyed(rotation(write, group.token), key))),
     );
 
-    expect(await countAudit(ctx.t, 'user_group.token_rotated', group.id)).toBe(1);
+    expect(await countAudit(ctx.t, 'user_group.token_rotated', group.provided_id)).toBe(1);
     const successes = responses.filter((res) => res.status === 200);
     expect(new Set(successes.map((res) => res.raw)).size).toBe(1);
     expect(successes.filter((res) => res.headers['idempotent-replayed'] === undefined)).toHaveLength(1);
@@ -396,7 +400,7 @@ describe('Idempotency-Key over time', () => {
   afterAll(() => t.close());
 
   it('replays for 24 hours, then runs the request again', async () => {
-    const group = await seedGroup(t);
+    const group = await makeGroup(t);
     const key = uniqueId('day');
     const first = await call(keyed(rotation(write(), group.token), key));
     expectSuccess(first);
@@ -412,7 +416,7 @@ describe('Idempotency-Key over time', () => {
   });
 
   it('purges expired records as keyed requests come in', async () => {
-    const group = await seedGroup(t);
+    const group = await makeGroup(t);
     expectSuccess(await call(keyed(rotation(write(), group.token), uniqueId('purged'))));
     expect(await countRows(t, 'idempotency_keys')).toBeGreaterThan(1);
 
@@ -427,7 +431,7 @@ describe('Idempotency-Key over time', () => {
   });
 
   it('answers in_progress while a claim runs, and lets a retry take over a claim abandoned for a minute', async () => {
-    const group = await seedGroup(t);
+    const group = await makeGroup(t);
     const key = uniqueId('crash');
     const tokens = await t.runtime.store.listApiTokens(t.runtime.defaultWorkspace.id);
     const apiTokenId = tokens.find((token) => token.name === 'write-Customer')!.id;
@@ -449,6 +453,6 @@ describe('Idempotency-Key over time', () => {
     const takenOver = await call(keyed(rotation(write(), group.token), key));
     expectFirstRun(takenOver);
     expectSuccess(takenOver);
-    expect(await countAudit(t, 'user_group.token_rotated', group.id)).toBe(1);
+    expect(await countAudit(t, 'user_group.token_rotated', group.provided_id)).toBe(1);
   });
 });

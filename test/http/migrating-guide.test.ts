@@ -13,19 +13,19 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../support/test-database.js';
-import type { UserGroupBody } from '../security/helpers.js';
+import { type UserGroup } from '../support/group-maker.js';
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const GUIDE = readFileSync(join(REPO, 'docs', 'migrating.md'), 'utf8');
 
 /** A user group as the hosted product's API returns it. */
-type HostedGroup = Omit<UserGroupBody, 'created_at' | 'updated_at'> & { is_demo_group: boolean };
+type HostedGroup = Omit<UserGroup, 'created_at' | 'updated_at'> & { is_demo_group: boolean };
 
 /** What this service answers, as far as the test reads it. */
 interface Answer {
   status: number;
-  body: { success: number; new_user_group?: boolean; user_group: UserGroupBody & { is_demo_group: boolean } };
+  body: { success: number; new_user_group?: boolean; user_group: UserGroup & { is_demo_group: boolean } };
 }
 const RECORDED = JSON.parse(
   readFileSync(join(REPO, 'test', 'fixtures', 'hosted-product-user-groups.json'), 'utf8'),

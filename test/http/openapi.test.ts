@@ -81,11 +81,21 @@ const resolveIn =
 // (and, where SPEC §5 says which are required, exactly those as required).
 const SPEC_BODIES: Record<string, { properties: string[]; required?: string[] }> = {
   'GET /api/user': {
-    properties: ['is_demo_group', 'mapping', 'name', 'parent_user_group_id', 'properties', 'tags', 'user_group_id'],
+    properties: [
+      'access_rules',
+      'is_demo_group',
+      'mapping',
+      'name',
+      'parent_user_group_id',
+      'properties',
+      'tags',
+      'user_group_id',
+    ],
     required: ['user_group_id'],
   },
   'PUT /api/user': {
     properties: [
+      'access_rules',
       'is_demo_group',
       'mapping',
       'name',

@@ -5,9 +5,11 @@ import { createLocalRateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { inject, type ApiResponse } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { ADMIN, adminCall } from './admin-helpers.js';
-import { expectError, expectSuccess, expectUnchanged, VERIFY_PATH, type As } from './helpers.js';
+import { expectError, expectSuccess, expectUnchanged } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
 import { issueApiToken } from '../support/api-token-issuer.js';
+import { type As } from '../support/callers.js';
+import { VERIFY_PATH } from '../support/user-group-api.js';
 
 /** The server's default in these tests: a bucket of 4 that refills 2 a second. */
 const DEFAULT_POLICY = { perSecond: 2, burst: 4 };

@@ -1,7 +1,8 @@
 import { inject, type ApiResponse } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
-import { withQuery } from './admin-helpers.js';
-import { apiToken, expectSuccess, type As } from './helpers.js';
+import { expectSuccess } from './helpers.js';
+import { withQuery } from '../support/paged-list.js';
+import { apiToken, type As } from '../support/callers.js';
 
 /** Shared by the sync test files (SPEC §16). */
 

@@ -1,9 +1,10 @@
 // SPEC §16: two syncs of one environment, from two instances on one database, run one after the other.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { ADMIN, adminOk, listAll } from './admin-helpers.js';
+import { ADMIN, adminOk, adminReader } from './admin-helpers.js';
 import { fleet, syncOk } from './sync-helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { listAll } from '../support/paged-list.js';
 
 describe('two syncs at once', () => {
   let first: TestApp;
@@ -32,7 +33,7 @@ describe('two syncs at once', () => {
     expect([a.summary.update, b.summary.update]).toEqual([300, 300]);
 
     // Every group ends with the values of the sync that applied last, none with a mix.
-    const groups = await listAll(first, ADMIN.userGroups, 'user_groups', { tag });
+    const groups = await listAll(adminReader(first), ADMIN.userGroups, 'user_groups', { tag });
     const values = new Set(groups.map((group) => group.properties.by));
     expect(values.size).toBe(1);
 

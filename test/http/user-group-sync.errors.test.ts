@@ -1,8 +1,9 @@
 // SPEC §16 over HTTP: a sync that is refused changes nothing and names the group at fault.
 import { describe, expect, it } from 'vitest';
-import { expectError, expectUnchanged, seedCatalog, useTestApp } from './helpers.js';
+import { expectError, expectUnchanged, seedCatalog } from './helpers.js';
 import { fleet, ndjson, syncCall, syncOk, type SyncLine, type SyncRequest } from './sync-helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { useTestApp } from '../support/test-app.js';
 
 describe('POST /api/admin/user_groups/sync refusals', () => {
   const fixture = useTestApp();

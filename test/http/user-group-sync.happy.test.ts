@@ -2,15 +2,18 @@
 import { describe, expect, it } from 'vitest';
 import { webhookEventFromRow, type WebhookEventRow } from '../../src/store/webhook-outbox.js';
 import { webhookPayload } from '../../src/webhooks/webhook-payload.js';
-import { ADMIN, adminOk, listAll } from './admin-helpers.js';
-import { adminCaller, expectUnchanged, seedCatalog, snapshotDatabase, useTestApp } from './helpers.js';
+import { ADMIN, adminOk, adminReader } from './admin-helpers.js';
+import { expectUnchanged, seedCatalog, snapshotDatabase } from './helpers.js';
 import { fleet, ndjson, syncCall, syncOk, type SyncLine } from './sync-helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { listAll } from '../support/paged-list.js';
+import { adminCaller } from '../support/callers.js';
+import { useTestApp } from '../support/test-app.js';
 
 describe('POST /api/admin/user_groups/sync', () => {
   const fixture = useTestApp();
 
-  const tagged = async (tag: string) => listAll(fixture.t, ADMIN.userGroups, 'user_groups', { tag });
+  const tagged = async (tag: string) => listAll(adminReader(fixture.t), ADMIN.userGroups, 'user_groups', { tag });
 
   it(
     'applies a 1 000-group file, parents before children, and a second apply plans nothing',
@@ -190,7 +193,7 @@ describe('POST /api/admin/user_groups/sync', () => {
     expect((await tagged(tag)).map((group) => group.provided_id).sort()).toEqual(
       kept.map((line) => line.user_group_id).sort(),
     );
-    const survivors = await listAll(t, ADMIN.userGroups, 'user_groups', { q: appGroup });
+    const survivors = await listAll(adminReader(t), ADMIN.userGroups, 'user_groups', { q: appGroup });
     expect(survivors.map((group) => group.provided_id)).toEqual([appGroup]);
     expect((await tagged('other')).map((group) => group.provided_id)).toContain(otherTagged);
     const deletions = await adminOk(t, { path: ADMIN.auditEvents, query: { action: 'user_group.deleted', limit: 11 } });

@@ -1,10 +1,12 @@
 // SPEC §16 over HTTP: who may sync, and that a sync never reaches past its workspace and environment.
 import { describe, expect, it } from 'vitest';
 import { inject } from '../support/http-client.js';
-import { ADMIN, listAll } from './admin-helpers.js';
-import { expectError, expectUnchanged, useTestApp } from './helpers.js';
+import { ADMIN, adminReader } from './admin-helpers.js';
+import { expectError, expectUnchanged } from './helpers.js';
 import { ndjson, SYNC_PATH, syncCall, syncOk } from './sync-helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { listAll } from '../support/paged-list.js';
+import { useTestApp } from '../support/test-app.js';
 
 describe('POST /api/admin/user_groups/sync: access and isolation', () => {
   const fixture = useTestApp();
@@ -47,10 +49,10 @@ describe('POST /api/admin/user_groups/sync: access and isolation', () => {
 
     const pruned = await syncOk(t, [], { rawBody: '[]', array: true, prune: tag });
     expect(pruned.summary).toEqual({ create: 0, update: 0, unchanged: 0, delete: 1 });
-    expect(await listAll(t, ADMIN.userGroups, 'user_groups', { tag })).toEqual([]);
+    expect(await listAll(adminReader(t), ADMIN.userGroups, 'user_groups', { tag })).toEqual([]);
     const elsewhere = [
-      await listAll(t, ADMIN.userGroups, 'user_groups', { tag }, { workspace: 'other' }),
-      await listAll(t, ADMIN.userGroups, 'user_groups', { tag }, { environment: 'Testing' }),
+      await listAll(adminReader(t, { workspace: 'other' }), ADMIN.userGroups, 'user_groups', { tag }),
+      await listAll(adminReader(t, { environment: 'Testing' }), ADMIN.userGroups, 'user_groups', { tag }),
     ];
     expect(elsewhere.map((groups) => groups.map((group) => group.provided_id))).toEqual([[id], [id]]);
   });
@@ -61,8 +63,10 @@ describe('POST /api/admin/user_groups/sync: access and isolation', () => {
     const sync = await syncOk(t, [{ user_group_id: id }], { environment: 'Testing' });
     expect(sync.summary.create).toBe(1);
     expect(JSON.stringify(sync)).not.toMatch(/ugt_/);
-    const [group] = await listAll(t, ADMIN.userGroups, 'user_groups', { q: id }, { environment: 'Testing' });
+    const [group] = await listAll(adminReader(t, { environment: 'Testing' }), ADMIN.userGroups, 'user_groups', {
+      q: id,
+    });
     expect(group).toMatchObject({ provided_id: id, api_environment_tag: 'Testing' });
-    expect(await listAll(t, ADMIN.userGroups, 'user_groups', { q: id })).toEqual([]);
+    expect(await listAll(adminReader(t), ADMIN.userGroups, 'user_groups', { q: id })).toEqual([]);
   });
 });

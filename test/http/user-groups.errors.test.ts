@@ -1,8 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { DataSourceRecord } from '../../src/domain/models.js';
+import type { DataSourceRecord } from '../../src/domain/data-sources/data-source.records.js';
 import {
-  adminCaller,
-  apiToken,
   bodyOfSize,
   expectError,
   expectSuccess,
@@ -11,19 +9,17 @@ import {
   propertiesOfSize,
   seedCatalog,
   seedDataSource,
-  seedGroup,
   seedSchema,
   snapshotDatabase,
   TRANSPORTS,
   useClient,
-  USER_PATH,
-  VERIFY_PATH,
-  type As,
   type Catalog,
-  type SeededGroup,
-  type UnsignedRequest,
 } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { adminCaller, apiToken, type As } from '../support/callers.js';
+import { type UnsignedRequest } from '../support/http-client.js';
+import { makeGroup, type UserGroup } from '../support/group-maker.js';
+import { USER_PATH, VERIFY_PATH } from '../support/user-group-api.js';
 
 /** State every case can point at; cases must leave it exactly as it is. */
 interface Fixtures extends Catalog {
@@ -31,9 +27,9 @@ interface Fixtures extends Catalog {
   dsTesting: DataSourceRecord;
   dsOther: DataSourceRecord;
   /** g1 maps schema A to dsA; g2 maps nothing; g3 was created with the integer id 777. */
-  g1: SeededGroup;
-  g2: SeededGroup;
-  g3: SeededGroup;
+  g1: UserGroup;
+  g2: UserGroup;
+  g3: UserGroup;
 }
 
 interface ErrorCase {
@@ -63,12 +59,15 @@ const CREATE: Operation = {
   label: 'GET (create)',
   request: (_f, fields) => getOrCreate({ user_group_id: 'would-be-new', ...fields }),
 };
-const UPDATE: Operation = { label: 'PUT', request: (f, fields) => update({ user_group_id: f.g1.id, ...fields }) };
+const UPDATE: Operation = {
+  label: 'PUT',
+  request: (f, fields) => update({ user_group_id: f.g1.provided_id, ...fields }),
+};
 const OPERATIONS: Operation[] = [
   CREATE,
   UPDATE,
   { label: 'POST (rotate)', request: (f, fields) => rotate({ current_token: f.g1.token, ...fields }) },
-  { label: 'DELETE', request: (f, fields) => remove({ user_group_id: f.g1.id, ...fields }) },
+  { label: 'DELETE', request: (f, fields) => remove({ user_group_id: f.g1.provided_id, ...fields }) },
   { label: 'POST /verify', request: (f, fields) => verify({ token: f.g1.token, ...fields }) },
 ];
 const WITH_RAW_BODY = (rawBody: string, headers?: Record<string, string>) =>
@@ -247,14 +246,14 @@ const CASES: ErrorCase[] = [
   })),
   {
     name: 'PUT: propertes',
-    request: (f) => update({ user_group_id: f.g1.id, propertes: {} }),
+    request: (f) => update({ user_group_id: f.g1.provided_id, propertes: {} }),
     status: 400,
     code: 'unknown_field',
     field: 'propertes',
   },
   {
     name: 'DELETE: current_tokn',
-    request: (f) => remove({ user_group_id: f.g1.id, current_tokn: f.g1.token }),
+    request: (f) => remove({ user_group_id: f.g1.provided_id, current_tokn: f.g1.token }),
     status: 400,
     code: 'unknown_field',
     field: 'current_tokn',
@@ -300,7 +299,7 @@ const CASES: ErrorCase[] = [
   ),
   ...invalidValues(
     'data_source_provided_id',
-    [{ label: 'DELETE', request: (f, fields) => remove({ user_group_id: f.g1.id, ...fields }) }],
+    [{ label: 'DELETE', request: (f, fields) => remove({ user_group_id: f.g1.provided_id, ...fields }) }],
     [
       ['empty', ''],
       ['of 257 characters', 'x'.repeat(257)],
@@ -335,12 +334,12 @@ const CASES: ErrorCase[] = [
     ['PUT of an unknown id', () => update({ user_group_id: 'no-such-group', name: 'n' })],
     [
       'PUT of a Customer group with a Testing token',
-      (f) => update({ user_group_id: f.g1.id, name: 'n' }),
+      (f) => update({ user_group_id: f.g1.provided_id, name: 'n' }),
       { environment: 'Testing' },
     ],
     [
       "PUT of a group with another workspace's token",
-      (f) => update({ user_group_id: f.g1.id, name: 'n' }),
+      (f) => update({ user_group_id: f.g1.provided_id, name: 'n' }),
       { workspace: 'other' },
     ],
     ['POST of an unknown well-formed token', () => rotate({ current_token: `ugt_${'0'.repeat(64)}` })],
@@ -362,11 +361,11 @@ const CASES: ErrorCase[] = [
     ['DELETE of an unknown token', () => remove({ current_token: `ugt_${'0'.repeat(64)}` })],
     [
       'DELETE of an unknown token with a known id',
-      (f) => remove({ current_token: `ugt_${'0'.repeat(64)}`, user_group_id: f.g1.id }),
+      (f) => remove({ current_token: `ugt_${'0'.repeat(64)}`, user_group_id: f.g1.provided_id }),
     ],
     [
       'DELETE of a Customer group with a Testing token',
-      (f) => remove({ user_group_id: f.g1.id }),
+      (f) => remove({ user_group_id: f.g1.provided_id }),
       { environment: 'Testing' },
     ],
   ]),
@@ -401,21 +400,21 @@ const CASES: ErrorCase[] = [
   // 409
   {
     name: 'PUT renaming onto an existing id',
-    request: (f) => update({ user_group_id: f.g1.id, new_user_group_id: f.g2.id }),
+    request: (f) => update({ user_group_id: f.g1.provided_id, new_user_group_id: f.g2.provided_id }),
     status: 409,
     code: 'user_group_id_taken',
     field: 'new_user_group_id',
   },
   {
     name: 'PUT renaming onto an existing id given as an integer',
-    request: (f) => update({ user_group_id: f.g1.id, new_user_group_id: 777, name: 'would change too' }),
+    request: (f) => update({ user_group_id: f.g1.provided_id, new_user_group_id: 777, name: 'would change too' }),
     status: 409,
     code: 'user_group_id_taken',
     field: 'new_user_group_id',
   },
   {
     name: 'DELETE with the token of one group and the id of another',
-    request: (f) => remove({ current_token: f.g1.token, user_group_id: f.g2.id }),
+    request: (f) => remove({ current_token: f.g1.token, user_group_id: f.g2.provided_id }),
     status: 409,
     code: 'user_group_mismatch',
   },
@@ -428,7 +427,7 @@ const CASES: ErrorCase[] = [
       name: `DELETE by ${by} with ${label as string}`,
       request: (f: Fixtures) =>
         remove({
-          [by]: by === 'user_group_id' ? f.g1.id : f.g1.token,
+          [by]: by === 'user_group_id' ? f.g1.provided_id : f.g1.token,
           data_source_provided_id: (dataSource as (f: Fixtures) => string)(f),
         }),
       status: 409,
@@ -438,7 +437,7 @@ const CASES: ErrorCase[] = [
   ),
   {
     name: 'DELETE of an unmapped group with data_source_provided_id',
-    request: (f) => remove({ user_group_id: f.g2.id, data_source_provided_id: f.dsA.providedId }),
+    request: (f) => remove({ user_group_id: f.g2.provided_id, data_source_provided_id: f.dsA.providedId }),
     status: 409,
     code: 'data_source_mismatch',
     field: 'data_source_provided_id',
@@ -518,9 +517,9 @@ describe.each(TRANSPORTS)('user group errors over $name', (transport) => {
       ...catalog,
       dsTesting,
       dsOther,
-      g1: await seedGroup(t, { mapping: { [catalog.schemaA]: catalog.dsA.id } }),
-      g2: await seedGroup(t),
-      g3: await seedGroup(t, { id: '777' }),
+      g1: await makeGroup(t, { mapping: { [catalog.schemaA]: catalog.dsA.id } }),
+      g2: await makeGroup(t),
+      g3: await makeGroup(t, { id: '777' }),
     };
   });
 
@@ -580,7 +579,7 @@ describe.each(TRANSPORTS)('user group errors over $name', (transport) => {
         method: 'PUT',
         path: USER_PATH,
         token: apiToken(ctx.t),
-        body: { user_group_id: fixtures.g2.id, name: 'Seen' },
+        body: { user_group_id: fixtures.g2.provided_id, name: 'Seen' },
       }),
     );
     expect(await snapshotDatabase(ctx.t)).not.toEqual(before);
@@ -593,8 +592,10 @@ describe.each(TRANSPORTS)('user group errors over $name', (transport) => {
         (row) => row.name === 'user_groups' || row.sequencename === 'user_groups_team_id_seq',
       );
     const before = await snapshotDatabase(ctx.t);
-    const group = await seedGroup(ctx.t);
-    await ctx.t.runtime.services.userGroups.deleteUserGroup(await adminCaller(ctx.t), { userGroupId: group.id });
+    const group = await makeGroup(ctx.t);
+    await ctx.t.runtime.services.userGroups.deleteUserGroup(await adminCaller(ctx.t), {
+      userGroupId: group.provided_id,
+    });
     const after = await snapshotDatabase(ctx.t);
     expect(after.user_groups).toEqual(before.user_groups);
     expect(teamIdCounter(after)).toBeDefined();

@@ -4,7 +4,6 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../../src/domain/tenancy.js';
 import { send, type ApiRequest } from '../support/http-client.js';
 import {
-  apiToken,
   expectError,
   expectSuccess,
   expectUnchanged,
@@ -13,14 +12,13 @@ import {
   seedCatalog,
   TRANSPORTS,
   useClient,
-  useTestApp,
   USER_GROUP_TOKEN,
-  USER_PATH,
-  userGroupApi,
   type Catalog,
-  type UserGroupApi,
 } from './helpers.js';
 import { uniqueId, uniqueNumber } from '../support/unique-id.js';
+import { apiToken } from '../support/callers.js';
+import { USER_PATH, userGroupApi, type UserGroupApi } from '../support/user-group-api.js';
+import { useTestApp } from '../support/test-app.js';
 
 const PROPERTIES = {
   filterValue: 'value',
@@ -94,6 +92,8 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
           computed_mapping: { [String(catalog.schemaA)]: String(catalog.dsA.id) },
           is_demo_group: false,
           tags: [],
+          access_rules: [],
+          computed_access_rules: [],
           api_environment_tag: 'Customer',
           created_at: expect.stringMatching(ISO_TIMESTAMP),
           updated_at: body.user_group.created_at,

@@ -1,14 +1,16 @@
 // Issue 25 on webhooks (SPEC §13), on the engine under test: at most 100 endpoints per environment,
 // a delivered delivery is not retried, and a 2xx with a large body is a delivery.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_WEBHOOK_ENDPOINTS } from '../../src/domain/webhook-endpoints.rules.js';
-import { injectClient, type Client } from '../support/http-client.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
-import { apiToken, expectError, expectSuccess, expectUnchanged, userGroupApi } from './helpers.js';
+import { MAX_WEBHOOK_ENDPOINTS } from '../../src/domain/webhook-endpoints/webhook-endpoints.rules.js';
+import type { Client } from '../support/http-client.js';
+import type { TestApp } from '../support/test-app.js';
+import { openWebhookApp } from '../support/webhook-app.js';
+import type { WebhookReceiver } from '../support/webhook-receiver.js';
+import { expectError, expectSuccess, expectUnchanged } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { apiToken } from '../support/callers.js';
+import { userGroupApi } from '../support/user-group-api.js';
 
-const FAST = { pollIntervalMs: 20, retryDelaysMs: [100, 300, 900], attemptTimeoutMs: 1000, leaseMs: 5000 };
 const ENDPOINTS = '/api/admin/webhook_endpoints';
 
 describe('webhook limits', () => {
@@ -17,9 +19,7 @@ describe('webhook limits', () => {
   let receiver: WebhookReceiver;
 
   beforeAll(async () => {
-    t = await createTestApp({ webhooks: { allowPrivate: true, worker: FAST } });
-    client = injectClient(t.app);
-    receiver = await startWebhookReceiver();
+    ({ t, client, receiver } = await openWebhookApp());
   });
   afterAll(async () => {
     await t?.close();

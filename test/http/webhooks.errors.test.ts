@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { injectClient, type Client } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { apiToken, expectError, expectSuccess, expectUnchanged } from './helpers.js';
+import { expectError, expectSuccess, expectUnchanged } from './helpers.js';
+import { apiToken } from '../support/callers.js';
 
 const ENDPOINTS = '/api/admin/webhook_endpoints';
 

@@ -5,12 +5,12 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { injectClient, type Client } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { FAST_WEBHOOKS, openWebhookApp } from '../support/webhook-app.js';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.js';
-import { apiToken, expectSuccess, userGroupApi } from './helpers.js';
+import { expectSuccess } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
-
-/** Short waits in place of the production schedule (5 s … 12 h), so retries happen within a test. */
-const FAST = { pollIntervalMs: 20, retryDelaysMs: [100, 300, 900], attemptTimeoutMs: 1000, leaseMs: 5000 };
+import { apiToken } from '../support/callers.js';
+import { userGroupApi } from '../support/user-group-api.js';
 
 const SECRET_SHAPE = /^whsec_[A-Za-z0-9+/]{43}=$/;
 
@@ -25,9 +25,7 @@ describe('webhooks: endpoints, payloads and signatures', () => {
   const admin = () => apiToken(t);
 
   beforeAll(async () => {
-    t = await createTestApp({ webhooks: { allowPrivate: true, worker: FAST } });
-    client = injectClient(t.app);
-    receiver = await startWebhookReceiver();
+    ({ t, client, receiver } = await openWebhookApp());
   });
   afterAll(async () => {
     await t?.close();
@@ -245,7 +243,7 @@ describe('webhooks: retries, disabling and manual retry', () => {
 
   beforeAll(async () => {
     // A failure window longer than the retries test's schedule (about 2.5 s), which must not disable its endpoint.
-    t = await createTestApp({ webhooks: { allowPrivate: true, worker: { ...FAST, failureWindowMs: 5000 } } });
+    t = await createTestApp({ webhooks: { allowPrivate: true, worker: { ...FAST_WEBHOOKS, failureWindowMs: 5000 } } });
     client = injectClient(t.app);
   });
   afterEach(async () => {
@@ -432,7 +430,7 @@ describe('webhooks: retention', () => {
     const receiver = await startWebhookReceiver();
     // A retention of half a second stands in for the 30 days, checked every 100 ms.
     const t = await createTestApp({
-      webhooks: { allowPrivate: true, worker: { ...FAST, retentionMs: 500, purgeIntervalMs: 100 } },
+      webhooks: { allowPrivate: true, worker: { ...FAST_WEBHOOKS, retentionMs: 500, purgeIntervalMs: 100 } },
     });
     try {
       const client = injectClient(t.app);
@@ -463,7 +461,7 @@ describe('webhooks: retention', () => {
 describe('webhooks: a graceful stop', () => {
   it('finishes the attempt in flight and records it before the worker stops', async () => {
     const receiver = await startWebhookReceiver(() => ({ delayMs: 400 }));
-    const t = await createTestApp({ webhooks: { allowPrivate: true, worker: FAST } });
+    const t = await createTestApp({ webhooks: { allowPrivate: true, worker: FAST_WEBHOOKS } });
     try {
       const client = injectClient(t.app);
       const endpoint = expectSuccess(

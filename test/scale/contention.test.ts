@@ -8,7 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { ApiRequest, ApiResponse } from '../support/http-client.js';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, type TestDatabase, type TestEngine } from '../support/test-database.js';
-import { call, createGroup } from './helpers.js';
+import { call } from '../support/http-client.js';
+import { makeGroup } from '../support/group-maker.js';
 
 const WRITES = 64;
 
@@ -97,7 +98,7 @@ describe.each(['postgres', 'sqlite'] as const)('%s: concurrent writes to one gro
     const cluster = await startCluster(engine);
     const suffix = randomBytes(4).toString('hex');
     const ids: [string, string] = [`contended-${suffix}`, `contended-${suffix}-renamed`];
-    const created = await createGroup(cluster.target(0), cluster.admin, ids[0]);
+    const created = await makeGroup({ target: cluster.target(0), token: cluster.admin }, { id: ids[0] });
     const initial: GroupState = { providedId: ids[0], name: ids[0], properties: null, token: created.token };
 
     const writes = mixedWrites(cluster.admin, ids, created.token);
@@ -167,7 +168,7 @@ describe.each(['postgres', 'sqlite'] as const)('%s: concurrent writes to one gro
   it(`${WRITES} writes racing two deletions: no 503, one deletion wins, nothing is applied after it`, async () => {
     const cluster = await startCluster(engine);
     const id = `doomed-${randomBytes(4).toString('hex')}`;
-    const created = await createGroup(cluster.target(0), cluster.admin, id);
+    const created = await makeGroup({ target: cluster.target(0), token: cluster.admin }, { id: id });
     const requests: ApiRequest[] = Array.from({ length: WRITES }, (_, index): ApiRequest => {
       if (index % 32 === 5)
         return { method: 'DELETE', path: '/api/user', token: cluster.admin, body: { user_group_id: id } };

@@ -11,8 +11,10 @@ import { describe, expect, it } from 'vitest';
 import type { ApiRequest } from '../support/http-client.js';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, type TestDatabase, type TestEngine } from '../support/test-database.js';
-import { call, everyDeliveryReceived, listAll, useWebhookScaleFixture, waitFor, WEBHOOK_SERVE_ENV } from './helpers.js';
+import { listAll } from '../support/paged-list.js';
+import { everyDeliveryReceived, socketReader, useWebhookScaleFixture, waitFor, WEBHOOK_SERVE_ENV } from './helpers.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { call } from '../support/http-client.js';
 
 const ROUNDS = 3;
 /** Concurrent clients; each writes its own groups one request at a time, so per-group order is plain. */
@@ -198,12 +200,11 @@ interface StoredGroup {
 async function checkGroups(server: ServeProcess, adminToken: string, groups: GroupLog[]): Promise<Set<string>> {
   const appliedInFlight = new Set<string>();
   const stored = new Map(
-    (await listAll<StoredGroup>(server, adminToken, '/api/admin/user_groups', 'user_groups')).map((group) => [
-      group.provided_id,
-      group,
-    ]),
+    (await listAll<StoredGroup>(socketReader(server, adminToken), '/api/admin/user_groups', 'user_groups')).map(
+      (group) => [group.provided_id, group],
+    ),
   );
-  const events = await listAll<AuditEvent>(server, adminToken, '/api/admin/audit_events', 'audit_events');
+  const events = await listAll<AuditEvent>(socketReader(server, adminToken), '/api/admin/audit_events', 'audit_events');
   const eventsByRequest = groupBy(events, (event) => event.request_id);
   const eventsByTeam = groupBy(events, (event) => event.team_id);
 
@@ -329,7 +330,7 @@ async function checkWebhooks(
   receiver: WebhookReceiver,
 ): Promise<{ events: number; duplicates: number }> {
   const deliveries = await everyDeliveryReceived(server, adminToken, receiver);
-  const audit = (await listAll<AuditEvent>(server, adminToken, '/api/admin/audit_events', 'audit_events'))
+  const audit = (await listAll<AuditEvent>(socketReader(server, adminToken), '/api/admin/audit_events', 'audit_events'))
     .filter((event) => event.action.startsWith('user_group.'))
     .reverse();
   const firstArrivals = new Map<string, { type: string; teamId: number }>();

@@ -7,18 +7,12 @@ import type { ApiResponse } from '../support/http-client.js';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { createTestDatabase, viaPort, type TestDatabase } from '../support/test-database.js';
-import {
-  call,
-  createGroup,
-  expectUnavailable,
-  getOrCreate,
-  isUgsProcessAlive,
-  verify,
-  waitFor,
-  type UserGroupBody,
-} from './helpers.js';
+import { expectUnavailable, isUgsProcessAlive, waitFor } from './helpers.js';
 import { expectError } from '../support/error-envelope.js';
 import { uniqueId } from '../support/unique-id.js';
+import { call } from '../support/http-client.js';
+import { getOrCreate, verify } from '../support/user-group-api.js';
+import { makeGroup, type UserGroup } from '../support/group-maker.js';
 
 /** Bounds the wait for the service to serve again once the database is back. */
 const RECOVERY_TIMEOUT_MS = 20_000;
@@ -28,7 +22,7 @@ let proxy: TcpProxy;
 let server: ServeProcess;
 let admin: string;
 /** A group created while the database was reachable. */
-let known: UserGroupBody;
+let known: UserGroup;
 
 beforeAll(async () => {
   db = await createTestDatabase('postgres');
@@ -54,11 +48,11 @@ type Outcome = { kind: 'response'; response: ApiResponse } | { kind: 'error'; er
 function oneCall(round: number): Promise<ApiResponse> {
   switch (round % 3) {
     case 0:
-      return getOrCreate(server, admin, known.provided_id);
+      return getOrCreate(server, admin, { user_group_id: known.provided_id });
     case 1:
       return verify(server, admin, known.token);
     default:
-      return getOrCreate(server, admin, uniqueId('stream'));
+      return getOrCreate(server, admin, { user_group_id: uniqueId('stream') });
   }
 }
 
@@ -100,14 +94,14 @@ async function expectRecovery(): Promise<void> {
 
   const ready = await call(server, { method: 'GET', path: '/readyz' });
   expect(ready.status, ready.raw).toBe(200);
-  const again = await getOrCreate(server, admin, known.provided_id);
+  const again = await getOrCreate(server, admin, { user_group_id: known.provided_id });
   expect(again.status, again.raw).toBe(200);
   expect(again.body).toMatchObject({
     new_user_group: false,
     user_group: { team_id: known.team_id, token: known.token },
   });
 
-  const fresh = await createGroup(server, admin, uniqueId('after_outage'));
+  const fresh = await makeGroup({ target: server, token: admin }, { id: uniqueId('after_outage') });
   const verified = await verify(server, admin, fresh.token);
   expect(verified.status, verified.raw).toBe(200);
   expect(verified.body.user_group.team_id).toBe(fresh.team_id);
@@ -124,7 +118,7 @@ async function expectRecovery(): Promise<void> {
 
 describe('ugs serve when its PostgreSQL connection fails', () => {
   it('serves normally while the connection is healthy', async () => {
-    known = await createGroup(server, admin, uniqueId('known'));
+    known = await makeGroup({ target: server, token: admin }, { id: uniqueId('known') });
     expect((await verify(server, admin, known.token)).status).toBe(200);
     const ready = await call(server, { method: 'GET', path: '/readyz' });
     expect(ready.status, ready.raw).toBe(200);

@@ -3,16 +3,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, expect } from 'vitest';
 import { expectError } from '../support/error-envelope.js';
-import { send, type ApiRequest, type ApiResponse } from '../support/http-client.js';
+import { call, type ApiResponse } from '../support/http-client.js';
+import { listAll, type PageReader } from '../support/paged-list.js';
 import { stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import type { TestDatabase } from '../support/test-database.js';
 import type { WebhookReceiver } from '../support/webhook-receiver.js';
-
-/**
- * Far beyond the service's own limits (3 s to get a connection, 5 s + 1 s per statement), so an
- * answer that has not come by then means a hung request: the call fails instead of waiting on.
- */
-export const REQUEST_TIMEOUT_MS = 15_000;
 
 /**
  * The webhook settings of `ugs serve` processes in these suites: private addresses allowed (the
@@ -42,23 +37,9 @@ export function useWebhookScaleFixture(): WebhookScaleFixture {
   return fixture;
 }
 
-/** Every item of a cursor-paginated admin list. */
-export async function listAll<T>(
-  server: Pick<ServeProcess, 'baseUrl'>,
-  token: string,
-  path: string,
-  plural: string,
-): Promise<T[]> {
-  const items: T[] = [];
-  let cursor: string | null = null;
-  do {
-    const query: string = `limit=1000${cursor ? `&cursor=${cursor}` : ''}`;
-    const page = await call(server, { method: 'GET', path: `${path}?${query}`, token });
-    expect(page.status, page.raw).toBe(200);
-    items.push(...(page.body[plural] as T[]));
-    cursor = page.body.next_cursor ?? null;
-  } while (cursor);
-  return items;
+/** Reads list pages over a socket with `token`, for listAll and collectPages. */
+export function socketReader(server: Pick<ServeProcess, 'baseUrl'>, token: string): PageReader {
+  return (path) => call(server, { method: 'GET', path, token });
 }
 
 export interface ListedDelivery {
@@ -74,8 +55,7 @@ export async function everyDeliveryReceived(
   receiver: WebhookReceiver,
 ): Promise<ListedDelivery[]> {
   const deliveries = await listAll<ListedDelivery>(
-    server,
-    token,
+    socketReader(server, token),
     '/api/admin/webhook_deliveries',
     'webhook_deliveries',
   );
@@ -84,63 +64,6 @@ export async function everyDeliveryReceived(
     return deliveries.every((delivery) => received.has(delivery.event_id)) ? true : undefined;
   });
   return deliveries;
-}
-
-/** One request over a socket, failing after REQUEST_TIMEOUT_MS without an answer. */
-export async function call(server: Pick<ServeProcess, 'baseUrl'>, req: ApiRequest): Promise<ApiResponse> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms to ${req.method} ${req.path} on ${server.baseUrl}`),
-        ),
-      REQUEST_TIMEOUT_MS,
-    );
-  });
-  try {
-    return await Promise.race([send(server.baseUrl, req), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** GET /api/user with a body: get the group `user_group_id`, or create it. */
-export function getOrCreate(
-  server: Pick<ServeProcess, 'baseUrl'>,
-  token: string,
-  userGroupId: string,
-  name = userGroupId,
-): Promise<ApiResponse> {
-  return call(server, { method: 'GET', path: '/api/user', token, body: { user_group_id: userGroupId, name } });
-}
-
-/** POST /api/user/verify: the group holding `userGroupToken`. */
-export function verify(
-  server: Pick<ServeProcess, 'baseUrl'>,
-  token: string,
-  userGroupToken: string,
-): Promise<ApiResponse> {
-  return call(server, { method: 'POST', path: '/api/user/verify', token, body: { token: userGroupToken } });
-}
-
-/** A user group as the API returns it (the fields these suites read). */
-export interface UserGroupBody {
-  team_id: number;
-  token: string;
-  provided_id: string;
-}
-
-/** Creates the group `userGroupId` and returns it; fails unless it is new. */
-export async function createGroup(
-  server: Pick<ServeProcess, 'baseUrl'>,
-  token: string,
-  userGroupId: string,
-): Promise<UserGroupBody> {
-  const response = await getOrCreate(server, token, userGroupId);
-  expect(response.status, response.raw).toBe(200);
-  expect(response.body.new_user_group).toBe(true);
-  return response.body.user_group as UserGroupBody;
 }
 
 /** 503 `unavailable` with a Retry-After of whole seconds. */

@@ -13,7 +13,9 @@ import { openDatabaseReader } from '../support/database-reader.js';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../support/test-database.js';
 import type { ApiResponse } from '../support/http-client.js';
-import { call, getOrCreate, verify, waitFor } from './helpers.js';
+import { waitFor } from './helpers.js';
+import { call } from '../support/http-client.js';
+import { getOrCreate, verify } from '../support/user-group-api.js';
 
 /** Groups that exist before the server starts, so that it has decrypted none of them yet. */
 const SEEDED_GROUPS = 2_000;
@@ -51,7 +53,7 @@ function startTraffic(server: ServeProcess, admin: string, owned: Owned[]) {
       switch (i % 5) {
         case 0:
         case 1: {
-          const got = await getOrCreate(server, admin, id);
+          const got = await getOrCreate(server, admin, { user_group_id: id });
           if (expect200(`get-or-create ${id}`, got) && got.body.user_group.token !== known)
             failures.push(`get-or-create ${id} returned another token`);
           break;
@@ -73,7 +75,7 @@ function startTraffic(server: ServeProcess, admin: string, owned: Owned[]) {
           break;
         }
         default: {
-          const created = await getOrCreate(server, admin, `w${worker}-new-${i}`);
+          const created = await getOrCreate(server, admin, { user_group_id: `w${worker}-new-${i}` });
           if (expect200(`create w${worker}-new-${i}`, created))
             tokens.set(`w${worker}-new-${i}`, created.body.user_group.token as string);
         }
@@ -206,7 +208,7 @@ describe(`ugs keys rotate while ugs serve is serving (${TEST_ENGINE})`, () => {
             const verified = await verify(server, admin, token);
             expect(verified.status, verified.raw).toBe(200);
             expect(verified.body.user_group).toMatchObject({ provided_id: id, token });
-            const got = await getOrCreate(server, admin, id);
+            const got = await getOrCreate(server, admin, { user_group_id: id });
             expect(got.status, got.raw).toBe(200);
             expect(got.body).toMatchObject({ new_user_group: false, user_group: { token } });
           }),

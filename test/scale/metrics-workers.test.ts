@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sample } from '../support/prometheus-text.js';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { call, childPids, waitFor } from './helpers.js';
+import { childPids, waitFor } from './helpers.js';
+import { call } from '../support/http-client.js';
 
 const WORKERS = 2;
 

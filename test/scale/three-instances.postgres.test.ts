@@ -4,9 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiResponse } from '../support/http-client.js';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, withPostgresClient, type TestDatabase } from '../support/test-database.js';
-import { call, createGroup, getOrCreate, verify, type UserGroupBody } from './helpers.js';
 import { expectError } from '../support/error-envelope.js';
 import { uniqueId } from '../support/unique-id.js';
+import { call } from '../support/http-client.js';
+import { getOrCreate, verify } from '../support/user-group-api.js';
+import { makeGroup, type UserGroup } from '../support/group-maker.js';
 
 let db: TestDatabase;
 let instances: ServeProcess[];
@@ -38,7 +40,7 @@ async function onEach(
 }
 
 /** Checks `userGroupToken` verifies as `group` on the given instances (by default all three). */
-async function expectVerifies(userGroupToken: string, group: UserGroupBody, on = instances): Promise<void> {
+async function expectVerifies(userGroupToken: string, group: UserGroup, on = instances): Promise<void> {
   for (const response of await onEach((instance) => verify(instance, admin, userGroupToken), on)) {
     expect(response.status, response.raw).toBe(200);
     expect(response.body.user_group).toMatchObject({
@@ -53,7 +55,9 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
   it('96 concurrent get-or-create calls for one new id, 32 per instance, create exactly one group with one token', async () => {
     const userGroupId = uniqueId('race');
     const responses = await Promise.all(
-      Array.from({ length: 96 }, (_, index) => getOrCreate(instances[index % 3]!, admin, userGroupId, 'Race')),
+      Array.from({ length: 96 }, (_, index) =>
+        getOrCreate(instances[index % 3]!, admin, { user_group_id: userGroupId, name: 'Race' }),
+      ),
     );
 
     for (const response of responses) expect(response.status, response.raw).toBe(200);
@@ -86,7 +90,7 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
   });
 
   it('a token rotated through instance 1 is refused by instances 2 and 3 on their next request; the new one verifies on all three', async () => {
-    const group = await createGroup(instances[0]!, admin, uniqueId('rotated'));
+    const group = await makeGroup({ target: instances[0]!, token: admin }, { id: uniqueId('rotated') });
     // Every instance has just accepted the old token: a cache, if any, holds it now.
     await expectVerifies(group.token, group);
 
@@ -111,7 +115,7 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
   });
 
   it('concurrent rotations of one token through all three instances: exactly one wins, the others find no such token', async () => {
-    const group = await createGroup(instances[1]!, admin, uniqueId('rotation_race'));
+    const group = await makeGroup({ target: instances[1]!, token: admin }, { id: uniqueId('rotation_race') });
     const responses = await Promise.all(
       Array.from({ length: 12 }, (_, index) =>
         call(instances[index % 3]!, {
@@ -134,7 +138,7 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
   });
 
   it('an API token created and revoked through instance 1 is refused with 401 invalid_api_token by every instance on the next request', async () => {
-    const group = await createGroup(instances[0]!, admin, uniqueId('api_token_target'));
+    const group = await makeGroup({ target: instances[0]!, token: admin }, { id: uniqueId('api_token_target') });
     const created = await call(instances[0]!, {
       method: 'POST',
       path: '/api/admin/api_tokens',
@@ -160,7 +164,7 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
   });
 
   it('a user group deleted by its token through instance 2 is refused at once by instances 1 and 3', async () => {
-    const group = await createGroup(instances[2]!, admin, uniqueId('deleted'));
+    const group = await makeGroup({ target: instances[2]!, token: admin }, { id: uniqueId('deleted') });
     await expectVerifies(group.token, group);
 
     const deleted = await call(instances[1]!, {
@@ -181,7 +185,7 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
   });
 
   /** An embed token minted through `instance` for `group`; its kid. */
-  async function mintEmbedToken(instance: ServeProcess, group: UserGroupBody): Promise<{ token: string; kid: string }> {
+  async function mintEmbedToken(instance: ServeProcess, group: UserGroup): Promise<{ token: string; kid: string }> {
     const minted = await call(instance, {
       method: 'POST',
       path: '/api/user/embed_token',
@@ -197,7 +201,7 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
   }
 
   it('embed tokens: a group token rotated, or the group deleted, through one instance voids the embed tokens on every instance at once', async () => {
-    const group = await createGroup(instances[0]!, admin, uniqueId('embedded'));
+    const group = await makeGroup({ target: instances[0]!, token: admin }, { id: uniqueId('embedded') });
     const before = await mintEmbedToken(instances[1]!, group);
     for (const response of await onEach((instance) => verify(instance, admin, before.token)))
       expect(response.status, response.raw).toBe(200);
@@ -235,7 +239,7 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
   });
 
   it('embed tokens: every instance signs with one key, a rotation through one makes every instance sign with the new key at once, and all publish both', async () => {
-    const group = await createGroup(instances[0]!, admin, uniqueId('signed'));
+    const group = await makeGroup({ target: instances[0]!, token: admin }, { id: uniqueId('signed') });
     const kids = new Set<string>();
     for (const instance of instances) kids.add((await mintEmbedToken(instance, group)).kid);
     expect(kids.size).toBe(1);

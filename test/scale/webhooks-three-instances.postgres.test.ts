@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase } from '../support/test-database.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
-import { call, everyDeliveryReceived, useWebhookScaleFixture, WEBHOOK_SERVE_ENV } from './helpers.js';
+import { everyDeliveryReceived, useWebhookScaleFixture, WEBHOOK_SERVE_ENV } from './helpers.js';
+import { call } from '../support/http-client.js';
 
 const LANES_PER_INSTANCE = 4;
 const WRITE_MS = 2_500;

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { startServeProcess } from '../support/serve-process.js';
 import { createTestDatabase } from '../support/test-database.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
-import { call, childPids, waitFor, useWebhookScaleFixture, WEBHOOK_SERVE_ENV } from './helpers.js';
+import { childPids, waitFor, useWebhookScaleFixture, WEBHOOK_SERVE_ENV } from './helpers.js';
+import { call } from '../support/http-client.js';
 
 const GROUPS = 24;
 const UPDATES = 5;

@@ -8,18 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { heldGetOrCreate } from '../support/held-request.js';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, type TestDatabase, type TestEngine } from '../support/test-database.js';
-import {
-  call,
-  childPids,
-  commandLine,
-  createGroup,
-  getOrCreate,
-  isUgsProcessAlive,
-  pidsWithArgument,
-  sleep,
-  waitFor,
-} from './helpers.js';
+import { childPids, commandLine, isUgsProcessAlive, pidsWithArgument, sleep, waitFor } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { call } from '../support/http-client.js';
+import { getOrCreate } from '../support/user-group-api.js';
+import { makeGroup } from '../support/group-maker.js';
 
 const WORKERS = 2;
 const UGS_BIN = join(fileURLToPath(new URL('../..', import.meta.url)), 'bin', 'ugs.js');
@@ -83,7 +76,7 @@ describe.each(['sqlite', 'postgres'] as const)('ugs serve --workers 2 on %s', (e
 
   it('40 concurrent creates of distinct ids all succeed', async () => {
     const ids = Array.from({ length: 40 }, (_, index) => uniqueId(`distinct_${index}`));
-    const responses = await Promise.all(ids.map((id) => getOrCreate(server, admin, id)));
+    const responses = await Promise.all(ids.map((id) => getOrCreate(server, admin, { user_group_id: id })));
     for (const response of responses) {
       expect(response.status, response.raw).toBe(200);
       expect(response.body.new_user_group).toBe(true);
@@ -95,7 +88,9 @@ describe.each(['sqlite', 'postgres'] as const)('ugs serve --workers 2 on %s', (e
 
   it('40 concurrent get-or-create calls for one new id create exactly one group', async () => {
     const id = uniqueId('shared');
-    const responses = await Promise.all(Array.from({ length: 40 }, () => getOrCreate(server, admin, id)));
+    const responses = await Promise.all(
+      Array.from({ length: 40 }, () => getOrCreate(server, admin, { user_group_id: id })),
+    );
     for (const response of responses) expect(response.status, response.raw).toBe(200);
     expect(responses.filter((response) => response.body.new_user_group === true)).toHaveLength(1);
     expect(new Set(responses.map((response) => response.body.user_group.team_id)).size).toBe(1);
@@ -107,7 +102,7 @@ describe.each(['sqlite', 'postgres'] as const)('ugs serve --workers 2 on %s', (e
   });
 
   it('a worker killed with SIGKILL: the service keeps answering and the primary starts another', async () => {
-    const group = await createGroup(server, admin, uniqueId('survivor'));
+    const group = await makeGroup({ target: server, token: admin }, { id: uniqueId('survivor') });
     const [victim, survivor] = (await workersOf(server, 'two worker processes')) as [number, number];
     process.kill(victim, 'SIGKILL');
     // The primary reports the death once it has taken the worker out of its rotation.
@@ -116,7 +111,7 @@ describe.each(['sqlite', 'postgres'] as const)('ugs serve --workers 2 on %s', (e
     );
 
     for (let round = 0; round < 10; round++) {
-      const response = await getOrCreate(server, admin, group.provided_id);
+      const response = await getOrCreate(server, admin, { user_group_id: group.provided_id });
       expect(response.status, response.raw).toBe(200);
       expect(response.body.user_group.team_id).toBe(group.team_id);
     }
@@ -131,7 +126,9 @@ describe.each(['sqlite', 'postgres'] as const)('ugs serve --workers 2 on %s', (e
     for (const pid of replaced) workersSeen.add(pid);
 
     const responses = await Promise.all(
-      Array.from({ length: 20 }, (_, index) => getOrCreate(server, admin, uniqueId(`after_kill_${index}`))),
+      Array.from({ length: 20 }, (_, index) =>
+        getOrCreate(server, admin, { user_group_id: uniqueId(`after_kill_${index}`) }),
+      ),
     );
     for (const response of responses) expect(response.status, response.raw).toBe(200);
   });

@@ -5,10 +5,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_CSP } from '../../src/http/console/console.routes.js';
 import { createLocalRateLimiter } from '../../src/rate-limit/rate-limiter.js';
-import { adminCaller, apiToken, expectError } from '../http/helpers.js';
+import { expectError } from '../http/helpers.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { uniqueId } from '../support/unique-id.js';
+import { adminCaller, apiToken } from '../support/callers.js';
 
 const START = Date.parse('2026-11-24T10:00:00.000Z');
 const MINUTE = 60_000;

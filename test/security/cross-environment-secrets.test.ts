@@ -2,14 +2,16 @@
 // workspace, but a group's token only with a token of the group's own environment.
 import { describe, expect, it } from 'vitest';
 import { ADMIN, adminCall } from '../http/admin-helpers.js';
-import { expectSuccess, seedGroup, useTestApp } from '../http/helpers.js';
+import { expectSuccess } from '../http/helpers.js';
+import { makeGroup } from '../support/group-maker.js';
+import { useTestApp } from '../support/test-app.js';
 
 describe("a group's token across environments", () => {
   const fixture = useTestApp();
 
   it('is left out of lists and views read with the other environment’s admin token, and shown with its own', async () => {
-    const customer = await seedGroup(fixture.t);
-    const testing = await seedGroup(fixture.t, { as: { environment: 'Testing' } });
+    const customer = await makeGroup(fixture.t);
+    const testing = await makeGroup(fixture.t, { as: { environment: 'Testing' } });
     for (const [group, own, other] of [
       [customer, 'Customer', 'Testing'],
       [testing, 'Testing', 'Customer'],
@@ -18,23 +20,23 @@ describe("a group's token across environments", () => {
       const list = await adminCall(fixture.t, {
         path: ADMIN.userGroups,
         ...across,
-        query: { ...across.query, q: group.id },
+        query: { ...across.query, q: group.provided_id },
       });
-      const view = await adminCall(fixture.t, { path: `${ADMIN.userGroups}/${group.teamId}`, ...across });
+      const view = await adminCall(fixture.t, { path: `${ADMIN.userGroups}/${group.team_id}`, ...across });
       const listed = expectSuccess(list).user_groups;
-      expect(listed.map((entry: { team_id: number }) => entry.team_id)).toEqual([group.teamId]);
+      expect(listed.map((entry: { team_id: number }) => entry.team_id)).toEqual([group.team_id]);
       expect(listed[0]).not.toHaveProperty('token');
-      expect(expectSuccess(view).user_group).toMatchObject({ team_id: group.teamId, provided_id: group.id });
+      expect(expectSuccess(view).user_group).toMatchObject({ team_id: group.team_id, provided_id: group.provided_id });
       expect(expectSuccess(view).user_group).not.toHaveProperty('token');
       for (const res of [list, view]) expect(res.raw).not.toContain(group.token);
 
       const home = { as: { environment: own }, query: { environment: own } } as const;
       const ownList = expectSuccess(
-        await adminCall(fixture.t, { path: ADMIN.userGroups, ...home, query: { ...home.query, q: group.id } }),
+        await adminCall(fixture.t, { path: ADMIN.userGroups, ...home, query: { ...home.query, q: group.provided_id } }),
       ).user_groups;
       expect(ownList[0].token).toBe(group.token);
       expect(
-        expectSuccess(await adminCall(fixture.t, { path: `${ADMIN.userGroups}/${group.teamId}`, ...home })).user_group
+        expectSuccess(await adminCall(fixture.t, { path: `${ADMIN.userGroups}/${group.team_id}`, ...home })).user_group
           .token,
       ).toBe(group.token);
     }

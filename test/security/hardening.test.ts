@@ -7,6 +7,7 @@ import { send, type ApiRequest } from '../support/http-client.js';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { uniqueId } from '../support/unique-id.js';
+import { sleep } from '../support/wait-for.js';
 
 const HEADERS_TIMEOUT_MS = 1_000;
 const REQUEST_TIMEOUT_MS = 2_000;
@@ -16,8 +17,6 @@ const CUT_OFF_BOUND_MS = 15_000;
 const TRICKLE_EVERY_MS = 100;
 const MAX_HEADER_BYTES = 16 * 1024;
 const BODY_LIMIT_BYTES = 1024 * 1024;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 interface RawResponse {
   status: number;

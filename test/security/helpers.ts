@@ -6,12 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { beforeAll } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { parseDatabaseUrl } from '../../src/config/database-url.js';
 import { loadEncryptionKeys } from '../../src/config/encryption-key.js';
 import { systemClock } from '../../src/domain/clock.js';
-import { createKeyring } from '../../src/domain/keyring.js';
+import { createKeyring } from '../../src/domain/encryption-keys/keyring.js';
 import { createAddressPolicy } from '../../src/webhooks/address-policy.js';
 import { createServices } from '../../src/domain/services.js';
 import type { Environment, Tenant } from '../../src/domain/tenancy.js';
@@ -21,7 +21,7 @@ import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { openDatabaseReader, type RawDatabaseReader, type Row } from '../support/database-reader.js';
 import type { ApiResponse } from '../support/http-client.js';
-import { createTestApp, type TestApp, type TestAppOptions } from '../support/test-app.js';
+import { useTestApp, type TestApp, type TestAppOptions } from '../support/test-app.js';
 import type { TestDatabase } from '../support/test-database.js';
 
 export type WorkspaceName = 'default' | 'other';
@@ -45,16 +45,14 @@ export interface AppFixture {
   tenant: Tenant;
 }
 
-/** Opens a test app with a reader on its database for the enclosing suite, and closes both after it. */
-export function useTestApp(options: TestAppOptions = {}): AppFixture {
+/** useTestApp for the enclosing suite, with a reader on its database and the tenant its groups live in. */
+export function useTestAppWithReader(options: TestAppOptions = {}): AppFixture {
+  const app = useTestApp(options);
   const fixture = {} as AppFixture;
   beforeAll(async () => {
-    fixture.t = await createTestApp(options);
+    fixture.t = app.t;
     fixture.reader = await DatabaseReader.of(fixture.t);
     fixture.tenant = await tenantOf(fixture.t, 'default', 'Customer');
-  });
-  afterAll(async () => {
-    await fixture.t?.close();
   });
   return fixture;
 }
@@ -190,31 +188,6 @@ export class DatabaseReader {
   async close(): Promise<void> {
     if (this.owned) await this.raw.close();
   }
-}
-
-/** Creates a group with a write-scoped token and returns it as the API shows it. */
-export async function createUserGroup(
-  call: (req: { method: string; path: string; token: string; body: unknown }) => Promise<ApiResponse>,
-  token: string,
-  body: Record<string, unknown>,
-) {
-  const response = await call({ method: 'GET', path: '/api/user', token, body });
-  expect(response.status, response.raw).toBe(200);
-  expect(response.body.new_user_group).toBe(true);
-  return response.body.user_group as UserGroupBody;
-}
-
-/** A user group as the API returns it. */
-export interface UserGroupBody {
-  team_id: number;
-  token: string;
-  name: string;
-  provided_id: string;
-  properties: Record<string, unknown> | null;
-  mapping: Record<string, string>;
-  api_environment_tag: Environment;
-  created_at: string;
-  updated_at: string;
 }
 
 /**

@@ -5,26 +5,23 @@
  */
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MAX_LIVE_KEYS_PER_TOKEN } from '../../src/domain/idempotency.service.js';
+import { MAX_LIVE_KEYS_PER_TOKEN } from '../../src/domain/idempotency/idempotency.service.js';
 import type { TestApp } from '../support/test-app.js';
 import { withPostgresClient } from '../support/test-database.js';
 import {
-  adminCaller,
-  apiToken,
   expectError,
   expectSuccess,
   expectUnchanged,
   seedDataSource,
-  seedGroup,
   seedSchema,
   TRANSPORTS,
   useClient,
-  USER_PATH,
-  VERIFY_PATH,
-  type SeededGroup,
-  type UnsignedRequest,
 } from '../http/helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { adminCaller, apiToken } from '../support/callers.js';
+import { type UnsignedRequest } from '../support/http-client.js';
+import { makeGroup, type UserGroup } from '../support/group-maker.js';
+import { USER_PATH, VERIFY_PATH } from '../support/user-group-api.js';
 
 /** `{"properties": {"a": {"a": … }}}` nested `levels` deep, built as text: no recursion anywhere. */
 function deepBody(levels: number, opener = '{"a":', closer = '}'): string {
@@ -37,14 +34,14 @@ const GROUPS_PATH = '/api/admin/user_groups';
 for (const transport of TRANSPORTS) {
   describe(`hostile input over ${transport.name}`, () => {
     const fixture = useClient(transport);
-    let group: SeededGroup;
+    let group: UserGroup;
     let schemaId: number;
 
     beforeAll(async () => {
       const { t } = fixture;
       schemaId = await seedSchema(t);
       await seedDataSource(t, schemaId);
-      group = await seedGroup(t, { id: uniqueId('hostile') });
+      group = await makeGroup(t, { id: uniqueId('hostile') });
     });
 
     const send = (request: UnsignedRequest, scope: 'read' | 'write' | 'admin' = 'admin') =>
@@ -125,7 +122,7 @@ for (const transport of TRANSPORTS) {
             {
               method: 'PUT',
               path: USER_PATH,
-              rawBody: `{"user_group_id":"${group.id}","properties":{"n":{"m":[${number}]}}}`,
+              rawBody: `{"user_group_id":"${group.provided_id}","properties":{"n":{"m":[${number}]}}}`,
             },
             400,
             'invalid_field',
@@ -133,7 +130,7 @@ for (const transport of TRANSPORTS) {
           );
           const properties = encodeURIComponent(`{"n":${number}}`);
           await expectRefused(
-            { method: 'GET', path: `${USER_PATH}?user_group_id=${group.id}&properties=${properties}` },
+            { method: 'GET', path: `${USER_PATH}?user_group_id=${group.provided_id}&properties=${properties}` },
             400,
             'invalid_field',
             'properties',
@@ -141,7 +138,7 @@ for (const transport of TRANSPORTS) {
         });
       }
       it('the largest safe integers and ordinary fractions come back exactly', async () => {
-        const rawBody = `{"user_group_id":"${group.id}","properties":{"max":9007199254740991,"min":-9007199254740991,"f":0.1,"e":1.5e-300}}`;
+        const rawBody = `{"user_group_id":"${group.provided_id}","properties":{"max":9007199254740991,"min":-9007199254740991,"f":0.1,"e":1.5e-300}}`;
         const body = expectSuccess(await send({ method: 'PUT', path: USER_PATH, rawBody }));
         expect(body.user_group.properties).toEqual({
           max: 9007199254740991,
@@ -237,13 +234,13 @@ for (const transport of TRANSPORTS) {
       });
       it('NUL inside properties is refused naming properties', async () => {
         await expectRefused(
-          { method: 'PUT', path: USER_PATH, body: { user_group_id: group.id, properties: { k: 'a\u0000b' } } },
+          { method: 'PUT', path: USER_PATH, body: { user_group_id: group.provided_id, properties: { k: 'a\u0000b' } } },
           400,
           'invalid_field',
           'properties',
         );
         await expectRefused(
-          { method: 'PUT', path: USER_PATH, body: { user_group_id: group.id, properties: { 'a\u0000': 1 } } },
+          { method: 'PUT', path: USER_PATH, body: { user_group_id: group.provided_id, properties: { 'a\u0000': 1 } } },
           400,
           'invalid_field',
           'properties',
@@ -270,7 +267,7 @@ for (const transport of TRANSPORTS) {
         );
       });
       it('the same key in sibling objects is fine', async () => {
-        const rawBody = `{"user_group_id":"${group.id}","properties":{"a":{"k":1},"b":{"k":2},"c":[{"k":3},{"k":4}]}}`;
+        const rawBody = `{"user_group_id":"${group.provided_id}","properties":{"a":{"k":1},"b":{"k":2},"c":[{"k":3},{"k":4}]}}`;
         expectSuccess(await send({ method: 'PUT', path: USER_PATH, rawBody }));
       });
       it('__proto__ in query-string properties is refused as in a body', async () => {
@@ -337,7 +334,7 @@ for (const transport of TRANSPORTS) {
         const absent = await send({
           method: 'PUT',
           path: USER_PATH,
-          body: { user_group_id: group.id, mapping: { [schemaId]: '98765432109876543210' } },
+          body: { user_group_id: group.provided_id, mapping: { [schemaId]: '98765432109876543210' } },
         });
         expectError(absent, 400, 'unknown_data_source', 'mapping');
         const caller = await adminCaller(t);
@@ -350,7 +347,7 @@ for (const transport of TRANSPORTS) {
           await send({
             method: 'PUT',
             path: USER_PATH,
-            body: { user_group_id: group.id, mapping: { [schemaId]: providedId } },
+            body: { user_group_id: group.provided_id, mapping: { [schemaId]: providedId } },
           }),
         );
         expect(mapped.user_group.mapping).toEqual({ [schemaId]: String(dataSource.id) });
@@ -431,13 +428,13 @@ describe('live Idempotency-Keys per API token', () => {
   it(`are capped at ${MAX_LIVE_KEYS_PER_TOKEN}: a new key beyond is 429 idempotency_key_limit and changes nothing; keys held still replay`, async () => {
     const { t, client } = fixture;
     const token = apiToken(t, { scope: 'write' });
-    const group = await seedGroup(t, { id: uniqueId('capped') });
+    const group = await makeGroup(t, { id: uniqueId('capped') });
     const update = (key: string, step: number) =>
       client({
         method: 'PUT',
         path: USER_PATH,
         token,
-        body: { user_group_id: group.id, properties: { step } },
+        body: { user_group_id: group.provided_id, properties: { step } },
         headers: { 'idempotency-key': key },
       });
     const first = expectSuccess(await update('first-key', 1));
@@ -458,7 +455,7 @@ describe('live Idempotency-Keys per API token', () => {
         method: 'PUT',
         path: USER_PATH,
         token,
-        body: { user_group_id: group.id, properties: { step: 3 } },
+        body: { user_group_id: group.provided_id, properties: { step: 3 } },
       }),
     );
     const admin = apiToken(t, { scope: 'admin' });
@@ -467,7 +464,7 @@ describe('live Idempotency-Keys per API token', () => {
         method: 'PUT',
         path: USER_PATH,
         token: admin,
-        body: { user_group_id: group.id, properties: { step: 4 } },
+        body: { user_group_id: group.provided_id, properties: { step: 4 } },
         headers: { 'idempotency-key': 'one-too-many' },
       }),
     );

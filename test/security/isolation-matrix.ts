@@ -17,15 +17,14 @@ import {
 } from '../../src/domain/tenancy.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 import {
-  createUserGroup,
   observable,
   tenantOf,
   unusedUserGroupToken,
-  useTestApp,
   type DatabaseReader,
-  type UserGroupBody,
   type WorkspaceName,
+  useTestAppWithReader,
 } from './helpers.js';
+import { makeGroup, type UserGroup } from '../support/group-maker.js';
 
 export interface TenantName {
   workspace: WorkspaceName;
@@ -71,14 +70,14 @@ export interface TenantObjects extends TenantName {
   /** The workspace's schema; both workspaces name theirs alike. */
   schemaId: number;
   /** A group with properties, mapped to `mapped`. */
-  group: UserGroupBody;
+  group: UserGroup;
   mapped: DataSourceRef;
   /** A data source no group maps to: only isolation keeps it from being changed or deleted. */
   spare: DataSourceRef;
   /** A read API token nobody uses: only isolation keeps it from being revoked. */
   apiTokenId: number;
   /** Groups whose ids the other tenants' callers take for groups of their own, one per caller scope. */
-  namesakes: Record<Scope, UserGroupBody>;
+  namesakes: Record<Scope, UserGroup>;
 }
 
 /** What an operation names: the victim's objects, or objects of the same kinds that exist nowhere. */
@@ -212,7 +211,7 @@ export interface IsolationFixture {
 
 /** A test app whose four tenants each hold the objects of `TenantObjects`, made once for the file. */
 export function useIsolationFixture(): IsolationFixture {
-  const app = useTestApp();
+  const app = useTestAppWithReader();
   const objects = new Map<string, TenantObjects>();
   const call = (req: ApiRequest) => inject(app.t.app, req);
   const succeed = async (req: ApiRequest) => {
@@ -294,15 +293,18 @@ export function useIsolationFixture(): IsolationFixture {
       const schemaId = schemas.get(name.workspace)!;
       const mapped = await createDataSource(tokens, `${key}.mapped`, schemaId, name.workspace);
       const spare = await createDataSource(tokens, `${key}.spare`, schemaId, name.workspace);
-      const group = await createUserGroup(call, tokens.write, {
-        user_group_id: `${key}.target`,
-        name: `Target of ${key}`,
-        properties: { plan: 'gold' },
-        mapping: { [schemaId]: mapped.providedId },
-      });
-      const namesakes = {} as Record<Scope, UserGroupBody>;
+      const group = await makeGroup(
+        { target: call, token: tokens.write },
+        {
+          id: `${key}.target`,
+          name: `Target of ${key}`,
+          properties: { plan: 'gold' },
+          mapping: { [schemaId]: mapped.providedId },
+        },
+      );
+      const namesakes = {} as Record<Scope, UserGroup>;
       for (const scope of SCOPES)
-        namesakes[scope] = await createUserGroup(call, tokens.write, { user_group_id: `${key}.namesake-${scope}` });
+        namesakes[scope] = await makeGroup({ target: call, token: tokens.write }, { id: `${key}.namesake-${scope}` });
       const apiTokenId = await createApiToken(tokens, `${key} spare`);
       const tenant = await tenantOf(app.t, name.workspace, name.environment);
       objects.set(key, { ...name, key, tenant, tokens, schemaId, group, mapped, spare, apiTokenId, namesakes });

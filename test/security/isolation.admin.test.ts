@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ENVIRONMENTS, type Environment } from '../../src/domain/tenancy.js';
 import type { ApiRequest } from '../support/http-client.js';
+import { withQuery, type Query } from '../support/paged-list.js';
 import {
   describeIsolationMatrix,
   emptyList,
@@ -20,13 +21,6 @@ import {
 
 const ADMIN = '/api/admin';
 const admin = (outcome: Outcome) => needs('admin', outcome);
-type Query = Record<string, string | number>;
-const withQuery = (path: string, query: Query) => {
-  const search = new URLSearchParams(
-    Object.entries(query).map(([name, value]): [string, string] => [name, String(value)]),
-  ).toString();
-  return search === '' ? path : `${path}?${search}`;
-};
 
 /**
  * An admin request in two forms: in the API token's environment, and naming the target's; the second

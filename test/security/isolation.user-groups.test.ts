@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SCOPES } from '../../src/domain/tenancy.js';
 import type { ApiRequest } from '../support/http-client.js';
-import { createUserGroup } from './helpers.js';
 import {
   describeIsolationMatrix,
   expectAnsweredAsAbsent,
@@ -17,6 +16,7 @@ import {
   type Target,
   type TenantObjects,
 } from './isolation-matrix.js';
+import { makeGroup } from '../support/group-maker.js';
 
 const USER = '/api/user';
 const writes = (code: string, status = 404) => needs('write', fails(status, code));
@@ -192,7 +192,7 @@ describe("a caller who takes the id of another tenant's group", () => {
           await expectAnsweredAsAbsent(fixture, renameOnto, victim, caller, scope, target);
         } else {
           // Ids are unique per tenant: renaming a group of the caller's own onto it is no conflict.
-          const own = await createUserGroup(call, token, { user_group_id: freshId() });
+          const own = await makeGroup({ target: call, token: token }, { id: freshId() });
           const renamed = await call({
             method: 'PUT',
             path: USER,
@@ -282,10 +282,13 @@ it("resolves a mapping's data source provided_id inside the caller's own tenant,
   }
   for (const tenant of TENANTS) {
     const own = fixture.of(tenant);
-    const group = await createUserGroup(fixture.call, own.tokens.write, {
-      user_group_id: 'maps-warehouse',
-      mapping: { [own.schemaId]: 'warehouse' },
-    });
+    const group = await makeGroup(
+      { target: fixture.call, token: own.tokens.write },
+      {
+        id: 'maps-warehouse',
+        mapping: { [own.schemaId]: 'warehouse' },
+      },
+    );
     expect(group.mapping, own.key).toEqual({ [own.schemaId]: String(warehouses.get(own.key)) });
   }
 });

@@ -3,7 +3,7 @@
 // (The CLI's side, serve included, on SQLite with the key file: test/cli/keys.test.ts.)
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MissingEncryptionKeysError } from '../../src/domain/key-rotation.service.js';
+import { MissingEncryptionKeysError } from '../../src/domain/encryption-keys/key-rotation.service.js';
 import { encryptionKeyId } from '../../src/domain/secrets.js';
 import { openRuntime } from '../../src/runtime.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../support/test-database.js';

@@ -1,13 +1,15 @@
 // The hot reads (GET /api/user, POST /api/user/verify) take an API token this process has seen live
-// from memory and confirm it inside their own statement (src/domain/api-token-check.ts). What that
+// from memory and confirm it inside their own statement (src/domain/api-tokens/api-token-check.ts). What that
 // must never change: a token revoked by another instance is refused on the very next request with
 // 401, whatever else is wrong with the request, and a changed rate limit applies from the next one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalRateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { inject, type ApiRequest } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { adminCaller, expectError, USER_PATH, VERIFY_PATH } from '../http/helpers.js';
+import { expectError } from '../http/helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { adminCaller } from '../support/callers.js';
+import { USER_PATH, VERIFY_PATH } from '../support/user-group-api.js';
 
 describe('API tokens remembered by the hot reads', () => {
   // Two instances on one database: `serving` remembers tokens, `other` changes them.

@@ -4,14 +4,15 @@
  * search for them, and what a database opened with the wrong key may answer.
  */
 import { expect } from 'vitest';
-import { MissingEncryptionKeysError } from '../../src/domain/key-rotation.service.js';
+import { MissingEncryptionKeysError } from '../../src/domain/encryption-keys/key-rotation.service.js';
 import { encryptionKeyId, hashSecret } from '../../src/domain/secrets.js';
 import { openDatabaseReader } from '../support/database-reader.js';
 import { inject, type ApiRequest, type ApiResponse } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
-import { createUserGroup, tenantOf } from './helpers.js';
+import { tenantOf } from './helpers.js';
 import { expectError } from '../support/error-envelope.js';
 import { issueApiToken } from '../support/api-token-issuer.js';
+import { makeGroup } from '../support/group-maker.js';
 
 export interface Secrets {
   /** Every user group token handed out: current ones and those rotated away or deleted. */
@@ -46,7 +47,7 @@ export async function makeSecrets(t: TestApp): Promise<Secrets> {
   const write = t.tokens.default.Customer.write;
   await makeWebhookSecrets(t, secrets);
   for (let i = 0; i < 12; i += 1) {
-    const group = await createUserGroup(call, write, { user_group_id: `secret-${i}`, properties: { n: i } });
+    const group = await makeGroup({ target: call, token: write }, { id: `secret-${i}`, properties: { n: i } });
     secrets.userGroupTokens.push(group.token);
     let token = group.token;
     // Rotate a third of them twice and a third once: the rotated-away tokens must not linger either.

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../support/test-database.js';
-import { call, sleep, waitFor } from '../scale/helpers.js';
+import { sleep, waitFor } from '../scale/helpers.js';
+import { call } from '../support/http-client.js';
 
 const IDLE_TIMEOUT_MS = 3000;
 

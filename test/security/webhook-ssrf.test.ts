@@ -8,8 +8,10 @@ import { REFUSED_DESTINATION, systemResolver, type Resolver } from '../../src/we
 import { injectClient, type Client } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
-import { apiToken, expectError, expectSuccess, expectUnchanged, userGroupApi } from '../http/helpers.js';
+import { expectError, expectSuccess, expectUnchanged } from '../http/helpers.js';
 import { uniqueId } from '../support/unique-id.js';
+import { apiToken } from '../support/callers.js';
+import { userGroupApi } from '../support/user-group-api.js';
 
 const ENDPOINTS = '/api/admin/webhook_endpoints';
 const PUBLIC = '93.184.216.34';

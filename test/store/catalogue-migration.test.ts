@@ -7,7 +7,7 @@ import { openStore } from '../../src/store/open-store.js';
 import { openSqliteDatabase } from '../../src/store/sqlite/sqlite-database.js';
 import { migrateSqlite } from '../../src/store/sqlite/migrate.js';
 import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations/index.js';
-import type { Store } from '../../src/store/store.js';
+import type { Store } from '../../src/domain/store.port.js';
 import { createTestDatabase, type TestDatabase, type TestEngine } from '../support/test-database.js';
 import { auditContext, T1 } from './store-fixtures.js';
 

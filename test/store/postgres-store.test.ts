@@ -8,7 +8,7 @@ import { MIGRATIONS } from '../../src/store/postgres/migrations/index.js';
 import { mapPostgresError } from '../../src/store/postgres/postgres-errors.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { PostgresStoreOptions } from '../../src/store/postgres/postgres-store.js';
-import type { Store } from '../../src/store/store.js';
+import type { Store } from '../../src/domain/store.port.js';
 import { describeStoreContract } from './store.contract.js';
 import { createChain, raceForCycle } from './contract/user-group-tree.contract.js';
 import {
@@ -190,6 +190,7 @@ describe('PostgreSQL store specifics', () => {
       'audit_events',
       'console_sessions',
       'data_sources',
+      'group_usage',
       'idempotency_keys',
       'schema_migrations',
       'schemas',

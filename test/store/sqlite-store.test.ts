@@ -10,7 +10,7 @@ import { migrateSqlite } from '../../src/store/sqlite/migrate.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations/index.js';
 import { openSqliteDatabase, PAGE_CACHE_KIB, SYNC_BUSY_WAIT_MS } from '../../src/store/sqlite/sqlite-database.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { Store } from '../../src/store/store.js';
+import type { Store } from '../../src/domain/store.port.js';
 import { describeStoreContract } from './store.contract.js';
 import { createChain, raceForCycle } from './contract/user-group-tree.contract.js';
 import {

@@ -1,21 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import type { ApiTokenCheck, ApiTokenState } from '../../src/domain/api-token-check.js';
+import type { ApiTokenCheck, ApiTokenState } from '../../src/domain/api-tokens/api-token-check.js';
 import { AppError, isAppError } from '../../src/domain/errors.js';
 import type { ErrorCode } from '../../src/domain/errors.js';
-import type {
-  AuditContext,
-  AuditEventRecord,
-  DataSourceRecord,
-  FieldChanges,
-  NewApiToken,
-  NewUserGroup,
-  SchemaRecord,
-  UserGroupRecord,
-  Workspace,
-} from '../../src/domain/models.js';
+import type { NewApiToken } from '../../src/domain/api-tokens/api-token.records.js';
+import type { AuditContext, AuditEventRecord, FieldChanges } from '../../src/domain/audit/audit.records.js';
+import type { DataSourceRecord } from '../../src/domain/data-sources/data-source.records.js';
+import type { SchemaRecord } from '../../src/domain/schemas/schema.records.js';
+import type { NewSigningKey } from '../../src/domain/signing-keys/signing-key.records.js';
+import type { NewUserGroup, UserGroupRecord } from '../../src/domain/user-groups/user-group.records.js';
+import type { Workspace } from '../../src/domain/workspaces/workspace.records.js';
 import type { Actor, Environment, Tenant } from '../../src/domain/tenancy.js';
-import type { Store } from '../../src/store/store.js';
+import type { Store } from '../../src/domain/store.port.js';
 
 export const T0 = '2026-11-22T10:00:00.000Z';
 export const T1 = '2026-11-22T11:00:00.000Z';
@@ -31,6 +27,18 @@ export function auditContext(overrides: Partial<AuditContext> = {}): AuditContex
 /** A fresh opaque string standing in for a SHA-256 hex digest or a ciphertext. */
 export function randomHex(): string {
   return randomBytes(32).toString('hex');
+}
+
+/** A signing key of `issuer` (a workspace's environment) made at `createdAt`: a kid of its own, random material. */
+export function newSigningKey(issuer: Tenant, createdAt = T0): NewSigningKey {
+  return {
+    ...issuer,
+    kid: `kid-${randomHex().slice(0, 16)}`,
+    // Key order and types as a JWK has them: the store hands back the same object.
+    publicJwk: { kty: 'EC', crv: 'P-256', x: randomHex(), y: randomHex() },
+    privateKeyCiphertext: randomHex(),
+    createdAt,
+  };
 }
 
 export function newApiToken(tenant: Tenant, overrides: Partial<NewApiToken> = {}): NewApiToken {
@@ -57,6 +65,7 @@ export function newGroup(tenant: Tenant, providedId: string, overrides: Partial<
     parentProvidedId: null,
     isDemoGroup: false,
     tags: [],
+    accessRules: [],
     createdAt: T0,
     ...overrides,
   };
@@ -194,7 +203,7 @@ export const RICH_PROPERTIES = {
 };
 
 /**
- * A remembered API token's check as the domain hands it to a hot read (src/domain/api-token-check.ts),
+ * A remembered API token's check as the domain hands it to a hot read (src/domain/api-tokens/api-token-check.ts),
  * recording what the store settled it with; a token no longer live throws as the domain's does.
  */
 export function recordingTokenCheck(token: { id: number; tokenHash: string }): {

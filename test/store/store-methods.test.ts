@@ -5,7 +5,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const STORE_MODULE = path.join(ROOT, 'src/store/store.ts');
+const STORE_MODULE = path.join(ROOT, 'src/domain/store.port.ts');
 const CONTRACT_DIR = path.join(ROOT, 'test/store/contract');
 
 /**

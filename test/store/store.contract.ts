@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe } from 'vitest';
-import type { Store } from '../../src/store/store.js';
+import type { Store } from '../../src/domain/store.port.js';
 import { describeApiTokenContract } from './contract/api-tokens.contract.js';
 import { describeAuditContract } from './contract/audit.contract.js';
 import { describeCatalogContract } from './contract/catalog.contract.js';
@@ -20,6 +20,7 @@ import { describeUserGroupContract } from './contract/user-groups.contract.js';
 import { describeUserGroupTreeContract } from './contract/user-group-tree.contract.js';
 import { describeUserGroupSyncContract } from './contract/user-group-sync.contract.js';
 import { describeWorkspaceContract } from './contract/workspaces.contract.js';
+import { describeUsageContract } from './contract/usage.contract.js';
 import { seed } from './store-fixtures.js';
 
 export interface OpenedStore {
@@ -67,6 +68,7 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeWebhookEndpointContract(context);
     describeWebhookOutboxContract(context);
     describeWebhookDeliveryContract(context);
+    describeUsageContract(context);
     describeStoreLifecycleContract(context);
   });
 }

@@ -1,4 +1,4 @@
-import type { ApiTokenRecord } from '../../src/domain/models.js';
+import type { ApiTokenRecord } from '../../src/domain/api-tokens/api-token.records.js';
 import type { Caller, Environment, Scope } from '../../src/domain/tenancy.js';
 import type { TestApp } from './test-app.js';
 import { uniqueId } from './unique-id.js';

@@ -9,6 +9,9 @@ export interface ApiResponse {
   raw: string;
 }
 
+/** A request before an API token is chosen for it. */
+export type UnsignedRequest = Omit<ApiRequest, 'token'>;
+
 export interface ApiRequest {
   method: string;
   path: string;
@@ -89,4 +92,36 @@ export function injectClient(app: FastifyInstance): Client {
 
 export function socketClient(baseUrl: string): Client {
   return (req) => send(baseUrl, req);
+}
+
+/**
+ * Far beyond the service's own limits (3 s to get a connection, 5 s + 1 s per statement), so an
+ * answer that has not come by then means a hung request: the call fails instead of waiting on.
+ */
+export const REQUEST_TIMEOUT_MS = 15_000;
+
+/** One request over a socket to a running server, failing after REQUEST_TIMEOUT_MS without an answer. */
+export async function call(server: { baseUrl: string }, req: ApiRequest): Promise<ApiResponse> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms to ${req.method} ${req.path} on ${server.baseUrl}`),
+        ),
+      REQUEST_TIMEOUT_MS,
+    );
+  });
+  try {
+    return await Promise.race([send(server.baseUrl, req), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Where a request goes: a Client (inject or a socket), or a running server, reached with `call`. */
+export type Target = Client | { baseUrl: string };
+
+export function clientFor(target: Target): Client {
+  return typeof target === 'function' ? target : (req) => call(target, req);
 }

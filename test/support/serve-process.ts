@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { send } from './http-client.js';
 import { withPostgresClient, type TestDatabase } from './test-database.js';
 import { freePort } from './free-port.js';
+import { sleep } from './wait-for.js';
 
 export interface ServeProcess {
   baseUrl: string;
@@ -44,8 +45,6 @@ interface Started {
 }
 
 const started = new Set<Started>();
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 function serveEnv(db: TestDatabase, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('UGS_')));

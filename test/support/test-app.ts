@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/http/app.js';
 import type { Clock } from '../../src/domain/clock.js';
@@ -59,6 +60,8 @@ export interface TestAppOptions {
   publicUrl?: () => string;
   /** Webhook addresses (private ones refused unless allowed) and, when `worker` is given, a delivery worker with those settings. */
   webhooks?: { allowPrivate?: boolean; resolve?: Resolver; worker?: Partial<WebhookWorkerSettings> };
+  /** Count usage per group (as `ugs serve` does), written every `flushMs`; not counted unless given. */
+  usage?: { flushMs: number };
 }
 
 /** A SQLite database in an existing directory, which stays when the database is "dropped". */
@@ -112,6 +115,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       requireAllKeys: options.requireAllKeys,
       publicUrl: options.publicUrl,
       allowPrivateWebhooks: options.webhooks?.allowPrivate,
+      usage: options.usage,
     });
     const opened = runtime;
     const other =
@@ -181,4 +185,21 @@ async function issueTokenSet(runtime: Runtime, workspaceId: number): Promise<Tok
     }
   }
   return set;
+}
+
+/** One real app (createTestApp with `options`) for the enclosing describe block: opened before its tests, closed after. */
+export function useTestApp(options: TestAppOptions = {}): { readonly t: TestApp } {
+  let app: TestApp | undefined;
+  beforeAll(async () => {
+    app = await createTestApp(options);
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+  return {
+    get t() {
+      if (!app) throw new Error('the test app exists only inside tests');
+      return app;
+    },
+  };
 }

@@ -9,6 +9,7 @@ export interface GroupDraft {
   isDemoGroup: boolean;
   properties: string;
   mapping: string;
+  accessRules: string;
 }
 
 /** The fields the API may name in an error, so that the form shows it at that field. */
@@ -20,6 +21,7 @@ export const GROUP_FIELDS = [
   'is_demo_group',
   'properties',
   'mapping',
+  'access_rules',
 ] as const;
 
 export function groupDraft(group?: UserGroup): GroupDraft {
@@ -30,6 +32,7 @@ export function groupDraft(group?: UserGroup): GroupDraft {
     isDemoGroup: group?.is_demo_group ?? false,
     properties: group?.properties ? JSON.stringify(group.properties, null, 2) : '',
     mapping: group && Object.keys(group.mapping).length > 0 ? JSON.stringify(group.mapping, null, 2) : '',
+    accessRules: group && group.access_rules.length > 0 ? JSON.stringify(group.access_rules, null, 2) : '',
   };
 }
 
@@ -52,8 +55,9 @@ export type GroupBody = Omit<UpdateUserGroupBody, 'user_group_id' | 'new_user_gr
 export function groupFields(draft: GroupDraft): { body: GroupBody } | { errors: Record<string, string> } {
   const properties = draft.properties.trim() === '' ? { value: null } : parsed(draft.properties, 'properties');
   const mapping = draft.mapping.trim() === '' ? { value: {} } : parsed(draft.mapping, 'mapping');
+  const accessRules = draft.accessRules.trim() === '' ? { value: null } : parsed(draft.accessRules, 'access_rules');
   const errors = Object.fromEntries(
-    [properties, mapping].flatMap((result) => ('error' in result ? [result.error] : [])),
+    [properties, mapping, accessRules].flatMap((result) => ('error' in result ? [result.error] : [])),
   );
   if (Object.keys(errors).length > 0) return { errors };
   return {
@@ -67,6 +71,7 @@ export function groupFields(draft: GroupDraft): { body: GroupBody } | { errors: 
       is_demo_group: draft.isDemoGroup,
       properties: (properties as { value: GroupBody['properties'] }).value,
       mapping: (mapping as { value: GroupBody['mapping'] }).value,
+      access_rules: (accessRules as { value: GroupBody['access_rules'] }).value,
     },
   };
 }
@@ -125,6 +130,14 @@ export function GroupFields({
         error={errors.mapping}
         onValue={(mapping) => set({ mapping })}
         rows={4}
+      />
+      <TextArea
+        label="Access rules"
+        hint={`The group's own rules, a JSON array (empty for none), e.g. [{"schema_id": 1, "table": "orders", "column": "tenant", "op": "eq", "value": {"property": "tenant"}}]. Its ancestors' rules apply too.`}
+        value={draft.accessRules}
+        error={errors.access_rules}
+        onValue={(accessRules) => set({ accessRules })}
+        rows={6}
       />
     </div>
   );

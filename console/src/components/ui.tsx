@@ -43,7 +43,7 @@ interface InputProps {
   value: string;
   onValue(value: string): void;
   name?: string;
-  type?: 'text' | 'password' | 'search' | 'url' | 'number' | 'datetime-local';
+  type?: 'text' | 'password' | 'search' | 'url' | 'number' | 'datetime-local' | 'date';
   required?: boolean;
   placeholder?: string;
   autoComplete?: string;

@@ -5,6 +5,7 @@ import { ConfirmDialog } from '../components/confirm';
 import { EmbedTokenPanel } from '../components/embed-token';
 import { GROUP_FIELDS, GroupFields, groupDraft, groupFields, type GroupDraft } from '../components/group-form';
 import { Alert, Badge, Json, Loading, PageHeader, Section, Time } from '../components/ui';
+import { GroupUsage } from './usage';
 import { useConsole, useLoad, useSubmit, type Environment } from '../hooks';
 import { BASE, navigate } from '../router';
 import { UgsError, ugs } from '../service';
@@ -82,6 +83,40 @@ function Computed({
     { header: 'From', cell: from },
   ];
   return <DataTable caption={label} columns={columns} rows={keys} rowKey={(key) => key} compact />;
+}
+
+/** The group's effective access rules (SPEC §17), each with the group it comes from: all of them must hold. */
+function AccessRules({ group, ancestors }: { group: UserGroup; ancestors: UserGroup[] }) {
+  const rules = group.computed_access_rules;
+  if (rules.length === 0) return <p class="muted">None: tokens of this group carry no access rule.</p>;
+  type Rule = (typeof rules)[number];
+  const from = (rule: Rule) => {
+    if (rule.team_id === group.team_id) return <Badge tone="accent">this group</Badge>;
+    const ancestor = ancestors.find((level) => level.team_id === rule.team_id);
+    return (
+      <Badge>
+        inherited from{' '}
+        {ancestor ? <a href={`${BASE}/groups/${ancestor.team_id}`}>{ancestor.provided_id}</a> : `#${rule.team_id}`}
+      </Badge>
+    );
+  };
+  const columns: Array<Column<[Rule, number]>> = [
+    { header: 'Schema', cell: ([rule]) => rule.schema_id },
+    { header: 'Table', cell: ([rule]) => <code>{rule.table}</code> },
+    { header: 'Column', cell: ([rule]) => <code>{rule.column}</code> },
+    { header: 'Operator', cell: ([rule]) => <code>{rule.op}</code> },
+    { header: 'Value', cell: ([rule]) => (rule.value === undefined ? '' : <code>{JSON.stringify(rule.value)}</code>) },
+    { header: 'From', cell: ([rule]) => from(rule) },
+  ];
+  return (
+    <DataTable
+      caption="Effective access rules, the root's first"
+      columns={columns}
+      rows={rules.map((rule, index): [Rule, number] => [rule, index])}
+      rowKey={([, index]) => String(index)}
+      compact
+    />
+  );
 }
 
 function Details({ group, revealed, onReveal }: { group: UserGroup; revealed: boolean; onReveal(): void }) {
@@ -293,6 +328,15 @@ export function GroupScreen({ teamId }: { teamId: number }) {
           </div>
         </div>
       )}
+
+      {!editing && (
+        <Section title={`Access rules (${group.computed_access_rules.length})`}>
+          <AccessRules group={group} ancestors={ancestors} />
+        </Section>
+      )}
+      <Section title="Usage, last 30 days">
+        <GroupUsage teamId={teamId} />
+      </Section>
 
       <div class="two-columns">
         <Section title="Own properties">

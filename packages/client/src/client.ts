@@ -18,6 +18,10 @@ import type {
   Schema,
   SigningKey,
   SigningKeyRotation,
+  TopUsage,
+  TopUsageQuery,
+  UsageSeries,
+  UsageSeriesQuery,
   UpdateApiTokenBody,
   UpdateDataSourceBody,
   UpdateUserGroupBody,
@@ -82,6 +86,7 @@ export function createClient(options: ClientOptions) {
         parent_user_group_id: parent === undefined ? undefined : String(parent),
         is_demo_group: json(body.is_demo_group),
         tags: json(body.tags),
+        access_rules: json(body.access_rules),
       };
       const answer = await send<{ new_user_group: boolean; user_group: UserGroup }>({
         method: 'GET',
@@ -196,6 +201,24 @@ export function createClient(options: ClientOptions) {
     },
     listAuditEvents(query: AuditQuery = {}): Promise<Page<AuditEvent>> {
       return page('audit_events', '/api/admin/audit_events', query);
+    },
+    /** GET /api/admin/usage: one group's usage per UTC day (SPEC §16). */
+    async getUsage(query: UsageSeriesQuery): Promise<UsageSeries> {
+      const { success: _success, ...series } = await send<UsageSeries & { success: 1 }>({
+        method: 'GET',
+        path: '/api/admin/usage',
+        query,
+      });
+      return series;
+    },
+    /** GET /api/admin/usage/top: the busiest groups of the environment (SPEC §16). */
+    async getTopUsage(query: TopUsageQuery = {}): Promise<TopUsage> {
+      const { success: _success, ...top } = await send<TopUsage & { success: 1 }>({
+        method: 'GET',
+        path: '/api/admin/usage/top',
+        query,
+      });
+      return top;
     },
     listSigningKeys(): Promise<Page<SigningKey>> {
       return page('signing_keys', '/api/admin/signing_keys');

@@ -1,4 +1,6 @@
-import { base64url, createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import { createRemoteJWKSet, errors, type JWTPayload } from 'jose';
+import type { ResolvedAccessRule } from '../../../src/wire/access-rules.schemas.js';
+import { base64urlBytes, base64urlText, prepareEs256Verifier, type Es256Verifier } from '#crypto';
 
 export interface EmbedTokenVerifierOptions {
   /**
@@ -9,7 +11,10 @@ export interface EmbedTokenVerifierOptions {
   issuer: string;
   /** The embed_id(s) this renderer serves (`ugs-embed` for tokens minted without one). */
   audience: string | string[];
-  /** How long fetched keys are trusted before they are fetched again (default: 10 min). */
+  /**
+   * How long fetched keys are trusted before they are fetched again (default: 10 min). Also how late a
+   * key's removal from the JWKS (and so the refusal of its tokens, verified before or not) may be seen.
+   */
   cacheMaxAgeMs?: number;
   /** The least time between two fetches prompted by an unknown kid (default 30 s, jose's). */
   cooldownMs?: number;
@@ -18,6 +23,22 @@ export interface EmbedTokenVerifierOptions {
    * token is refused, so that the renderer, not whoever mints, decides whether origins are pinned).
    */
   allowMissingOrigin?: boolean;
+  /**
+   * How many tokens whose signature verified are remembered, most recently used kept (default 1000;
+   * 0: none). A remembered token skips the signature check when presented again, never the checks of
+   * issuer, audience, origin, `exp` and `nbf`, and is forgotten when its key leaves the JWKS.
+   */
+  tokenCacheSize?: number;
+}
+
+/** What one call checks besides the token itself. */
+export interface EmbedTokenCheck {
+  /** The origin of the page the dashboard is rendered for; pinned tokens must name it. */
+  origin?: string;
+  /** The embed_id(s) this call serves, instead of the verifier's `audience`. */
+  audience?: string | string[];
+  /** The time to check `exp` and `nbf` at (default: now). */
+  currentDate?: Date;
 }
 
 /** What an embed token carries about its group (SPEC §10). */
@@ -31,6 +52,12 @@ export interface EmbedClaims extends JWTPayload {
     mapping: Record<string, string>;
     is_demo_group: boolean;
     origin: string | null;
+    /**
+     * The group's effective access rules, property references resolved (SPEC §17): give them to
+     * accessRulesToSql. Absent from tokens minted by a service that predates them: pass `?? []`,
+     * which denies every table not opted out with `unlisted: 'allow'`.
+     */
+    access_rules?: ResolvedAccessRule[];
   };
 }
 
@@ -39,48 +66,306 @@ export class EmbedOriginError extends Error {
   override readonly name = 'EmbedOriginError';
 }
 
+/** The service refuses to mint a token longer than this (MAX_EMBED_TOKEN_BYTES); none is verified. */
+const MAX_TOKEN_LENGTH = 8192;
+const DEFAULT_TOKEN_CACHE_SIZE = 1000;
+const TOKEN_TYPE = 'ugs-embed+jwt';
+/** Protected headers remembered (one per kid in practice). */
+const MAX_HEADERS = 16;
+
+/**
+ * An ES256 signature, 64 bytes, in base64url written canonically: 86 characters, the last one's four
+ * unused bits zero. Any other spelling of the same signature is refused, as the high-S twin is. (The
+ * header and payload need no such check: the signature is of their text as sent.)
+ */
+const CANONICAL_SIGNATURE = /^[A-Za-z0-9_-]{85}[AQgw]$/;
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
 // P-256's group order halved: an ECDSA signature (r, s) is also valid as (r, n - s); the service signs
 // only the low half, so a high-S signature is a second string for a token and is refused.
-const HALF_ORDER_HEX = '7fffffff800000007fffffffffffffffde737d56d38bcf4279dce5617e3192a8';
+const HALF_ORDER = Uint8Array.from(
+  '7fffffff800000007fffffffffffffffde737d56d38bcf4279dce5617e3192a8'.match(/../g)!,
+  (byte) => parseInt(byte, 16),
+);
 
-function hasHighS(token: string): boolean {
-  const signature = base64url.decode(token.slice(token.lastIndexOf('.') + 1));
-  const s = Array.from(signature.subarray(32), (byte) => byte.toString(16).padStart(2, '0')).join('');
-  // Equal-length hex strings compare as the numbers they spell.
-  return s.length === HALF_ORDER_HEX.length && s > HALF_ORDER_HEX;
+function hasHighS(signature: Uint8Array): boolean {
+  for (let i = 0; i < 32; i += 1) {
+    const byte = signature[32 + i]!;
+    const half = HALF_ORDER[i]!;
+    if (byte !== half) return byte > half;
+  }
+  return false;
+}
+
+function decodedJson(segment: string): unknown {
+  try {
+    return JSON.parse(base64urlText(segment));
+  } catch {
+    return undefined;
+  }
+}
+
+/** jose's typ comparison: `application/` is implied, case does not count. */
+const normalizedTyp = (typ: string) => (typ.includes('/') ? typ.toLowerCase() : `application/${typ.toLowerCase()}`);
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Freezes a parsed JSON value and everything in it (for…in: JSON objects have no inherited keys). */
+function deepFreeze<T extends object>(value: T): T {
+  for (const key in value) {
+    const member: unknown = value[key];
+    if (typeof member === 'object' && member !== null) deepFreeze(member);
+  }
+  return Object.freeze(value);
+}
+
+/** One P-256 key of the JWKS, prepared once; a new object whenever its kid names another key. */
+interface PreparedKey {
+  readonly kid: string;
+  readonly x: string;
+  readonly y: string;
+  readonly verify: Es256Verifier;
+}
+
+/** A protected header, checked. */
+interface Header {
+  readonly kid: string;
+  /** Whether its typ is `ugs-embed+jwt` (refused only once the signature verified, as jose does). */
+  readonly embedType: boolean;
+}
+
+/** A token taken apart, its form and header checked, its signature not yet. */
+interface Parsed {
+  readonly header: Header;
+  readonly payload: string;
+  readonly signingInput: string;
+  readonly signature: Uint8Array<ArrayBuffer>;
+}
+
+/** A token whose form and signature were checked: what every later call still checks it against. */
+interface VerifiedToken {
+  readonly key: PreparedKey;
+  readonly claims: EmbedClaims;
+  readonly exp: number;
+  readonly nbf: number | undefined;
+}
+
+/** Whether a JWKS member is a key jose would use for ES256 (its `isUsableJWK`), with a kid. */
+function es256Member(jwk: Record<string, unknown>): jwk is { kid: string; x: string; y: string } {
+  const keyOps = jwk.key_ops;
+  return (
+    jwk.kty === 'EC' &&
+    jwk.crv === 'P-256' &&
+    typeof jwk.kid === 'string' &&
+    typeof jwk.x === 'string' &&
+    typeof jwk.y === 'string' &&
+    (jwk.alg === undefined || jwk.alg === 'ES256') &&
+    (jwk.use === undefined || jwk.use === 'sig') &&
+    (keyOps === undefined || (Array.isArray(keyOps) && keyOps.includes('verify')))
+  );
 }
 
 /**
- * Verifies embed tokens offline, as a dashboard renderer does: signature (ES256, keys from the
- * workspace's JWKS, cached and refetched when a token names a kid not seen yet — a rotated key),
- * `iss`, `aud`, `exp`, `nbf`, a low-S signature, and the origin when asked (a token minted without
- * one is then refused unless `allowMissingOrigin`). It cannot see a rotation of the group
- * token: for that, verify online (`client.verifyToken`).
+ * Verifies embed tokens offline, as a dashboard renderer does: signature (ES256, low S, keys from the
+ * workspace's JWKS by their kid, cached and refetched when a token names a kid not seen yet — a
+ * rotated key — or when they are older than `cacheMaxAgeMs`), `typ`, `iss`, `aud`, `exp`, `nbf`, at
+ * most 8 KiB, and the origin when asked (a token minted without one is then refused unless
+ * `allowMissingOrigin`). A token seen before skips only the signature: see `tokenCacheSize`. The claims
+ * returned are frozen (the same object for each call that presents the same remembered token). It
+ * cannot see a rotation of the group token: for that, verify online (`client.verifyToken`).
  */
 export function createEmbedTokenVerifier(options: EmbedTokenVerifierOptions) {
   const issuer = options.issuer.replace(/\/+$/, '');
-  const keys = createRemoteJWKSet(new URL(`${issuer}/.well-known/jwks.json`), {
+  const cacheSize = options.tokenCacheSize ?? DEFAULT_TOKEN_CACHE_SIZE;
+  if (!Number.isInteger(cacheSize) || cacheSize < 0) {
+    throw new TypeError(`tokenCacheSize must be a whole number of at least 0, got ${String(options.tokenCacheSize)}.`);
+  }
+  const remote = createRemoteJWKSet(new URL(`${issuer}/.well-known/jwks.json`), {
     cacheMaxAge: options.cacheMaxAgeMs ?? 600_000,
     ...(options.cooldownMs === undefined ? {} : { cooldownDuration: options.cooldownMs }),
   });
-  return async function verify(
-    token: string,
-    check: { origin?: string; currentDate?: Date } = {},
-  ): Promise<EmbedClaims> {
-    const { payload } = await jwtVerify<Pick<EmbedClaims, 'ugs'>>(token, keys, {
-      issuer,
-      audience: options.audience,
-      algorithms: ['ES256'],
-      typ: 'ugs-embed+jwt',
-      ...(check.currentDate ? { currentDate: check.currentDate } : {}),
-    });
-    if (hasHighS(token)) throw new errors.JWSSignatureVerificationFailed('The signature is not in low-S form.');
+  const audienceOf = (audience: string | string[]) => (typeof audience === 'string' ? [audience] : audience);
+  const defaultAudience = audienceOf(options.audience);
+
+  /** The JWKS's ES256 keys by kid, as of jose's last fetch (read after each call to `remote`). */
+  let keys = new Map<string, PreparedKey>();
+  /** Syncs of `keys` run one after the other, each reading the JWKS jose holds when it starts. */
+  let syncing: Promise<void> = Promise.resolve();
+  /** Tokens whose signature verified, least recently used first (a Map keeps insertion order). */
+  const verified = new Map<string, VerifiedToken>();
+  /** Protected headers seen (they differ by kid only), checked: a few, so cleared when full. */
+  const headers = new Map<string, Header>();
+
+  /** Prepares the keys of the JWKS jose holds now, keeping those unchanged, and forgets tokens of any other. */
+  async function syncKeys(): Promise<void> {
+    const jwks = remote.jwks();
+    if (!jwks) return;
+    const next = new Map<string, PreparedKey>();
+    const unusable = new Set<string>();
+    for (const jwk of jwks.keys as Record<string, unknown>[]) {
+      if (!es256Member(jwk)) continue;
+      if (next.has(jwk.kid)) unusable.add(jwk.kid); // two keys of one kid: neither is used
+      const known = keys.get(jwk.kid);
+      if (known && known.x === jwk.x && known.y === jwk.y) {
+        next.set(jwk.kid, known);
+        continue;
+      }
+      try {
+        next.set(jwk.kid, { kid: jwk.kid, x: jwk.x, y: jwk.y, verify: await prepareEs256Verifier(jwk) });
+      } catch {
+        unusable.add(jwk.kid); // not a point of P-256: no token of it verifies
+      }
+    }
+    for (const kid of unusable) next.delete(kid);
+    keys = next;
+    for (const [token, entry] of verified) if (keys.get(entry.key.kid) !== entry.key) verified.delete(token);
+  }
+
+  /** The key named `kid`, fetching the JWKS first when jose would (stale, or an unknown kid past the cooldown). */
+  async function keyFor(kid: string): Promise<PreparedKey> {
+    try {
+      await remote({ alg: 'ES256', kid });
+    } finally {
+      const sync = syncing.then(syncKeys);
+      syncing = sync.catch(() => undefined); // one failed sync must not fail every later one
+      await sync;
+    }
+    const key = keys.get(kid);
+    if (!key) throw new errors.JWKSNoMatchingKey();
+    return key;
+  }
+
+  /** The protected header's kid and whether its typ is an embed token's; refuses any other alg and any crit. */
+  function headerOf(segment: string): Header {
+    const known = headers.get(segment);
+    if (known) return known;
+    const header = BASE64URL.test(segment) ? decodedJson(segment) : undefined;
+    if (!isObject(header)) throw new errors.JWSInvalid('JWS Protected Header is invalid');
+    if (header.alg !== 'ES256') {
+      throw new errors.JOSEAlgNotAllowed('"alg" (Algorithm) Header Parameter value not allowed');
+    }
+    if (header.crit !== undefined) throw new errors.JOSENotSupported('An embed token has no "crit" header parameter.');
+    if (typeof header.kid !== 'string') throw new errors.JWKSNoMatchingKey('An embed token names its key ("kid").');
+    const checked = {
+      kid: header.kid,
+      embedType: typeof header.typ === 'string' && normalizedTyp(header.typ) === normalizedTyp(TOKEN_TYPE),
+    };
+    if (headers.size >= MAX_HEADERS) headers.clear();
+    headers.set(segment, checked);
+    return checked;
+  }
+
+  /** Checks the token's form and its header; what its signature is of, and the signature. */
+  function parse(token: string): Parsed {
+    if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) {
+      throw new errors.JWTInvalid(`An embed token is a string of at most ${MAX_TOKEN_LENGTH} characters.`);
+    }
+    const first = token.indexOf('.');
+    const second = token.indexOf('.', first + 1);
+    const encodedSignature = token.slice(second + 1);
+    if (first < 1 || second < first + 2 || !CANONICAL_SIGNATURE.test(encodedSignature)) {
+      throw new errors.JWSInvalid('Not a compact JWS with an ES256 signature.');
+    }
+    const header = headerOf(token.slice(0, first));
+    const signature = base64urlBytes(encodedSignature);
+    if (hasHighS(signature)) throw new errors.JWSSignatureVerificationFailed('The signature is not in low-S form.');
+    return { header, payload: token.slice(first + 1, second), signingInput: token.slice(0, second), signature };
+  }
+
+  /**
+   * The claims of a token whose signature verified under `key`, their form checked (in jose's order:
+   * nothing of a payload is read before its signature verified); their values are checked per call
+   * by `checkClaims`.
+   */
+  function verifiedToken(parsed: Parsed, key: PreparedKey): VerifiedToken {
+    const payload = decodedJson(parsed.payload);
+    if (!isObject(payload)) throw new errors.JWTInvalid('JWT Claims Set must be a top-level JSON object');
     const claims = payload as EmbedClaims;
-    if (check.origin !== undefined && claims.ugs.origin === null && !options.allowMissingOrigin) {
+    if (!parsed.header.embedType) {
+      throw new errors.JWTClaimValidationFailed('unexpected "typ" JWT header value', claims, 'typ', 'check_failed');
+    }
+    for (const claim of ['iat', 'nbf', 'exp'] as const) {
+      const value = claims[claim];
+      if (value === undefined && claim !== 'exp') continue;
+      if (typeof value !== 'number' || !Number.isFinite(value)) {
+        const [message, reason] =
+          value === undefined
+            ? [`missing required "${claim}" claim`, 'missing']
+            : [`"${claim}" claim must be a number`, 'invalid'];
+        throw new errors.JWTClaimValidationFailed(message, claims, claim, reason);
+      }
+    }
+    if (!isObject(claims.ugs) || (claims.ugs.origin !== null && typeof claims.ugs.origin !== 'string')) {
+      throw new errors.JWTClaimValidationFailed('"ugs" claim is invalid', claims, 'ugs', 'invalid');
+    }
+    return { key, claims: deepFreeze(claims), exp: claims.exp!, nbf: claims.nbf };
+  }
+
+  /** What holds per call, for a token seen before or not: issuer, audience, lifetime, origin. */
+  function checkClaims(entry: VerifiedToken, check: EmbedTokenCheck): EmbedClaims {
+    const { claims } = entry;
+    if (claims.iss !== issuer) {
+      throw new errors.JWTClaimValidationFailed('unexpected "iss" claim value', claims, 'iss', 'check_failed');
+    }
+    const audience = check.audience === undefined ? defaultAudience : audienceOf(check.audience);
+    const aud = claims.aud;
+    if (
+      typeof aud === 'string' ? !audience.includes(aud) : !Array.isArray(aud) || !audience.some((a) => aud.includes(a))
+    ) {
+      throw new errors.JWTClaimValidationFailed('unexpected "aud" claim value', claims, 'aud', 'check_failed');
+    }
+    const now = Math.floor((check.currentDate === undefined ? Date.now() : check.currentDate.getTime()) / 1000);
+    if (!Number.isFinite(now)) throw new TypeError('Invalid currentDate.');
+    if (entry.nbf !== undefined && entry.nbf > now) {
+      throw new errors.JWTClaimValidationFailed('"nbf" claim timestamp check failed', claims, 'nbf', 'check_failed');
+    }
+    if (entry.exp <= now)
+      throw new errors.JWTExpired('"exp" claim timestamp check failed', claims, 'exp', 'check_failed');
+    const origin = claims.ugs.origin;
+    if (check.origin !== undefined && origin === null && !options.allowMissingOrigin) {
       throw new EmbedOriginError(`The embed token was minted without an origin; this page is ${check.origin}.`);
     }
-    if (check.origin !== undefined && claims.ugs.origin !== null && claims.ugs.origin !== check.origin) {
-      throw new EmbedOriginError(`The embed token is for ${claims.ugs.origin}, not ${check.origin}.`);
+    if (check.origin !== undefined && origin !== null && origin !== check.origin) {
+      throw new EmbedOriginError(`The embed token is for ${origin}, not ${check.origin}.`);
+    }
+    return claims;
+  }
+
+  return async function verify(token: string, check: EmbedTokenCheck = {}): Promise<EmbedClaims> {
+    const seen = verified.get(token);
+    if (seen !== undefined) {
+      // A remembered token stands only while its key does, in the JWKS as last fetched (fetched again
+      // first when older than cacheMaxAgeMs), and only until it expires.
+      let current = keys.get(seen.key.kid);
+      if (!remote.fresh) {
+        try {
+          current = await keyFor(seen.key.kid);
+        } catch (error) {
+          verified.delete(token);
+          throw error;
+        }
+      }
+      if (current === seen.key) {
+        if (check.currentDate === undefined && seen.exp <= Math.floor(Date.now() / 1000)) verified.delete(token);
+        const claims = checkClaims(seen, check);
+        verified.delete(token); // the most recently used goes last
+        verified.set(token, seen);
+        return claims;
+      }
+      verified.delete(token);
+    }
+    // The full verification. It awaits only to fetch keys, and for WebCrypto's verify (browsers).
+    const parsed = parse(token);
+    const key = (remote.fresh && keys.get(parsed.header.kid)) || (await keyFor(parsed.header.kid));
+    let valid = key.verify(parsed.signingInput, parsed.signature);
+    if (typeof valid !== 'boolean') valid = await valid;
+    if (!valid) throw new errors.JWSSignatureVerificationFailed();
+    const entry = verifiedToken(parsed, key);
+    const claims = checkClaims(entry, check);
+    if (cacheSize > 0 && keys.get(entry.key.kid) === entry.key) {
+      verified.set(token, entry);
+      if (verified.size > cacheSize) verified.delete(verified.keys().next().value!);
     }
     return claims;
   };

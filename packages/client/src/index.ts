@@ -1,3 +1,11 @@
+export {
+  accessRulesToSql,
+  AccessRuleError,
+  type AccessRulesToSqlOptions,
+  type SqlDialect,
+  type SqlFilter,
+  type SqlParameter,
+} from './access-rules-sql.js';
 export { createClient, type ClientOptions, type UgsClient, type WriteOptions } from './client.js';
 export {
   createEmbedTokenVerifier,

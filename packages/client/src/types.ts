@@ -23,9 +23,16 @@ import type {
   UpdateApiTokenBody,
 } from '../../../src/wire/api-tokens.schemas.js';
 import type { AuditEvent, AuditQuery } from '../../../src/wire/audit-events.schemas.js';
+import type { AccessRule, ResolvedAccessRule } from '../../../src/wire/access-rules.schemas.js';
 import type { ConsoleSession } from '../../../src/wire/console-sessions.schemas.js';
 import type { ListUserGroupsQuery } from '../../../src/wire/admin-user-groups.schemas.js';
 import type { SigningKey, SigningKeyRotationResponse } from '../../../src/wire/signing-keys.schemas.js';
+import type {
+  TopUsageQuery,
+  TopUsageResponse,
+  UsageSeriesQuery,
+  UsageSeriesResponse,
+} from '../../../src/wire/usage.schemas.js';
 import type {
   CreateWebhookEndpointBody,
   IssuedWebhookEndpoint,
@@ -47,6 +54,8 @@ export type {
   UpdateDataSourceBody,
   CreateSchemaBody,
   Schema,
+  AccessRule,
+  ResolvedAccessRule,
 };
 export type ApiToken = Static<typeof ApiToken>;
 export type IssuedApiToken = Static<typeof IssuedApiToken>;
@@ -57,6 +66,10 @@ export type AuditQuery = Static<typeof AuditQuery>;
 export type ConsoleSession = Static<typeof ConsoleSession>;
 export type ListUserGroupsQuery = Static<typeof ListUserGroupsQuery>;
 export type SigningKey = Static<typeof SigningKey>;
+export type UsageSeriesQuery = Static<typeof UsageSeriesQuery>;
+export type UsageSeries = Omit<Static<typeof UsageSeriesResponse>, 'success'>;
+export type TopUsageQuery = Static<typeof TopUsageQuery>;
+export type TopUsage = Omit<Static<typeof TopUsageResponse>, 'success'>;
 export type SigningKeyRotation = Omit<Static<typeof SigningKeyRotationResponse>, 'success'>;
 export type MintedEmbedToken = Omit<Static<typeof EmbedTokenResponse>, 'success'>;
 export type VerifiedToken = Omit<Static<typeof VerifiedTokenResponse>, 'success'>;

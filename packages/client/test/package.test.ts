@@ -107,6 +107,7 @@ describe('@ugs/client installed from its tarball', () => {
       verifiedTeam: true,
       embedSubject: 'packed-1',
       embedOnline: 'board',
+      accessFilter: ['FALSE', '("sales"."orders"."region" = ANY($1))', [['eu', 'us']], 'rules[0].column'],
       schemaListed: true,
       dataSourceListed: true,
       renamed: true,

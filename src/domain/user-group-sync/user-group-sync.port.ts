@@ -1,4 +1,5 @@
-import type { AuditContext, NewUserGroup } from '../models.js';
+import type { AuditContext } from '../audit/audit.records.js';
+import type { NewUserGroup } from '../user-groups/user-group.records.js';
 import type { Tenant } from '../tenancy.js';
 import type { SyncStep } from './user-group-sync.rules.js';
 

@@ -1,11 +1,13 @@
-import type { AuditEntry } from '../audit-entry.js';
+import type { AuditEntry } from '../audit/audit-entry.js';
 import { atPosition, failure, isAppError, type InputPosition } from '../errors.js';
-import { MAX_HIERARCHY_DEPTH } from '../hierarchy.js';
-import type { FieldChanges, JsonObject, MappingEntry, NewUserGroup, Timestamp, UserGroupRecord } from '../models.js';
+import { MAX_HIERARCHY_DEPTH } from '../user-groups/hierarchy.rules.js';
+import type { FieldChanges } from '../audit/audit.records.js';
+import type { JsonObject, Timestamp } from '../common.records.js';
+import type { MappingEntry, NewUserGroup, UserGroupRecord } from '../user-groups/user-group.records.js';
 import type { Tenant } from '../tenancy.js';
-import { diffUserGroup, wholeGroupChanges } from '../user-group-diff.js';
-import { groupAudit, groupEntry, type GroupIdentity } from '../user-groups.rules.js';
-import type { UserGroupUpdate } from '../../store/store.js';
+import { diffUserGroup, wholeGroupChanges } from '../user-groups/user-group-diff.rules.js';
+import { groupAudit, groupEntry, type GroupIdentity } from '../user-groups/user-groups.rules.js';
+import type { UserGroupUpdate } from '../user-groups/user-groups.port.js';
 import { MAX_SYNC_GROUPS } from '../../wire/contract.constants.js';
 
 /*
@@ -190,6 +192,8 @@ function planCreate(line: DesiredLine, tenant: Tenant, now: Timestamp): SyncStep
     parentProvidedId: group.parentProvidedId ?? null,
     isDemoGroup: group.isDemoGroup ?? false,
     tags: group.tags ?? [],
+    // Sync lines do not carry access rules yet (decisions D409): a created group owns none.
+    accessRules: [],
   };
   return {
     kind: 'create',

@@ -1,16 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { atPosition, failure, isAppError, type InputPosition } from '../errors.js';
-import { sortedTags } from '../hierarchy.js';
-import type { Keyring } from '../keyring.js';
-import { createMappingResolver, type MappingInput } from '../mapping.js';
-import type { JsonObject, NewUserGroup, UserGroupRecord } from '../models.js';
-import { assertPropertiesWithinLimits } from '../properties.js';
-import { requireScope } from '../scopes.js';
+import { sortedTags } from '../user-groups/hierarchy.rules.js';
+import type { Keyring } from '../encryption-keys/keyring.js';
+import { createMappingResolver, type MappingInput } from '../user-groups/mapping.js';
+import type { JsonObject } from '../common.records.js';
+import type { NewUserGroup, UserGroupRecord } from '../user-groups/user-group.records.js';
+import { assertPropertiesWithinLimits } from '../user-groups/properties.rules.js';
+import { requireScope } from '../api-tokens/scopes.js';
 import { generateUserGroupToken, hashSecret } from '../secrets.js';
 import type { Caller, Tenant } from '../tenancy.js';
-import { parentProvidedIdOf, providedIdOf } from '../user-groups.service.js';
-import type { DataSourceStore, SchemaStore, Store, UserGroupStore } from '../../store/store.js';
+import { parentProvidedIdOf, providedIdOf } from '../user-groups/user-groups.service.js';
+import type { DataSourceStore } from '../data-sources/data-sources.port.js';
+import type { SchemaStore } from '../schemas/schemas.port.js';
+import type { Store } from '../store.port.js';
+import type { UserGroupStore } from '../user-groups/user-groups.port.js';
 import type { SyncWrite, UserGroupSyncStore } from './user-group-sync.port.js';
 import { MAX_SYNC_GROUPS } from '../../wire/contract.constants.js';
 import {

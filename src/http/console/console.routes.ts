@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ConsoleSession, ConsoleSessionService } from '../../domain/console-sessions.service.js';
+import type { ConsoleSession, ConsoleSessionService } from '../../domain/console-sessions/console-sessions.service.js';
 import { echoable } from '../../domain/echoed-text.rules.js';
 import { NoQuery } from '../../wire/common.schemas.js';
 import {

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiTokenCaller } from '../../domain/api-tokens.service.js';
-import type { ConsoleSession, ConsoleSessionService } from '../../domain/console-sessions.service.js';
-import { CONSOLE_SESSION_ABSOLUTE_MS } from '../../domain/console-sessions.rules.js';
+import type { ApiTokenCaller } from '../../domain/api-tokens/api-token-admission.js';
+import type { ConsoleSession, ConsoleSessionService } from '../../domain/console-sessions/console-sessions.service.js';
+import { CONSOLE_SESSION_ABSOLUTE_MS } from '../../domain/console-sessions/console-sessions.rules.js';
 import { requestFailure } from '../../wire/request-errors.js';
 
 /*

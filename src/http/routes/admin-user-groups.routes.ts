@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { inEnvironment } from '../../domain/tenancy.js';
-import type { UserGroupAdminService } from '../../domain/user-group-admin.service.js';
+import type { UserGroupAdminService } from '../../domain/user-groups/user-group-admin.service.js';
 import { EnvironmentQuery } from '../../wire/common.schemas.js';
 import { decodeCursor, PageResponse, pageSize, toPageResponse } from '../../wire/cursor.js';
 import { IdParam } from '../../wire/common.schemas.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
-import type { ApiTokenService } from '../../domain/api-tokens.service.js';
-import type { RateLimit as RateLimitRecord } from '../../domain/models.js';
+import type { ApiTokenService } from '../../domain/api-tokens/api-tokens.service.js';
+import type { RateLimit as RateLimitRecord } from '../../domain/api-tokens/api-token.records.js';
 import { toApiToken } from '../../wire/api-token.presenter.js';
 import { EnvironmentQuery } from '../../wire/common.schemas.js';
 import { NoQuery } from '../../wire/common.schemas.js';

@@ -1,6 +1,6 @@
 import { requestFailure } from '../../wire/request-errors.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AuditService } from '../../domain/audit.service.js';
+import type { AuditService } from '../../domain/audit/audit.service.js';
 import { decodeCursor, PageResponse, pageSize, toPageResponse } from '../../wire/cursor.js';
 import { apiRouteSchema } from '../route-schema.js';
 import { toAuditEvent } from '../../wire/audit-event.presenter.js';

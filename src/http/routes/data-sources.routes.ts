@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { DataSourceService } from '../../domain/data-sources.service.js';
-import type { DataSourceRecord } from '../../domain/models.js';
+import type { DataSourceService } from '../../domain/data-sources/data-sources.service.js';
+import type { DataSourceRecord } from '../../domain/data-sources/data-source.records.js';
 import { inEnvironment, type Caller, type Environment } from '../../domain/tenancy.js';
 import { EnvironmentQuery } from '../../wire/common.schemas.js';
 import { NoQuery } from '../../wire/common.schemas.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { EmbedTokenService } from '../../domain/embed-tokens.service.js';
+import type { EmbedTokenService } from '../../domain/embed-tokens/embed-tokens.service.js';
 import type { Environment } from '../../domain/tenancy.js';
 import { responses } from '../../wire/envelope.js';
 import { PUBLIC_ROUTE } from '../route-schema.js';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { SchemaService } from '../../domain/schemas.service.js';
+import type { SchemaService } from '../../domain/schemas/schemas.service.js';
 import { NoQuery } from '../../wire/common.schemas.js';
 import { Success } from '../../wire/envelope.js';
 import { apiRouteSchema } from '../route-schema.js';

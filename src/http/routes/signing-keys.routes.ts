@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { MAX_PUBLISHED_KEYS } from '../../wire/contract.constants.js';
-import type { SigningKeyService } from '../../domain/signing-keys.service.js';
+import type { SigningKeyService } from '../../domain/signing-keys/signing-keys.service.js';
 import { inEnvironment } from '../../domain/tenancy.js';
 import { toSigningKey } from '../../wire/signing-key.presenter.js';
 import { EnvironmentQuery, NoQuery } from '../../wire/common.schemas.js';

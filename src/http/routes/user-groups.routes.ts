@@ -4,11 +4,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { echoable } from '../../domain/echoed-text.rules.js';
 import { MAX_PROPERTIES_DEPTH } from '../../wire/contract.constants.js';
 import { jsonDefectError, parseStrictJson } from '../strict-json.js';
-import type { JsonObject } from '../../domain/models.js';
-import type { UserGroupService } from '../../domain/user-groups.service.js';
-import { isEmbedTokenShaped, type EmbedTokenService } from '../../domain/embed-tokens.service.js';
+import type { JsonObject } from '../../domain/common.records.js';
+import type { UserGroupService } from '../../domain/user-groups/user-groups.service.js';
+import { isEmbedTokenShaped, type EmbedTokenService } from '../../domain/embed-tokens/embed-tokens.service.js';
 import { EmbedTokenResponse, MintEmbedTokenBody, VerifiedTokenResponse } from '../../wire/embed-tokens.schemas.js';
-import type { UserGroupView } from '../../domain/user-group-view.js';
+import type { UserGroupView } from '../../domain/user-groups/user-group.view.js';
 import { presentUserGroup } from '../../wire/user-group.presenter.js';
 import type { TSchema } from 'typebox';
 import { apiRouteSchema } from '../route-schema.js';
@@ -34,17 +34,19 @@ const routeSchema = <B extends TSchema, R extends TSchema>(
 const withUserGroup = (view: UserGroupView) => ({ success: 1 as const, user_group: presentUserGroup(view) });
 
 // Query values that carry JSON documents (or a JSON boolean) rather than plain strings.
-export const JSON_QUERY_FIELDS = new Set(['mapping', 'properties', 'tags', 'is_demo_group']);
+export const JSON_QUERY_FIELDS = new Set(['mapping', 'properties', 'tags', 'is_demo_group', 'access_rules']);
 
 /** The SPEC §11 fields of a get-or-create or PUT body, as the domain takes them. */
 const treeFieldsOf = (body: {
   parent_user_group_id?: string | number | null;
   is_demo_group?: boolean;
   tags?: string[];
+  access_rules?: unknown;
 }) => ({
   parentUserGroupId: body.parent_user_group_id,
   isDemoGroup: body.is_demo_group,
   tags: body.tags,
+  accessRules: body.access_rules,
 });
 
 /**
@@ -140,7 +142,7 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{
   const updateSchema = routeSchema(
     'updateUserGroup',
     'Update a user group',
-    'Absent fields stay as they are; mapping, properties and tags are replaced whole; parent_user_group_id null detaches. Never creates.',
+    'Absent fields stay as they are; mapping, properties, tags and access_rules are replaced whole (access_rules null or [] clears them); parent_user_group_id null detaches. Never creates.',
     UpdateUserGroupBody,
     UserGroupResponse,
   );
@@ -229,6 +231,7 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{
           embed_id: embed.embedId,
           origin: embed.origin,
           properties: embed.properties,
+          access_rules: embed.accessRules,
           expires_at: embed.expiresAt,
         },
       };

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { inEnvironment } from '../../domain/tenancy.js';
-import type { WebhookEndpointService } from '../../domain/webhook-endpoints.service.js';
+import type { WebhookEndpointService } from '../../domain/webhook-endpoints/webhook-endpoints.service.js';
 import { EnvironmentQuery, NoQuery } from '../../wire/common.schemas.js';
 import { decodeCursor, PageResponse, pageSize, toPageResponse } from '../../wire/cursor.js';
 import { Success } from '../../wire/envelope.js';

@@ -1,9 +1,10 @@
-import type { ApiTokenRecord, AuditContext, NewApiToken, RateLimit } from '../../domain/models.js';
+import type { ApiTokenRecord, NewApiToken, RateLimit } from '../../domain/api-tokens/api-token.records.js';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
 import type { Environment, Scope } from '../../domain/tenancy.js';
 import { rateLimitFromColumns, rateLimitParameters } from '../api-token-records.js';
-import { apiTokenCreated, apiTokenRevoked, planRateLimitUpdate } from '../../domain/api-tokens.rules.js';
-import type { Audited } from '../../domain/audit-entry.js';
-import type { ApiTokenStore } from '../store.js';
+import { apiTokenCreated, apiTokenRevoked, planRateLimitUpdate } from '../../domain/api-tokens/api-tokens.rules.js';
+import type { Audited } from '../../domain/audit/audit-entry.js';
+import type { ApiTokenStore } from '../../domain/api-tokens/api-tokens.port.js';
 import type { AuditEvents } from './audit-events.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, nullableIso, onlyRow, toNumber } from './rows.js';

@@ -1,10 +1,10 @@
-import type { AuditContext, AuditEventRecord } from '../../domain/models.js';
-import type { GroupAudit } from '../../domain/user-groups.rules.js';
+import type { AuditContext, AuditEventRecord } from '../../domain/audit/audit.records.js';
+import type { GroupAudit } from '../../domain/user-groups/user-groups.rules.js';
 import { actorColumns, auditEventFromRow, auditQueryParameters, serializeChanges } from '../audit-rows.js';
 import type { AuditEventRow } from '../audit-rows.js';
-import type { AuditEntry, Audited } from '../../domain/audit-entry.js';
+import type { AuditEntry, Audited } from '../../domain/audit/audit-entry.js';
 import { announcedEvents, firstInLine } from '../webhook-outbox.js';
-import type { AuditEventQuery } from '../store.js';
+import type { AuditEventQuery } from '../../domain/audit/audit.port.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, nullableNumber, toNumber } from './rows.js';
 import type { Int8 } from './rows.js';

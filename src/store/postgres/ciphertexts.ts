@@ -1,7 +1,8 @@
-import type { AuditContext, CiphertextKind } from '../../domain/models.js';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
+import type { CiphertextKind } from '../../domain/encryption-keys/ciphertext.records.js';
 import { encryptionKeyRotated } from '../../domain/catalog.rules.js';
 import { COUNT_BY_KEY, listNotUnderKey, lookupHashSet, perKind } from '../ciphertext-columns.js';
-import type { CiphertextStore } from '../store.js';
+import type { CiphertextStore } from '../../domain/encryption-keys/ciphertexts.port.js';
 import type { AuditEvents } from './audit-events.js';
 import type { PostgresDatabase } from './postgres-database.js';
 import { toNumber, type Int8 } from './rows.js';

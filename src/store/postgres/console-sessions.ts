@@ -1,7 +1,8 @@
-import { consoleSessionEnded, consoleSessionStarted } from '../../domain/console-sessions.rules.js';
-import type { AuditContext, ConsoleSessionRecord, NewConsoleSession } from '../../domain/models.js';
+import { consoleSessionEnded, consoleSessionStarted } from '../../domain/console-sessions/console-sessions.rules.js';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
+import type { ConsoleSessionRecord, NewConsoleSession } from '../../domain/console-sessions/console-session.records.js';
 import type { Environment } from '../../domain/tenancy.js';
-import type { ConsoleSessionStore } from '../store.js';
+import type { ConsoleSessionStore } from '../../domain/console-sessions/console-sessions.port.js';
 import { API_TOKEN_COLUMNS, toApiToken, type ApiTokenRow } from './api-tokens.js';
 import type { AuditEvents } from './audit-events.js';
 import type { PostgresDatabase } from './postgres-database.js';

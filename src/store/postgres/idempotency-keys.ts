@@ -1,4 +1,4 @@
-import type { IdempotencyClaimResult, IdempotencyStore } from '../store.js';
+import type { IdempotencyClaimResult, IdempotencyStore } from '../../domain/idempotency/idempotency.port.js';
 import type { PostgresDatabase } from './postgres-database.js';
 import { iso } from './rows.js';
 import { statements } from './statements.js';

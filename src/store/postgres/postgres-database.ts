@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../../domain/retry-policy.js';
-import type { ConnectionStats } from '../store.js';
+import type { ConnectionStats } from '../../domain/store.port.js';
 import type { QueryResultRow } from 'pg';
 import { isConnectionFailure, isTransientConflict } from './postgres-errors.js';
 import type { Statement } from './statements.js';

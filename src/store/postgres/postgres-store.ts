@@ -1,10 +1,12 @@
 import { failure } from '../../domain/errors.js';
-import { batchedCatalogueReads, batchedUserGroupReads } from '../hot-reads.js';
-import type { BatchedUserGroupReads, Store } from '../store.js';
+import { batchedCatalogueReads, batchedSigningKeyReads, batchedUserGroupReads } from '../hot-reads.js';
+import type { Store } from '../../domain/store.port.js';
+import type { BatchedUserGroupReads } from '../../domain/user-groups/user-groups.port.js';
 import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
 import { ciphertextMethods } from './ciphertexts.js';
 import { consoleSessionMethods } from './console-sessions.js';
+import { usageMethods } from './usage.js';
 import { dataSourceMethods } from './data-sources.js';
 import { withPostgresErrorsMapped } from './mapped-errors.js';
 import { idempotencyKeyMethods } from './idempotency-keys.js';
@@ -43,6 +45,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     ...signingKeyMethods(db, audit),
     ...webhookMethods(db, audit),
     ...consoleSessionMethods(db, audit),
+    ...usageMethods(db),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migratePostgres(db, MIGRATIONS),
     refreshStatistics: () => refreshStatistics(db),
@@ -53,6 +56,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     ...methods,
     ...batchedUserGroupReads(methods.lookUpUserGroups),
     ...batchedCatalogueReads(methods),
+    ...batchedSigningKeyReads(methods),
     connectionStats: () => db.stats(),
     ping: async () => {
       try {

@@ -1,8 +1,9 @@
 import { failure } from '../../domain/errors.js';
-import type { AuditContext, SchemaRecord } from '../../domain/models.js';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
+import type { SchemaRecord } from '../../domain/schemas/schema.records.js';
 import { issuedCatalogueNumber, schemaCreated } from '../../domain/catalog.rules.js';
 import { HIGH_WATER_COLUMN } from '../catalogue-numbers.js';
-import type { SchemaStore } from '../store.js';
+import type { SchemaStore } from '../../domain/schemas/schemas.port.js';
 import type { AuditEvents } from './audit-events.js';
 import type { PostgresDatabase } from './postgres-database.js';
 import { iso, toNumber } from './rows.js';

@@ -1,10 +1,11 @@
-import type { AuditContext, NewSigningKey, SigningKeyRecord } from '../../domain/models.js';
-import type { Audited } from '../../domain/audit-entry.js';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
+import type { NewSigningKey, SigningKeyRecord } from '../../domain/signing-keys/signing-key.records.js';
+import type { Audited } from '../../domain/audit/audit-entry.js';
 import { signingKeyChanged } from '../../domain/catalog.rules.js';
-import { planSigningKeyRotation } from '../../domain/signing-keys.rules.js';
+import { planSigningKeyRotation } from '../../domain/signing-keys/signing-keys.rules.js';
 import type { Environment } from '../../domain/tenancy.js';
 import { LOW_S_MIGRATION_VERSION, SIGNING_KEY_COLUMNS, signingKeyFromRow } from '../signing-key-rows.js';
-import type { SigningKeyRotation, SigningKeyStore } from '../store.js';
+import type { SigningKeyRotation, SigningKeyStore } from '../../domain/signing-keys/signing-keys.port.js';
 import type { AuditEvents } from './audit-events.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, toNumber, type Int8 } from './rows.js';

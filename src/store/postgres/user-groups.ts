@@ -1,10 +1,11 @@
-import { HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
-import type { AuditContext, MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/models.js';
+import { HIERARCHY_READ_LIMIT } from '../../domain/user-groups/hierarchy.rules.js';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
+import type { MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/user-groups/user-group.records.js';
 import type { Tenant } from '../../domain/tenancy.js';
-import type { ApiTokenState } from '../../domain/api-token-check.js';
+import type { ApiTokenState } from '../../domain/api-tokens/api-token-check.js';
 import { rateLimitFromColumns } from '../api-token-records.js';
-import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups.rules.js';
-import type { AuditEntry } from '../../domain/audit-entry.js';
+import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups/user-groups.rules.js';
+import type { AuditEntry } from '../../domain/audit/audit-entry.js';
 import type { SyncWrite, UserGroupSyncStore } from '../../domain/user-group-sync/user-group-sync.port.js';
 import { syncStepEntry, syncStepFailure } from '../../domain/user-group-sync/user-group-sync.rules.js';
 import type {
@@ -18,22 +19,26 @@ import type {
   UserGroupTokenRotation,
   UserGroupUpdate,
   UserGroupWrite,
-} from '../store.js';
+} from '../../domain/user-groups/user-groups.port.js';
 import {
   assertMergedSizeFromRow,
-  assertTokenPatchComplete,
-  listFilterParameters,
   MAX_ANCESTORS,
   mergedSizeChains,
-  mergedSizeWriteOfUpdate,
-  PATCHABLE_GROUP_COLUMNS,
   parentTeamIdFromRow,
   patchParameters,
-  prefixUpperBound,
+  serializeAccessRules,
   serializeProperties,
   userGroupFromRow,
 } from '../user-group-records.js';
-import type { MergedSizeRow, MergedSizeWrite, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+import type { MergedSizeRow, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+import {
+  assertTokenPatchComplete,
+  mergedSizeWriteOfUpdate,
+  PATCHABLE_GROUP_COLUMNS,
+  type MergedSizeWrite,
+} from '../../domain/user-groups/user-group-patch.rules.js';
+import { userGroupSearchPlan } from '../../domain/user-groups/user-group-search.rules.js';
+import { deletionRefusal } from '../../domain/user-groups/user-group-deletion.rules.js';
 import { auditEventPerRow, auditParameters, NO_ENDPOINT_WANTS, type AuditEvents } from './audit-events.js';
 import { failure } from '../../domain/errors.js';
 import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../../domain/retry-policy.js';
@@ -80,7 +85,7 @@ function decodeUserGroupRow(row: PostgresUserGroupRow): UserGroupRecord {
 }
 
 const GROUP_COLUMNS = `team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties,
-  is_demo_group, tags, version, token_generation, created_at, updated_at`;
+  is_demo_group, tags, access_rules, version, token_generation, created_at, updated_at`;
 
 // The mapping as the numbers of its schemas and data sources, which its rows keep (migration 0010):
 // no join, so the plan is the mapping's primary key with or without statistics.
@@ -99,12 +104,13 @@ const mappingOf = (table: string) => `COALESCE(${mappingPairs(`${table}.team_id`
  * skips the walk.
  */
 const ancestorsOf = (table: string) => `CASE WHEN ${table}.parent_team_id IS NULL THEN '[]'::json ELSE (
-  WITH RECURSIVE chain(team_id, parent_team_id, level, provided_id, properties) AS (
-    SELECT a.team_id, a.parent_team_id, 1, a.provided_id, a.properties FROM user_groups a WHERE a.team_id = ${table}.parent_team_id
+  WITH RECURSIVE chain(team_id, parent_team_id, level, provided_id, properties, access_rules) AS (
+    SELECT a.team_id, a.parent_team_id, 1, a.provided_id, a.properties, a.access_rules FROM user_groups a WHERE a.team_id = ${table}.parent_team_id
     UNION ALL
-    SELECT a.team_id, a.parent_team_id, c.level + 1, a.provided_id, a.properties
+    SELECT a.team_id, a.parent_team_id, c.level + 1, a.provided_id, a.properties, a.access_rules
       FROM user_groups a JOIN chain c ON a.team_id = c.parent_team_id WHERE c.level < ${MAX_ANCESTORS})
-  SELECT json_agg(json_build_array(c.level, c.provided_id, c.properties, ${mappingPairs('c.team_id')})) FROM chain c
+  SELECT json_agg(json_build_array(c.level, c.provided_id, c.properties, ${mappingPairs('c.team_id')}, c.team_id, c.access_rules))
+    FROM chain c
 ) END AS ancestors`;
 
 // Mapping and ancestors ride along as JSON so that every lookup is a single statement.
@@ -134,10 +140,10 @@ const ISSUE_ABOVE_KEPT = `SELECT setval('user_groups_team_id_seq', max(team_id))
 const insertGroupSql = (condition = 'true') => `WITH inserted AS (
     INSERT INTO user_groups
       (team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
-        created_at, updated_at)
+        access_rules, created_at, updated_at)
     OVERRIDING SYSTEM VALUE
     SELECT ${TEAM_ID}, @workspaceId::bigint, @environment::text, @providedId::text, @name::text, @tokenHash::text, @tokenCiphertext::text,
-      @properties::json, @parentTeamId::bigint, @isDemoGroup::boolean, @tags::text[], @createdAt::timestamptz, @createdAt::timestamptz
+      @properties::json, @parentTeamId::bigint, @isDemoGroup::boolean, @tags::text[], @accessRules::json, @createdAt::timestamptz, @createdAt::timestamptz
     WHERE ${condition}
     ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING
     RETURNING ${GROUP_COLUMNS}
@@ -160,6 +166,26 @@ const DELETE_TARGET = `WITH target AS (
     )`;
 
 const TENANT = 'g.workspace_id = @workspaceId AND g.environment = @environment';
+
+/** First half of the advisory lock key of a tree's root (D442); "ugtt" in ASCII. */
+const TREE_LOCK_CLASS = 0x75677474;
+/**
+ * The lock keys of the roots of the trees that hold the groups @teamIds and the group @parentProvidedId:
+ * a walk up the parent links from each, bounded one level past the depth rule (which keeps every
+ * chain shorter, so each walk ends at a root). The key folds in the schema, so that databases sharing
+ * one PostgreSQL server in schemas of their own (tests, the bench) do not wait for each other's trees.
+ */
+const TREE_ROOT_KEYS = `WITH RECURSIVE up(team_id, parent_team_id, level) AS (
+    SELECT team_id, parent_team_id, 1 FROM user_groups
+      WHERE team_id = ANY(@teamIds::bigint[]) AND workspace_id = @workspaceId AND environment = @environment
+    UNION ALL
+    SELECT team_id, parent_team_id, 1 FROM user_groups
+      WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @parentProvidedId::text
+    UNION ALL
+    SELECT p.team_id, p.parent_team_id, u.level + 1 FROM user_groups p JOIN up u ON p.team_id = u.parent_team_id
+      WHERE u.level < ${HIERARCHY_READ_LIMIT}
+  )
+  SELECT DISTINCT hashtext(current_schema() || '.' || team_id) AS key FROM up WHERE parent_team_id IS NULL`;
 
 /**
  * The columns a group lookup adds when it also confirms the caller's API token (a LEFT JOIN of
@@ -185,7 +211,7 @@ function apiTokenStateOf(row: ApiTokenStateColumns): ApiTokenState {
 /**
  * Hot reads in one statement (batched by src/store/hot-reads.ts): one row per lookup, in the order
  * asked (`lookup_index`), each with its group or nulls and, when the lookup carries one
- * (src/domain/api-token-check.ts), the state of the caller's API token in the same snapshot.
+ * (src/domain/api-tokens/api-token-check.ts), the state of the caller's API token in the same snapshot.
  * `match` finds a lookup's group; it must leave the planner one index whatever the statistics say.
  */
 const lookups = (match: string) => `SELECT k.i AS lookup_index, ${API_TOKEN_STATE_COLUMNS}, grp.*
@@ -263,6 +289,7 @@ const sql = statements(
       parent_team_id = CASE WHEN @setParentTeamId::boolean THEN @parentTeamId::bigint ELSE parent_team_id END,
       is_demo_group = CASE WHEN @setIsDemoGroup::boolean THEN @isDemoGroup::boolean ELSE is_demo_group END,
       tags = CASE WHEN @setTags::boolean THEN @tags::text[] ELSE tags END,
+      access_rules = CASE WHEN @setAccessRules::boolean THEN @accessRules::json ELSE access_rules END,
       token_hash = CASE WHEN @setTokenHash::boolean THEN @tokenHash::text ELSE token_hash END,
       token_ciphertext = CASE WHEN @setTokenCiphertext::boolean THEN @tokenCiphertext::text ELSE token_ciphertext END,
       token_generation = token_generation + CASE WHEN @setTokenHash::boolean THEN 1 ELSE 0 END,
@@ -284,14 +311,22 @@ const sql = statements(
       RETURNING ${GROUP_COLUMNS.replace(/(\w+)/g, 'g.$1')}, ${mappingOf('g')}, ${ancestorsOf('g')}
     )
     SELECT target.children, (SELECT row_to_json(deleted) FROM deleted) AS deleted FROM target`,
-    // Every change of a tenant's tree takes this lock first, so two of them (A under B, B under A)
-    // decide one after the other, across instances; reads and other writes never take it.
-    lockTree: `SELECT pg_advisory_xact_lock(hashtext('ugs.user_group_tree'), hashtext(@workspaceId::text || '.' || @environment))`,
+    // Every change that can grow a merge (SPEC §11: a link, a change of properties, a create under a
+    // parent) first locks the roots of the trees it touches (D442): the root of the written group's
+    // tree and of the would-be parent's, found by walking up the parent links (the depth rule bounds
+    // the walk), each lock a key folded from the root's team_id (a collision only serialises more),
+    // taken in key order within the statement. Writes on different trees of a tenant no longer wait
+    // for each other; two writes on one tree (A under B, B under A included) decide one after the other.
+    lockTreeRoots: `SELECT k.key, pg_advisory_xact_lock(${TREE_LOCK_CLASS}, k.key) AS locked
+      FROM (${TREE_ROOT_KEYS} ORDER BY key) k`,
+    // The same keys again, in a new snapshot: a tree that moved while this write waited has a new root.
+    treeRootKeys: TREE_ROOT_KEYS,
+    lockTreeKey: `SELECT pg_advisory_xact_lock(${TREE_LOCK_CLASS}, @key::int)`,
     // Syncs of one tenant one after the other (SPEC §16), taken before the tree lock.
     // Tried, not waited for: another sync may hold it for longer than a statement may run.
     tryLockSync: `SELECT pg_try_advisory_xact_lock(hashtext('ugs.user_group_sync'), hashtext(@workspaceId::text || '.' || @environment)) AS locked`,
     // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
-    // one level past the depth rule (src/domain/hierarchy.ts decides).
+    // one level past the depth rule: the walk stays SQL, the refusal is hierarchy.rules.ts' (D355).
     parentLink: `WITH RECURSIVE chain(team_id, parent_team_id, level) AS (
       SELECT team_id, parent_team_id, 1 FROM user_groups
         WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @parentProvidedId
@@ -306,12 +341,13 @@ const sql = statements(
     )
     SELECT COALESCE((SELECT json_agg(json_build_array(level, team_id)) FROM chain), '[]') AS chain,
       (SELECT COALESCE(max(level), 1) FROM subtree) AS height`,
-    // What a write's change of merged properties is checked on (src/domain/hierarchy.ts decides).
+    // What a write's change of merged properties is checked on (src/domain/user-groups/hierarchy.rules.ts decides).
     mergedSizes: `${mergedSizeChains({ bigint: '::bigint' })}
     SELECT (SELECT provided_id FROM target) AS provided_id, (SELECT properties FROM target) AS own,
-      COALESCE((SELECT json_agg(json_build_array(level, properties)) FROM old_chain), '[]') AS old_chain,
-      COALESCE((SELECT json_agg(json_build_array(level, properties)) FROM new_chain), '[]') AS new_chain,
-      COALESCE((SELECT json_agg(json_build_array(level, team_id, parent_team_id, provided_id, properties)) FROM subtree), '[]')
+      (SELECT rules FROM target) AS own_rules,
+      COALESCE((SELECT json_agg(json_build_array(level, properties, rules)) FROM old_chain), '[]') AS old_chain,
+      COALESCE((SELECT json_agg(json_build_array(level, properties, rules)) FROM new_chain), '[]') AS new_chain,
+      COALESCE((SELECT json_agg(json_build_array(level, team_id, parent_team_id, provided_id, properties, rules)) FROM subtree), '[]')
         AS subtree`,
     clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = @teamId',
     lockForTeamIds: LOCK_FOR_TEAM_IDS,
@@ -334,6 +370,33 @@ function mappingParameters(mapping: MappingEntry[]): { schemaIds: number[]; data
 /** How long an apply waits for another sync of its tenant, in tries this far apart. */
 const SYNC_LOCK_WAIT_MS = 120_000;
 const SYNC_LOCK_PAUSE_MS = 50;
+
+/**
+ * How PostgreSQL writes a create, a token rotation or a deletion, decided here and nowhere else
+ * (issue 28, D443). Each has two writes, stated once each in `userGroupMethods`:
+ * - `statement`: the change and its audit event as one statement (no BEGIN and COMMIT round trips),
+ *   which writes nothing while an enabled endpoint of the tenant wants the event (NO_ENDPOINT_WANTS:
+ *   its webhook event must be written with the whole group) or when it finds nothing to do; it then
+ *   answers undefined;
+ * - `transaction`: change, audit event and webhook events in one transaction (audit.withAudit), which
+ *   decides afresh on the rows as they are then.
+ * The store contract runs each operation with an endpoint that wants its event and with one that does
+ * not (test/store/contract/webhook-outbox.contract.ts).
+ */
+interface TwoWayWrite<A extends unknown[], R> {
+  statement(...args: A): Promise<R | undefined>;
+  transaction(...args: A): Promise<R>;
+}
+
+const written =
+  <A extends unknown[], R>(write: TwoWayWrite<A, R>) =>
+  async (...args: A): Promise<R> =>
+    (await write.statement(...args)) ?? write.transaction(...args);
+
+const lostOnTransientConflict = (error: unknown): typeof LOST_TO_CONCURRENT_CHANGE => {
+  if (isTransientConflict(error)) return LOST_TO_CONCURRENT_CHANGE;
+  throw error;
+};
 
 export function userGroupMethods(
   db: PostgresDatabase,
@@ -370,8 +433,28 @@ export function userGroupMethods(
   };
 
   /**
-   * Inside a transaction: takes the tenant's tree lock, then checks the parent link (SPEC §11) on the
-   * tree as it is now and returns the parent's team id; null detaches, undefined leaves the link.
+   * Inside a transaction: locks the roots of the trees holding `teamIds` and the group
+   * `parentProvidedId` (D442), then reads them again in a new snapshot and locks any root that
+   * changed while it waited (a tree moved), until the roots it holds are the trees' roots.
+   */
+  const lockTrees = async (tx: Queryable, tenant: Tenant, teamIds: number[], parentProvidedId: string | null) => {
+    const parameters = { ...tenant, teamIds, parentProvidedId };
+    const locked = new Set((await tx.rows<{ key: number }>(sql.lockTreeRoots(parameters))).map((row) => row.key));
+    for (;;) {
+      const keys = (await tx.rows<{ key: number }>(sql.treeRootKeys(parameters))).map((row) => row.key);
+      const moved = keys.filter((key) => !locked.has(key)).sort((a, b) => a - b);
+      if (moved.length === 0) return;
+      for (const key of moved) {
+        await tx.rows(sql.lockTreeKey({ key }));
+        locked.add(key);
+      }
+    }
+  };
+
+  /**
+   * Inside a transaction: locks the trees a change of the parent link touches (the group's own, and
+   * the would-be parent's), then checks the link (SPEC §11) on the tree as it is now and returns the
+   * parent's team id; null detaches, undefined leaves the link.
    */
   const parentTeamIdFor = async (
     tx: Queryable,
@@ -379,20 +462,23 @@ export function userGroupMethods(
     parentProvidedId: string | null | undefined,
     teamId?: number,
   ) => {
-    if (parentProvidedId === undefined || parentProvidedId === null) return parentProvidedId;
-    await tx.rows(sql.lockTree({ ...tenant }));
+    if (parentProvidedId === undefined) return undefined;
+    // A root's create (the hot path) touches no tree; a detach moves its subtree to a tree of its own.
+    if (parentProvidedId === null && teamId === undefined) return null;
+    await lockTrees(tx, tenant, teamId === undefined ? [] : [teamId], parentProvidedId);
+    if (parentProvidedId === null) return null;
     const [row] = await tx.rows<ParentLinkRow>(sql.parentLink({ ...tenant, parentProvidedId, teamId: teamId ?? null }));
     if (!row) throw new Error('the parent-link query returned no row');
     return parentTeamIdFromRow(parentProvidedId, row, teamId);
   };
 
   /**
-   * Inside a transaction, under the tenant's tree lock (which `locked` says the write already holds):
-   * refuses the write if it would grow some group's merged properties past the bound, so that two
-   * writes on one tree decide one after the other.
+   * Inside a transaction, with the trees the write touches locked (which `locked` says the write
+   * already did): refuses the write if it would grow some group's merged properties past the bound,
+   * so that two writes on one tree decide one after the other.
    */
   const assertMergedSize = async (tx: Queryable, tenant: Tenant, write: MergedSizeWrite, locked: boolean) => {
-    if (!locked) await tx.rows(sql.lockTree({ ...tenant }));
+    if (!locked && write.teamId !== undefined) await lockTrees(tx, tenant, [write.teamId], null);
     const [row] = await tx.rows<MergedSizeRow>(
       sql.mergedSizes({ ...tenant, teamId: write.teamId ?? null, parentTeamId: write.parentTeamId ?? null }),
     );
@@ -415,7 +501,12 @@ export function userGroupMethods(
     if (parentProvidedId !== null && (await byProvidedId(q, tenant, providedId))) return undefined;
     const parentTeamId = (await parentTeamIdFor(q, tenant, parentProvidedId)) ?? null;
     if (parentTeamId !== null)
-      await assertMergedSize(q, tenant, { providedId, properties: group.properties, parentTeamId }, true);
+      await assertMergedSize(
+        q,
+        tenant,
+        { providedId, properties: group.properties, accessRules: group.accessRules.length, parentTeamId },
+        true,
+      );
     const parameters = {
       ...tenant,
       providedId,
@@ -426,6 +517,7 @@ export function userGroupMethods(
       parentTeamId,
       isDemoGroup: group.isDemoGroup,
       tags: group.tags,
+      accessRules: serializeAccessRules(group.accessRules),
       createdAt,
       teamId: group.teamId ?? null,
       ...mappingParameters(group.mapping),
@@ -455,11 +547,12 @@ export function userGroupMethods(
     assertTokenPatchComplete(patch);
     const parentTeamId = await parentTeamIdFor(tx, tenant, patch.parentProvidedId, teamId);
     const sizeCheck = mergedSizeWriteOfUpdate(teamId, patch, parentTeamId);
-    // parentTeamIdFor took the lock when it checked a link.
-    if (sizeCheck) await assertMergedSize(tx, tenant, sizeCheck, typeof parentTeamId === 'number');
+    // parentTeamIdFor locked the trees when the patch changes the link.
+    if (sizeCheck) await assertMergedSize(tx, tenant, sizeCheck, parentTeamId !== undefined);
     const columns = {
       ...patch,
       properties: patch.properties === undefined ? undefined : serializeProperties(patch.properties),
+      accessRules: patch.accessRules === undefined ? undefined : serializeAccessRules(patch.accessRules),
       parentTeamId,
     };
     const [updated] = await tx.rows<PostgresUserGroupRow>(
@@ -482,7 +575,22 @@ export function userGroupMethods(
     });
   };
 
-  // Group, mapping, audit event and webhook events in one transaction.
+  const insertAudited = audit.withAudit(async (tx, context: AuditContext, group: NewUserGroup) => {
+    const created = await insertGroup(tx, group);
+    return {
+      result: created,
+      entries: created ? [groupEntry(groupAudit('user_group.created', context.changes), created)] : [],
+    };
+  });
+
+  // A root (the hot path) may be one statement, which writes nothing when the group exists; a group
+  // with a parent is checked under its tree's lock, in the transaction.
+  const create = written<[NewUserGroup, AuditContext], UserGroupRecord | undefined>({
+    statement: async (group, context) =>
+      group.parentProvidedId === null ? insertGroup(db, group, context) : undefined,
+    transaction: (group, context) => insertAudited(context, group),
+  });
+
   // It tries again (under the one retry policy) when its insert lost a deadlock, or met a group that
   // is gone by the time it reads it (deleted in between): each try is a fresh statement snapshot.
   const insertIfAbsent = (group: NewUserGroup, context: AuditContext) => {
@@ -492,11 +600,7 @@ export function userGroupMethods(
       async () => {
         let created: UserGroupRecord | undefined;
         try {
-          // A root (the hot path) first tries the one statement, which writes nothing when the group
-          // exists or an endpoint wants the event; the transaction then decides.
-          created =
-            (group.parentProvidedId === null ? await insertGroup(db, group, context) : undefined) ??
-            (await insertAudited(context, group));
+          created = await create(group, context);
         } catch (error) {
           if (!isTransientConflict(error)) throw error;
           conflict = error;
@@ -513,14 +617,6 @@ export function userGroupMethods(
         failure.unavailable(new Error('user group insert kept conflicting with a row deleted before it could be read')),
     );
   };
-
-  const insertAudited = audit.withAudit(async (tx, context: AuditContext, group: NewUserGroup) => {
-    const created = await insertGroup(tx, group);
-    return {
-      result: created,
-      entries: created ? [groupEntry(groupAudit('user_group.created', context.changes), created)] : [],
-    };
-  });
 
   const update = audit.withAudit(async (tx, context: AuditContext, groupUpdate: UserGroupUpdate) => {
     const group = await applyUpdate(tx, groupUpdate);
@@ -545,9 +641,10 @@ export function userGroupMethods(
     return { result: undefined, entries };
   });
 
-  // A sync (SPEC §16): under the tenant's sync lock, then its tree lock for the whole apply (every
-  // parent check and merged-size check of the steps then reads a tree no other write changes), the
-  // steps in the plan's order; the first refusal rolls all of it back.
+  // A sync (SPEC §16): under the tenant's sync lock, the steps in the plan's order, each locking the
+  // roots of the trees it touches as the single operations do (D442) and holding them to the end, so
+  // every parent and merged-size check reads a tree no other write changes; the first refusal rolls
+  // all of it back, and a deadlock with another writer runs the whole transaction again.
   // Up to 10 000 audit entries: written 500 to a statement, each far inside the statement timeout.
   const applySync = audit.withChunkedAudit(
     500,
@@ -559,7 +656,8 @@ export function userGroupMethods(
         if (Date.now() > deadline) throw failure.syncPlanMoved();
         await new Promise((resolve) => setTimeout(resolve, SYNC_LOCK_PAUSE_MS));
       }
-      await tx.rows(sql.lockTree({ ...tenant }));
+      // No tenant-wide tree lock (D442): each step locks the roots of the trees it touches, as the
+      // single operations do, and holds them to the end of the apply.
       const entries: AuditEntry[] = [];
       for (const step of steps) {
         try {
@@ -568,7 +666,7 @@ export function userGroupMethods(
               sql.delete({ ...tenant, teamId: step.teamId, expectedVersion: step.expectedVersion }),
             );
             const children = outcome ? toNumber(outcome.children) : 0;
-            if (children > 0) throw failure.hasChildren(step.providedId, children);
+            if (deletionRefusal(children)) throw failure.hasChildren(step.providedId, children);
             const group = outcome?.deleted ? decodeUserGroupRow(decodedJsonRow(outcome.deleted)) : undefined;
             entries.push(syncStepEntry(step, group, () => group!));
             continue;
@@ -584,19 +682,7 @@ export function userGroupMethods(
   );
 
   const list = (query: UserGroupQuery): Promise<UserGroupRecord[]> => {
-    const { search } = query;
-    return findMany(
-      db,
-      sql.list({
-        ...query.tenant,
-        search: search ?? null,
-        searchEnd: search === undefined ? null : prefixUpperBound(search),
-        ...listFilterParameters(query),
-        isDemoGroup: query.isDemoGroup ?? null,
-        afterTeamId: query.afterTeamId ?? 0,
-        limit: query.limit,
-      }),
-    );
+    return findMany(db, sql.list({ ...query.tenant, ...userGroupSearchPlan(query) }));
   };
 
   const rotationParameters = ({
@@ -621,23 +707,26 @@ export function userGroupMethods(
     };
   });
 
-  // One statement while no endpoint wants the event; else (or for an unknown token) the transaction.
-  const rotate = async (rotation: UserGroupTokenRotation, context: AuditContext): Promise<UserGroupRecord | null> =>
-    (await findOne(
-      db,
-      sql.rotateIfNoEndpointWants({
-        ...rotationParameters(rotation),
-        ...auditParameters(context, groupAudit('user_group.token_rotated', context.changes)),
-      }),
-    )) ?? rotateAnnounced(context, rotation);
+  // The transaction also answers an unknown token (null).
+  const rotate = written<[UserGroupTokenRotation, AuditContext], UserGroupRecord | null>({
+    statement: async (rotation, context) =>
+      (await findOne(
+        db,
+        sql.rotateIfNoEndpointWants({
+          ...rotationParameters(rotation),
+          ...auditParameters(context, groupAudit('user_group.token_rotated', context.changes)),
+        }),
+      )) ?? undefined,
+    transaction: (rotation, context) => rotateAnnounced(context, rotation),
+  });
 
   const deleteAudited = audit.withAudit(
     async (tx, context: AuditContext, tenant: Tenant, teamId: number, expectedVersion: number) => {
       const [outcome] = await tx.rows<{ children: Int8; deleted: PostgresUserGroupRow | null }>(
         sql.delete({ ...tenant, teamId, expectedVersion }),
       );
-      const children = outcome ? toNumber(outcome.children) : 0;
-      if (children > 0) return { result: { status: 'has_children', children } as UserGroupDeletion, entries: [] };
+      const refusal = deletionRefusal(outcome ? toNumber(outcome.children) : 0);
+      if (refusal) return { result: refusal, entries: [] };
       if (!outcome?.deleted) return { result: { status: 'moved' } as UserGroupDeletion, entries: [] };
       const group = decodeUserGroupRow(decodedJsonRow(outcome.deleted));
       return {
@@ -647,14 +736,9 @@ export function userGroupMethods(
     },
   );
 
-  const remove = async (
-    tenant: Tenant,
-    teamId: number,
-    expectedVersion: number,
-    context: AuditContext,
-  ): Promise<UserGroupDeletion> => {
-    try {
-      // One statement while no endpoint wants the event; when it deleted nothing the transaction decides.
+  const deletion = written<[Tenant, number, number, AuditContext], UserGroupDeletion>({
+    // Answers a refusal (children, another version) itself; a deletion an endpoint wants goes on.
+    statement: async (tenant, teamId, expectedVersion, context) => {
       const [outcome] = await db.rows<{ children: Int8; deleted: boolean }>(
         sql.deleteIfNoEndpointWants({
           ...tenant,
@@ -664,10 +748,21 @@ export function userGroupMethods(
         }),
       );
       if (!outcome) return { status: 'moved' };
-      const children = toNumber(outcome.children);
-      if (children > 0) return { status: 'has_children', children };
-      if (outcome.deleted) return { status: 'deleted' };
-      return await deleteAudited(context, tenant, teamId, expectedVersion);
+      const refusal = deletionRefusal(toNumber(outcome.children));
+      if (refusal) return refusal;
+      return outcome.deleted ? { status: 'deleted' } : undefined;
+    },
+    transaction: (tenant, teamId, expectedVersion, context) => deleteAudited(context, tenant, teamId, expectedVersion),
+  });
+
+  const remove = async (
+    tenant: Tenant,
+    teamId: number,
+    expectedVersion: number,
+    context: AuditContext,
+  ): Promise<UserGroupDeletion> => {
+    try {
+      return await deletion(tenant, teamId, expectedVersion, context);
     } catch (error) {
       // A child was linked while this statement ran: the next read counts it.
       if (isParentLinkViolation(error)) return { status: 'moved' };
@@ -680,10 +775,20 @@ export function userGroupMethods(
     findUserGroupsByProvidedIds: (tenant, providedIds) => findMany(db, sql.byProvidedIds({ ...tenant, providedIds })),
     findUserGroupByTeamId: (tenant, teamId) => findOne(db, sql.byTeamIdInTenant({ ...tenant, teamId })),
     listUserGroups: list,
-    writeUserGroups: (writes, context) => writeBatch(context, writes),
+    // Two writes that each found a tree moved under them may wait for each other's roots: PostgreSQL
+    // ends one with a deadlock, which changed nothing; it is a lost race like any other (D442).
+    writeUserGroups: (writes, context) =>
+      retryWhileContended(
+        () => writeBatch(context, writes).catch(lostOnTransientConflict),
+        () => failure.unavailable(new Error('a user group batch kept deadlocking')),
+      ),
     applyUserGroupSync: (tenant, steps, context) => applySync(context, tenant, steps),
     insertUserGroupIfAbsent: insertIfAbsent,
-    updateUserGroup: (groupUpdate, context) => update(context, groupUpdate),
+    // A lost race (null): the service reads and decides again.
+    updateUserGroup: (groupUpdate, context) =>
+      update(context, groupUpdate).catch((error: unknown) =>
+        isTransientConflict(error) ? null : Promise.reject(error),
+      ),
     rotateUserGroupToken: rotate,
     deleteUserGroup: remove,
   };

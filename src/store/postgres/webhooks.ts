@@ -1,13 +1,18 @@
+import type { AuditContext } from '../../domain/audit/audit.records.js';
 import type {
-  AuditContext,
   ClaimedWebhookDelivery,
   NewWebhookEndpoint,
   WebhookEndpointPatch,
   WebhookEventFilter,
-} from '../../domain/models.js';
+} from '../../domain/webhook-endpoints/webhook.records.js';
 import type { Tenant } from '../../domain/tenancy.js';
 import { patchParameters } from '../user-group-records.js';
-import type { WebhookAttempt, WebhookClaim, WebhookDeliveryQuery, WebhookStore } from '../store.js';
+import type {
+  WebhookAttempt,
+  WebhookClaim,
+  WebhookDeliveryQuery,
+  WebhookStore,
+} from '../../domain/webhook-endpoints/webhooks.port.js';
 import {
   assertEndpointRoom,
   assertRetryable,
@@ -18,7 +23,7 @@ import {
   endpointDisabled,
   endpointUpdated,
   secretRotated,
-} from '../../domain/webhook-endpoints.rules.js';
+} from '../../domain/webhook-endpoints/webhook-endpoints.rules.js';
 import {
   attemptColumns,
   PROMOTE_NEXT,

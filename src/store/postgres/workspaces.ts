@@ -1,6 +1,7 @@
-import type { AuditContext, Workspace } from '../../domain/models.js';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
+import type { Workspace } from '../../domain/workspaces/workspace.records.js';
 import { workspaceCreated } from '../../domain/catalog.rules.js';
-import type { WorkspaceStore } from '../store.js';
+import type { WorkspaceStore } from '../../domain/workspaces/workspaces.port.js';
 import type { AuditEvents } from './audit-events.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, onlyRow, toNumber } from './rows.js';

@@ -1,9 +1,10 @@
 import type { Database } from 'better-sqlite3';
-import type { ApiTokenRecord, AuditContext, NewApiToken, RateLimit } from '../../domain/models.js';
-import type { ApiTokenStore } from '../store.js';
+import type { ApiTokenRecord, NewApiToken, RateLimit } from '../../domain/api-tokens/api-token.records.js';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
+import type { ApiTokenStore } from '../../domain/api-tokens/api-tokens.port.js';
 import { rateLimitFromColumns, rateLimitParameters } from '../api-token-records.js';
-import { apiTokenCreated, apiTokenRevoked, planRateLimitUpdate } from '../../domain/api-tokens.rules.js';
-import type { Audited } from '../../domain/audit-entry.js';
+import { apiTokenCreated, apiTokenRevoked, planRateLimitUpdate } from '../../domain/api-tokens/api-tokens.rules.js';
+import type { Audited } from '../../domain/audit/audit-entry.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './busy-retry.js';
 import { liveTokenCache } from './live-token-cache.js';

@@ -1,9 +1,9 @@
 import type { Database } from 'better-sqlite3';
-import type { AuditContext, AuditEventRecord, FieldChanges } from '../../domain/models.js';
+import type { AuditContext, AuditEventRecord, FieldChanges } from '../../domain/audit/audit.records.js';
 import { actorColumns, auditEventFromRow, auditQueryParameters, serializeChanges } from '../audit-rows.js';
 import type { AuditEventRow } from '../audit-rows.js';
-import type { AuditEntry, Audited } from '../../domain/audit-entry.js';
-import type { AuditEventQuery } from '../store.js';
+import type { AuditEntry, Audited } from '../../domain/audit/audit-entry.js';
+import type { AuditEventQuery } from '../../domain/audit/audit.port.js';
 import { preparedOnFirstUse } from './prepared.js';
 import { sqliteOutbox } from './webhooks.js';
 

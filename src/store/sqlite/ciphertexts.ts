@@ -1,14 +1,14 @@
 import type { Database } from 'better-sqlite3';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
 import type {
-  AuditContext,
   CiphertextCount,
   CiphertextKind,
   CiphertextReplacement,
   StoredCiphertext,
-} from '../../domain/models.js';
+} from '../../domain/encryption-keys/ciphertext.records.js';
 import { encryptionKeyRotated } from '../../domain/catalog.rules.js';
 import { CIPHERTEXT_COLUMNS, COUNT_BY_KEY, listNotUnderKey, lookupHashSet, perKind } from '../ciphertext-columns.js';
-import type { CiphertextStore } from '../store.js';
+import type { CiphertextStore } from '../../domain/encryption-keys/ciphertexts.port.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';

@@ -3,9 +3,10 @@ import {
   consoleSessionEnded,
   consoleSessionStarted,
   type ConsoleSessionTenant,
-} from '../../domain/console-sessions.rules.js';
-import type { AuditContext, ConsoleSessionRecord, NewConsoleSession } from '../../domain/models.js';
-import type { ConsoleSessionStore } from '../store.js';
+} from '../../domain/console-sessions/console-sessions.rules.js';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
+import type { ConsoleSessionRecord, NewConsoleSession } from '../../domain/console-sessions/console-session.records.js';
+import type { ConsoleSessionStore } from '../../domain/console-sessions/console-sessions.port.js';
 import { API_TOKEN_COLUMNS, toApiToken, type ApiTokenRow } from './api-tokens.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './busy-retry.js';

@@ -1,7 +1,16 @@
 import type { Database } from 'better-sqlite3';
-import type { AuditContext, DataSourcePatch, DataSourceRecord, NewDataSource } from '../../domain/models.js';
-import { dataSourceCreated, planDataSourceDeletion, planDataSourceUpdate } from '../../domain/data-sources.rules.js';
-import type { DataSourceStore } from '../store.js';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
+import type {
+  DataSourcePatch,
+  DataSourceRecord,
+  NewDataSource,
+} from '../../domain/data-sources/data-source.records.js';
+import {
+  dataSourceCreated,
+  planDataSourceDeletion,
+  planDataSourceUpdate,
+} from '../../domain/data-sources/data-sources.rules.js';
+import type { DataSourceStore } from '../../domain/data-sources/data-sources.port.js';
 import { issuedCatalogueNumber } from '../../domain/catalog.rules.js';
 import { DATA_SOURCES_WITH_SCHEMA, HIGH_WATER_COLUMN, schemaRowId } from '../catalogue-numbers.js';
 import type { AuditEvents } from './audit-events.js';

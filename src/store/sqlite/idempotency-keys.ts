@@ -4,7 +4,7 @@ import type {
   IdempotencyClaimResult,
   IdempotencyKeyRecord,
   IdempotencyStore,
-} from '../store.js';
+} from '../../domain/idempotency/idempotency.port.js';
 import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
 

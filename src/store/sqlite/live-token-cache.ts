@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
-import type { ApiTokenRecord } from '../../domain/models.js';
+import type { ApiTokenRecord } from '../../domain/api-tokens/api-token.records.js';
 
 /** Live tokens remembered per connection; misses are not kept, so unknown tokens cannot fill it. */
 const CACHED_TOKENS = 10_000;

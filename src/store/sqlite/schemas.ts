@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
-import type { AuditContext, SchemaRecord } from '../../domain/models.js';
-import type { SchemaStore } from '../store.js';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
+import type { SchemaRecord } from '../../domain/schemas/schema.records.js';
+import type { SchemaStore } from '../../domain/schemas/schemas.port.js';
 import { issuedCatalogueNumber, schemaCreated } from '../../domain/catalog.rules.js';
 import { HIGH_WATER_COLUMN } from '../catalogue-numbers.js';
 import type { AuditEvents } from './audit-events.js';

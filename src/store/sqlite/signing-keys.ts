@@ -1,15 +1,16 @@
 import type { Database } from 'better-sqlite3';
-import type { AuditContext, NewSigningKey } from '../../domain/models.js';
-import type { Audited } from '../../domain/audit-entry.js';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
+import type { NewSigningKey } from '../../domain/signing-keys/signing-key.records.js';
+import type { Audited } from '../../domain/audit/audit-entry.js';
 import { signingKeyChanged } from '../../domain/catalog.rules.js';
-import { planSigningKeyRotation } from '../../domain/signing-keys.rules.js';
+import { planSigningKeyRotation } from '../../domain/signing-keys/signing-keys.rules.js';
 import {
   LOW_S_MIGRATION_VERSION,
   SIGNING_KEY_COLUMNS,
   signingKeyFromRow,
   type SigningKeyRow,
 } from '../signing-key-rows.js';
-import type { SigningKeyRotation, SigningKeyStore } from '../store.js';
+import type { SigningKeyRotation, SigningKeyStore } from '../../domain/signing-keys/signing-keys.port.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';

@@ -1,10 +1,12 @@
 import { failure } from '../../domain/errors.js';
-import { batchedCatalogueReads, batchedUserGroupReads } from '../hot-reads.js';
-import type { BatchedUserGroupReads, Store } from '../store.js';
+import { batchedCatalogueReads, batchedSigningKeyReads, batchedUserGroupReads } from '../hot-reads.js';
+import type { Store } from '../../domain/store.port.js';
+import type { BatchedUserGroupReads } from '../../domain/user-groups/user-groups.port.js';
 import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
 import { ciphertextMethods } from './ciphertexts.js';
 import { consoleSessionMethods } from './console-sessions.js';
+import { usageMethods } from './usage.js';
 import { dataSourceMethods } from './data-sources.js';
 import { createGroupCommit } from './group-commit.js';
 import { retryWhileBusy } from './busy-retry.js';
@@ -55,6 +57,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       ...signingKeyMethods(db, audit),
       ...webhookMethods(db, audit),
       ...consoleSessionMethods(db, audit),
+      ...usageMethods(db),
       listAuditEvents: (query) => audit.list(query),
       migrate: () => migrateSqlite(db, MIGRATIONS),
       refreshStatistics: () => [],
@@ -77,6 +80,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...methods,
     ...batchedUserGroupReads(methods.lookUpUserGroups),
     ...batchedCatalogueReads(methods),
+    ...batchedSigningKeyReads(methods),
     connectionStats: () => null,
   };
 }

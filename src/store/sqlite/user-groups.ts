@@ -1,17 +1,13 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { HIERARCHY_READ_LIMIT } from '../../domain/hierarchy.js';
-import type {
-  ApiTokenRecord,
-  AuditContext,
-  JsonObject,
-  MappingEntry,
-  NewUserGroup,
-  UserGroupRecord,
-} from '../../domain/models.js';
+import { HIERARCHY_READ_LIMIT } from '../../domain/user-groups/hierarchy.rules.js';
+import type { ApiTokenRecord } from '../../domain/api-tokens/api-token.records.js';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
+import type { JsonObject } from '../../domain/common.records.js';
+import type { MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/user-groups/user-group.records.js';
 import type { Tenant } from '../../domain/tenancy.js';
-import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups.rules.js';
-import type { GroupIdentity } from '../../domain/user-groups.rules.js';
-import type { Audited } from '../../domain/audit-entry.js';
+import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups/user-groups.rules.js';
+import type { GroupIdentity } from '../../domain/user-groups/user-groups.rules.js';
+import type { Audited } from '../../domain/audit/audit-entry.js';
 import type { SyncWrite, UserGroupSyncStore } from '../../domain/user-group-sync/user-group-sync.port.js';
 import { syncStepEntry, syncStepFailure } from '../../domain/user-group-sync/user-group-sync.rules.js';
 import { failure } from '../../domain/errors.js';
@@ -26,22 +22,26 @@ import type {
   UserGroupTokenRotation,
   UserGroupUpdate,
   UserGroupWrite,
-} from '../store.js';
+} from '../../domain/user-groups/user-groups.port.js';
 import {
   assertMergedSizeFromRow,
-  assertTokenPatchComplete,
-  listFilterParameters,
   MAX_ANCESTORS,
   mergedSizeChains,
-  mergedSizeWriteOfUpdate,
-  PATCHABLE_GROUP_COLUMNS,
   parentTeamIdFromRow,
   patchParameters,
-  prefixUpperBound,
+  serializeAccessRules,
   serializeProperties,
   userGroupFromRow,
 } from '../user-group-records.js';
-import type { MergedSizeRow, MergedSizeWrite, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+import type { MergedSizeRow, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+import {
+  assertTokenPatchComplete,
+  mergedSizeWriteOfUpdate,
+  PATCHABLE_GROUP_COLUMNS,
+  type MergedSizeWrite,
+} from '../../domain/user-groups/user-group-patch.rules.js';
+import { userGroupSearchPlan } from '../../domain/user-groups/user-group-search.rules.js';
+import { deletionRefusal } from '../../domain/user-groups/user-group-deletion.rules.js';
 import { dataSourceRowId, schemaRowId } from '../catalogue-numbers.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './busy-retry.js';
@@ -67,6 +67,7 @@ type SqliteUserGroupCells = [
   updatedAt: string,
   isDemoGroup: number,
   tags: string,
+  accessRules: string | null,
   mapping: string,
   ancestors: string,
 ];
@@ -81,18 +82,19 @@ const mappingOf = (team: string) => `(SELECT json_group_array(json_array(m.schem
  * skips the walk.
  */
 const ANCESTORS = `CASE WHEN g.parent_team_id IS NULL THEN '[]' ELSE (
-  WITH RECURSIVE chain(team_id, parent_team_id, level, provided_id, properties) AS (
-    SELECT a.team_id, a.parent_team_id, 1, a.provided_id, a.properties FROM user_groups a WHERE a.team_id = g.parent_team_id
+  WITH RECURSIVE chain(team_id, parent_team_id, level, provided_id, properties, access_rules) AS (
+    SELECT a.team_id, a.parent_team_id, 1, a.provided_id, a.properties, a.access_rules FROM user_groups a WHERE a.team_id = g.parent_team_id
     UNION ALL
-    SELECT a.team_id, a.parent_team_id, c.level + 1, a.provided_id, a.properties
+    SELECT a.team_id, a.parent_team_id, c.level + 1, a.provided_id, a.properties, a.access_rules
       FROM user_groups a JOIN chain c ON a.team_id = c.parent_team_id WHERE c.level < ${MAX_ANCESTORS})
-  SELECT json_group_array(json_array(c.level, c.provided_id, json(c.properties), json(${mappingOf('c.team_id')}))) FROM chain c
+  SELECT json_group_array(json_array(c.level, c.provided_id, json(c.properties), json(${mappingOf('c.team_id')}),
+    c.team_id, json(c.access_rules))) FROM chain c
 ) END AS ancestors`;
 
 // Mapping and ancestors ride along as JSON so that every lookup is a single statement.
 const SELECT_GROUP = `SELECT g.team_id, g.workspace_id, g.environment, g.provided_id, g.name, g.token_hash, g.token_ciphertext,
   g.properties, g.version, g.token_generation, g.created_at, g.updated_at, g.is_demo_group, g.tags,
-  ${mappingOf('g.team_id')} AS mapping, ${ANCESTORS} FROM user_groups g`;
+  g.access_rules, ${mappingOf('g.team_id')} AS mapping, ${ANCESTORS} FROM user_groups g`;
 
 function decodeUserGroupRow(cells: SqliteUserGroupCells): UserGroupRecord {
   const [
@@ -110,6 +112,7 @@ function decodeUserGroupRow(cells: SqliteUserGroupCells): UserGroupRecord {
     updated_at,
     isDemoGroup,
     tags,
+    accessRules,
     mapping,
     ancestors,
   ] = cells;
@@ -130,6 +133,7 @@ function decodeUserGroupRow(cells: SqliteUserGroupCells): UserGroupRecord {
     is_demo_group: isDemoGroup === 1,
     // Most groups have neither: skip the parser for the empty array.
     tags: tags === '[]' ? [] : (JSON.parse(tags) as string[]),
+    access_rules: accessRules === null ? null : (JSON.parse(accessRules) as UserGroupRow['access_rules']),
     ancestors: ancestors === '[]' ? [] : (JSON.parse(ancestors) as UserGroupRow['ancestors']),
   });
 }
@@ -203,10 +207,10 @@ export function userGroupMethods(
     // follows it; otherwise NULL draws the next one.
     insert: `INSERT INTO user_groups
       (team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
-        created_at, updated_at)
+        access_rules, created_at, updated_at)
       VALUES (CASE WHEN @teamId > coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'user_groups'), 0) THEN @teamId END,
         @workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties, @parentTeamId, @isDemoGroup,
-        @tags, @createdAt, @createdAt)
+        @tags, @accessRules, @createdAt, @createdAt)
       ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING RETURNING team_id`,
     // One statement for every patch shape: a field is written only when its flag is set.
     update: `UPDATE user_groups SET
@@ -216,6 +220,7 @@ export function userGroupMethods(
         parent_team_id = CASE WHEN @setParentTeamId THEN @parentTeamId ELSE parent_team_id END,
         is_demo_group = CASE WHEN @setIsDemoGroup THEN @isDemoGroup ELSE is_demo_group END,
         tags = CASE WHEN @setTags THEN @tags ELSE tags END,
+        access_rules = CASE WHEN @setAccessRules THEN @accessRules ELSE access_rules END,
         token_hash = CASE WHEN @setTokenHash THEN @tokenHash ELSE token_hash END,
         token_ciphertext = CASE WHEN @setTokenCiphertext THEN @tokenCiphertext ELSE token_ciphertext END,
         token_generation = token_generation + CASE WHEN @setTokenHash THEN 1 ELSE 0 END,
@@ -233,7 +238,7 @@ export function userGroupMethods(
       WHERE team_id = ? AND workspace_id = ? AND environment = ? AND version = ?
       ${RETURNING_IDENTITY}`,
     // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
-    // one level past the depth rule (src/domain/hierarchy.ts decides).
+    // one level past the depth rule: the walk stays SQL, the refusal is hierarchy.rules.ts' (D355).
     parentLink: `WITH RECURSIVE chain(team_id, parent_team_id, level) AS (
         SELECT team_id, parent_team_id, 1 FROM user_groups
           WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @parentProvidedId
@@ -247,12 +252,13 @@ export function userGroupMethods(
           WHERE s.level < ${HIERARCHY_READ_LIMIT})
       SELECT (SELECT json_group_array(json_array(level, team_id)) FROM chain) AS chain,
         (SELECT coalesce(max(level), 1) FROM subtree) AS height`,
-    // What a write's change of merged properties is checked on (src/domain/hierarchy.ts decides).
+    // What a write's change of merged properties is checked on (src/domain/user-groups/hierarchy.rules.ts decides).
     mergedSizes: `${mergedSizeChains({ bigint: '' })}
       SELECT (SELECT provided_id FROM target) AS provided_id, (SELECT properties FROM target) AS own,
-        (SELECT json_group_array(json_array(level, json(properties))) FROM old_chain) AS old_chain,
-        (SELECT json_group_array(json_array(level, json(properties))) FROM new_chain) AS new_chain,
-        (SELECT json_group_array(json_array(level, team_id, parent_team_id, provided_id, json(properties))) FROM subtree)
+        (SELECT rules FROM target) AS own_rules,
+        (SELECT json_group_array(json_array(level, json(properties), rules)) FROM old_chain) AS old_chain,
+        (SELECT json_group_array(json_array(level, json(properties), rules)) FROM new_chain) AS new_chain,
+        (SELECT json_group_array(json_array(level, team_id, parent_team_id, provided_id, json(properties), rules)) FROM subtree)
           AS subtree`,
     children: 'SELECT count(*) AS children FROM user_groups WHERE parent_team_id = ?',
     // Numbers to row ids: a data source deleted since the domain's check leaves NULL, which NOT NULL refuses.
@@ -333,12 +339,13 @@ export function userGroupMethods(
       ...tenant,
       teamId: write.teamId ?? null,
       parentTeamId: write.parentTeamId ?? null,
-    }) as Record<keyof MergedSizeRow, string | null>;
+    }) as Record<Exclude<keyof MergedSizeRow, 'own_rules'>, string | null> & { own_rules: number | null };
     const parse = <T>(text: string | null) => (text === null ? null : (JSON.parse(text) as T));
     assertMergedSizeFromRow(
       {
         provided_id: row.provided_id,
         own: parse(row.own),
+        own_rules: row.own_rules,
         old_chain: parse(row.old_chain) ?? [],
         new_chain: parse(row.new_chain) ?? [],
         subtree: parse(row.subtree) ?? [],
@@ -354,7 +361,12 @@ export function userGroupMethods(
     if (group.parentProvidedId !== null && byProvidedId(tenant, group.providedId)) return undefined;
     const parentTeamId = parentTeamIdFor(tenant, group.parentProvidedId) ?? null;
     if (parentTeamId !== null)
-      assertMergedSize(tenant, { providedId: group.providedId, properties: group.properties, parentTeamId });
+      assertMergedSize(tenant, {
+        providedId: group.providedId,
+        properties: group.properties,
+        accessRules: group.accessRules.length,
+        parentTeamId,
+      });
     const inserted = sql.insert.get({
       ...group,
       ...tenant,
@@ -363,6 +375,7 @@ export function userGroupMethods(
       parentTeamId,
       isDemoGroup: group.isDemoGroup ? 1 : 0,
       tags: JSON.stringify(group.tags),
+      accessRules: serializeAccessRules(group.accessRules),
     }) as { team_id: number } | undefined;
     if (!inserted) return undefined;
     insertMapping(inserted.team_id, tenant.workspaceId, group.mapping);
@@ -386,6 +399,7 @@ export function userGroupMethods(
       properties: patch.properties === undefined ? undefined : serializeProperties(patch.properties),
       isDemoGroup: patch.isDemoGroup === undefined ? undefined : Number(patch.isDemoGroup),
       tags: patch.tags === undefined ? undefined : JSON.stringify(patch.tags),
+      accessRules: patch.accessRules === undefined ? undefined : serializeAccessRules(patch.accessRules),
       parentTeamId,
     };
     const updated = sql.update.get({
@@ -456,24 +470,22 @@ export function userGroupMethods(
   });
 
   const list = (query: UserGroupQuery): UserGroupRecord[] => {
-    const { search } = query;
-    const searchParams =
-      search === undefined
-        ? { search: null, searchEnd: null, likeCanDecide: 0, namePattern: null, foldedSearch: null }
+    const plan = userGroupSearchPlan(query);
+    const { search } = plan;
+    // SQLite's own matching of names: LIKE where it decides, else case folded in JavaScript.
+    const nameParams =
+      search === null
+        ? { likeCanDecide: 0, namePattern: null, foldedSearch: null }
         : {
-            search,
-            searchEnd: prefixUpperBound(search),
             likeCanDecide: likeCanDecide(search) ? 1 : 0,
             namePattern: containsPattern(search),
             foldedSearch: casefold(search),
           };
     const rows = reads.list.all({
       ...query.tenant,
-      ...searchParams,
-      ...listFilterParameters(query),
-      isDemoGroup: query.isDemoGroup === undefined ? null : Number(query.isDemoGroup),
-      afterTeamId: query.afterTeamId ?? 0,
-      limit: query.limit,
+      ...plan,
+      ...nameParams,
+      isDemoGroup: plan.isDemoGroup === null ? null : Number(plan.isDemoGroup),
     }) as SqliteUserGroupCells[];
     return rows.map(decodeUserGroupRow);
   };
@@ -489,7 +501,8 @@ export function userGroupMethods(
     (context: AuditContext, tenant: Tenant, teamId: number, expectedVersion: number): Audited<UserGroupDeletion> => {
       // Counted under the write lock, so no child can be linked between the count and the delete.
       const { children } = sql.children.get(teamId) as { children: number };
-      if (children > 0) return { result: { status: 'has_children', children }, entries: [] };
+      const refusal = deletionRefusal(children);
+      if (refusal) return { result: refusal, entries: [] };
       const before = findOne(reads.byTeamId, teamId);
       const deleted = sql.delete.get(teamId, tenant.workspaceId, tenant.environment, expectedVersion) as
         GroupIdentity | undefined;

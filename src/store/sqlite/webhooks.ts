@@ -1,15 +1,20 @@
 import type { Database } from 'better-sqlite3';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
 import type {
-  AuditContext,
   ClaimedWebhookDelivery,
   NewWebhookEndpoint,
   WebhookEndpointPatch,
   WebhookEventFilter,
-} from '../../domain/models.js';
+} from '../../domain/webhook-endpoints/webhook.records.js';
 import type { Tenant } from '../../domain/tenancy.js';
-import type { AuditEntry } from '../../domain/audit-entry.js';
+import type { AuditEntry } from '../../domain/audit/audit-entry.js';
 import { patchParameters } from '../user-group-records.js';
-import type { WebhookAttempt, WebhookClaim, WebhookDeliveryQuery, WebhookStore } from '../store.js';
+import type {
+  WebhookAttempt,
+  WebhookClaim,
+  WebhookDeliveryQuery,
+  WebhookStore,
+} from '../../domain/webhook-endpoints/webhooks.port.js';
 import {
   attemptFollowUp,
   assertEndpointRoom,
@@ -20,7 +25,7 @@ import {
   endpointDisabled,
   endpointUpdated,
   secretRotated,
-} from '../../domain/webhook-endpoints.rules.js';
+} from '../../domain/webhook-endpoints/webhook-endpoints.rules.js';
 import {
   announcedEvents,
   attemptColumns,

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
-import type { AuditContext, Workspace } from '../../domain/models.js';
-import type { WorkspaceStore } from '../store.js';
+import type { AuditContext } from '../../domain/audit/audit.records.js';
+import type { Workspace } from '../../domain/workspaces/workspace.records.js';
+import type { WorkspaceStore } from '../../domain/workspaces/workspaces.port.js';
 import { workspaceCreated } from '../../domain/catalog.rules.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './busy-retry.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AuditContext, AuditEventRecord } from '../../../src/domain/models.js';
-import type { AuditEventQuery } from '../../../src/store/store.js';
+import type { AuditContext, AuditEventRecord } from '../../../src/domain/audit/audit.records.js';
+import type { AuditEventQuery } from '../../../src/domain/audit/audit.port.js';
 import {
   allPages,
   API_ACTOR,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DataSourceRecord } from '../../../src/domain/models.js';
+import type { DataSourceRecord } from '../../../src/domain/data-sources/data-source.records.js';
 import { auditContext, createGroup, expectAppError, T1 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createKeyring } from '../../../src/domain/keyring.js';
-import type { UserGroupRecord } from '../../../src/domain/models.js';
+import { createKeyring } from '../../../src/domain/encryption-keys/keyring.js';
+import type { UserGroupRecord } from '../../../src/domain/user-groups/user-group.records.js';
 import { generateEncryptionKey } from '../../../src/domain/secrets.js';
 import { auditContext, auditWrittenBy, createGroup, newApiToken, randomHex, T0, T1, T2 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';

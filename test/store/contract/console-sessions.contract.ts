@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ApiTokenRecord } from '../../../src/domain/models.js';
+import type { ApiTokenRecord } from '../../../src/domain/api-tokens/api-token.records.js';
 import { auditContext, auditWrittenBy, newApiToken, randomHex, T0, T1, T2 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 

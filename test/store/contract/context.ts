@@ -1,4 +1,4 @@
-import type { Store } from '../../../src/store/store.js';
+import type { Store } from '../../../src/domain/store.port.js';
 import type { Fixture } from '../store-fixtures.js';
 
 /** Filled in by the contract's beforeEach: a migrated, seeded store per test. */

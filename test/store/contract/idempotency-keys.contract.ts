@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { IdempotencyClaimAttempt } from '../../../src/store/store.js';
+import type { IdempotencyClaimAttempt } from '../../../src/domain/idempotency/idempotency.port.js';
 import { auditContext, newApiToken, randomHex, T0, T1, T2 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 

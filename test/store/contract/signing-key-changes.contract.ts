@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { NewSigningKey } from '../../../src/domain/models.js';
-import { auditContext, auditWrittenBy, randomHex, T0, T1, T2 } from '../store-fixtures.js';
+import type { NewSigningKey } from '../../../src/domain/signing-keys/signing-key.records.js';
+import { auditContext, auditWrittenBy, newSigningKey, T0, T1, T2 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 
 /** Every key retired since this is still listed: the suite sees an issuer's whole history. */
@@ -11,19 +11,8 @@ const ALL_TIME = '1970-01-01T00:00:00.000Z';
  * first keys, rotations and their races (signing-keys.contract.ts has the issuers and the bound).
  */
 function signingKeys(t: ContractContext) {
-  let serial = 0;
-  const newKey = (workspaceId = t.fx.workspace.id, createdAt = T0): NewSigningKey => {
-    serial += 1;
-    return {
-      workspaceId,
-      environment: 'Customer',
-      kid: `kid-${serial}-${randomHex().slice(0, 8)}`,
-      // Key order and types as a JWK has them: the store hands back the same object.
-      publicJwk: { kty: 'EC', crv: 'P-256', x: randomHex(), y: randomHex() },
-      privateKeyCiphertext: randomHex(),
-      createdAt,
-    };
-  };
+  const newKey = (workspaceId = t.fx.workspace.id, createdAt = T0): NewSigningKey =>
+    newSigningKey({ workspaceId, environment: 'Customer' }, createdAt);
   return {
     newKey,
     list: (workspaceId = t.fx.workspace.id) =>

@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { NewSigningKey } from '../../../src/domain/models.js';
 import { MAX_PUBLISHED_KEYS } from '../../../src/wire/contract.constants.js';
-import type { Tenant } from '../../../src/domain/tenancy.js';
-import { auditContext, auditWrittenBy, randomHex, T0, T1 } from '../store-fixtures.js';
+import { auditContext, auditWrittenBy, newSigningKey, T0, T1 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
-
-/** A signing key of `issuer` (a workspace's environment) made at `createdAt`; the material is not the store's business. */
-const newKey = (issuer: Tenant, createdAt = T1): NewSigningKey => ({
-  ...issuer,
-  kid: `kid-${randomHex()}`,
-  publicJwk: { kty: 'EC' },
-  privateKeyCiphertext: `v1.ciphertext.${randomHex()}`,
-  createdAt,
-});
 
 /** `minutes` after T1. */
 const at = (minutes: number) => new Date(Date.parse(T1) + minutes * 60_000).toISOString();
@@ -21,12 +10,12 @@ export function describeSigningKeyContract(t: ContractContext): void {
   describe('signing keys', () => {
     it("keeps each environment's keys apart: a current key each, found by kid only under its own issuer", async () => {
       const { customer, testing } = t.fx;
-      const customerKey = await t.store.insertFirstSigningKey(newKey(customer), auditContext());
-      const testingKey = await t.store.insertFirstSigningKey(newKey(testing), auditContext());
+      const customerKey = await t.store.insertFirstSigningKey(newSigningKey(customer, T1), auditContext());
+      const testingKey = await t.store.insertFirstSigningKey(newSigningKey(testing, T1), auditContext());
       expect(customerKey).toMatchObject({ environment: 'Customer', retiredAt: null });
       expect(testingKey).toMatchObject({ environment: 'Testing', retiredAt: null });
       // A second first key of an issuer writes nothing and answers the one there is.
-      expect(await t.store.insertFirstSigningKey(newKey(testing), auditContext())).toEqual(testingKey);
+      expect(await t.store.insertFirstSigningKey(newSigningKey(testing, T1), auditContext())).toEqual(testingKey);
 
       expect(await t.store.findCurrentSigningKey(customer)).toEqual(customerKey);
       expect(await t.store.findCurrentSigningKey(testing)).toEqual(testingKey);
@@ -36,7 +25,7 @@ export function describeSigningKeyContract(t: ContractContext): void {
       expect(await t.store.listSigningKeys(customer, T0)).toEqual([customerKey]);
 
       const events = await auditWrittenBy(t.store, t.fx.workspace.id, async () => {
-        const rotation = await t.store.rotateSigningKey(newKey(testing, at(1)), auditContext({ at: at(1) }), {
+        const rotation = await t.store.rotateSigningKey(newSigningKey(testing, at(1)), auditContext({ at: at(1) }), {
           publishedSince: T0,
           force: false,
         });
@@ -52,11 +41,13 @@ export function describeSigningKeyContract(t: ContractContext): void {
 
     it(`publishes at most ${MAX_PUBLISHED_KEYS} keys an issuer: beyond, refused and nothing written, unless forced (the oldest dropped)`, async () => {
       const { customer, testing } = t.fx;
-      await t.store.insertFirstSigningKey(newKey(customer, at(0)), auditContext());
+      await t.store.insertFirstSigningKey(newSigningKey(customer, at(0)), auditContext());
       // A key retired before publishedSince is no longer published and does not count.
       const bound = (minutes: number, force = false) => ({ publishedSince: at(minutes), force });
       for (let minute = 1; minute < MAX_PUBLISHED_KEYS; minute += 1) {
-        expect(await t.store.rotateSigningKey(newKey(customer, at(minute)), auditContext(), bound(0))).toMatchObject({
+        expect(
+          await t.store.rotateSigningKey(newSigningKey(customer, at(minute)), auditContext(), bound(0)),
+        ).toMatchObject({
           status: 'rotated',
         });
       }
@@ -64,7 +55,7 @@ export function describeSigningKeyContract(t: ContractContext): void {
       expect(published).toHaveLength(MAX_PUBLISHED_KEYS);
 
       const refused = await auditWrittenBy(t.store, t.fx.workspace.id, async () => {
-        expect(await t.store.rotateSigningKey(newKey(customer, at(40)), auditContext(), bound(0))).toEqual({
+        expect(await t.store.rotateSigningKey(newSigningKey(customer, at(40)), auditContext(), bound(0))).toEqual({
           status: 'limit_reached',
           published: MAX_PUBLISHED_KEYS,
         });
@@ -72,18 +63,18 @@ export function describeSigningKeyContract(t: ContractContext): void {
       expect(refused).toEqual([]);
       expect(await t.store.listSigningKeys(customer, at(0))).toEqual(published);
       // The other environment's issuer is not bound by Customer's keys.
-      await t.store.insertFirstSigningKey(newKey(testing), auditContext());
-      expect(await t.store.rotateSigningKey(newKey(testing, at(40)), auditContext(), bound(0))).toMatchObject({
+      await t.store.insertFirstSigningKey(newSigningKey(testing, T1), auditContext());
+      expect(await t.store.rotateSigningKey(newSigningKey(testing, at(40)), auditContext(), bound(0))).toMatchObject({
         status: 'rotated',
       });
       // Once the oldest retired key is past publishedSince, a rotation fits again.
-      expect(await t.store.rotateSigningKey(newKey(customer, at(41)), auditContext(), bound(1))).toMatchObject({
+      expect(await t.store.rotateSigningKey(newSigningKey(customer, at(41)), auditContext(), bound(1))).toMatchObject({
         status: 'rotated',
         dropped: [],
       });
 
       const oldest = (await t.store.listSigningKeys(customer, at(1))).at(-1)!;
-      const forced = await t.store.rotateSigningKey(newKey(customer, at(42)), auditContext(), bound(1, true));
+      const forced = await t.store.rotateSigningKey(newSigningKey(customer, at(42)), auditContext(), bound(1, true));
       expect(forced).toMatchObject({ status: 'rotated', dropped: [oldest] });
       const after = await t.store.listSigningKeys(customer, at(1));
       expect(after).toHaveLength(MAX_PUBLISHED_KEYS);
@@ -92,16 +83,16 @@ export function describeSigningKeyContract(t: ContractContext): void {
 
     it('lets concurrent rotations of one issuer pass the bound together never', async () => {
       const { customer } = t.fx;
-      await t.store.insertFirstSigningKey(newKey(customer, at(0)), auditContext());
+      await t.store.insertFirstSigningKey(newSigningKey(customer, at(0)), auditContext());
       for (let minute = 1; minute < MAX_PUBLISHED_KEYS - 2; minute += 1) {
-        await t.store.rotateSigningKey(newKey(customer, at(minute)), auditContext(), {
+        await t.store.rotateSigningKey(newSigningKey(customer, at(minute)), auditContext(), {
           publishedSince: T0,
           force: false,
         });
       }
       const outcomes = await Promise.all(
         Array.from({ length: 6 }, (_, index) =>
-          t.store.rotateSigningKey(newKey(customer, at(40 + index)), auditContext(), {
+          t.store.rotateSigningKey(newSigningKey(customer, at(40 + index)), auditContext(), {
             publishedSince: T0,
             force: false,
           }),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { AuditContext, FieldChanges, UserGroupPatch, UserGroupRecord } from '../../../src/domain/models.js';
-import type { UserGroupWrite } from '../../../src/store/store.js';
+import type { AuditContext, FieldChanges } from '../../../src/domain/audit/audit.records.js';
+import type { UserGroupPatch, UserGroupRecord } from '../../../src/domain/user-groups/user-group.records.js';
+import type { UserGroupWrite } from '../../../src/domain/user-groups/user-groups.port.js';
 import {
   API_ACTOR,
   auditWrittenBy,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { UserGroupRecord } from '../../../src/domain/models.js';
+import type { UserGroupRecord } from '../../../src/domain/user-groups/user-group.records.js';
 import type { Tenant } from '../../../src/domain/tenancy.js';
 import { allPages, auditContext, createGroup } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';

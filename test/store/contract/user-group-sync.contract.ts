@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SyncAuditContext, SyncWrite } from '../../../src/domain/user-group-sync/user-group-sync.port.js';
-import type { UserGroupRecord } from '../../../src/domain/models.js';
+import type { UserGroupRecord } from '../../../src/domain/user-groups/user-group.records.js';
 import type { InputPosition } from '../../../src/domain/errors.js';
 import { isAppError } from '../../../src/domain/errors.js';
 import { API_ACTOR, auditWrittenBy, createGroup, expectAppError, newGroup, T1, T2 } from '../store-fixtures.js';

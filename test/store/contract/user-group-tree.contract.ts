@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { UserGroupPatch, UserGroupRecord } from '../../../src/domain/models.js';
-import type { Store } from '../../../src/store/store.js';
+import type { UserGroupPatch, UserGroupRecord } from '../../../src/domain/user-groups/user-group.records.js';
+import type { Store } from '../../../src/domain/store.port.js';
 import { auditContext, createGroup, expectAppError, newGroup, T1 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 

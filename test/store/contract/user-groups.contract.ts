@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonObject, UserGroupPatch, UserGroupRecord } from '../../../src/domain/models.js';
+import type { JsonObject } from '../../../src/domain/common.records.js';
+import type { UserGroupPatch, UserGroupRecord } from '../../../src/domain/user-groups/user-group.records.js';
 import type { Tenant } from '../../../src/domain/tenancy.js';
 import {
   auditContext,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { UserGroupRecord, WebhookEndpointRecord } from '../../../src/domain/models.js';
+import type { UserGroupRecord } from '../../../src/domain/user-groups/user-group.records.js';
+import type { WebhookEndpointRecord } from '../../../src/domain/webhook-endpoints/webhook.records.js';
 import { auditContext, auditWrittenBy, createGroup, T0, T1, T2 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 import { addEndpoint, claimAt, deliveriesOf, deliveryIds, plusMinutes, recordAttempt } from './webhook-fixtures.js';

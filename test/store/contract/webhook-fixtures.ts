@@ -1,12 +1,17 @@
+import type { Timestamp } from '../../../src/domain/common.records.js';
 import type {
   ClaimedWebhookDelivery,
-  Timestamp,
   WebhookDeliveryRecord,
   WebhookEndpointRecord,
   WebhookEventFilter,
-} from '../../../src/domain/models.js';
+} from '../../../src/domain/webhook-endpoints/webhook.records.js';
 import type { Tenant } from '../../../src/domain/tenancy.js';
-import type { Store, WebhookAttempt, WebhookClaim, WebhookDeliveryQuery } from '../../../src/store/store.js';
+import type { Store } from '../../../src/domain/store.port.js';
+import type {
+  WebhookAttempt,
+  WebhookClaim,
+  WebhookDeliveryQuery,
+} from '../../../src/domain/webhook-endpoints/webhooks.port.js';
 import { auditContext, randomHex, T0 } from '../store-fixtures.js';
 
 /** `at` moved by `minutes`: the contract's clock for due times, leases and failure windows. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { WEBHOOK_EVENT_TYPES } from '../../../src/wire/contract.constants.js';
-import type { NewSigningKey, WebhookEventType } from '../../../src/domain/models.js';
+import type { NewSigningKey } from '../../../src/domain/signing-keys/signing-key.records.js';
+import type { WebhookEventType } from '../../../src/domain/webhook-endpoints/webhook.records.js';
 import {
   auditContext,
   auditWrittenBy,
@@ -142,6 +143,29 @@ export function describeWebhookOutboxContract(t: ContractContext): void {
           const described = JSON.stringify(event.subject);
           for (const secret of SECRET_FIELDS) expect(described).not.toContain(`"${secret}"`);
         }
+      });
+    }
+
+    // PostgreSQL writes a create, a rotation and a deletion as one statement while no enabled endpoint of
+    // the tenant wants the event, and as a transaction otherwise (src/store/postgres/user-groups.ts):
+    // the test above takes the transaction, this one the statement, with endpoints that do not want it.
+    for (const kind of WEBHOOK_EVENT_TYPES) {
+      it(`writes ${kind} with its audit event and no webhook event while no enabled endpoint of the tenant wants it`, async () => {
+        const act = await ANNOUNCEMENTS[kind](t);
+        const otherKind = WEBHOOK_EVENT_TYPES[(WEBHOOK_EVENT_TYPES.indexOf(kind) + 1) % WEBHOOK_EVENT_TYPES.length]!;
+        const wantsOther = await addEndpoint(t.store, t.fx.customer, [otherKind]);
+        const disabled = await addEndpoint(t.store, t.fx.customer, [kind, '*']);
+        await t.store.updateWebhookEndpoint(t.fx.customer, disabled.id, { enabled: false }, auditContext());
+        const otherEnvironment = await addEndpoint(t.store, t.fx.testing, [kind]);
+        const otherWorkspace = await addEndpoint(t.store, t.fx.otherCustomer, ['*']);
+
+        await act();
+
+        for (const endpoint of [wantsOther, disabled, otherEnvironment, otherWorkspace])
+          expect(await deliveriesOf(t.store, endpoint)).toEqual([]);
+        expect(await claimAt(t.store, 'worker', T0)).toEqual([]);
+        const audited = await t.store.listAuditEvents({ workspaceId: t.fx.workspace.id, action: kind, limit: 2 });
+        expect(audited).toMatchObject([{ action: kind, environment: 'Customer' }]);
       });
     }
 

@@ -3,7 +3,7 @@
  * node:crypto, present in every Node release the package supports. web.ts has the same exports for
  * browsers; the package's users import neither directly.
  */
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, createPublicKey, randomUUID, timingSafeEqual, verify } from 'node:crypto';
 
 /** A random UUID (v4): a write's Idempotency-Key. */
 export function randomId(): string {
@@ -18,4 +18,30 @@ export async function hmacSha256Verifies(
 ): Promise<boolean> {
   const expected = createHmac('sha256', key).update(message).digest();
   return signature.length === expected.length && timingSafeEqual(expected, signature);
+}
+
+/** The bytes a base64url text spells; the caller has checked that it holds only base64url characters. */
+export function base64urlBytes(text: string): Uint8Array<ArrayBuffer> {
+  return Buffer.from(text, 'base64url');
+}
+
+/** The UTF-8 text a base64url text spells (invalid sequences replaced, as Buffer does). */
+export function base64urlText(text: string): string {
+  return Buffer.from(text, 'base64url').toString('utf8');
+}
+
+/**
+ * Whether an ES256 signature (r ‖ s, 64 bytes) of `signingInput` (ASCII) verifies under one P-256
+ * public key. Synchronous in Node (WebCrypto's is a promise), so callers await only when they must.
+ */
+export type Es256Verifier = (signingInput: string, signature: Uint8Array<ArrayBuffer>) => boolean | Promise<boolean>;
+
+/**
+ * Prepares one P-256 public key (a JWK's `x` and `y`) for verifying, once: a KeyObject, the form
+ * node:crypto verifies with fastest. Rejects what is not a point of P-256.
+ */
+export async function prepareEs256Verifier(jwk: { x: string; y: string }): Promise<Es256Verifier> {
+  const key = createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y }, format: 'jwk' });
+  const options = { key, dsaEncoding: 'ieee-p1363' } as const;
+  return (signingInput, signature) => verify('sha256', Buffer.from(signingInput, 'latin1'), options, signature);
 }

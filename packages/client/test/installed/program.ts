@@ -2,12 +2,15 @@
 // every method group, type-checked strictly (no cast of an answer) and run against a live server by
 // test/package.test.ts. It prints what it saw as one JSON line.
 import {
+  accessRulesToSql,
+  AccessRuleError,
   createClient,
   createEmbedTokenVerifier,
   UgsError,
   verifyWebhook,
   WebhookVerificationError,
   type Page,
+  type ResolvedAccessRule,
   type UgsClient,
   type UserGroup,
   type WebhookEvent,
@@ -35,6 +38,24 @@ const claims = await createEmbedTokenVerifier({ issuer: `${baseUrl}/w/default`, 
   minted.embed_token,
 );
 const embedded = await ugs.verifyToken(minted.embed_token);
+// The token's access rules as a renderer's SQL filter (none here: the table fails closed).
+const rules: ResolvedAccessRule[] = claims.ugs.access_rules ?? [];
+const denied = accessRulesToSql(rules, { dialect: 'sqlite', table: 'orders', schemaId: schema.id });
+const filter = accessRulesToSql(
+  [{ schema_id: schema.id, table: 'sales.orders', column: 'region', op: 'in', value: ['eu', 'us'] }],
+  { dialect: 'postgres', table: 'sales.orders', schemaId: schema.id },
+);
+const badColumn = (() => {
+  try {
+    return accessRulesToSql([{ schema_id: 1, table: 'orders', column: 'a;b', op: 'is_null' }], {
+      dialect: 'mysql',
+      table: 'orders',
+      schemaId: 1,
+    });
+  } catch (error) {
+    return error instanceof AccessRuleError ? error.field : 'other error';
+  }
+})();
 
 // Admin: schemas, data sources, the groups list, API tokens, audit, signing keys.
 const schemas: Page<{ id: number; name: string }> = await ugs.listSchemas();
@@ -94,6 +115,7 @@ console.log(
     verifiedTeam: verified.user_group.team_id === created.userGroup.team_id,
     embedSubject: claims.sub,
     embedOnline: embedded.embed?.embed_id,
+    accessFilter: [denied.text, filter.text, filter.values, badColumn],
     schemaListed: schemas.items.some((item) => item.id === schema.id) && schemas.next_cursor === null,
     dataSourceListed: dataSources.items.some((item) => item.id === dataSource.id),
     renamed: renamed.name === fetchedSource.name,

@@ -8,6 +8,8 @@ import { webhooks } from './0007-webhooks.js';
 import { consoleSessions } from './0008-console-sessions.js';
 import { sealedIssuers } from './0009-sealed-issuers.js';
 import { catalogueNumbers } from './0010-catalogue-numbers.js';
+import { accessRules } from './0011-access-rules.js';
+import { groupUsage } from './0012-group-usage.js';
 import { syncIds } from './0013-sync-ids.js';
 import type { Migration } from '../../migration.js';
 
@@ -23,5 +25,7 @@ export const MIGRATIONS: readonly Migration[] = [
   consoleSessions,
   sealedIssuers,
   catalogueNumbers,
+  accessRules,
+  groupUsage,
   syncIds,
 ];

@@ -1,0 +1,193 @@
+import { LRUCache } from 'lru-cache';
+import type { ApiTokenCheck, ApiTokenState } from './api-token-check.js';
+import { failure } from '../errors.js';
+import type { Clock } from '../clock.js';
+import type { ApiTokenRecord, RateLimit } from './api-token.records.js';
+import { hashSecret } from '../secrets.js';
+import type { Actor, Caller } from '../tenancy.js';
+import type { ApiTokenStore } from './api-tokens.port.js';
+
+/**
+ * The admission of a request that presents an API token, in one place (docs/architecture.md, "Token
+ * admission"). In order:
+ *
+ * 1. shape: anything that is not `ugs_(live|test)_<64 hex>` is `invalid_api_token`, unread;
+ * 2. lookup: the token is read by the SHA-256 of its secret, unless the route's operation confirms it
+ *    in its own first statement (the hot reads) and this process has seen it live: then it is
+ *    remembered, and the caller carries an unsettled `ApiTokenCheck`; unknown → `invalid_api_token`;
+ * 3. remembered check: the operation's lookup (batched per event-loop turn, src/store/hot-reads.ts)
+ *    reads the token's state beside the group, in the same snapshot, and settles the check
+ *    (`settleFromLookup`): revoked or gone → `invalid_api_token`; a request that ends before any
+ *    lookup settles it by a read of its own when it is admitted;
+ * 4. scope and environment: the operation's own (`requireScope`, `inEnvironment`);
+ * 5. rate limit: the request is admitted, its token taken from the bucket (`rate_limited` when it is
+ *    empty): at once for a token read in step 2; for a remembered one after the lookup, before any
+ *    write (`admitAfterLookup`), or before the answer is sent (`admitBeforeSuccess`,
+ *    `admissionFailureBeforeRefusal`), whichever comes first, and only once;
+ * 6. the operation.
+ *
+ * HTTP keeps only the header's parsing, the bucket (the admission it hands in) and the statuses; the
+ * store only the batched read.
+ */
+
+/** Who an API token speaks for, with that token's own rate limit (null: the server's default). */
+export interface ApiTokenCaller extends Caller {
+  actor: Extract<Actor, { type: 'api_token' }>;
+  rateLimit: RateLimit | null;
+}
+
+/** Takes one token from the caller's rate-limit bucket; throws `rate_limited` when it is empty (step 5). */
+export type RateLimitAdmission = (caller: ApiTokenCaller) => Promise<void>;
+
+const API_TOKEN_SHAPE = /^ugs_(live|test)_[0-9a-f]{64}$/;
+
+/** Whether a string could be an API token at all; anything else is unknown without a lookup. */
+export function isApiTokenShaped(secret: string): boolean {
+  return API_TOKEN_SHAPE.test(secret);
+}
+
+/** The caller a live API token speaks for, whether it came in a header or through a console session. */
+export function apiTokenCaller(record: ApiTokenRecord, requestId: string | null): ApiTokenCaller {
+  return {
+    tenant: { workspaceId: record.workspaceId, environment: record.environment },
+    scope: record.scope,
+    actor: { type: 'api_token', apiTokenId: record.id, name: record.name },
+    requestId,
+    rateLimit: record.rateLimit,
+  };
+}
+
+/** Whether the caller's admission waits for its operation's lookup (step 3) rather than happening now. */
+export function admissionDeferred(caller: Caller): boolean {
+  return caller.tokenCheck !== undefined;
+}
+
+/** Step 3, for a lookup: the API token it must read beside its group (an unsettled check's), or none. */
+export function tokenToConfirm(check: ApiTokenCheck | undefined): { id: number; hash: string } | undefined {
+  return check !== undefined && !check.settled ? { id: check.apiTokenId, hash: check.apiTokenHash } : undefined;
+}
+
+/** Step 3: settles the check with what the lookup read; throws `invalid_api_token` for a token no longer live. */
+export function settleFromLookup(check: ApiTokenCheck, state: ApiTokenState | null): void {
+  check.settle(state);
+}
+
+/** Step 5 for an operation that writes: a remembered token is admitted once its lookup confirmed it, before any write. */
+export async function admitAfterLookup(caller: Caller): Promise<void> {
+  await caller.tokenCheck?.admit();
+}
+
+/** Step 5 before a success is sent: a remembered token not yet admitted is (reading it if no lookup did). */
+export async function admitBeforeSuccess(caller: Caller): Promise<void> {
+  await caller.tokenCheck?.admit();
+}
+
+/**
+ * Step 5 before a refusal is sent: a remembered token not yet admitted is admitted now, so a token
+ * revoked meanwhile answers `invalid_api_token` and an empty bucket `rate_limited`, whatever else went
+ * wrong. Returns the admission's own failure, which replaces the refusal, or undefined.
+ */
+export async function admissionFailureBeforeRefusal(caller: Caller | undefined): Promise<unknown> {
+  const check = caller?.tokenCheck;
+  if (!check || check.admitted) return undefined;
+  try {
+    await check.admit();
+    return undefined;
+  } catch (error) {
+    return error;
+  }
+}
+
+// last_used_at is for operators, not an exact counter: one write a minute per token keeps the
+// hot path free of writes.
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** Live tokens one process remembers for the hot reads; misses are not kept, so unknown tokens cannot fill it. */
+const REMEMBERED_TOKENS = 10_000;
+
+export type ApiTokenAdmission = ReturnType<typeof createApiTokenAdmission>;
+
+/** Steps 1–3 and the check that carries step 5 for a remembered token; the process's memory of live tokens. */
+export function createApiTokenAdmission({
+  store,
+  clock,
+}: {
+  store: Pick<ApiTokenStore, 'findApiTokenByHash' | 'recordApiTokenUse'>;
+  clock: Clock;
+}) {
+  // Live tokens this process has read, by hash: taken only where a statement confirms them (authenticate).
+  const remembered = new LRUCache<string, ApiTokenRecord>({ max: REMEMBERED_TOKENS });
+
+  function deferredCheck(hash: string, caller: ApiTokenCaller, admit: RateLimitAdmission): ApiTokenCheck {
+    let live: boolean | undefined;
+    let admitted = false;
+    const check: ApiTokenCheck = {
+      apiTokenId: caller.actor.apiTokenId,
+      apiTokenHash: hash,
+      get settled() {
+        return live !== undefined;
+      },
+      get admitted() {
+        return admitted;
+      },
+      settle(state) {
+        if (live === undefined) {
+          live = state?.live === true;
+          if (state && live) {
+            caller.rateLimit = state.rateLimit;
+            const record = remembered.get(hash);
+            if (record) remembered.set(hash, { ...record, rateLimit: state.rateLimit });
+          } else {
+            remembered.delete(hash);
+          }
+        }
+        if (!live) throw failure.invalidApiToken();
+      },
+      async admit() {
+        if (admitted) return;
+        if (live === undefined) {
+          // Nothing read the token's state: read it now (a refusal before the statement, say).
+          const record = await store.findApiTokenByHash(hash);
+          check.settle(record && { live: true, rateLimit: record.rateLimit });
+        } else if (!live) {
+          throw failure.invalidApiToken();
+        }
+        admitted = true;
+        await admit(caller);
+      },
+    };
+    return check;
+  }
+
+  return {
+    /**
+     * Resolves a presented API token to the caller it speaks for (steps 1 and 2). With `deferred` (an
+     * operation whose first statement can confirm the token), a token this process has seen live is
+     * not read again: the caller carries a check that the statement settles, and `deferred.admit` (the
+     * rate limit) runs once it has.
+     */
+    async authenticate(
+      secret: string,
+      requestId: string | null,
+      deferred?: { admit: RateLimitAdmission },
+    ): Promise<ApiTokenCaller> {
+      if (!isApiTokenShaped(secret)) throw failure.invalidApiToken();
+      const hash = hashSecret(secret);
+      const known = deferred ? remembered.get(hash) : undefined;
+      const record = known ?? (await store.findApiTokenByHash(hash));
+      if (!record) throw failure.invalidApiToken();
+      const now = clock();
+      if (record.lastUsedAt === null || Date.parse(now) - Date.parse(record.lastUsedAt) >= LAST_USED_RESOLUTION_MS) {
+        // Bookkeeping must never fail or delay a request (a busy database would do both): not awaited,
+        // and a failure only means the next request tries again.
+        store.recordApiTokenUse(record.id, now).catch(() => undefined);
+        remembered.set(hash, { ...record, lastUsedAt: now });
+      } else if (!known) {
+        remembered.set(hash, record);
+      }
+      const caller = apiTokenCaller(record, requestId);
+      if (known && deferred) caller.tokenCheck = deferredCheck(hash, caller, deferred.admit);
+      return caller;
+    },
+  };
+}

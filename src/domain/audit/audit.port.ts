@@ -1,0 +1,20 @@
+import type { Environment } from '../tenancy.js';
+import type { AuditEventRecord } from './audit.records.js';
+
+export interface AuditEventQuery {
+  workspaceId: number;
+  environment?: Environment;
+  teamId?: number;
+  action?: string;
+  /** Inclusive lower bound on `at`. */
+  since?: string;
+  /** Exclusive upper bound on `at`. */
+  until?: string;
+  /** Cursor: only events with a smaller id (the list is newest first). */
+  beforeId?: number;
+  limit: number;
+}
+
+export interface AuditStore {
+  listAuditEvents(query: AuditEventQuery): Promise<AuditEventRecord[]>;
+}

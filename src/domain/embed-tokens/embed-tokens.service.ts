@@ -1,0 +1,264 @@
+import { randomUUID, sign } from 'node:crypto';
+import { decodeProtectedHeader, jwtVerify } from 'jose';
+import { NO_USAGE_COUNTING, type UsageCounter } from '../usage/usage-counter.js';
+import type { Clock } from '../clock.js';
+import { failure } from '../errors.js';
+import { hasHighS, lowSignature, perViewProperties } from './embed-tokens.rules.js';
+import { computedMapping, computedProperties } from '../user-groups/hierarchy.rules.js';
+import { mappingToRecord } from '../user-groups/mapping.js';
+import type { JsonObject } from '../common.records.js';
+import type { UserGroupRecord } from '../user-groups/user-group.records.js';
+import { assertPropertiesWithinLimits } from '../user-groups/properties.rules.js';
+import {
+  EMBED_TOKEN_ALGORITHM,
+  EMBED_TOKEN_TYPE,
+  type SigningKey,
+  type SigningKeyService,
+} from '../signing-keys/signing-keys.service.js';
+import { issuerPath } from '../signing-keys/signing-keys.rules.js';
+import type { Caller, Environment } from '../tenancy.js';
+import type { UserGroupView, UserGroupViewer } from '../user-groups/user-group.view.js';
+import { providedIdOf } from '../user-groups/user-groups.service.js';
+import type { UserGroupStore } from '../user-groups/user-groups.port.js';
+import type { WorkspaceStore } from '../workspaces/workspaces.port.js';
+import { resolvedAccessRules, type ResolvedAccessRule } from '../access-rules/access-rules.rules.js';
+import {
+  DEFAULT_EMBED_TOKEN_LIFETIME_S,
+  MAX_EMBED_TOKEN_BYTES,
+  MAX_EMBED_TOKEN_LIFETIME_S,
+} from '../../wire/contract.constants.js';
+
+/** The audience of a token minted without an embed_id. */
+export const ANY_EMBED_AUDIENCE = 'ugs-embed';
+
+/** A compact JWS: three base64url parts. A group token (`ugt_…`) never looks like one. */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+export const isEmbedTokenShaped = (token: string) => COMPACT_JWS.test(token);
+
+export interface MintEmbedTokenInput {
+  userGroupId: string | number;
+  expiresIn?: number;
+  embedId?: string;
+  origin?: string;
+  properties?: JsonObject;
+}
+
+/** What the `ugs` claim carries (SPEC §10). */
+interface UgsClaim {
+  team_id: number;
+  environment: string;
+  workspace: string;
+  properties: JsonObject;
+  mapping: Record<string, string>;
+  is_demo_group: boolean;
+  origin: string | null;
+  /** The group's effective access rules, property references resolved (SPEC §17); absent from tokens minted before them. */
+  access_rules?: ResolvedAccessRule[];
+}
+
+export interface VerifiedEmbed {
+  userGroup: UserGroupView;
+  embed: {
+    embedId: string | null;
+    origin: string | null;
+    properties: JsonObject;
+    accessRules: ResolvedAccessRule[];
+    expiresAt: string;
+  };
+}
+
+export interface EmbedTokenServiceDeps {
+  store: Pick<UserGroupStore, 'findUserGroupByProvidedId' | 'findUserGroupByTeamId'> &
+    Pick<WorkspaceStore, 'findWorkspaceById' | 'findWorkspaceByName'>;
+  signingKeys: SigningKeyService;
+  view: UserGroupViewer;
+  clock: Clock;
+  /** The public URL of the service, without a trailing slash: the base of every issuer (issuerPath). */
+  publicUrl: () => string;
+  /** Counts embed tokens minted and verified (SPEC §16). */
+  usage?: UsageCounter;
+}
+
+export type EmbedTokenService = ReturnType<typeof createEmbedTokenService>;
+
+/**
+ * Short-lived signed credentials for the browser (SPEC §10). The `jti` starts with the group's token
+ * generation at minting ("<generation>.<uuid>"): verify refuses a token minted before the group
+ * token's latest rotation by comparing it with the group's, whatever the clock says.
+ */
+export function createEmbedTokenService({
+  store,
+  signingKeys,
+  view,
+  clock,
+  publicUrl,
+  usage = NO_USAGE_COUNTING,
+}: EmbedTokenServiceDeps) {
+  const notFound = failure.userGroupNotFound;
+  const workspaceNames = new Map<number, string>();
+
+  async function workspaceName(workspaceId: number): Promise<string> {
+    let name = workspaceNames.get(workspaceId);
+    if (name === undefined) {
+      // A workspace's name never changes, so it is read once per process.
+      name = (await store.findWorkspaceById(workspaceId))?.name ?? String(workspaceId);
+      workspaceNames.set(workspaceId, name);
+    }
+    return name;
+  }
+
+  /** Each environment of a workspace is its own issuer, with its own keys (SPEC §10). */
+  const issuerOf = (workspace: string, environment: Environment) =>
+    `${publicUrl()}${issuerPath(workspace, environment)}`;
+
+  return {
+    issuerOf,
+
+    /**
+     * The public keys of an issuer's JWKS (SPEC §10). A workspace that does not exist has none, as one
+     * whose issuer has no key yet: the public paths do not tell which workspaces exist.
+     */
+    async publishedKeys(workspaceName: string, environment: Environment): Promise<JsonObject[]> {
+      const workspace = await store.findWorkspaceByName(workspaceName);
+      if (!workspace) return [];
+      return (await signingKeys.published({ workspaceId: workspace.id, environment })).map((key) => key.publicJwk);
+    },
+
+    async mint(caller: Caller, input: MintEmbedTokenInput): Promise<{ embedToken: string; expiresAt: string }> {
+      const overrides = input.properties ?? {};
+      assertPropertiesWithinLimits(overrides);
+      if (input.origin !== undefined) assertWebOrigin(input.origin);
+      const group = await store.findUserGroupByProvidedId(caller.tenant, providedIdOf(input.userGroupId));
+      if (!group) throw notFound();
+      // The group's inherited values as its ancestors are now (SPEC §11), and the view's own added.
+      const inherited = computedProperties(group);
+      const properties = perViewProperties(inherited, overrides);
+      assertPropertiesWithinLimits(properties);
+      // Rules resolve against what the group's owner set, never against the per-view values (SPEC §17).
+      const accessRules = resolvedAccessRules(group, inherited);
+
+      const workspace = await workspaceName(caller.tenant.workspaceId);
+      const issuedAt = Math.floor(Date.parse(clock()) / 1000);
+      const expiresAt = issuedAt + (input.expiresIn ?? DEFAULT_EMBED_TOKEN_LIFETIME_S);
+      const ugs: UgsClaim = {
+        team_id: group.teamId,
+        environment: group.environment,
+        workspace,
+        properties,
+        mapping: mappingToRecord(computedMapping(group)),
+        is_demo_group: group.isDemoGroup,
+        origin: input.origin ?? null,
+        access_rules: accessRules,
+      };
+      const key = await signingKeys.signingKey(caller.tenant, caller.actor);
+      const embedToken = await signedToken(key, {
+        ugs,
+        iss: issuerOf(workspace, caller.tenant.environment),
+        sub: group.providedId,
+        aud: input.embedId ?? ANY_EMBED_AUDIENCE,
+        iat: issuedAt,
+        nbf: issuedAt,
+        exp: expiresAt,
+        jti: `${group.tokenGeneration}.${randomUUID()}`,
+      });
+      const bytes = Buffer.byteLength(embedToken);
+      if (bytes > MAX_EMBED_TOKEN_BYTES) {
+        // The rules are at fault when the token would fit without them (their base64url share of the payload).
+        const ruleBytes = Math.ceil((Buffer.byteLength(JSON.stringify(accessRules)) * 4) / 3);
+        throw failure.embedTokenTooLarge(
+          MAX_EMBED_TOKEN_BYTES / 1024,
+          accessRules.length > 0 && bytes - ruleBytes <= MAX_EMBED_TOKEN_BYTES ? 'access_rules' : 'properties',
+        );
+      }
+      usage.minted(caller.tenant, group.teamId);
+      return { embedToken, expiresAt: new Date(expiresAt * 1000).toISOString() };
+    },
+
+    /**
+     * The online check (SPEC §10, "Revocation"): the group and the token's embed while signature,
+     * issuer (the caller's environment's), lifetime, tenant and the group token's generation all
+     * hold; else user_group_not_found.
+     */
+    async verify(caller: Caller, token: string): Promise<VerifiedEmbed> {
+      const workspace = await workspaceName(caller.tenant.workspaceId);
+      const claims = await verifiedClaims(token, caller, issuerOf(workspace, caller.tenant.environment));
+      const ugs = claims?.ugs;
+      if (!claims || !ugs || ugs.environment !== caller.tenant.environment || ugs.workspace !== workspace)
+        throw notFound();
+      const group = await store.findUserGroupByTeamId(caller.tenant, ugs.team_id);
+      if (!group || !mintedUnder(claims.jti, group)) throw notFound();
+      usage.verified(caller.tenant, group.teamId);
+      return {
+        userGroup: view(group),
+        embed: {
+          embedId: claims.aud === ANY_EMBED_AUDIENCE ? null : String(claims.aud),
+          origin: ugs.origin,
+          properties: ugs.properties,
+          accessRules: ugs.access_rules ?? [],
+          expiresAt: new Date(Number(claims.exp) * 1000).toISOString(),
+        },
+      };
+    },
+  };
+
+  async function verifiedClaims(token: string, caller: Caller, issuer: string) {
+    try {
+      const { kid } = decodeProtectedHeader(token);
+      const key = kid === undefined ? null : await signingKeys.verificationKey(caller.tenant, kid);
+      if (!key) return null;
+      const { payload } = await jwtVerify<{ ugs?: UgsClaim }>(token, key.key, {
+        issuer,
+        algorithms: [EMBED_TOKEN_ALGORITHM],
+        typ: EMBED_TOKEN_TYPE,
+        currentDate: new Date(clock()),
+        maxTokenAge: MAX_EMBED_TOKEN_LIFETIME_S,
+      });
+      // One signature per token: the high-S twin of a token issued since the service signs low-S (from
+      // that second on, iat having whole seconds) is refused; an older token, which may be high-S, stays
+      // valid until it expires.
+      if (hasHighS(token) && Number(payload.iat) >= Math.floor((await signingKeys.lowSignaturesSince()) / 1000))
+        return null;
+      return payload;
+    } catch {
+      // Malformed, tampered, expired, not yet valid, another issuer: all the same to the caller.
+      return null;
+    }
+  }
+}
+
+/**
+ * The compact JWS of `claims` under `key`: ES256 by node:crypto with the prepared key, on libuv's
+ * thread pool (the callback form), so the signature's 40-60 µs do not hold the event loop; the
+ * signature's S made low (one signature per token, SPEC §10).
+ */
+function signedToken(key: SigningKey, claims: Record<string, unknown>): Promise<string> {
+  const signingInput = `${key.encodedHeader}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+  return new Promise((resolve, reject) => {
+    sign(
+      'sha256',
+      Buffer.from(signingInput),
+      { key: key.privateKey, dsaEncoding: 'ieee-p1363' },
+      (error, signature) => {
+        if (error) reject(error);
+        else resolve(`${signingInput}.${lowSignature(signature).toString('base64url')}`);
+      },
+    );
+  });
+}
+
+function mintedUnder(jti: string | undefined, group: UserGroupRecord): boolean {
+  return jti !== undefined && jti.split('.', 1)[0] === String(group.tokenGeneration);
+}
+
+/** `https://app.example.com` or `http://localhost:3000`: a scheme, a host, a port at most. */
+function assertWebOrigin(origin: string): void {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(origin);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
+    throw failure.embedOrigin();
+  }
+}

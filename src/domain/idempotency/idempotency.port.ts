@@ -1,0 +1,49 @@
+/** One idempotency key of one API token, as the store knows it. */
+export interface IdempotencyKeyRef {
+  apiTokenId: number;
+  /** SHA-256 of the key: the key itself is never stored. */
+  keyHash: string;
+}
+
+/** A claim as the service made it; `createdAt` tells it apart from a later claim of the same key. */
+export interface IdempotencyClaimRef extends IdempotencyKeyRef {
+  createdAt: string;
+}
+
+export interface IdempotencyClaimAttempt extends IdempotencyClaimRef {
+  fingerprint: string;
+  /** A record created at or before this is expired: it is replaced as if absent. */
+  expiredBefore: string;
+  /** An unfinished claim created at or before this is abandoned: a request of the same fingerprint takes it over. */
+  abandonedBefore: string;
+  /** The most live (unexpired) keys the API token may hold, this claim's included. */
+  maxLiveKeys: number;
+}
+
+export interface IdempotencyKeyRecord {
+  fingerprint: string;
+  createdAt: string;
+  /** The stored response (ciphertext), or null while the claimant is still at work. */
+  response: string | null;
+}
+
+/** Outcome of a claim: ours, the live record that stands in the way, or none because the token holds too many keys. */
+export type IdempotencyClaimResult =
+  { claimed: true } | { claimed: false; record: IdempotencyKeyRecord } | { claimed: false; limitReached: true };
+
+/** Bookkeeping of safe retries: no method writes an audit event, and none is part of a change's transaction. */
+export interface IdempotencyStore {
+  /**
+   * Inserts an unfinished claim unless a live record holds the key; an expired record, or an abandoned
+   * claim with the same fingerprint, is replaced. Of concurrent claims of one key exactly one wins.
+   * A claim that would take the token's live keys beyond `maxLiveKeys` is not made, also when claims
+   * of one token race.
+   */
+  claimIdempotencyKey(attempt: IdempotencyClaimAttempt): Promise<IdempotencyClaimResult>;
+  /** Stores the response of the claim, if the claim is still this one and unfinished; false otherwise. */
+  completeIdempotencyKey(claim: IdempotencyClaimRef, response: string): Promise<boolean>;
+  /** Deletes the claim if it is still this one and unfinished, so that a retry runs the request again. */
+  releaseIdempotencyKey(claim: IdempotencyClaimRef): Promise<void>;
+  /** Deletes at most `limit` records created at or before `createdBefore`; returns how many went. */
+  purgeIdempotencyKeys(createdBefore: string, limit: number): Promise<number>;
+}

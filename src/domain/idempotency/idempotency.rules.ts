@@ -1,0 +1,37 @@
+import { hashSecret } from '../secrets.js';
+
+/*
+ * What makes a retry with an Idempotency-Key the same request as the first one (SPEC §3): a replayed
+ * response to another request would be wrong, so a key reused for another request is refused.
+ */
+
+/** What makes two requests the same request: replaying a response to another one would be wrong. */
+export interface RequestIdentity {
+  method: string;
+  /** The route as the router matched it (its pattern, e.g. `/api/admin/data_sources/:id`). */
+  route: string;
+  params: unknown;
+  query: unknown;
+  body: unknown;
+}
+
+/**
+ * Two requests are the same request when method, route, path parameters, query and body are equal
+ * as JSON values: key order and white space do not count.
+ */
+export function requestFingerprint(request: RequestIdentity): string {
+  return hashSecret(canonicalJson([request.method, request.route, request.params, request.query, request.body]));
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const object = value as Record<string, unknown>;
+    const members = Object.keys(object)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(object[key])}`);
+    return `{${members.join(',')}}`;
+  }
+  // undefined (no body, no query) has no JSON form of its own.
+  return JSON.stringify(value) ?? 'null';
+}

@@ -1,0 +1,8 @@
+import type { Timestamp } from '../common.records.js';
+
+export interface SchemaRecord {
+  id: number;
+  workspaceId: number;
+  name: string;
+  createdAt: Timestamp;
+}

@@ -1,0 +1,73 @@
+import { AppError } from '../errors.js';
+import { USAGE_METRICS, type UsageMetric, type UsageRange } from './usage.records.js';
+
+/*
+ * Rules of usage counting and its reads (SPEC §16) that need no storage: UTC days, how long counts
+ * are kept, and the ranges a read may ask for.
+ */
+
+export const DAY_MS = 86_400_000;
+/** Counts older than this many days (today included) are pruned. */
+export const USAGE_RETENTION_DAYS = 400;
+/** The longest range one read may span, in days, both ends included: all that is kept. */
+export const MAX_USAGE_RANGE_DAYS = USAGE_RETENTION_DAYS;
+/** The days a series shows when `since` is not given: the last 30, `until` included. */
+export const DEFAULT_SERIES_DAYS = 30;
+export const DEFAULT_TOP_LIMIT = 10;
+export const MAX_TOP_LIMIT = 100;
+export const DEFAULT_TOP_METRIC: UsageMetric = 'verifications';
+/** How often a serving process writes its counts by default (`--usage-flush-ms`). */
+export const DEFAULT_USAGE_FLUSH_MS = 5_000;
+
+/** The UTC day of an instant in milliseconds, `YYYY-MM-DD`. */
+export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+/** The day `days` after `day` (negative: before). */
+export const addDays = (day: string, days: number): string => dayOf(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS);
+
+/** Days from `since` to `until`, both included. */
+export const daysSpanned = ({ since, until }: UsageRange): number =>
+  Math.round((Date.parse(`${until}T00:00:00Z`) - Date.parse(`${since}T00:00:00Z`)) / DAY_MS) + 1;
+
+/** The first day still kept on `today`: counts of the days before it are pruned. */
+export const firstKeptDay = (today: string): string => addDays(today, 1 - USAGE_RETENTION_DAYS);
+
+const invalid = (field: string, message: string) => new AppError('invalid_field', message, { field });
+
+/** A `YYYY-MM-DD` that names a day of the calendar (2026-02-30 does not). */
+export function parseDay(field: 'since' | 'until', text: string): string {
+  if (
+    !/^\d{4}-\d{2}-\d{2}$/.test(text) ||
+    Number.isNaN(Date.parse(`${text}T00:00:00Z`)) ||
+    dayOf(Date.parse(`${text}T00:00:00Z`)) !== text
+  )
+    throw invalid(field, `"${field}" must be a UTC date such as 2026-11-24.`);
+  return text;
+}
+
+/**
+ * The range a read covers: `until` defaults to today (UTC), `since` to `defaultDays` days ending on
+ * `until`; `since` after `until`, or a range longer than MAX_USAGE_RANGE_DAYS, is refused.
+ */
+export function usageRange(today: string, input: { since?: string; until?: string }, defaultDays: number): UsageRange {
+  const until = input.until === undefined ? today : parseDay('until', input.until);
+  const since = input.since === undefined ? addDays(until, 1 - defaultDays) : parseDay('since', input.since);
+  if (since > until) throw invalid('since', '"since" must not be after "until".');
+  if (daysSpanned({ since, until }) > MAX_USAGE_RANGE_DAYS)
+    throw invalid('since', `A usage range spans at most ${MAX_USAGE_RANGE_DAYS} days, both ends included.`);
+  return { since, until };
+}
+
+export function usageMetric(text: string | undefined): UsageMetric {
+  if (text === undefined) return DEFAULT_TOP_METRIC;
+  if (!(USAGE_METRICS as readonly string[]).includes(text))
+    throw invalid('metric', `"metric" must be one of ${USAGE_METRICS.join(', ')}.`);
+  return text as UsageMetric;
+}
+
+export function topLimit(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_TOP_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_TOP_LIMIT)
+    throw invalid('limit', `"limit" must be an integer from 1 to ${MAX_TOP_LIMIT}.`);
+  return limit;
+}

@@ -1,0 +1,7 @@
+import type { Timestamp } from '../common.records.js';
+
+export interface Workspace {
+  id: number;
+  name: string;
+  createdAt: Timestamp;
+}

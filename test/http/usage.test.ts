@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from '../support/http-client.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+import { adminCall, adminOk } from './admin-helpers.js';
+import { expectError, expectSuccess } from './helpers.js';
+import { apiToken, type As } from '../support/callers.js';
+import { makeGroup, type GroupInput } from '../support/group-maker.js';
+import { USER_PATH, VERIFY_PATH } from '../support/user-group-api.js';
+
+/** A new group (the default workspace's Customer environment unless `as` says otherwise): its id, token and team id. */
+async function seedGroup(t: TestApp, input: GroupInput = {}): Promise<{ id: string; token: string; teamId: number }> {
+  const group = await makeGroup(t, input);
+  return { id: group.provided_id, token: group.token, teamId: group.team_id };
+}
+
+/*
+ * Usage per group and per UTC day (SPEC §16): what the hot path counts, and the two admin reads.
+ * The app counts as `ugs serve` does; the flush interval is long, so each test writes the counts
+ * itself (runtime.usage.flush()) and sees exactly what it asked for.
+ */
+
+const USAGE = '/api/admin/usage';
+const TOP = '/api/admin/usage/top';
+const today = () => new Date().toISOString().slice(0, 10);
+
+describe('usage per group', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ usage: { flushMs: 600_000 } });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const call = (method: string, path: string, body: unknown, as: As = { scope: 'read' }) =>
+    inject(t.app, { method, path, token: apiToken(t, as), body });
+  const flush = () => t.runtime.usage!.flush();
+  const series = (teamId: number, query: Record<string, string> = {}) =>
+    adminOk(t, { path: USAGE, query: { team_id: teamId, ...query } });
+
+  it('counts reads of an existing group, verifications of group and embed tokens and embed tokens minted, today', async () => {
+    const group = await seedGroup(t);
+    const other = await seedGroup(t);
+    for (let i = 0; i < 3; i++)
+      expectSuccess(await call('GET', USER_PATH, { user_group_id: group.id }, { scope: 'write' }));
+    for (let i = 0; i < 2; i++) expectSuccess(await call('POST', VERIFY_PATH, { token: group.token }));
+    const embeds: string[] = [];
+    for (let i = 0; i < 4; i++)
+      embeds.push(expectSuccess(await call('POST', '/api/user/embed_token', { user_group_id: group.id })).embed_token);
+    for (const embed of embeds.slice(0, 3)) expectSuccess(await call('POST', VERIFY_PATH, { token: embed }));
+    // What fails is not usage: an unknown token, a mint for a group of another environment, a create.
+    expectError(await call('POST', VERIFY_PATH, { token: `ugt_${'0'.repeat(64)}` }), 404, 'user_group_not_found');
+    expectError(
+      await call(
+        'POST',
+        '/api/user/embed_token',
+        { user_group_id: group.id },
+        { scope: 'read', environment: 'Testing' },
+      ),
+      404,
+      'user_group_not_found',
+    );
+    expectSuccess(await call('GET', USER_PATH, { user_group_id: `${group.id}-new` }, { scope: 'write' }));
+    expectSuccess(await call('POST', VERIFY_PATH, { token: other.token }));
+    await flush();
+
+    const body = await series(group.teamId);
+    expect(body.user_group_id).toBe(group.id);
+    expect(body.until).toBe(today());
+    expect(body.days).toHaveLength(30);
+    expect(body.days.at(-1)).toEqual({ day: today(), embed_tokens_minted: 4, verifications: 5, reads: 3 });
+    expect(
+      body.days.slice(0, -1).every((d: { reads: number; verifications: number }) => d.reads + d.verifications === 0),
+    ).toBe(true);
+    expect(body.totals).toEqual({ embed_tokens_minted: 4, verifications: 5, reads: 3 });
+    expect((await series(other.teamId)).totals).toEqual({ embed_tokens_minted: 0, verifications: 1, reads: 0 });
+
+    // A second batch adds to the day already written.
+    expectSuccess(await call('POST', VERIFY_PATH, { token: embeds[3] }));
+    await flush();
+    expect((await series(group.teamId)).totals.verifications).toBe(6);
+  });
+
+  it('lists the busiest groups of the environment by the metric asked, within the limit', async () => {
+    const [a, b] = [await seedGroup(t), await seedGroup(t)];
+    const elsewhere = await seedGroup(t, { as: { environment: 'Testing' } });
+    for (let i = 0; i < 30; i++) await call('POST', VERIFY_PATH, { token: a.token });
+    for (let i = 0; i < 40; i++) await call('POST', VERIFY_PATH, { token: b.token });
+    for (let i = 0; i < 50; i++)
+      await call('POST', VERIFY_PATH, { token: elsewhere.token }, { scope: 'read', environment: 'Testing' });
+    await flush();
+    const top = await adminOk(t, { path: TOP, query: { limit: 2 } });
+    expect(top).toMatchObject({ since: expect.any(String), until: today(), metric: 'verifications' });
+    expect(top.user_groups.map((g: { team_id: number }) => g.team_id)).toEqual([b.teamId, a.teamId]);
+    expect(top.user_groups[0]).toEqual({
+      team_id: b.teamId,
+      user_group_id: b.id,
+      name: b.id,
+      embed_tokens_minted: 0,
+      verifications: 40,
+      reads: 0,
+    });
+    const testing = await adminOk(t, { path: TOP, as: { environment: 'Testing' } });
+    expect(testing.user_groups.map((g: { team_id: number }) => g.team_id)).toEqual([elsewhere.teamId]);
+    // An admin may read its workspace's other environment, as with the other admin reads.
+    expect((await adminOk(t, { path: TOP, query: { environment: 'Testing' } })).user_groups).toHaveLength(1);
+    // Another workspace sees none of it.
+    expect((await adminOk(t, { path: TOP, as: { workspace: 'other' } })).user_groups).toEqual([]);
+    expect(
+      (
+        await adminOk(t, {
+          path: TOP,
+          query: { metric: 'embed_tokens_minted', since: '2020-01-01', until: '2020-12-31' },
+        })
+      ).user_groups,
+    ).toEqual([]);
+  });
+
+  it('answers a group of another tenant, or none, as not found', async () => {
+    const group = await seedGroup(t);
+    expectError(
+      await adminCall(t, { path: USAGE, query: { team_id: group.teamId }, as: { workspace: 'other' } }),
+      404,
+      'user_group_not_found',
+    );
+    expectError(
+      await adminCall(t, { path: USAGE, query: { team_id: group.teamId, environment: 'Testing' } }),
+      404,
+      'user_group_not_found',
+    );
+    expectError(await adminCall(t, { path: USAGE, query: { team_id: 999_999_999 } }), 404, 'user_group_not_found');
+  });
+
+  it('is for admins only', async () => {
+    const group = await seedGroup(t);
+    for (const [path, query] of [
+      [USAGE, { team_id: group.teamId }],
+      [TOP, {}],
+    ] as const)
+      expectError(await adminCall(t, { path, query, as: { scope: 'write' } }), 403, 'insufficient_scope');
+  });
+
+  it.each([
+    ['no team_id', USAGE, {}, 'team_id'],
+    ['a team_id that is no id', USAGE, { team_id: 'abc' }, 'team_id'],
+    ['a since that is no date', USAGE, { team_id: 1, since: '2026-1-01' }, 'since'],
+    ['a since that names no day', USAGE, { team_id: 1, since: '2026-02-30' }, 'since'],
+    ['an until that names no day', TOP, { until: '2026-13-01' }, 'until'],
+    ['a since after until', TOP, { since: '2026-11-02', until: '2026-11-01' }, 'since'],
+    ['a range over 400 days', TOP, { since: '2025-01-01', until: '2026-02-05' }, 'since'],
+    ['an unknown metric', TOP, { metric: 'views' }, 'metric'],
+    ['a limit of 0', TOP, { limit: 0 }, 'limit'],
+    ['a limit over 100', TOP, { limit: 101 }, 'limit'],
+    ['an unknown parameter', TOP, { team: 1 }, 'team'],
+  ])('refuses %s with a 400 naming the field', async (_name, path, query, field) => {
+    const res = await adminCall(t, { path, query });
+    expect(res.status, res.raw).toBe(400);
+    expect(res.body.error.field).toBe(field);
+  });
+
+  it('accepts a range of exactly 400 days', async () => {
+    const group = await seedGroup(t);
+    const body = await series(group.teamId, { since: '2025-01-01', until: '2026-02-04' });
+    expect(body.days).toHaveLength(400);
+  });
+});
