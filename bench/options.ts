@@ -19,6 +19,7 @@ export const SCENARIOS = [
   'offline-verify',
   'offline-verify-repeated',
   'webhook-drain',
+  'sync-10k',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 

@@ -14,6 +14,7 @@ import { freePort, killChildrenNow, send, startNodeProcess, type Child } from '.
 import { machine, row, table, type Row } from './report.js';
 import { measureOfflineVerify, measureOfflineVerifyRepeated } from './offline-verify.js';
 import { measureWebhookDrain } from './webhook-drain.js';
+import { measureSync10k } from './sync-10k.js';
 import { getExisting, IN_PROCESS, SCENARIO_FACTORIES, type Scenario, type ScenarioData } from './scenarios.js';
 
 const OFFLINE_VERIFY =
@@ -22,6 +23,8 @@ const CRYPTO_VERIFY =
   "node:crypto's verify of the same tokens' ES256 signatures, keys prepared as KeyObjects and signatures decoded beforehand, in the bench process (verifications/s; CPU µs: the bench process's per verification)";
 const OFFLINE_VERIFY_REPEATED =
   "a dashboard's 8 embed tokens presented again and again to @ugs/client's verifier in the bench process, which remembers them (verifications/s; × the service's verify req/s of this block; CPU µs: the bench process's per verification; RSS: the service's)";
+const SYNC_10K =
+  'POST /api/admin/user_groups/sync of 10 000 new groups (NDJSON): plan (dry run), apply, then the same file planned again (phases, s); req/s and p50/p99: PUT /api/user renames made one at a time while the apply ran';
 const WEBHOOK_DRAIN =
   'a backlog of 5 000 user_group.updated events drained to a receiver on loopback that answers 204 at once (deliveries/s; p50/p99: when the delivery arrived after the release, ms)';
 import { seed, type Seeded } from './seed.js';
@@ -369,6 +372,9 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
       figures = measured.verifier;
       describe = OFFLINE_VERIFY;
       ratioTo = { name: ceilingName, perSecond: cryptoPerSecond };
+    } else if (name === 'sync-10k') {
+      figures = await measureSync10k(service.port, seeded, log);
+      describe = SYNC_10K;
     } else {
       figures = await measureOfflineVerifyRepeated(service.port, seeded, load);
       describe = OFFLINE_VERIFY_REPEATED;

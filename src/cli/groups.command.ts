@@ -16,6 +16,7 @@ import {
   withRuntime,
   type CommonOptions,
 } from './context.js';
+import { addGroupsSyncCommand } from './groups-sync.command.js';
 
 const summaryRow = (group: UserGroupAdminView) => ({
   team_id: group.teamId,
@@ -65,7 +66,7 @@ function progressReporter(totalBytes: number | undefined) {
 }
 
 export function groupsCommand(): Command {
-  const groups = new Command('groups').description('list, show, export and import user groups');
+  const groups = new Command('groups').description('list, show, export, import and sync user groups');
 
   subcommand(groups, 'list', 'list or search the user groups of one environment, in team_id order')
     .addOption(environmentOption().default('Customer'))
@@ -186,5 +187,6 @@ export function groupsCommand(): Command {
       });
     });
 
+  addGroupsSyncCommand(groups);
   return groups;
 }

@@ -58,11 +58,16 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/** Where in a file of many inputs (a sync's) the input at fault is: an NDJSON line (from 1) or an array index (from 0). */
+export type InputPosition = { line: number } | { index: number };
+
 export interface AppErrorOptions {
   /** The request field at fault, when exactly one is. */
   field?: string;
   /** Seconds the caller should wait before trying again: a busy database, an empty rate-limit bucket, a request still running. */
   retryAfterSeconds?: number;
+  /** The input of a file of many at fault, when one is. */
+  at?: InputPosition;
   cause?: unknown;
 }
 
@@ -71,6 +76,7 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly field: string | undefined;
   readonly retryAfterSeconds: number | undefined;
+  readonly at: InputPosition | undefined;
 
   constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -79,7 +85,22 @@ export class AppError extends Error {
     this.status = ERROR_STATUS[code];
     this.field = options.field;
     this.retryAfterSeconds = options.retryAfterSeconds;
+    this.at = options.at;
   }
+}
+
+/** "Line 7" or "Item 3": how a message names an input of a file of many. */
+export const positionText = (at: InputPosition): string => ('line' in at ? `Line ${at.line}` : `Item ${at.index}`);
+
+/** The same refusal, naming the input of a file of many it concerns (first in its message too). */
+export function atPosition(error: AppError, at: InputPosition): AppError {
+  if (error.at) return error;
+  return new AppError(error.code, `${positionText(at)}: ${error.message}`, {
+    field: error.field,
+    retryAfterSeconds: error.retryAfterSeconds,
+    at,
+    cause: error.cause,
+  });
 }
 
 export function isAppError(error: unknown): error is AppError {
@@ -279,6 +300,25 @@ export const failure = {
       'invalid_field',
       `The computed properties of user group ${quoted(providedId)} would be ${bytes} bytes when serialized; at most ${maxBytes} are allowed (its properties merged with its ancestors').`,
       { field },
+    ),
+  syncDuplicate: (providedId: string, first: InputPosition) =>
+    new AppError(
+      'invalid_field',
+      `User group ${quoted(providedId)} appears twice in the file (first at ${positionText(first).toLowerCase()}).`,
+      { field: 'user_group_id' },
+    ),
+  syncTooLarge: (maxGroups: number) =>
+    new AppError('invalid_request', `A sync takes at most ${maxGroups} user groups; split the file.`),
+  syncPrunesParent: (parentProvidedId: string, childProvidedId: string) =>
+    new AppError(
+      'user_group_has_children',
+      `Pruning would delete user group ${quoted(parentProvidedId)}, the parent of ${quoted(childProvidedId)}, which stays; keep the parent in the file or move the child.`,
+      { field: 'prune' },
+    ),
+  syncPlanMoved: () =>
+    new AppError(
+      'concurrent_change',
+      'The user groups kept changing while the sync was being applied, so it wrote nothing; run it again.',
     ),
   computedAccessRulesTooMany: (
     field: 'access_rules' | 'parent_user_group_id',

@@ -21,6 +21,7 @@ import { createUserGroupViewer } from './user-groups/user-group.view.js';
 import { createWorkspaceService } from './workspaces/workspaces.service.js';
 import { NO_USAGE_COUNTING, type UsageCounter } from './usage/usage-counter.js';
 import { createUsageService } from './usage/usage.service.js';
+import { createUserGroupSyncService } from './user-group-sync/user-group-sync.service.js';
 import type { Store } from './store.port.js';
 
 export type Services = ReturnType<typeof createServices>;
@@ -55,6 +56,7 @@ export function createServices({
     userGroups: createUserGroupService({ store, cipher, clock, view, usage: usageCounter }),
     userGroupAdmin: createUserGroupAdminService({ store, view }),
     userGroupTransfer: createUserGroupTransferService({ store, cipher, clock, warn }),
+    userGroupSync: createUserGroupSyncService({ store, cipher, clock, warn }),
     audit: createAuditService({ store }),
     apiTokens: createApiTokenService({ store, clock }),
     schemas: createSchemaService({ store, clock }),

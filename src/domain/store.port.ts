@@ -1,3 +1,4 @@
+import type { UserGroupSyncStore } from './user-group-sync/user-group-sync.port.js';
 import type { ApiTokenStore } from './api-tokens/api-tokens.port.js';
 import type { AuditStore } from './audit/audit.port.js';
 import type { ConsoleSessionStore } from './console-sessions/console-sessions.port.js';
@@ -34,6 +35,7 @@ export interface Store
     SchemaStore,
     DataSourceStore,
     UserGroupStore,
+    UserGroupSyncStore,
     AuditStore,
     CiphertextStore,
     IdempotencyStore,

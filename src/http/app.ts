@@ -18,6 +18,7 @@ import { lazyRequestLoggerFactory } from './request-logger.js';
 import { serverLimitOptions } from './server-limits.js';
 import { DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from '../config/server-timeouts.js';
 import { adminUserGroupRoutes } from './routes/admin-user-groups.routes.js';
+import { userGroupSyncRoutes } from './routes/user-group-sync.routes.js';
 import { apiTokenRoutes } from './routes/api-tokens.routes.js';
 import { auditEventRoutes } from './routes/audit-events.routes.js';
 import { usageRoutes } from './routes/usage.routes.js';
@@ -120,6 +121,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await api.register(schemaRoutes, { schemas: services.schemas });
       await api.register(dataSourceRoutes, { dataSources: services.dataSources });
       await api.register(adminUserGroupRoutes, { userGroupAdmin: services.userGroupAdmin });
+      await api.register(userGroupSyncRoutes, { userGroupSync: services.userGroupSync });
       await api.register(apiTokenRoutes, { apiTokens: services.apiTokens });
       await api.register(auditEventRoutes, { audit: services.audit });
       await api.register(signingKeyRoutes, { signingKeys: services.signingKeys });

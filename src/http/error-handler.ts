@@ -12,6 +12,7 @@ export function errorBody(error: AppError, requestId: string) {
       code: error.code,
       message: error.message,
       ...(error.field ? { field: error.field } : {}),
+      ...(error.at ?? {}),
       request_id: requestId,
     },
   };
@@ -44,8 +45,9 @@ export function sendError(
     .send(errorBody(error, request.id));
 }
 
-const FASTIFY_CODES: Record<string, () => AppError> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: requestFailure.bodyTooLarge,
+const FASTIFY_CODES: Record<string, (request: FastifyRequest) => AppError> = {
+  // A route may have its own limit (the sync's, SPEC §16).
+  FST_ERR_CTP_BODY_TOO_LARGE: (request) => requestFailure.bodyTooLarge(request.routeOptions.bodyLimit),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: requestFailure.notJsonMediaType,
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: requestFailure.contentLengthMismatch,
 };
@@ -57,7 +59,7 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError {
     return validationError(error.validation, context, request.routeOptions.schema?.[context]);
   }
   const known = error.code ? FASTIFY_CODES[error.code] : undefined;
-  if (known) return known();
+  if (known) return known(request);
   // Any other client error Fastify detects (a malformed URL, say) is still the client's.
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
     return requestFailure.malformed();

@@ -5,6 +5,7 @@ import { WRITE_METHODS } from './idempotency.js';
 import { PUBLIC_ROUTE } from './route-schema.js';
 import { JSON_QUERY_FIELDS } from './routes/user-groups.routes.js';
 import { WebhookEventPayload } from '../wire/webhooks.schemas.js';
+import { SyncBody } from '../wire/user-group-sync.schemas.js';
 import { titleNamedSchemas } from './openapi-components.js';
 import {
   hoistNamedSchemas,
@@ -27,6 +28,7 @@ export async function registerOpenApi(
       const document = documents.openapiObject as OpenApiDocument;
       documentGetQueryForm(document);
       documentIdempotencyKey(document);
+      documentSyncBody(document);
       publishTypes(document);
       hoistNamedSchemas(document);
       return { ...documents.openapiObject, servers: [{ url: options.publicUrl(), description: 'This deployment.' }] };
@@ -121,6 +123,27 @@ export function registerOpenApiRoute(app: FastifyInstance): void {
     serialized ??= JSON.stringify(app.swagger());
     return reply.type('application/json; charset=utf-8').send(serialized);
   });
+}
+
+/**
+ * The sync's body is read as text by its own parser (user-group-sync.routes.ts), group by group, so
+ * its route schema has none; the document gives both forms.
+ */
+function documentSyncBody(document: OpenApiDocument): void {
+  const operation = document.paths?.['/api/admin/user_groups/sync']?.post;
+  if (!operation) return;
+  operation.requestBody = {
+    required: true,
+    content: {
+      'application/json': { schema: titleNamedSchemas(SyncBody) as unknown as Schema },
+      'application/x-ndjson': {
+        schema: {
+          type: 'string',
+          description: 'The same group objects as the JSON form, one per line (blank lines are skipped).',
+        } as Schema,
+      },
+    },
+  };
 }
 
 const GET_USER_DESCRIPTION = [

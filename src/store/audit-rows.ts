@@ -33,6 +33,7 @@ export interface AuditEventRow {
   provided_id: string | null;
   changes: FieldChanges | null;
   request_id: string | null;
+  sync_id: string | null;
 }
 
 function toActor(row: AuditEventRow): Actor {
@@ -53,6 +54,7 @@ export function auditEventFromRow(row: AuditEventRow): AuditEventRecord {
     providedId: row.provided_id,
     changes: row.changes,
     requestId: row.request_id,
+    syncId: row.sync_id,
   };
 }
 

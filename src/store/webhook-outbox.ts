@@ -51,7 +51,7 @@ function orderingKeyOf(entry: AuditEntry, subject: WebhookSubject): string {
 }
 
 /** The events the audit entries of one change announce, in their order. */
-export function announcedEvents(entries: AuditEntry[]): OutboxEvent[] {
+export function announcedEvents(entries: AuditEntry[], syncId?: string): OutboxEvent[] {
   return entries.flatMap((entry) => {
     const { subject } = entry;
     if (!subject || !ANNOUNCED.has(entry.action)) return [];
@@ -66,7 +66,7 @@ export function announcedEvents(entries: AuditEntry[]): OutboxEvent[] {
         get orderingKey() {
           return orderingKeyOf(entry, once());
         },
-        body: () => JSON.stringify({ subject: once(), changes: entry.changes }),
+        body: () => JSON.stringify({ subject: once(), changes: entry.changes, ...(syncId ? { syncId } : {}) }),
       },
     ];
   });
@@ -83,7 +83,11 @@ export interface WebhookEventRow {
 }
 
 export function webhookEventFromRow(row: WebhookEventRow): WebhookEventRecord {
-  const { subject, changes } = JSON.parse(row.body) as { subject: WebhookSubject; changes: FieldChanges | null };
+  const { subject, changes, syncId } = JSON.parse(row.body) as {
+    subject: WebhookSubject;
+    changes: FieldChanges | null;
+    syncId?: string;
+  };
   return {
     id: row.public_id,
     type: row.type,
@@ -91,6 +95,7 @@ export function webhookEventFromRow(row: WebhookEventRow): WebhookEventRecord {
     environment: row.environment,
     subject,
     changes,
+    ...(syncId === undefined ? {} : { syncId }),
     createdAt: row.created_at,
   };
 }

@@ -35,6 +35,8 @@ export function webhookPayload(event: WebhookEventRecord, workspaceName: string)
     created_at: event.createdAt,
     workspace: workspaceName,
     environment: event.environment,
+    // A change made by a sync (SPEC §16) names it.
+    ...(event.syncId === undefined ? {} : { sync_id: event.syncId }),
     data: dataOf(event),
   });
 }

@@ -14,4 +14,6 @@ export const toAuditEvent = (event: AuditEventRecord) => ({
   provided_id: event.providedId,
   changes: event.changes,
   request_id: event.requestId,
+  // Only the changes of a sync carry its id.
+  ...(event.syncId === null ? {} : { sync_id: event.syncId }),
 });

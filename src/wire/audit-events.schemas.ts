@@ -19,6 +19,11 @@ export const AuditEvent = Type.Object({
     description: 'Changed fields with before and after values; never a token.',
   }),
   request_id: Type.Union([Type.String(), Type.Null()]),
+  sync_id: Type.Optional(
+    Type.String({
+      description: 'The sync (POST /api/admin/user_groups/sync) the change was part of; absent otherwise.',
+    }),
+  ),
 });
 
 export const AuditQuery = Type.Object(

@@ -48,6 +48,8 @@ export const WEBHOOK_EVENT_TYPES = [
  */
 export const MAX_CATALOGUE_ID = 2_147_483_647;
 
+/** The most user groups one sync takes (SPEC §16): all or nothing up to this many. */
+export const MAX_SYNC_GROUPS = 10_000;
 /** The operators of an access rule (SPEC §17). */
 export const ACCESS_RULE_OPERATORS = [
   'eq',

@@ -7,6 +7,18 @@ export const ErrorEnvelope = Type.Object(
       code: Type.String({ description: 'Stable snake_case error code.' }),
       message: Type.String({ description: 'One human sentence.' }),
       field: Type.Optional(Type.String({ description: 'The request field at fault, when one is.' })),
+      line: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          description: 'A sync: the NDJSON line (from 1) of the group at fault, when one is.',
+        }),
+      ),
+      index: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          description: 'A sync: the array index (from 0) of the group at fault, when one is.',
+        }),
+      ),
       request_id: Type.String(),
     }),
   },

@@ -52,11 +52,14 @@ export const requestFailure = {
       },
     ),
 
-  bodyTooLarge: () => new AppError('payload_too_large', 'The request body is larger than 1 MiB.'),
+  bodyTooLarge: (limitBytes = 1024 * 1024) =>
+    new AppError('payload_too_large', `The request body is larger than ${limitBytes / (1024 * 1024)} MiB.`),
   contentLengthMismatch: () => new AppError('invalid_json', 'The request body does not match its Content-Length.'),
   notJsonMediaType: () =>
     new AppError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json".'),
   bodyNotUtf8: () => new AppError('invalid_json', 'The request body is not valid UTF-8.'),
+  syncBodyMissing: () =>
+    new AppError('invalid_json', 'Send the groups as a JSON array, or as NDJSON (one group per line).'),
   bodyNotObject: () => new AppError('invalid_json', 'The request body must be a JSON object.'),
   /** A JSON defect of the body (`field` undefined) or of the JSON text in the query value `field`. */
   jsonDefect: (kind: 'syntax' | 'duplicate_key' | 'lone_surrogate' | 'forbidden_key', field?: string, key?: string) => {

@@ -13,10 +13,10 @@ export const UserGroupIdentifier = (description: string) =>
     { description },
   );
 
-const MAPPING_RULE =
+export const MAPPING_RULE =
   'An object of at most 64 entries from schema id (a decimal integer) to a data source id (an integer or digit string) or a data source provided_id (a string).';
 
-const Mapping = Type.Record(
+export const Mapping = Type.Record(
   Type.String({ pattern: '^(0|[1-9][0-9]{0,15})$' }),
   Type.Union([
     Type.Integer({ minimum: 1, maximum: MAX_SAFE }),
@@ -30,7 +30,7 @@ const Mapping = Type.Record(
 );
 
 export const PropertiesObject = Type.Object({}, { additionalProperties: true });
-const Properties = Type.Union([PropertiesObject, Type.Null()], {
+export const Properties = Type.Union([PropertiesObject, Type.Null()], {
   description: `A JSON object (not an array or a scalar) of at most ${MAX_PROPERTIES_BYTES} bytes serialized and ${MAX_PROPERTIES_DEPTH} levels deep, or null.`,
 });
 
@@ -40,7 +40,7 @@ const CurrentToken = Type.String({
   description: 'The user group token, at most 256 characters without control characters.',
 });
 
-const ParentUserGroupId = Type.Union(
+export const ParentUserGroupId = Type.Union(
   [UserGroupIdentifier('The user_group_id of the parent group in the same environment.'), Type.Null()],
   {
     description:
@@ -49,13 +49,15 @@ const ParentUserGroupId = Type.Union(
 );
 
 export const MAX_TAGS = 32;
-const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: NO_CONTROL_CHARACTERS }), {
+export const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: NO_CONTROL_CHARACTERS }), {
   maxItems: MAX_TAGS,
   uniqueItems: true,
   description: `At most ${MAX_TAGS} distinct strings of 1 to 64 characters without control characters, returned sorted; a PUT replaces them whole.`,
 });
 
-const IsDemoGroup = Type.Boolean({ description: 'A demo group, whose dashboards show a watermark; false by default.' });
+export const IsDemoGroup = Type.Boolean({
+  description: 'A demo group, whose dashboards show a watermark; false by default.',
+});
 
 /** The fields of SPEC §11 that get-or-create and PUT both take. */
 const TreeFields = {
@@ -67,7 +69,7 @@ const TreeFields = {
 
 export const ID_RULE =
   'A string of 1 to 256 characters without control characters, or an integer (which becomes its decimal string).';
-const NAME_RULE = 'A string of 1 to 256 characters without control characters.';
+export const NAME_RULE = 'A string of 1 to 256 characters without control characters.';
 
 export const GetOrCreateUserGroupBody = Type.Object(
   {

@@ -114,6 +114,11 @@ export const WebhookEventPayload = Type.Object({
     description:
       "The environment of the change; a signing key's is the environment whose issuer it signs for. null only on signing_key.rotated events recorded before signing keys were per environment.",
   }),
+  sync_id: Type.Optional(
+    Type.String({
+      description: 'The sync (POST /api/admin/user_groups/sync) the change was part of; absent otherwise.',
+    }),
+  ),
   data: Type.Object(
     {
       user_group: Type.Optional(

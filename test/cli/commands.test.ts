@@ -286,6 +286,7 @@ describe('help and usage errors', () => {
     'groups show',
     'groups export',
     'groups import',
+    'groups sync',
   ];
 
   /** The subcommand names a help text lists under "Commands:" (without `help` itself). */

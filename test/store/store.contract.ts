@@ -18,6 +18,7 @@ import { describeUserGroupBatchContract } from './contract/user-group-batch.cont
 import { describeUserGroupQueryContract } from './contract/user-group-queries.contract.js';
 import { describeUserGroupContract } from './contract/user-groups.contract.js';
 import { describeUserGroupTreeContract } from './contract/user-group-tree.contract.js';
+import { describeUserGroupSyncContract } from './contract/user-group-sync.contract.js';
 import { describeWorkspaceContract } from './contract/workspaces.contract.js';
 import { describeUsageContract } from './contract/usage.contract.js';
 import { seed } from './store-fixtures.js';
@@ -56,6 +57,7 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeUserGroupTreeContract(context);
     describeUserGroupQueryContract(context);
     describeUserGroupBatchContract(context);
+    describeUserGroupSyncContract(context);
     describeAuditContract(context);
     describeCiphertextContract(context);
     describeIdempotencyKeyContract(context);

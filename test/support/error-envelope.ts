@@ -6,7 +6,7 @@ export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /**
  * Asserts the failure envelope: status, code, a non-empty message, request_id equal to the
- * X-Request-Id header, and nothing else. `field`: a string must match; null must be absent;
+ * X-Request-Id header, and nothing else (but a sync's `line` or `index` of the group at fault). `field`: a string must match; null must be absent;
  * undefined leaves it unchecked.
  */
 export function expectError(res: ApiResponse, status: number, code: string, field?: string | null): void {
@@ -14,7 +14,8 @@ export function expectError(res: ApiResponse, status: number, code: string, fiel
   expect(Object.keys(res.body).sort()).toEqual(['error', 'success']);
   expect(res.body.success).toBe(0);
   const { error } = res.body;
-  for (const key of Object.keys(error)) expect(['code', 'message', 'field', 'request_id']).toContain(key);
+  for (const key of Object.keys(error))
+    expect(['code', 'message', 'field', 'line', 'index', 'request_id']).toContain(key);
   expect(typeof error.message).toBe('string');
   expect(error.message.trim()).not.toBe('');
   expect(typeof error.request_id).toBe('string');

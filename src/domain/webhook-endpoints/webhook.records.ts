@@ -62,6 +62,8 @@ export interface WebhookEventRecord {
   environment: Environment | null;
   subject: WebhookSubject;
   changes: FieldChanges | null;
+  /** The sync (SPEC §16) the change was part of; absent otherwise. */
+  syncId?: string;
   createdAt: Timestamp;
 }
 

@@ -64,9 +64,9 @@ export function auditParameters(context: AuditContext, audit: GroupAudit): Recor
 // One statement for any number of entries: the per-entry columns travel as parallel arrays, and
 // WITH ORDINALITY keeps the ids in the order the entries were made.
 const INSERT_AUDIT_EVENTS = `INSERT INTO audit_events
-      (at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id, changes, request_id)
+      (at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id, changes, request_id, sync_id)
     SELECT @at::timestamptz, e.workspace_id, e.environment, @actorType::text, @actorApiTokenId::bigint, @actorName::text,
-      e.action, e.team_id, e.provided_id, e.changes, @requestId::text
+      e.action, e.team_id, e.provided_id, e.changes, @requestId::text, @syncId::text
     FROM unnest(@workspaceIds::bigint[], @environments::text[], @actions::text[], @teamIds::bigint[], @providedIds::text[],
       @changes::json[]) WITH ORDINALITY AS e(workspace_id, environment, action, team_id, provided_id, changes, n)
     ORDER BY e.n`;
@@ -95,7 +95,7 @@ const sql = statements(
     FROM events v JOIN announced a ON a.public_id = v.public_id JOIN targets t ON t.n = a.n
     ORDER BY v.id, t.endpoint_id`,
     list: `SELECT id, at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id,
-      changes, request_id
+      changes, request_id, sync_id
     FROM audit_events
     WHERE workspace_id = @workspaceId
       AND (@environment::text IS NULL OR environment = @environment)
@@ -114,6 +114,7 @@ export function auditEvents(db: PostgresDatabase) {
     if (entries.length === 0) return;
     const audited = {
       ...contextParameters(context),
+      syncId: context.syncId ?? null,
       workspaceIds: entries.map((entry) => entry.workspaceId),
       environments: entries.map((entry) => entry.environment),
       actions: entries.map((entry) => entry.action),
@@ -121,7 +122,7 @@ export function auditEvents(db: PostgresDatabase) {
       providedIds: entries.map((entry) => entry.providedId ?? null),
       changes: entries.map(serializeChanges),
     };
-    const events = announcedEvents(entries);
+    const events = announcedEvents(entries, context.syncId);
     if (events.length === 0) {
       await tx.rows(sql.insert(audited));
       return;
@@ -152,6 +153,23 @@ export function auditEvents(db: PostgresDatabase) {
         db.transaction(async (tx) => {
           const { result, entries } = await mutation(tx, context, ...args);
           await write(tx, context, entries);
+          return result;
+        });
+    },
+
+    /**
+     * The same, for a mutation with very many entries (a sync's): written in chunks of `chunk`, each
+     * one statement well inside the statement timeout, all in the one transaction.
+     */
+    withChunkedAudit<A extends unknown[], R>(
+      chunk: number,
+      mutation: (tx: Queryable, context: AuditContext, ...args: A) => Promise<Audited<R>>,
+    ) {
+      return (context: AuditContext, ...args: A): Promise<R> =>
+        db.transaction(async (tx) => {
+          const { result, entries } = await mutation(tx, context, ...args);
+          for (let start = 0; start < entries.length; start += chunk)
+            await write(tx, context, entries.slice(start, start + chunk));
           return result;
         });
     },

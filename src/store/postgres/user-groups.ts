@@ -6,6 +6,8 @@ import type { ApiTokenState } from '../../domain/api-tokens/api-token-check.js';
 import { rateLimitFromColumns } from '../api-token-records.js';
 import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups/user-groups.rules.js';
 import type { AuditEntry } from '../../domain/audit/audit-entry.js';
+import type { SyncWrite, UserGroupSyncStore } from '../../domain/user-group-sync/user-group-sync.port.js';
+import { syncStepEntry, syncStepFailure } from '../../domain/user-group-sync/user-group-sync.rules.js';
 import type {
   BatchedUserGroupReads,
   UserGroupDeletion,
@@ -320,6 +322,9 @@ const sql = statements(
     // The same keys again, in a new snapshot: a tree that moved while this write waited has a new root.
     treeRootKeys: TREE_ROOT_KEYS,
     lockTreeKey: `SELECT pg_advisory_xact_lock(${TREE_LOCK_CLASS}, @key::int)`,
+    // Syncs of one tenant one after the other (SPEC §16), taken before the tree lock.
+    // Tried, not waited for: another sync may hold it for longer than a statement may run.
+    tryLockSync: `SELECT pg_try_advisory_xact_lock(hashtext('ugs.user_group_sync'), hashtext(@workspaceId::text || '.' || @environment)) AS locked`,
     // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
     // one level past the depth rule: the walk stays SQL, the refusal is hierarchy.rules.ts' (D355).
     parentLink: `WITH RECURSIVE chain(team_id, parent_team_id, level) AS (
@@ -362,6 +367,10 @@ function mappingParameters(mapping: MappingEntry[]): { schemaIds: number[]; data
   };
 }
 
+/** How long an apply waits for another sync of its tenant, in tries this far apart. */
+const SYNC_LOCK_WAIT_MS = 120_000;
+const SYNC_LOCK_PAUSE_MS = 50;
+
 /**
  * How PostgreSQL writes a create, a token rotation or a deletion, decided here and nowhere else
  * (issue 28, D443). Each has two writes, stated once each in `userGroupMethods`:
@@ -392,7 +401,7 @@ const lostOnTransientConflict = (error: unknown): typeof LOST_TO_CONCURRENT_CHAN
 export function userGroupMethods(
   db: PostgresDatabase,
   audit: AuditEvents,
-): Omit<UserGroupStore, BatchedUserGroupReads> {
+): Omit<UserGroupStore, BatchedUserGroupReads> & UserGroupSyncStore {
   const findOne = async (q: Queryable, statement: Statement): Promise<UserGroupRecord | null> => {
     const [row] = await q.rows<PostgresUserGroupRow>(statement);
     return row ? decodeUserGroupRow(row) : null;
@@ -632,6 +641,46 @@ export function userGroupMethods(
     return { result: undefined, entries };
   });
 
+  // A sync (SPEC §16): under the tenant's sync lock, the steps in the plan's order, each locking the
+  // roots of the trees it touches as the single operations do (D442) and holding them to the end, so
+  // every parent and merged-size check reads a tree no other write changes; the first refusal rolls
+  // all of it back, and a deadlock with another writer runs the whole transaction again.
+  // Up to 10 000 audit entries: written 500 to a statement, each far inside the statement timeout.
+  const applySync = audit.withChunkedAudit(
+    500,
+    async (tx, _context: AuditContext, tenant: Tenant, steps: SyncWrite[]) => {
+      // Waits for another sync of the tenant in short tries, each far inside the statement timeout.
+      for (const deadline = Date.now() + SYNC_LOCK_WAIT_MS; ;) {
+        const [row] = await tx.rows<{ locked: boolean }>(sql.tryLockSync({ ...tenant }));
+        if (row?.locked) break;
+        if (Date.now() > deadline) throw failure.syncPlanMoved();
+        await new Promise((resolve) => setTimeout(resolve, SYNC_LOCK_PAUSE_MS));
+      }
+      // No tenant-wide tree lock (D442): each step locks the roots of the trees it touches, as the
+      // single operations do, and holds them to the end of the apply.
+      const entries: AuditEntry[] = [];
+      for (const step of steps) {
+        try {
+          if (step.kind === 'delete') {
+            const [outcome] = await tx.rows<{ children: Int8; deleted: PostgresUserGroupRow | null }>(
+              sql.delete({ ...tenant, teamId: step.teamId, expectedVersion: step.expectedVersion }),
+            );
+            const children = outcome ? toNumber(outcome.children) : 0;
+            if (deletionRefusal(children)) throw failure.hasChildren(step.providedId, children);
+            const group = outcome?.deleted ? decodeUserGroupRow(decodedJsonRow(outcome.deleted)) : undefined;
+            entries.push(syncStepEntry(step, group, () => group!));
+            continue;
+          }
+          const row = step.kind === 'create' ? await insertGroup(tx, step.group) : await applyUpdate(tx, step.update);
+          entries.push(syncStepEntry(step, row, () => row!));
+        } catch (error) {
+          throw syncStepFailure(step, error);
+        }
+      }
+      return { result: undefined, entries };
+    },
+  );
+
   const list = (query: UserGroupQuery): Promise<UserGroupRecord[]> => {
     return findMany(db, sql.list({ ...query.tenant, ...userGroupSearchPlan(query) }));
   };
@@ -733,6 +782,7 @@ export function userGroupMethods(
         () => writeBatch(context, writes).catch(lostOnTransientConflict),
         () => failure.unavailable(new Error('a user group batch kept deadlocking')),
       ),
+    applyUserGroupSync: (tenant, steps, context) => applySync(context, tenant, steps),
     insertUserGroupIfAbsent: insertIfAbsent,
     // A lost race (null): the service reads and decides again.
     updateUserGroup: (groupUpdate, context) =>

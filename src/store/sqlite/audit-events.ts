@@ -20,8 +20,9 @@ function toAuditEvent(row: SqliteAuditRow): AuditEventRecord {
 export function auditEvents(db: Database) {
   const sql = preparedOnFirstUse(db, {
     insert: `INSERT INTO audit_events
-      (at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id, changes, request_id)
-      VALUES (@at, @workspaceId, @environment, @actorType, @actorApiTokenId, @actorName, @action, @teamId, @providedId, @changes, @requestId)`,
+      (at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id, changes, request_id, sync_id)
+      VALUES (@at, @workspaceId, @environment, @actorType, @actorApiTokenId, @actorName, @action, @teamId, @providedId, @changes, @requestId,
+        @syncId)`,
     list: `SELECT * FROM audit_events
       WHERE workspace_id = @workspaceId
         AND (@environment IS NULL OR environment = @environment)
@@ -45,6 +46,7 @@ export function auditEvents(db: Database) {
       providedId: entry.providedId ?? null,
       changes: serializeChanges(entry),
       requestId: context.requestId,
+      syncId: context.syncId ?? null,
     });
   };
 
@@ -58,7 +60,7 @@ export function auditEvents(db: Database) {
       const transaction = db.transaction((context: AuditContext, ...args: A): R => {
         const { result, entries } = mutation(context, ...args);
         for (const entry of entries) write(context, entry);
-        outbox(entries, context.at);
+        outbox(entries, context.at, context.syncId);
         return result;
       });
       return (context: AuditContext, ...args: A): R => transaction.immediate(context, ...args);

@@ -8,6 +8,9 @@ import type { Tenant } from '../../domain/tenancy.js';
 import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups/user-groups.rules.js';
 import type { GroupIdentity } from '../../domain/user-groups/user-groups.rules.js';
 import type { Audited } from '../../domain/audit/audit-entry.js';
+import type { SyncWrite, UserGroupSyncStore } from '../../domain/user-group-sync/user-group-sync.port.js';
+import { syncStepEntry, syncStepFailure } from '../../domain/user-group-sync/user-group-sync.rules.js';
+import { failure } from '../../domain/errors.js';
 import type {
   BatchedUserGroupReads,
   UserGroupDeletion,
@@ -167,7 +170,7 @@ export function userGroupMethods(
   db: Database,
   audit: AuditEvents,
   liveApiToken: LiveApiTokenRead,
-): Synchronous<Omit<UserGroupStore, BatchedUserGroupReads>> {
+): Synchronous<Omit<UserGroupStore, BatchedUserGroupReads> & UserGroupSyncStore> {
   // The group reads, in raw mode (SqliteUserGroupCells).
   const reads = preparedOnFirstUse(
     db,
@@ -444,6 +447,28 @@ export function userGroupMethods(
     return { result: undefined, entries };
   });
 
+  // A sync (SPEC §16): every step under one write lock, in the plan's order; the first refusal rolls
+  // all of it back. Deletes read the group first: its webhook subject is the group as it was.
+  const applySync = audit.withAudit((_context: AuditContext, tenant: Tenant, steps: SyncWrite[]) => {
+    const entries = steps.map((step) => {
+      try {
+        if (step.kind === 'delete') {
+          const { children } = sql.children.get(step.teamId) as { children: number };
+          if (children > 0) throw failure.hasChildren(step.providedId, children);
+          const before = findOne(reads.byTeamId, step.teamId);
+          const deleted = sql.delete.get(step.teamId, tenant.workspaceId, tenant.environment, step.expectedVersion) as
+            GroupIdentity | undefined;
+          return syncStepEntry(step, deleted, () => before!);
+        }
+        const row = step.kind === 'create' ? insertGroup(step.group) : applyUpdate(step.update);
+        return syncStepEntry(step, row, () => written(row!.teamId));
+      } catch (error) {
+        throw syncStepFailure(step, error);
+      }
+    });
+    return { result: undefined, entries };
+  });
+
   const list = (query: UserGroupQuery): UserGroupRecord[] => {
     const plan = userGroupSearchPlan(query);
     const { search } = plan;
@@ -504,6 +529,7 @@ export function userGroupMethods(
       findOne(reads.byTeamIdInTenant, teamId, tenant.workspaceId, tenant.environment),
     listUserGroups: list,
     writeUserGroups: (writes, context) => writeBatch(context, writes),
+    applyUserGroupSync: (tenant, steps, context) => applySync(context, tenant, steps),
     insertUserGroupIfAbsent: (group, context) => insertIfAbsent(context, group),
     updateUserGroup: (groupUpdate, context) => update(context, groupUpdate),
     rotateUserGroupToken: (rotation, context) => rotate(context, rotation),

@@ -66,8 +66,8 @@ export function sqliteOutbox(db: Database) {
     insertDelivery: `INSERT INTO webhook_deliveries (event_id, endpoint_id, ordering_key, status, next_attempt_at, created_at)
       VALUES (@eventId, @endpointId, @orderingKey, 'pending', ${firstInLine('@endpointId', '@orderingKey', '@at')}, @at)`,
   });
-  return (entries: AuditEntry[], at: string): void => {
-    for (const event of announcedEvents(entries)) {
+  return (entries: AuditEntry[], at: string, syncId?: string): void => {
+    for (const event of announcedEvents(entries, syncId)) {
       const endpoints = sql.wanting.all(event) as Array<{ id: number }>;
       if (endpoints.length === 0) continue;
       const { id } = sql.insertEvent.get({ ...event, body: event.body(), at }) as { id: number };

@@ -40,6 +40,7 @@ export function describeAuditContract(t: ContractContext): void {
         providedId: 'g1',
         changes: SAMPLE_CHANGES,
         requestId: 'req-42',
+        syncId: null,
       });
     });
 
@@ -190,6 +191,7 @@ export function describeAuditContract(t: ContractContext): void {
         environment: null,
         actor: API_ACTOR,
         requestId: 'req-42',
+        syncId: null,
       });
       const source = { tenant: t.fx.testing, providedId: '213', name: 'DW', schemaId: t.fx.schemaA.id, createdAt: T1 };
       const dataSource = await auditOf(() => t.store.insertDataSource(source, apiContext));
@@ -222,6 +224,7 @@ export function describeAuditContract(t: ContractContext): void {
         providedId: 'ds-z',
         changes,
         requestId: 'req-42',
+        syncId: null,
       });
     });
 

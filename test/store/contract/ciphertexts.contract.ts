@@ -208,6 +208,7 @@ export function describeCiphertextContract(t: ContractContext): void {
           providedId: null,
           changes,
           requestId: null,
+          syncId: null,
         },
       ]);
       expect(

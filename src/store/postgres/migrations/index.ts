@@ -11,6 +11,7 @@ import { sealedIssuers } from './0009-sealed-issuers.js';
 import { catalogueNumbers } from './0010-catalogue-numbers.js';
 import { accessRules } from './0011-access-rules.js';
 import { groupUsage } from './0012-group-usage.js';
+import { syncIds } from './0013-sync-ids.js';
 
 /** In version order; append only. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -26,4 +27,5 @@ export const MIGRATIONS: readonly Migration[] = [
   catalogueNumbers,
   accessRules,
   groupUsage,
+  syncIds,
 ];

@@ -1,0 +1,23 @@
+import type { AuditContext } from '../audit/audit.records.js';
+import type { NewUserGroup } from '../user-groups/user-group.records.js';
+import type { Tenant } from '../tenancy.js';
+import type { SyncStep } from './user-group-sync.rules.js';
+
+/** A step as the engine writes it: a create carries its new group's token (hash and ciphertext). */
+export type SyncWrite = SyncStep<NewUserGroup>;
+
+/** What a sync's audit events and webhook events record: who, when, in which request, and which sync. */
+export type SyncAuditContext = Omit<AuditContext, 'changes'> & { syncId: string };
+
+export interface UserGroupSyncStore {
+  /**
+   * Applies the steps in their order in one transaction, or none: serialised with every other sync
+   * of the tenant (PostgreSQL: the tenant's sync lock, then its tree lock; SQLite: the write lock).
+   * A create whose provided id exists, an update or delete whose row moved on from
+   * `expectedVersion`, throws `concurrent_change`; a delete of a group that still has children
+   * throws `user_group_has_children`; each write is checked as a single write is (the tree, the
+   * merged properties, unique ids), and a refusal names the step's line. One audit event per step,
+   * marked with the sync's id, and the webhook events they announce, in the same transaction.
+   */
+  applyUserGroupSync(tenant: Tenant, steps: SyncWrite[], audit: SyncAuditContext): Promise<void>;
+}

@@ -1,0 +1,225 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { atPosition, failure, isAppError, type InputPosition } from '../errors.js';
+import { sortedTags } from '../user-groups/hierarchy.rules.js';
+import type { Keyring } from '../encryption-keys/keyring.js';
+import { createMappingResolver, type MappingInput } from '../user-groups/mapping.js';
+import type { JsonObject } from '../common.records.js';
+import type { NewUserGroup, UserGroupRecord } from '../user-groups/user-group.records.js';
+import { assertPropertiesWithinLimits } from '../user-groups/properties.rules.js';
+import { requireScope } from '../api-tokens/scopes.js';
+import { generateUserGroupToken, hashSecret } from '../secrets.js';
+import type { Caller, Tenant } from '../tenancy.js';
+import { parentProvidedIdOf, providedIdOf } from '../user-groups/user-groups.service.js';
+import type { DataSourceStore } from '../data-sources/data-sources.port.js';
+import type { SchemaStore } from '../schemas/schemas.port.js';
+import type { Store } from '../store.port.js';
+import type { UserGroupStore } from '../user-groups/user-groups.port.js';
+import type { SyncWrite, UserGroupSyncStore } from './user-group-sync.port.js';
+import { MAX_SYNC_GROUPS } from '../../wire/contract.constants.js';
+import {
+  planUserGroupSync,
+  summaryOf,
+  type DesiredLine,
+  type SyncFacts,
+  type SyncPlanItem,
+  type SyncSummary,
+} from './user-group-sync.rules.js';
+
+/** One line of a sync file as the wire read it: a field absent is undefined, a null clears. */
+export interface SyncLineInput {
+  userGroupId: string | number;
+  name?: string;
+  parentUserGroupId?: string | number | null;
+  properties?: JsonObject | null;
+  mapping?: MappingInput | null;
+  tags?: string[] | null;
+  isDemoGroup?: boolean | null;
+}
+
+export interface SyncOptions {
+  dryRun: boolean;
+  /** Also delete the groups carrying this tag that the file leaves out. */
+  pruneTag?: string;
+  /** Told when the apply starts (after the plan), with how many steps it writes. */
+  onApply?: (steps: number) => void;
+}
+
+export interface SyncResult {
+  /** `sync_…`: marks every audit event and webhook event of the apply. */
+  id: string;
+  dryRun: boolean;
+  /** Whether anything was written (false for a dry run and for a plan of nothing). */
+  applied: boolean;
+  summary: SyncSummary;
+  items: SyncPlanItem[];
+}
+
+type SyncServiceStore = Pick<UserGroupStore, 'findUserGroupsByProvidedIds' | 'listUserGroups'> &
+  UserGroupSyncStore &
+  Pick<SchemaStore, 'findSchemasByIds'> &
+  Pick<DataSourceStore, 'findDataSources'> &
+  Pick<Store, 'refreshStatistics'>;
+
+/** Reads of many ids go to the store in chunks of this many. */
+const READ_CHUNK = 1000;
+/** A plan that lost to a concurrent change (another process's sync or a single write) is made again, at most this often. */
+const MAX_APPLY_ATTEMPTS = 3;
+/** After an apply that wrote this many groups, the planner's statistics are refreshed (ANALYZE on PostgreSQL). */
+const STATISTICS_AFTER = 1000;
+
+export type UserGroupSyncService = ReturnType<typeof createUserGroupSyncService>;
+
+/**
+ * Tenants as code (SPEC §16): the desired state of many groups in, a plan out, applied unless a dry
+ * run, all or nothing. Syncs of one tenant in this process queue behind each other; across processes
+ * the store's lock orders the applies, and a plan another apply made stale is made again.
+ */
+export function createUserGroupSyncService({
+  store,
+  cipher,
+  clock,
+  warn,
+}: {
+  store: SyncServiceStore;
+  cipher: Keyring;
+  clock: Clock;
+  warn: (message: string) => void;
+}) {
+  const queues = new Map<string, Promise<unknown>>();
+
+  /** Runs `work` after every earlier sync of the tenant in this process has finished. */
+  function queued<T>(tenant: Tenant, work: () => Promise<T>): Promise<T> {
+    const key = `${tenant.workspaceId}.${tenant.environment}`;
+    const previous = queues.get(key) ?? Promise.resolve();
+    const run = previous.then(work, work);
+    const tail = run.catch(() => undefined);
+    queues.set(key, tail);
+    void tail.then(() => {
+      if (queues.get(key) === tail) queues.delete(key);
+    });
+    return run;
+  }
+
+  async function sync(
+    caller: Caller,
+    lines: Array<{ at: InputPosition; group: SyncLineInput }>,
+    options: SyncOptions,
+  ): Promise<SyncResult> {
+    requireScope(caller, 'admin');
+    if (lines.length > MAX_SYNC_GROUPS) throw failure.syncTooLarge(MAX_SYNC_GROUPS);
+    const desired = await desiredLines(caller.tenant, lines);
+    const id = `sync_${randomBytes(12).toString('hex')}`;
+    const plan = async () => {
+      const facts = await readFacts(caller.tenant, desired, options.pruneTag);
+      return planUserGroupSync(desired, facts, { pruneTag: options.pruneTag, now: clock() });
+    };
+    if (options.dryRun) {
+      const { items } = await plan();
+      return { id, dryRun: true, applied: false, summary: summaryOf(items), items };
+    }
+    return queued(caller.tenant, async () => {
+      for (let attempt = 1; ; attempt += 1) {
+        const { items, steps } = await plan();
+        const result = { id, dryRun: false, summary: summaryOf(items), items };
+        if (steps.length === 0) return { ...result, applied: false };
+        options.onApply?.(steps.length);
+        try {
+          await store.applyUserGroupSync(caller.tenant, steps.map(withToken), {
+            at: clock(),
+            actor: caller.actor,
+            requestId: caller.requestId,
+            syncId: id,
+          });
+        } catch (error) {
+          // Another writer got there between the plan and the apply: plan again on what it left.
+          if (isAppError(error) && error.code === 'concurrent_change') {
+            if (attempt < MAX_APPLY_ATTEMPTS) continue;
+            throw failure.syncPlanMoved();
+          }
+          throw error;
+        }
+        // A bulk load changes what the planner should expect of the tables (docs/performance.md).
+        if (steps.length >= STATISTICS_AFTER) (await store.refreshStatistics()).forEach(warn);
+        return { ...result, applied: true };
+      }
+    });
+  }
+
+  /** A create gets its token as it is applied: never part of the desired state, never in the plan. */
+  function withToken(step: ReturnType<typeof planUserGroupSync>['steps'][number]): SyncWrite {
+    if (step.kind !== 'create') return step;
+    const token = generateUserGroupToken();
+    const group: NewUserGroup = { ...step.group, tokenHash: hashSecret(token), tokenCiphertext: cipher.encrypt(token) };
+    return { ...step, group };
+  }
+
+  /** The lines in domain terms, each checked as a single write checks its input, refusals naming the line. */
+  async function desiredLines(
+    tenant: Tenant,
+    lines: Array<{ at: InputPosition; group: SyncLineInput }>,
+  ): Promise<DesiredLine[]> {
+    const resolve = await createMappingResolver(
+      store,
+      tenant,
+      lines.flatMap(({ group }) => (group.mapping ? [group.mapping] : [])),
+    );
+    return lines.map(({ at, group }) => {
+      try {
+        if (group.properties !== undefined) assertPropertiesWithinLimits(group.properties);
+        return {
+          at,
+          group: {
+            providedId: providedIdOf(group.userGroupId),
+            ...(group.name !== undefined ? { name: group.name } : {}),
+            ...(group.parentUserGroupId !== undefined
+              ? { parentProvidedId: parentProvidedIdOf(group.parentUserGroupId) }
+              : {}),
+            ...(group.properties !== undefined ? { properties: group.properties } : {}),
+            ...(group.mapping !== undefined ? { mapping: group.mapping === null ? [] : resolve(group.mapping) } : {}),
+            ...(group.tags !== undefined ? { tags: group.tags === null ? [] : sortedTags(group.tags) } : {}),
+            ...(group.isDemoGroup !== undefined ? { isDemoGroup: group.isDemoGroup ?? false } : {}),
+          },
+        };
+      } catch (error) {
+        throw isAppError(error) ? atPosition(error, at) : error;
+      }
+    });
+  }
+
+  /** The groups the plan depends on: those the file names (as groups or parents), and what a prune touches. */
+  async function readFacts(tenant: Tenant, lines: DesiredLine[], pruneTag: string | undefined): Promise<SyncFacts> {
+    const ids = new Set<string>();
+    for (const { group } of lines) {
+      ids.add(group.providedId);
+      if (group.parentProvidedId) ids.add(group.parentProvidedId);
+    }
+    const named: UserGroupRecord[] = [];
+    const all = [...ids];
+    for (let start = 0; start < all.length; start += READ_CHUNK)
+      named.push(...(await store.findUserGroupsByProvidedIds(tenant, all.slice(start, start + READ_CHUNK))));
+    if (pruneTag === undefined) return { tenant, named, tagged: [], childrenOfPruned: [] };
+    const tagged = await listAll(tenant, { tag: pruneTag });
+    const inFile = new Set(lines.map(({ group }) => group.providedId));
+    const childrenOfPruned: UserGroupRecord[] = [];
+    for (const group of tagged) {
+      if (inFile.has(group.providedId)) continue;
+      childrenOfPruned.push(...(await listAll(tenant, { parent: group.providedId })));
+    }
+    return { tenant, named, tagged, childrenOfPruned };
+  }
+
+  async function listAll(tenant: Tenant, filter: { tag?: string; parent?: string }): Promise<UserGroupRecord[]> {
+    const groups: UserGroupRecord[] = [];
+    let afterTeamId: number | undefined;
+    for (;;) {
+      const page = await store.listUserGroups({ tenant, ...filter, afterTeamId, limit: READ_CHUNK });
+      groups.push(...page);
+      const last = page[page.length - 1];
+      if (page.length < READ_CHUNK || last === undefined) return groups;
+      afterTeamId = last.teamId;
+    }
+  }
+
+  return { sync };
+}

@@ -1,0 +1,111 @@
+import { Type, type Static } from 'typebox';
+import { EnvironmentTag, Text256 } from './common.schemas.js';
+import { MAX_SYNC_GROUPS } from './contract.constants.js';
+import { Success } from './envelope.js';
+import {
+  ID_RULE,
+  IsDemoGroup,
+  Mapping,
+  MAPPING_RULE,
+  NAME_RULE,
+  ParentUserGroupId,
+  Properties,
+  Tags,
+  UserGroupIdentifier,
+} from './user-groups.schemas.js';
+
+/** A sync's body limit, its own (SPEC §16): the 1 MiB of every other route would hold a few hundred groups. */
+export const SYNC_BODY_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * One group of a sync's desired state (SPEC §16): a line of NDJSON or an item of a JSON array. A field
+ * left out keeps the group's value; null clears it. No token: a created group gets one as usual.
+ */
+export const SyncUserGroupLine = Type.Object(
+  {
+    user_group_id: UserGroupIdentifier(ID_RULE),
+    name: Type.Optional(Text256(NAME_RULE)),
+    parent_user_group_id: Type.Optional(ParentUserGroupId),
+    properties: Type.Optional(Properties),
+    mapping: Type.Optional(Type.Union([Mapping, Type.Null()], { description: `${MAPPING_RULE} null clears it.` })),
+    tags: Type.Optional(
+      Type.Union([Tags, Type.Null()], { description: 'The tags, replaced whole; null clears them.' }),
+    ),
+    is_demo_group: Type.Optional(
+      Type.Union([IsDemoGroup, Type.Null()], { description: 'A demo group; null: back to false.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type SyncUserGroupLine = Static<typeof SyncUserGroupLine>;
+
+/** The JSON form of a sync's body; NDJSON (application/x-ndjson) carries the same objects one per line. */
+export const SyncBody = Type.Array(SyncUserGroupLine, {
+  maxItems: MAX_SYNC_GROUPS,
+  description: `The desired state of at most ${MAX_SYNC_GROUPS} groups: a JSON array, or NDJSON (one object per line, Content-Type application/x-ndjson).`,
+});
+
+export const SyncQuery = Type.Object(
+  {
+    environment: Type.Optional(EnvironmentTag),
+    dry_run: Type.Optional(
+      Type.Union([Type.Literal('true'), Type.Literal('false')], {
+        description: 'true: answer the plan and change nothing.',
+      }),
+    ),
+    prune: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        pattern: '^[^\\u0000-\\u001f\\u007f]*$',
+        description:
+          'A tag: also delete the groups carrying it that the file leaves out (never any other group); refused when that would delete the parent of a group that stays.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const Position = {
+  line: Type.Optional(Type.Integer({ minimum: 1, description: 'The NDJSON line (from 1) of the group.' })),
+  index: Type.Optional(Type.Integer({ minimum: 0, description: 'The array index (from 0) of the group.' })),
+};
+
+export const SyncPlanItem = Type.Object({
+  action: Type.Union([
+    Type.Literal('create'),
+    Type.Literal('update'),
+    Type.Literal('unchanged'),
+    Type.Literal('delete'),
+  ]),
+  user_group_id: Type.String({ description: 'The provided id of the group.' }),
+  team_id: Type.Union([Type.Integer(), Type.Null()], { description: 'Null for a group the plan creates.' }),
+  ...Position,
+  changes: Type.Optional(
+    Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description:
+          'update: the changed fields, each {before, after}; create and delete: every field set. Never a token.',
+      },
+    ),
+  ),
+});
+
+export const SyncResponse = Type.Object({
+  success: Success,
+  sync: Type.Object({
+    id: Type.String({ description: 'sync_…: the audit and webhook events of the apply carry it as sync_id.' }),
+    dry_run: Type.Boolean(),
+    applied: Type.Boolean({ description: 'Whether anything was written: false for a dry run or a plan of nothing.' }),
+    summary: Type.Object({
+      create: Type.Integer(),
+      update: Type.Integer(),
+      unchanged: Type.Integer(),
+      delete: Type.Integer(),
+    }),
+    plan: Type.Array(SyncPlanItem, { description: 'One entry per group: the file order, then the deletes.' }),
+  }),
+});
+export type SyncResponse = Static<typeof SyncResponse>;

@@ -1,0 +1,91 @@
+// `ugs groups sync FILE` (SPEC §16) against a real SQLite file: the plan as a diff, --dry-run,
+// --json, --prune, and a refusal naming the line.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { auditEventCount, cleanUp, expectCleanFailure, jsonOutput, sandbox } from './helpers.js';
+
+afterAll(cleanUp);
+
+const lines = (groups: Array<Record<string, unknown>>) =>
+  groups.map((group) => JSON.stringify(group)).join('\n') + '\n';
+
+describe('ugs groups sync', () => {
+  it('shows the plan as a plain diff, applies it, and a second run plans nothing', async () => {
+    const box = sandbox();
+    const file = join(box.dir, 'groups.ndjson');
+    writeFileSync(
+      file,
+      lines([
+        { user_group_id: 'acme', name: 'Acme', tags: ['managed'] },
+        { user_group_id: 'acme-eu', parent_user_group_id: 'acme', properties: { region: 'eu' }, tags: ['managed'] },
+      ]),
+    );
+
+    const dry = await box.ugs('groups', 'sync', file, '--dry-run');
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toBe(
+      [
+        '+ create acme (line 1)',
+        '    provided_id: "acme"',
+        '    name: "Acme"',
+        '    mapping: {}',
+        '    tags: ["managed"]',
+        '+ create acme-eu (line 2)',
+        '    provided_id: "acme-eu"',
+        '    name: "acme-eu"',
+        '    properties: {"region":"eu"}',
+        '    mapping: {}',
+        '    parent_user_group_id: "acme"',
+        '    tags: ["managed"]',
+        'Plan: 2 to create, 0 to update, 0 to delete, 0 unchanged (dry run: nothing changed).',
+        '',
+      ].join('\n'),
+    );
+    // No colour codes when stdout is not a terminal.
+    expect(dry.stdout).not.toContain('\x1b[');
+    const auditBefore = auditEventCount(box);
+
+    const applied = await box.ugs('groups', 'sync', file);
+    expect(applied.code).toBe(0);
+    expect(applied.stdout).toMatch(
+      /Plan: 2 to create, 0 to update, 0 to delete, 0 unchanged \(applied\)\.\nSync id: sync_[0-9a-f]{24}\n$/,
+    );
+    expect(applied.stdout).not.toMatch(/ugt_/);
+    expect(applied.stderr).toBe('applying 2 changes in one transaction…\n');
+    expect(auditEventCount(box)).toBe(auditBefore + 2);
+
+    const again = await box.ugs('groups', 'sync', file, '--json');
+    const sync = jsonOutput<{ applied: boolean; summary: Record<string, number>; plan: unknown[] }>(again);
+    expect(sync).toMatchObject({ applied: false, summary: { create: 0, update: 0, unchanged: 2, delete: 0 } });
+
+    // Edited: one rename; with --prune, a group the file leaves out goes.
+    writeFileSync(file, lines([{ user_group_id: 'acme', name: 'Acme Corp', tags: ['managed'] }]));
+    const edited = await box.ugs('groups', 'sync', file, '--prune', 'managed', '--dry-run');
+    expect(edited.stdout).toBe(
+      [
+        '~ update acme (line 1)',
+        '    name: "Acme" → "Acme Corp"',
+        '- delete acme-eu',
+        '    provided_id: "acme-eu"',
+        '    name: "acme-eu"',
+        '    properties: {"region":"eu"}',
+        '    mapping: {}',
+        '    parent_user_group_id: "acme"',
+        '    tags: ["managed"]',
+        'Plan: 0 to create, 1 to update, 1 to delete, 0 unchanged (dry run: nothing changed).',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('refuses a file with an invalid group, naming its line, and changes nothing', async () => {
+    const box = sandbox();
+    expect((await box.ugs('migrate')).code).toBe(0);
+    const file = join(box.dir, 'bad.ndjson');
+    writeFileSync(file, lines([{ user_group_id: 'ok' }, { user_group_id: 'bad', is_demo_group: 'yes' }]));
+    const before = auditEventCount(box);
+    expectCleanFailure(await box.ugs('groups', 'sync', file), /Line 2: "is_demo_group"/);
+    expect(auditEventCount(box)).toBe(before);
+  });
+});

@@ -1,0 +1,59 @@
+import { inject, type ApiResponse } from '../support/http-client.js';
+import type { TestApp } from '../support/test-app.js';
+import { expectSuccess } from './helpers.js';
+import { withQuery } from '../support/paged-list.js';
+import { apiToken, type As } from '../support/callers.js';
+
+/** Shared by the sync test files (SPEC §16). */
+
+export const SYNC_PATH = '/api/admin/user_groups/sync';
+
+export type SyncLine = Record<string, unknown>;
+
+export interface SyncRequest {
+  dryRun?: boolean;
+  prune?: string;
+  environment?: string;
+  /** The JSON array form instead of NDJSON. */
+  array?: boolean;
+  /** Sent as it is (NDJSON content type unless `array`). */
+  rawBody?: string;
+  as?: As;
+}
+
+/** The groups as NDJSON text, one per line. */
+export const ndjson = (lines: SyncLine[]): string => lines.map((line) => JSON.stringify(line)).join('\n') + '\n';
+
+export function syncCall(t: TestApp, lines: SyncLine[], request: SyncRequest = {}): Promise<ApiResponse> {
+  return inject(t.app, {
+    method: 'POST',
+    path: withQuery(SYNC_PATH, {
+      dry_run: request.dryRun ? 'true' : undefined,
+      prune: request.prune,
+      environment: request.environment,
+    }),
+    token: apiToken(t, request.as),
+    rawBody: request.rawBody ?? (request.array ? JSON.stringify(lines) : ndjson(lines)),
+    headers: { 'content-type': request.array ? 'application/json' : 'application/x-ndjson' },
+  });
+}
+
+/** The `sync` object of a successful sync. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function syncOk(t: TestApp, lines: SyncLine[], request: SyncRequest = {}): Promise<any> {
+  return expectSuccess(await syncCall(t, lines, request)).sync;
+}
+
+/** `count` groups under a fresh prefix: roots, each followed by its children (ten to a root), all tagged. */
+export function fleet(prefix: string, count: number, tag: string): SyncLine[] {
+  return Array.from({ length: count }, (_, i) => {
+    const root = i - (i % 10);
+    return {
+      user_group_id: `${prefix}-${i}`,
+      name: `Customer ${i}`,
+      properties: { plan: i % 3 === 0 ? 'pro' : 'free', seats: i },
+      tags: [tag],
+      ...(i % 10 === 0 ? {} : { parent_user_group_id: `${prefix}-${root}` }),
+    };
+  });
+}

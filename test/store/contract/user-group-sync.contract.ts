@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import type { SyncAuditContext, SyncWrite } from '../../../src/domain/user-group-sync/user-group-sync.port.js';
+import type { UserGroupRecord } from '../../../src/domain/user-groups/user-group.records.js';
+import type { InputPosition } from '../../../src/domain/errors.js';
+import { isAppError } from '../../../src/domain/errors.js';
+import { API_ACTOR, auditWrittenBy, createGroup, expectAppError, newGroup, T1, T2 } from '../store-fixtures.js';
+import type { ContractContext } from './context.js';
+
+export function describeUserGroupSyncContract(t: ContractContext): void {
+  const context = (syncId: string): SyncAuditContext => ({ at: T2, actor: API_ACTOR, requestId: 'sync-1', syncId });
+
+  const create = (providedId: string, line: number, parentProvidedId: string | null = null): SyncWrite => ({
+    kind: 'create',
+    at: { line },
+    group: newGroup(t.fx.customer, providedId, { parentProvidedId }),
+    changes: { provided_id: { before: null, after: providedId } },
+  });
+  const update = (group: UserGroupRecord, line: number, name: string, expectedVersion = group.version): SyncWrite => ({
+    kind: 'update',
+    at: { line },
+    update: { tenant: t.fx.customer, teamId: group.teamId, expectedVersion, patch: { name }, updatedAt: T1 },
+    changes: { name: { before: group.name, after: name } },
+  });
+  const remove = (group: UserGroupRecord): SyncWrite => ({
+    kind: 'delete',
+    tenant: t.fx.customer,
+    teamId: group.teamId,
+    providedId: group.providedId,
+    expectedVersion: group.version,
+    changes: { provided_id: { before: group.providedId, after: null } },
+  });
+
+  const snapshot = async () => ({
+    customer: await t.store.listUserGroups({ tenant: t.fx.customer, limit: 1000 }),
+    audit: await t.store.listAuditEvents({ workspaceId: t.fx.workspace.id, limit: 1000 }),
+  });
+
+  /** Applies steps that must be refused with `code`, naming `at`, and checks that nothing changed. */
+  const expectRefused = async (steps: SyncWrite[], code: string, at?: InputPosition) => {
+    const before = await snapshot();
+    const error: unknown = await t.store.applyUserGroupSync(t.fx.customer, steps, context('sync_refused')).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(isAppError(error) && error.code).toBe(code);
+    if (isAppError(error)) expect(error.at).toEqual(at);
+    expect(await snapshot()).toEqual(before);
+  };
+
+  describe('user groups: sync apply', () => {
+    it('creates, updates and deletes in order, each with an audit event carrying the sync id', async () => {
+      const kept = await createGroup(t.store, t.fx.customer, 'kept');
+      const parent = await createGroup(t.store, t.fx.customer, 'old-parent');
+      const child = await createGroup(t.store, t.fx.customer, 'old-child', { parentProvidedId: 'old-parent' });
+      const steps = [
+        create('root', 1),
+        create('leaf', 2, 'root'),
+        update(kept, 3, 'Kept, renamed'),
+        remove({ ...child, version: (await t.store.findUserGroupByTeamId(t.fx.customer, child.teamId))!.version }),
+        remove(parent),
+      ];
+      const events = await auditWrittenBy(t.store, t.fx.workspace.id, () =>
+        t.store.applyUserGroupSync(t.fx.customer, steps, context('sync_one')),
+      );
+      expect(events.map((event) => [event.action, event.providedId, event.syncId, event.requestId])).toEqual([
+        ['user_group.created', 'root', 'sync_one', 'sync-1'],
+        ['user_group.created', 'leaf', 'sync_one', 'sync-1'],
+        ['user_group.updated', 'kept', 'sync_one', 'sync-1'],
+        ['user_group.deleted', 'old-child', 'sync_one', 'sync-1'],
+        ['user_group.deleted', 'old-parent', 'sync_one', 'sync-1'],
+      ]);
+      const leaf = await t.store.findUserGroupByProvidedId(t.fx.customer, 'leaf');
+      expect(leaf).toMatchObject({ parentProvidedId: 'root', ancestors: [{ properties: null, mapping: [] }] });
+      expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'kept')).toMatchObject({ name: 'Kept, renamed' });
+      expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'old-parent')).toBeNull();
+      // Other changes carry no sync id.
+      expect(
+        (await auditWrittenBy(t.store, t.fx.workspace.id, () => createGroup(t.store, t.fx.customer, 'solo')))[0],
+      ).toMatchObject({ syncId: null });
+    });
+
+    it('writes nothing when a step fails, naming the line of the step', async () => {
+      const kept = await createGroup(t.store, t.fx.customer, 'kept');
+      await createGroup(t.store, t.fx.customer, 'exists');
+      // A create whose provided id exists by now.
+      await expectRefused([create('new-1', 1), create('exists', 2)], 'concurrent_change', { line: 2 });
+      // An update of a row that moved on.
+      await expectRefused([create('new-1', 1), update(kept, 4, 'X', kept.version + 5)], 'concurrent_change', {
+        line: 4,
+      });
+      // A parent that does not exist.
+      await expectRefused([create('new-1', 1), create('orphan', 2, 'nobody')], 'unknown_parent', { line: 2 });
+    });
+
+    it('refuses to delete a group that still has children, writing nothing', async () => {
+      const parent = await createGroup(t.store, t.fx.customer, 'parent');
+      await createGroup(t.store, t.fx.customer, 'child', { parentProvidedId: 'parent' });
+      await expectRefused([create('new-1', 1), remove(parent)], 'user_group_has_children');
+    });
+
+    it('applies two syncs of one tenant one after the other: the second, planned on the old rows, is refused', async () => {
+      const group = await createGroup(t.store, t.fx.customer, 'raced');
+      const outcomes = await Promise.allSettled([
+        t.store.applyUserGroupSync(t.fx.customer, [update(group, 1, 'First')], context('sync_a')),
+        t.store.applyUserGroupSync(t.fx.customer, [update(group, 1, 'Second')], context('sync_b')),
+      ]);
+      expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected']);
+      const rejected = outcomes.find((outcome) => outcome.status === 'rejected');
+      await expectAppError(Promise.reject(rejected?.reason), 'concurrent_change');
+      const events = await t.store.listAuditEvents({
+        workspaceId: t.fx.workspace.id,
+        action: 'user_group.updated',
+        limit: 10,
+      });
+      expect(events).toHaveLength(1);
+    });
+  });
+}
