@@ -2,18 +2,16 @@
 // and together, checked against the unfiltered list of the same database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  bannerTokens,
   cleanUp,
   createDataSource,
   createSchema,
-  expectCleanFailure,
-  getOrCreate,
-  importGroups,
-  jsonOutput,
-  sandbox,
   type Environment,
+  importGroups,
   type Sandbox,
-} from './helpers.js';
+  sandbox,
+} from '../support/cli-sandbox.js';
+import { expectCleanFailure, jsonOutput } from '../support/ugs-command.js';
+import { getOrCreate } from '../support/user-group-api.js';
 
 // The history below is built once and only read by the tests.
 afterAll(cleanUp);
@@ -169,7 +167,7 @@ describe('ugs audit list with a server on the same database', { timeout: 60_000 
   it('names the API token of an API change and cli for a CLI change', async () => {
     const box = sandbox();
     const server = await box.serve();
-    const { Customer: token } = bannerTokens(server);
+    const { Customer: token } = server.adminTokens();
     expect((await getOrCreate(server, token, { user_group_id: 'from-api' })).status).toBe(200);
     await importGroups(box, [{ provided_id: 'from-api', name: 'Renamed by the CLI' }]);
     expect(await server.stop()).toBe(0);

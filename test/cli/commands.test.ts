@@ -1,6 +1,7 @@
 // The administrative commands on their own (no server): output formats, errors, help.
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanUp, runUgs, sandbox, type RunResult, type Sandbox } from './helpers.js';
+import { cleanUp, type Sandbox, sandbox } from '../support/cli-sandbox.js';
+import { expectCleanFailure, type RunResult, runUgs } from '../support/ugs-command.js';
 
 afterEach(cleanUp);
 
@@ -17,14 +18,6 @@ function idOf(result: RunResult): number {
   expect(result, result.stderr).toMatchObject({ code: 0, stderr: '' });
   expect(result.stdout).toMatch(/^[1-9][0-9]*\n$/);
   return Number(result.stdout);
-}
-
-/** A failure a user can read: non-zero exit, a message on stderr, nothing on stdout. */
-function expectError(result: RunResult, message: RegExp): void {
-  expect(result.code).not.toBe(0);
-  expect(result.stdout).toBe('');
-  expect(result.stderr).toMatch(message);
-  expect(result.stderr).not.toMatch(/^\s+at /m); // no stack trace
 }
 
 describe('ugs migrate and ugs tokens', () => {
@@ -115,9 +108,9 @@ describe('ugs migrate and ugs tokens', () => {
     }>;
     expect(listed.filter((token) => token.revoked_at == null).map((token) => token.id)).toEqual([kept.id]);
 
-    expectError(await box.ugs('tokens', 'revoke', String(revoked.id)), /token/i);
-    expectError(await box.ugs('tokens', 'revoke', '424242'), /424242/);
-    expectError(await box.ugs('tokens', 'revoke', 'abc'), /abc/);
+    expectCleanFailure(await box.ugs('tokens', 'revoke', String(revoked.id)), /token/i);
+    expectCleanFailure(await box.ugs('tokens', 'revoke', '424242'), /424242/);
+    expectCleanFailure(await box.ugs('tokens', 'revoke', 'abc'), /abc/);
   });
 });
 
@@ -181,7 +174,7 @@ describe('ugs schemas, data-sources and workspaces', () => {
       '--environment',
       'Customer',
     );
-    expectError(duplicate, /provided id/i);
+    expectCleanFailure(duplicate, /provided id/i);
     expect(jsonOf(await box.ugs('data-sources', 'list', '--json'))).toHaveLength(1);
     // The same provided id is free in the other environment.
     idOf(
@@ -202,7 +195,7 @@ describe('ugs schemas, data-sources and workspaces', () => {
 
   it('a data source for an unknown schema fails', async () => {
     const box = sandbox();
-    expectError(
+    expectCleanFailure(
       await box.ugs(
         'data-sources',
         'create',
@@ -252,13 +245,13 @@ describe('ugs schemas, data-sources and workspaces', () => {
 
   it('an unknown workspace fails with a message naming it; a duplicate workspace fails too', async () => {
     const box = sandbox();
-    expectError(
+    expectCleanFailure(
       await box.ugs('tokens', 'create', '--workspace', 'nope', '--environment', 'Customer', '--scope', 'read'),
       /nope/,
     );
-    expectError(await box.ugs('schemas', 'list', '--workspace', 'nope'), /nope/);
+    expectCleanFailure(await box.ugs('schemas', 'list', '--workspace', 'nope'), /nope/);
     expect((await box.ugs('workspaces', 'create', 'acme')).code).toBe(0);
-    expectError(await box.ugs('workspaces', 'create', 'acme'), /acme|exists|taken/i);
+    expectCleanFailure(await box.ugs('workspaces', 'create', 'acme'), /acme|exists|taken/i);
   });
 });
 
@@ -345,7 +338,7 @@ describe('help and usage errors', () => {
       const box = sandbox();
       // Run in the sandbox so that a command wrongly touching a database touches only the temp dir.
       const result = await runUgs(args, { cwd: box.dir, env: { UGS_DATABASE_URL: box.databaseUrl } });
-      expectError(result, message);
+      expectCleanFailure(result, message);
     },
   );
 });

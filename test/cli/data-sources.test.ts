@@ -5,13 +5,12 @@ import {
   cleanUp,
   createDataSource,
   createSchema,
-  expectCleanFailure,
   exportGroups,
   importGroups,
-  jsonOutput,
-  sandbox,
   type Sandbox,
-} from './helpers.js';
+  sandbox,
+} from '../support/cli-sandbox.js';
+import { expectCleanFailure, jsonOutput } from '../support/ugs-command.js';
 
 afterEach(cleanUp);
 

@@ -8,18 +8,17 @@ import {
   cleanUp,
   createDataSource,
   createSchema,
-  expectCleanFailure,
+  type Environment,
+  type ExportedGroup,
   exportGroups,
   importFile,
   importGroups,
-  jsonOutput,
-  sandbox,
-  writeJsonLines,
-  type Environment,
-  type ExportedGroup,
   type ImportSummary,
   type Sandbox,
-} from './helpers.js';
+  sandbox,
+} from '../support/cli-sandbox.js';
+import { expectCleanFailure, jsonOutput } from '../support/ugs-command.js';
+import { writeJsonLines } from '../support/json-lines.js';
 
 // The round trip's databases are built once in beforeAll, so temp dirs go at the end of the file.
 afterAll(cleanUp);

@@ -5,19 +5,10 @@ import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { encryptionKeyId } from '../../src/domain/secrets.js';
-import {
-  bannerTokens,
-  cleanUp,
-  expectCleanFailure,
-  getOrCreate,
-  importGroups,
-  jsonOutput,
-  runUgs,
-  sandbox,
-  type RunResult,
-  type Sandbox,
-} from './helpers.js';
+import { cleanUp, importGroups, type Sandbox, sandbox } from '../support/cli-sandbox.js';
+import { expectCleanFailure, jsonOutput, type RunResult, runUgs } from '../support/ugs-command.js';
+import { getOrCreate } from '../support/user-group-api.js';
+import { keyIdOf, newKey } from '../support/encryption-keys.js';
 
 afterEach(cleanUp);
 
@@ -54,15 +45,13 @@ interface StoredGroup {
   updated_at: string;
 }
 
-const newKey = () => randomBytes(32).toString('base64');
-const idOf = (base64: string) => encryptionKeyId(Buffer.from(base64, 'base64'));
 const token = () => `ugt_${randomBytes(32).toString('hex')}`;
 
 const ugsWith = (box: Sandbox, env: Record<string, string>, ...args: string[]): Promise<RunResult> =>
   box.ugsWith(env, ...args);
 
 const keyFileOf = (box: Sandbox) => `${box.databasePath}.key`;
-const keyFileIds = (box: Sandbox) => readFileSync(keyFileOf(box), 'utf8').trim().split('\n').map(idOf);
+const keyFileIds = (box: Sandbox) => readFileSync(keyFileOf(box), 'utf8').trim().split('\n').map(keyIdOf);
 
 function storedGroups(box: Sandbox): StoredGroup[] {
   const db = new Database(box.databasePath, { readonly: true, fileMustExist: true });
@@ -216,7 +205,7 @@ describe('ugs keys rotate with the key file', () => {
     expect(jsonOutput<RotateSummary>(await box.ugs('keys', 'rotate', '--json')).remaining).toEqual([]);
 
     const server = await box.serve();
-    const admin = bannerTokens(server);
+    const admin = server.adminTokens();
     for (const [key, groupToken] of Object.entries(tokens)) {
       const [environment, providedId] = key.split('/') as ['Customer' | 'Testing', string];
       const got = await getOrCreate(server, admin[environment], { user_group_id: providedId });
@@ -269,10 +258,10 @@ describe('ugs keys prune with the key file', () => {
     expect(readFileSync(keyFileOf(box), 'utf8')).toBe(`${added}\n${original}`);
 
     const summary = jsonOutput<RotateSummary>(await box.ugs('keys', 'rotate', '--json'));
-    expect(keyFileIds(box)).toEqual([summary.key_id, idOf(added), firstKeyId]);
+    expect(keyFileIds(box)).toEqual([summary.key_id, keyIdOf(added), firstKeyId]);
 
     const pruned = jsonOutput<{ removed: string[]; kept: string[] }>(await box.ugs('keys', 'prune', '--json'));
-    expect(pruned).toEqual({ removed: [idOf(added), firstKeyId], kept: [summary.key_id] });
+    expect(pruned).toEqual({ removed: [keyIdOf(added), firstKeyId], kept: [summary.key_id] });
     expect(keyFileIds(box)).toEqual([summary.key_id]);
     expect(statSync(keyFileOf(box)).mode & 0o777).toBe(0o600);
     expect(await exportedTokens(box)).toEqual(tokens);
@@ -294,7 +283,7 @@ describe('keys from UGS_ENCRYPTION_KEY', () => {
 
     expect(jsonOutput<KeyRow[]>(await ugsWith(box, both, 'keys', 'list', '--json'))).toEqual([
       {
-        key_id: idOf(currentKey),
+        key_id: keyIdOf(currentKey),
         current: true,
         configured: true,
         user_group_tokens: 0,
@@ -304,7 +293,7 @@ describe('keys from UGS_ENCRYPTION_KEY', () => {
         webhook_previous_secrets: 0,
       },
       {
-        key_id: idOf(oldKey),
+        key_id: keyIdOf(oldKey),
         current: false,
         configured: true,
         user_group_tokens: 8,
@@ -316,21 +305,21 @@ describe('keys from UGS_ENCRYPTION_KEY', () => {
     ]);
     const stillUsed = await ugsWith(box, both, 'keys', 'prune');
     expect(stillUsed.code).toBe(1);
-    expect(stillUsed.stdout).toContain(`still in use: ${idOf(oldKey)} (8 tokens): run ugs keys rotate first`);
+    expect(stillUsed.stdout).toContain(`still in use: ${keyIdOf(oldKey)} (8 tokens): run ugs keys rotate first`);
 
     const rotated = await ugsWith(box, both, 'keys', 'rotate');
     expect(rotated).toMatchObject({
       code: 0,
-      stdout: `re-encrypted 8 tokens; all tokens are under key ${idOf(currentKey)}\n`,
+      stdout: `re-encrypted 8 tokens; all tokens are under key ${keyIdOf(currentKey)}\n`,
     });
-    expect(keyIdsInUse(box)).toEqual([idOf(currentKey)]);
+    expect(keyIdsInUse(box)).toEqual([keyIdOf(currentKey)]);
     expect(readdirSync(box.dir).filter((name) => name.includes('.key'))).toEqual([]);
     // The old key is no longer needed to read anything.
     expect(await exportedTokens(box, { UGS_ENCRYPTION_KEY: currentKey })).toEqual(tokens);
 
     const prunable = await ugsWith(box, both, 'keys', 'prune', '--json');
     expect(prunable.code).toBe(0);
-    expect(JSON.parse(prunable.stdout)).toEqual({ removable: [idOf(oldKey)], still_used: [] });
+    expect(JSON.parse(prunable.stdout)).toEqual({ removable: [keyIdOf(oldKey)], still_used: [] });
   });
 
   it('rotate reports tokens under a key that is not configured, re-encrypts the rest, and exits 2', async () => {
@@ -340,10 +329,10 @@ describe('keys from UGS_ENCRYPTION_KEY', () => {
     const rotated = await ugsWith(box, { UGS_ENCRYPTION_KEY: currentKey }, 'keys', 'rotate');
     expect(rotated.code).toBe(2);
     expect(rotated.stdout).toBe(
-      `re-encrypted 0 tokens; still under other keys than ${idOf(currentKey)}: ${idOf(lostKey)} (8 tokens, not configured)\n`,
+      `re-encrypted 0 tokens; still under other keys than ${keyIdOf(currentKey)}: ${keyIdOf(lostKey)} (8 tokens, not configured)\n`,
     );
     expect(rotated.stderr).toMatch(/under keys that are not configured: add those keys/);
-    expect(keyIdsInUse(box)).toEqual([idOf(lostKey)]);
+    expect(keyIdsInUse(box)).toEqual([keyIdOf(lostKey)]);
   });
 
   it('serve and every other command refuse a database with tokens under a key they lack, naming the key ids; keys list, rotate and prune still run', async () => {
@@ -351,7 +340,7 @@ describe('keys from UGS_ENCRYPTION_KEY', () => {
     const [lostKey, otherKey] = [newKey(), newKey()];
     await seedGroups(box, { UGS_ENCRYPTION_KEY: lostKey });
     const refusal = new RegExp(
-      `key ${idOf(lostKey)} \\(8 ciphertexts\\), which the configured keys \\(${idOf(otherKey)}\\) do not include`,
+      `key ${keyIdOf(lostKey)} \\(8 ciphertexts\\), which the configured keys \\(${keyIdOf(otherKey)}\\) do not include`,
     );
     for (const args of [
       ['serve', '--port', '0'],
@@ -361,7 +350,7 @@ describe('keys from UGS_ENCRYPTION_KEY', () => {
       expectCleanFailure(await ugsWith(box, { UGS_ENCRYPTION_KEY: otherKey }, ...args), refusal);
     }
     // The key file beside the database holds another key as well.
-    expectCleanFailure(await box.ugs('groups', 'list'), new RegExp(`key ${idOf(lostKey)} \\(8 ciphertexts\\)`));
+    expectCleanFailure(await box.ugs('groups', 'list'), new RegExp(`key ${keyIdOf(lostKey)} \\(8 ciphertexts\\)`));
     for (const args of [
       ['keys', 'list'],
       ['keys', 'prune'],
@@ -400,7 +389,7 @@ describe('ugs keys', () => {
     expect(plain).toMatchObject({ code: 0, stderr: '' });
     expect(Buffer.from(plain.stdout.trim(), 'base64')).toHaveLength(32);
     const generated = jsonOutput<{ key: string; key_id: string }>(json);
-    expect(generated.key_id).toBe(idOf(generated.key));
+    expect(generated.key_id).toBe(keyIdOf(generated.key));
     expect(generated.key).not.toBe(plain.stdout.trim());
   });
 
@@ -429,7 +418,7 @@ describe('ugs keys', () => {
     expect(list.stdout.split('\n')).toEqual([
       'key_id    current  configured  user_group_tokens  idempotent_responses  signing_keys  webhook_secrets  webhook_previous_secrets',
       `${current}  true     true        0                  0                     0             0                0`,
-      `${idOf(lostKey)}  false    false       8                  0                     0             0                0`,
+      `${keyIdOf(lostKey)}  false    false       8                  0                     0             0                0`,
       '',
     ]);
   });

@@ -2,16 +2,9 @@
 // chosen with --id, and hosted tokens refused clearly when malformed, changing nothing.
 import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import {
-  auditEventCount,
-  bannerTokens,
-  cleanUp,
-  expectCleanFailure,
-  jsonOutput,
-  sandbox,
-  writeJsonLines,
-  type ImportSummary,
-} from './helpers.js';
+import { auditEventCount, cleanUp, type ImportSummary, sandbox } from '../support/cli-sandbox.js';
+import { expectCleanFailure, jsonOutput } from '../support/ugs-command.js';
+import { writeJsonLines } from '../support/json-lines.js';
 
 afterAll(cleanUp);
 
@@ -80,7 +73,7 @@ describe('ugs keys rotate with hosted tokens', () => {
     writeJsonLines(file, [{ provided_id: 'uuid', token: UUID }]);
     expect((await box.ugs('groups', 'import', file)).code).toBe(0);
     const server = await box.serve();
-    const { Customer: apiToken } = bannerTokens(server);
+    const { Customer: apiToken } = server.adminTokens();
     const verify = () =>
       server.request({ method: 'POST', path: '/api/user/verify', token: apiToken, body: { token: UUID } });
     expect((await verify()).status).toBe(200);

@@ -5,7 +5,10 @@ import { statSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { heldGetOrCreate } from '../support/held-request.js';
 import { pidsWithArgument } from '../scale/helpers.js';
-import { bannerTokens, cleanUp, REPO, sandbox, startServer, waitFor } from './helpers.js';
+import { cleanUp, sandbox } from '../support/cli-sandbox.js';
+import { REPO } from '../support/ugs-command.js';
+import { startServe } from '../support/serve-process.js';
+import { waitFor } from '../support/wait-for.js';
 
 afterEach(cleanUp);
 
@@ -20,11 +23,11 @@ describe('npm start', () => {
   it('a second start with an up-to-date build starts without compiling', async () => {
     const box = sandbox();
     // The first start builds if anything changed since the last build (a minute on a busy machine).
-    const first = await startServer(['--database', box.databaseUrl], { viaNpmStart: true, startTimeoutMs: 240_000 });
+    const first = await startServe(['--database', box.databaseUrl], { viaNpmStart: true, startTimeoutMs: 240_000 });
     expect(await first.stop()).toBe(0);
     const built = distMain();
 
-    const second = await startServer(['--database', box.databaseUrl], { viaNpmStart: true });
+    const second = await startServe(['--database', box.databaseUrl], { viaNpmStart: true });
     expect(second.stderr()).toContain('npm start: the build is up to date');
     expect(second.stderr()).not.toContain('building');
     expect(distMain()).toBe(built);
@@ -42,7 +45,7 @@ describe('npm start', () => {
         '--drain-timeout-ms',
         String(GRACE_MS),
       ];
-      const server = await startServer(args, { viaNpmStart: true, startTimeoutMs: 240_000 });
+      const server = await startServe(args, { viaNpmStart: true, startTimeoutMs: 240_000 });
       // Every process of this server names its database: the script, ugs serve and its workers.
       await waitFor('the server processes', 15_000, async () => {
         const pids = pidsWithArgument(box.databaseUrl);
@@ -51,8 +54,8 @@ describe('npm start', () => {
       await waitFor('the first-start banner', 15_000, async () =>
         /ugs_live_/.test(server.stdout()) ? true : undefined,
       );
-      const token = bannerTokens(server).Customer;
-      const held = heldGetOrCreate(server.url, token, 'held_1');
+      const token = server.adminTokens().Customer;
+      const held = heldGetOrCreate(server.baseUrl, token, 'held_1');
       await held.accepted;
 
       const signalledAt = Date.now();

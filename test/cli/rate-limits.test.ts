@@ -1,7 +1,8 @@
 // Per-token rate limits from the command line, the server's own setting, and a running server
 // applying a change made by the CLI from the token's next request.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditEventCount, cleanUp, expectCleanFailure, jsonOutput, runUgs, sandbox, type Sandbox } from './helpers.js';
+import { auditEventCount, cleanUp, type Sandbox, sandbox } from '../support/cli-sandbox.js';
+import { expectCleanFailure, jsonOutput, runUgs } from '../support/ugs-command.js';
 
 interface ListedToken {
   id: number;

@@ -8,25 +8,20 @@ import { request } from 'node:http';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { cleanUp, type Sandbox, sandbox } from '../support/cli-sandbox.js';
+import { expectCleanFailure, run, runUgs } from '../support/ugs-command.js';
+import { getOrCreate } from '../support/user-group-api.js';
 import {
-  bannerTokens,
-  cleanUp,
-  expectCleanFailure,
-  getOrCreate,
   LIVE_TOKEN,
-  run,
-  runUgs,
-  sandbox,
   secretsIn,
-  sleep,
+  type ServeProcess,
   spawnServe,
-  startServer,
+  startServe,
   TEST_TOKEN,
-  waitFor,
-  type Sandbox,
-  type ServerProcess,
-} from './helpers.js';
+} from '../support/serve-process.js';
+import { sleep, waitFor } from '../support/wait-for.js';
 import { send, type ApiResponse } from '../support/http-client.js';
+import { expectSuccess } from '../support/success-envelope.js';
 
 afterEach(cleanUp);
 
@@ -41,7 +36,7 @@ describe('first start', () => {
     expect(secretsIn(stdout, LIVE_TOKEN)).toHaveLength(1);
     expect(secretsIn(stdout, TEST_TOKEN)).toHaveLength(1);
     expect(stdout).toContain(`http://127.0.0.1:${server.port}`);
-    const tokens = bannerTokens(server);
+    const tokens = server.adminTokens();
 
     for (const environment of ['Customer', 'Testing'] as const) {
       const token = tokens[environment];
@@ -59,7 +54,7 @@ describe('first start', () => {
   it('a second start on the same database prints no token', async () => {
     const box = sandbox();
     const first = await box.serve();
-    bannerTokens(first);
+    first.adminTokens();
     expect(await first.stop()).toBe(0);
 
     const second = await box.serve();
@@ -87,7 +82,7 @@ describe('first start', () => {
     );
     expect(url).not.toMatch(/:0$/);
     expect(
-      (await send(url, { method: 'GET', path: '/api/admin/schemas', token: bannerTokens(server).Customer })).status,
+      (await send(url, { method: 'GET', path: '/api/admin/schemas', token: server.adminTokens().Customer })).status,
     ).toBe(200);
   });
 
@@ -107,7 +102,7 @@ interface CurlResult {
 
 /** A request with curl, the client the README shows (a GET carries its JSON body with -X GET --data). */
 async function curl(
-  server: ServerProcess,
+  server: ServeProcess,
   method: string,
   path: string,
   token: string,
@@ -117,7 +112,7 @@ async function curl(
     '-s',
     '-X',
     method,
-    `${server.url}${path}`,
+    `${server.baseUrl}${path}`,
     '-H',
     `Authorization: Token ${token}`,
     ...(body === undefined ? [] : ['-H', 'Content-Type: application/json', '--data', JSON.stringify(body)]),
@@ -130,12 +125,6 @@ async function curl(
     status: Number(result.stdout.slice(newline + 1)),
     body: JSON.parse(result.stdout.slice(0, newline)) as Record<string, unknown>,
   };
-}
-
-function expectSuccess(result: CurlResult): Record<string, unknown> {
-  expect(result.status, JSON.stringify(result.body)).toBe(200);
-  expect(result.body.success).toBe(1);
-  return result.body;
 }
 
 /** `ugs serve` on a fresh database and a port another process holds. */
@@ -173,11 +162,11 @@ describe('a start that cannot listen', () => {
 describe('quickstart', () => {
   it('ugs serve with no database option creates data/ugs.db under the working directory, and the README flow works with curl', async () => {
     const cwd = sandbox().dir; // no database in it yet; nothing names one
-    const server = await startServer([], { cwd });
+    const server = await startServe([], { cwd });
     expect(existsSync(join(cwd, 'data', 'ugs.db'))).toBe(true);
     expect(existsSync(join(cwd, 'data', 'ugs.db.key'))).toBe(true);
     const call = (method: string, path: string, body?: unknown) =>
-      curl(server, method, path, bannerTokens(server).Customer, body);
+      curl(server, method, path, server.adminTokens().Customer, body);
 
     const schema = expectSuccess(await call('POST', '/api/admin/schemas', { name: 'sales' })).schema as { id: number };
     const dataSource = expectSuccess(
@@ -242,7 +231,7 @@ describe('quickstart', () => {
 });
 
 /** Repeats a get-or-create with `token` until it answers `status`, for at most 5 s (SPEC §7). */
-function statusWithin(server: ServerProcess, token: string, status: number): Promise<ApiResponse> {
+function statusWithin(server: ServeProcess, token: string, status: number): Promise<ApiResponse> {
   return waitFor(`a ${status} answer for the token the CLI changed`, CLI_CHANGE_DEADLINE_MS, async () => {
     const response = await getOrCreate(server, token, { user_group_id: 'g1' });
     return response.status === status ? response : undefined;
@@ -269,7 +258,7 @@ describe('CLI changes reach a running server', () => {
   it('a schema and data source created by the CLI resolve in a mapping sent over HTTP', async () => {
     const box = sandbox();
     const server = await box.serve();
-    const token = bannerTokens(server).Customer;
+    const token = server.adminTokens().Customer;
     const schemaId = (await box.ugs('schemas', 'create', '--name', 'sales')).stdout.trim();
     const dataSourceId = (
       await box.ugs(
@@ -296,7 +285,7 @@ describe('CLI changes reach a running server', () => {
   it('a token created by the CLI in another workspace acts only there', async () => {
     const box = sandbox();
     const server = await box.serve();
-    const defaultToken = bannerTokens(server).Customer;
+    const defaultToken = server.adminTokens().Customer;
     expect((await box.ugs('workspaces', 'create', 'acme')).code).toBe(0);
     const acmeToken = (
       await box.ugs('tokens', 'create', '--workspace', 'acme', '--environment', 'Customer', '--scope', 'write')
@@ -319,13 +308,13 @@ interface RawResponse {
  * A GET /api/user sent with half its body, so that it stays in flight until `finish()`; over
  * `socket` when given (a connection opened earlier), else a new connection.
  */
-function heldRequest(server: ServerProcess, token: string, body: object, socket?: Socket) {
+function heldRequest(server: ServeProcess, token: string, body: object, socket?: Socket) {
   const payload = JSON.stringify(body);
   const split = Math.floor(payload.length / 2);
   let settle: (value: RawResponse) => void;
   const response = new Promise<RawResponse>((resolvePromise) => (settle = resolvePromise));
   const outgoing = request(
-    `${server.url}/api/user`,
+    `${server.baseUrl}/api/user`,
     {
       method: 'GET',
       ...(socket ? { createConnection: () => socket } : { agent: false }),
@@ -350,7 +339,7 @@ function heldRequest(server: ServerProcess, token: string, body: object, socket?
 async function drainingServer() {
   const box = sandbox();
   const server = await box.serve();
-  const token = bannerTokens(server).Customer;
+  const token = server.adminTokens().Customer;
   const held = heldRequest(server, token, { user_group_id: 'held', name: 'Held' });
   // The server has authenticated the held request (so it is in flight) once the token shows a use.
   await waitFor('the server to read the held request', 10_000, async () => {
@@ -444,7 +433,7 @@ describe('encryption key', () => {
     const box = sandbox();
     const env = { UGS_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
     const first = await box.serve({ env });
-    const token = bannerTokens(first).Customer;
+    const token = first.adminTokens().Customer;
     const created = await getOrCreate(first, token, { user_group_id: 'kept' });
     expect(created.status).toBe(200);
     expect(await first.stop()).toBe(0);

@@ -3,7 +3,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/cli/context.js';
 import { openRuntime } from '../../src/runtime.js';
-import { cleanUp, expectCleanFailure, jsonOutput, sandbox } from './helpers.js';
+import { cleanUp, sandbox } from '../support/cli-sandbox.js';
+import { expectCleanFailure, jsonOutput } from '../support/ugs-command.js';
 
 afterEach(cleanUp);
 

@@ -2,7 +2,8 @@
 // the secret shown once, a CLI change announced like an API one, and the SSRF rule and its escape.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
-import { cleanUp, expectCleanFailure, jsonOutput, sandbox } from './helpers.js';
+import { cleanUp, sandbox } from '../support/cli-sandbox.js';
+import { expectCleanFailure, jsonOutput } from '../support/ugs-command.js';
 
 afterEach(cleanUp);
 

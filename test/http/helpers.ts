@@ -1,6 +1,6 @@
 import { beforeAll, expect } from 'vitest';
 import type { DataSourceRecord } from '../../src/domain/data-sources/data-source.records.js';
-import { injectClient, socketClient, type ApiResponse, type Client } from '../support/http-client.js';
+import { injectClient, socketClient, type Client } from '../support/http-client.js';
 import { useTestApp, type TestApp } from '../support/test-app.js';
 import { uniqueId } from '../support/unique-id.js';
 import { adminCaller, type As, type Workspace } from '../support/callers.js';
@@ -86,12 +86,7 @@ export async function seedCatalog(t: TestApp): Promise<Catalog> {
 // ---------------------------------------------------------------------------------------------
 // Reading /api/user's answers.
 
-/** Asserts a 200 success envelope and returns the body. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function expectSuccess(res: ApiResponse): any {
-  expect({ status: res.status, body: res.body }).toMatchObject({ status: 200, body: { success: 1 } });
-  return res.body;
-}
+export { expectSuccess } from '../support/success-envelope.js';
 
 // ---------------------------------------------------------------------------------------------
 // "Nothing is changed": the whole database, read through a connection of its own.

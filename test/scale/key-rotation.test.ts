@@ -7,8 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encryptionKeyId } from '../../src/domain/secrets.js';
-import { runUgs, type RunResult } from '../cli/helpers.js';
+import { type RunResult, runUgs } from '../support/ugs-command.js';
 import { openDatabaseReader } from '../support/database-reader.js';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../support/test-database.js';
@@ -16,6 +15,7 @@ import type { ApiResponse } from '../support/http-client.js';
 import { waitFor } from './helpers.js';
 import { call } from '../support/http-client.js';
 import { getOrCreate, verify } from '../support/user-group-api.js';
+import { keyIdOf } from '../support/encryption-keys.js';
 
 /** Groups that exist before the server starts, so that it has decrypted none of them yet. */
 const SEEDED_GROUPS = 2_000;
@@ -23,7 +23,6 @@ const WORKERS = 4;
 /** Requests each worker makes before the rotation starts, and again after it ended. */
 const OPS_AROUND_ROTATION = 40;
 
-const idOf = (base64: string) => encryptionKeyId(Buffer.from(base64, 'base64'));
 const newToken = () => `ugt_${randomBytes(32).toString('hex')}`;
 
 /** What one traffic worker owns: only it touches these groups, so it always knows each one's token. */
@@ -110,7 +109,7 @@ describe(`ugs keys rotate while ugs serve is serving (${TEST_ENGINE})`, () => {
       seedEnv = rotationEnv = {};
     } else {
       const newKey = randomBytes(32).toString('base64');
-      newKeyId = idOf(newKey);
+      newKeyId = keyIdOf(newKey);
       seedEnv = { UGS_ENCRYPTION_KEY: db.encryptionKey };
       rotationEnv = { UGS_ENCRYPTION_KEY: `${newKey},${db.encryptionKey}` };
     }
@@ -138,8 +137,8 @@ describe(`ugs keys rotate while ugs serve is serving (${TEST_ENGINE})`, () => {
       expect(seeded.code, seeded.stderr).toBe(0);
       const oldKeyId =
         db.encryptionKey === undefined
-          ? idOf(readFileSync(`${db.sqlitePath}.key`, 'utf8').trim())
-          : idOf(db.encryptionKey);
+          ? keyIdOf(readFileSync(`${db.sqlitePath}.key`, 'utf8').trim())
+          : keyIdOf(db.encryptionKey);
 
       // At info, so that its log shows the key file reload.
       const server = await startServeProcess(db, { env: { ...rotationEnv, UGS_LOG_LEVEL: 'info' } });
@@ -186,7 +185,7 @@ describe(`ugs keys rotate while ugs serve is serving (${TEST_ENGINE})`, () => {
         await reader.close();
       }
       if (db.encryptionKey === undefined) {
-        expect(readFileSync(`${db.sqlitePath}.key`, 'utf8').trim().split('\n').map(idOf)).toEqual([
+        expect(readFileSync(`${db.sqlitePath}.key`, 'utf8').trim().split('\n').map(keyIdOf)).toEqual([
           summary.key_id,
           oldKeyId,
         ]);

@@ -11,7 +11,7 @@ import { inject } from '../support/http-client.js';
 import { startServeProcess, stopAllServeProcesses } from '../support/serve-process.js';
 import { createTestApp } from '../support/test-app.js';
 import { createTestDatabase, withPostgresClient, type TestDatabase } from '../support/test-database.js';
-import { runUgs } from '../cli/helpers.js';
+import { runUgs } from '../support/ugs-command.js';
 
 const GROUPS = 2_000;
 

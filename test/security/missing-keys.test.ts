@@ -1,15 +1,11 @@
 // SPEC §8: a server or command started with keys that cannot decrypt the database's ciphertexts
 // refuses to start, naming the key ids it found and the ones it has, instead of serving 500s.
 // (The CLI's side, serve included, on SQLite with the key file: test/cli/keys.test.ts.)
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MissingEncryptionKeysError } from '../../src/domain/encryption-keys/key-rotation.service.js';
-import { encryptionKeyId } from '../../src/domain/secrets.js';
 import { openRuntime } from '../../src/runtime.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../support/test-database.js';
-
-const newKey = () => randomBytes(32).toString('base64');
-const idOf = (base64: string) => encryptionKeyId(Buffer.from(base64, 'base64'));
+import { keyIdOf, newKey } from '../support/encryption-keys.js';
 
 describe(`a database whose tokens are under a key the process lacks (${TEST_ENGINE})`, () => {
   let db: TestDatabase;
@@ -39,14 +35,14 @@ describe(`a database whose tokens are under a key the process lacks (${TEST_ENGI
     const refused = open(other);
     await expect(refused).rejects.toBeInstanceOf(MissingEncryptionKeysError);
     await expect(refused).rejects.toThrow(
-      `key ${idOf(writtenWith)} (3 ciphertexts), which the configured keys (${idOf(other)}) do not include`,
+      `key ${keyIdOf(writtenWith)} (3 ciphertexts), which the configured keys (${keyIdOf(other)}) do not include`,
     );
   });
 
   it('opens with the missing key added, and for the key commands that handle it', async () => {
     for (const runtime of [await open(`${other},${writtenWith}`), await open(other, false)]) {
       const usage = await runtime.services.keyRotation.keyUsage();
-      expect(usage.find((key) => key.keyId === idOf(writtenWith))?.ciphertexts.user_group_token).toBe(3);
+      expect(usage.find((key) => key.keyId === keyIdOf(writtenWith))?.ciphertexts.user_group_token).toBe(3);
       await runtime.close();
     }
   });

@@ -1,61 +1,84 @@
-// `ugs serve` as a real process (bin/ugs.js → dist/, so build first: `npm test` does) on a test
-// database of either engine, for tests that need several processes or a process's whole life.
-import { spawn } from 'node:child_process';
+// `ugs serve` as a real process (bin/ugs.js → dist/, so build first: `npm test` does), for tests that
+// need several processes or a process's whole life. One launcher, two ways in: startServeProcess on a
+// test database of either engine, startServe (and spawnServe) with the arguments as a user types them.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join, resolve as resolvePath } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve as resolvePath } from 'node:path';
 import Database from 'better-sqlite3';
-import { send } from './http-client.js';
+import { send, type ApiRequest, type ApiResponse } from './http-client.js';
 import { withPostgresClient, type TestDatabase } from './test-database.js';
 import { freePort } from './free-port.js';
+import { REPO, requireBuild, UGS_BIN, ugsEnv } from './ugs-command.js';
 import { sleep } from './wait-for.js';
 
 export interface ServeProcess {
   baseUrl: string;
+  port: number;
   pid: number;
+  process: ChildProcess;
   /** Everything the process (and, with --workers, its workers) wrote so far. */
   stdout(): string;
   stderr(): string;
   /** The first-start admin tokens from the banner on stdout; throws when this process printed none. */
   adminTokens(): { Customer: string; Testing: string };
+  /** Resolves with the exit code once the process has ended (see ServeOptions.exitedOn). */
+  exited: Promise<number | null>;
   /** Sends `signal` (SIGTERM by default), waits for the exit and returns the exit code (null: killed by a signal). */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+  request(req: ApiRequest): Promise<ApiResponse>;
 }
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
-const UGS_BIN = join(REPO, 'bin', 'ugs.js');
+/** startServe and spawnServe: where the launchers differ, and the process's surroundings. */
+export interface ServeOptions {
+  /** Added to this process's environment without any UGS_* variable, with UGS_RATE_LIMIT=off. */
+  env?: Record<string, string>;
+  /** The working directory (the repository unless given). */
+  cwd?: string;
+  /** Start the server as an operator would, with `npm start -- <args>`. */
+  viaNpmStart?: boolean;
+  /** How long the server may take to answer /healthz (15 s unless given). */
+  startTimeoutMs?: number;
+}
+
+/** How a launch differs between startServeProcess and startServe. */
+interface LaunchOptions extends ServeOptions {
+  /** `argument`: `--port <port>` before `args`; `environment`: UGS_PORT, which `args` may override. */
+  portIn: 'argument' | 'environment';
+  /** UGS_LOG_LEVEL, when set (the server's default otherwise). */
+  logLevel?: string;
+  /** `close` waits for the pipes to drain too, so that stdout() holds everything the process wrote. */
+  exitedOn: 'exit' | 'close';
+  /** The database the process opens, when known: startServeProcess waits for its first-start banner. */
+  opened?: TestDatabase;
+}
+
 const START_TIMEOUT_MS = 20_000;
+const SERVE_START_TIMEOUT_MS = 15_000;
 const POLL_MS = 50;
 /** How long tokens may sit in the database with no banner anywhere before we accept that none is coming. */
 const FOREIGN_TOKENS_GRACE_MS = 2_000;
-/** stopAllServeProcesses: SIGTERM first; SIGKILL a process still running after this long. */
+/** stopAllServeProcesses('terminate'): SIGTERM first; SIGKILL a process still running after this long. */
 const STOP_ALL_GRACE_MS = 15_000;
 
-const LIVE_SECRET = /ugs_live_[0-9a-f]{64}/g;
-const TEST_SECRET = /ugs_test_[0-9a-f]{64}/g;
+export const LIVE_TOKEN = /ugs_live_[0-9a-f]{64}/g;
+export const TEST_TOKEN = /ugs_test_[0-9a-f]{64}/g;
 /** The banner from its first ruler to its last: written in one piece, but a pipe may deliver it in two. */
 const WHOLE_BANNER = /={78}\n User Group Service: first start\.[\s\S]*?\n={78}\n/;
 
+/** The distinct API token secrets of one kind in some output. */
+export function secretsIn(output: string, pattern: RegExp): string[] {
+  return [...new Set(output.match(pattern) ?? [])];
+}
+
 interface Started {
   process: ServeProcess;
-  /** The database it opens; `dir` identifies the test database also when reached through a proxy. */
-  db: TestDatabase;
+  /** The database it opens, when known; `dir` identifies the test database also when reached through a proxy. */
+  db: TestDatabase | undefined;
   exited: Promise<number | null>;
   running(): boolean;
 }
 
 const started = new Set<Started>();
-
-function serveEnv(db: TestDatabase, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('UGS_')));
-  return {
-    ...inherited,
-    UGS_RATE_LIMIT: 'off',
-    UGS_LOG_LEVEL: 'warn',
-    ...(db.encryptionKey === undefined ? {} : { UGS_ENCRYPTION_KEY: db.encryptionKey }),
-    ...extra,
-  };
-}
 
 /** How many API tokens the database holds (0 before the first migration). */
 async function apiTokenCount(db: TestDatabase): Promise<number> {
@@ -93,37 +116,39 @@ function effectiveDatabase(db: TestDatabase, args: readonly string[]): TestDatab
 }
 
 function bannerTokens(stdout: string): { Customer: string; Testing: string } | undefined {
-  const live = [...new Set(stdout.match(LIVE_SECRET) ?? [])];
-  const test = [...new Set(stdout.match(TEST_SECRET) ?? [])];
+  const live = secretsIn(stdout, LIVE_TOKEN);
+  const test = secretsIn(stdout, TEST_TOKEN);
   return live.length === 1 && test.length === 1 ? { Customer: live[0]!, Testing: test[0]! } : undefined;
 }
 
-function spawnServe(
-  db: TestDatabase,
-  opened: TestDatabase,
-  port: number,
-  options: { args?: string[]; env?: Record<string, string> },
-): Started {
-  const child = spawn(
-    process.execPath,
-    [UGS_BIN, 'serve', '--port', String(port), '--database', db.url, ...(options.args ?? [])],
-    {
-      cwd: REPO,
-      env: serveEnv(db, options.env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  if (child.pid === undefined) throw new Error(`could not start ${process.execPath} ${UGS_BIN} serve`);
+/** Spawns `ugs serve` and returns at once, without waiting for it to listen. */
+function launch(args: readonly string[], port: number, options: LaunchOptions): Started {
+  const serveArgs = options.portIn === 'argument' ? ['--port', String(port), ...args] : [...args];
+  const [file, commandArgs] = options.viaNpmStart
+    ? ['npm', ['start', '--silent', '--', ...serveArgs]]
+    : [process.execPath, [UGS_BIN, 'serve', ...serveArgs]];
+  const child = spawn(file, commandArgs, {
+    cwd: options.cwd ?? REPO,
+    env: ugsEnv({
+      ...(options.portIn === 'environment' ? { UGS_PORT: String(port) } : {}),
+      ...(options.logLevel === undefined ? {} : { UGS_LOG_LEVEL: options.logLevel }),
+      ...options.env,
+    }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (child.pid === undefined) throw new Error(`could not start ${file} ${commandArgs.join(' ')}`);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  // 'close', not 'exit': by then the pipes are drained, so stdout() holds everything the process wrote.
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => child.once(options.exitedOn, (code) => resolve(code)));
   const running = () => child.exitCode === null && child.signalCode === null;
+  const baseUrl = `http://127.0.0.1:${port}`;
   const serve: ServeProcess = {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl,
+    port,
     pid: child.pid,
+    process: child,
     stdout: () => stdout,
     stderr: () => stderr,
     adminTokens() {
@@ -135,12 +160,14 @@ function spawnServe(
       }
       return tokens;
     },
+    exited,
     async stop(signal = 'SIGTERM') {
       if (running()) child.kill(signal);
       return exited;
     },
+    request: (req) => send(baseUrl, req),
   };
-  const entry: Started = { process: serve, db: opened, exited, running };
+  const entry: Started = { process: serve, db: options.opened, exited, running };
   started.add(entry);
   void exited.then(() => started.delete(entry));
   return entry;
@@ -148,8 +175,9 @@ function spawnServe(
 
 const outputOf = (entry: Started) => `stdout:\n${entry.process.stdout()}\nstderr:\n${entry.process.stderr()}`;
 
-/** Resolves once GET /healthz answers 200; throws when the process exits first or the time is up. */
-async function waitUntilHealthy(entry: Started, deadline: number): Promise<void> {
+/** Resolves once GET /healthz answers 200; throws when the process exits first or `timeoutMs` is up. */
+async function waitUntilHealthy(entry: Started, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (!entry.running()) {
       const code = await entry.exited;
@@ -163,7 +191,7 @@ async function waitUntilHealthy(entry: Started, deadline: number): Promise<void>
     );
     if (status === 200) return;
     if (Date.now() > deadline)
-      throw new Error(`ugs serve did not answer /healthz within ${START_TIMEOUT_MS} ms\n${outputOf(entry)}`);
+      throw new Error(`ugs serve did not answer /healthz within ${timeoutMs} ms\n${outputOf(entry)}`);
     await sleep(POLL_MS);
   }
 }
@@ -174,22 +202,47 @@ async function waitUntilHealthy(entry: Started, deadline: number): Promise<void>
  * this process or in another one this module started on the same database at the same time, so
  * that `adminTokens()` never races it.
  */
-async function waitForBanner(entry: Started, deadline: number): Promise<void> {
+async function waitForBanner(entry: Started, db: TestDatabase, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   let tokensSeenAt: number | undefined;
   for (;;) {
-    const printed = [...started].some(
-      (other) => other.db.dir === entry.db.dir && WHOLE_BANNER.test(other.process.stdout()),
-    );
+    const printed = [...started].some((other) => other.db?.dir === db.dir && WHOLE_BANNER.test(other.process.stdout()));
     if (printed || WHOLE_BANNER.test(entry.process.stdout())) return;
     if (!entry.running()) throw new Error(`ugs serve exited during its first start\n${outputOf(entry)}`);
     // Tokens made by something other than a `ugs serve` of ours (say `ugs tokens create`): no banner comes.
-    if (tokensSeenAt === undefined && (await apiTokenCount(entry.db).catch(() => 0)) > 0) tokensSeenAt = Date.now();
+    if (tokensSeenAt === undefined && (await apiTokenCount(db).catch(() => 0)) > 0) tokensSeenAt = Date.now();
     if (tokensSeenAt !== undefined && Date.now() - tokensSeenAt > FOREIGN_TOKENS_GRACE_MS) return;
     if (Date.now() > deadline)
       throw new Error(
-        `ugs serve answered /healthz but printed no first-start banner within ${START_TIMEOUT_MS} ms\n${outputOf(entry)}`,
+        `ugs serve answered /healthz but printed no first-start banner within ${timeoutMs} ms\n${outputOf(entry)}`,
       );
     await sleep(POLL_MS);
+  }
+}
+
+/**
+ * Launches on a free port and resolves once the server answers /healthz (and, when `options.opened`
+ * is a database that had no API token yet, once the first-start banner is out). Kills the process and
+ * fails with its output when it exits first or does not come up in time; retries on another port
+ * when the free one was taken between the probe and the listen.
+ */
+async function start(args: readonly string[], options: LaunchOptions): Promise<ServeProcess> {
+  requireBuild('tests that start `ugs serve`');
+  const opened = options.opened;
+  const timeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
+  for (let attempt = 1; ; attempt++) {
+    const hadTokens = opened === undefined || (await apiTokenCount(opened)) > 0;
+    const startedAt = Date.now();
+    const entry = launch(args, await freePort(), options);
+    try {
+      await waitUntilHealthy(entry, timeoutMs);
+      if (!hadTokens) await waitForBanner(entry, opened, timeoutMs - (Date.now() - startedAt));
+      return entry.process;
+    } catch (error) {
+      if (entry.running()) await entry.process.stop('SIGKILL');
+      if (attempt < 3 && /EADDRINUSE/.test(entry.process.stderr())) continue;
+      throw error;
+    }
   }
 }
 
@@ -198,37 +251,54 @@ async function waitForBanner(entry: Started, deadline: number): Promise<void> {
  * /healthz (and, on a database that had no API token yet, once the first-start banner is out). Fails
  * with the process's output when it exits first or does not come up within 20 s. The environment is
  * this process's without any UGS_* variable, plus UGS_RATE_LIMIT=off, UGS_LOG_LEVEL=warn, the
- * database's UGS_ENCRYPTION_KEY and `options.env`.
+ * database's UGS_ENCRYPTION_KEY and `options.env`. `exited` waits for the pipes to close.
  */
-export async function startServeProcess(
+export function startServeProcess(
   db: TestDatabase,
   options: { args?: string[]; env?: Record<string, string> } = {},
 ): Promise<ServeProcess> {
-  if (!existsSync(join(REPO, 'dist', 'cli', 'main.js'))) {
-    throw new Error(
-      'dist/ is missing: run `npm run build` (or `npm test`, which builds) before tests that start `ugs serve`.',
-    );
-  }
-  const opened = effectiveDatabase(db, options.args ?? []);
-  for (let attempt = 1; ; attempt++) {
-    const hadTokens = (await apiTokenCount(opened)) > 0;
-    const entry = spawnServe(db, opened, await freePort(), options);
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    try {
-      await waitUntilHealthy(entry, deadline);
-      if (!hadTokens) await waitForBanner(entry, deadline);
-      return entry.process;
-    } catch (error) {
-      if (entry.running()) await entry.process.stop('SIGKILL');
-      // The free port was taken between the probe and the listen: try another one.
-      if (attempt < 3 && /EADDRINUSE/.test(entry.process.stderr())) continue;
-      throw error;
-    }
-  }
+  const args = options.args ?? [];
+  return start(['--database', db.url, ...args], {
+    portIn: 'argument',
+    logLevel: 'warn',
+    exitedOn: 'close',
+    opened: effectiveDatabase(db, args),
+    env: { ...(db.encryptionKey === undefined ? {} : { UGS_ENCRYPTION_KEY: db.encryptionKey }), ...options.env },
+  });
 }
 
-/** Stops every process startServeProcess started that is still running: SIGTERM, then SIGKILL after 15 s. */
-export async function stopAllServeProcesses(): Promise<void> {
+/** The CLI tests' launch: `args` as a user types them, the port in UGS_PORT, the log level and the banner left alone. */
+const asTyped = (options: ServeOptions): LaunchOptions => ({
+  startTimeoutMs: SERVE_START_TIMEOUT_MS,
+  ...options,
+  portIn: 'environment',
+  exitedOn: 'exit',
+});
+
+/**
+ * Starts `ugs serve <args>` with a free port in UGS_PORT (so `args` may override it) and resolves once
+ * it answers /healthz, without waiting for any banner; the server's own log level. Retries on
+ * another port if the chosen one was taken in between. `exited` resolves on the process's exit.
+ */
+export function startServe(args: string[], options: ServeOptions = {}): Promise<ServeProcess> {
+  return start(args, asTyped(options));
+}
+
+/** Spawns `ugs serve <args>` with UGS_PORT=`port` as startServe does, and returns at once, without waiting for it to listen. */
+export function spawnServe(args: string[], port: number, options: ServeOptions = {}): ServeProcess {
+  requireBuild('tests that start `ugs serve`');
+  return launch(args, port, asTyped(options)).process;
+}
+
+/**
+ * Stops every process this module started that is still running. `terminate` (the default): SIGTERM,
+ * then SIGKILL after 15 s. `kill`: SIGKILL at once (the CLI tests' afterEach).
+ */
+export async function stopAllServeProcesses(how: 'terminate' | 'kill' = 'terminate'): Promise<void> {
+  if (how === 'kill') {
+    await Promise.all([...started].map((entry) => entry.process.stop('SIGKILL')));
+    return;
+  }
   await Promise.all(
     [...started].map(async (entry) => {
       const timer = setTimeout(() => {
