@@ -3,7 +3,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { auditEventCount, cleanUp, expectCleanFailure, jsonOutput, sandbox } from './helpers.js';
+import { auditEventCount, cleanUp, sandbox } from '../support/cli-sandbox.js';
+import { expectCleanFailure, jsonOutput } from '../support/ugs-command.js';
 
 afterAll(cleanUp);
 

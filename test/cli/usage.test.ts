@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/cli/context.js';
 import { openRuntime } from '../../src/runtime.js';
-import { cleanUp, expectCleanFailure, jsonOutput, sandbox, type Sandbox } from './helpers.js';
+import { cleanUp, sandbox, type Sandbox } from '../support/cli-sandbox.js';
+import { expectCleanFailure, jsonOutput } from '../support/ugs-command.js';
 
 afterAll(cleanUp);
 
