@@ -61,6 +61,7 @@ function syncLineOf(value: unknown, at: InputPosition): SyncLineInput {
     ...(line.mapping !== undefined ? { mapping: line.mapping } : {}),
     ...(line.tags !== undefined ? { tags: line.tags } : {}),
     ...(line.is_demo_group !== undefined ? { isDemoGroup: line.is_demo_group } : {}),
+    ...(line.access_rules !== undefined ? { accessRules: line.access_rules } : {}),
   };
 }
 

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { AccessRulesInput } from './access-rules.schemas.js';
 import { EnvironmentTag, Text256 } from './common.schemas.js';
 import { MAX_SYNC_GROUPS } from './contract.constants.js';
 import { Success } from './envelope.js';
@@ -34,6 +35,7 @@ export const SyncUserGroupLine = Type.Object(
     is_demo_group: Type.Optional(
       Type.Union([IsDemoGroup, Type.Null()], { description: 'A demo group; null: back to false.' }),
     ),
+    access_rules: Type.Optional(AccessRulesInput),
   },
   { additionalProperties: false },
 );

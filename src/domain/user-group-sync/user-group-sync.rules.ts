@@ -5,6 +5,7 @@ import type { FieldChanges } from '../audit/audit.records.js';
 import type { JsonObject, Timestamp } from '../common.records.js';
 import type { MappingEntry, NewUserGroup, UserGroupRecord } from '../user-groups/user-group.records.js';
 import type { Tenant } from '../tenancy.js';
+import type { AccessRule } from '../access-rules/access-rule.records.js';
 import { diffUserGroup, wholeGroupChanges } from '../user-groups/user-group-diff.rules.js';
 import { groupAudit, groupEntry, type GroupIdentity } from '../user-groups/user-groups.rules.js';
 import type { UserGroupUpdate } from '../user-groups/user-groups.port.js';
@@ -30,6 +31,8 @@ export interface DesiredUserGroup {
   tags?: string[];
   /** A null in the file clears (false). */
   isDemoGroup?: boolean;
+  /** Checked; a null in the file clears (none). */
+  accessRules?: AccessRule[];
 }
 
 export interface DesiredLine {
@@ -192,8 +195,7 @@ function planCreate(line: DesiredLine, tenant: Tenant, now: Timestamp): SyncStep
     parentProvidedId: group.parentProvidedId ?? null,
     isDemoGroup: group.isDemoGroup ?? false,
     tags: group.tags ?? [],
-    // Sync lines do not carry access rules yet (decisions D409): a created group owns none.
-    accessRules: [],
+    accessRules: group.accessRules ?? [],
   };
   return {
     kind: 'create',
@@ -212,6 +214,7 @@ function planUpdate(line: DesiredLine, current: UserGroupRecord, tenant: Tenant,
     ...(group.parentProvidedId !== undefined ? { parentProvidedId: group.parentProvidedId } : {}),
     ...(group.isDemoGroup !== undefined ? { isDemoGroup: group.isDemoGroup } : {}),
     ...(group.tags !== undefined ? { tags: group.tags } : {}),
+    ...(group.accessRules !== undefined ? { accessRules: group.accessRules } : {}),
   });
   if (Object.keys(changes).length === 0) return null;
   return {

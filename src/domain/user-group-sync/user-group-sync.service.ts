@@ -7,6 +7,8 @@ import { createMappingResolver, type MappingInput } from '../user-groups/mapping
 import type { JsonObject } from '../common.records.js';
 import type { NewUserGroup, UserGroupRecord } from '../user-groups/user-group.records.js';
 import { assertPropertiesWithinLimits } from '../user-groups/properties.rules.js';
+import { assertSchemasExist, checkedAccessRules } from '../access-rules/access-rules.rules.js';
+import { knownRuleSchemas } from '../access-rules/access-rule-schemas.js';
 import { requireScope } from '../api-tokens/scopes.js';
 import { generateUserGroupToken, hashSecret } from '../secrets.js';
 import type { Caller, Tenant } from '../tenancy.js';
@@ -35,6 +37,8 @@ export interface SyncLineInput {
   mapping?: MappingInput | null;
   tags?: string[] | null;
   isDemoGroup?: boolean | null;
+  /** Checked by the domain (checkedAccessRules); null or [] clears. */
+  accessRules?: unknown[] | null;
 }
 
 export interface SyncOptions {
@@ -164,9 +168,24 @@ export function createUserGroupSyncService({
       tenant,
       lines.flatMap(({ group }) => (group.mapping ? [group.mapping] : [])),
     );
-    return lines.map(({ at, group }) => {
+    const accessRules = lines.map(({ at, group }) => {
+      try {
+        return group.accessRules === undefined ? undefined : checkedAccessRules(group.accessRules);
+      } catch (error) {
+        throw isAppError(error) ? atPosition(error, at) : error;
+      }
+    });
+    // One catalogue read for every rule of the file.
+    const knownSchemas = await knownRuleSchemas(
+      store,
+      tenant,
+      accessRules.flatMap((rules) => rules ?? []),
+    );
+    return lines.map(({ at, group }, index) => {
       try {
         if (group.properties !== undefined) assertPropertiesWithinLimits(group.properties);
+        const rules = accessRules[index];
+        if (rules !== undefined) assertSchemasExist(rules, knownSchemas);
         return {
           at,
           group: {
@@ -179,6 +198,7 @@ export function createUserGroupSyncService({
             ...(group.mapping !== undefined ? { mapping: group.mapping === null ? [] : resolve(group.mapping) } : {}),
             ...(group.tags !== undefined ? { tags: group.tags === null ? [] : sortedTags(group.tags) } : {}),
             ...(group.isDemoGroup !== undefined ? { isDemoGroup: group.isDemoGroup ?? false } : {}),
+            ...(rules !== undefined ? { accessRules: rules } : {}),
           },
         };
       } catch (error) {
