@@ -204,7 +204,8 @@ describe('GET /openapi.json', () => {
         body: { zz_not_a_field: 1 },
       });
       // A missing query parameter (GET /api/admin/usage's team_id) is no sign of a body schema.
-      const queryParameters = (operation.parameters ?? []).filter((p: any) => p.in === 'query').map((p: any) => p.name);
+      const parameters = (operation.parameters ?? []) as Array<{ in: string; name: string }>;
+      const queryParameters = parameters.filter((p) => p.in === 'query').map((p) => p.name);
       const validatesBody =
         probe.status === 400 &&
         ['unknown_field', 'missing_field'].includes(probe.body.error.code) &&
