@@ -3,17 +3,18 @@
 // naming its line and the rule's field.
 import { describe, expect, it } from 'vitest';
 import { ADMIN, adminReader } from './admin-helpers.js';
-import { expectError, expectUnchanged, seedSchema } from './helpers.js';
+import { expectUnchanged, seedSchema } from './helpers.js';
 import { syncCall, syncOk } from './sync-helpers.js';
 import { listAll } from '../support/paged-list.js';
 import { uniqueId } from '../support/unique-id.js';
 import { useTestApp } from '../support/test-app.js';
+import type { UserGroup } from '../../src/wire/user-groups.schemas.js';
 
 describe('POST /api/admin/user_groups/sync with access rules', () => {
   const fixture = useTestApp();
 
   const groupsTagged = (tag: string) =>
-    listAll<Record<string, any>>(adminReader(fixture.t), ADMIN.userGroups, 'user_groups', { tag });
+    listAll<UserGroup>(adminReader(fixture.t), ADMIN.userGroups, 'user_groups', { tag });
 
   it('creates, keeps, replaces and clears a group’s rules, and children inherit them', async () => {
     const { t } = fixture;
