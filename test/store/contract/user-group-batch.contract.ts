@@ -89,6 +89,7 @@ export function describeUserGroupBatchContract(t: ContractContext): void {
         ancestors: [],
         isDemoGroup: false,
         tags: [],
+        accessRules: [],
         version: 1,
         tokenGeneration: 0,
         createdAt: T0,

@@ -95,12 +95,20 @@ export function describeUserGroupTreeContract(t: ContractContext): void {
       const { schemaA, schemaB, customerA, customerB } = t.fx;
       const city = await fourLevels();
       expect(city.parentProvidedId).toBe('country');
+      const [country, region, root] = [await find('country'), await find('region'), await find('root')];
       const expected = [
-        { properties: null, mapping: [{ schemaId: schemaB.id, dataSourceId: customerB.id }] },
-        { properties: { region: 'emea', level: 2 }, mapping: [] },
         {
+          teamId: country.teamId,
+          properties: null,
+          mapping: [{ schemaId: schemaB.id, dataSourceId: customerB.id }],
+          accessRules: [],
+        },
+        { teamId: region.teamId, properties: { region: 'emea', level: 2 }, mapping: [], accessRules: [] },
+        {
+          teamId: root.teamId,
           properties: { plan: 'pro', region: 'none', level: 1 },
           mapping: [{ schemaId: schemaA.id, dataSourceId: customerA.id }],
+          accessRules: [],
         },
       ];
       expect(city.ancestors).toEqual(expected);

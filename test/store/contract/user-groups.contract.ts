@@ -72,6 +72,7 @@ export function describeUserGroupContract(t: ContractContext): void {
         ancestors: [],
         isDemoGroup: false,
         tags: [],
+        accessRules: [],
         version: 1,
         tokenGeneration: 0,
         createdAt: input.createdAt,
