@@ -7,7 +7,11 @@ import { SyncUserGroupLine } from './user-group-sync.schemas.js';
 import { validationError } from './validation-errors.js';
 
 // The same rules as the API's request schemas, compiled once.
-const lineValidator = Compile(SyncUserGroupLine);
+// Compiled on first use: compiling costs some 200 ms, which every `ugs` command and server start would
+// otherwise pay whether or not it syncs.
+const compileLineValidator = () => Compile(SyncUserGroupLine);
+let compiledLineValidator: ReturnType<typeof compileLineValidator> | undefined;
+const lineValidator = () => (compiledLineValidator ??= compileLineValidator());
 
 /** Parses one JSON text, or throws the AppError saying what is wrong with it (the HTTP layer's strict parser, or the CLI's). */
 export type JsonTextParser = (text: string, nested: boolean) => unknown;
@@ -51,7 +55,7 @@ function parseAt(parse: JsonTextParser, text: string, at: InputPosition): unknow
 function syncLineOf(value: unknown, at: InputPosition): SyncLineInput {
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     throw atPosition(new AppError('invalid_json', 'Each group must be a JSON object.'), at);
-  if (!lineValidator.Check(value)) throw atPosition(describeFirstError(value), at);
+  if (!lineValidator().Check(value)) throw atPosition(describeFirstError(value), at);
   const line = value as SyncUserGroupLine;
   return {
     userGroupId: line.user_group_id,
@@ -71,7 +75,7 @@ const tooMany = () => failure.syncTooLarge(MAX_SYNC_GROUPS);
 
 /** Worded as the API words a refusal of its request schema; TypeBox lists every missing or extra key, Ajv one. */
 function describeFirstError(value: unknown): AppError {
-  const errors = [...lineValidator.Errors(value)]
+  const errors = [...lineValidator().Errors(value)]
     .filter((error) => error.keyword !== 'boolean')
     .map((error) => {
       const params = error.params as { requiredProperties?: string[]; additionalProperties?: string[] };
