@@ -84,6 +84,22 @@ export async function seed(
     const sample: Pick<Seeded, 'ids' | 'names' | 'tokens'> = { ids: [], names: [], tokens: [] };
     const batches = Math.ceil(size / options.batch);
     const audit = { at: new Date().toISOString(), actor: { type: 'cli' as const }, requestId: null };
+    /** A new group as one write of a batch: its token stored as the service stores one, its creation audited. */
+    const createWrite = (
+      content: Parameters<typeof wholeGroupChanges>[0],
+      token: string,
+      createdAt: string,
+    ): UserGroupWrite => ({
+      kind: 'create',
+      group: {
+        tenant,
+        ...content,
+        tokenHash: hashSecret(token),
+        tokenCiphertext: cipher.encrypt(token),
+        createdAt,
+      },
+      changes: wholeGroupChanges(content, true),
+    });
 
     const writeBatch = async (b: number) => {
       const first = b * options.batch + 1;
@@ -102,17 +118,7 @@ export async function seed(
           tags: [],
           accessRules: [],
         };
-        writes.push({
-          kind: 'create',
-          group: {
-            tenant,
-            ...content,
-            tokenHash: hashSecret(token),
-            tokenCiphertext: cipher.encrypt(token),
-            createdAt,
-          },
-          changes: wholeGroupChanges(content, true),
-        });
+        writes.push(createWrite(content, token, createdAt));
         if (i % stride === 0 && sample.ids.length < options.sample) {
           sample.ids.push(content.providedId);
           sample.names.push(content.name);
@@ -189,17 +195,7 @@ export async function seed(
             value: k % 3 === 0 ? k : k % 3 === 1 ? ['a', 'b'] : { property: 'region' },
           })),
         };
-        writes.push({
-          kind: 'create',
-          group: {
-            tenant,
-            ...content,
-            tokenHash: hashSecret(token),
-            tokenCiphertext: cipher.encrypt(token),
-            createdAt,
-          },
-          changes: wholeGroupChanges(content, true),
-        });
+        writes.push(createWrite(content, token, createdAt));
         ids.push(content.providedId);
       }
       await store.writeUserGroups(writes, audit);
@@ -224,17 +220,7 @@ export async function seed(
             tags: [],
             accessRules: [],
           };
-          writes.push({
-            kind: 'create',
-            group: {
-              tenant,
-              ...content,
-              tokenHash: hashSecret(token),
-              tokenCiphertext: cipher.encrypt(token),
-              createdAt,
-            },
-            changes: wholeGroupChanges(content, true),
-          });
+          writes.push(createWrite(content, token, createdAt));
         }
         leaves.push(`tree-${chain}-${NESTED_LEVELS}`);
       }

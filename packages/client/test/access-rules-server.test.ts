@@ -10,6 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POSTGRES_URL } from '../../../test/support/test-database.js';
 import { createTestApp, type TestApp } from '../../../test/support/test-app.js';
+import { adminCaller } from '../../../test/support/callers.js';
 import { accessRulesToSql, createClient, createEmbedTokenVerifier, type SqlFilter } from '../src/index.js';
 
 /** Each tenant's name is also the value its rows carry; two are crafted as SQL, one with a look-alike quote. */
@@ -89,12 +90,7 @@ describe('access rules from the server to a renderer query', () => {
   it('gives each of three tenants exactly its rows, on a real SQLite and a real PostgreSQL table', async () => {
     const admin = createClient({ baseUrl, apiToken: t.tokens.default.Customer.admin });
     const reader = createClient({ baseUrl, apiToken: t.tokens.default.Customer.read });
-    const caller = {
-      tenant: { workspaceId: t.runtime.defaultWorkspace.id, environment: 'Customer' as const },
-      scope: 'admin' as const,
-      actor: { type: 'cli' as const },
-      requestId: null,
-    };
+    const caller = await adminCaller(t);
     const schemaId = (
       await t.runtime.services.schemas.createSchema(caller, { name: `renderer-${randomBytes(4).toString('hex')}` })
     ).id;
@@ -146,12 +142,7 @@ describe('access rules from the server to a renderer query', () => {
 
   it('refuses names that are not identifiers when the rule is written, so no token ever carries one', async () => {
     const admin = createClient({ baseUrl, apiToken: t.tokens.default.Customer.admin });
-    const caller = {
-      tenant: { workspaceId: t.runtime.defaultWorkspace.id, environment: 'Customer' as const },
-      scope: 'admin' as const,
-      actor: { type: 'cli' as const },
-      requestId: null,
-    };
+    const caller = await adminCaller(t);
     const schemaId = (
       await t.runtime.services.schemas.createSchema(caller, { name: `names-${randomBytes(4).toString('hex')}` })
     ).id;

@@ -454,7 +454,7 @@ export function userGroupMethods(
       try {
         if (step.kind === 'delete') {
           const { children } = sql.children.get(step.teamId) as { children: number };
-          if (children > 0) throw failure.hasChildren(step.providedId, children);
+          if (deletionRefusal(children)) throw failure.hasChildren(step.providedId, children);
           const before = findOne(reads.byTeamId, step.teamId);
           const deleted = sql.delete.get(step.teamId, tenant.workspaceId, tenant.environment, step.expectedVersion) as
             GroupIdentity | undefined;
