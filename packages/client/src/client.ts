@@ -18,6 +18,8 @@ import type {
   Schema,
   SigningKey,
   SigningKeyRotation,
+  SyncOptions,
+  SyncUserGroupLine,
   TopUsage,
   TopUsageQuery,
   UsageSeries,
@@ -26,6 +28,7 @@ import type {
   UpdateDataSourceBody,
   UpdateUserGroupBody,
   UserGroup,
+  UserGroupSync,
   VerifiedToken,
   CreateWebhookEndpointBody,
   IssuedWebhookEndpoint,
@@ -181,6 +184,29 @@ export function createClient(options: ClientOptions) {
     async getUserGroup(teamId: number, query: InEnvironment = {}): Promise<UserGroup> {
       return (await send<{ user_group: UserGroup }>({ method: 'GET', path: `/api/admin/user_groups/${teamId}`, query }))
         .user_group;
+    },
+    /**
+     * POST /api/admin/user_groups/sync (SPEC §16): the desired state of many groups in, the plan out;
+     * applied (all or nothing) unless `dryRun`. `file` is a sync file's text, sent as it is: a JSON
+     * array when it starts with `[`, NDJSON otherwise; an array of groups is sent as JSON. A refused
+     * file throws a UgsError whose `line` (NDJSON) or `index` (array) names the group at fault.
+     */
+    async syncUserGroups(
+      file: string | SyncUserGroupLine[],
+      options: WriteOptions & SyncOptions & { dryRun?: boolean } = {},
+    ): Promise<UserGroupSync> {
+      const { dryRun, prune, environment, ...write } = options;
+      const content = typeof file === 'string' ? file : JSON.stringify(file);
+      const array = typeof file !== 'string' || /^\uFEFF?\s*\[/.test(file);
+      return (
+        await send<{ sync: UserGroupSync }>({
+          method: 'POST',
+          path: '/api/admin/user_groups/sync',
+          query: { dry_run: dryRun ? 'true' : undefined, prune, environment },
+          text: { content, mediaType: array ? 'application/json' : 'application/x-ndjson' },
+          ...write,
+        })
+      ).sync;
     },
     async createApiToken(body: CreateApiTokenBody, write: WriteOptions = {}): Promise<IssuedApiToken> {
       return (

@@ -1,6 +1,10 @@
 /** Every failure the service answers, as one error: its status and envelope (SPEC §3). */
 export class UgsError extends Error {
   override readonly name = 'UgsError';
+  /** A sync's refusal (SPEC §16): the NDJSON line (from 1) of the group at fault, when the service names one. */
+  readonly line: number | undefined;
+  /** A sync's refusal (SPEC §16): the JSON array index (from 0) of the group at fault, when the service names one. */
+  readonly index: number | undefined;
 
   constructor(
     /** The HTTP status; 0 when no answer came (a network failure after the last retry). */
@@ -12,8 +16,10 @@ export class UgsError extends Error {
     readonly field: string | undefined,
     /** The request id the service logged the request under (X-Request-Id), when it answered. */
     readonly requestId: string | undefined,
-    options?: { cause?: unknown },
+    options: { cause?: unknown; line?: number | undefined; index?: number | undefined } = {},
   ) {
-    super(message, options);
+    super(message, 'cause' in options ? { cause: options.cause } : undefined);
+    this.line = options.line;
+    this.index = options.index;
   }
 }

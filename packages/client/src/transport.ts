@@ -59,6 +59,8 @@ export interface Call {
   path: string;
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
+  /** A body sent as it is (a sync's file) with its media type, instead of `body` as JSON. */
+  text?: { content: string; mediaType: string };
   /** A write's Idempotency-Key; one is made per call when absent, and every retry sends the same. */
   idempotencyKey?: string;
 }
@@ -86,9 +88,10 @@ export function createTransport(options: TransportOptions, credentials: Credenti
     for (const [name, value] of Object.entries(call.query ?? {}))
       if (value !== undefined) url.searchParams.set(name, String(value));
     const headers: Record<string, string> = { ...credentials.headers(), accept: 'application/json' };
-    if (call.body !== undefined) headers['content-type'] = 'application/json';
+    if (call.text !== undefined) headers['content-type'] = call.text.mediaType;
+    else if (call.body !== undefined) headers['content-type'] = 'application/json';
     if (WRITES.has(call.method)) headers['idempotency-key'] = call.idempotencyKey ?? randomId();
-    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+    const body = call.text?.content ?? (call.body === undefined ? undefined : JSON.stringify(call.body));
 
     for (let attempt = 0; ; attempt += 1) {
       let response: Response;
@@ -134,7 +137,7 @@ function retryAfterMs(header: string | null): number | undefined {
 
 interface Envelope {
   success?: number;
-  error?: { code?: string; message?: string; field?: string; request_id?: string };
+  error?: { code?: string; message?: string; field?: string; line?: number; index?: number; request_id?: string };
 }
 
 async function answerOf<T>(response: Response): Promise<T> {
@@ -153,5 +156,6 @@ async function answerOf<T>(response: Response): Promise<T> {
     error?.message ?? `HTTP ${response.status} without the service's envelope.`,
     error?.field,
     error?.request_id ?? response.headers.get('x-request-id') ?? undefined,
+    { line: error?.line, index: error?.index },
   );
 }

@@ -34,6 +34,12 @@ import type {
   UsageSeriesResponse,
 } from '../../../src/wire/usage.schemas.js';
 import type {
+  SyncPlanItem as SyncPlanItemSchema,
+  SyncQuery,
+  SyncResponse,
+  SyncUserGroupLine,
+} from '../../../src/wire/user-group-sync.schemas.js';
+import type {
   CreateWebhookEndpointBody,
   IssuedWebhookEndpoint,
   UpdateWebhookEndpointBody,
@@ -80,6 +86,19 @@ export type UpdateWebhookEndpointBody = Static<typeof UpdateWebhookEndpointBody>
 export type WebhookDelivery = Static<typeof WebhookDelivery>;
 export type WebhookDeliveryQuery = Static<typeof WebhookDeliveryQuery>;
 export type WebhookEvent = Static<typeof WebhookEventPayload>;
+export type { SyncUserGroupLine };
+export type SyncOptions = Omit<Static<typeof SyncQuery>, 'dry_run'>;
+/** One field of a sync plan's entry: its value before and after (null: unset). */
+export interface SyncFieldChange {
+  before: unknown;
+  after: unknown;
+}
+/** One group of a sync's plan; `changes` maps each field (wire name) to its before and after. */
+export type SyncPlanItem = Omit<Static<typeof SyncPlanItemSchema>, 'changes'> & {
+  changes?: Record<string, SyncFieldChange>;
+};
+/** A sync's answer (SPEC §16): its id, whether it was a dry run and was applied, the counts and the plan. */
+export type UserGroupSync = Omit<Static<typeof SyncResponse>['sync'], 'plan'> & { plan: SyncPlanItem[] };
 
 /** A page of a cursor-paginated list; `next_cursor` is null on the last page. */
 export interface Page<T> {

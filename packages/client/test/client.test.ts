@@ -200,6 +200,59 @@ describe('every operation', () => {
     expect((await admin.listSigningKeys()).items[0]!.kid).toBe(rotation.current.kid);
   });
 
+  it('syncs groups (SPEC §16): a dry run plans and writes nothing, an apply writes, a refusal names the line or index', async () => {
+    await admin.getOrCreateUserGroup({ user_group_id: 'client-sync-root', name: 'Before', tags: ['client-sync'] });
+    const file = [
+      JSON.stringify({ user_group_id: 'client-sync-root', name: 'After' }),
+      JSON.stringify({
+        user_group_id: 'client-sync-child',
+        parent_user_group_id: 'client-sync-root',
+        tags: ['client-sync'],
+      }),
+      '',
+    ].join('\n');
+    const dry = await admin.syncUserGroups(file, { dryRun: true, prune: 'client-sync' });
+    expect(dry).toMatchObject({
+      dry_run: true,
+      applied: false,
+      summary: { create: 1, update: 1, unchanged: 0, delete: 0 },
+    });
+    expect(dry.plan[0]).toEqual({
+      action: 'update',
+      user_group_id: 'client-sync-root',
+      team_id: expect.any(Number),
+      line: 1,
+      changes: { name: { before: 'Before', after: 'After' } },
+    });
+    expect(dry.plan[1]).toMatchObject({ action: 'create', team_id: null, line: 2 });
+    expect((await admin.listUserGroups({ q: 'client-sync-child' })).items).toEqual([]);
+
+    const applied = await admin.syncUserGroups(file, { prune: 'client-sync' });
+    expect(applied).toMatchObject({ dry_run: false, applied: true, id: expect.stringMatching(/^sync_/) });
+    expect(
+      (await admin.listUserGroups({ parent: 'client-sync-root' })).items.map((group) => group.provided_id),
+    ).toEqual(['client-sync-child']);
+    // The same state as an array of groups: nothing left to do.
+    const again = await admin.syncUserGroups([
+      { user_group_id: 'client-sync-root', name: 'After' },
+      { user_group_id: 'client-sync-child', parent_user_group_id: 'client-sync-root' },
+    ]);
+    expect([again.applied, again.summary]).toEqual([false, { create: 0, update: 0, unchanged: 2, delete: 0 }]);
+    expect(again.plan.map((item) => item.index)).toEqual([0, 1]);
+
+    const byLine = await admin
+      .syncUserGroups(
+        `${JSON.stringify({ user_group_id: 'client-sync-root' })}\n{"user_group_id":"client-sync-x","name":""}\n`,
+      )
+      .catch((caught: unknown) => caught);
+    expect(byLine).toBeInstanceOf(UgsError);
+    expect(byLine).toMatchObject({ status: 400, code: 'invalid_field', field: 'name', line: 2, index: undefined });
+    const byIndex = await admin
+      .syncUserGroups(' [{"user_group_id":"client-sync-x","tags":"x"}]', { dryRun: true })
+      .catch((caught: unknown) => caught);
+    expect(byIndex).toMatchObject({ status: 400, code: 'invalid_field', field: 'tags', index: 0, line: undefined });
+  });
+
   it('throws one error class carrying status, code, field and request id', async () => {
     const error = await admin
       .updateUserGroup({ user_group_id: 'client-nope', name: '' })
