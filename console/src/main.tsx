@@ -13,6 +13,7 @@ import { SchemasScreen } from './screens/schemas';
 import { SignInScreen } from './screens/sign-in';
 import { SigningKeysScreen } from './screens/signing-keys';
 import { StatusScreen } from './screens/status';
+import { SyncScreen } from './screens/sync';
 import { ugs, whenSignedOut } from './service';
 import { WebhooksScreen } from './screens/webhooks';
 import { UsageScreen } from './screens/usage';
@@ -22,6 +23,7 @@ export type SessionInfo = ConsoleSession;
 
 const NAVIGATION = [
   ['/groups', 'User groups'],
+  ['/sync', 'Sync'],
   ['/api-tokens', 'API tokens'],
   ['/schemas', 'Schemas'],
   ['/data-sources', 'Data sources'],
@@ -37,6 +39,7 @@ function Screen({ path }: { path: string }) {
   if (path === '/groups') return <GroupsScreen />;
   if (path === '/groups/new') return <NewGroupScreen />;
   if ((params = match('/groups/:teamId', path))) return <GroupScreen teamId={Number(params.teamId)} />;
+  if (path === '/sync') return <SyncScreen />;
   if (path === '/api-tokens') return <ApiTokensScreen />;
   if (path === '/schemas') return <SchemasScreen />;
   if (path === '/data-sources') return <DataSourcesScreen />;

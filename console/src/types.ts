@@ -9,8 +9,10 @@ export type {
   MintEmbedTokenBody,
   Schema,
   SigningKey,
+  SyncPlanItem,
   UpdateUserGroupBody,
   UserGroup,
+  UserGroupSync,
   WebhookDelivery,
   WebhookEndpoint,
 } from '@ugs/client';

@@ -111,6 +111,21 @@ async function check(name: string): Promise<void> {
   await screenshot(page, name);
 }
 
+/** The sync screen's file field, given a file as if chosen in the browser's dialog; waits until the page has read it. */
+async function chooseSyncFile(name: string, text: string): Promise<void> {
+  await page
+    .getByLabel('File', { exact: true })
+    .setInputFiles({ name, mimeType: 'application/x-ndjson', buffer: Buffer.from(text) });
+  await page.getByText(`Read ${name}`).waitFor();
+}
+
+/** The sync screen after a dry run: the sentence the status region announced, then the counts shown. */
+async function expectDryRun(announced: string, counts: string[]): Promise<void> {
+  await page.getByRole('status').getByText(announced).waitFor();
+  const shown = page.getByRole('list', { name: 'What the sync would do' }).getByRole('listitem');
+  expect(await shown.allTextContents()).toEqual(counts);
+}
+
 describe('admin console in Chromium', () => {
   beforeAll(async () => {
     db = await createTestDatabase('sqlite');
@@ -525,6 +540,106 @@ describe('admin console in Chromium', () => {
       expect(await days.nth(30).textContent()).toMatch(new RegExp(`^${today}`));
       expect(Number((await days.nth(30).getByRole('cell').nth(2).textContent()) ?? 0)).toBeGreaterThanOrEqual(20);
       await check('18-group-usage');
+    },
+  );
+
+  it(
+    'syncs from a file: the dry run shows the counts and each change, Apply only after it, then a second plan has nothing to do',
+    { timeout: 90_000 },
+    async () => {
+      // A group the prune tag marks and the file leaves out: the plan deletes it.
+      await api('GET', `/api/user?user_group_id=wayne&name=Wayne&tags=${encodeURIComponent('["synced"]')}`);
+      const file = [
+        { user_group_id: 'initech', name: 'Initech Inc', properties: { plan: 'business' }, tags: ['synced'] },
+        { user_group_id: 'stark', name: 'Stark Industries', properties: { plan: 'enterprise' }, tags: ['synced'] },
+        { user_group_id: 'stark-labs', name: 'Stark Labs', parent_user_group_id: 'stark', tags: ['synced'] },
+      ]
+        .map((group) => JSON.stringify(group))
+        .join('\n');
+      await open('Sync', 'Sync user groups');
+      const apply = page.getByRole('button', { name: 'Apply' });
+      expect(await apply.isDisabled()).toBe(true);
+      await chooseSyncFile('groups.ndjson', file);
+      await page.getByLabel('Prune tag (optional)').fill('synced');
+      await page.keyboard.press('Enter'); // the form's first button: the dry run
+      await expectDryRun(
+        'Dry run in Customer: 2 to create, 1 to update, 0 unchanged, 1 to delete. Nothing was changed.',
+        ['2To create', '1To update', '0Unchanged', '1To delete'],
+      );
+      const rows = page.getByRole('table', { name: 'Changes planned for Customer' }).getByRole('row');
+      expect(await rows.allTextContents()).toEqual([
+        expect.stringContaining('Changes (before → after)'),
+        expect.stringMatching(
+          /^line 1initechupdatename: "Initech" → "Initech Inc"properties: \{"plan":"starter"\} → \{"plan":"business"\}tags: \[\] → \["synced"\]$/,
+        ),
+        expect.stringMatching(/^line 2starkcreate.*name: null → "Stark Industries"/),
+        expect.stringMatching(/^line 3stark-labscreate.*parent_user_group_id: null → "stark"/),
+        expect.stringMatching(/^not in the filewaynedelete.*name: "Wayne" → null/),
+      ]);
+      expect(await page.content()).not.toMatch(/ugt_[0-9a-f]{64}/);
+      expect((await api('GET', '/api/admin/user_groups?q=stark')).user_groups).toEqual([]);
+      expect(await apply.isDisabled()).toBe(false);
+      await check('19-sync-plan');
+
+      // Another prune tag is another sync: the plan no longer stands for it.
+      await page.getByLabel('Prune tag (optional)').fill('other');
+      expect(await apply.isDisabled()).toBe(true);
+      await page.getByLabel('Prune tag (optional)').fill('synced');
+      expect(await apply.isDisabled()).toBe(false);
+
+      await apply.click();
+      await page
+        .getByRole('status')
+        .getByText(/^Applied in Customer: 2 created, 1 updated, 0 unchanged, 1 deleted \(sync_[0-9a-f]{24}\)\.$/)
+        .waitFor();
+      await page.getByRole('heading', { level: 2, name: 'Applied in Customer' }).waitFor();
+      const applied = page.getByRole('table', { name: 'Changes applied in Customer' });
+      expect(await applied.getByRole('row').count()).toBe(5);
+      expect(await applied.getByRole('link', { name: 'wayne' }).count()).toBe(0); // deleted: no page to open
+      expect(await apply.isDisabled()).toBe(true);
+      const labs = (await api('GET', '/api/admin/user_groups?q=stark-labs')).user_groups[0];
+      expect(labs).toMatchObject({ name: 'Stark Labs', parent_user_group_id: 'stark', tags: ['synced'] });
+      expect((await api('GET', '/api/admin/user_groups?q=wayne')).user_groups).toEqual([]);
+      await check('20-sync-applied');
+
+      await page.getByRole('button', { name: 'Plan (dry run)' }).click();
+      await expectDryRun('Dry run in Customer: nothing to do, all 3 groups already match the file.', [
+        '0To create',
+        '0To update',
+        '3Unchanged',
+        '0To delete',
+      ]);
+      expect(await page.getByRole('table', { name: /^Changes planned/ }).count()).toBe(0);
+      await page.getByText('Unchanged: 3 groups').click();
+      await page.getByText('initech, stark, stark-labs').waitFor();
+      expect(await apply.isDisabled()).toBe(true);
+    },
+  );
+
+  it(
+    'refuses a file with an invalid group, naming its line (or item) and the group, and changes nothing; a dropped file is read too',
+    { timeout: 60_000 },
+    async () => {
+      const groupsBefore = (await api('GET', '/api/admin/user_groups?limit=1000')).user_groups;
+      const invalid = `${JSON.stringify({ user_group_id: 'oscorp', name: 'Oscorp' })}\n${JSON.stringify({ user_group_id: 'oscorp-labs', name: '' })}\n`;
+      await chooseSyncFile('invalid.ndjson', invalid);
+      await page.getByRole('button', { name: 'Plan (dry run)' }).click();
+      const alert = page.getByRole('alert');
+      await alert.getByText('The file was refused; nothing was changed.').waitFor();
+      expect(await alert.textContent()).toMatch(/Line 2, group “oscorp-labs”: .*name/);
+      expect(await page.getByRole('button', { name: 'Apply' }).isDisabled()).toBe(true);
+      await check('21-sync-refused');
+
+      // Dropped on the field: a JSON array, whose refusal names the item (from 0).
+      const array = JSON.stringify([{ user_group_id: 'oscorp' }, { user_group_id: 'oscorp-labs', tags: 'labs' }]);
+      const dropped = await page.evaluateHandle(
+        `(() => { const transfer = new DataTransfer(); transfer.items.add(new File([${JSON.stringify(array)}], 'dropped.json', { type: 'application/json' })); return transfer; })()`,
+      );
+      await page.locator('.drop-zone').dispatchEvent('drop', { dataTransfer: dropped });
+      await page.getByText('Read dropped.json').waitFor();
+      await page.getByRole('button', { name: 'Plan (dry run)' }).click();
+      await expect.poll(() => alert.textContent()).toMatch(/Item 1, group “oscorp-labs”: .*tags/);
+      expect((await api('GET', '/api/admin/user_groups?limit=1000')).user_groups).toEqual(groupsBefore);
     },
   );
 

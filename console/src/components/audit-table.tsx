@@ -14,8 +14,8 @@ function groupOf(event: AuditEvent) {
   return <a href={`${BASE}/groups/${event.team_id}`}>{event.provided_id ?? `#${event.team_id}`}</a>;
 }
 
-/** One line per changed field: `name: "a" → "b"`. */
-function Changes({ changes }: { changes: AuditEvent['changes'] }) {
+/** One line per changed field: `name: "a" → "b"` (an audit event's changes, a sync plan's). */
+export function Changes({ changes }: { changes: AuditEvent['changes'] | undefined }) {
   if (!changes || Object.keys(changes).length === 0) return <span class="muted">—</span>;
   return (
     <ul class="changes">

@@ -1,4 +1,4 @@
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, Ref } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 
 /*
@@ -102,6 +102,38 @@ export function TextArea({
           spellcheck={false}
           value={value}
           onInput={(event) => onValue(event.currentTarget.value)}
+        />
+      )}
+    </Field>
+  );
+}
+
+/** A file to read in the page (a sync's desired state); `onFile` gets the chosen file, or null when none is. */
+export function FileField({
+  label,
+  hint,
+  error,
+  accept,
+  inputRef,
+  onFile,
+}: {
+  label: string;
+  hint?: string;
+  error?: string | undefined;
+  accept: string;
+  /** The input itself, for a drop zone around it to show the file dropped there as chosen. */
+  inputRef?: Ref<HTMLInputElement>;
+  onFile(file: File | null): void;
+}) {
+  return (
+    <Field label={label} error={error} {...(hint ? { hint } : {})}>
+      {(aria) => (
+        <input
+          {...aria}
+          ref={inputRef}
+          type="file"
+          accept={accept}
+          onChange={(event) => onFile(event.currentTarget.files?.[0] ?? null)}
         />
       )}
     </Field>
