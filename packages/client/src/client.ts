@@ -50,6 +50,8 @@ type Environment = 'Customer' | 'Testing';
 type InEnvironment = {
   environment?: Environment;
 };
+/** How long a sync's one try may take (see syncUserGroups). */
+const SYNC_TIMEOUT_MS = 600_000;
 const json = (value: unknown) => (value === undefined ? undefined : JSON.stringify(value));
 
 /**
@@ -204,6 +206,9 @@ export function createClient(options: ClientOptions) {
           path: '/api/admin/user_groups/sync',
           query: { dry_run: dryRun ? 'true' : undefined, prune, environment },
           text: { content, mediaType: array ? 'application/json' : 'application/x-ndjson' },
+          // An apply of 10 000 groups is one transaction that may outlast the usual 30 s; a retry
+          // while it runs would be refused as in progress, so a sync waits up to 10 minutes.
+          minTimeoutMs: SYNC_TIMEOUT_MS,
           ...write,
         })
       ).sync;

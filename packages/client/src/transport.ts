@@ -63,6 +63,8 @@ export interface Call {
   text?: { content: string; mediaType: string };
   /** A write's Idempotency-Key; one is made per call when absent, and every retry sends the same. */
   idempotencyKey?: string;
+  /** A floor under the transport's time limit per try, for a call that may legitimately run longer. */
+  minTimeoutMs?: number;
 }
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -100,7 +102,7 @@ export function createTransport(options: TransportOptions, credentials: Credenti
           method: call.method,
           headers,
           body,
-          signal: AbortSignal.timeout(timeoutMs),
+          signal: AbortSignal.timeout(Math.max(timeoutMs, call.minTimeoutMs ?? 0)),
           ...session,
         });
       } catch (error) {

@@ -1,6 +1,12 @@
 // The client library against a real server over a socket (SPEC §15): every method, the one error
 // class, safe retries with one Idempotency-Key, and the offline embed-token verifier.
-import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/test-app.js';
@@ -34,7 +40,7 @@ async function startFront(
   decide: (
     request: IncomingMessage,
     count: number,
-  ) => 'forward' | 'lose-answer' | { status: number; retryAfter: string },
+  ) => 'forward' | 'lose-answer' | { status: number; retryAfter: string } | { delayMs: number },
 ) {
   const counts = new Map<string, number>();
   const server: Server = createServer((incoming, outgoing) => {
@@ -42,6 +48,11 @@ async function startFront(
     const count = (counts.get(key) ?? 0) + 1;
     counts.set(key, count);
     const decision = decide(incoming, count);
+    if (typeof decision === 'object' && 'delayMs' in decision) {
+      incoming.pause();
+      setTimeout(() => forward(incoming, outgoing, 'forward'), decision.delayMs);
+      return;
+    }
     if (typeof decision === 'object') {
       incoming.resume();
       outgoing.writeHead(decision.status, { 'content-type': 'application/json', 'retry-after': decision.retryAfter });
@@ -57,6 +68,9 @@ async function startFront(
       );
       return;
     }
+    forward(incoming, outgoing, decision);
+  });
+  function forward(incoming: IncomingMessage, outgoing: ServerResponse, decision: 'forward' | 'lose-answer') {
     const upstream = httpRequest(
       `${baseUrl}${incoming.url}`,
       { method: incoming.method, headers: incoming.headers },
@@ -71,8 +85,11 @@ async function startFront(
         });
       },
     );
+    // A client that gave up (a time limit) closes its socket under the front: not a failure here.
+    incoming.on('error', () => upstream.destroy());
+    upstream.on('error', () => outgoing.destroy());
     incoming.pipe(upstream);
-  });
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -304,6 +321,26 @@ describe('safe retries', () => {
       } finally {
         await refusing.close();
       }
+    } finally {
+      await front.close();
+    }
+  });
+});
+
+describe('time limits', () => {
+  it("a sync outlasts the transport's time limit (an apply is one long transaction); other calls do not", async () => {
+    const front = await startFront(() => ({ delayMs: 600 }));
+    try {
+      const slow = createClient({
+        baseUrl: front.url,
+        apiToken: t.tokens.default.Customer.admin,
+        timeoutMs: 200,
+        maxRetries: 0,
+      });
+      await expect(slow.listSchemas()).rejects.toMatchObject({ status: 0, code: 'network_error' });
+      const plan = await slow.syncUserGroups([{ user_group_id: 'client-slow-sync', name: 'Slow' }], { dryRun: true });
+      expect(plan.summary).toMatchObject({ create: 1 });
+      expect(front.counts.get('POST /api/admin/user_groups/sync?dry_run=true')).toBe(1);
     } finally {
       await front.close();
     }
