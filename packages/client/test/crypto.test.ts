@@ -56,6 +56,22 @@ describe.each([
     await expect(implementation.prepareEs256Verifier({ x: publicJwk.y, y: publicJwk.x })).rejects.toThrow();
   });
 
+  it("verifies the signing input's UTF-8, so a character outside ASCII never stands for its low byte; any length", async () => {
+    const verify = await implementation.prepareEs256Verifier(publicJwk);
+    // 'Ŋ' is U+014A: cut to one byte (Latin-1) it would be 0x4A, the 'J' the signature is of.
+    const spelt = SIGNING_INPUT.replace('J', 'Ŋ');
+    expect(Buffer.from(spelt, 'latin1')).toEqual(Buffer.from(SIGNING_INPUT));
+    expect(await verify(spelt, SIGNATURE)).toBe(false);
+    for (const input of [`${SIGNING_INPUT}.é☃`, `${SIGNING_INPUT}.${'x'.repeat(30_000)}`, `${'☃'.repeat(8193)}`]) {
+      const signature = sign('sha256', Buffer.from(input, 'utf8'), {
+        key: es256.privateKey,
+        dsaEncoding: 'ieee-p1363',
+      });
+      expect(await verify(input, new Uint8Array(signature))).toBe(true);
+      expect(await verify(`${input}x`, new Uint8Array(signature))).toBe(false);
+    }
+  });
+
   it('decodes base64url as Buffer does, to bytes and to UTF-8 text', () => {
     for (const bytes of [SIGNATURE, MAC, new Uint8Array([0xfb, 0xff, 0xfe])]) {
       const text = Buffer.from(bytes).toString('base64url');
@@ -64,5 +80,9 @@ describe.each([
     }
     const json = '{"sub":"équipe-☃","n":[1,2]}';
     expect(implementation.base64urlText(Buffer.from(json).toString('base64url'))).toBe(json);
+    // Longer than any token, and one after another (each answer its own string).
+    const long = JSON.stringify({ text: 'é☃'.repeat(20_000) });
+    const decoded = [long, json].map((text) => implementation.base64urlText(Buffer.from(text).toString('base64url')));
+    expect(decoded).toEqual([long, json]);
   });
 });

@@ -39,8 +39,9 @@ export function base64urlText(text: string): string {
 }
 
 /**
- * Whether an ES256 signature (r ‖ s, 64 bytes) of `signingInput` (ASCII) verifies under one P-256
- * public key. Synchronous in Node (WebCrypto's is a promise), so callers await only when they must.
+ * Whether an ES256 signature (r ‖ s, 64 bytes) of `signingInput` (its UTF-8, as jose signs and
+ * verifies; the service's are ASCII) verifies under one P-256 public key. Synchronous in Node
+ * (WebCrypto's is a promise), so callers await only when they must.
  */
 export type Es256Verifier = (signingInput: string, signature: Uint8Array<ArrayBuffer>) => boolean | Promise<boolean>;
 
