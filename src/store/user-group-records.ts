@@ -119,7 +119,7 @@ export interface MergedSizeRow {
 }
 
 /** How many access rules a JSON array column holds (NULL: none); the same function on both engines. */
-const RULE_COUNT = (column: string) => `coalesce(json_array_length(${column}), 0)`;
+export const RULE_COUNT = (column: string) => `coalesce(json_array_length(${column}), 0)`;
 
 /**
  * The merged-size query's common table expressions, the same text on both engines (PostgreSQL's

@@ -1,5 +1,5 @@
 import type { AuditEntry } from '../audit/audit-entry.js';
-import { atPosition, failure, isAppError, type InputPosition } from '../errors.js';
+import { atPosition, failure, isAppError, type AppError, type InputPosition } from '../errors.js';
 import { MAX_HIERARCHY_DEPTH } from '../user-groups/hierarchy.rules.js';
 import type { FieldChanges } from '../audit/audit.records.js';
 import type { JsonObject, Timestamp } from '../common.records.js';
@@ -279,10 +279,7 @@ export function syncStepEntry(
   written: GroupIdentity | null | undefined,
   read: () => UserGroupRecord,
 ): AuditEntry {
-  if (!written)
-    throw step.kind === 'create'
-      ? failure.batchGroupCreated((step.group as { providedId: string }).providedId)
-      : failure.batchGroupChanged(step.kind === 'update' ? step.update.teamId : step.teamId);
+  if (!written) throw syncStepLost(step);
   const action =
     step.kind === 'create'
       ? 'user_group.created'
@@ -292,7 +289,73 @@ export function syncStepEntry(
   return groupEntry(groupAudit(action, step.changes), written, read);
 }
 
+/** The refusal of a step that found its row created, changed or deleted since the plan was made. */
+export function syncStepLost(step: SyncStep<unknown>): AppError {
+  return step.kind === 'create'
+    ? failure.batchGroupCreated((step.group as { providedId: string }).providedId)
+    : failure.batchGroupChanged(step.kind === 'update' ? step.update.teamId : step.teamId);
+}
+
 /** A step's refusal as the caller sees it: naming the file's line, when the step has one. */
 export function syncStepFailure(step: SyncStep<unknown>, error: unknown): unknown {
   return isAppError(error) && step.kind !== 'delete' ? atPosition(error, step.at) : error;
+}
+
+/** The patch fields an update may change and still be written together with other steps (`syncWriteRuns`). */
+const TREE_NEUTRAL_PATCH_KEYS: ReadonlySet<string> = new Set(['name', 'isDemoGroup', 'tags', 'mapping']);
+
+type CreateStep<Group> = Extract<SyncStep<Group>, { kind: 'create' }>;
+type UpdateStep<Group> = Extract<SyncStep<Group>, { kind: 'update' }>;
+
+/**
+ * Consecutive steps an engine may write with one statement per kind (D415), or a step it writes on its
+ * own. A run's steps depend on nothing another step of the run writes, so writing them together, its
+ * updates first, leaves what writing them one by one in the plan's order would leave:
+ * - a create reads its parent's chain (the tree, merged properties and rules): it joins a run unless
+ *   its parent is created in that run;
+ * - an update joins when it changes none of what a check or another step reads (name, demo flag,
+ *   tags, mapping: no parent, properties, rules, provided id or token), and the creates of the run
+ *   show its mapping among their ancestors' as they would after it;
+ * - a delete, or any other update, is a run of its own, in its place.
+ */
+export type SyncRun<Group> =
+  | { kind: 'batch'; updates: UpdateStep<Group>[]; creates: CreateStep<Group>[]; steps: SyncStep<Group>[] }
+  | { kind: 'single'; step: SyncStep<Group> };
+
+export function syncWriteRuns<Group extends { providedId: string; parentProvidedId: string | null }>(
+  steps: SyncStep<Group>[],
+  maxRun: number,
+): SyncRun<Group>[] {
+  const runs: SyncRun<Group>[] = [];
+  let batch: Extract<SyncRun<Group>, { kind: 'batch' }> | undefined;
+  let created = new Set<string>();
+  const close = () => {
+    if (batch) runs.push(batch);
+    batch = undefined;
+    created = new Set();
+  };
+  for (const step of steps) {
+    const batched =
+      step.kind === 'create' ||
+      (step.kind === 'update' &&
+        Object.entries(step.update.patch).every(
+          ([key, value]) => value === undefined || TREE_NEUTRAL_PATCH_KEYS.has(key),
+        ));
+    if (!batched) {
+      close();
+      runs.push({ kind: 'single', step });
+      continue;
+    }
+    const dependsOnRun =
+      step.kind === 'create' && step.group.parentProvidedId !== null && created.has(step.group.parentProvidedId);
+    if (batch && (dependsOnRun || batch.steps.length >= maxRun)) close();
+    batch ??= { kind: 'batch', updates: [], creates: [], steps: [] };
+    batch.steps.push(step);
+    if (step.kind === 'create') {
+      batch.creates.push(step);
+      created.add(step.group.providedId);
+    } else if (step.kind === 'update') batch.updates.push(step);
+  }
+  close();
+  return runs;
 }

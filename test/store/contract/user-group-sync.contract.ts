@@ -1,24 +1,40 @@
 import { describe, expect, it } from 'vitest';
 import type { SyncAuditContext, SyncWrite } from '../../../src/domain/user-group-sync/user-group-sync.port.js';
-import type { UserGroupRecord } from '../../../src/domain/user-groups/user-group.records.js';
 import type { InputPosition } from '../../../src/domain/errors.js';
 import { isAppError } from '../../../src/domain/errors.js';
-import { API_ACTOR, auditWrittenBy, createGroup, expectAppError, newGroup, T1, T2 } from '../store-fixtures.js';
+import type {
+  NewUserGroup,
+  UserGroupPatch,
+  UserGroupRecord,
+} from '../../../src/domain/user-groups/user-group.records.js';
+import { API_ACTOR, auditWrittenBy, createGroup, expectAppError, newGroup, T0, T1, T2 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
+import { addEndpoint, claimAt } from './webhook-fixtures.js';
 
 export function describeUserGroupSyncContract(t: ContractContext): void {
   const context = (syncId: string): SyncAuditContext => ({ at: T2, actor: API_ACTOR, requestId: 'sync-1', syncId });
 
-  const create = (providedId: string, line: number, parentProvidedId: string | null = null): SyncWrite => ({
+  const create = (
+    providedId: string,
+    line: number,
+    parentProvidedId: string | null = null,
+    group: Partial<NewUserGroup> = {},
+  ): SyncWrite => ({
     kind: 'create',
     at: { line },
-    group: newGroup(t.fx.customer, providedId, { parentProvidedId }),
+    group: newGroup(t.fx.customer, providedId, { parentProvidedId, ...group }),
     changes: { provided_id: { before: null, after: providedId } },
   });
-  const update = (group: UserGroupRecord, line: number, name: string, expectedVersion = group.version): SyncWrite => ({
+  const update = (
+    group: UserGroupRecord,
+    line: number,
+    name: string,
+    expectedVersion = group.version,
+    patch: UserGroupPatch = { name },
+  ): SyncWrite => ({
     kind: 'update',
     at: { line },
-    update: { tenant: t.fx.customer, teamId: group.teamId, expectedVersion, patch: { name }, updatedAt: T1 },
+    update: { tenant: t.fx.customer, teamId: group.teamId, expectedVersion, patch, updatedAt: T1 },
     changes: { name: { before: group.name, after: name } },
   });
   const remove = (group: UserGroupRecord): SyncWrite => ({
@@ -90,6 +106,102 @@ export function describeUserGroupSyncContract(t: ContractContext): void {
       });
       // A parent that does not exist.
       await expectRefused([create('new-1', 1), create('orphan', 2, 'nobody')], 'unknown_parent', { line: 2 });
+    });
+
+    it('writes creates and updates of names, flags, tags and mappings together as one by one: links, subjects', async () => {
+      const schemaA = { schemaId: t.fx.schemaA.id, dataSourceId: t.fx.customerA.id };
+      const schemaB = { schemaId: t.fx.schemaB.id, dataSourceId: t.fx.customerB.id };
+      const parent = await createGroup(t.store, t.fx.customer, 'parent', {
+        properties: { region: 'emea' },
+        mapping: [schemaA],
+      });
+      const kept = await createGroup(t.store, t.fx.customer, 'kept');
+      await addEndpoint(t.store, t.fx.customer, ['user_group.created', 'user_group.updated']);
+      await t.store.applyUserGroupSync(
+        t.fx.customer,
+        [
+          update(parent, 1, 'Parent', parent.version, { name: 'Parent', mapping: [schemaB], tags: ['fleet'] }),
+          update(kept, 2, 'Kept', kept.version, { isDemoGroup: true }),
+          create('child', 3, 'parent', { properties: { seats: 5 }, mapping: [schemaA], tags: ['a', 'b'] }),
+          create('grandchild', 4, 'child'),
+          create('root', 5, null, { isDemoGroup: true, accessRules: [] }),
+        ],
+        context('sync_run'),
+      );
+      const find = async (providedId: string) => (await t.store.findUserGroupByProvidedId(t.fx.customer, providedId))!;
+      expect(await find('parent')).toMatchObject({
+        name: 'Parent',
+        mapping: [schemaB],
+        tags: ['fleet'],
+        properties: { region: 'emea' },
+        version: parent.version + 1,
+        updatedAt: T1,
+      });
+      expect(await find('kept')).toMatchObject({ name: kept.name, isDemoGroup: true, version: kept.version + 1 });
+      expect(await find('child')).toMatchObject({
+        parentProvidedId: 'parent',
+        properties: { seats: 5 },
+        mapping: [schemaA],
+        tags: ['a', 'b'],
+        ancestors: [{ teamId: parent.teamId, properties: { region: 'emea' }, mapping: [schemaB] }],
+        createdAt: T0,
+      });
+      expect((await find('grandchild')).ancestors.map((ancestor) => ancestor.properties)).toEqual([
+        { seats: 5 },
+        { region: 'emea' },
+      ]);
+      expect(await find('root')).toMatchObject({ parentProvidedId: null, isDemoGroup: true, ancestors: [] });
+      // Each webhook subject is the group as its step left it (none of these is changed by a later step).
+      const claimed = await claimAt(t.store, 'worker', T2);
+      const subjects = claimed.map(({ event }) => event.subject);
+      const expected = await Promise.all(
+        ['parent', 'kept', 'child', 'grandchild', 'root'].map(async (providedId) => {
+          const { tokenHash: _hash, tokenCiphertext: _ciphertext, ...userGroup } = await find(providedId);
+          return { kind: 'user_group', userGroup };
+        }),
+      );
+      expect(subjects).toEqual(expected);
+      expect(claimed.map(({ event }) => event.syncId)).toEqual(Array(5).fill('sync_run'));
+    });
+
+    it("refuses at the first step at fault in the plan's order, whichever check it fails, naming its line", async () => {
+      const kept = await createGroup(t.store, t.fx.customer, 'kept');
+      await createGroup(t.store, t.fx.customer, 'l1');
+      await createGroup(t.store, t.fx.customer, 'l2', { parentProvidedId: 'l1' });
+      await createGroup(t.store, t.fx.customer, 'l3', { parentProvidedId: 'l2' });
+      await createGroup(t.store, t.fx.customer, 'l4', { parentProvidedId: 'l3' });
+      await createGroup(t.store, t.fx.customer, 'heavy', { properties: { a: 'x'.repeat(40_000) } });
+      const moved = kept.version + 5;
+      await expectRefused([create('new-1', 1), create('too-deep', 2, 'l4')], 'hierarchy_too_deep', { line: 2 });
+      await expectRefused(
+        [create('new-1', 1), create('heavier', 2, 'heavy', { properties: { b: 'y'.repeat(40_000) } })],
+        'invalid_field',
+        { line: 2 },
+      );
+      const rules = (count: number) =>
+        Array.from({ length: count }, (_, n) => ({
+          schema_id: t.fx.schemaA.id,
+          table: 'orders',
+          column: `c${n}`,
+          op: 'eq' as const,
+          value: n,
+        }));
+      await createGroup(t.store, t.fx.customer, 'ruled', { accessRules: rules(64) });
+      await createGroup(t.store, t.fx.customer, 'ruled-child', { parentProvidedId: 'ruled', accessRules: rules(60) });
+      await expectRefused(
+        [create('new-1', 1), create('over-ruled', 2, 'ruled-child', { accessRules: rules(5) })],
+        'invalid_field',
+        { line: 2 },
+      );
+      await expectRefused([create('orphan', 1, 'nobody'), update(kept, 2, 'X', moved)], 'unknown_parent', { line: 1 });
+      await expectRefused([update(kept, 1, 'X', moved), create('orphan', 2, 'nobody')], 'concurrent_change', {
+        line: 1,
+      });
+      await expectRefused([create('kept', 1, 'l1'), create('orphan', 2, 'nobody')], 'concurrent_change', { line: 1 });
+      // A create whose provided id exists by now is that, whatever its parent.
+      await expectRefused([create('new-1', 1), create('kept', 2, 'nobody')], 'concurrent_change', { line: 2 });
+      // A create under a group the same sync creates just before it, which is too deep by then.
+      await expectRefused([create('l5', 1, 'l3'), create('l6', 2, 'l5')], 'hierarchy_too_deep', { line: 2 });
     });
 
     it('refuses to delete a group that still has children, writing nothing', async () => {
