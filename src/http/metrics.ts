@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry, type Metric } from 'prom-client';
 import cluster from 'node:cluster';
 import type { OperationsService } from '../domain/operations.service.js';
 import { ErrorEnvelope } from '../wire/envelope.js';
 import { PUBLIC_ROUTE } from './route-schema.js';
 import { scrapeThroughPrimary } from './cluster-metrics.js';
+import { createRequestMetrics } from './request-metrics.js';
 
 // Process metrics (CPU, memory, event loop lag, GC) belong to the process, not to one app: collected
 // once, into a registry every app's /metrics merges with its own.
@@ -30,19 +31,20 @@ export function registerMetrics(
   others: Registry[],
 ): void {
   const registry = new Registry();
-  const requests = new Counter({
-    name: 'ugs_http_requests_total',
-    help: 'HTTP requests answered, by route pattern, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
-    registers: [registry],
+  // Counted off prom-client (request-metrics.ts), shown as its Counter and Histogram would show them.
+  const requests = createRequestMetrics({
+    requests: {
+      name: 'ugs_http_requests_total',
+      help: 'HTTP requests answered, by route pattern, method and status.',
+    },
+    latency: {
+      name: 'ugs_http_request_duration_seconds',
+      help: 'Time from receiving a request to finishing its response, by route pattern and method.',
+      buckets: LATENCY_BUCKETS,
+    },
   });
-  const latency = new Histogram({
-    name: 'ugs_http_request_duration_seconds',
-    help: 'Time from receiving a request to finishing its response, by route pattern and method.',
-    labelNames: ['route', 'method'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
+  registry.registerMetric(requests.requests as unknown as Metric);
+  registry.registerMetric(requests.latency as unknown as Metric);
   new Gauge({
     name: 'ugs_db_pool_connections',
     help: 'Database pool connections by state (total, idle, and callers waiting for one); absent on SQLite.',
@@ -59,9 +61,12 @@ export function registerMetrics(
 
   // Synchronous with `done`: an async hook costs every request a promise and a microtask turn.
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    requests.inc({ route, method: request.method, status: String(reply.statusCode) });
-    latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+    requests.observe(
+      request.routeOptions.url ?? 'unmatched',
+      request.method,
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
     done();
   });
 

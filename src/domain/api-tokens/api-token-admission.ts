@@ -105,6 +105,87 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 /** Live tokens one process remembers for the hot reads; misses are not kept, so unknown tokens cannot fill it. */
 const REMEMBERED_TOKENS = 10_000;
 
+/**
+ * The clock's reading from which a use of the token is written again: `lastUsedAt` plus the
+ * resolution, as the clock writes times (ISO 8601 in UTC to the millisecond, whose order is the
+ * text's). Worked out once per write, so that a request compares two strings instead of parsing two
+ * timestamps (D453). Null: the token was never used, so its first use is written.
+ */
+function nextUseWriteAt(lastUsedAt: string | null): string | null {
+  if (lastUsedAt === null) return null;
+  const lastMs = Date.parse(lastUsedAt);
+  // Unreadable (never written by the clock): never due, as the subtraction it replaces was never true.
+  return Number.isNaN(lastMs) ? '\uffff' : new Date(lastMs + LAST_USED_RESOLUTION_MS).toISOString();
+}
+
+/** A remembered live token, with when its next use is written. */
+interface RememberedToken {
+  record: ApiTokenRecord;
+  useWrittenFrom: string | null;
+}
+
+const rememberedToken = (record: ApiTokenRecord): RememberedToken => ({
+  record,
+  useWrittenFrom: nextUseWriteAt(record.lastUsedAt),
+});
+
+/** What a remembered token's check needs of its admission: the store, and the memory to correct. */
+interface TokenMemory {
+  store: Pick<ApiTokenStore, 'findApiTokenByHash'>;
+  /** A statement read the token's state: a live token's rate limit is remembered as read, a dead one forgotten. */
+  settled(hash: string, state: ApiTokenState | null): void;
+}
+
+/**
+ * The check a remembered token's caller carries (step 3, then step 5). A class rather than an object
+ * literal with accessors and closures: every hot read makes one, and a literal with getters cost
+ * more than a microsecond to build (D454).
+ */
+class RememberedTokenCheck implements ApiTokenCheck {
+  readonly apiTokenId: number;
+  #live: boolean | undefined = undefined;
+  #admitted = false;
+
+  constructor(
+    readonly apiTokenHash: string,
+    private readonly caller: ApiTokenCaller,
+    private readonly admitCaller: RateLimitAdmission,
+    private readonly memory: TokenMemory,
+  ) {
+    this.apiTokenId = caller.actor.apiTokenId;
+  }
+
+  get settled(): boolean {
+    return this.#live !== undefined;
+  }
+
+  get admitted(): boolean {
+    return this.#admitted;
+  }
+
+  settle(state: ApiTokenState | null): void {
+    if (this.#live === undefined) {
+      this.#live = state?.live === true;
+      if (state && this.#live) this.caller.rateLimit = state.rateLimit;
+      this.memory.settled(this.apiTokenHash, state);
+    }
+    if (!this.#live) throw failure.invalidApiToken();
+  }
+
+  async admit(): Promise<void> {
+    if (this.#admitted) return;
+    if (this.#live === undefined) {
+      // Nothing read the token's state: read it now (a refusal before the statement, say).
+      const record = await this.memory.store.findApiTokenByHash(this.apiTokenHash);
+      this.settle(record && { live: true, rateLimit: record.rateLimit });
+    } else if (!this.#live) {
+      throw failure.invalidApiToken();
+    }
+    this.#admitted = true;
+    await this.admitCaller(this.caller);
+  }
+}
+
 export type ApiTokenAdmission = ReturnType<typeof createApiTokenAdmission>;
 
 /** Steps 1–3 and the check that carries step 5 for a remembered token; the process's memory of live tokens. */
@@ -116,48 +197,18 @@ export function createApiTokenAdmission({
   clock: Clock;
 }) {
   // Live tokens this process has read, by hash: taken only where a statement confirms them (authenticate).
-  const remembered = new LRUCache<string, ApiTokenRecord>({ max: REMEMBERED_TOKENS });
-
-  function deferredCheck(hash: string, caller: ApiTokenCaller, admit: RateLimitAdmission): ApiTokenCheck {
-    let live: boolean | undefined;
-    let admitted = false;
-    const check: ApiTokenCheck = {
-      apiTokenId: caller.actor.apiTokenId,
-      apiTokenHash: hash,
-      get settled() {
-        return live !== undefined;
-      },
-      get admitted() {
-        return admitted;
-      },
-      settle(state) {
-        if (live === undefined) {
-          live = state?.live === true;
-          if (state && live) {
-            caller.rateLimit = state.rateLimit;
-            const record = remembered.get(hash);
-            if (record) remembered.set(hash, { ...record, rateLimit: state.rateLimit });
-          } else {
-            remembered.delete(hash);
-          }
-        }
-        if (!live) throw failure.invalidApiToken();
-      },
-      async admit() {
-        if (admitted) return;
-        if (live === undefined) {
-          // Nothing read the token's state: read it now (a refusal before the statement, say).
-          const record = await store.findApiTokenByHash(hash);
-          check.settle(record && { live: true, rateLimit: record.rateLimit });
-        } else if (!live) {
-          throw failure.invalidApiToken();
-        }
-        admitted = true;
-        await admit(caller);
-      },
-    };
-    return check;
-  }
+  const remembered = new LRUCache<string, RememberedToken>({ max: REMEMBERED_TOKENS });
+  const memory: TokenMemory = {
+    store,
+    settled(hash, state) {
+      if (state && state.live) {
+        const known = remembered.get(hash);
+        if (known) remembered.set(hash, { ...known, record: { ...known.record, rateLimit: state.rateLimit } });
+      } else {
+        remembered.delete(hash);
+      }
+    },
+  };
 
   return {
     /**
@@ -174,19 +225,24 @@ export function createApiTokenAdmission({
       if (!isApiTokenShaped(secret)) throw failure.invalidApiToken();
       const hash = hashSecret(secret);
       const known = deferred ? remembered.get(hash) : undefined;
-      const record = known ?? (await store.findApiTokenByHash(hash));
-      if (!record) throw failure.invalidApiToken();
+      let token = known;
+      if (token === undefined) {
+        const read = await store.findApiTokenByHash(hash);
+        if (!read) throw failure.invalidApiToken();
+        token = rememberedToken(read);
+      }
+      const { record } = token;
       const now = clock();
-      if (record.lastUsedAt === null || Date.parse(now) - Date.parse(record.lastUsedAt) >= LAST_USED_RESOLUTION_MS) {
+      if (token.useWrittenFrom === null || now >= token.useWrittenFrom) {
         // Bookkeeping must never fail or delay a request (a busy database would do both): not awaited,
         // and a failure only means the next request tries again.
         store.recordApiTokenUse(record.id, now).catch(() => undefined);
-        remembered.set(hash, { ...record, lastUsedAt: now });
+        remembered.set(hash, rememberedToken({ ...record, lastUsedAt: now }));
       } else if (!known) {
-        remembered.set(hash, record);
+        remembered.set(hash, token);
       }
       const caller = apiTokenCaller(record, requestId);
-      if (known && deferred) caller.tokenCheck = deferredCheck(hash, caller, deferred.admit);
+      if (known && deferred) caller.tokenCheck = new RememberedTokenCheck(hash, caller, deferred.admit, memory);
       return caller;
     },
   };
