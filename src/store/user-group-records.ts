@@ -45,7 +45,7 @@ export type AncestorCell = [number, string, JsonObject | null, [number, number][
 /** A level's access rules as an engine reads them: the column's JSON text (the hot reads), parsed JSON, or null for none. */
 export type StoredAccessRules = string | AccessRule[] | null;
 
-/** The most text of distinct rule lists kept parsed (UTF-16 code units): about 1 800 lists of 64 short rules. */
+/** The most text of distinct rule lists kept parsed (UTF-16 code units): about 1 700 lists of 64 short rules. */
 const PARSED_RULES_TEXT = 8 * 1024 * 1024;
 /** Texts of the same length and ending kept side by side, compared whole. */
 const PARSED_RULES_PER_KEY = 8;
