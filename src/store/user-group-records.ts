@@ -9,6 +9,7 @@ import type { UserGroupRecord } from '../domain/user-groups/user-group.records.j
 import type { MergedSizeWrite } from '../domain/user-groups/user-group-patch.rules.js';
 import type { AccessRule } from '../domain/access-rules/access-rules.rules.js';
 import type { Environment } from '../domain/tenancy.js';
+import { LRUCache } from 'lru-cache';
 
 /*
  * What both engines share about user groups: how a row becomes a record, how the one-statement patch
@@ -33,13 +34,59 @@ export interface UserGroupRow {
   mapping: [number, number][];
   is_demo_group: boolean;
   tags: string[];
-  /** The group's own access rules; null when it has none. */
-  access_rules: AccessRule[] | null;
+  /** The group's own access rules, as stored (JSON text) or parsed; null when it has none. */
+  access_rules: StoredAccessRules;
   /** [level, provided_id, properties, mapping pairs or null, team_id, access rules or null] per ancestor, in any order; level 1 is the parent. */
   ancestors: AncestorCell[];
 }
 
-export type AncestorCell = [number, string, JsonObject | null, [number, number][] | null, number, AccessRule[] | null];
+export type AncestorCell = [number, string, JsonObject | null, [number, number][] | null, number, StoredAccessRules];
+
+/** A level's access rules as an engine reads them: the column's JSON text (the hot reads), parsed JSON, or null for none. */
+export type StoredAccessRules = string | AccessRule[] | null;
+
+/** The most text of distinct rule lists kept parsed (UTF-16 code units): about 1 700 lists of 64 short rules. */
+const PARSED_RULES_TEXT = 8 * 1024 * 1024;
+/** Texts of the same length and ending kept side by side, compared whole. */
+const PARSED_RULES_PER_KEY = 8;
+const TEXT_KEY_TAIL = 64;
+
+interface ParsedRules {
+  text: string;
+  rules: AccessRule[];
+}
+const parsedRules = new LRUCache<string, ParsedRules[]>({
+  maxSize: PARSED_RULES_TEXT,
+  sizeCalculation: (entries) => entries.reduce((size, entry) => size + entry.text.length, 0),
+});
+
+/**
+ * A level's rules, parsed once per distinct stored text and shared, frozen, by every read that brings
+ * the same text (D397): a mint then finds the rules' token text already built for that array
+ * (access-rules.rules.ts). The text read in this statement is compared whole with the one kept, so a
+ * changed row is new text and is never answered from an older read: there is nothing to invalidate.
+ * The cache's key is the text's length and ending, not the text: hashing 5 KB of rules on every read
+ * costs more (~4 µs) than comparing it whole with the one entry it finds.
+ */
+export function accessRulesOf(stored: StoredAccessRules): AccessRule[] {
+  if (stored === null) return [];
+  if (typeof stored !== 'string') return stored;
+  const key = `${stored.length}:${stored.slice(-TEXT_KEY_TAIL)}`;
+  const entries = parsedRules.get(key);
+  const found = entries?.find((entry) => entry.text === stored);
+  if (found !== undefined) return found.rules;
+  const rules = deepFrozen(JSON.parse(stored) as AccessRule[]);
+  parsedRules.set(key, [...(entries ?? []).slice(1 - PARSED_RULES_PER_KEY), { text: stored, rules }]);
+  return rules;
+}
+
+function deepFrozen<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const item of Object.values(value)) deepFrozen(item);
+    Object.freeze(value);
+  }
+  return value;
+}
 
 /** A group's ancestors are at most this many, and every read brings them along. */
 export const MAX_ANCESTORS = MAX_HIERARCHY_DEPTH - 1;
@@ -65,11 +112,11 @@ export function userGroupFromRow(row: UserGroupRow): UserGroupRecord {
       teamId: Number(teamId),
       properties,
       mapping: toMapping(mapping ?? []),
-      accessRules: accessRules ?? [],
+      accessRules: accessRulesOf(accessRules),
     })),
     isDemoGroup: row.is_demo_group,
     tags: row.tags,
-    accessRules: row.access_rules ?? [],
+    accessRules: accessRulesOf(row.access_rules),
     version: row.version,
     tokenGeneration: row.token_generation,
     createdAt: row.created_at,

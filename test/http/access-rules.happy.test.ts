@@ -2,7 +2,7 @@
 // audited, exported and imported, and carried (resolved) by the embed tokens minted for it.
 import { decodeJwt } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectSuccess, seedSchema, TRANSPORTS, useClient } from './helpers.js';
+import { expectError, expectSuccess, seedSchema, TRANSPORTS, useClient } from './helpers.js';
 import { adminCaller, apiToken } from '../support/callers.js';
 import { userGroupApi, VERIFY_PATH } from '../support/user-group-api.js';
 import { uniqueId } from '../support/unique-id.js';
@@ -101,6 +101,74 @@ for (const transport of TRANSPORTS) {
       // The middle one moves out: its rules and its ancestors' leave its subtree at once.
       expectSuccess(await api().update({ user_group_id: ids[2], parent_user_group_id: null }));
       expect(expectSuccess(await leaf()).user_group.computed_access_rules).toEqual(expected('changed').slice(2));
+    });
+
+    it('follows each tree at once when trees hold the same rules: an ancestor change of rules or of a referenced property reaches the next token', async () => {
+      // Two trees whose levels hold the very same rules (the same stored text): a change in one shows
+      // in its own next token at once and never in the other's.
+      const trees = [0, 1].map(() => ({ root: uniqueId('root'), leaf: uniqueId('leaf') }));
+      const rootRules = [rule('region', 'eq', { property: 'region' }), rule('kind', 'in', ['a', 'b'])];
+      const leafRules = [rule('tier', 'eq', 1), rule('owner', 'eq', { property: 'region' }), rule('tier', 'lt', 9)];
+      for (const [index, { root, leaf }] of trees.entries()) {
+        expectSuccess(
+          await api().getOrCreate({
+            user_group_id: root,
+            properties: { region: index === 0 ? 'eu' : 'us' },
+            access_rules: rootRules,
+          }),
+        );
+        expectSuccess(
+          await api().getOrCreate({ user_group_id: leaf, parent_user_group_id: root, access_rules: leafRules }),
+        );
+      }
+      const tokenRules = (region: string, kinds: unknown = ['a', 'b']) => [
+        rule('region', 'eq', region),
+        rule('kind', 'in', kinds),
+        rule('tier', 'eq', 1),
+        rule('owner', 'eq', region),
+        rule('tier', 'lt', 9),
+      ];
+      const leafToken = async (tree: number) => claimedRules(await mint({ user_group_id: trees[tree]!.leaf }));
+      expect(await leafToken(0)).toEqual(tokenRules('eu'));
+      expect(await leafToken(1)).toEqual(tokenRules('us'));
+
+      // The first root's literal rule changes: its leaf's next token shows it, the other tree's does not.
+      expectSuccess(
+        await api().update({
+          user_group_id: trees[0]!.root,
+          access_rules: [rule('region', 'eq', { property: 'region' }), rule('kind', 'in', ['c'])],
+        }),
+      );
+      expect(await leafToken(0)).toEqual(tokenRules('eu', ['c']));
+      expect(await leafToken(1)).toEqual(tokenRules('us'));
+
+      // A referenced property of the root changes: both references resolve to the new value at once.
+      expectSuccess(await api().update({ user_group_id: trees[0]!.root, properties: { region: 'ap' } }));
+      expect(await leafToken(0)).toEqual(tokenRules('ap', ['c']));
+
+      // Back to the rules the other tree holds: the same text as the other root's, its own values.
+      expectSuccess(await api().update({ user_group_id: trees[0]!.root, access_rules: rootRules }));
+      expect(await leafToken(0)).toEqual(tokenRules('ap'));
+      expect(await leafToken(1)).toEqual(tokenRules('us'));
+
+      // The same key referred to by a list operator after a scalar one is refused, naming that rule.
+      expectSuccess(
+        await api().update({
+          user_group_id: trees[0]!.leaf,
+          access_rules: [...leafRules, rule('owners', 'in', { property: 'region' })],
+        }),
+      );
+      expectError(
+        await fixture.client({
+          method: 'POST',
+          path: EMBED_PATH,
+          token: apiToken(fixture.t),
+          body: { user_group_id: trees[0]!.leaf },
+        }),
+        400,
+        'unresolved_property',
+        'access_rules[5]',
+      );
     });
 
     it('resolves references against the computed properties only: a per-view value never changes a rule', async () => {

@@ -165,33 +165,72 @@ export function computedAccessRules(group: RuleLevels): ComputedAccessRule[] {
   return levels.flatMap(({ teamId, accessRules }) => accessRules.map((rule) => ({ ...rule, team_id: teamId })));
 }
 
+/** Part of a level's rules as a token carries them: a run of rules without references as JSON text, or a reference. */
+type TokenPart = string | { rule: AccessRule; key: string; at: number; head: string };
+
+/** Each rules array's parts, built at its first mint: the store shares one frozen array per distinct stored text (D397). */
+const tokenParts = new WeakMap<AccessRule[], TokenPart[]>();
+
+function tokenPartsOf(rules: AccessRule[]): TokenPart[] {
+  let parts = tokenParts.get(rules);
+  if (parts !== undefined) return parts;
+  parts = [];
+  let run: string[] = [];
+  rules.forEach((rule, at) => {
+    const reference = rule.value;
+    if (!isObject(reference)) {
+      // As the rule is stored (the order of its keys included), as JSON.stringify of the claims wrote it before.
+      run.push(JSON.stringify(rule));
+      return;
+    }
+    if (run.length > 0) parts!.push(run.join(','));
+    run = [];
+    const { schema_id, table, column, op } = rule;
+    const head = `${JSON.stringify({ schema_id, table, column, op }).slice(0, -1)},"value":`;
+    parts!.push({ rule, key: reference.property, at, head });
+  });
+  if (run.length > 0) parts.push(run.join(','));
+  tokenParts.set(rules, parts);
+  return parts;
+}
+
 /**
- * The rules an embed token carries (SPEC §17): the effective ones (root first, as
+ * The JSON text of the rules an embed token carries (SPEC §17): the effective ones (root first, as
  * `computedAccessRules` lists them) without their team ids, each property reference replaced by the
  * value of the group's computed property of that key. The computed properties only, never a per-view
  * value: whoever mints can neither satisfy nor change a rule. A reference to a key the group does not
  * have, or to a value that does not fit the operator, is `unresolved_property` naming the rule (its
- * index among the effective rules). Built straight from the levels, on the mint's hot path: a rule
- * without a reference is carried as it is stored, with no copy.
+ * index among the effective rules). On the mint's hot path: a level's rules without references are
+ * JSON text built once per rules array, so a mint writes only its references' values (D397).
  */
-export function resolvedAccessRules(group: RuleLevels, computed: JsonObject): ResolvedAccessRule[] {
-  const resolved: ResolvedAccessRule[] = [];
-  const add = (rules: AccessRule[]) => {
-    for (const rule of rules) {
-      const reference = rule.value;
-      resolved.push(
-        isObject(reference)
-          ? resolvedRule(rule, reference.property, computed, resolved.length)
-          : (rule as ResolvedAccessRule),
-      );
+export function resolvedAccessRulesJson(group: RuleLevels, computed: JsonObject): string {
+  let json = '';
+  let offset = 0;
+  // A key's value as JSON, once per mint for the operators taking a list and once for the others.
+  let values: Map<string, string> | undefined;
+  const valueJson = ({ rule, key, at }: Exclude<TokenPart, string>) => {
+    const memo = `${LIST_OPERATORS.includes(rule.op) ? 'list' : 'scalar'}:${key}`;
+    let text = (values ??= new Map()).get(memo);
+    if (text === undefined) {
+      text = JSON.stringify(resolvedValue(rule, key, computed, offset + at));
+      values.set(memo, text);
     }
+    return text;
+  };
+  const add = (rules: AccessRule[]) => {
+    if (rules.length === 0) return;
+    for (const part of tokenPartsOf(rules)) {
+      const text = typeof part === 'string' ? part : `${part.head}${valueJson(part)}}`;
+      json = json === '' ? text : `${json},${text}`;
+    }
+    offset += rules.length;
   };
   for (let level = group.ancestors.length - 1; level >= 0; level -= 1) add(group.ancestors[level]!.accessRules);
   add(group.accessRules);
-  return resolved;
+  return `[${json}]`;
 }
 
-function resolvedRule(rule: AccessRule, key: string, computed: JsonObject, index: number): ResolvedAccessRule {
+function resolvedValue(rule: AccessRule, key: string, computed: JsonObject, index: number): Scalar | Scalar[] {
   const value: JsonValue | undefined = Object.hasOwn(computed, key) ? computed[key] : undefined;
   const defect = value === undefined ? undefined : valueDefect(value, rule.op);
   if (value === undefined || defect)
@@ -204,11 +243,5 @@ function resolvedRule(rule: AccessRule, key: string, computed: JsonObject, index
       }.`,
       { field: `access_rules[${index}]` },
     );
-  return {
-    schema_id: rule.schema_id,
-    table: rule.table,
-    column: rule.column,
-    op: rule.op,
-    value: value as Scalar | Scalar[],
-  };
+  return value as Scalar | Scalar[];
 }

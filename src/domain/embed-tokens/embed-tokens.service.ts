@@ -21,7 +21,7 @@ import type { UserGroupView, UserGroupViewer } from '../user-groups/user-group.v
 import { providedIdOf } from '../user-groups/user-groups.service.js';
 import type { UserGroupStore } from '../user-groups/user-groups.port.js';
 import type { WorkspaceStore } from '../workspaces/workspaces.port.js';
-import { resolvedAccessRules, type ResolvedAccessRule } from '../access-rules/access-rules.rules.js';
+import { resolvedAccessRulesJson, type ResolvedAccessRule } from '../access-rules/access-rules.rules.js';
 import {
   DEFAULT_EMBED_TOKEN_LIFETIME_S,
   MAX_EMBED_TOKEN_BYTES,
@@ -135,12 +135,12 @@ export function createEmbedTokenService({
       const properties = perViewProperties(inherited, overrides);
       assertPropertiesWithinLimits(properties);
       // Rules resolve against what the group's owner set, never against the per-view values (SPEC §17).
-      const accessRules = resolvedAccessRules(group, inherited);
+      const accessRules = resolvedAccessRulesJson(group, inherited);
 
       const workspace = await workspaceName(caller.tenant.workspaceId);
       const issuedAt = Math.floor(Date.parse(clock()) / 1000);
       const expiresAt = issuedAt + (input.expiresIn ?? DEFAULT_EMBED_TOKEN_LIFETIME_S);
-      const ugs: UgsClaim = {
+      const ugs: Omit<UgsClaim, 'access_rules'> = {
         team_id: group.teamId,
         environment: group.environment,
         workspace,
@@ -148,11 +148,8 @@ export function createEmbedTokenService({
         mapping: mappingToRecord(computedMapping(group)),
         is_demo_group: group.isDemoGroup,
         origin: input.origin ?? null,
-        access_rules: accessRules,
       };
-      const key = await signingKeys.signingKey(caller.tenant, caller.actor);
-      const embedToken = await signedToken(key, {
-        ugs,
+      const claims = JSON.stringify({
         iss: issuerOf(workspace, caller.tenant.environment),
         sub: group.providedId,
         aud: input.embedId ?? ANY_EMBED_AUDIENCE,
@@ -161,13 +158,17 @@ export function createEmbedTokenService({
         exp: expiresAt,
         jti: `${group.tokenGeneration}.${randomUUID()}`,
       });
-      const bytes = Buffer.byteLength(embedToken);
+      // The rules join as the JSON text they already are (D397), last in `ugs`, which comes first.
+      const payload = `{"ugs":${withMember(JSON.stringify(ugs), 'access_rules', accessRules)},${claims.slice(1)}`;
+      const key = await signingKeys.signingKey(caller.tenant, caller.actor);
+      const embedToken = await signedToken(key, payload);
+      const bytes = embedToken.length; // ASCII: base64url and dots
       if (bytes > MAX_EMBED_TOKEN_BYTES) {
         // The rules are at fault when the token would fit without them (their base64url share of the payload).
-        const ruleBytes = Math.ceil((Buffer.byteLength(JSON.stringify(accessRules)) * 4) / 3);
+        const ruleBytes = Math.ceil((Buffer.byteLength(accessRules) * 4) / 3);
         throw failure.embedTokenTooLarge(
           MAX_EMBED_TOKEN_BYTES / 1024,
-          accessRules.length > 0 && bytes - ruleBytes <= MAX_EMBED_TOKEN_BYTES ? 'access_rules' : 'properties',
+          accessRules !== '[]' && bytes - ruleBytes <= MAX_EMBED_TOKEN_BYTES ? 'access_rules' : 'properties',
         );
       }
       usage.minted(caller.tenant, group.teamId);
@@ -226,17 +227,22 @@ export function createEmbedTokenService({
   }
 }
 
+/** The JSON text of an object with one member more, `key`, whose value is the JSON text `value`. */
+function withMember(objectJson: string, key: string, value: string): string {
+  return `${objectJson === '{}' ? '{' : `${objectJson.slice(0, -1)},`}${JSON.stringify(key)}:${value}}`;
+}
+
 /**
- * The compact JWS of `claims` under `key`: ES256 by node:crypto with the prepared key, on libuv's
+ * The compact JWS of the claims (`payload`, their JSON text) under `key`: ES256 by node:crypto with the prepared key, on libuv's
  * thread pool (the callback form), so the signature's 40-60 µs do not hold the event loop; the
  * signature's S made low (one signature per token, SPEC §10).
  */
-function signedToken(key: SigningKey, claims: Record<string, unknown>): Promise<string> {
-  const signingInput = `${key.encodedHeader}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+function signedToken(key: SigningKey, payload: string): Promise<string> {
+  const signingInput = `${key.encodedHeader}.${Buffer.from(payload).toString('base64url')}`;
   return new Promise((resolve, reject) => {
     sign(
       'sha256',
-      Buffer.from(signingInput),
+      Buffer.from(signingInput, 'latin1'),
       { key: key.privateKey, dsaEncoding: 'ieee-p1363' },
       (error, signature) => {
         if (error) reject(error);

@@ -92,8 +92,20 @@ function decodeUserGroupRow(row: PostgresUserGroupRow): UserGroupRecord {
   });
 }
 
-const GROUP_COLUMNS = `team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties,
-  is_demo_group, tags, access_rules, version, token_generation, created_at, updated_at`;
+const GROUP_COLUMN_NAMES =
+  `team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties,
+  is_demo_group, tags, access_rules, version, token_generation, created_at, updated_at`.split(/,\s*/);
+
+/**
+ * A group's columns, of `table` when given. The access rules come as their stored text, not parsed by
+ * the driver: the decoder parses each distinct text once and shares it (D397).
+ */
+const groupColumns = (table?: string) =>
+  GROUP_COLUMN_NAMES.map((column) => {
+    const qualified = table === undefined ? column : `${table}.${column}`;
+    return column === 'access_rules' ? `${qualified}::text AS access_rules` : qualified;
+  }).join(', ');
+const GROUP_COLUMNS = groupColumns();
 
 // The mapping as the numbers of its schemas and data sources, which its rows keep (migration 0010):
 // no join, so the plan is the mapping's primary key with or without statistics.
@@ -117,12 +129,12 @@ const ancestorsOf = (table: string) => `CASE WHEN ${table}.parent_team_id IS NUL
     UNION ALL
     SELECT a.team_id, a.parent_team_id, c.level + 1, a.provided_id, a.properties, a.access_rules
       FROM user_groups a JOIN chain c ON a.team_id = c.parent_team_id WHERE c.level < ${MAX_ANCESTORS})
-  SELECT json_agg(json_build_array(c.level, c.provided_id, c.properties, ${mappingPairs('c.team_id')}, c.team_id, c.access_rules))
+  SELECT json_agg(json_build_array(c.level, c.provided_id, c.properties, ${mappingPairs('c.team_id')}, c.team_id, c.access_rules::text))
     FROM chain c
 ) END AS ancestors`;
 
 // Mapping and ancestors ride along as JSON so that every lookup is a single statement.
-const SELECT_GROUP = `SELECT ${GROUP_COLUMNS.replace(/(\w+)/g, 'g.$1')}, ${mappingOf('g')}, ${ancestorsOf('g')} FROM user_groups g`;
+const SELECT_GROUP = `SELECT ${groupColumns('g')}, ${mappingOf('g')}, ${ancestorsOf('g')} FROM user_groups g`;
 
 /** Writes return the row they wrote, which saves a round trip to read it back. */
 const RETURNING_GROUP = `RETURNING ${GROUP_COLUMNS}, ${mappingOf('user_groups')}, ${ancestorsOf('user_groups')}`;
@@ -322,7 +334,7 @@ const sql = statements(
     delete: `${DELETE_TARGET}, deleted AS (
       DELETE FROM user_groups g USING target
       WHERE g.team_id = target.team_id AND target.children = 0 AND g.version = @expectedVersion
-      RETURNING ${GROUP_COLUMNS.replace(/(\w+)/g, 'g.$1')}, ${mappingOf('g')}, ${ancestorsOf('g')}
+      RETURNING ${groupColumns('g')}, ${mappingOf('g')}, ${ancestorsOf('g')}
     )
     SELECT target.children, (SELECT row_to_json(deleted) FROM deleted) AS deleted FROM target`,
     // Every change that can grow a merge (SPEC §11: a link, a change of properties, a create under a

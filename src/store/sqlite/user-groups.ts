@@ -77,9 +77,9 @@ const mappingOf = (team: string) => `(SELECT json_group_array(json_array(m.schem
   FROM user_group_mappings m WHERE m.team_id = ${team})`;
 
 /*
- * The ancestors ride along too, each with its level, provided id, properties and mapping: a recursive
- * walk up the parent links inside the same statement, bounded by the depth rule. A root (most groups)
- * skips the walk.
+ * The ancestors ride along too, each with its level, provided id, properties, mapping and access rules
+ * (their stored text, as a JSON string: parsed once per distinct text, D397): a recursive walk up the
+ * parent links inside the same statement, bounded by the depth rule. A root (most groups) skips the walk.
  */
 const ANCESTORS = `CASE WHEN g.parent_team_id IS NULL THEN '[]' ELSE (
   WITH RECURSIVE chain(team_id, parent_team_id, level, provided_id, properties, access_rules) AS (
@@ -88,7 +88,7 @@ const ANCESTORS = `CASE WHEN g.parent_team_id IS NULL THEN '[]' ELSE (
     SELECT a.team_id, a.parent_team_id, c.level + 1, a.provided_id, a.properties, a.access_rules
       FROM user_groups a JOIN chain c ON a.team_id = c.parent_team_id WHERE c.level < ${MAX_ANCESTORS})
   SELECT json_group_array(json_array(c.level, c.provided_id, json(c.properties), json(${mappingOf('c.team_id')}),
-    c.team_id, json(c.access_rules))) FROM chain c
+    c.team_id, c.access_rules)) FROM chain c
 ) END AS ancestors`;
 
 // Mapping and ancestors ride along as JSON so that every lookup is a single statement.
@@ -133,7 +133,8 @@ function decodeUserGroupRow(cells: SqliteUserGroupCells): UserGroupRecord {
     is_demo_group: isDemoGroup === 1,
     // Most groups have neither: skip the parser for the empty array.
     tags: tags === '[]' ? [] : (JSON.parse(tags) as string[]),
-    access_rules: accessRules === null ? null : (JSON.parse(accessRules) as UserGroupRow['access_rules']),
+    // The rules' text itself, each level's too (a JSON string in the ancestors): parsed once per distinct text.
+    access_rules: accessRules,
     ancestors: ancestors === '[]' ? [] : (JSON.parse(ancestors) as UserGroupRow['ancestors']),
   });
 }
