@@ -153,6 +153,23 @@ const insertGroupSql = (condition = 'true') => `WITH inserted AS (
     FROM inserted CROSS JOIN unnest(@schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(schema_id, data_source_id)
   )`;
 
+/** A patch applied if the row is still the version read; every patch shape is this one statement. */
+const UPDATE_GROUP = `UPDATE user_groups SET
+      provided_id = CASE WHEN @setProvidedId::boolean THEN @providedId::text ELSE provided_id END,
+      name = CASE WHEN @setName::boolean THEN @name::text ELSE name END,
+      properties = CASE WHEN @setProperties::boolean THEN @properties::json ELSE properties END,
+      parent_team_id = CASE WHEN @setParentTeamId::boolean THEN @parentTeamId::bigint ELSE parent_team_id END,
+      is_demo_group = CASE WHEN @setIsDemoGroup::boolean THEN @isDemoGroup::boolean ELSE is_demo_group END,
+      tags = CASE WHEN @setTags::boolean THEN @tags::text[] ELSE tags END,
+      access_rules = CASE WHEN @setAccessRules::boolean THEN @accessRules::json ELSE access_rules END,
+      token_hash = CASE WHEN @setTokenHash::boolean THEN @tokenHash::text ELSE token_hash END,
+      token_ciphertext = CASE WHEN @setTokenCiphertext::boolean THEN @tokenCiphertext::text ELSE token_ciphertext END,
+      token_generation = token_generation + CASE WHEN @setTokenHash::boolean THEN 1 ELSE 0 END,
+      version = version + 1,
+      updated_at = @updatedAt
+    WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment
+      AND version = @expectedVersion`;
+
 const ROTATE = `UPDATE user_groups SET
       token_hash = @newTokenHash, token_ciphertext = @newTokenCiphertext,
       token_generation = token_generation + 1, version = version + 1, updated_at = @updatedAt
@@ -175,7 +192,7 @@ const TREE_LOCK_CLASS = 0x75677474;
  * chain shorter, so each walk ends at a root). The key folds in the schema, so that databases sharing
  * one PostgreSQL server in schemas of their own (tests, the bench) do not wait for each other's trees.
  */
-const TREE_ROOT_KEYS = `WITH RECURSIVE up(team_id, parent_team_id, level) AS (
+const TREE_ROOTS = `up(team_id, parent_team_id, level) AS (
     SELECT team_id, parent_team_id, 1 FROM user_groups
       WHERE team_id = ANY(@teamIds::bigint[]) AND workspace_id = @workspaceId AND environment = @environment
     UNION ALL
@@ -184,8 +201,17 @@ const TREE_ROOT_KEYS = `WITH RECURSIVE up(team_id, parent_team_id, level) AS (
     UNION ALL
     SELECT p.team_id, p.parent_team_id, u.level + 1 FROM user_groups p JOIN up u ON p.team_id = u.parent_team_id
       WHERE u.level < ${HIERARCHY_READ_LIMIT}
-  )
-  SELECT DISTINCT hashtext(current_schema() || '.' || team_id) AS key FROM up WHERE parent_team_id IS NULL`;
+  )`;
+const ROOT_KEY = "hashtext(current_schema() || '.' || team_id)";
+const TREE_ROOT_KEYS = `WITH RECURSIVE ${TREE_ROOTS} SELECT DISTINCT ${ROOT_KEY} AS key FROM up WHERE parent_team_id IS NULL`;
+
+/** What the merged-size rule reads of a write's tree (mergedSizeChains' CTEs), as MergedSizeRow. */
+const MERGED_SIZE_FACTS = `(SELECT provided_id FROM target) AS provided_id, (SELECT properties FROM target) AS own,
+      (SELECT rules FROM target) AS own_rules,
+      COALESCE((SELECT json_agg(json_build_array(level, properties, rules)) FROM old_chain), '[]') AS old_chain,
+      COALESCE((SELECT json_agg(json_build_array(level, properties, rules)) FROM new_chain), '[]') AS new_chain,
+      COALESCE((SELECT json_agg(json_build_array(level, team_id, parent_team_id, provided_id, properties, rules)) FROM subtree), '[]')
+        AS subtree`;
 
 /**
  * The columns a group lookup adds when it also confirms the caller's API token (a LEFT JOIN of
@@ -282,22 +308,13 @@ const sql = statements(
     ), ${auditEventPerRow('deleted')}
     SELECT target.children, EXISTS (SELECT 1 FROM deleted) AS deleted FROM target`,
     // One statement for every patch shape: a field is written only when its flag is set.
-    update: `UPDATE user_groups SET
-      provided_id = CASE WHEN @setProvidedId::boolean THEN @providedId::text ELSE provided_id END,
-      name = CASE WHEN @setName::boolean THEN @name::text ELSE name END,
-      properties = CASE WHEN @setProperties::boolean THEN @properties::json ELSE properties END,
-      parent_team_id = CASE WHEN @setParentTeamId::boolean THEN @parentTeamId::bigint ELSE parent_team_id END,
-      is_demo_group = CASE WHEN @setIsDemoGroup::boolean THEN @isDemoGroup::boolean ELSE is_demo_group END,
-      tags = CASE WHEN @setTags::boolean THEN @tags::text[] ELSE tags END,
-      access_rules = CASE WHEN @setAccessRules::boolean THEN @accessRules::json ELSE access_rules END,
-      token_hash = CASE WHEN @setTokenHash::boolean THEN @tokenHash::text ELSE token_hash END,
-      token_ciphertext = CASE WHEN @setTokenCiphertext::boolean THEN @tokenCiphertext::text ELSE token_ciphertext END,
-      token_generation = token_generation + CASE WHEN @setTokenHash::boolean THEN 1 ELSE 0 END,
-      version = version + 1,
-      updated_at = @updatedAt
-    WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment
-      AND version = @expectedVersion
-    ${RETURNING_GROUP}`,
+    update: `${UPDATE_GROUP} ${RETURNING_GROUP}`,
+    // The same with its audit event, as one statement (D444): a change that touches no tree and
+    // sets no mapping needs no transaction at all, and one that does saves the audit round trip.
+    // Taken only while no endpoint wants the event (its webhook event is written with the whole group).
+    updateIfNoEndpointWants: `WITH updated AS (${UPDATE_GROUP} AND ${NO_ENDPOINT_WANTS} ${RETURNING_GROUP}),
+    ${auditEventPerRow('updated')}
+    SELECT ${GROUP_COLUMNS}, mapping, ancestors FROM updated`,
     // A concurrent rotation of the same token holds the row until it commits; this one then re-checks
     // the WHERE clause against the committed row, finds the old hash gone, and changes nothing.
     rotate: `${ROTATE} ${RETURNING_GROUP}`,
@@ -342,13 +359,11 @@ const sql = statements(
     SELECT COALESCE((SELECT json_agg(json_build_array(level, team_id)) FROM chain), '[]') AS chain,
       (SELECT COALESCE(max(level), 1) FROM subtree) AS height`,
     // What a write's change of merged properties is checked on (src/domain/user-groups/hierarchy.rules.ts decides).
-    mergedSizes: `${mergedSizeChains({ bigint: '::bigint' })}
-    SELECT (SELECT provided_id FROM target) AS provided_id, (SELECT properties FROM target) AS own,
-      (SELECT rules FROM target) AS own_rules,
-      COALESCE((SELECT json_agg(json_build_array(level, properties, rules)) FROM old_chain), '[]') AS old_chain,
-      COALESCE((SELECT json_agg(json_build_array(level, properties, rules)) FROM new_chain), '[]') AS new_chain,
-      COALESCE((SELECT json_agg(json_build_array(level, team_id, parent_team_id, provided_id, properties, rules)) FROM subtree), '[]')
-        AS subtree`,
+    mergedSizes: `${mergedSizeChains({ bigint: '::bigint' })} SELECT ${MERGED_SIZE_FACTS}`,
+    // The same, with the keys of the roots the write's trees have now (TREE_ROOT_KEYS, for @teamIds):
+    // after the roots were locked, one round trip both confirms them and reads the facts (D444).
+    mergedSizesUnderRoots: `${mergedSizeChains({ bigint: '::bigint' })}, ${TREE_ROOTS}
+    SELECT (SELECT json_agg(DISTINCT ${ROOT_KEY}) FROM up WHERE parent_team_id IS NULL) AS root_keys, ${MERGED_SIZE_FACTS}`,
     clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = @teamId',
     lockForTeamIds: LOCK_FOR_TEAM_IDS,
     issueAboveKept: ISSUE_ABOVE_KEPT,
@@ -393,6 +408,8 @@ const written =
   async (...args: A): Promise<R> =>
     (await write.statement(...args)) ?? write.transaction(...args);
 
+type TreeRootsParameters = Tenant & { teamIds: number[]; parentProvidedId: string | null };
+
 const lostOnTransientConflict = (error: unknown): typeof LOST_TO_CONCURRENT_CHANGE => {
   if (isTransientConflict(error)) return LOST_TO_CONCURRENT_CHANGE;
   throw error;
@@ -432,6 +449,24 @@ export function userGroupMethods(
     }));
   };
 
+  /** Locks the roots of the trees holding `teamIds` and the group `parentProvidedId` (D442); the keys it holds. */
+  const lockTreeRoots = async (tx: Queryable, parameters: TreeRootsParameters) =>
+    new Set((await tx.rows<{ key: number }>(sql.lockTreeRoots({ ...parameters }))).map((row) => row.key));
+
+  /**
+   * Of `keys` (the roots read again in a new snapshot, after the locks), locks those not held yet, in
+   * key order: a tree that moved while this write waited has a new root. False when there were none,
+   * so that the roots it holds are the trees' roots.
+   */
+  const lockMovedRoots = async (tx: Queryable, locked: Set<number>, keys: number[]): Promise<boolean> => {
+    const moved = keys.filter((key) => !locked.has(key)).sort((a, b) => a - b);
+    for (const key of moved) {
+      await tx.rows(sql.lockTreeKey({ key }));
+      locked.add(key);
+    }
+    return moved.length > 0;
+  };
+
   /**
    * Inside a transaction: locks the roots of the trees holding `teamIds` and the group
    * `parentProvidedId` (D442), then reads them again in a new snapshot and locks any root that
@@ -439,15 +474,10 @@ export function userGroupMethods(
    */
   const lockTrees = async (tx: Queryable, tenant: Tenant, teamIds: number[], parentProvidedId: string | null) => {
     const parameters = { ...tenant, teamIds, parentProvidedId };
-    const locked = new Set((await tx.rows<{ key: number }>(sql.lockTreeRoots(parameters))).map((row) => row.key));
+    const locked = await lockTreeRoots(tx, parameters);
     for (;;) {
       const keys = (await tx.rows<{ key: number }>(sql.treeRootKeys(parameters))).map((row) => row.key);
-      const moved = keys.filter((key) => !locked.has(key)).sort((a, b) => a - b);
-      if (moved.length === 0) return;
-      for (const key of moved) {
-        await tx.rows(sql.lockTreeKey({ key }));
-        locked.add(key);
-      }
+      if (!(await lockMovedRoots(tx, locked, keys))) return;
     }
   };
 
@@ -478,12 +508,23 @@ export function userGroupMethods(
    * so that two writes on one tree decide one after the other.
    */
   const assertMergedSize = async (tx: Queryable, tenant: Tenant, write: MergedSizeWrite, locked: boolean) => {
-    if (!locked && write.teamId !== undefined) await lockTrees(tx, tenant, [write.teamId], null);
-    const [row] = await tx.rows<MergedSizeRow>(
-      sql.mergedSizes({ ...tenant, teamId: write.teamId ?? null, parentTeamId: write.parentTeamId ?? null }),
-    );
-    if (!row) throw new Error('the merged-size query returned no row');
-    assertMergedSizeFromRow(row, write);
+    const facts = { ...tenant, teamId: write.teamId ?? null, parentTeamId: write.parentTeamId ?? null };
+    if (locked || write.teamId === undefined) {
+      const [row] = await tx.rows<MergedSizeRow>(sql.mergedSizes(facts));
+      if (!row) throw new Error('the merged-size query returned no row');
+      return assertMergedSizeFromRow(row, write);
+    }
+    // The roots of the group's tree, locked, then confirmed in the same statement that reads the facts:
+    // lockTrees and the read above in one round trip fewer.
+    const roots = { ...tenant, teamIds: [write.teamId], parentProvidedId: null };
+    const held = await lockTreeRoots(tx, roots);
+    for (;;) {
+      const [row] = await tx.rows<MergedSizeRow & { root_keys: number[] | null }>(
+        sql.mergedSizesUnderRoots({ ...facts, ...roots }),
+      );
+      if (!row) throw new Error('the merged-size query returned no row');
+      if (!(await lockMovedRoots(tx, held, row.root_keys ?? []))) return assertMergedSizeFromRow(row, write);
+    }
   };
 
   /**
@@ -539,41 +580,67 @@ export function userGroupMethods(
     );
   };
 
-  /** Applies the patch if the row still has the expected version; undefined (and nothing written) otherwise. */
+  /** The patch's columns as the update statements take them. */
+  const updateParameters = (
+    { tenant, teamId, expectedVersion, patch, updatedAt }: UserGroupUpdate,
+    parentTeamId: number | null | undefined,
+  ) => ({
+    ...tenant,
+    teamId,
+    expectedVersion,
+    updatedAt,
+    ...patchParameters(PATCHABLE_GROUP_COLUMNS, {
+      ...patch,
+      properties: patch.properties === undefined ? undefined : serializeProperties(patch.properties),
+      accessRules: patch.accessRules === undefined ? undefined : serializeAccessRules(patch.accessRules),
+      parentTeamId,
+    }),
+  });
+
+  /**
+   * Applies the patch if the row still has the expected version; undefined (and nothing written)
+   * otherwise. Given `unannounced` (the audit context of a single update), the change and its audit
+   * event are one statement while no endpoint wants the event (`audited`: the caller writes no entry);
+   * when one does, the plain update follows, in the same transaction, and the caller writes the entry.
+   */
   const applyUpdate = async (
     tx: Queryable,
-    { tenant, teamId, expectedVersion, patch, updatedAt }: UserGroupUpdate,
-  ): Promise<UserGroupRecord | undefined> => {
+    groupUpdate: UserGroupUpdate,
+    unannounced?: AuditContext,
+  ): Promise<{ group: UserGroupRecord; audited: boolean } | undefined> => {
+    const { tenant, teamId, patch } = groupUpdate;
     assertTokenPatchComplete(patch);
     const parentTeamId = await parentTeamIdFor(tx, tenant, patch.parentProvidedId, teamId);
     const sizeCheck = mergedSizeWriteOfUpdate(teamId, patch, parentTeamId);
     // parentTeamIdFor locked the trees when the patch changes the link.
     if (sizeCheck) await assertMergedSize(tx, tenant, sizeCheck, parentTeamId !== undefined);
-    const columns = {
-      ...patch,
-      properties: patch.properties === undefined ? undefined : serializeProperties(patch.properties),
-      accessRules: patch.accessRules === undefined ? undefined : serializeAccessRules(patch.accessRules),
-      parentTeamId,
-    };
-    const [updated] = await tx.rows<PostgresUserGroupRow>(
-      sql.update({
-        ...tenant,
-        teamId,
-        expectedVersion,
-        updatedAt,
-        ...patchParameters(PATCHABLE_GROUP_COLUMNS, columns),
-      }),
-    );
+    const parameters = updateParameters(groupUpdate, parentTeamId);
+    // A mapping is rewritten after the row, and only the plain update leaves room for that.
+    if (unannounced && !patch.mapping) {
+      const group = await findOne(
+        tx,
+        sql.updateIfNoEndpointWants({
+          ...parameters,
+          ...auditParameters(unannounced, groupAudit('user_group.updated', unannounced.changes)),
+        }),
+      );
+      if (group) return { group, audited: true };
+    }
+    const [updated] = await tx.rows<PostgresUserGroupRow>(sql.update(parameters));
     if (!updated) return undefined;
-    if (!patch.mapping) return decodeUserGroupRow(updated);
+    if (!patch.mapping) return { group: decodeUserGroupRow(updated), audited: false };
     await tx.rows(sql.clearMapping({ teamId }));
     await tx.rows(sql.insertMapping({ teamId, workspaceId: tenant.workspaceId, ...mappingParameters(patch.mapping) }));
     // RETURNING showed the mapping as it was before this statement; the new one is the patch's.
-    return decodeUserGroupRow({
-      ...updated,
-      mapping: patch.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]),
-    });
+    const mapping = patch.mapping.map((entry): [number, number] => [entry.schemaId, entry.dataSourceId]);
+    return { group: decodeUserGroupRow({ ...updated, mapping }), audited: false };
   };
+
+  /** Whether an update reads and locks nothing before its write: no link, no mapping, nothing merged grows. */
+  const touchesNoTree = ({ teamId, patch }: UserGroupUpdate) =>
+    patch.parentProvidedId === undefined &&
+    patch.mapping === undefined &&
+    mergedSizeWriteOfUpdate(teamId, patch, undefined) === undefined;
 
   const insertAudited = audit.withAudit(async (tx, context: AuditContext, group: NewUserGroup) => {
     const created = await insertGroup(tx, group);
@@ -618,10 +685,34 @@ export function userGroupMethods(
     );
   };
 
-  const update = audit.withAudit(async (tx, context: AuditContext, groupUpdate: UserGroupUpdate) => {
-    const group = await applyUpdate(tx, groupUpdate);
-    if (!group) return { result: null, entries: [] };
-    return { result: group, entries: [groupEntry(groupAudit('user_group.updated', context.changes), group)] };
+  const updateAudited = audit.withAudit(async (tx, context: AuditContext, groupUpdate: UserGroupUpdate) => {
+    const applied = await applyUpdate(tx, groupUpdate, context);
+    if (!applied) return { result: null, entries: [] };
+    const { group, audited } = applied;
+    return {
+      result: group,
+      entries: audited ? [] : [groupEntry(groupAudit('user_group.updated', context.changes), group)],
+    };
+  });
+
+  // An update that touches no tree (a rename, tags, a token swap…) is one statement, no transaction;
+  // the rest, and any update an endpoint wants the event of, is the transaction (D444). A statement
+  // that found another version wrote nothing either: the transaction then finds the same and answers
+  // null, a lost race.
+  const update = written<[AuditContext, UserGroupUpdate], UserGroupRecord | null>({
+    statement: async (context, groupUpdate) => {
+      if (!touchesNoTree(groupUpdate)) return undefined;
+      assertTokenPatchComplete(groupUpdate.patch);
+      const group = await findOne(
+        db,
+        sql.updateIfNoEndpointWants({
+          ...updateParameters(groupUpdate, undefined),
+          ...auditParameters(context, groupAudit('user_group.updated', context.changes)),
+        }),
+      );
+      return group ?? undefined;
+    },
+    transaction: updateAudited,
   });
 
   // The batch path of an import: no re-reads, one audit entry per write.
@@ -633,7 +724,7 @@ export function userGroupMethods(
       entries.push(
         batchWriteEntry(
           write,
-          write.kind === 'create' ? await insertGroup(tx, write.group) : await applyUpdate(tx, write.update),
+          write.kind === 'create' ? await insertGroup(tx, write.group) : (await applyUpdate(tx, write.update))?.group,
         ),
       );
     }
@@ -671,7 +762,8 @@ export function userGroupMethods(
             entries.push(syncStepEntry(step, group, () => group!));
             continue;
           }
-          const row = step.kind === 'create' ? await insertGroup(tx, step.group) : await applyUpdate(tx, step.update);
+          const row =
+            step.kind === 'create' ? await insertGroup(tx, step.group) : (await applyUpdate(tx, step.update))?.group;
           entries.push(syncStepEntry(step, row, () => row!));
         } catch (error) {
           throw syncStepFailure(step, error);
