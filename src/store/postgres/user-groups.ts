@@ -39,7 +39,16 @@ import {
 } from '../../domain/user-groups/user-group-patch.rules.js';
 import { userGroupSearchPlan } from '../../domain/user-groups/user-group-search.rules.js';
 import { deletionRefusal } from '../../domain/user-groups/user-group-deletion.rules.js';
-import { auditEventPerRow, auditParameters, NO_ENDPOINT_WANTS, type AuditEvents } from './audit-events.js';
+import {
+  auditEventPerBatchRow,
+  auditEventPerRow,
+  auditParameters,
+  batchAuditParameters,
+  NO_ENDPOINT_WANTS,
+  noEndpointWants,
+  type AuditEvents,
+} from './audit-events.js';
+import { lookupBatch } from '../lookup-batch.js';
 import { failure } from '../../domain/errors.js';
 import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../../domain/retry-policy.js';
 import { isParentLinkViolation, isTransientConflict } from './postgres-errors.js';
@@ -300,6 +309,22 @@ const sql = statements(
     rotateIfNoEndpointWants: `WITH rotated AS (${ROTATE} AND ${NO_ENDPOINT_WANTS} ${RETURNING_GROUP}),
     ${auditEventPerRow('rotated')}
     SELECT ${GROUP_COLUMNS}, mapping, ancestors FROM rotated`,
+    // The rotations of several requests asked for in one turn, as one statement (D445): one row of
+    // unnest per request (batch_index), each rotated while no endpoint of its tenant wants the event,
+    // with its own audit event. A token asked for twice matches its row once: one request rotates it.
+    rotateBatchIfNoEndpointWants: `WITH r AS (
+      SELECT * FROM unnest(@indexes::int[], @currentTokenHashes::text[], @newTokenHashes::text[], @newTokenCiphertexts::text[],
+        @updatedAts::timestamptz[], @workspaceIds::bigint[], @environments::text[])
+        AS r(i, current_token_hash, new_token_hash, new_token_ciphertext, updated_at, workspace_id, environment)
+    ), rotated AS (
+      UPDATE user_groups g SET token_hash = r.new_token_hash, token_ciphertext = r.new_token_ciphertext,
+        token_generation = g.token_generation + 1, version = g.version + 1, updated_at = r.updated_at
+      FROM r
+      WHERE g.token_hash = r.current_token_hash AND g.workspace_id = r.workspace_id AND g.environment = r.environment
+        AND ${noEndpointWants('r.workspace_id', 'r.environment')}
+      RETURNING r.i AS batch_index, ${GROUP_COLUMNS.replace(/(\w+)/g, 'g.$1')}, ${mappingOf('g')}, ${ancestorsOf('g')}
+    ), ${auditEventPerBatchRow('rotated')}
+    SELECT batch_index, ${GROUP_COLUMNS}, mapping, ancestors FROM rotated`,
     deleteIfNoEndpointWants: `${DELETE_TARGET}, deleted AS (
       DELETE FROM user_groups g USING target
       WHERE g.team_id = target.team_id AND target.children = 0 AND g.version = @expectedVersion
@@ -407,6 +432,11 @@ const written =
   <A extends unknown[], R>(write: TwoWayWrite<A, R>) =>
   async (...args: A): Promise<R> =>
     (await write.statement(...args)) ?? write.transaction(...args);
+
+interface RotationAsk {
+  rotation: UserGroupTokenRotation;
+  context: AuditContext;
+}
 
 type TreeRootsParameters = Tenant & { teamIds: number[]; parentProvidedId: string | null };
 
@@ -862,6 +892,46 @@ export function userGroupMethods(
     }
   };
 
+  /**
+   * The rotations asked for in one turn of the event loop (D445), as the reads are (lookup-batch.ts):
+   * several go as one statement, one WAL flush and one round trip for all; a lone one, a rotation
+   * that statement did not make (an endpoint wants the event, the token is gone) and every rotation
+   * of a batch whose statement failed go on alone, as before, so that each outcome and each failure
+   * is its own request's. Each answer is wrapped, so that a failure reaches only its own caller.
+   */
+  const rotateInTurn = lookupBatch(
+    async (asks: RotationAsk[]): Promise<Array<{ outcome: Promise<UserGroupRecord | null> }>> => {
+      const alone = ({ rotation, context }: RotationAsk) => ({ outcome: rotate(rotation, context) });
+      if (asks.length === 1) return asks.map(alone);
+      let rows: Array<PostgresUserGroupRow & { batch_index: number }>;
+      try {
+        rows = await db.rows(
+          sql.rotateBatchIfNoEndpointWants({
+            indexes: asks.map((_, index) => index),
+            currentTokenHashes: asks.map((ask) => ask.rotation.currentTokenHash),
+            newTokenHashes: asks.map((ask) => ask.rotation.newTokenHash),
+            newTokenCiphertexts: asks.map((ask) => ask.rotation.newTokenCiphertext),
+            updatedAts: asks.map((ask) => ask.rotation.updatedAt),
+            workspaceIds: asks.map((ask) => ask.rotation.tenant.workspaceId),
+            environments: asks.map((ask) => ask.rotation.tenant.environment),
+            ...batchAuditParameters(
+              asks.map((ask) => ask.context),
+              asks.map((ask) => groupAudit('user_group.token_rotated', ask.context.changes)),
+            ),
+          }),
+        );
+      } catch {
+        return asks.map(alone);
+      }
+      const rotated = new Map(rows.map((row) => [row.batch_index, row]));
+      return asks.map((ask, index) => {
+        const row = rotated.get(index);
+        // Not rotated by the statement: the transaction decides afresh (an endpoint's event, or null).
+        return { outcome: row ? Promise.resolve(decodeUserGroupRow(row)) : rotateAnnounced(ask.context, ask.rotation) };
+      });
+    },
+  );
+
   return {
     lookUpUserGroups: lookUp,
     findUserGroupsByProvidedIds: (tenant, providedIds) => findMany(db, sql.byProvidedIds({ ...tenant, providedIds })),
@@ -881,7 +951,7 @@ export function userGroupMethods(
       update(context, groupUpdate).catch((error: unknown) =>
         isTransientConflict(error) ? null : Promise.reject(error),
       ),
-    rotateUserGroupToken: rotate,
+    rotateUserGroupToken: async (rotation, context) => (await rotateInTurn({ rotation, context })).outcome,
     deleteUserGroup: remove,
   };
 }

@@ -343,6 +343,52 @@ export function describeUserGroupContract(t: ContractContext): void {
       expect(results.filter((result) => result !== null)).toHaveLength(1);
     });
 
+    it('answers rotations asked for together each on its own: its group, its audit event, a gone token null', async () => {
+      const groups = await Promise.all(['r1', 'r2', 'r3'].map((id) => create(t.fx.customer, id)));
+      const other = await create(t.fx.testing, 'r4');
+      const gone = randomHex();
+      const asks = [...groups, other].map((group, index) => ({
+        group,
+        newHash: randomHex(),
+        requestId: `req-rot-${index}`,
+      }));
+      let results: Array<UserGroupRecord | null> = [];
+      const events = await auditWrittenBy(t.store, t.fx.customer.workspaceId, async () => {
+        // One turn of the event loop: PostgreSQL sends these as one statement (D445).
+        results = await Promise.all([
+          ...asks.map(({ group, newHash, requestId }) =>
+            t.store.rotateUserGroupToken(
+              {
+                tenant: tenantOf(group),
+                currentTokenHash: group.tokenHash,
+                newTokenHash: newHash,
+                newTokenCiphertext: `cipher-${newHash}`,
+                updatedAt: T2,
+              },
+              auditContext({ requestId }),
+            ),
+          ),
+          rotate(t.fx.customer, gone),
+        ]);
+      });
+      asks.forEach(({ group, newHash }, index) =>
+        expect(results[index]).toEqual({
+          ...group,
+          tokenHash: newHash,
+          tokenCiphertext: `cipher-${newHash}`,
+          version: group.version + 1,
+          tokenGeneration: group.tokenGeneration + 1,
+          updatedAt: T2,
+        }),
+      );
+      expect(results[asks.length]).toBeNull();
+      expect(events.map((event) => [event.action, event.teamId, event.environment, event.requestId]).sort()).toEqual(
+        asks
+          .map(({ group, requestId }) => ['user_group.token_rotated', group.teamId, group.environment, requestId])
+          .sort(),
+      );
+    });
+
     it('deletes only with the expected version and tenant', async () => {
       const group = await create(t.fx.customer, 'g1');
       expect(await t.store.deleteUserGroup(t.fx.customer, group.teamId, group.version + 1, auditContext())).toEqual({
