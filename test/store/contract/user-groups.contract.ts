@@ -37,6 +37,16 @@ export function describeUserGroupContract(t: ContractContext): void {
       auditContext(),
     );
 
+  /** The group as `rotate` leaves it with the token `newHash`. */
+  const rotatedTo = (group: UserGroupRecord, newHash: string): UserGroupRecord => ({
+    ...group,
+    tokenHash: newHash,
+    tokenCiphertext: `cipher-${newHash}`,
+    version: group.version + 1,
+    tokenGeneration: group.tokenGeneration + 1,
+    updatedAt: T2,
+  });
+
   const tenantOf = (group: UserGroupRecord): Tenant => ({
     workspaceId: group.workspaceId,
     environment: group.environment,
@@ -316,14 +326,7 @@ export function describeUserGroupContract(t: ContractContext): void {
       const group = await create(t.fx.customer, 'g1');
       const newHash = randomHex();
       const rotated = await rotate(t.fx.customer, group.tokenHash, newHash);
-      expect(rotated).toEqual({
-        ...group,
-        tokenHash: newHash,
-        tokenCiphertext: `cipher-${newHash}`,
-        version: group.version + 1,
-        tokenGeneration: group.tokenGeneration + 1,
-        updatedAt: T2,
-      });
+      expect(rotated).toEqual(rotatedTo(group, newHash));
       expect(await t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash)).toBeNull();
       expect(await t.store.findUserGroupByTokenHash(t.fx.customer, newHash)).toEqual(rotated);
       expect(await rotate(t.fx.customer, group.tokenHash)).toBeNull();
@@ -371,16 +374,7 @@ export function describeUserGroupContract(t: ContractContext): void {
           rotate(t.fx.customer, gone),
         ]);
       });
-      asks.forEach(({ group, newHash }, index) =>
-        expect(results[index]).toEqual({
-          ...group,
-          tokenHash: newHash,
-          tokenCiphertext: `cipher-${newHash}`,
-          version: group.version + 1,
-          tokenGeneration: group.tokenGeneration + 1,
-          updatedAt: T2,
-        }),
-      );
+      asks.forEach(({ group, newHash }, index) => expect(results[index]).toEqual(rotatedTo(group, newHash)));
       expect(results[asks.length]).toBeNull();
       expect(events.map((event) => [event.action, event.teamId, event.environment, event.requestId]).sort()).toEqual(
         asks
