@@ -45,12 +45,34 @@ export const auditEventPerRow = (source: string) => `audited AS (
   )`;
 
 /**
+ * The same for a change of many rows made for several requests in one statement (D445): `source`
+ * returns a `batch_index` beside the row's columns, and each row's audit event takes its request's
+ * time, actor, changes and request id from the parallel arrays of `batchAuditParameters` at that index.
+ */
+export const auditEventPerBatchRow = (source: string) => `audited AS (
+    INSERT INTO audit_events
+      (at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id, changes, request_id)
+    SELECT a.at, s.workspace_id, s.environment, a.actor_type, a.actor_api_token_id, a.actor_name, @action::text, s.team_id,
+      s.provided_id, a.changes, a.request_id
+    FROM ${source} s
+    JOIN unnest(@auditIndexes::int[], @ats::timestamptz[], @actorTypes::text[], @actorApiTokenIds::bigint[], @actorNames::text[],
+      @changeSets::json[], @requestIds::text[]) AS a(i, at, actor_type, actor_api_token_id, actor_name, changes, request_id)
+      ON a.i = s.batch_index
+    ORDER BY a.i
+  )`;
+
+/**
  * True while no enabled endpoint of the tenant (@workspaceId, @environment) wants the event of the
  * change's @action (a group's audit action is its webhook event type): the condition under which a
  * one-statement change needs no outbox row. The outbox statement below matches endpoints the same way.
+ * `noEndpointWants` states it for a tenant given as other expressions (a batch's row's columns).
  */
-export const NO_ENDPOINT_WANTS = `NOT EXISTS (SELECT 1 FROM webhook_endpoints w
-    WHERE w.workspace_id = @workspaceId AND w.environment = @environment AND w.enabled AND w.events && ARRAY[@action::text, '*'])`;
+export const noEndpointWants = (
+  workspaceId: string,
+  environment: string,
+) => `NOT EXISTS (SELECT 1 FROM webhook_endpoints w
+    WHERE w.workspace_id = ${workspaceId} AND w.environment = ${environment} AND w.enabled AND w.events && ARRAY[@action::text, '*'])`;
+export const NO_ENDPOINT_WANTS = noEndpointWants('@workspaceId', '@environment');
 
 /** The parameters an audit event takes from its context: when, who, and in which request. */
 function contextParameters(context: AuditContext) {
@@ -59,6 +81,21 @@ function contextParameters(context: AuditContext) {
 
 export function auditParameters(context: AuditContext, audit: GroupAudit): Record<string, unknown> {
   return { ...contextParameters(context), action: audit.action, changes: serializeChanges(audit) };
+}
+
+/** The parameters of `auditEventPerBatchRow`: one audit of one action per request, in batch order. */
+export function batchAuditParameters(contexts: AuditContext[], audits: GroupAudit[]): Record<string, unknown> {
+  const actors = contexts.map((context) => actorColumns(context.actor));
+  return {
+    action: audits[0]?.action ?? null,
+    auditIndexes: contexts.map((_, index) => index),
+    ats: contexts.map((context) => context.at),
+    actorTypes: actors.map((actor) => actor.actorType),
+    actorApiTokenIds: actors.map((actor) => actor.actorApiTokenId),
+    actorNames: actors.map((actor) => actor.actorName),
+    changeSets: audits.map(serializeChanges),
+    requestIds: contexts.map((context) => context.requestId),
+  };
 }
 
 // One statement for any number of entries: the per-entry columns travel as parallel arrays, and

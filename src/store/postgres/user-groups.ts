@@ -47,7 +47,16 @@ import {
 } from '../../domain/user-groups/user-group-patch.rules.js';
 import { userGroupSearchPlan } from '../../domain/user-groups/user-group-search.rules.js';
 import { deletionRefusal } from '../../domain/user-groups/user-group-deletion.rules.js';
-import { auditEventPerRow, auditParameters, NO_ENDPOINT_WANTS, type AuditEvents } from './audit-events.js';
+import {
+  auditEventPerBatchRow,
+  auditEventPerRow,
+  auditParameters,
+  batchAuditParameters,
+  NO_ENDPOINT_WANTS,
+  noEndpointWants,
+  type AuditEvents,
+} from './audit-events.js';
+import { lookupBatch } from '../lookup-batch.js';
 import { failure } from '../../domain/errors.js';
 import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../../domain/retry-policy.js';
 import { isParentLinkViolation, isTransientConflict } from './postgres-errors.js';
@@ -173,6 +182,23 @@ const insertGroupSql = (condition = 'true') => `WITH inserted AS (
     FROM inserted CROSS JOIN unnest(@schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(schema_id, data_source_id)
   )`;
 
+/** A patch applied if the row is still the version read; every patch shape is this one statement. */
+const UPDATE_GROUP = `UPDATE user_groups SET
+      provided_id = CASE WHEN @setProvidedId::boolean THEN @providedId::text ELSE provided_id END,
+      name = CASE WHEN @setName::boolean THEN @name::text ELSE name END,
+      properties = CASE WHEN @setProperties::boolean THEN @properties::json ELSE properties END,
+      parent_team_id = CASE WHEN @setParentTeamId::boolean THEN @parentTeamId::bigint ELSE parent_team_id END,
+      is_demo_group = CASE WHEN @setIsDemoGroup::boolean THEN @isDemoGroup::boolean ELSE is_demo_group END,
+      tags = CASE WHEN @setTags::boolean THEN @tags::text[] ELSE tags END,
+      access_rules = CASE WHEN @setAccessRules::boolean THEN @accessRules::json ELSE access_rules END,
+      token_hash = CASE WHEN @setTokenHash::boolean THEN @tokenHash::text ELSE token_hash END,
+      token_ciphertext = CASE WHEN @setTokenCiphertext::boolean THEN @tokenCiphertext::text ELSE token_ciphertext END,
+      token_generation = token_generation + CASE WHEN @setTokenHash::boolean THEN 1 ELSE 0 END,
+      version = version + 1,
+      updated_at = @updatedAt
+    WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment
+      AND version = @expectedVersion`;
+
 const ROTATE = `UPDATE user_groups SET
       token_hash = @newTokenHash, token_ciphertext = @newTokenCiphertext,
       token_generation = token_generation + 1, version = version + 1, updated_at = @updatedAt
@@ -195,7 +221,7 @@ const TREE_LOCK_CLASS = 0x75677474;
  * chain shorter, so each walk ends at a root). The key folds in the schema, so that databases sharing
  * one PostgreSQL server in schemas of their own (tests, the bench) do not wait for each other's trees.
  */
-const TREE_ROOT_KEYS = `WITH RECURSIVE up(team_id, parent_team_id, level) AS (
+const TREE_ROOTS = `up(team_id, parent_team_id, level) AS (
     SELECT team_id, parent_team_id, 1 FROM user_groups
       WHERE team_id = ANY(@teamIds::bigint[]) AND workspace_id = @workspaceId AND environment = @environment
     UNION ALL
@@ -204,8 +230,17 @@ const TREE_ROOT_KEYS = `WITH RECURSIVE up(team_id, parent_team_id, level) AS (
     UNION ALL
     SELECT p.team_id, p.parent_team_id, u.level + 1 FROM user_groups p JOIN up u ON p.team_id = u.parent_team_id
       WHERE u.level < ${HIERARCHY_READ_LIMIT}
-  )
-  SELECT DISTINCT hashtext(current_schema() || '.' || team_id) AS key FROM up WHERE parent_team_id IS NULL`;
+  )`;
+const ROOT_KEY = "hashtext(current_schema() || '.' || team_id)";
+const TREE_ROOT_KEYS = `WITH RECURSIVE ${TREE_ROOTS} SELECT DISTINCT ${ROOT_KEY} AS key FROM up WHERE parent_team_id IS NULL`;
+
+/** What the merged-size rule reads of a write's tree (mergedSizeChains' CTEs), as MergedSizeRow. */
+const MERGED_SIZE_FACTS = `(SELECT provided_id FROM target) AS provided_id, (SELECT properties FROM target) AS own,
+      (SELECT rules FROM target) AS own_rules,
+      COALESCE((SELECT json_agg(json_build_array(level, properties, rules)) FROM old_chain), '[]') AS old_chain,
+      COALESCE((SELECT json_agg(json_build_array(level, properties, rules)) FROM new_chain), '[]') AS new_chain,
+      COALESCE((SELECT json_agg(json_build_array(level, team_id, parent_team_id, provided_id, properties, rules)) FROM subtree), '[]')
+        AS subtree`;
 
 /**
  * The columns a group lookup adds when it also confirms the caller's API token (a LEFT JOIN of
@@ -300,6 +335,22 @@ const sql = statements(
     rotateIfNoEndpointWants: `WITH rotated AS (${ROTATE} AND ${NO_ENDPOINT_WANTS} ${RETURNING_GROUP}),
     ${auditEventPerRow('rotated')}
     SELECT ${GROUP_COLUMNS}, mapping, ancestors FROM rotated`,
+    // The rotations of several requests asked for in one turn, as one statement (D445): one row of
+    // unnest per request (batch_index), each rotated while no endpoint of its tenant wants the event,
+    // with its own audit event. A token asked for twice matches its row once: one request rotates it.
+    rotateBatchIfNoEndpointWants: `WITH r AS (
+      SELECT * FROM unnest(@indexes::int[], @currentTokenHashes::text[], @newTokenHashes::text[], @newTokenCiphertexts::text[],
+        @updatedAts::timestamptz[], @workspaceIds::bigint[], @environments::text[])
+        AS r(i, current_token_hash, new_token_hash, new_token_ciphertext, updated_at, workspace_id, environment)
+    ), rotated AS (
+      UPDATE user_groups g SET token_hash = r.new_token_hash, token_ciphertext = r.new_token_ciphertext,
+        token_generation = g.token_generation + 1, version = g.version + 1, updated_at = r.updated_at
+      FROM r
+      WHERE g.token_hash = r.current_token_hash AND g.workspace_id = r.workspace_id AND g.environment = r.environment
+        AND ${noEndpointWants('r.workspace_id', 'r.environment')}
+      RETURNING r.i AS batch_index, ${GROUP_COLUMNS.replace(/(\w+)/g, 'g.$1')}, ${mappingOf('g')}, ${ancestorsOf('g')}
+    ), ${auditEventPerBatchRow('rotated')}
+    SELECT batch_index, ${GROUP_COLUMNS}, mapping, ancestors FROM rotated`,
     deleteIfNoEndpointWants: `${DELETE_TARGET}, deleted AS (
       DELETE FROM user_groups g USING target
       WHERE g.team_id = target.team_id AND target.children = 0 AND g.version = @expectedVersion
@@ -308,22 +359,13 @@ const sql = statements(
     ), ${auditEventPerRow('deleted')}
     SELECT target.children, EXISTS (SELECT 1 FROM deleted) AS deleted FROM target`,
     // One statement for every patch shape: a field is written only when its flag is set.
-    update: `UPDATE user_groups SET
-      provided_id = CASE WHEN @setProvidedId::boolean THEN @providedId::text ELSE provided_id END,
-      name = CASE WHEN @setName::boolean THEN @name::text ELSE name END,
-      properties = CASE WHEN @setProperties::boolean THEN @properties::json ELSE properties END,
-      parent_team_id = CASE WHEN @setParentTeamId::boolean THEN @parentTeamId::bigint ELSE parent_team_id END,
-      is_demo_group = CASE WHEN @setIsDemoGroup::boolean THEN @isDemoGroup::boolean ELSE is_demo_group END,
-      tags = CASE WHEN @setTags::boolean THEN @tags::text[] ELSE tags END,
-      access_rules = CASE WHEN @setAccessRules::boolean THEN @accessRules::json ELSE access_rules END,
-      token_hash = CASE WHEN @setTokenHash::boolean THEN @tokenHash::text ELSE token_hash END,
-      token_ciphertext = CASE WHEN @setTokenCiphertext::boolean THEN @tokenCiphertext::text ELSE token_ciphertext END,
-      token_generation = token_generation + CASE WHEN @setTokenHash::boolean THEN 1 ELSE 0 END,
-      version = version + 1,
-      updated_at = @updatedAt
-    WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment
-      AND version = @expectedVersion
-    ${RETURNING_GROUP}`,
+    update: `${UPDATE_GROUP} ${RETURNING_GROUP}`,
+    // The same with its audit event, as one statement (D444): a change that touches no tree and
+    // sets no mapping needs no transaction at all, and one that does saves the audit round trip.
+    // Taken only while no endpoint wants the event (its webhook event is written with the whole group).
+    updateIfNoEndpointWants: `WITH updated AS (${UPDATE_GROUP} AND ${NO_ENDPOINT_WANTS} ${RETURNING_GROUP}),
+    ${auditEventPerRow('updated')}
+    SELECT ${GROUP_COLUMNS}, mapping, ancestors FROM updated`,
     // A concurrent rotation of the same token holds the row until it commits; this one then re-checks
     // the WHERE clause against the committed row, finds the old hash gone, and changes nothing.
     rotate: `${ROTATE} ${RETURNING_GROUP}`,
@@ -368,13 +410,11 @@ const sql = statements(
     SELECT COALESCE((SELECT json_agg(json_build_array(level, team_id)) FROM chain), '[]') AS chain,
       (SELECT COALESCE(max(level), 1) FROM subtree) AS height`,
     // What a write's change of merged properties is checked on (src/domain/user-groups/hierarchy.rules.ts decides).
-    mergedSizes: `${mergedSizeChains({ bigint: '::bigint' })}
-    SELECT (SELECT provided_id FROM target) AS provided_id, (SELECT properties FROM target) AS own,
-      (SELECT rules FROM target) AS own_rules,
-      COALESCE((SELECT json_agg(json_build_array(level, properties, rules)) FROM old_chain), '[]') AS old_chain,
-      COALESCE((SELECT json_agg(json_build_array(level, properties, rules)) FROM new_chain), '[]') AS new_chain,
-      COALESCE((SELECT json_agg(json_build_array(level, team_id, parent_team_id, provided_id, properties, rules)) FROM subtree), '[]')
-        AS subtree`,
+    mergedSizes: `${mergedSizeChains({ bigint: '::bigint' })} SELECT ${MERGED_SIZE_FACTS}`,
+    // The same, with the keys of the roots the write's trees have now (TREE_ROOT_KEYS, for @teamIds):
+    // after the roots were locked, one round trip both confirms them and reads the facts (D444).
+    mergedSizesUnderRoots: `${mergedSizeChains({ bigint: '::bigint' })}, ${TREE_ROOTS}
+    SELECT (SELECT json_agg(DISTINCT ${ROOT_KEY}) FROM up WHERE parent_team_id IS NULL) AS root_keys, ${MERGED_SIZE_FACTS}`,
     lockForTeamIds: LOCK_FOR_TEAM_IDS,
     issueAboveKept: ISSUE_ABOVE_KEPT,
     // The mapping rows of one group or of many (a sync's run): one row per (team id, schema, data source).
@@ -484,6 +524,13 @@ const written =
   async (...args: A): Promise<R> =>
     (await write.statement(...args)) ?? write.transaction(...args);
 
+interface RotationAsk {
+  rotation: UserGroupTokenRotation;
+  context: AuditContext;
+}
+
+type TreeRootsParameters = Tenant & { teamIds: number[]; parentProvidedIds: string[] };
+
 const lostOnTransientConflict = (error: unknown): typeof LOST_TO_CONCURRENT_CHANGE => {
   if (isTransientConflict(error)) return LOST_TO_CONCURRENT_CHANGE;
   throw error;
@@ -523,6 +570,24 @@ export function userGroupMethods(
     }));
   };
 
+  /** Locks the roots of the trees holding `teamIds` and the groups `parentProvidedIds` (D442); the keys it holds. */
+  const lockTreeRoots = async (tx: Queryable, parameters: TreeRootsParameters) =>
+    new Set((await tx.rows<{ key: number }>(sql.lockTreeRoots({ ...parameters }))).map((row) => row.key));
+
+  /**
+   * Of `keys` (the roots read again in a new snapshot, after the locks), locks those not held yet, in
+   * key order: a tree that moved while this write waited has a new root. False when there were none,
+   * so that the roots it holds are the trees' roots.
+   */
+  const lockMovedRoots = async (tx: Queryable, locked: Set<number>, keys: number[]): Promise<boolean> => {
+    const moved = keys.filter((key) => !locked.has(key)).sort((a, b) => a - b);
+    for (const key of moved) {
+      await tx.rows(sql.lockTreeKey({ key }));
+      locked.add(key);
+    }
+    return moved.length > 0;
+  };
+
   /**
    * Inside a transaction: locks the roots of the trees holding `teamIds` and the groups
    * `parentProvidedIds` (D442), then reads them again in a new snapshot and locks any root that
@@ -530,15 +595,10 @@ export function userGroupMethods(
    */
   const lockTrees = async (tx: Queryable, tenant: Tenant, teamIds: number[], parentProvidedIds: string[]) => {
     const parameters = { ...tenant, teamIds, parentProvidedIds };
-    const locked = new Set((await tx.rows<{ key: number }>(sql.lockTreeRoots(parameters))).map((row) => row.key));
+    const locked = await lockTreeRoots(tx, parameters);
     for (;;) {
       const keys = (await tx.rows<{ key: number }>(sql.treeRootKeys(parameters))).map((row) => row.key);
-      const moved = keys.filter((key) => !locked.has(key)).sort((a, b) => a - b);
-      if (moved.length === 0) return;
-      for (const key of moved) {
-        await tx.rows(sql.lockTreeKey({ key }));
-        locked.add(key);
-      }
+      if (!(await lockMovedRoots(tx, locked, keys))) return;
     }
   };
 
@@ -574,12 +634,23 @@ export function userGroupMethods(
    * so that two writes on one tree decide one after the other.
    */
   const assertMergedSize = async (tx: Queryable, tenant: Tenant, write: MergedSizeWrite, locked: boolean) => {
-    if (!locked && write.teamId !== undefined) await lockTrees(tx, tenant, [write.teamId], []);
-    const [row] = await tx.rows<MergedSizeRow>(
-      sql.mergedSizes({ ...tenant, teamId: write.teamId ?? null, parentTeamId: write.parentTeamId ?? null }),
-    );
-    if (!row) throw new Error('the merged-size query returned no row');
-    assertMergedSizeFromRow(row, write);
+    const facts = { ...tenant, teamId: write.teamId ?? null, parentTeamId: write.parentTeamId ?? null };
+    if (locked || write.teamId === undefined) {
+      const [row] = await tx.rows<MergedSizeRow>(sql.mergedSizes(facts));
+      if (!row) throw new Error('the merged-size query returned no row');
+      return assertMergedSizeFromRow(row, write);
+    }
+    // The roots of the group's tree, locked, then confirmed in the same statement that reads the facts:
+    // lockTrees and the read above in one round trip fewer.
+    const roots = { ...tenant, teamIds: [write.teamId], parentProvidedIds: [] };
+    const held = await lockTreeRoots(tx, roots);
+    for (;;) {
+      const [row] = await tx.rows<MergedSizeRow & { root_keys: number[] | null }>(
+        sql.mergedSizesUnderRoots({ ...facts, ...roots }),
+      );
+      if (!row) throw new Error('the merged-size query returned no row');
+      if (!(await lockMovedRoots(tx, held, row.root_keys ?? []))) return assertMergedSizeFromRow(row, write);
+    }
   };
 
   /**
@@ -635,42 +706,68 @@ export function userGroupMethods(
     );
   };
 
-  /** Applies the patch if the row still has the expected version; undefined (and nothing written) otherwise. */
+  /** The patch's columns as the update statements take them. */
+  const updateParameters = (
+    { tenant, teamId, expectedVersion, patch, updatedAt }: UserGroupUpdate,
+    parentTeamId: number | null | undefined,
+  ) => ({
+    ...tenant,
+    teamId,
+    expectedVersion,
+    updatedAt,
+    ...patchParameters(PATCHABLE_GROUP_COLUMNS, {
+      ...patch,
+      properties: patch.properties === undefined ? undefined : serializeProperties(patch.properties),
+      accessRules: patch.accessRules === undefined ? undefined : serializeAccessRules(patch.accessRules),
+      parentTeamId,
+    }),
+  });
+
+  /**
+   * Applies the patch if the row still has the expected version; undefined (and nothing written)
+   * otherwise. Given `unannounced` (the audit context of a single update), the change and its audit
+   * event are one statement while no endpoint wants the event (`audited`: the caller writes no entry);
+   * when one does, the plain update follows, in the same transaction, and the caller writes the entry.
+   */
   const applyUpdate = async (
     tx: Queryable,
-    { tenant, teamId, expectedVersion, patch, updatedAt }: UserGroupUpdate,
-  ): Promise<UserGroupRecord | undefined> => {
+    groupUpdate: UserGroupUpdate,
+    unannounced?: AuditContext,
+  ): Promise<{ group: UserGroupRecord; audited: boolean } | undefined> => {
+    const { tenant, teamId, patch } = groupUpdate;
     assertTokenPatchComplete(patch);
     const parentTeamId = await parentTeamIdFor(tx, tenant, patch.parentProvidedId, teamId);
     const sizeCheck = mergedSizeWriteOfUpdate(teamId, patch, parentTeamId);
     // parentTeamIdFor locked the trees when the patch changes the link.
     if (sizeCheck) await assertMergedSize(tx, tenant, sizeCheck, parentTeamId !== undefined);
-    const columns = {
-      ...patch,
-      properties: patch.properties === undefined ? undefined : serializeProperties(patch.properties),
-      accessRules: patch.accessRules === undefined ? undefined : serializeAccessRules(patch.accessRules),
-      parentTeamId,
-    };
-    const [updated] = await tx.rows<PostgresUserGroupRow>(
-      sql.update({
-        ...tenant,
-        teamId,
-        expectedVersion,
-        updatedAt,
-        ...patchParameters(PATCHABLE_GROUP_COLUMNS, columns),
-      }),
-    );
+    const parameters = updateParameters(groupUpdate, parentTeamId);
+    // A mapping is rewritten after the row, and only the plain update leaves room for that.
+    if (unannounced && !patch.mapping) {
+      const group = await findOne(
+        tx,
+        sql.updateIfNoEndpointWants({
+          ...parameters,
+          ...auditParameters(unannounced, groupAudit('user_group.updated', unannounced.changes)),
+        }),
+      );
+      if (group) return { group, audited: true };
+    }
+    const [updated] = await tx.rows<PostgresUserGroupRow>(sql.update(parameters));
     if (!updated) return undefined;
-    if (!patch.mapping) return decodeUserGroupRow(updated);
+    if (!patch.mapping) return { group: decodeUserGroupRow(updated), audited: false };
     await tx.rows(sql.clearMappings({ teamIds: [teamId] }));
     const { keys: teamIds, ...mapped } = mappingRows([{ key: teamId, mapping: patch.mapping }]);
     await tx.rows(sql.insertMappings({ workspaceId: tenant.workspaceId, teamIds, ...mapped }));
     // RETURNING showed the mapping as it was before this statement; the new one is the patch's.
-    return decodeUserGroupRow({
-      ...updated,
-      mapping: patch.mapping.map((entry) => [entry.schemaId, entry.dataSourceId]),
-    });
+    const mapping = patch.mapping.map((entry): [number, number] => [entry.schemaId, entry.dataSourceId]);
+    return { group: decodeUserGroupRow({ ...updated, mapping }), audited: false };
   };
+
+  /** Whether an update reads and locks nothing before its write: no link, no mapping, nothing merged grows. */
+  const touchesNoTree = ({ teamId, patch }: UserGroupUpdate) =>
+    patch.parentProvidedId === undefined &&
+    patch.mapping === undefined &&
+    mergedSizeWriteOfUpdate(teamId, patch, undefined) === undefined;
 
   const insertAudited = audit.withAudit(async (tx, context: AuditContext, group: NewUserGroup) => {
     const created = await insertGroup(tx, group);
@@ -715,10 +812,34 @@ export function userGroupMethods(
     );
   };
 
-  const update = audit.withAudit(async (tx, context: AuditContext, groupUpdate: UserGroupUpdate) => {
-    const group = await applyUpdate(tx, groupUpdate);
-    if (!group) return { result: null, entries: [] };
-    return { result: group, entries: [groupEntry(groupAudit('user_group.updated', context.changes), group)] };
+  const updateAudited = audit.withAudit(async (tx, context: AuditContext, groupUpdate: UserGroupUpdate) => {
+    const applied = await applyUpdate(tx, groupUpdate, context);
+    if (!applied) return { result: null, entries: [] };
+    const { group, audited } = applied;
+    return {
+      result: group,
+      entries: audited ? [] : [groupEntry(groupAudit('user_group.updated', context.changes), group)],
+    };
+  });
+
+  // An update that touches no tree (a rename, tags, a token swap…) is one statement, no transaction;
+  // the rest, and any update an endpoint wants the event of, is the transaction (D444). A statement
+  // that found another version wrote nothing either: the transaction then finds the same and answers
+  // null, a lost race.
+  const update = written<[AuditContext, UserGroupUpdate], UserGroupRecord | null>({
+    statement: async (context, groupUpdate) => {
+      if (!touchesNoTree(groupUpdate)) return undefined;
+      assertTokenPatchComplete(groupUpdate.patch);
+      const group = await findOne(
+        db,
+        sql.updateIfNoEndpointWants({
+          ...updateParameters(groupUpdate, undefined),
+          ...auditParameters(context, groupAudit('user_group.updated', context.changes)),
+        }),
+      );
+      return group ?? undefined;
+    },
+    transaction: updateAudited,
   });
 
   // The batch path of an import: no re-reads, one audit entry per write.
@@ -730,7 +851,7 @@ export function userGroupMethods(
       entries.push(
         batchWriteEntry(
           write,
-          write.kind === 'create' ? await insertGroup(tx, write.group) : await applyUpdate(tx, write.update),
+          write.kind === 'create' ? await insertGroup(tx, write.group) : (await applyUpdate(tx, write.update))?.group,
         ),
       );
     }
@@ -750,7 +871,8 @@ export function userGroupMethods(
         const group = outcome?.deleted ? decodeUserGroupRow(decodedJsonRow(outcome.deleted)) : undefined;
         return syncStepEntry(step, group, () => group!);
       }
-      const row = step.kind === 'create' ? await insertGroup(tx, step.group) : await applyUpdate(tx, step.update);
+      const row =
+        step.kind === 'create' ? await insertGroup(tx, step.group) : (await applyUpdate(tx, step.update))?.group;
       return syncStepEntry(step, row, () => row!);
     } catch (error) {
       throw syncStepFailure(step, error);
@@ -1053,6 +1175,46 @@ export function userGroupMethods(
     }
   };
 
+  /**
+   * The rotations asked for in one turn of the event loop (D445), as the reads are (lookup-batch.ts):
+   * several go as one statement, one WAL flush and one round trip for all; a lone one, a rotation
+   * that statement did not make (an endpoint wants the event, the token is gone) and every rotation
+   * of a batch whose statement failed go on alone, as before, so that each outcome and each failure
+   * is its own request's. Each answer is wrapped, so that a failure reaches only its own caller.
+   */
+  const rotateInTurn = lookupBatch(
+    async (asks: RotationAsk[]): Promise<Array<{ outcome: Promise<UserGroupRecord | null> }>> => {
+      const alone = ({ rotation, context }: RotationAsk) => ({ outcome: rotate(rotation, context) });
+      if (asks.length === 1) return asks.map(alone);
+      let rows: Array<PostgresUserGroupRow & { batch_index: number }>;
+      try {
+        rows = await db.rows(
+          sql.rotateBatchIfNoEndpointWants({
+            indexes: asks.map((_, index) => index),
+            currentTokenHashes: asks.map((ask) => ask.rotation.currentTokenHash),
+            newTokenHashes: asks.map((ask) => ask.rotation.newTokenHash),
+            newTokenCiphertexts: asks.map((ask) => ask.rotation.newTokenCiphertext),
+            updatedAts: asks.map((ask) => ask.rotation.updatedAt),
+            workspaceIds: asks.map((ask) => ask.rotation.tenant.workspaceId),
+            environments: asks.map((ask) => ask.rotation.tenant.environment),
+            ...batchAuditParameters(
+              asks.map((ask) => ask.context),
+              asks.map((ask) => groupAudit('user_group.token_rotated', ask.context.changes)),
+            ),
+          }),
+        );
+      } catch {
+        return asks.map(alone);
+      }
+      const rotated = new Map(rows.map((row) => [row.batch_index, row]));
+      return asks.map((ask, index) => {
+        const row = rotated.get(index);
+        // Not rotated by the statement: the transaction decides afresh (an endpoint's event, or null).
+        return { outcome: row ? Promise.resolve(decodeUserGroupRow(row)) : rotateAnnounced(ask.context, ask.rotation) };
+      });
+    },
+  );
+
   return {
     lookUpUserGroups: lookUp,
     findUserGroupsByProvidedIds: (tenant, providedIds) => findMany(db, sql.byProvidedIds({ ...tenant, providedIds })),
@@ -1072,7 +1234,7 @@ export function userGroupMethods(
       update(context, groupUpdate).catch((error: unknown) =>
         isTransientConflict(error) ? null : Promise.reject(error),
       ),
-    rotateUserGroupToken: rotate,
+    rotateUserGroupToken: async (rotation, context) => (await rotateInTurn({ rotation, context })).outcome,
     deleteUserGroup: remove,
   };
 }

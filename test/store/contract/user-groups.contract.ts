@@ -37,6 +37,16 @@ export function describeUserGroupContract(t: ContractContext): void {
       auditContext(),
     );
 
+  /** The group as `rotate` leaves it with the token `newHash`. */
+  const rotatedTo = (group: UserGroupRecord, newHash: string): UserGroupRecord => ({
+    ...group,
+    tokenHash: newHash,
+    tokenCiphertext: `cipher-${newHash}`,
+    version: group.version + 1,
+    tokenGeneration: group.tokenGeneration + 1,
+    updatedAt: T2,
+  });
+
   const tenantOf = (group: UserGroupRecord): Tenant => ({
     workspaceId: group.workspaceId,
     environment: group.environment,
@@ -316,14 +326,7 @@ export function describeUserGroupContract(t: ContractContext): void {
       const group = await create(t.fx.customer, 'g1');
       const newHash = randomHex();
       const rotated = await rotate(t.fx.customer, group.tokenHash, newHash);
-      expect(rotated).toEqual({
-        ...group,
-        tokenHash: newHash,
-        tokenCiphertext: `cipher-${newHash}`,
-        version: group.version + 1,
-        tokenGeneration: group.tokenGeneration + 1,
-        updatedAt: T2,
-      });
+      expect(rotated).toEqual(rotatedTo(group, newHash));
       expect(await t.store.findUserGroupByTokenHash(t.fx.customer, group.tokenHash)).toBeNull();
       expect(await t.store.findUserGroupByTokenHash(t.fx.customer, newHash)).toEqual(rotated);
       expect(await rotate(t.fx.customer, group.tokenHash)).toBeNull();
@@ -341,6 +344,43 @@ export function describeUserGroupContract(t: ContractContext): void {
       const group = await create(t.fx.customer, 'g1');
       const results = await Promise.all(Array.from({ length: 5 }, () => rotate(t.fx.customer, group.tokenHash)));
       expect(results.filter((result) => result !== null)).toHaveLength(1);
+    });
+
+    it('answers rotations asked for together each on its own: its group, its audit event, a gone token null', async () => {
+      const groups = await Promise.all(['r1', 'r2', 'r3'].map((id) => create(t.fx.customer, id)));
+      const other = await create(t.fx.testing, 'r4');
+      const gone = randomHex();
+      const asks = [...groups, other].map((group, index) => ({
+        group,
+        newHash: randomHex(),
+        requestId: `req-rot-${index}`,
+      }));
+      let results: Array<UserGroupRecord | null> = [];
+      const events = await auditWrittenBy(t.store, t.fx.customer.workspaceId, async () => {
+        // One turn of the event loop: PostgreSQL sends these as one statement (D445).
+        results = await Promise.all([
+          ...asks.map(({ group, newHash, requestId }) =>
+            t.store.rotateUserGroupToken(
+              {
+                tenant: tenantOf(group),
+                currentTokenHash: group.tokenHash,
+                newTokenHash: newHash,
+                newTokenCiphertext: `cipher-${newHash}`,
+                updatedAt: T2,
+              },
+              auditContext({ requestId }),
+            ),
+          ),
+          rotate(t.fx.customer, gone),
+        ]);
+      });
+      asks.forEach(({ group, newHash }, index) => expect(results[index]).toEqual(rotatedTo(group, newHash)));
+      expect(results[asks.length]).toBeNull();
+      expect(events.map((event) => [event.action, event.teamId, event.environment, event.requestId]).sort()).toEqual(
+        asks
+          .map(({ group, requestId }) => ['user_group.token_rotated', group.teamId, group.environment, requestId])
+          .sort(),
+      );
     });
 
     it('deletes only with the expected version and tenant', async () => {
