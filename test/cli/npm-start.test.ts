@@ -24,14 +24,14 @@ describe('npm start', () => {
     const box = sandbox();
     // The first start builds if anything changed since the last build (a minute on a busy machine).
     const first = await startServe(['--database', box.databaseUrl], { viaNpmStart: true, startTimeoutMs: 240_000 });
-    expect(await first.stop()).toBe(0);
+    expect(await first.stop(), first.stderr()).toBe(0);
     const built = distMain();
 
     const second = await startServe(['--database', box.databaseUrl], { viaNpmStart: true });
     expect(second.stderr()).toContain('npm start: the build is up to date');
     expect(second.stderr()).not.toContain('building');
     expect(distMain()).toBe(built);
-    expect(await second.stop()).toBe(0);
+    expect(await second.stop(), `${second.stdout()}\n${second.stderr()}`).toBe(0);
   }, 300_000);
 
   describe.each([1, 2])('with --workers %i', (workers) => {
