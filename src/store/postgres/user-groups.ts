@@ -379,7 +379,7 @@ const sql = statements(
       FROM r
       WHERE g.token_hash = r.current_token_hash AND g.workspace_id = r.workspace_id AND g.environment = r.environment
         AND ${noEndpointWants('r.workspace_id', 'r.environment')}
-      RETURNING r.i AS batch_index, ${GROUP_COLUMNS.replace(/(\w+)/g, 'g.$1')}, ${mappingOf('g')}, ${ancestorsOf('g')}
+      RETURNING r.i AS batch_index, ${groupColumns('g')}, ${mappingOf('g')}, ${ancestorsOf('g')}
     ), ${auditEventPerBatchRow('rotated')}
     SELECT batch_index, ${GROUP_COLUMNS}, mapping, ancestors FROM rotated`,
     deleteIfNoEndpointWants: `${DELETE_TARGET}, deleted AS (
