@@ -332,6 +332,37 @@ const sql = statements(
     // theirs too.
     insertIfNoEndpointWants: `${insertGroupSql(NO_ENDPOINT_WANTS)}, ${auditEventPerRow('inserted')}
     SELECT ${GROUP_COLUMNS} FROM inserted`,
+    // The creates of roots asked for in one turn, as one statement (D446): one row of unnest per
+    // request (its batch_index, which also orders the team_ids drawn), each inserted while no endpoint
+    // of its tenant wants the event and its provided id is free, with its mapping rows and its own audit
+    // event. The caller sends each provided id of a tenant once, so a row joins back to one request.
+    insertBatchIfNoEndpointWants: `WITH g AS (
+      SELECT * FROM unnest(@indexes::int[], @workspaceIds::bigint[], @environments::text[], @providedIds::text[], @names::text[],
+        @tokenHashes::text[], @tokenCiphertexts::text[], @properties::json[], @isDemoGroups::boolean[], @tags::json[],
+        @accessRules::json[], @createdAts::timestamptz[])
+        AS g(i, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, is_demo_group, tags,
+          access_rules, created_at)
+    ), inserted AS (
+      INSERT INTO user_groups
+        (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
+          access_rules, created_at, updated_at)
+      SELECT g.workspace_id, g.environment, g.provided_id, g.name, g.token_hash, g.token_ciphertext, g.properties, NULL,
+        g.is_demo_group, ARRAY(SELECT json_array_elements_text(g.tags)), g.access_rules, g.created_at, g.created_at
+      FROM g
+      WHERE ${noEndpointWants('g.workspace_id', 'g.environment')}
+      ORDER BY g.i
+      ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING
+      RETURNING ${GROUP_COLUMNS}
+    ), indexed AS (
+      SELECT g.i AS batch_index, inserted.* FROM inserted
+      JOIN g ON g.workspace_id = inserted.workspace_id AND g.environment = inserted.environment AND g.provided_id = inserted.provided_id
+    ), mapped AS (
+      INSERT INTO user_group_mappings (team_id, schema_id, data_source_id, schema_number, data_source_number)
+      SELECT i.team_id, ${mappingRowIds('i.workspace_id')}, m.schema_id, m.data_source_id
+      FROM unnest(@mappedIndexes::int[], @schemaIds::bigint[], @dataSourceIds::bigint[]) AS m(i, schema_id, data_source_id)
+      JOIN indexed i ON i.batch_index = m.i
+    ), ${auditEventPerBatchRow('indexed')}
+    SELECT * FROM indexed`,
     rotateIfNoEndpointWants: `WITH rotated AS (${ROTATE} AND ${NO_ENDPOINT_WANTS} ${RETURNING_GROUP}),
     ${auditEventPerRow('rotated')}
     SELECT ${GROUP_COLUMNS}, mapping, ancestors FROM rotated`,
@@ -348,7 +379,7 @@ const sql = statements(
       FROM r
       WHERE g.token_hash = r.current_token_hash AND g.workspace_id = r.workspace_id AND g.environment = r.environment
         AND ${noEndpointWants('r.workspace_id', 'r.environment')}
-      RETURNING r.i AS batch_index, ${GROUP_COLUMNS.replace(/(\w+)/g, 'g.$1')}, ${mappingOf('g')}, ${ancestorsOf('g')}
+      RETURNING r.i AS batch_index, ${groupColumns('g')}, ${mappingOf('g')}, ${ancestorsOf('g')}
     ), ${auditEventPerBatchRow('rotated')}
     SELECT batch_index, ${GROUP_COLUMNS}, mapping, ancestors FROM rotated`,
     deleteIfNoEndpointWants: `${DELETE_TARGET}, deleted AS (
@@ -523,6 +554,11 @@ const written =
   <A extends unknown[], R>(write: TwoWayWrite<A, R>) =>
   async (...args: A): Promise<R> =>
     (await write.statement(...args)) ?? write.transaction(...args);
+
+interface CreateAsk {
+  group: NewUserGroup;
+  context: AuditContext;
+}
 
 interface RotationAsk {
   rotation: UserGroupTokenRotation;
@@ -777,11 +813,78 @@ export function userGroupMethods(
     };
   });
 
+  /**
+   * The creates of roots asked for in one turn of the event loop (D446), as the rotations are (D445):
+   * several go as one statement, one WAL flush and one round trip for all; a lone one, a create that
+   * statement did not make (an endpoint wants the event, the provided id exists, or a later ask of a
+   * provided id already in the statement) and every create of a batch whose statement failed run
+   * alone as the one statement of D443, so that each outcome and each failure is its own request's
+   * (and one that statement does not make either goes on to the transaction, as before). Each answer
+   * is wrapped, so that a failure reaches only its own caller.
+   */
+  const createInTurn = lookupBatch(
+    async (asks: CreateAsk[]): Promise<Array<{ outcome: Promise<UserGroupRecord | undefined> }>> => {
+      const alone = ({ group, context }: CreateAsk) => ({ outcome: insertGroup(db, group, context) });
+      // The first ask of each provided id in its tenant, by its index in `asks`.
+      const firsts = new Map<string, number>();
+      asks.forEach(({ group: { tenant, providedId } }, index) => {
+        const key = `${tenant.workspaceId}\u0000${tenant.environment}\u0000${providedId}`;
+        if (!firsts.has(key)) firsts.set(key, index);
+      });
+      const batch = [...firsts.values()];
+      if (batch.length < 2) return asks.map(alone);
+      const groups = batch.map((index) => asks[index]!.group);
+      const { keys: mappedIndexes, ...mapped } = mappingRows(
+        groups.map((group, position) => ({ key: position, mapping: group.mapping })),
+      );
+      let rows: Array<Omit<PostgresUserGroupRow, 'mapping'> & { batch_index: number }>;
+      try {
+        rows = await db.rows(
+          sql.insertBatchIfNoEndpointWants({
+            indexes: groups.map((_, position) => position),
+            workspaceIds: groups.map((group) => group.tenant.workspaceId),
+            environments: groups.map((group) => group.tenant.environment),
+            providedIds: groups.map((group) => group.providedId),
+            names: groups.map((group) => group.name),
+            tokenHashes: groups.map((group) => group.tokenHash),
+            tokenCiphertexts: groups.map((group) => group.tokenCiphertext),
+            properties: groups.map((group) => serializeProperties(group.properties)),
+            isDemoGroups: groups.map((group) => group.isDemoGroup),
+            tags: groups.map((group) => JSON.stringify(group.tags)),
+            accessRules: groups.map((group) => serializeAccessRules(group.accessRules)),
+            createdAts: groups.map((group) => group.createdAt),
+            mappedIndexes,
+            ...mapped,
+            ...batchAuditParameters(
+              batch.map((index) => asks[index]!.context),
+              batch.map((index) => groupAudit('user_group.created', asks[index]!.context.changes)),
+            ),
+          }),
+        );
+      } catch {
+        return asks.map(alone);
+      }
+      const inserted = new Map(rows.map((row) => [batch[row.batch_index]!, row]));
+      return asks.map((ask, index) => {
+        const row = inserted.get(index);
+        if (!row) return alone(ask);
+        // RETURNING cannot see the mapping rows its sibling CTE inserts; they are the input.
+        const mapping = ask.group.mapping.map((entry): [number, number] => [entry.schemaId, entry.dataSourceId]);
+        return { outcome: Promise.resolve(decodeUserGroupRow({ ...row, mapping })) };
+      });
+    },
+  );
+
   // A root (the hot path) may be one statement, which writes nothing when the group exists; a group
-  // with a parent is checked under its tree's lock, in the transaction.
+  // with a parent is checked under its tree's lock, in the transaction. A root whose team_id an import
+  // asks to keep is its own statement (TEAM_ID); other roots of one turn share one (D446).
   const create = written<[NewUserGroup, AuditContext], UserGroupRecord | undefined>({
     statement: async (group, context) =>
-      group.parentProvidedId === null ? insertGroup(db, group, context) : undefined,
+      group.parentProvidedId !== null
+        ? undefined
+        : group.teamId === undefined
+          ? (await createInTurn({ group, context })).outcome
+          : insertGroup(db, group, context),
     transaction: (group, context) => insertAudited(context, group),
   });
 

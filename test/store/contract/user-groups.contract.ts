@@ -124,6 +124,92 @@ export function describeUserGroupContract(t: ContractContext): void {
       expect(await t.store.findUserGroupByTokenHash(t.fx.customer, retry.tokenHash)).toBeNull();
     });
 
+    it('answers creates asked for together each on its own: its group, its audit event, an existing one untouched', async () => {
+      const { customer, testing, schemaA, customerA, testingA } = t.fx;
+      const existing = await create(customer, 'c0', { properties: { a: 1 } });
+      const asks = [
+        newGroup(customer, 'c1', {
+          properties: { n: 1 },
+          mapping: [{ schemaId: schemaA.id, dataSourceId: customerA.id }],
+        }),
+        newGroup(customer, 'c2', { tags: ['x', 'y'], createdAt: T1 }),
+        newGroup(testing, 'c1', { mapping: [{ schemaId: schemaA.id, dataSourceId: testingA.id }], isDemoGroup: true }),
+        newGroup(customer, 'c0', { name: 'Other', properties: { b: 2 }, createdAt: T2 }),
+        newGroup(testing, 'c3', { createdAt: T2 }),
+        newGroup(testing, 'c3', { name: 'Twice' }),
+      ];
+      const made = [0, 1, 2, 4];
+      let results: Array<{ group: UserGroupRecord; created: boolean }> = [];
+      const events = await auditWrittenBy(t.store, customer.workspaceId, async () => {
+        // One turn of the event loop: PostgreSQL sends these as one statement (D446).
+        results = await Promise.all(
+          asks.map((ask, index) =>
+            t.store.insertUserGroupIfAbsent(ask, auditContext({ requestId: `req-new-${index}` })),
+          ),
+        );
+      });
+      for (const index of made) {
+        const ask = asks[index]!;
+        expect(results[index]).toEqual({
+          created: true,
+          group: {
+            teamId: expect.any(Number),
+            workspaceId: ask.tenant.workspaceId,
+            environment: ask.tenant.environment,
+            providedId: ask.providedId,
+            name: ask.name,
+            tokenHash: ask.tokenHash,
+            tokenCiphertext: ask.tokenCiphertext,
+            properties: ask.properties,
+            mapping: ask.mapping,
+            parentProvidedId: null,
+            ancestors: [],
+            isDemoGroup: ask.isDemoGroup,
+            tags: ask.tags,
+            accessRules: [],
+            version: 1,
+            tokenGeneration: 0,
+            createdAt: ask.createdAt,
+            updatedAt: ask.createdAt,
+          },
+        });
+        expect(await t.store.findUserGroupByProvidedId(ask.tenant, ask.providedId)).toEqual(results[index]!.group);
+      }
+      expect(results[3]).toEqual({ group: existing, created: false });
+      expect(results[5]).toEqual({ group: results[4]!.group, created: false });
+      expect(await t.store.findUserGroupByTokenHash(testing, asks[5]!.tokenHash)).toBeNull();
+      const teamIds = made.map((index) => results[index]!.group.teamId);
+      expect(new Set([...teamIds, existing.teamId]).size).toBe(made.length + 1);
+      expect(Math.min(...teamIds)).toBeGreaterThan(existing.teamId);
+      expect(events.map((event) => [event.action, event.teamId, event.environment, event.requestId]).sort()).toEqual(
+        made
+          .map((index) => [
+            'user_group.created',
+            results[index]!.group.teamId,
+            asks[index]!.tenant.environment,
+            `req-new-${index}`,
+          ])
+          .sort(),
+      );
+    });
+
+    it('fails only the create the store refuses among creates asked for together', async () => {
+      const { customer, testing, schemaA } = t.fx;
+      // A data source that is not there (deleted since the request checked it): the mapping is refused.
+      const refused = newGroup(customer, 'bad', { mapping: [{ schemaId: schemaA.id, dataSourceId: 987_654 }] });
+      const asks = [newGroup(customer, 'ok1'), refused, newGroup(testing, 'ok2')];
+      const results = await Promise.allSettled(
+        asks.map((ask, index) => t.store.insertUserGroupIfAbsent(ask, auditContext({ requestId: `req-f-${index}` }))),
+      );
+      expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      for (const index of [0, 2]) {
+        const ask = asks[index]!;
+        const stored = await t.store.findUserGroupByProvidedId(ask.tenant, ask.providedId);
+        expect(results[index]).toEqual({ status: 'fulfilled', value: { group: stored, created: true } });
+      }
+      expect(await t.store.findUserGroupByProvidedId(customer, 'bad')).toBeNull();
+    });
+
     it('creates exactly one group from concurrent get-or-create calls', async () => {
       const results = await Promise.all(
         Array.from({ length: 8 }, () =>
