@@ -87,6 +87,15 @@ export function isTransientConflict(error: unknown): boolean {
   return code === '40001' || code === '40P01';
 }
 
+/**
+ * A statement PostgreSQL could not even run as written (class 42: a syntax error, an unknown column):
+ * a defect of the statement, never of the data, so a caller that falls back on a failure must
+ * rethrow this one rather than hide it behind the fallback.
+ */
+export function isStatementDefect(error: unknown): boolean {
+  return codeOf(error)?.startsWith('42') ?? false;
+}
+
 function isUnavailable(error: unknown): boolean {
   const code = codeOf(error);
   return isConnectionFailure(error) || (code !== undefined && (TRANSIENT_SQLSTATES.has(code) || code.startsWith('53')));

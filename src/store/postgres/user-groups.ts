@@ -59,7 +59,7 @@ import {
 import { lookupBatch } from '../lookup-batch.js';
 import { failure } from '../../domain/errors.js';
 import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../../domain/retry-policy.js';
-import { isParentLinkViolation, isTransientConflict } from './postgres-errors.js';
+import { isParentLinkViolation, isStatementDefect, isTransientConflict } from './postgres-errors.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, toNumber } from './rows.js';
 import type { Int8 } from './rows.js';
@@ -861,7 +861,9 @@ export function userGroupMethods(
             ),
           }),
         );
-      } catch {
+      } catch (error) {
+        // A batch that cannot run as written would otherwise fall back on every turn, unseen (D447).
+        if (isStatementDefect(error)) throw error;
         return asks.map(alone);
       }
       const inserted = new Map(rows.map((row) => [batch[row.batch_index]!, row]));
@@ -1306,7 +1308,9 @@ export function userGroupMethods(
             ),
           }),
         );
-      } catch {
+      } catch (error) {
+        // A batch that cannot run as written would otherwise fall back on every turn, unseen (D447).
+        if (isStatementDefect(error)) throw error;
         return asks.map(alone);
       }
       const rotated = new Map(rows.map((row) => [row.batch_index, row]));
