@@ -188,9 +188,11 @@ interface UsageCost {
 const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
 
 /**
- * Usage counting's cost: the service (counting, as in production) and a second one on the same
- * database with `--usage off`, driven alternately with the same requests, `rounds` times each, so
- * that the machine's other load falls on both alike.
+ * Usage counting's cost: two services started fresh for it on the same database, one counting (as
+ * in production) and one with `--usage off`, warmed up alike and driven alternately with the same
+ * requests, `rounds` times each, the one measured first changing every round, so that the machine's
+ * other load, and a service's age (the block's service has served every scenario before, with a
+ * heap to match), fall on both alike.
  */
 async function measureUsageCost(
   db: BenchDatabase,
@@ -198,12 +200,18 @@ async function measureUsageCost(
   label: string,
   data: ScenarioData,
   load: { connections: number; seconds: number; warmup: number },
-  counting: Child,
 ): Promise<UsageCost[]> {
-  const off = await startService(db, options, `${label}-usage-off`, ['--usage', 'off']);
+  const counting = await startService(db, options, `${label}-usage-on`, []);
+  const off = await startService(db, options, `${label}-usage-off`, ['--usage', 'off']).catch(
+    async (error: unknown) => {
+      await counting.release();
+      throw error;
+    },
+  );
   try {
-    if (options.serverWarmup > 0)
-      await drive(off.port, getExisting(data).run(), options.connections, options.serverWarmup);
+    for (const service of [counting, off])
+      if (options.serverWarmup > 0)
+        await drive(service.port, getExisting(data).run(), options.connections, options.serverWarmup);
     const costs: UsageCost[] = [];
     for (const name of ['get-existing', 'verify'] as const) {
       const rounds: UsageCost['rounds'] = [];
@@ -219,8 +227,11 @@ async function measureUsageCost(
             )
           ).cpuUsPerResponse;
         };
-        const onCpuUs = await cpuUs(counting);
-        const offCpuUs = await cpuUs(off);
+        // The first of two back-to-back measurements may meet a machine the other does not.
+        const first = round % 2 === 1 ? counting : off;
+        const firstCpuUs = await cpuUs(first);
+        const secondCpuUs = await cpuUs(first === counting ? off : counting);
+        const [onCpuUs, offCpuUs] = first === counting ? [firstCpuUs, secondCpuUs] : [secondCpuUs, firstCpuUs];
         rounds.push({ onCpuUs, offCpuUs });
         log(
           `  usage cost, ${name}, round ${round}: ${onCpuUs ?? '–'} µs CPU each counting, ${offCpuUs ?? '–'} µs with --usage off`,
@@ -237,6 +248,7 @@ async function measureUsageCost(
     return costs;
   } finally {
     await off.release();
+    await counting.release();
   }
 }
 
@@ -412,7 +424,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
   }
 
   const usageCost =
-    options.usageCost > 0 && !interrupted ? await measureUsageCost(db, options, label, data, load, service) : undefined;
+    options.usageCost > 0 && !interrupted ? await measureUsageCost(db, options, label, data, load) : undefined;
 
   await service.release();
   await dropDatabase();
