@@ -1,7 +1,7 @@
 // Whether `npm run build`'s output is up to date, for `npm start` (scripts/start.js): the build leaves
-// a stamp, dated when it began, and is fresh while no input is newer. Directories count too: adding,
+// a stamp (scripts/build-stamp.js), dated when it began, and is fresh while no input is newer. Directories count too: adding,
 // deleting or renaming a file changes its directory's mtime. A build that fails leaves no stamp.
-import { readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** What the build reads: the sources of the server, the client library and the console, and their configuration. */
@@ -39,12 +39,4 @@ export function isBuildFresh(root) {
     return false;
   }
   return BUILD_INPUTS.every((input) => newestMtime(join(root, input)) <= built);
-}
-
-/** Records a successful build that began at `startedAtMs` (an input saved during the build stays newer). */
-export function markBuilt(root, startedAtMs) {
-  const stamp = join(root, STAMP);
-  writeFileSync(stamp, 'written by scripts/start.js after a successful `npm run build`\n');
-  const started = new Date(startedAtMs);
-  utimesSync(stamp, started, started);
 }

@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isBuildFresh, markBuilt } from './build-freshness.js';
+import { isBuildFresh } from './build-freshness.js';
 
 const root = join(fileURLToPath(import.meta.url), '..', '..');
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'];
@@ -43,10 +43,9 @@ async function main() {
     process.stderr.write('npm start: the build is up to date\n');
   } else {
     process.stderr.write('npm start: building (sources changed since the last build)\n');
-    const startedAt = Date.now();
+    // The build stamps itself when it succeeds (scripts/build-stamp.js).
     const build = await run('npm', ['run', 'build', '--silent']);
     if (build.code !== 0 || stopped) return build.code === 0 ? { code: 1 } : build;
-    markBuilt(root, startedAt);
   }
   if (stopped) return { code: 1 };
   return run(process.execPath, [join(root, 'bin', 'ugs.js'), 'serve', ...process.argv.slice(2)]);
