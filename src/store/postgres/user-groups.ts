@@ -66,6 +66,7 @@ import type { Int8 } from './rows.js';
 import { statements } from './statements.js';
 import { dataSourceRowId, schemaRowId } from '../catalogue-numbers.js';
 import type { Statement } from './statements.js';
+import type { QueryResultRow } from 'pg';
 
 /**
  * user_groups as node-postgres returns it: bigints as strings, timestamps as Dates, JSON parsed, tags
@@ -565,6 +566,19 @@ interface RotationAsk {
   context: AuditContext;
 }
 
+/** New groups' columns as the parallel arrays of a multi-row `INSERT … SELECT FROM unnest(…)`. */
+const newGroupColumns = (groups: NewUserGroup[]) => ({
+  providedIds: groups.map((group) => group.providedId),
+  names: groups.map((group) => group.name),
+  tokenHashes: groups.map((group) => group.tokenHash),
+  tokenCiphertexts: groups.map((group) => group.tokenCiphertext),
+  properties: groups.map((group) => serializeProperties(group.properties)),
+  isDemoGroups: groups.map((group) => group.isDemoGroup),
+  tags: groups.map((group) => JSON.stringify(group.tags)),
+  accessRules: groups.map((group) => serializeAccessRules(group.accessRules)),
+  createdAts: groups.map((group) => group.createdAt),
+});
+
 type TreeRootsParameters = Tenant & { teamIds: number[]; parentProvidedIds: string[] };
 
 const lostOnTransientConflict = (error: unknown): typeof LOST_TO_CONCURRENT_CHANGE => {
@@ -814,6 +828,20 @@ export function userGroupMethods(
   });
 
   /**
+   * A batch statement's rows (D445, D446), or null when it failed on its data (a conflict, a deadlock,
+   * a refused mapping, a lost connection), so that each ask runs alone; a statement that cannot run
+   * as written would otherwise fall back on every turn, unseen, and is thrown instead (D447).
+   */
+  const batchRows = async <R extends QueryResultRow>(statement: Statement): Promise<R[] | null> => {
+    try {
+      return await db.rows<R>(statement);
+    } catch (error) {
+      if (isStatementDefect(error)) throw error;
+      return null;
+    }
+  };
+
+  /**
    * The creates of roots asked for in one turn of the event loop (D446), as the rotations are (D445):
    * several go as one statement, one WAL flush and one round trip for all; a lone one, a create that
    * statement did not make (an endpoint wants the event, the provided id exists, or a later ask of a
@@ -837,35 +865,21 @@ export function userGroupMethods(
       const { keys: mappedIndexes, ...mapped } = mappingRows(
         groups.map((group, position) => ({ key: position, mapping: group.mapping })),
       );
-      let rows: Array<Omit<PostgresUserGroupRow, 'mapping'> & { batch_index: number }>;
-      try {
-        rows = await db.rows(
-          sql.insertBatchIfNoEndpointWants({
-            indexes: groups.map((_, position) => position),
-            workspaceIds: groups.map((group) => group.tenant.workspaceId),
-            environments: groups.map((group) => group.tenant.environment),
-            providedIds: groups.map((group) => group.providedId),
-            names: groups.map((group) => group.name),
-            tokenHashes: groups.map((group) => group.tokenHash),
-            tokenCiphertexts: groups.map((group) => group.tokenCiphertext),
-            properties: groups.map((group) => serializeProperties(group.properties)),
-            isDemoGroups: groups.map((group) => group.isDemoGroup),
-            tags: groups.map((group) => JSON.stringify(group.tags)),
-            accessRules: groups.map((group) => serializeAccessRules(group.accessRules)),
-            createdAts: groups.map((group) => group.createdAt),
-            mappedIndexes,
-            ...mapped,
-            ...batchAuditParameters(
-              batch.map((index) => asks[index]!.context),
-              batch.map((index) => groupAudit('user_group.created', asks[index]!.context.changes)),
-            ),
-          }),
-        );
-      } catch (error) {
-        // A batch that cannot run as written would otherwise fall back on every turn, unseen (D447).
-        if (isStatementDefect(error)) throw error;
-        return asks.map(alone);
-      }
+      const rows = await batchRows<Omit<PostgresUserGroupRow, 'mapping'> & { batch_index: number }>(
+        sql.insertBatchIfNoEndpointWants({
+          indexes: groups.map((_, position) => position),
+          workspaceIds: groups.map((group) => group.tenant.workspaceId),
+          environments: groups.map((group) => group.tenant.environment),
+          ...newGroupColumns(groups),
+          mappedIndexes,
+          ...mapped,
+          ...batchAuditParameters(
+            batch.map((index) => asks[index]!.context),
+            batch.map((index) => groupAudit('user_group.created', asks[index]!.context.changes)),
+          ),
+        }),
+      );
+      if (rows === null) return asks.map(alone);
       const inserted = new Map(rows.map((row) => [batch[row.batch_index]!, row]));
       return asks.map((ask, index) => {
         const row = inserted.get(index);
@@ -1063,16 +1077,8 @@ export function userGroupMethods(
     const rows = await tx.rows<Omit<PostgresUserGroupRow, 'mapping'>>(
       sql.insertRun({
         ...tenant,
-        providedIds: groups.map((group) => group.providedId),
-        names: groups.map((group) => group.name),
-        tokenHashes: groups.map((group) => group.tokenHash),
-        tokenCiphertexts: groups.map((group) => group.tokenCiphertext),
-        properties: groups.map((group) => serializeProperties(group.properties)),
+        ...newGroupColumns(groups),
         parentTeamIds: creates.map(({ parentTeamId }) => parentTeamId),
-        isDemoGroups: groups.map((group) => group.isDemoGroup),
-        tags: groups.map((group) => JSON.stringify(group.tags)),
-        accessRules: groups.map((group) => serializeAccessRules(group.accessRules)),
-        createdAts: groups.map((group) => group.createdAt),
         mappedProvidedIds,
         ...mapped,
       }),
@@ -1291,28 +1297,22 @@ export function userGroupMethods(
     async (asks: RotationAsk[]): Promise<Array<{ outcome: Promise<UserGroupRecord | null> }>> => {
       const alone = ({ rotation, context }: RotationAsk) => ({ outcome: rotate(rotation, context) });
       if (asks.length === 1) return asks.map(alone);
-      let rows: Array<PostgresUserGroupRow & { batch_index: number }>;
-      try {
-        rows = await db.rows(
-          sql.rotateBatchIfNoEndpointWants({
-            indexes: asks.map((_, index) => index),
-            currentTokenHashes: asks.map((ask) => ask.rotation.currentTokenHash),
-            newTokenHashes: asks.map((ask) => ask.rotation.newTokenHash),
-            newTokenCiphertexts: asks.map((ask) => ask.rotation.newTokenCiphertext),
-            updatedAts: asks.map((ask) => ask.rotation.updatedAt),
-            workspaceIds: asks.map((ask) => ask.rotation.tenant.workspaceId),
-            environments: asks.map((ask) => ask.rotation.tenant.environment),
-            ...batchAuditParameters(
-              asks.map((ask) => ask.context),
-              asks.map((ask) => groupAudit('user_group.token_rotated', ask.context.changes)),
-            ),
-          }),
-        );
-      } catch (error) {
-        // A batch that cannot run as written would otherwise fall back on every turn, unseen (D447).
-        if (isStatementDefect(error)) throw error;
-        return asks.map(alone);
-      }
+      const rows = await batchRows<PostgresUserGroupRow & { batch_index: number }>(
+        sql.rotateBatchIfNoEndpointWants({
+          indexes: asks.map((_, index) => index),
+          currentTokenHashes: asks.map((ask) => ask.rotation.currentTokenHash),
+          newTokenHashes: asks.map((ask) => ask.rotation.newTokenHash),
+          newTokenCiphertexts: asks.map((ask) => ask.rotation.newTokenCiphertext),
+          updatedAts: asks.map((ask) => ask.rotation.updatedAt),
+          workspaceIds: asks.map((ask) => ask.rotation.tenant.workspaceId),
+          environments: asks.map((ask) => ask.rotation.tenant.environment),
+          ...batchAuditParameters(
+            asks.map((ask) => ask.context),
+            asks.map((ask) => groupAudit('user_group.token_rotated', ask.context.changes)),
+          ),
+        }),
+      );
+      if (rows === null) return asks.map(alone);
       const rotated = new Map(rows.map((row) => [row.batch_index, row]));
       return asks.map((ask, index) => {
         const row = rotated.get(index);
