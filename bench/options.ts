@@ -52,10 +52,12 @@ export interface BenchOptions {
   /** PostgreSQL: skip the ANALYZE after seeding, to measure tables without statistics (autovacuum off). */
   noAnalyze: boolean;
   /**
-   * Rounds of the usage-counting cost (issue 29): get-existing and verify against the service and a
-   * second one started with `--usage off`, alternately; 0: not measured.
+   * Rounds of the usage-counting cost (issue 29, D425): get-existing and verify against two servers in
+   * one process, one counting and one not, in turns; 0: not measured.
    */
   usageCost: number;
+  /** Rounds of embed-token and embed-token-rules in turns on the block's service (issue 31); 0: not measured. */
+  rulesCost: number;
 }
 
 export const USAGE = `Usage: npm run bench -- [flags]
@@ -73,8 +75,10 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --sample 50000              seeded groups the scenarios rotate over (default 50000)
   --cpu-prof                  run the service under node --cpu-prof; profiles go to bench/profiles/
   --no-analyze                PostgreSQL: no ANALYZE after seeding (tables without statistics, as with autovacuum off)
-  --usage-cost 3              rounds comparing the server's CPU per response of get-existing and verify with usage
-                              counting on and off (a second service, --usage off); 0: not measured (default 0)
+  --usage-cost 5              rounds comparing the server's CPU per response of get-existing and verify with usage
+                              counting on and off (two servers in one process, in turns); 0: not measured (default 0)
+  --rules-cost 5              rounds of embed-token and embed-token-rules in turns, comparing the server's CPU per
+                              mint with 64 rules and with none; 0: not measured (default 0)
   --help
 
 Environment: UGS_BENCH_POSTGRES_URL (default ${DEFAULT_POSTGRES_URL}).`;
@@ -119,6 +123,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       'cpu-prof': { type: 'boolean', default: false },
       'no-analyze': { type: 'boolean', default: false },
       'usage-cost': { type: 'string' },
+      'rules-cost': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -155,5 +160,6 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     cpuProf: values['cpu-prof'] === true,
     noAnalyze: values['no-analyze'] === true,
     usageCost: values['usage-cost'] === undefined ? 0 : positive(values['usage-cost'], 'usage-cost', { min: 0 }),
+    rulesCost: values['rules-cost'] === undefined ? 0 : positive(values['rules-cost'], 'rules-cost', { min: 0 }),
   };
 }

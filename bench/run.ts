@@ -2,9 +2,10 @@
 // one process) and two ceilings (a bare node:http server, a bare Fastify route), drives both with wrk (a native load generator),
 // prints a table and writes bench/results/<timestamp>.json and bench/results/latest.json.
 // See bench/README.md.
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { postgresDatabase, postgresServerVersion, redact, sqliteDatabase, type BenchDatabase } from './databases.js';
@@ -28,6 +29,7 @@ const SYNC_10K =
 const WEBHOOK_DRAIN =
   'a backlog of 5 000 user_group.updated events drained to a receiver on loopback that answers 204 at once (deliveries/s; p50/p99: when the delivery arrived after the release, ms)';
 import { seed, type Seeded } from './seed.js';
+import { DEFAULT_USAGE_FLUSH_MS } from '../src/domain/usage/usage.rules.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const RUN_ID = `${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
@@ -94,43 +96,44 @@ async function startService(
   db: BenchDatabase,
   options: BenchOptions,
   label: string,
-  extraArgs: string[] = [],
 ): Promise<Child & { release(): Promise<void> }> {
   const port = await freePort();
   const profile = options.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', join(PROFILES_DIR, label)] : [];
   const service = await startNodeProcess({
     name: `ugs serve (${label})`,
-    args: [
-      ...profile,
-      join(REPO, 'bin', 'ugs.js'),
-      'serve',
-      '--port',
-      String(port),
-      '--host',
-      '127.0.0.1',
-      '--database',
-      db.url,
-      '--log-level',
-      'warn',
-      // On, as in production, but far above what the load generator can send: the limiter's cost is
-      // measured, and no request is refused.
-      '--rate-limit',
-      '1000000/s',
-      '--workers',
-      '1',
-      ...extraArgs,
-    ],
+    args: [...profile, join(REPO, 'bin', 'ugs.js'), 'serve', '--port', String(port), ...serveFlags(db)],
     port,
     readyPath: '/readyz',
     cwd: REPO,
-    // The webhook-drain receiver is on loopback.
-    env: childEnv({
-      UGS_WEBHOOK_ALLOW_PRIVATE: 'true',
-      ...(db.encryptionKey === undefined ? {} : { UGS_ENCRYPTION_KEY: db.encryptionKey }),
-    }),
+    env: serviceEnv(db),
   });
   return { ...service, release: defer(() => service.stop()) };
 }
+
+/** `ugs serve`'s flags for the bench, but for the port. */
+function serveFlags(db: BenchDatabase): string[] {
+  return [
+    '--host',
+    '127.0.0.1',
+    '--database',
+    db.url,
+    '--log-level',
+    'warn',
+    // On, as in production, but far above what the load generator can send: the limiter's cost is
+    // measured, and no request is refused.
+    '--rate-limit',
+    '1000000/s',
+    '--workers',
+    '1',
+  ];
+}
+
+// The webhook-drain receiver is on loopback.
+const serviceEnv = (db: BenchDatabase) =>
+  childEnv({
+    UGS_WEBHOOK_ALLOW_PRIVATE: 'true',
+    ...(db.encryptionKey === undefined ? {} : { UGS_ENCRYPTION_KEY: db.encryptionKey }),
+  });
 
 const REPLAYED_HEADER_SKIP = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
 
@@ -175,81 +178,252 @@ interface BlockResult {
   fastifyCeiling: ScenarioResult;
   scenarios: ScenarioResult[];
   usageCost?: UsageCost[];
+  rulesCost?: RulesCost;
 }
 
-/** The server's CPU per response with usage counting on and off, round by round (issue 29). */
+/** The server's CPU per response with usage counting on and off, round by round (issue 29, D425). */
 interface UsageCost {
   scenario: 'get-existing' | 'verify';
-  rounds: Array<{ onCpuUs: number | null; offCpuUs: number | null }>;
-  /** (mean on / mean off − 1) × 100 over the rounds; null when a figure is missing. */
+  /** Each round: the server's CPU per response counting and with usage off, measured in turns, and the counting window's write. */
+  rounds: Array<{ countingFirst: boolean; onCpuUs: number | null; offCpuUs: number | null; writeCpuUs: number | null }>;
+  /**
+   * (CPU per response counting ÷ with usage off − 1) × 100: in each of two processes the median over
+   * its rounds (inTurns), the counting server started first in one and second in the other; their
+   * mean. Null when a figure is missing.
+   */
   costPercent: number | null;
+  /**
+   * Counting's own work per response as a share of the server's CPU per response with usage off, in
+   * %: one count (`nsPerCount`) and the window's write divided among its responses; the median over
+   * the rounds. Measured apart from the load, so the machine's bursts do not reach it.
+   */
+  workPercent: number | null;
+  nsPerCount: number;
+}
+
+/** The server's CPU per mint with 64 rules and with none, round by round (issue 31). */
+interface RulesCost {
+  rounds: Array<{ rulesCpuUs: number | null; plainCpuUs: number | null }>;
+  /** The median over the rounds of CPU per mint with rules ÷ without (inTurns); null when a figure is missing. */
+  ratio: number | null;
 }
 
 const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
 
+const roundedUs = (us: number | null) => (us === null ? null : Math.round(us * 10) / 10);
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
 /**
- * Usage counting's cost: two services started fresh for it on the same database, one counting (as
- * in production) and one with `--usage off`, warmed up alike and driven alternately with the same
- * requests, `rounds` times each, the one measured first changing every round, so that the machine's
- * other load, and a service's age (the block's service has served every scenario before, with a
- * heap to match), fall on both alike.
+ * Two measurements of CPU per response compared in turns, `rounds` times, the one measured first
+ * changing every round (the first of two may meet a machine the second does not), each round's pair
+ * told to `onRound`. The comparison is the median over the rounds of a ÷ b: a window now and then
+ * meets a burst of the machine's other work that its twin does not, and one such window moves a mean
+ * by several percent (D425).
+ */
+async function inTurns(
+  rounds: number,
+  measureA: () => Promise<number | null>,
+  measureB: () => Promise<number | null>,
+  onRound: (round: number, a: number | null, b: number | null) => void,
+): Promise<{ pairs: Array<[number | null, number | null]>; medianRatio: number | null }> {
+  const pairs: Array<[number | null, number | null]> = [];
+  for (let round = 1; round <= rounds && !interrupted; round++) {
+    const aFirst = round % 2 === 1;
+    const first = await (aFirst ? measureA : measureB)();
+    const second = await (aFirst ? measureB : measureA)();
+    const [a, b] = (aFirst ? [first, second] : [second, first]).map(roundedUs) as [number | null, number | null];
+    pairs.push([a, b]);
+    onRound(round, a, b);
+  }
+  const ratios = pairs.flatMap(([a, b]) => (a === null || b === null ? [] : [a / b]));
+  return { pairs, medianRatio: ratios.length > 0 && ratios.length === pairs.length ? median(ratios) : null };
+}
+
+/**
+ * Usage counting's cost (D425): two servers in one process (bench/usage-cost-host.ts) on the block's
+ * database, one counting as `ugs serve` does by default and one as with `--usage off`, warmed up
+ * alike, then loaded in turns with the same requests, `rounds` times each, the one loaded first
+ * changing every round. A window lasts `ugs serve`'s interval between writes (5 s), and the process's
+ * CPU is read around it, the counting window's after the counts it made are written, so the write its
+ * requests caused is in it. Two processes of one build differ by more than the 3 % to be shown; two
+ * servers in one process share everything that made them differ. Besides the comparison, counting's
+ * own work: a count, and the write measured with no load running.
  */
 async function measureUsageCost(
   db: BenchDatabase,
   options: BenchOptions,
-  label: string,
   data: ScenarioData,
   load: { connections: number; seconds: number; warmup: number },
 ): Promise<UsageCost[]> {
-  const counting = await startService(db, options, `${label}-usage-on`, []);
-  const off = await startService(db, options, `${label}-usage-off`, ['--usage', 'off']).catch(
-    async (error: unknown) => {
-      await counting.release();
-      throw error;
-    },
-  );
+  const names = ['get-existing', 'verify'] as const;
+  const byHost: Array<Record<(typeof names)[number], HostRounds>> = [];
+  // The server a process starts first costs a few percent more than its second, counting or not:
+  // one process starts the counting server first, another second, and the two medians are averaged.
+  for (const countingFirst of [true, false])
+    if (!interrupted) byHost.push(await usageRounds(db, options, data, load, countingFirst));
+  return names.map((name) => {
+    const hosts = byHost.map((host) => host[name]);
+    const rounds = hosts.flatMap((host) => host.rounds);
+    const medians = hosts.map((host) => host.medianRatio);
+    const costPercent =
+      medians.length === 2 && medians.every((m) => m !== null)
+        ? Math.round((mean(medians as number[]) - 1) * 1000) / 10
+        : null;
+    const nsPerCount = hosts[0]?.nsPerCount ?? 0;
+    const shares = rounds.flatMap(({ offCpuUs, writeCpuUs }) =>
+      offCpuUs === null || writeCpuUs === null ? [] : [(nsPerCount / 1000 + writeCpuUs) / offCpuUs],
+    );
+    const workPercent =
+      shares.length > 0 && shares.length === rounds.length ? Math.round(median(shares) * 1000) / 10 : null;
+    log(
+      `  usage cost, ${name}: ${costPercent ?? '–'} % CPU per response (the mean of the two processes' medians); counting's own work ${workPercent ?? '–'} % (a count ${nsPerCount} ns, and the write)`,
+    );
+    return { scenario: name, rounds, costPercent, workPercent, nsPerCount };
+  });
+}
+
+interface HostRounds {
+  rounds: UsageCost['rounds'];
+  medianRatio: number | null;
+  nsPerCount: number;
+}
+
+/** One host process's rounds of both scenarios, its counting server started first or second. */
+async function usageRounds(
+  db: BenchDatabase,
+  options: BenchOptions,
+  data: ScenarioData,
+  load: { connections: number; seconds: number; warmup: number },
+  countingFirst: boolean,
+): Promise<Record<'get-existing' | 'verify', HostRounds>> {
+  const [controlPort, countingPort, offPort] = [await freePort(), await freePort(), await freePort()];
+  const host = await startNodeProcess({
+    name: 'usage-cost host',
+    args: [
+      '--import',
+      'tsx',
+      join(REPO, 'bench', 'usage-cost-host.ts'),
+      ...[controlPort, countingPort, offPort].map(String),
+      countingFirst ? 'counting-first' : 'counting-second',
+      '--',
+      ...serveFlags(db),
+      // The bench asks for every write itself (/flush), at the end of each window.
+      '--usage-flush-ms',
+      String(3_600_000),
+    ],
+    port: controlPort,
+    readyPath: '/readyz',
+    cwd: REPO,
+    env: serviceEnv(db),
+  });
+  const unpin = pinApart(host.pid);
+  const flush = async () =>
+    (JSON.parse((await send(controlPort, 'GET', '/flush')).body.toString()) as { cpuUs: number }).cpuUs;
+  // A window as long as `ugs serve`'s interval between writes, so that one write at its end is what
+  // `ugs serve` would have written meanwhile.
+  const window = { ...load, seconds: DEFAULT_USAGE_FLUSH_MS / 1000 };
   try {
-    for (const service of [counting, off])
+    const { nsPerCount } = JSON.parse((await send(controlPort, 'GET', '/count-cost')).body.toString()) as {
+      nsPerCount: number;
+    };
+    for (const port of [countingPort, offPort])
       if (options.serverWarmup > 0)
-        await drive(service.port, getExisting(data).run(), options.connections, options.serverWarmup);
-    const costs: UsageCost[] = [];
+        await drive(port, getExisting(data).run(), options.connections, options.serverWarmup);
+    const result = {} as Record<'get-existing' | 'verify', HostRounds>;
     for (const name of ['get-existing', 'verify'] as const) {
-      const rounds: UsageCost['rounds'] = [];
-      for (let round = 1; round <= options.usageCost && !interrupted; round++) {
-        const cpuUs = async (service: Child) => {
-          const scenario = SCENARIO_FACTORIES[name](data);
-          return (
-            await measure(
-              service.port,
-              scenario.run(),
-              { ...load, serverCpuSeconds: service.cpuSeconds },
-              scenario.warmup(),
-            )
-          ).cpuUsPerResponse;
-        };
-        // The first of two back-to-back measurements may meet a machine the other does not.
-        const first = round % 2 === 1 ? counting : off;
-        const firstCpuUs = await cpuUs(first);
-        const secondCpuUs = await cpuUs(first === counting ? off : counting);
-        const [onCpuUs, offCpuUs] = first === counting ? [firstCpuUs, secondCpuUs] : [secondCpuUs, firstCpuUs];
-        rounds.push({ onCpuUs, offCpuUs });
-        log(
-          `  usage cost, ${name}, round ${round}: ${onCpuUs ?? '–'} µs CPU each counting, ${offCpuUs ?? '–'} µs with --usage off`,
-        );
-      }
-      const on = rounds.map((r) => r.onCpuUs);
-      const offs = rounds.map((r) => r.offCpuUs);
-      const complete = (values: (number | null)[]): values is number[] =>
-        values.length > 0 && values.every((v) => v !== null);
-      const costPercent = complete(on) && complete(offs) ? Math.round((mean(on) / mean(offs) - 1) * 1000) / 10 : null;
-      log(`  usage cost, ${name}: ${costPercent ?? '–'} % CPU per response over ${rounds.length} rounds`);
-      costs.push({ scenario: name, rounds, costPercent });
+      const writes: number[] = [];
+      const cpuUs = async (counting: boolean) => {
+        const scenario = SCENARIO_FACTORIES[name](data);
+        const port = counting ? countingPort : offPort;
+        if (load.warmup > 0) await drive(port, scenario.warmup(), load.connections, load.warmup);
+        // The warm-up's counts are written outside the window.
+        if (counting) await flush();
+        const before = host.cpuSeconds();
+        const { responses } = await measure(port, scenario.run(), { ...window, warmup: 0 });
+        // The window's counts, written as `ugs serve` writes every DEFAULT_USAGE_FLUSH_MS.
+        const writeCpuUs = counting ? await flush() : 0;
+        const after = host.cpuSeconds();
+        if (before === null || after === null || responses === 0) return null;
+        if (counting) writes.push(writeCpuUs / responses);
+        return ((after - before) * 1e6) / responses;
+      };
+      const { pairs, medianRatio } = await inTurns(
+        options.usageCost,
+        () => cpuUs(true),
+        () => cpuUs(false),
+        (round, on, off) =>
+          log(
+            `  usage cost, ${name}, counting server started ${countingFirst ? 'first' : 'second'}, round ${round}: ${on ?? '–'} µs CPU each counting (its write ${roundedUs(writes.at(-1) ?? null) ?? '–'} µs), ${off ?? '–'} µs with usage off`,
+          ),
+      );
+      result[name] = {
+        rounds: pairs.map(([onCpuUs, offCpuUs], index) => ({
+          countingFirst,
+          onCpuUs,
+          offCpuUs,
+          writeCpuUs: roundedUs(writes[index] ?? null),
+        })),
+        medianRatio,
+        nsPerCount,
+      };
     }
-    return costs;
+    return result;
   } finally {
-    await off.release();
-    await counting.release();
+    unpin();
+    await host.stop();
   }
+}
+
+/**
+ * The server's process on the last CPU and this one (and so the load generator it starts) on the
+ * others, while the usage cost is measured: a process that moves between CPUs, or shares one with the
+ * load, varies more from window to window than counting costs. Undone by the function it returns.
+ * Without taskset (util-linux), or on one CPU, nothing is pinned.
+ */
+function pinApart(serverPid: number): () => void {
+  const last = cpus().length - 1;
+  const pin = (cpuList: string, pid: number) =>
+    spawnSync('taskset', ['--all-tasks', '--cpu-list', '-p', cpuList, String(pid)], { stdio: 'ignore' }).status === 0;
+  if (last < 1 || !pin(String(last), serverPid)) return () => undefined;
+  pin(last === 1 ? '0' : `0-${last - 1}`, process.pid);
+  return () => void pin(`0-${last}`, process.pid);
+}
+
+/**
+ * Minting with 64 short rules against minting with none (issue 31): embed-token-rules and
+ * embed-token on the block's own service, in turns.
+ */
+async function measureRulesCost(
+  service: Child,
+  options: BenchOptions,
+  data: ScenarioData,
+  load: { connections: number; seconds: number; warmup: number },
+): Promise<RulesCost> {
+  const cpuUs = async (name: 'embed-token' | 'embed-token-rules') => {
+    const scenario = SCENARIO_FACTORIES[name](data);
+    const figures = await measure(
+      service.port,
+      scenario.run(),
+      { ...load, serverCpuSeconds: service.cpuSeconds },
+      scenario.warmup(),
+    );
+    return figures.cpuUsPerResponse;
+  };
+  const { pairs, medianRatio } = await inTurns(
+    options.rulesCost,
+    () => cpuUs('embed-token-rules'),
+    () => cpuUs('embed-token'),
+    (round, rules, plain) =>
+      log(`  rules cost, round ${round}: ${rules ?? '–'} µs CPU per mint with 64 rules, ${plain ?? '–'} µs with none`),
+  );
+  const ratio = medianRatio === null ? null : Math.round(medianRatio * 100) / 100;
+  log(`  rules cost: ${ratio ?? '–'} × the CPU per mint with 64 rules, the median of ${pairs.length} rounds`);
+  return { rounds: pairs.map(([rulesCpuUs, plainCpuUs]) => ({ rulesCpuUs, plainCpuUs })), ratio };
 }
 
 /** The scenarios to run, in run order: offline-verify-repeated brings verify, whose rate it is compared with. */
@@ -271,7 +445,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     parallel: options.seedParallel,
     sample: options.sample,
     nested: options.scenarios.includes('get-nested'),
-    ruled: options.scenarios.includes('embed-token-rules'),
+    ruled: options.scenarios.includes('embed-token-rules') || options.rulesCost > 0,
   });
   const groupsPerSecond = Math.round(size / seeded.seconds);
   log(
@@ -423,8 +597,9 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     );
   }
 
-  const usageCost =
-    options.usageCost > 0 && !interrupted ? await measureUsageCost(db, options, label, data, load) : undefined;
+  const rulesCost =
+    options.rulesCost > 0 && !interrupted ? await measureRulesCost(service, options, data, load) : undefined;
+  const usageCost = options.usageCost > 0 && !interrupted ? await measureUsageCost(db, options, data, load) : undefined;
 
   await service.release();
   await dropDatabase();
@@ -444,6 +619,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     fastifyCeiling,
     scenarios,
     ...(usageCost ? { usageCost } : {}),
+    ...(rulesCost ? { rulesCost } : {}),
   };
 }
 
@@ -510,8 +686,13 @@ async function main(): Promise<number> {
   for (const block of blocks) {
     for (const cost of block.usageCost ?? [])
       process.stdout.write(
-        `usage counting, ${block.engine} ${block.size.toLocaleString('en-US')}, ${cost.scenario}: ${cost.costPercent ?? '–'} % server CPU per response ` +
+        `usage counting, ${block.engine} ${block.size.toLocaleString('en-US')}, ${cost.scenario}: ${cost.costPercent ?? '–'} % server CPU per response, the median of its rounds; its own work ${cost.workPercent ?? '–'} % ` +
           `(on/off µs: ${cost.rounds.map((r) => `${r.onCpuUs ?? '–'}/${r.offCpuUs ?? '–'}`).join(', ')})\n`,
+      );
+    if (block.rulesCost)
+      process.stdout.write(
+        `minting with 64 rules, ${block.engine} ${block.size.toLocaleString('en-US')}: ${block.rulesCost.ratio ?? '–'} × the server CPU per mint with none, the median of its rounds ` +
+          `(rules/none µs: ${block.rulesCost.rounds.map((r) => `${r.rulesCpuUs ?? '–'}/${r.plainCpuUs ?? '–'}`).join(', ')})\n`,
       );
     process.stdout.write(
       `seeding ${block.engine} ${block.size.toLocaleString('en-US')}: ${block.seed.seconds} s (${block.seed.groupsPerSecond.toLocaleString('en-US')} groups/s)\n`,

@@ -22,7 +22,7 @@ function rateLimitOption(setting: RateLimitPolicy | 'off'): RateLimitOption {
   return { limiter: cluster.worker ? createWorkerRateLimiter(local, cluster.worker) : local, defaultPolicy: setting };
 }
 
-function serveOptions(flags: ServeFlags, rateLimit: RateLimitPolicy | 'off'): ServeOptions {
+export function serveOptions(flags: ServeFlags, rateLimit: RateLimitPolicy | 'off'): ServeOptions {
   return {
     port: flags.port,
     host: flags.host,

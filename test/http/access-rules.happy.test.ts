@@ -6,6 +6,7 @@ import { expectError, expectSuccess, seedSchema, TRANSPORTS, useClient } from '.
 import { adminCaller, apiToken } from '../support/callers.js';
 import { userGroupApi, VERIFY_PATH } from '../support/user-group-api.js';
 import { uniqueId } from '../support/unique-id.js';
+import { independentlyVerified, type Jwk } from '../support/jwks-verifier.js';
 
 const EMBED_PATH = '/api/user/embed_token';
 
@@ -169,6 +170,35 @@ for (const transport of TRANSPORTS) {
         'unresolved_property',
         'access_rules[5]',
       );
+    });
+
+    it('mints many tokens at once, each carrying its own rules: every length and value, verified by a second JWT library', async () => {
+      // Groups holding the same rules text with other values, and rules of each length modulo 3 (the
+      // rules' base64url is spliced into the payload, D398), minted all at once: one signing buffer
+      // serves every mint.
+      const groups = Array.from({ length: 24 }, (_, index) => ({
+        id: uniqueId('minted'),
+        region: `r${'é'.repeat(index % 4)}${index}`,
+        rules: [rule('region', 'eq', { property: 'region' }), rule(`c${'x'.repeat(index % 3)}`, 'gt', index)],
+      }));
+      for (const { id, region, rules } of groups)
+        expectSuccess(await api().getOrCreate({ user_group_id: id, properties: { region }, access_rules: rules }));
+      const tokens = await Promise.all(
+        [...groups, ...groups].map(({ id }, index) =>
+          mint({ user_group_id: id, ...(index % 2 ? { embed_id: 'e' } : {}) }),
+        ),
+      );
+      // The issuer's published keys, once the first mint has made one.
+      const jwks = await fixture.client({ method: 'GET', path: '/w/default/.well-known/jwks.json' });
+      const keys = (jwks.body as { keys: Jwk[] }).keys;
+      expect(keys.length).toBeGreaterThan(0);
+      for (const [index, token] of tokens.entries()) {
+        const { region, rules, id } = groups[index % groups.length]!;
+        const claims = independentlyVerified(token, keys);
+        expect(claims.sub).toBe(id);
+        expect(claims.ugs.access_rules).toEqual([rule('region', 'eq', region), rules[1]]);
+        expect(claimedRules(token)).toEqual(claims.ugs.access_rules);
+      }
     });
 
     it('resolves references against the computed properties only: a per-view value never changes a rule', async () => {

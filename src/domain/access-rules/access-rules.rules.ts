@@ -1,5 +1,4 @@
 import { AppError } from '../errors.js';
-import type { JsonObject, JsonValue } from '../common.records.js';
 import {
   LIST_OPERATORS,
   NULL_TEST_OPERATORS,
@@ -113,7 +112,7 @@ function checkedValue(value: unknown, op: AccessRuleOperator, at: string): NonNu
 }
 
 /** Why a value does not fit the operator (a literal or a resolved property alike), or undefined when it does. */
-function valueDefect(value: unknown, op: AccessRuleOperator): string | undefined {
+export function valueDefect(value: unknown, op: AccessRuleOperator): string | undefined {
   if (LIST_OPERATORS.includes(op)) {
     if (!Array.isArray(value)) return `must be an array (of at most ${MAX_ACCESS_RULE_LIST} values) for ${op}`;
     if (value.length > MAX_ACCESS_RULE_LIST) return `must hold at most ${MAX_ACCESS_RULE_LIST} values`;
@@ -163,85 +162,4 @@ export function computedAccessRules(group: RuleLevels): ComputedAccessRule[] {
   if (group.ancestors.length === 0 && group.accessRules.length === 0) return [];
   const levels = [...group.ancestors].reverse().concat({ teamId: group.teamId, accessRules: group.accessRules });
   return levels.flatMap(({ teamId, accessRules }) => accessRules.map((rule) => ({ ...rule, team_id: teamId })));
-}
-
-/** Part of a level's rules as a token carries them: a run of rules without references as JSON text, or a reference. */
-type TokenPart = string | { rule: AccessRule; key: string; at: number; head: string };
-
-/** Each rules array's parts, built at its first mint: the store shares one frozen array per distinct stored text (D397). */
-const tokenParts = new WeakMap<AccessRule[], TokenPart[]>();
-
-function tokenPartsOf(rules: AccessRule[]): TokenPart[] {
-  let parts = tokenParts.get(rules);
-  if (parts !== undefined) return parts;
-  parts = [];
-  let run: string[] = [];
-  rules.forEach((rule, at) => {
-    const reference = rule.value;
-    if (!isObject(reference)) {
-      // As the rule is stored (the order of its keys included), as JSON.stringify of the claims wrote it before.
-      run.push(JSON.stringify(rule));
-      return;
-    }
-    if (run.length > 0) parts!.push(run.join(','));
-    run = [];
-    const { schema_id, table, column, op } = rule;
-    const head = `${JSON.stringify({ schema_id, table, column, op }).slice(0, -1)},"value":`;
-    parts!.push({ rule, key: reference.property, at, head });
-  });
-  if (run.length > 0) parts.push(run.join(','));
-  tokenParts.set(rules, parts);
-  return parts;
-}
-
-/**
- * The JSON text of the rules an embed token carries (SPEC §17): the effective ones (root first, as
- * `computedAccessRules` lists them) without their team ids, each property reference replaced by the
- * value of the group's computed property of that key. The computed properties only, never a per-view
- * value: whoever mints can neither satisfy nor change a rule. A reference to a key the group does not
- * have, or to a value that does not fit the operator, is `unresolved_property` naming the rule (its
- * index among the effective rules). On the mint's hot path: a level's rules without references are
- * JSON text built once per rules array, so a mint writes only its references' values (D397).
- */
-export function resolvedAccessRulesJson(group: RuleLevels, computed: JsonObject): string {
-  let json = '';
-  let offset = 0;
-  // A key's value as JSON, once per mint for the operators taking a list and once for the others.
-  let values: Map<string, string> | undefined;
-  const valueJson = ({ rule, key, at }: Exclude<TokenPart, string>) => {
-    const memo = `${LIST_OPERATORS.includes(rule.op) ? 'list' : 'scalar'}:${key}`;
-    let text = (values ??= new Map()).get(memo);
-    if (text === undefined) {
-      text = JSON.stringify(resolvedValue(rule, key, computed, offset + at));
-      values.set(memo, text);
-    }
-    return text;
-  };
-  const add = (rules: AccessRule[]) => {
-    if (rules.length === 0) return;
-    for (const part of tokenPartsOf(rules)) {
-      const text = typeof part === 'string' ? part : `${part.head}${valueJson(part)}}`;
-      json = json === '' ? text : `${json},${text}`;
-    }
-    offset += rules.length;
-  };
-  for (let level = group.ancestors.length - 1; level >= 0; level -= 1) add(group.ancestors[level]!.accessRules);
-  add(group.accessRules);
-  return `[${json}]`;
-}
-
-function resolvedValue(rule: AccessRule, key: string, computed: JsonObject, index: number): Scalar | Scalar[] {
-  const value: JsonValue | undefined = Object.hasOwn(computed, key) ? computed[key] : undefined;
-  const defect = value === undefined ? undefined : valueDefect(value, rule.op);
-  if (value === undefined || defect)
-    throw new AppError(
-      'unresolved_property',
-      `Access rule ${index} (${rule.table}.${rule.column} ${rule.op}) refers to the property ${JSON.stringify(key.slice(0, 64))}: ${
-        defect === undefined
-          ? 'the group has no such computed property'
-          : `its value${defect.startsWith('[') ? '' : ' '}${defect}`
-      }.`,
-      { field: `access_rules[${index}]` },
-    );
-  return value as Scalar | Scalar[];
 }
