@@ -336,7 +336,8 @@ async function usageRounds(
         await drive(port, getExisting(data).run(), options.connections, options.serverWarmup);
     const result = {} as Record<'get-existing' | 'verify', HostRounds>;
     for (const name of ['get-existing', 'verify'] as const) {
-      const writes: number[] = [];
+      // One per counting window, null where its figures are missing: the rounds' order.
+      const writes: Array<number | null> = [];
       const cpuUs = async (counting: boolean) => {
         const scenario = SCENARIO_FACTORIES[name](data);
         const port = counting ? countingPort : offPort;
@@ -348,9 +349,9 @@ async function usageRounds(
         // The window's counts, written as `ugs serve` writes every DEFAULT_USAGE_FLUSH_MS.
         const writeCpuUs = counting ? await flush() : 0;
         const after = host.cpuSeconds();
-        if (before === null || after === null || responses === 0) return null;
-        if (counting) writes.push(writeCpuUs / responses);
-        return ((after - before) * 1e6) / responses;
+        const complete = before !== null && after !== null && responses > 0;
+        if (counting) writes.push(complete ? writeCpuUs / responses : null);
+        return complete ? ((after - before) * 1e6) / responses : null;
       };
       const { pairs, medianRatio } = await inTurns(
         options.usageCost,

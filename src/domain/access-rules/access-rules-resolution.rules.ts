@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors.js';
 import type { JsonObject, JsonValue } from '../common.records.js';
 import { LIST_OPERATORS, type AccessRule } from './access-rule.records.js';
-import { valueDefect, type RuleLevels } from './access-rules.rules.js';
+import { isObject, valueDefect, type RuleLevels } from './access-rules.rules.js';
 
 /*
  * The rules an embed token carries (SPEC §17): a group's effective rules, root first, without their
@@ -38,7 +38,7 @@ export interface ResolvedRulesText {
   readonly json: string;
 }
 
-export const NO_RESOLVED_RULES: ResolvedRulesText = Object.freeze({ json: '[]' });
+const NO_RESOLVED_RULES: ResolvedRulesText = Object.freeze({ json: '[]' });
 
 const levelTexts = new WeakMap<AccessRule[], LevelText>();
 let nextLevelId = 1;
@@ -61,7 +61,7 @@ function levelTextOf(rules: AccessRule[]): LevelText {
   let run: string[] = [];
   rules.forEach((rule, at) => {
     const reference = rule.value;
-    if (typeof reference !== 'object' || reference === null || Array.isArray(reference)) {
+    if (!isObject(reference)) {
       // As the rule is stored (the order of its keys included), as JSON.stringify of the claims wrote it before.
       run.push(JSON.stringify(rule));
       return;

@@ -44,7 +44,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 const unstorable = (text: string) => text.includes('\u0000') || LONE_SURROGATE.test(text);
 
 const invalid = (field: string, rule: string) => new AppError('invalid_field', `"${field}" ${rule}.`, { field });
-const isObject = (value: unknown): value is Record<string, unknown> =>
+export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
