@@ -199,8 +199,17 @@ export function createEmbedTokenVerifier(options: EmbedTokenVerifierOptions) {
     cacheMaxAge: options.cacheMaxAgeMs ?? 600_000,
     ...(options.cooldownMs === undefined ? {} : { cooldownDuration: options.cooldownMs }),
   });
-  const audienceOf = (audience: string | string[]) => (typeof audience === 'string' ? [audience] : audience);
-  const defaultAudience = audienceOf(options.audience);
+  // Checked here, not by the types alone: from JavaScript, a verifier without an audience would
+  // otherwise fail every call with a TypeError of its own.
+  const audienceOf = (audience: unknown, name: string): string[] => {
+    const list: unknown = typeof audience === 'string' ? [audience] : audience;
+    if (!Array.isArray(list) || !list.every((item) => typeof item === 'string'))
+      throw new TypeError(
+        `${name} must be an embed_id or a list of them ('ugs-embed' for tokens minted without one), got ${typeof audience === 'object' ? JSON.stringify(audience) : String(audience)}.`,
+      );
+    return list as string[];
+  };
+  const defaultAudience = audienceOf(options.audience, 'audience');
 
   /** The JWKS's ES256 keys by kid, as of jose's last fetch (read after each call to `remote`). */
   let keys = new Map<string, PreparedKey>();
@@ -327,7 +336,7 @@ export function createEmbedTokenVerifier(options: EmbedTokenVerifierOptions) {
     if (claims.iss !== issuer) {
       throw new errors.JWTClaimValidationFailed('unexpected "iss" claim value', claims, 'iss', 'check_failed');
     }
-    const audience = check.audience === undefined ? defaultAudience : audienceOf(check.audience);
+    const audience = check.audience === undefined ? defaultAudience : audienceOf(check.audience, "verify's audience");
     const aud = claims.aud;
     if (
       typeof aud === 'string' ? !audience.includes(aud) : !Array.isArray(aud) || !audience.some((a) => aud.includes(a))

@@ -126,6 +126,14 @@ describe('createEmbedTokenVerifier, its memory of verified tokens', () => {
         TypeError,
       );
     }
+    // So is a verifier without an audience (from JavaScript, where the types do not hold), or a call's
+    // audience that is not one, rather than failing every call with a TypeError of its own.
+    for (const audience of [undefined, 42, [42], { aud: 'board' }]) {
+      expect(() => createEmbedTokenVerifier({ issuer: issuer(), audience } as never)).toThrow(
+        /^audience must be an embed_id/,
+      );
+    }
+    await expect(none(tokens[0]!, { audience: 42 } as never)).rejects.toThrow(/^verify's audience must be an embed_id/);
   });
 
   it('refuses a token over 8 KiB, and any spelling of a signature but the canonical one', async () => {
