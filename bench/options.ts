@@ -76,7 +76,8 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --cpu-prof                  run the service under node --cpu-prof; profiles go to bench/profiles/
   --no-analyze                PostgreSQL: no ANALYZE after seeding (tables without statistics, as with autovacuum off)
   --usage-cost 5              rounds comparing the server's CPU per response of get-existing and verify with usage
-                              counting on and off (two servers in one process, in turns); 0: not measured (default 0)
+                              counting on and off (two processes loaded at once, each counting in one window of a
+                              round); 0: not measured (default 0)
   --rules-cost 5              rounds of embed-token and embed-token-rules in turns, comparing the server's CPU per
                               mint with 64 rules and with none; 0: not measured (default 0)
   --help

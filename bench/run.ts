@@ -181,24 +181,30 @@ interface BlockResult {
   rulesCost?: RulesCost;
 }
 
-/** The server's CPU per response with usage counting on and off, round by round (issue 29, D425). */
+/** The server's CPU per response with usage counting on and off, window by window (issue 29, D455). */
 interface UsageCost {
   scenario: 'get-existing' | 'verify';
-  /** Each round: the server's CPU per response counting and with usage off, measured in turns, and the counting window's write. */
-  rounds: Array<{ countingFirst: boolean; onCpuUs: number | null; offCpuUs: number | null; writeCpuUs: number | null }>;
+  /** Each window: which process counted (`a` or `b`), the CPU per response of each, and the counting one's write. */
+  windows: UsageWindow[];
   /**
-   * (CPU per response counting ÷ with usage off − 1) × 100: in each of two processes the median over
-   * its rounds (inTurns), the counting server started first in one and second in the other; their
-   * mean. Null when a figure is missing.
+   * (CPU per response counting ÷ not − 1) × 100: per round, the geometric mean of its two windows'
+   * ratios (each process counting in one); the median over the rounds. Null when a figure is missing.
    */
   costPercent: number | null;
   /**
    * Counting's own work per response as a share of the server's CPU per response with usage off, in
    * %: one count (`nsPerCount`) and the window's write divided among its responses; the median over
-   * the rounds. Measured apart from the load, so the machine's bursts do not reach it.
+   * the windows. Measured apart from the load, so the machine's bursts do not reach it.
    */
   workPercent: number | null;
   nsPerCount: number;
+}
+
+interface UsageWindow {
+  counting: 'a' | 'b';
+  onCpuUs: number | null;
+  offCpuUs: number | null;
+  writeCpuUs: number | null;
 }
 
 /** The server's CPU per mint with 64 rules and with none, round by round (issue 31). */
@@ -207,8 +213,6 @@ interface RulesCost {
   /** The median over the rounds of CPU per mint with rules ÷ without (inTurns); null when a figure is missing. */
   ratio: number | null;
 }
-
-const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
 
 const roundedUs = (us: number | null) => (us === null ? null : Math.round(us * 10) / 10);
 
@@ -245,14 +249,15 @@ async function inTurns(
 }
 
 /**
- * Usage counting's cost (D425): two servers in one process (bench/usage-cost-host.ts) on the block's
- * database, one counting as `ugs serve` does by default and one as with `--usage off`, warmed up
- * alike, then loaded in turns with the same requests, `rounds` times each, the one loaded first
- * changing every round. A window lasts `ugs serve`'s interval between writes (5 s), and the process's
- * CPU is read around it, the counting window's after the counts it made are written, so the write its
- * requests caused is in it. Two processes of one build differ by more than the 3 % to be shown; two
- * servers in one process share everything that made them differ. Besides the comparison, counting's
- * own work: a count, and the write measured with no load running.
+ * Usage counting's cost (D455): two processes of bench/usage-cost-host.ts on the block's database,
+ * each a server of `ugs serve`'s own parts whose counting the bench switches, both on the last CPU and
+ * loaded at the same time with the same requests, one counting and the other not. A window lasts
+ * twice `ugs serve`'s interval between writes (each process has half the CPU), and each process's CPU
+ * is read around it, the counting one's after the counts it made are written, so the write its
+ * requests caused is in it. A round is two windows, each process counting in one of them: the
+ * machine's bursts reach both processes of a window alike, and what makes one process dearer than
+ * another of the same build is once on each side of a round. Besides the comparison, counting's own
+ * work: a count, and the write measured with no load running.
  */
 async function measureUsageCost(
   db: BenchDatabase,
@@ -260,56 +265,49 @@ async function measureUsageCost(
   data: ScenarioData,
   load: { connections: number; seconds: number; warmup: number },
 ): Promise<UsageCost[]> {
-  const names = ['get-existing', 'verify'] as const;
-  const byHost: Array<Record<(typeof names)[number], HostRounds>> = [];
-  // The server a process starts first costs a few percent more than its second, counting or not:
-  // one process starts the counting server first, another second, and the two medians are averaged.
-  for (const countingFirst of [true, false])
-    if (!interrupted) byHost.push(await usageRounds(db, options, data, load, countingFirst));
-  return names.map((name) => {
-    const hosts = byHost.map((host) => host[name]);
-    const rounds = hosts.flatMap((host) => host.rounds);
-    const medians = hosts.map((host) => host.medianRatio);
-    const costPercent =
-      medians.length === 2 && medians.every((m) => m !== null)
-        ? Math.round((mean(medians as number[]) - 1) * 1000) / 10
-        : null;
-    const nsPerCount = hosts[0]?.nsPerCount ?? 0;
-    const shares = rounds.flatMap(({ offCpuUs, writeCpuUs }) =>
-      offCpuUs === null || writeCpuUs === null ? [] : [(nsPerCount / 1000 + writeCpuUs) / offCpuUs],
-    );
-    const workPercent =
-      shares.length > 0 && shares.length === rounds.length ? Math.round(median(shares) * 1000) / 10 : null;
-    log(
-      `  usage cost, ${name}: ${costPercent ?? '–'} % CPU per response (the mean of the two processes' medians); counting's own work ${workPercent ?? '–'} % (a count ${nsPerCount} ns, and the write)`,
-    );
-    return { scenario: name, rounds, costPercent, workPercent, nsPerCount };
-  });
+  const hosts = [await startUsageHost(db), await startUsageHost(db)] as const;
+  const unpin = pinApart(hosts.map((host) => host.pid));
+  try {
+    const { nsPerCount } = JSON.parse((await hosts[0].ask('/count-cost')).toString()) as { nsPerCount: number };
+    if (options.serverWarmup > 0)
+      await Promise.all(
+        hosts.map((host) => drive(host.port, getExisting(data).run(), options.connections, options.serverWarmup)),
+      );
+    const costs: UsageCost[] = [];
+    for (const name of ['get-existing', 'verify'] as const) {
+      const windows: UsageWindow[] = [];
+      for (let round = 1; round <= options.usageCost && !interrupted; round++) {
+        // Which process counts first changes every round.
+        for (const counting of round % 2 === 1 ? [0, 1] : [1, 0])
+          windows.push(await usageWindow(SCENARIO_FACTORIES[name](data), hosts, counting as 0 | 1, load));
+        const [a, b] = windows.slice(-2);
+        log(
+          `  usage cost, ${name}, round ${round}: ${a!.onCpuUs ?? '–'} µs CPU each counting (its write ${a!.writeCpuUs ?? '–'} µs) beside ${a!.offCpuUs ?? '–'} µs not, then ${b!.onCpuUs ?? '–'} (${b!.writeCpuUs ?? '–'}) beside ${b!.offCpuUs ?? '–'}`,
+        );
+      }
+      costs.push(usageCostOf(name, windows, nsPerCount));
+    }
+    return costs;
+  } finally {
+    unpin();
+    await Promise.all(hosts.map((host) => host.stop()));
+  }
 }
 
-interface HostRounds {
-  rounds: UsageCost['rounds'];
-  medianRatio: number | null;
-  nsPerCount: number;
+interface UsageHost extends Child {
+  ask(path: string): Promise<Buffer>;
 }
 
-/** One host process's rounds of both scenarios, its counting server started first or second. */
-async function usageRounds(
-  db: BenchDatabase,
-  options: BenchOptions,
-  data: ScenarioData,
-  load: { connections: number; seconds: number; warmup: number },
-  countingFirst: boolean,
-): Promise<Record<'get-existing' | 'verify', HostRounds>> {
-  const [controlPort, countingPort, offPort] = [await freePort(), await freePort(), await freePort()];
+async function startUsageHost(db: BenchDatabase): Promise<UsageHost> {
+  const [controlPort, port] = [await freePort(), await freePort()];
   const host = await startNodeProcess({
     name: 'usage-cost host',
     args: [
       '--import',
       'tsx',
       join(REPO, 'bench', 'usage-cost-host.ts'),
-      ...[controlPort, countingPort, offPort].map(String),
-      countingFirst ? 'counting-first' : 'counting-second',
+      String(controlPort),
+      String(port),
       '--',
       ...serveFlags(db),
       // The bench asks for every write itself (/flush), at the end of each window.
@@ -321,76 +319,83 @@ async function usageRounds(
     cwd: REPO,
     env: serviceEnv(db),
   });
-  const unpin = pinApart(host.pid);
-  const flush = async () =>
-    (JSON.parse((await send(controlPort, 'GET', '/flush')).body.toString()) as { cpuUs: number }).cpuUs;
-  // A window as long as `ugs serve`'s interval between writes, so that one write at its end is what
-  // `ugs serve` would have written meanwhile.
-  const window = { ...load, seconds: DEFAULT_USAGE_FLUSH_MS / 1000 };
-  try {
-    const { nsPerCount } = JSON.parse((await send(controlPort, 'GET', '/count-cost')).body.toString()) as {
-      nsPerCount: number;
-    };
-    for (const port of [countingPort, offPort])
-      if (options.serverWarmup > 0)
-        await drive(port, getExisting(data).run(), options.connections, options.serverWarmup);
-    const result = {} as Record<'get-existing' | 'verify', HostRounds>;
-    for (const name of ['get-existing', 'verify'] as const) {
-      // One per counting window, null where its figures are missing: the rounds' order.
-      const writes: Array<number | null> = [];
-      const cpuUs = async (counting: boolean) => {
-        const scenario = SCENARIO_FACTORIES[name](data);
-        const port = counting ? countingPort : offPort;
-        if (load.warmup > 0) await drive(port, scenario.warmup(), load.connections, load.warmup);
-        // The warm-up's counts are written outside the window.
-        if (counting) await flush();
-        const before = host.cpuSeconds();
-        const { responses } = await measure(port, scenario.run(), { ...window, warmup: 0 });
-        // The window's counts, written as `ugs serve` writes every DEFAULT_USAGE_FLUSH_MS.
-        const writeCpuUs = counting ? await flush() : 0;
-        const after = host.cpuSeconds();
-        const complete = before !== null && after !== null && responses > 0;
-        if (counting) writes.push(complete ? writeCpuUs / responses : null);
-        return complete ? ((after - before) * 1e6) / responses : null;
-      };
-      const { pairs, medianRatio } = await inTurns(
-        options.usageCost,
-        () => cpuUs(true),
-        () => cpuUs(false),
-        (round, on, off) =>
-          log(
-            `  usage cost, ${name}, counting server started ${countingFirst ? 'first' : 'second'}, round ${round}: ${on ?? '–'} µs CPU each counting (its write ${roundedUs(writes.at(-1) ?? null) ?? '–'} µs), ${off ?? '–'} µs with usage off`,
-          ),
-      );
-      result[name] = {
-        rounds: pairs.map(([onCpuUs, offCpuUs], index) => ({
-          countingFirst,
-          onCpuUs,
-          offCpuUs,
-          writeCpuUs: roundedUs(writes[index] ?? null),
-        })),
-        medianRatio,
-        nsPerCount,
-      };
-    }
-    return result;
-  } finally {
-    unpin();
-    await host.stop();
+  return { ...host, port, ask: async (path) => (await send(controlPort, 'GET', path)).body };
+}
+
+/** The usage-cost hosts, pinned to one CPU together. */
+const SHARING_THE_CPU = 2;
+
+/** One window of `scenario` on both processes at once, `hosts[counting]` counting and the other not. */
+async function usageWindow(
+  scenario: Scenario,
+  hosts: readonly [UsageHost, UsageHost],
+  counting: 0 | 1,
+  load: { connections: number; seconds: number; warmup: number },
+): Promise<UsageWindow> {
+  const on = hosts[counting];
+  const off = hosts[1 - counting]!;
+  await on.ask('/counting/on');
+  await off.ask('/counting/off');
+  const flush = async () => (JSON.parse((await on.ask('/flush')).toString()) as { cpuUs: number }).cpuUs;
+  const both = <T>(run: (host: UsageHost) => Promise<T>) => Promise.all([run(on), run(off)]);
+  if (load.warmup > 0) await both((host) => drive(host.port, scenario.warmup(), load.connections, load.warmup));
+  // The warm-up's counts are written outside the window.
+  await flush();
+  const before = [on.cpuSeconds(), off.cpuSeconds()];
+  // Each process has half the CPU: a window of twice `ugs serve`'s interval between writes gives it
+  // the CPU time, and so the responses, of a server with the CPU to itself between two writes, and
+  // the one write at its end is what that server would have written meanwhile (D455).
+  const window = { ...load, seconds: (SHARING_THE_CPU * DEFAULT_USAGE_FLUSH_MS) / 1000, warmup: 0 };
+  const [onResponses, offResponses] = await both(
+    async (host) => (await measure(host.port, scenario.run(), window)).responses,
+  );
+  const writeCpuUs = await flush();
+  const after = [on.cpuSeconds(), off.cpuSeconds()];
+  const perResponse = (index: 0 | 1, responses: number) => {
+    const [start, end] = [before[index], after[index]];
+    return start == null || end == null || responses === 0 ? null : roundedUs(((end - start) * 1e6) / responses);
+  };
+  return {
+    counting: counting === 0 ? 'a' : 'b',
+    onCpuUs: perResponse(0, onResponses),
+    offCpuUs: perResponse(1, offResponses),
+    writeCpuUs: onResponses > 0 ? roundedUs(writeCpuUs / onResponses) : null,
+  };
+}
+
+/** A scenario's windows summed up: the comparison per round, and counting's own work. */
+function usageCostOf(scenario: UsageCost['scenario'], windows: UsageWindow[], nsPerCount: number): UsageCost {
+  const ratio = ({ onCpuUs, offCpuUs }: UsageWindow) =>
+    onCpuUs === null || offCpuUs === null ? null : onCpuUs / offCpuUs;
+  const rounds: number[] = [];
+  for (let index = 0; index + 1 < windows.length; index += 2) {
+    const [a, b] = [ratio(windows[index]!), ratio(windows[index + 1]!)];
+    if (a !== null && b !== null) rounds.push(Math.sqrt(a * b));
   }
+  const complete = rounds.length > 0 && rounds.length * 2 === windows.length;
+  const costPercent = complete ? Math.round((median(rounds) - 1) * 1000) / 10 : null;
+  const shares = windows.flatMap(({ offCpuUs, writeCpuUs }) =>
+    offCpuUs === null || writeCpuUs === null ? [] : [(nsPerCount / 1000 + writeCpuUs) / offCpuUs],
+  );
+  const workPercent =
+    shares.length > 0 && shares.length === windows.length ? Math.round(median(shares) * 1000) / 10 : null;
+  log(
+    `  usage cost, ${scenario}: ${costPercent ?? '–'} % CPU per response (the median of its rounds); counting's own work ${workPercent ?? '–'} % (a count ${nsPerCount} ns, and the write)`,
+  );
+  return { scenario, windows, costPercent, workPercent, nsPerCount };
 }
 
 /**
- * The server's process on the last CPU and this one (and so the load generator it starts) on the
+ * The servers' processes on the last CPU and this one (and so the load generator it starts) on the
  * others, while the usage cost is measured: a process that moves between CPUs, or shares one with the
  * load, varies more from window to window than counting costs. Undone by the function it returns.
  * Without taskset (util-linux), or on one CPU, nothing is pinned.
  */
-function pinApart(serverPid: number): () => void {
+function pinApart(serverPids: number[]): () => void {
   const last = cpus().length - 1;
   const pin = (cpuList: string, pid: number) =>
     spawnSync('taskset', ['--all-tasks', '--cpu-list', '-p', cpuList, String(pid)], { stdio: 'ignore' }).status === 0;
-  if (last < 1 || !pin(String(last), serverPid)) return () => undefined;
+  if (last < 1 || !serverPids.every((pid) => pin(String(last), pid))) return () => undefined;
   pin(last === 1 ? '0' : `0-${last - 1}`, process.pid);
   return () => void pin(`0-${last}`, process.pid);
 }
@@ -688,7 +693,7 @@ async function main(): Promise<number> {
     for (const cost of block.usageCost ?? [])
       process.stdout.write(
         `usage counting, ${block.engine} ${block.size.toLocaleString('en-US')}, ${cost.scenario}: ${cost.costPercent ?? '–'} % server CPU per response, the median of its rounds; its own work ${cost.workPercent ?? '–'} % ` +
-          `(on/off µs: ${cost.rounds.map((r) => `${r.onCpuUs ?? '–'}/${r.offCpuUs ?? '–'}`).join(', ')})\n`,
+          `(on/off µs: ${cost.windows.map((w) => `${w.onCpuUs ?? '–'}/${w.offCpuUs ?? '–'}`).join(', ')})\n`,
       );
     if (block.rulesCost)
       process.stdout.write(

@@ -15,10 +15,21 @@ export function usageMetrics(recorder: UsageRecorder): Registry {
     labelNames: ['workspace_id', 'metric'] as const,
     registers: [registry],
   });
+  // Summed per workspace first: a batch holds a count per group, and the counter hashes its labels on each inc.
   recorder.observe((batch) => {
+    const byWorkspace = new Map<number, { minted: number; verifications: number; reads: number }>();
     for (const { workspaceId, embedTokensMinted, verifications, reads } of batch) {
+      const sums = byWorkspace.get(workspaceId);
+      if (sums === undefined) byWorkspace.set(workspaceId, { minted: embedTokensMinted, verifications, reads });
+      else {
+        sums.minted += embedTokensMinted;
+        sums.verifications += verifications;
+        sums.reads += reads;
+      }
+    }
+    for (const [workspaceId, { minted, verifications, reads }] of byWorkspace) {
       const workspace_id = String(workspaceId);
-      if (embedTokensMinted > 0) counted.inc({ workspace_id, metric: 'embed_tokens_minted' }, embedTokensMinted);
+      if (minted > 0) counted.inc({ workspace_id, metric: 'embed_tokens_minted' }, minted);
       if (verifications > 0) counted.inc({ workspace_id, metric: 'verifications' }, verifications);
       if (reads > 0) counted.inc({ workspace_id, metric: 'reads' }, reads);
     }

@@ -5,7 +5,7 @@ import { DAY_MS, dayOf, firstKeptDay } from './usage.rules.js';
 
 /**
  * What the hot path calls once it has answered with a group (SPEC §16): a Map lookup and an
- * increment, no await, no allocation except a group's first count of a flush window.
+ * increment, no await, no allocation except a group's first count after a window without any.
  */
 export interface UsageCounter {
   minted(tenant: Tenant, teamId: number): void;
@@ -75,7 +75,7 @@ export function createUsageRecorder({
   const entryOf = (tenant: Tenant, teamId: number): Entry => {
     const at = now();
     if (at >= dayEnds) {
-      for (const entry of counts.values()) carried.push(entry);
+      for (const entry of counts.values()) if (counted(entry)) carried.push(entry);
       counts = new Map();
       day = dayOf(at);
       dayEnds = (Math.floor(at / DAY_MS) + 1) * DAY_MS;
@@ -97,9 +97,20 @@ export function createUsageRecorder({
   };
 
   async function flushOnce(prune: boolean): Promise<void> {
-    const fresh = [...counts.values()];
-    counts = new Map();
-    const batch = merged([...carried, ...fresh]);
+    // Each group's counts since the last flush, copied, and its entry zeroed for the next window: a
+    // group keeps its entry while it is counted, so the hot path allocates nothing once it knows the
+    // group, and a group counted in no window since the last flush leaves the map.
+    const fresh: Entry[] = [];
+    for (const [teamId, entry] of counts)
+      if (!counted(entry)) counts.delete(teamId);
+      else {
+        fresh.push({ ...entry });
+        entry.embedTokensMinted = 0;
+        entry.verifications = 0;
+        entry.reads = 0;
+      }
+    // The current day's counts are one per group already; only counts carried over need merging.
+    const batch = carried.length === 0 ? fresh : merged([...carried, ...fresh]);
     carried = [];
     if (fresh.length > 0) for (const listener of listeners) listener(fresh);
     if (batch.length > 0) {
@@ -146,6 +157,8 @@ export function createUsageRecorder({
     },
   };
 }
+
+const counted = (entry: Entry) => entry.embedTokensMinted > 0 || entry.verifications > 0 || entry.reads > 0;
 
 /** One increment per group and day: one statement may not upsert the same row twice. */
 function merged(entries: Entry[]): Entry[] {

@@ -27,12 +27,13 @@ const topStatement = (column: string) => `SELECT g.team_id AS teamId, g.provided
 
 export function usageMethods(db: Database): Synchronous<UsageStore> {
   const sql = preparedOnFirstUse(db, {
-    add: `INSERT INTO group_usage (team_id, day, workspace_id, environment, embed_tokens_minted, verifications, reads)
-      VALUES (@teamId, @day, @workspaceId, @environment, @embedTokensMinted, @verifications, @reads)
-      ON CONFLICT (team_id, day) DO UPDATE SET
-        embed_tokens_minted = embed_tokens_minted + excluded.embed_tokens_minted,
-        verifications = verifications + excluded.verifications,
-        reads = reads + excluded.reads`,
+    // An update of the day's row, and an insert only where there is none: after a group's first
+    // write of a day every write is an update, which costs SQLite about half an upsert (D456).
+    addToDay: `UPDATE group_usage SET embed_tokens_minted = embed_tokens_minted + ?, verifications = verifications + ?,
+        reads = reads + ?
+      WHERE team_id = ? AND day = ?`,
+    insertDay: `INSERT INTO group_usage (team_id, day, workspace_id, environment, embed_tokens_minted, verifications, reads)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`,
     days: `SELECT day, ${COUNTS} FROM group_usage
       WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment
         AND day BETWEEN @since AND @until
@@ -43,9 +44,11 @@ export function usageMethods(db: Database): Synchronous<UsageStore> {
     prune: 'DELETE FROM group_usage WHERE day < ?',
   });
 
+  // Positional parameters: binding seven named ones cost a third of the write (D456).
   const add = db.transaction((increments: readonly UsageIncrement[]) => {
     for (const { teamId, day, workspaceId, environment, embedTokensMinted, verifications, reads } of increments)
-      sql.add.run({ teamId, day, workspaceId, environment, embedTokensMinted, verifications, reads });
+      if (sql.addToDay.run(embedTokensMinted, verifications, reads, teamId, day).changes === 0)
+        sql.insertDay.run(teamId, day, workspaceId, environment, embedTokensMinted, verifications, reads);
   });
 
   return {
