@@ -322,9 +322,6 @@ async function startUsageHost(db: BenchDatabase): Promise<UsageHost> {
   return { ...host, port, ask: async (path) => (await send(controlPort, 'GET', path)).body };
 }
 
-/** The usage-cost hosts, pinned to one CPU together. */
-const SHARING_THE_CPU = 2;
-
 /** One window of `scenario` on both processes at once, `hosts[counting]` counting and the other not. */
 async function usageWindow(
   scenario: Scenario,
@@ -342,10 +339,10 @@ async function usageWindow(
   // The warm-up's counts are written outside the window.
   await flush();
   const before = [on.cpuSeconds(), off.cpuSeconds()];
-  // Each process has half the CPU: a window of twice `ugs serve`'s interval between writes gives it
-  // the CPU time, and so the responses, of a server with the CPU to itself between two writes, and
-  // the one write at its end is what that server would have written meanwhile (D455).
-  const window = { ...load, seconds: (SHARING_THE_CPU * DEFAULT_USAGE_FLUSH_MS) / 1000, warmup: 0 };
+  // The processes share one CPU: a window of `ugs serve`'s interval between writes times their number
+  // gives each the CPU time, and so the responses, of a server with the CPU to itself between two
+  // writes, and the one write at its end is what that server would have written meanwhile (D455).
+  const window = { ...load, seconds: (hosts.length * DEFAULT_USAGE_FLUSH_MS) / 1000, warmup: 0 };
   const [onResponses, offResponses] = await both(
     async (host) => (await measure(host.port, scenario.run(), window)).responses,
   );

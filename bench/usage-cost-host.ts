@@ -44,7 +44,6 @@ const server = await startServer(runtime, serveOptions(flags!, rateLimitOf(flags
 // The services hold the recorder itself: its three counting methods are swapped for those of
 // `--usage off` while counting is off, so the hot path makes the same call either way.
 const counting: UsageCounter = { minted: recorder.minted, verified: recorder.verified, read: recorder.read };
-const countWith = (counter: UsageCounter) => Object.assign(recorder, counter);
 
 /** One count (`read`, as get-existing makes; `verified` is the same work), in nanoseconds. */
 function nsPerCount(): number {
@@ -68,10 +67,15 @@ function nsPerCount(): number {
 const json = (response: ServerResponse, body: object) =>
   response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 
+const countWith = (counter: UsageCounter, response: ServerResponse) => {
+  Object.assign(recorder, counter);
+  json(response, { counting: counter === counting });
+};
+
 const control = createServer((request, response) => {
   if (request.url === '/readyz') response.writeHead(200).end();
-  else if (request.url === '/counting/on') json(response, countWith(counting) && { counting: true });
-  else if (request.url === '/counting/off') json(response, countWith(NO_USAGE_COUNTING) && { counting: false });
+  else if (request.url === '/counting/on') countWith(counting, response);
+  else if (request.url === '/counting/off') countWith(NO_USAGE_COUNTING, response);
   else if (request.url === '/count-cost') json(response, { nsPerCount: nsPerCount() });
   else if (request.url === '/flush') {
     const before = process.cpuUsage();

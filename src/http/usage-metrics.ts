@@ -1,5 +1,6 @@
 import { Counter, Registry } from 'prom-client';
 import type { UsageRecorder } from '../domain/usage/usage-counter.js';
+import type { UsageCounts } from '../domain/usage/usage.records.js';
 
 /**
  * `ugs_usage_total{workspace_id, metric}`: the usage this process counted (SPEC §16), per workspace
@@ -17,19 +18,19 @@ export function usageMetrics(recorder: UsageRecorder): Registry {
   });
   // Summed per workspace first: a batch holds a count per group, and the counter hashes its labels on each inc.
   recorder.observe((batch) => {
-    const byWorkspace = new Map<number, { minted: number; verifications: number; reads: number }>();
+    const byWorkspace = new Map<number, UsageCounts>();
     for (const { workspaceId, embedTokensMinted, verifications, reads } of batch) {
       const sums = byWorkspace.get(workspaceId);
-      if (sums === undefined) byWorkspace.set(workspaceId, { minted: embedTokensMinted, verifications, reads });
+      if (sums === undefined) byWorkspace.set(workspaceId, { embedTokensMinted, verifications, reads });
       else {
-        sums.minted += embedTokensMinted;
+        sums.embedTokensMinted += embedTokensMinted;
         sums.verifications += verifications;
         sums.reads += reads;
       }
     }
-    for (const [workspaceId, { minted, verifications, reads }] of byWorkspace) {
+    for (const [workspaceId, { embedTokensMinted, verifications, reads }] of byWorkspace) {
       const workspace_id = String(workspaceId);
-      if (minted > 0) counted.inc({ workspace_id, metric: 'embed_tokens_minted' }, minted);
+      if (embedTokensMinted > 0) counted.inc({ workspace_id, metric: 'embed_tokens_minted' }, embedTokensMinted);
       if (verifications > 0) counted.inc({ workspace_id, metric: 'verifications' }, verifications);
       if (reads > 0) counted.inc({ workspace_id, metric: 'reads' }, reads);
     }

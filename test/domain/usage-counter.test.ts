@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createUsageRecorder } from '../../src/domain/usage/usage-counter.js';
 import type { UsageIncrement } from '../../src/domain/usage/usage.records.js';
 import type { Tenant } from '../../src/domain/tenancy.js';
+import { usageIncrement } from '../support/usage-increment.js';
 
 const tenant: Tenant = { workspaceId: 7, environment: 'Customer' };
 const DAY_ONE = Date.UTC(2026, 10, 26, 23, 59, 59);
@@ -30,15 +31,8 @@ function recorderWithBatches(now: () => number = () => DAY_ONE) {
   return { recorder, batches, failNextWrite: () => (failNext = true) };
 }
 
-const increment = (teamId: number, day: string, counts: Partial<UsageIncrement>): UsageIncrement => ({
-  ...tenant,
-  teamId,
-  day,
-  embedTokensMinted: 0,
-  verifications: 0,
-  reads: 0,
-  ...counts,
-});
+const increment = (teamId: number, day: string, counts: Partial<UsageIncrement>) =>
+  usageIncrement(tenant, teamId, day, counts);
 
 describe('usage recorder', () => {
   it('writes only what was counted since the last flush, and nothing for a group not counted since', async () => {

@@ -1,37 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import type { UsageIncrement } from '../../../src/domain/usage/usage.records.js';
-import type { Tenant } from '../../../src/domain/tenancy.js';
 import { auditContext, createGroup } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
+import { usageIncrement } from '../../support/usage-increment.js';
 
 export function describeUsageContract(t: ContractContext): void {
   describe('usage', () => {
-    const increment = (
-      tenant: Tenant,
-      teamId: number,
-      day: string,
-      counts: Partial<Pick<UsageIncrement, 'embedTokensMinted' | 'verifications' | 'reads'>>,
-    ): UsageIncrement => ({
-      workspaceId: tenant.workspaceId,
-      environment: tenant.environment,
-      teamId,
-      day,
-      embedTokensMinted: 0,
-      verifications: 0,
-      reads: 0,
-      ...counts,
-    });
     const range = { since: '2026-11-01', until: '2026-11-30' };
 
     it('adds counts to a day, never replaces them, and reads one group’s days in order', async () => {
       const group = await createGroup(t.store, t.fx.customer, 'acme-1');
       await t.store.addUsage([
-        increment(t.fx.customer, group.teamId, '2026-11-21', { reads: 2, verifications: 1 }),
-        increment(t.fx.customer, group.teamId, '2026-11-20', { embedTokensMinted: 4 }),
+        usageIncrement(t.fx.customer, group.teamId, '2026-11-21', { reads: 2, verifications: 1 }),
+        usageIncrement(t.fx.customer, group.teamId, '2026-11-20', { embedTokensMinted: 4 }),
       ]);
       // A second process flushing the same day: its counts add up with the first's.
       await t.store.addUsage([
-        increment(t.fx.customer, group.teamId, '2026-11-21', { reads: 3, embedTokensMinted: 1 }),
+        usageIncrement(t.fx.customer, group.teamId, '2026-11-21', { reads: 3, embedTokensMinted: 1 }),
       ]);
       await t.store.addUsage([]);
       expect(await t.store.listUsageDays(t.fx.customer, group.teamId, range)).toEqual([
@@ -49,7 +33,7 @@ export function describeUsageContract(t: ContractContext): void {
 
     it('adds concurrent batches of the same rows without losing any', async () => {
       const group = await createGroup(t.store, t.fx.customer, 'acme-2');
-      const batch = [increment(t.fx.customer, group.teamId, '2026-11-21', { verifications: 1 })];
+      const batch = [usageIncrement(t.fx.customer, group.teamId, '2026-11-21', { verifications: 1 })];
       await Promise.all(Array.from({ length: 20 }, () => t.store.addUsage(batch)));
       expect(await t.store.listUsageDays(t.fx.customer, group.teamId, range)).toEqual([
         { day: '2026-11-21', embedTokensMinted: 0, verifications: 20, reads: 0 },
@@ -58,7 +42,7 @@ export function describeUsageContract(t: ContractContext): void {
 
     it('keeps tenants apart: another environment or workspace reads nothing of the group', async () => {
       const group = await createGroup(t.store, t.fx.customer, 'acme-3');
-      await t.store.addUsage([increment(t.fx.customer, group.teamId, '2026-11-21', { reads: 1 })]);
+      await t.store.addUsage([usageIncrement(t.fx.customer, group.teamId, '2026-11-21', { reads: 1 })]);
       expect(await t.store.listUsageDays(t.fx.testing, group.teamId, range)).toEqual([]);
       expect(await t.store.listUsageDays(t.fx.otherCustomer, group.teamId, range)).toEqual([]);
       expect(await t.store.listTopUsage(t.fx.testing, { ...range, metric: 'reads', limit: 10 })).toEqual([]);
@@ -71,12 +55,12 @@ export function describeUsageContract(t: ContractContext): void {
       const c = await createGroup(t.store, t.fx.customer, 'c');
       const gone = await createGroup(t.store, t.fx.customer, 'gone');
       await t.store.addUsage([
-        increment(t.fx.customer, a.teamId, '2026-11-20', { verifications: 2, reads: 9 }),
-        increment(t.fx.customer, a.teamId, '2026-11-21', { verifications: 2 }),
-        increment(t.fx.customer, b.teamId, '2026-11-21', { verifications: 5, embedTokensMinted: 1 }),
-        increment(t.fx.customer, c.teamId, '2026-11-21', { verifications: 4 }),
-        increment(t.fx.customer, c.teamId, '2026-10-01', { verifications: 100 }),
-        increment(t.fx.customer, gone.teamId, '2026-11-21', { verifications: 50 }),
+        usageIncrement(t.fx.customer, a.teamId, '2026-11-20', { verifications: 2, reads: 9 }),
+        usageIncrement(t.fx.customer, a.teamId, '2026-11-21', { verifications: 2 }),
+        usageIncrement(t.fx.customer, b.teamId, '2026-11-21', { verifications: 5, embedTokensMinted: 1 }),
+        usageIncrement(t.fx.customer, c.teamId, '2026-11-21', { verifications: 4 }),
+        usageIncrement(t.fx.customer, c.teamId, '2026-10-01', { verifications: 100 }),
+        usageIncrement(t.fx.customer, gone.teamId, '2026-11-21', { verifications: 50 }),
       ]);
       await t.store.deleteUserGroup(t.fx.customer, gone.teamId, gone.version, auditContext());
       const top = await t.store.listTopUsage(t.fx.customer, { ...range, metric: 'verifications', limit: 10 });
@@ -104,9 +88,9 @@ export function describeUsageContract(t: ContractContext): void {
     it('prunes the days before a day, and only those', async () => {
       const group = await createGroup(t.store, t.fx.customer, 'acme-4');
       await t.store.addUsage([
-        increment(t.fx.customer, group.teamId, '2025-10-01', { reads: 1 }),
-        increment(t.fx.customer, group.teamId, '2025-10-02', { reads: 1 }),
-        increment(t.fx.customer, group.teamId, '2025-10-03', { reads: 1 }),
+        usageIncrement(t.fx.customer, group.teamId, '2025-10-01', { reads: 1 }),
+        usageIncrement(t.fx.customer, group.teamId, '2025-10-02', { reads: 1 }),
+        usageIncrement(t.fx.customer, group.teamId, '2025-10-03', { reads: 1 }),
       ]);
       expect(await t.store.pruneUsage('2025-10-03')).toBe(2);
       expect(await t.store.pruneUsage('2025-10-03')).toBe(0);
