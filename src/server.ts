@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import type { IssuedApiToken } from './domain/api-tokens/api-tokens.service.js';
 import { buildApp } from './http/app.js';
@@ -18,6 +19,8 @@ export interface ServeOptions {
   version: string;
   /** How long SIGTERM waits for in-flight requests before closing anyway. */
   drainTimeoutMs: number;
+  /** How long SIGTERM keeps serving, with /readyz failing, before the drain: a load balancer's cue. */
+  shutdownDelayMs: number;
   /** How long the server waits on slow or idle clients. */
   timeouts: ServerTimeouts;
   /** Whether this process creates the first-start admin tokens (not a cluster worker). */
@@ -42,7 +45,10 @@ export async function startServer(runtime: Runtime, options: ServeOptions): Prom
     logger: logger.child({ component: 'webhooks' }),
     settings: options.webhooks,
   });
+  // Set when a stop begins: /readyz fails from then on, so a load balancer stops sending here.
+  let unready = false;
   const app = await buildApp({
+    isStopping: () => unready,
     services: runtime.services,
     logger,
     rateLimit: options.rateLimit,
@@ -66,6 +72,8 @@ export async function startServer(runtime: Runtime, options: ServeOptions): Prom
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
+      unready = true;
+      if (options.shutdownDelayMs > 0) await sleep(options.shutdownDelayMs);
       // app.close() stops accepting, answers new requests on open sockets with 503 and waits for
       // in-flight ones; the timer bounds a client that never finishes.
       const timer = setTimeout(() => app.server.closeAllConnections(), options.drainTimeoutMs);

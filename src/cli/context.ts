@@ -112,6 +112,13 @@ export function positiveInteger(value: string): number {
   return number;
 }
 
+/** Parses a command-line duration or count that may be zero. */
+export function wholeNumber(value: string): number {
+  const number = Number(value);
+  if (!Number.isSafeInteger(number) || number < 0) throw new Error(`"${value}" is not a whole number.`);
+  return number;
+}
+
 /** An option's parser from a parse function: commander then reports its error naming the option (or variable). */
 export function optionParser<T>(parse: (text: string) => T): (text: string) => T {
   return (text) => {

@@ -10,7 +10,7 @@ import {
 } from '../rate-limit/rate-limit-setting.js';
 import type { RateLimitPolicy } from '../rate-limit/token-bucket.js';
 import { DEFAULT_USAGE_FLUSH_MS } from '../domain/usage/usage.rules.js';
-import { databaseOption, optionParser, positiveInteger } from './context.js';
+import { databaseOption, optionParser, positiveInteger, wholeNumber } from './context.js';
 import { addWebhookWorkerOptions, type WebhookFlags } from './webhook-options.js';
 
 /** `ugs serve`'s flags (or their UGS_ variables), as commander parses them. */
@@ -28,6 +28,7 @@ export interface ServeFlags extends WebhookFlags {
   keepAliveTimeoutMs: number;
   idleTimeoutMs: number;
   drainTimeoutMs: number;
+  shutdownDelayMs: number;
   publicUrl?: string;
   /** Whether serving processes count usage per group (SPEC §16); off only to measure what counting costs. */
   usage: 'on' | 'off';
@@ -147,6 +148,15 @@ export function serveCommandWithOptions(): Command {
         DRAIN_TIMEOUT_MS,
         'on SIGTERM or SIGINT, requests in flight get this long to finish before the connections close',
       ),
+    )
+    .addOption(
+      new Option(
+        '--shutdown-delay-ms <ms>',
+        "on SIGTERM or SIGINT, /readyz answers 503 at once and requests are still served this long before the drain begins: at least your load balancer's health-check interval, so that it stops sending first",
+      )
+        .env('UGS_SHUTDOWN_DELAY_MS')
+        .default(0)
+        .argParser(wholeNumber),
     )
     .addOption(
       millisecondsOption(

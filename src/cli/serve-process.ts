@@ -30,6 +30,7 @@ export function serveOptions(flags: ServeFlags, rateLimit: RateLimitPolicy | 'of
     rateLimit: rateLimitOption(rateLimit),
     version: PACKAGE_VERSION,
     drainTimeoutMs: flags.drainTimeoutMs,
+    shutdownDelayMs: flags.shutdownDelayMs,
     timeouts: serverTimeouts(flags),
     // In a cluster the primary issues them once every worker listens.
     issueFirstStartTokens: cluster.isPrimary,

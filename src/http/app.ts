@@ -43,6 +43,8 @@ export interface AppOptions {
   timeouts?: ServerTimeouts;
   /** The service's public URL, the document's `servers` (read when /openapi.json is first asked for). */
   publicUrl: () => string;
+  /** Whether the process is stopping: /readyz then fails while requests are still served. */
+  isStopping?: () => boolean;
   /** Figures of the process's other parts (the webhook worker) that /metrics shows beside the app's. */
   metrics?: Registry[];
 }
@@ -104,7 +106,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // Before any route: each route copies the hooks that exist when it is registered.
   registerMetrics(app, options.services.operations, options.metrics ?? []);
-  await app.register(healthRoutes, { operations: options.services.operations });
+  await app.register(healthRoutes, {
+    operations: options.services.operations,
+    isStopping: options.isStopping ?? (() => false),
+  });
   registerOpenApiRoute(app);
 
   const { services } = options;

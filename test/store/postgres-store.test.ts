@@ -7,6 +7,8 @@ import { AppError, isAppError } from '../../src/domain/errors.js';
 import { MIGRATIONS } from '../../src/store/postgres/migrations/index.js';
 import { mapPostgresError } from '../../src/store/postgres/postgres-errors.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { migratePostgres } from '../../src/store/postgres/migrate.js';
+import { openPostgresDatabase } from '../../src/store/postgres/postgres-database.js';
 import type { PostgresStoreOptions } from '../../src/store/postgres/postgres-store.js';
 import type { Store } from '../../src/domain/store.port.js';
 import { describeStoreContract } from './store.contract.js';
@@ -162,6 +164,24 @@ describe('PostgreSQL store specifics', () => {
       return (await client.query<R>(text, values)).rows;
     });
 
+  /** The database under the store, for running migrations as a given release would. */
+  const openDatabase = () => {
+    const db = openPostgresDatabase({ url, poolSize: 2 });
+    teardown.push(() => db.close());
+    return db;
+  };
+
+  const stepsOf = (kind: 'expand' | 'contract') => MIGRATIONS.filter((migration) => migration.kind === kind);
+
+  /** Whether the named index is valid, and its access method. */
+  const indexState = (name: string) =>
+    inSchema<{ valid: boolean; method: string }>(
+      `SELECT i.indisvalid AS valid, a.amname AS method FROM pg_index i
+       JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+       WHERE i.indexrelid = to_regclass($1)`,
+      [name],
+    );
+
   beforeEach(async () => {
     ({ schema, url, cleanup } = await freshSchema());
   });
@@ -192,6 +212,7 @@ describe('PostgreSQL store specifics', () => {
       'data_sources',
       'group_usage',
       'idempotency_keys',
+      'schema_expansions',
       'schema_migrations',
       'schemas',
       'signing_keys',
@@ -203,7 +224,10 @@ describe('PostgreSQL store specifics', () => {
       'workspaces',
     ]);
     expect(await inSchema('SELECT version, name FROM schema_migrations ORDER BY version')).toEqual(
-      MIGRATIONS.map(({ version, name }) => ({ version, name })),
+      stepsOf('contract').map(({ version, name }) => ({ version, name })),
+    );
+    expect(await inSchema('SELECT version, name FROM schema_expansions ORDER BY version')).toEqual(
+      stepsOf('expand').map(({ version, name }) => ({ version, name })),
     );
   });
 
@@ -237,6 +261,38 @@ describe('PostgreSQL store specifics', () => {
     await expect(open().migrate()).rejects.toThrow(/newer than this program/);
   });
 
+  it('lets the previous release start on a database a newer one expanded', async () => {
+    await open().migrate();
+    const previous = MIGRATIONS.filter(({ kind }) => kind === 'contract');
+    expect(previous.length).toBeLessThan(MIGRATIONS.length);
+    // As the previous release reads it: the highest contract step is one it knows.
+    const [level] = await inSchema<{ version: number }>('SELECT max(version) AS version FROM schema_migrations');
+    expect(level?.version).toBe(previous.at(-1)!.version);
+    await expect(migratePostgres(openDatabase(), previous)).resolves.toBe(0);
+  });
+
+  it('builds an index concurrently, replacing an invalid one an interrupted build left', async () => {
+    const build = MIGRATIONS.find((migration) => migration.concurrentIndex !== undefined)!;
+    await migratePostgres(
+      openDatabase(),
+      MIGRATIONS.filter(({ version }) => version < build.version),
+    );
+    await inSchema("INSERT INTO workspaces (name, created_at) VALUES ('a', now()), ('b', now())");
+    await inSchema(
+      `INSERT INTO user_groups (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, tags, created_at, updated_at)
+       SELECT w.id, 'Customer', 'g' || n || '-' || w.id, 'G', 'h' || n || '-' || w.id, 'c', ARRAY['x'], now(), now()
+       FROM workspaces w, generate_series(1, 3) n`,
+    );
+    // A unique build over duplicate values fails and leaves its index behind, invalid.
+    await expect(
+      inSchema(`CREATE UNIQUE INDEX CONCURRENTLY ${build.concurrentIndex} ON user_groups (environment)`),
+    ).rejects.toThrow();
+    expect(await indexState(build.concurrentIndex!)).toEqual([{ valid: false, method: 'btree' }]);
+    await expect(migratePostgres(openDatabase(), MIGRATIONS)).resolves.toBe(MIGRATIONS.length - build.version + 1);
+    expect(await indexState(build.concurrentIndex!)).toEqual([{ valid: true, method: 'gin' }]);
+    expect(await inSchema('SELECT version FROM schema_expansions')).toEqual([{ version: build.version }]);
+  });
+
   it('migrates safely from several store instances at once', async () => {
     const stores = Array.from({ length: 6 }, () => open({ poolSize: 2 }));
     const created = await Promise.all(
@@ -247,7 +303,10 @@ describe('PostgreSQL store specifics', () => {
     );
     expect(created.filter(Boolean)).toHaveLength(1);
     expect(await inSchema('SELECT version FROM schema_migrations ORDER BY version')).toEqual(
-      MIGRATIONS.map(({ version }) => ({ version })),
+      stepsOf('contract').map(({ version }) => ({ version })),
+    );
+    expect(await inSchema('SELECT version FROM schema_expansions ORDER BY version')).toEqual(
+      stepsOf('expand').map(({ version }) => ({ version })),
     );
     const [events] = await inSchema<{ count: string }>(
       "SELECT count(*) FROM audit_events WHERE action = 'workspace.created'",

@@ -38,6 +38,8 @@ export interface ServeOptions {
   viaNpmStart?: boolean;
   /** How long the server may take to answer /healthz (15 s unless given). */
   startTimeoutMs?: number;
+  /** Another build's bin/ugs.js (an older release, say), instead of this repository's. */
+  bin?: string;
 }
 
 /** How a launch differs between startServeProcess and startServe. */
@@ -126,7 +128,7 @@ function launch(args: readonly string[], port: number, options: LaunchOptions): 
   const serveArgs = options.portIn === 'argument' ? ['--port', String(port), ...args] : [...args];
   const [file, commandArgs] = options.viaNpmStart
     ? ['npm', ['start', '--silent', '--', ...serveArgs]]
-    : [process.execPath, [UGS_BIN, 'serve', ...serveArgs]];
+    : [process.execPath, [options.bin ?? UGS_BIN, 'serve', ...serveArgs]];
   const child = spawn(file, commandArgs, {
     cwd: options.cwd ?? REPO,
     env: ugsEnv({
@@ -255,10 +257,11 @@ async function start(args: readonly string[], options: LaunchOptions): Promise<S
  */
 export function startServeProcess(
   db: TestDatabase,
-  options: { args?: string[]; env?: Record<string, string> } = {},
+  options: { args?: string[]; env?: Record<string, string>; bin?: string } = {},
 ): Promise<ServeProcess> {
   const args = options.args ?? [];
   return start(['--database', db.url, ...args], {
+    ...(options.bin === undefined ? {} : { bin: options.bin }),
     portIn: 'argument',
     logLevel: 'warn',
     exitedOn: 'close',

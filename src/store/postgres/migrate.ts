@@ -1,48 +1,114 @@
-import { assertNotNewer } from '../migration.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MIGRATION_RECORD_TABLES, nextMigration, recordTableOf } from '../migration.js';
 import type { Migration } from '../migration.js';
-import type { PostgresDatabase } from './postgres-database.js';
-import { statements } from './statements.js';
+import type { PostgresDatabase, Queryable } from './postgres-database.js';
+import { statement, statements } from './statements.js';
+
+/** A PostgreSQL step; one that builds an index on a table that may be large does so without locking it. */
+export interface PostgresMigration extends Migration {
+  /**
+   * The name of the one index `sql` builds with CREATE INDEX CONCURRENTLY IF NOT EXISTS: run outside
+   * any transaction (PostgreSQL refuses it inside one), so writes go on while it builds. Expand only.
+   */
+  concurrentIndex?: string;
+}
 
 /**
  * Key of the transaction-scoped advisory lock that serialises migrations across every process on the
  * database. Any fixed bigint works as long as it never changes; this one spells "ugs-migr" in ASCII.
+ * Releases before expand steps existed take the same lock the same way.
  */
-const MIGRATION_LOCK_KEY = '0x7567732d6d696772';
+const MIGRATION_LOCK_KEY = BigInt('0x7567732d6d696772').toString();
+/** A session-level lock ("ugs-indx") held while one process builds an index concurrently. */
+const INDEX_BUILD_LOCK_KEY = BigInt('0x7567732d696e6478').toString();
+/** How often a process waiting for another's index build asks again. */
+const INDEX_BUILD_POLL_MS = 250;
+/** The client's own limit on one index build (the server's statement_timeout is lifted for it). */
+const INDEX_BUILD_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 
 const sql = statements({
-  lock: `SELECT pg_advisory_xact_lock(${BigInt(MIGRATION_LOCK_KEY).toString()})`,
-  createTable: `CREATE TABLE IF NOT EXISTS schema_migrations (
+  lock: `SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`,
+  level: 'SELECT coalesce(max(version), 0) AS version FROM schema_migrations',
+  expansions: 'SELECT version FROM schema_expansions',
+  tryBuildLock: `SELECT pg_try_advisory_lock(${INDEX_BUILD_LOCK_KEY}) AS locked`,
+  buildUnlock: `SELECT pg_advisory_unlock(${INDEX_BUILD_LOCK_KEY})`,
+  indexValid: 'SELECT i.indisvalid AS valid FROM pg_index i WHERE i.indexrelid = to_regclass(@name)',
+  noStatementTimeout: 'SET statement_timeout = 0',
+  resetStatementTimeout: 'RESET statement_timeout',
+});
+
+const createRecordTable = (table: string) =>
+  statement(`CREATE TABLE IF NOT EXISTS ${table} (
     version integer PRIMARY KEY,
     name text NOT NULL,
     applied_at timestamptz NOT NULL
-  )`,
-  applied: 'SELECT coalesce(max(version), 0) AS version FROM schema_migrations',
-  record: 'INSERT INTO schema_migrations (version, name, applied_at) VALUES (@version, @name, now())',
-});
+  )`)();
+
+const recordStep = (migration: Migration) =>
+  statement(
+    `INSERT INTO ${recordTableOf(migration)} (version, name, applied_at) VALUES (@version, @name, now())
+    ON CONFLICT (version) DO NOTHING`,
+  )({ version: migration.version, name: migration.name });
 
 /**
  * Applies pending migrations one per transaction, each under the advisory lock taken before anything
- * else (creating schema_migrations included), so processes racing on one database apply every step
+ * else (the record tables' creation included), so processes racing on one database apply every step
  * once; PostgreSQL's DDL is transactional, so a failed step leaves no trace. With nothing pending the
- * only cost is one short transaction.
+ * only cost is one short transaction. An index built concurrently is the exception: see buildIndex.
  */
-export async function migratePostgres(db: PostgresDatabase, migrations: readonly Migration[]): Promise<number> {
+export async function migratePostgres(db: PostgresDatabase, migrations: readonly PostgresMigration[]): Promise<number> {
   const applyNext = () =>
-    db.transaction(async (tx): Promise<boolean> => {
+    db.transaction(async (tx): Promise<PostgresMigration | undefined> => {
       await tx.rows(sql.lock());
-      await tx.rows(sql.createTable());
-      const [row] = await tx.rows<{ version: number }>(sql.applied());
-      const applied = row?.version ?? 0;
-      assertNotNewer(applied, migrations);
-      const next = migrations.find((migration) => migration.version > applied);
-      if (!next) return false;
+      for (const table of MIGRATION_RECORD_TABLES) await tx.rows(createRecordTable(table));
+      const next = nextMigration(await appliedSchema(tx), migrations) as PostgresMigration | undefined;
+      if (!next || next.concurrentIndex !== undefined) return next;
       // No parameters: the simple query protocol runs the whole multi-statement script.
       await tx.rows({ text: next.sql, values: [] });
-      await tx.rows(sql.record({ version: next.version, name: next.name }));
-      return true;
+      await tx.rows(recordStep(next));
+      return next;
     });
 
   let applied = 0;
-  while (await applyNext()) applied += 1;
+  for (let next = await applyNext(); next; next = await applyNext()) {
+    if (next.concurrentIndex !== undefined) await buildIndex(db, next, next.concurrentIndex);
+    applied += 1;
+  }
   return applied;
+}
+
+async function appliedSchema(tx: Queryable) {
+  const [level] = await tx.rows<{ version: number }>(sql.level());
+  const expansions = await tx.rows<{ version: number }>(sql.expansions());
+  return { level: level?.version ?? 0, expansions: new Set(expansions.map(({ version }) => version)) };
+}
+
+/**
+ * Builds the step's index outside any transaction and records the step. The migration lock is not
+ * held meanwhile: a build waits for every transaction older than it, and a process of the previous
+ * release blocked on that lock would be one (a deadlock). Builders take a session lock of their own
+ * instead, asked for without waiting, so no session waits on it inside a statement. An invalid index
+ * left by an interrupted build is dropped and built again.
+ */
+async function buildIndex(db: PostgresDatabase, migration: PostgresMigration, name: string): Promise<void> {
+  await db.withWarnings(async (session) => {
+    for (;;) {
+      const [row] = await session.rows<{ locked: boolean }>(sql.tryBuildLock());
+      if (row?.locked) break;
+      await sleep(INDEX_BUILD_POLL_MS);
+    }
+    try {
+      await session.rows(sql.noStatementTimeout());
+      const [index] = await session.rows<{ valid: boolean }>(sql.indexValid({ name }));
+      if (index && !index.valid) await session.rows(statement(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`)());
+      await session.rows({ text: migration.sql, values: [], query_timeout: INDEX_BUILD_TIMEOUT_MS });
+    } finally {
+      await session.rows(sql.resetStatementTimeout());
+      await session.rows(sql.buildUnlock());
+    }
+  });
+  await db.transaction(async (tx) => {
+    await tx.rows(sql.lock());
+    await tx.rows(recordStep(migration));
+  });
 }

@@ -6,6 +6,8 @@ export interface Statement {
   values: unknown[];
   /** Set for statements kept prepared on each connection (parsed and planned once, not per call). */
   name?: string;
+  /** The client's own limit for this statement, when the pool's default is too short (an index build). */
+  query_timeout?: number;
 }
 
 export type StatementFactory = (parameters?: Record<string, unknown>) => Statement;

@@ -313,12 +313,12 @@ const sql = statements(
     // substring test makes any search a scan of the tenant; the provided-id prefix is a range because
     // that is exact for every string under the column's "C" collation. strpos() takes the search text
     // literally, so %, _ and backslash need no escaping; lower() folds case beyond ASCII on a database
-    // with a UTF-8 locale.
+    // with a UTF-8 locale. The tag as containment (@>), which the GIN index user_groups_tags serves.
     list: `${SELECT_GROUP}
     WHERE ${TENANT} AND g.team_id > @afterTeamId
       AND (@parent::text IS NULL OR g.parent_team_id = (SELECT p.team_id FROM user_groups p
         WHERE p.workspace_id = @workspaceId AND p.environment = @environment AND p.provided_id = @parent))
-      AND (@tag::text IS NULL OR @tag = ANY(g.tags))
+      AND (@tag::text IS NULL OR g.tags @> ARRAY[@tag::text])
       AND (@isDemoGroup::boolean IS NULL OR g.is_demo_group = @isDemoGroup)
       AND (@search::text IS NULL
         OR (g.provided_id >= @search AND (@searchEnd::text IS NULL OR g.provided_id < @searchEnd))

@@ -12,6 +12,7 @@ import type { Migration } from '../../migration.js';
 export const initial: Migration = {
   version: 1,
   name: 'initial',
+  kind: 'contract',
   sql: `
 CREATE TABLE workspaces (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -7,6 +7,7 @@ import type { Migration } from '../../migration.js';
 export const apiTokenRateLimits: Migration = {
   version: 3,
   name: 'api token rate limits',
+  kind: 'contract',
   sql: `
 ALTER TABLE api_tokens
   ADD COLUMN rate_limit_per_second double precision CHECK (rate_limit_per_second > 0),

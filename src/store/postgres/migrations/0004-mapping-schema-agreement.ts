@@ -12,6 +12,7 @@ import type { Migration } from '../../migration.js';
 export const mappingSchemaAgreement: Migration = {
   version: 4,
   name: 'mapping schema agreement',
+  kind: 'contract',
   sql: `
 ALTER TABLE data_sources ADD CONSTRAINT data_sources_id_schema_key UNIQUE (id, schema_id);
 ALTER TABLE user_group_mappings ADD CONSTRAINT user_group_mappings_data_source_schema_fkey

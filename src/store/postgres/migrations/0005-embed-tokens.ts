@@ -7,6 +7,7 @@ import type { Migration } from '../../migration.js';
 export const embedTokens: Migration = {
   version: 5,
   name: 'embed tokens',
+  kind: 'contract',
   sql: `
 CREATE TABLE signing_keys (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

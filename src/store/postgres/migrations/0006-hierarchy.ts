@@ -8,6 +8,7 @@ import type { Migration } from '../../migration.js';
 export const hierarchy: Migration = {
   version: 6,
   name: 'hierarchy, demo groups and tags',
+  kind: 'contract',
   sql: `
 ALTER TABLE user_groups
   ADD COLUMN parent_team_id bigint CONSTRAINT user_groups_parent_fkey REFERENCES user_groups(team_id),

@@ -7,6 +7,7 @@ import type { Migration } from '../../migration.js';
 export const webhooks: Migration = {
   version: 7,
   name: 'webhooks',
+  kind: 'contract',
   sql: `
 CREATE TABLE webhook_endpoints (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

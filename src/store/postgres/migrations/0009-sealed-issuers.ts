@@ -8,6 +8,7 @@ import type { Migration } from '../../migration.js';
 export const sealedIssuers: Migration = {
   version: 9,
   name: 'sealed issuers',
+  kind: 'contract',
   sql: `
 ALTER TABLE signing_keys ADD COLUMN environment text NOT NULL DEFAULT 'Customer'
   CHECK (environment IN ('Customer', 'Testing'));

@@ -9,6 +9,7 @@ import type { Migration } from '../../migration.js';
 export const catalogueNumbers: Migration = {
   version: 10,
   name: 'catalogue numbers',
+  kind: 'contract',
   sql: `
 ALTER TABLE workspaces ADD COLUMN last_schema_id bigint NOT NULL DEFAULT 0;
 ALTER TABLE workspaces ADD COLUMN last_data_source_id bigint NOT NULL DEFAULT 0;

@@ -7,6 +7,7 @@ import type { Migration } from '../../migration.js';
 export const accessRules: Migration = {
   version: 11,
   name: 'access rules',
+  kind: 'contract',
   sql: `
 ALTER TABLE user_groups ADD COLUMN access_rules json
   CONSTRAINT user_groups_access_rules_array CHECK (access_rules IS NULL OR json_typeof(access_rules) = 'array');

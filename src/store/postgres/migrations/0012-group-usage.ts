@@ -4,6 +4,7 @@ import type { Migration } from '../../migration.js';
 export const groupUsage: Migration = {
   version: 12,
   name: 'group usage',
+  kind: 'contract',
   sql: `
 CREATE TABLE group_usage (
   team_id bigint NOT NULL,

@@ -7,6 +7,7 @@ import type { Migration } from '../../migration.js';
 export const syncIds: Migration = {
   version: 13,
   name: 'sync ids',
+  kind: 'contract',
   sql: `
 ALTER TABLE audit_events ADD COLUMN sync_id TEXT;
 `,

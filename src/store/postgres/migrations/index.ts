@@ -1,4 +1,4 @@
-import type { Migration } from '../../migration.js';
+import type { PostgresMigration } from '../migrate.js';
 import { initial } from './0001-initial.js';
 import { idempotencyKeys } from './0002-idempotency-keys.js';
 import { apiTokenRateLimits } from './0003-api-token-rate-limits.js';
@@ -12,9 +12,10 @@ import { catalogueNumbers } from './0010-catalogue-numbers.js';
 import { accessRules } from './0011-access-rules.js';
 import { groupUsage } from './0012-group-usage.js';
 import { syncIds } from './0013-sync-ids.js';
+import { userGroupTagsIndex } from './0014-user-group-tags-index.js';
 
 /** In version order; append only. */
-export const MIGRATIONS: readonly Migration[] = [
+export const MIGRATIONS: readonly PostgresMigration[] = [
   initial,
   idempotencyKeys,
   apiTokenRateLimits,
@@ -28,4 +29,5 @@ export const MIGRATIONS: readonly Migration[] = [
   accessRules,
   groupUsage,
   syncIds,
+  userGroupTagsIndex,
 ];

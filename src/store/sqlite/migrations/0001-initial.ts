@@ -3,6 +3,7 @@ import type { Migration } from '../../migration.js';
 export const initial: Migration = {
   version: 1,
   name: 'initial',
+  kind: 'contract',
   sql: `
 CREATE TABLE workspaces (
   id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -11,6 +11,7 @@ import type { Migration } from '../../migration.js';
 export const idempotencyKeys: Migration = {
   version: 2,
   name: 'idempotency-keys',
+  kind: 'contract',
   sql: `
 CREATE TABLE idempotency_keys (
   id INTEGER PRIMARY KEY,

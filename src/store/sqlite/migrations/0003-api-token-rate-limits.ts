@@ -4,6 +4,7 @@ import type { Migration } from '../../migration.js';
 export const apiTokenRateLimits: Migration = {
   version: 3,
   name: 'api token rate limits',
+  kind: 'contract',
   sql: `
 ALTER TABLE api_tokens ADD COLUMN rate_limit_per_second REAL CHECK (rate_limit_per_second > 0);
 ALTER TABLE api_tokens ADD COLUMN rate_limit_burst INTEGER

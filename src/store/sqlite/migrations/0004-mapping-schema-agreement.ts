@@ -17,6 +17,7 @@ export const MAPPING_SCHEMA_MISMATCH = 'user_group_mappings: the data source ser
 export const mappingSchemaAgreement: Migration = {
   version: 4,
   name: 'mapping schema agreement',
+  kind: 'contract',
   sql: `
 CREATE TRIGGER user_group_mappings_schema_agreement BEFORE INSERT ON user_group_mappings
 WHEN EXISTS (SELECT 1 FROM data_sources WHERE id = NEW.data_source_id AND schema_id <> NEW.schema_id)

@@ -11,6 +11,7 @@ import type { Migration } from '../../migration.js';
 export const embedTokens: Migration = {
   version: 5,
   name: 'embed tokens',
+  kind: 'contract',
   sql: `
 CREATE TABLE signing_keys (
   id INTEGER PRIMARY KEY AUTOINCREMENT,

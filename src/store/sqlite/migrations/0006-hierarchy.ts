@@ -9,6 +9,7 @@ import type { Migration } from '../../migration.js';
 export const hierarchy: Migration = {
   version: 6,
   name: 'hierarchy, demo groups and tags',
+  kind: 'contract',
   sql: `
 ALTER TABLE user_groups ADD COLUMN parent_team_id INTEGER REFERENCES user_groups(team_id);
 ALTER TABLE user_groups ADD COLUMN is_demo_group INTEGER NOT NULL DEFAULT 0 CHECK (is_demo_group IN (0, 1));

@@ -13,6 +13,7 @@ import type { Migration } from '../../migration.js';
 export const webhooks: Migration = {
   version: 7,
   name: 'webhooks',
+  kind: 'contract',
   sql: `
 CREATE TABLE webhook_endpoints (
   id INTEGER PRIMARY KEY AUTOINCREMENT,

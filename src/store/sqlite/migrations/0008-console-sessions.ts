@@ -9,6 +9,7 @@ import type { Migration } from '../../migration.js';
 export const consoleSessions: Migration = {
   version: 8,
   name: 'console-sessions',
+  kind: 'contract',
   sql: `
 CREATE TABLE console_sessions (
   id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -9,6 +9,7 @@ import type { Migration } from '../../migration.js';
 export const accessRules: Migration = {
   version: 11,
   name: 'access rules',
+  kind: 'contract',
   sql: `
 ALTER TABLE user_groups ADD COLUMN access_rules TEXT CHECK (access_rules IS NULL OR json_type(access_rules) = 'array');
 `,
