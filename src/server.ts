@@ -27,6 +27,8 @@ export interface ServeOptions {
   issueFirstStartTokens: boolean;
   /** The webhook delivery worker every serving process runs (its defaults where not given). */
   webhooks: Partial<WebhookWorkerSettings>;
+  /** The web origins granted cross-origin access to /api (none when empty). */
+  corsOrigins: readonly string[];
 }
 
 export interface RunningServer {
@@ -55,6 +57,7 @@ export async function startServer(runtime: Runtime, options: ServeOptions): Prom
     version: options.version,
     publicUrl: runtime.publicUrl,
     timeouts: options.timeouts,
+    corsOrigins: options.corsOrigins,
     metrics: [webhooks.metrics.registry, ...(runtime.usage ? [usageMetrics(runtime.usage)] : [])],
   }).catch(async (error: unknown) => {
     await webhooks.stop();

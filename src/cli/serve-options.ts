@@ -10,6 +10,7 @@ import {
 } from '../rate-limit/rate-limit-setting.js';
 import type { RateLimitPolicy } from '../rate-limit/token-bucket.js';
 import { DEFAULT_USAGE_FLUSH_MS } from '../domain/usage/usage.rules.js';
+import { parseCorsOrigins } from '../config/cors-origins.js';
 import { databaseOption, optionParser, positiveInteger, wholeNumber } from './context.js';
 import { addWebhookWorkerOptions, type WebhookFlags } from './webhook-options.js';
 
@@ -33,6 +34,8 @@ export interface ServeFlags extends WebhookFlags {
   /** Whether serving processes count usage per group (SPEC §16); off only to measure what counting costs. */
   usage: 'on' | 'off';
   usageFlushMs: number;
+  /** The web origins whose pages may call /api from a browser (none by default). */
+  corsOrigins: string[];
 }
 
 /** `--public-url`: an http(s) URL, kept without a trailing slash (issuers append `/w/<workspace>`). */
@@ -179,5 +182,14 @@ export function serveCommandWithOptions(): Command {
         DEFAULT_USAGE_FLUSH_MS,
         'usage counts are written this often; a crash (kill -9) loses at most this long of counts',
       ),
+    )
+    .addOption(
+      new Option(
+        '--cors-origins <origins>',
+        'comma-separated web origins (scheme://host[:port]) whose pages may call /api from a browser; none by default',
+      )
+        .env('UGS_CORS_ORIGINS')
+        .default([], 'none')
+        .argParser(optionParser(parseCorsOrigins)),
     );
 }

@@ -35,6 +35,7 @@ export function serveOptions(flags: ServeFlags, rateLimit: RateLimitPolicy | 'of
     // In a cluster the primary issues them once every worker listens.
     issueFirstStartTokens: cluster.isPrimary,
     webhooks: webhookWorkerSettings(flags),
+    corsOrigins: flags.corsOrigins,
   };
 }
 

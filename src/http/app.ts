@@ -4,6 +4,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Registry } from 'prom-client';
 import type { Services } from '../domain/services.js';
 import { registerAuthentication } from './auth.js';
+import { registerApiCors } from './cors.js';
 import { registerErrorHandler } from './error-handler.js';
 import { registerIdempotency } from './idempotency.js';
 import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './json-body.js';
@@ -47,6 +48,8 @@ export interface AppOptions {
   isStopping?: () => boolean;
   /** Figures of the process's other parts (the webhook worker) that /metrics shows beside the app's. */
   metrics?: Registry[];
+  /** The web origins granted cross-origin access to /api (--cors-origins); none unless given. */
+  corsOrigins?: readonly string[];
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -94,6 +97,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
     done();
   });
+  registerApiCors(app, options.corsOrigins ?? []);
   // Every route's query values, before the route's own hooks and validation read them.
   app.addHook('preValidation', (request, _reply, done) => {
     assertQueryText(request.url);

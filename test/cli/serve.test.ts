@@ -476,3 +476,20 @@ describe('server timeouts', () => {
     expect(existsSync(box.databasePath)).toBe(false);
   });
 });
+
+describe('cross-origin setting', () => {
+  it('an origin that is not one, a wildcard or a path stops serve before the database is opened, naming the flag', async () => {
+    const box = sandbox();
+    expectCleanFailure(
+      await box.ugs('serve', '--port', '0', '--cors-origins', 'https://app.example.com,https://*.example.com'),
+      /--cors-origins.*no wildcards/,
+    );
+    expectCleanFailure(
+      await runUgs(['serve', '--port', '0', '--database', box.databaseUrl], {
+        env: { UGS_CORS_ORIGINS: 'https://app.example.com/dashboard' },
+      }),
+      /no path, query or credentials/,
+    );
+    expect(existsSync(box.databasePath)).toBe(false);
+  });
+});

@@ -1,7 +1,7 @@
 import { beforeAll, expect } from 'vitest';
 import type { DataSourceRecord } from '../../src/domain/data-sources/data-source.records.js';
 import { injectClient, socketClient, type Client } from '../support/http-client.js';
-import { useTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp, type TestApp, type TestAppOptions } from '../support/test-app.js';
 import { uniqueId } from '../support/unique-id.js';
 import { adminCaller, type As, type Workspace } from '../support/callers.js';
 
@@ -19,9 +19,12 @@ export const TRANSPORTS: Transport[] = [
   { name: 'a real socket', connect: async (t) => socketClient(await t.listen()) },
 ];
 
-/** One real app and a client over `transport` for the enclosing describe block. */
-export function useClient(transport: Transport): { readonly t: TestApp; readonly client: Client } {
-  const holder = useTestApp();
+/** One real app (with `options`) and a client over `transport` for the enclosing describe block. */
+export function useClient(
+  transport: Transport,
+  options: TestAppOptions = {},
+): { readonly t: TestApp; readonly client: Client } {
+  const holder = useTestApp(options);
   let client: Client | undefined;
   beforeAll(async () => {
     client = await transport.connect(holder.t);

@@ -157,7 +157,7 @@ describe('GET /openapi.json', () => {
     expect(validator.version).toBe('3.1');
   });
 
-  it('documents exactly the routes the app serves, but itself and the admin console\'s own (docs/decisions.md, "Admin console")', () => {
+  it('documents exactly the routes the app serves, but itself, the admin console\'s own (docs/decisions.md, "Admin console") and the public documents\' HEAD and OPTIONS', () => {
     // Guards the route reader: it must see the routes every deployment has.
     expect(routes).toEqual(
       expect.arrayContaining([
@@ -169,7 +169,17 @@ describe('GET /openapi.json', () => {
       ]),
     );
     // The console's pages and session are hidden on purpose: they are the console's, not the API's.
-    const apiRoutes = routes.filter((route) => !route.split(' ')[1]!.startsWith('/console'));
+    // So are the public documents' HEAD (their GET's) and OPTIONS (the CORS preflight, docs/api.md
+    // "Cross-origin"): HTTP's answers about an operation, not operations a client generates calls for.
+    const apiRoutes = routes.filter(
+      (route) => !route.split(' ')[1]!.startsWith('/console') && !/^(HEAD|OPTIONS) \/w\//.test(route),
+    );
+    expect(routes).toEqual(
+      expect.arrayContaining([
+        'HEAD /w/:workspace/.well-known/jwks.json',
+        'OPTIONS /w/:workspace/.well-known/jwks.json',
+      ]),
+    );
     for (const route of apiRoutes) {
       const [method, path] = route.split(' ') as [string, string];
       expect(t.app.hasRoute({ method: method as 'GET', url: path }), route).toBe(true);

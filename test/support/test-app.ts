@@ -62,6 +62,8 @@ export interface TestAppOptions {
   webhooks?: { allowPrivate?: boolean; resolve?: Resolver; worker?: Partial<WebhookWorkerSettings> };
   /** Count usage per group (as `ugs serve` does), written every `flushMs`; not counted unless given. */
   usage?: { flushMs: number };
+  /** The web origins granted cross-origin access to /api (as `ugs serve --cors-origins`); none unless given. */
+  corsOrigins?: string[];
 }
 
 /** A SQLite database in an existing directory, which stays when the database is "dropped". */
@@ -142,6 +144,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       rateLimit: options.rateLimit ?? 'off',
       version: 'test',
       publicUrl: opened.publicUrl,
+      corsOrigins: options.corsOrigins,
       metrics: webhookWorker ? [webhookWorker.metrics.registry] : [],
     });
     await app.ready();

@@ -3,6 +3,7 @@ import type { EmbedTokenService } from '../../domain/embed-tokens/embed-tokens.s
 import type { Environment } from '../../domain/tenancy.js';
 import { responses } from '../../wire/envelope.js';
 import { PUBLIC_ROUTE } from '../route-schema.js';
+import { answerPublicPreflight, grantAnyOrigin } from '../cors.js';
 import { JwkSet, OpenIdConfiguration, WorkspaceParam } from '../../wire/signing-keys.schemas.js';
 
 /** What verifiers may cache: keys change only by rotation, and a retired key stays published for a day. */
@@ -25,14 +26,19 @@ const capitalised = (text: string) => `${text[0]!.toUpperCase()}${text.slice(1)}
  * Public, unauthenticated discovery of each issuer's embed-token keys (SPEC §10): the JWKS, and the
  * OpenID-style configuration that standard JWT libraries read to find it. A workspace that does not
  * exist answers as one whose issuer has no key yet, so these paths tell no one which workspaces exist.
+ * Any origin may read them (a renderer verifies in the browser too): GET, HEAD and OPTIONS, every
+ * answer (errors included) with `Access-Control-Allow-Origin: *`; this plugin's hook is theirs only.
  */
 export const discoveryRoutes: FastifyPluginAsyncTypebox<{
   embedTokens: Pick<EmbedTokenService, 'issuerOf' | 'publishedKeys'>;
 }> = async (app, { embedTokens }) => {
+  app.addHook('onRequest', grantAnyOrigin);
   for (const { environment, path, whose, operation } of ISSUERS) {
     app.get(
       `${path}/.well-known/jwks.json`,
       {
+        // The app exposes no HEAD routes of its own accord; a cache or verifier may ask these with HEAD.
+        exposeHeadRoute: true,
         schema: {
           operationId: `get${operation}Jwks`,
           summary: `${capitalised(whose)} public signing keys (JWKS)`,
@@ -52,6 +58,7 @@ export const discoveryRoutes: FastifyPluginAsyncTypebox<{
     app.get(
       `${path}/.well-known/openid-configuration`,
       {
+        exposeHeadRoute: true,
         schema: {
           operationId: `get${operation}OpenIdConfiguration`,
           summary: `Where ${whose} embed tokens come from and their keys are`,
@@ -71,5 +78,12 @@ export const discoveryRoutes: FastifyPluginAsyncTypebox<{
         };
       },
     );
+
+    for (const document of ['jwks.json', 'openid-configuration'])
+      app.options(
+        `${path}/.well-known/${document}`,
+        { schema: { hide: true, ...PUBLIC_ROUTE } },
+        answerPublicPreflight,
+      );
   }
 };
