@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // The command runs the compiled program (dist/). In a checkout that has not been built yet, say so
 // and how, rather than print Node's module-resolution stack.
+import { URL } from 'node:url';
+
 const main = new URL('../dist/cli/main.js', import.meta.url);
 let program;
 try {

@@ -52,7 +52,8 @@ function parseAt(parse: JsonTextParser, text: string, at: InputPosition): unknow
   }
 }
 
-function syncLineOf(value: unknown, at: InputPosition): SyncLineInput {
+/** One group of a sync, checked as the API's request schemas check theirs; a refusal names `at`. */
+export function syncLineOf(value: unknown, at: InputPosition): SyncLineInput {
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     throw atPosition(new AppError('invalid_json', 'Each group must be a JSON object.'), at);
   if (!lineValidator().Check(value)) throw atPosition(describeFirstError(value), at);
