@@ -196,8 +196,12 @@ function typedCondition(
  * - The rules of `schemaId` whose `table` equals `options.table` exactly apply, all of them (AND). A
  *   table no such rule names gives `FALSE` (fail closed), or `TRUE` with `unlisted: 'allow'`.
  * - Every value is a parameter: `$1`, `$2`… on PostgreSQL (an `in`/`not_in` list is one array
- *   parameter: `= ANY($n)`, `<> ALL($n)`), `?` on MySQL and SQLite (a list expands to `IN (?, ?, …)`;
- *   booleans are bound as 1 and 0, which is how both store them).
+ *   parameter: `= ANY($n)`, `<> ALL($n)`), `?` on MySQL and SQLite (a list expands to `IN (?, ?, …)`).
+ * - Every dialect matches what PostgreSQL matches: strings exactly (case, accents and trailing spaces
+ *   count, whatever the column's collation), a number against text as its text, a string against a
+ *   number only when it is a plain decimal number; on MySQL and SQLite a boolean is 1 or 0 against a
+ *   numeric column, 'true'/'false' against text (see typedCondition). `lt`/`gt` on strings follow the
+ *   column's collation on PostgreSQL, code point (byte) order on MySQL and SQLite.
  * - Identifiers are checked again (`^[A-Za-z_][A-Za-z0-9_]{0,62}$`, a table qualified once at most)
  *   and quoted for the dialect: `"…"` on PostgreSQL and SQLite, backticks on MySQL. Columns are
  *   qualified with the table (`"sales"."orders"."region"`) or with `alias`.
