@@ -122,6 +122,72 @@ function checkedOptions(options: AccessRulesToSqlOptions) {
   return { dialect, table, schemaId, allowUnlisted: unlisted === 'allow', alias, firstParameter: firstParameter ?? 1 };
 }
 
+/*
+ * MySQL/MariaDB and SQLite compare a value with a column by rules of their own: MySQL's default
+ * collations ignore case, accents and trailing spaces, and it compares a string column with a number
+ * as numbers ('acme' = 0 holds); SQLite follows a column's declared collation (NOCASE). PostgreSQL is
+ * the reference: the value read as the column's type, strings compared exactly. So, on these two:
+ * - a number, or a string that is a plain decimal number, compares as the database converts it to the
+ *   column's type: as a number with a numeric column, as its text, byte for byte, with a text column
+ *   (MySQL: bound as text and `CAST(? AS BINARY)`, so that a text column is never read as a number);
+ * - any other string compares byte for byte (MySQL `CAST(? AS BINARY)`, SQLite `COLLATE BINARY`), and
+ *   never with a number: a guard excludes numeric columns, where PostgreSQL refuses the query;
+ * - a boolean is 1 or 0 with a numeric column (how both store booleans), 'true' or 'false' with text.
+ */
+const NUMERIC_TEXT = /^[+-]?\d+(\.\d+)?$/;
+// A numeric column's value as MySQL writes it (a DOUBLE's with an exponent); a date's never is one.
+const NUMERIC_VALUE_SQL = "'^[-+]?[0-9]+([.][0-9]+)?([eE][-+]?[0-9]+)?$'";
+
+type Kind = 'number' | 'boolean' | 'text';
+const KINDS: readonly Kind[] = ['number', 'boolean', 'text'];
+const kindOfScalar = (value: Scalar): Kind =>
+  typeof value === 'boolean' ? 'boolean' : typeof value === 'number' || NUMERIC_TEXT.test(value) ? 'number' : 'text';
+
+function typedCondition(
+  dialect: 'mysql' | 'sqlite',
+  target: string,
+  op: Operator,
+  value: Scalar | Scalar[],
+  push: (value: SqlParameter) => void,
+): string {
+  const mysql = dialect === 'mysql';
+  const operand = (item: Scalar): string => {
+    if (typeof item === 'boolean') {
+      push(mysql ? (item ? '1' : '0') : Number(item));
+      push(String(item));
+      return mysql
+        ? `CAST(IF(CHARSET(${target}) = 'binary', ?, ?) AS BINARY)`
+        : `(CASE WHEN typeof(${target}) <> 'text' THEN ? ELSE ? END)`;
+    }
+    push(mysql ? String(item) : item);
+    if (mysql) return 'CAST(? AS BINARY)';
+    // Drivers bind a JavaScript number as a REAL, which a text column reads as '0.0': an integer is cast
+    // back, and `+` leaves the column's affinity to apply (an integer on a text column reads as '0').
+    return typeof item === 'number' && Number.isSafeInteger(item) ? '+CAST(? AS INTEGER)' : '?';
+  };
+  // SQLite converts a number to a text column's type only when neither side carries COLLATE.
+  const column = (kind: Kind) => (mysql || kind === 'number' ? target : `${target} COLLATE BINARY`);
+  // True where the column holds no number (text, a date, a blob); NULL where it is NULL.
+  const notNumeric = mysql
+    ? `(CHARSET(${target}) <> 'binary' OR CONVERT(${target} USING utf8mb4) NOT REGEXP ${NUMERIC_VALUE_SQL})`
+    : `typeof(${target}) NOT IN ('integer', 'real')`;
+  const guarded = (kind: Kind, condition: string) => (kind === 'text' ? `${condition} AND ${notNumeric}` : condition);
+
+  if (op !== 'in' && op !== 'not_in') {
+    const kind = kindOfScalar(value as Scalar);
+    return guarded(kind, `${column(kind)} ${COMPARISONS[op]} ${operand(value as Scalar)}`);
+  }
+  const list = value as Scalar[];
+  if (list.length === 0) return op === 'in' ? 'FALSE' : 'TRUE';
+  const keyword = op === 'in' ? 'IN' : 'NOT IN';
+  const parts = KINDS.map((kind) => [kind, list.filter((item) => kindOfScalar(item) === kind)] as const)
+    .filter(([, items]) => items.length > 0)
+    .map(([kind, items]) => guarded(kind, `${column(kind)} ${keyword} (${items.map(operand).join(', ')})`));
+  // `in`: equal to one of the values; `not_in`: different from each (so no number either, if a text is listed).
+  if (op === 'not_in' || parts.length === 1) return parts.join(' AND ');
+  return `(${parts.map((part) => (part.includes(' AND ') ? `(${part})` : part)).join(' OR ')})`;
+}
+
 /**
  * Turns the resolved access rules of a verified embed token (`claims.ugs.access_rules`) into a filter
  * for a query of one table: `{ text, values }`, where `text` is a condition to AND into the query's
@@ -130,8 +196,12 @@ function checkedOptions(options: AccessRulesToSqlOptions) {
  * - The rules of `schemaId` whose `table` equals `options.table` exactly apply, all of them (AND). A
  *   table no such rule names gives `FALSE` (fail closed), or `TRUE` with `unlisted: 'allow'`.
  * - Every value is a parameter: `$1`, `$2`… on PostgreSQL (an `in`/`not_in` list is one array
- *   parameter: `= ANY($n)`, `<> ALL($n)`), `?` on MySQL and SQLite (a list expands to `IN (?, ?, …)`;
- *   booleans are bound as 1 and 0, which is how both store them).
+ *   parameter: `= ANY($n)`, `<> ALL($n)`), `?` on MySQL and SQLite (a list expands to `IN (?, ?, …)`).
+ * - Every dialect matches what PostgreSQL matches: strings exactly (case, accents and trailing spaces
+ *   count, whatever the column's collation), a number against text as its text, a string against a
+ *   number only when it is a plain decimal number; on MySQL and SQLite a boolean is 1 or 0 against a
+ *   numeric column, 'true'/'false' against text (see typedCondition). `lt`/`gt` on strings follow the
+ *   column's collation on PostgreSQL, code point (byte) order on MySQL and SQLite.
  * - Identifiers are checked again (`^[A-Za-z_][A-Za-z0-9_]{0,62}$`, a table qualified once at most)
  *   and quoted for the dialect: `"…"` on PostgreSQL and SQLite, backticks on MySQL. Columns are
  *   qualified with the table (`"sales"."orders"."region"`) or with `alias`.
@@ -154,27 +224,22 @@ export function accessRulesToSql(rules: readonly ResolvedAccessRule[], options: 
   const quote = dialect === 'mysql' ? (name: string) => `\`${name}\`` : (name: string) => `"${name}"`;
   const qualifier = alias === undefined ? table.split('.').map(quote).join('.') : quote(alias);
   const values: SqlParameter[] = [];
-  const bind = (value: Scalar | Scalar[]): string => {
-    if (dialect === 'postgres') {
-      values.push(value);
-      return `$${firstParameter + values.length - 1}`;
-    }
-    values.push(typeof value === 'boolean' ? Number(value) : (value as string | number));
-    return '?';
-  };
+  const push = (value: SqlParameter) => values.push(value);
 
   const conditions = applying.map(({ column, op, value }) => {
     const target = `${qualifier}.${quote(column)}`;
     if (op === 'is_null') return `${target} IS NULL`;
     if (op === 'not_null') return `${target} IS NOT NULL`;
-    if (op === 'in' || op === 'not_in') {
-      const list = value as Scalar[];
-      if (list.length === 0) return op === 'in' ? 'FALSE' : 'TRUE';
-      if (dialect === 'postgres')
+    if (dialect === 'postgres') {
+      const bind = (bound: Scalar | Scalar[]) => (push(bound), `$${firstParameter + values.length - 1}`);
+      if (op === 'in' || op === 'not_in') {
+        const list = value as Scalar[];
+        if (list.length === 0) return op === 'in' ? 'FALSE' : 'TRUE';
         return op === 'in' ? `${target} = ANY(${bind(list)})` : `${target} <> ALL(${bind(list)})`;
-      return `${target} ${op === 'in' ? 'IN' : 'NOT IN'} (${list.map((item) => bind(item)).join(', ')})`;
+      }
+      return `${target} ${COMPARISONS[op]} ${bind(value as Scalar)}`;
     }
-    return `${target} ${COMPARISONS[op]} ${bind(value as Scalar)}`;
+    return typedCondition(dialect, target, op, value as Scalar | Scalar[], push);
   });
   return { text: `(${conditions.join(' AND ')})`, values };
 }

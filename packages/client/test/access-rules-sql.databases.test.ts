@@ -1,12 +1,15 @@
-// accessRulesToSql's filters run on real databases (issue 31, SPEC §17): a real SQLite (better-sqlite3)
-// and a real PostgreSQL table of three tenants' rows. Each tenant's rules give exactly its rows; every
-// operator gives what SQL's own semantics (NULLs included) say on text, integer, boolean and nullable
-// columns; values crafted as SQL come back as data, never as SQL; names that are not identifiers never
-// reach the database. MySQL is covered as text and parameters only (access-rules-sql.test.ts).
+// accessRulesToSql's filters run on real databases (issue 31, SPEC §17): a real SQLite (better-sqlite3),
+// a real PostgreSQL and a real MariaDB table of three tenants' rows. Each tenant's rules give exactly its
+// rows; every operator gives what SQL's own semantics (NULLs included) say on text, integer, boolean and
+// nullable columns; values crafted as SQL come back as data, never as SQL; look-alikes (case, spaces,
+// accents), numbers against text and strings against numbers match on SQLite and MariaDB exactly what
+// they match on PostgreSQL; names that are not identifiers never reach the database.
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
+import type mysql from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectMariadb } from '../../../test/support/mariadb-connection.js';
 import { POSTGRES_URL } from '../../../test/support/test-database.js';
 import {
   accessRulesToSql,
@@ -17,6 +20,7 @@ import {
 } from '../src/index.js';
 
 type Cell = string | number | boolean | null;
+type Scalar = string | number | boolean;
 interface Row {
   id: number;
   tenant: string;
@@ -49,6 +53,19 @@ const CRAFTED = [
   'acme\u0009',
   'ACME',
   'acme ',
+  // Look-alikes of `acme`, and texts that a database converting between types reads as 0, 1 or a boolean.
+  'Acme',
+  ' acme',
+  'ácme', // a with acute accent
+  'Åcme', // A with ring above
+  'acmé',
+  'ａcme', // FULLWIDTH LATIN SMALL LETTER A
+  '0',
+  '00',
+  '1',
+  'true',
+  'false',
+  '',
 ];
 
 const ROWS: Row[] = [
@@ -74,7 +91,7 @@ const idsWhere = (holds: (row: Row) => boolean) => ROWS.filter(holds).map((row) 
 
 /** A real database holding the table, queried with a filter the way a renderer would. */
 interface Engine {
-  dialect: 'postgres' | 'sqlite';
+  dialect: 'postgres' | 'sqlite' | 'mysql';
   /** The table's name as the rules name it (and the FROM clause writes it). */
   table: string;
   /** The ids the filter lets through, `prefix` conditions (and their values) ANDed before it. */
@@ -86,6 +103,11 @@ interface Engine {
 let sqlite: Database.Database;
 let client: pg.Client;
 const schema = `t_${randomBytes(8).toString('hex')}`;
+// MariaDB (or MySQL): a table of this run's own in the database `test`, in utf8mb4 with the server's
+// default collation for it (case- and accent-insensitive, trailing spaces ignored), as a renderer's would be.
+const mariadb: mysql.Connection = await connectMariadb();
+const mariadbTable = `orders_${randomBytes(8).toString('hex')}`;
+const mariadbCanary = `canary_${randomBytes(8).toString('hex')}`;
 const engines: Engine[] = [];
 
 beforeAll(async () => {
@@ -114,8 +136,9 @@ beforeAll(async () => {
   client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 5000 });
   await client.connect();
   await client.query(`CREATE SCHEMA ${schema}`);
+  // Collation "C": strings order byte for byte, as on the other engines (a database's default may be linguistic).
   await client.query(
-    `CREATE TABLE ${schema}.orders (id integer PRIMARY KEY, tenant text NOT NULL, region text, amount integer, paid boolean, note text)`,
+    `CREATE TABLE ${schema}.orders (id integer PRIMARY KEY, tenant text COLLATE "C" NOT NULL, region text COLLATE "C", amount integer, paid boolean, note text COLLATE "C")`,
   );
   await client.query(`CREATE TABLE ${schema}.canary (id integer)`);
   for (const row of ROWS)
@@ -141,6 +164,35 @@ beforeAll(async () => {
       return rows[0]!;
     },
   });
+
+  await mariadb.query(
+    `CREATE TABLE ${mariadbTable} (id int PRIMARY KEY, tenant varchar(64) NOT NULL, region varchar(16), amount int, paid boolean, note varchar(64)) DEFAULT CHARSET=utf8mb4`,
+  );
+  await mariadb.query(`CREATE TABLE ${mariadbCanary} (id int)`);
+  for (const row of ROWS)
+    await mariadb.execute(
+      `INSERT INTO ${mariadbTable} VALUES (?, ?, ?, ?, ?, ?)`,
+      COLUMNS.map((column) => (typeof row[column] === 'boolean' ? Number(row[column]) : row[column])),
+    );
+  engines.push({
+    dialect: 'mysql',
+    table: mariadbTable,
+    ids: async (filter, { alias, prefix = 'TRUE', prefixValues = [] } = {}) => {
+      const [rows] = await mariadb.execute<mysql.RowDataPacket[]>(
+        `SELECT id FROM ${mariadbTable} ${alias ?? ''} WHERE ${prefix} AND ${filter.text} ORDER BY id`,
+        [...prefixValues, ...filter.values] as Array<string | number>,
+      );
+      return rows.map((row) => row.id as number);
+    },
+    intact: async () => {
+      const [rows] = await mariadb.execute<mysql.RowDataPacket[]>(
+        `SELECT (SELECT count(*) FROM ${mariadbTable}) AS \`rows\`, ` +
+          '(SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?) = 1 AS canary',
+        [mariadbCanary],
+      );
+      return { rows: Number(rows[0]!.rows), canary: rows[0]!.canary === 1 };
+    },
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -149,6 +201,8 @@ afterAll(async () => {
     await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await client.end();
   }
+  await mariadb.query(`DROP TABLE IF EXISTS ${mariadbTable}, ${mariadbCanary}`);
+  await mariadb.end();
 });
 
 const SCHEMA_ID = 3;
@@ -200,7 +254,7 @@ function tenantRules(table: string): Record<string, ResolvedAccessRule[]> {
   };
 }
 
-describe.each(['sqlite', 'postgres'] as const)('accessRulesToSql on a real %s database', (dialect) => {
+describe.each(['sqlite', 'postgres', 'mysql'] as const)('accessRulesToSql on a real %s database', (dialect) => {
   const engine = () => engines.find((candidate) => candidate.dialect === dialect)!;
 
   it('gives each of three tenants exactly its own rows', async () => {
@@ -260,7 +314,7 @@ describe.each(['sqlite', 'postgres'] as const)('accessRulesToSql on a real %s da
   it('fails closed for a table named otherwise, opens it only when asked, and keeps a listed table filtered', async () => {
     const e = engine();
     const rules = tenantRules(e.table).acme!;
-    const otherName = e.dialect === 'postgres' ? 'orders' : 'main.orders';
+    const otherName = { postgres: 'orders', sqlite: 'main.orders', mysql: `test.${e.table}` }[e.dialect];
     expect(await e.ids(accessRulesToSql(rules, forEngine(e, { table: otherName })))).toEqual([]);
     expect(await e.ids(accessRulesToSql(rules, forEngine(e, { schemaId: SCHEMA_ID + 2 })))).toEqual([]);
     expect(await e.ids(accessRulesToSql([], forEngine(e)))).toEqual([]);
@@ -309,7 +363,7 @@ describe.each(['sqlite', 'postgres'] as const)('accessRulesToSql on a real %s da
       ['id', '1 UNION SELECT id FROM canary'],
     ] as const) {
       const filter = accessRulesToSql(rulesOf(e.table, [{ column, op: 'eq', value }]), forEngine(e));
-      if (e.dialect === 'sqlite') expect(await e.ids(filter)).toEqual([]);
+      if (e.dialect !== 'postgres') expect(await e.ids(filter)).toEqual([]);
       // PostgreSQL parses the parameter as the column's type and refuses it (22P02: invalid text representation).
       else await expect(e.ids(filter)).rejects.toMatchObject({ code: '22P02' });
     }
@@ -326,7 +380,7 @@ describe.each(['sqlite', 'postgres'] as const)('accessRulesToSql on a real %s da
       expect(() => accessRulesToSql([], forEngine(e, { table: name }))).toThrow(AccessRuleError);
       expect(() => accessRulesToSql([], forEngine(e, { alias: name }))).toThrow(AccessRuleError);
     }
-    // A misspelt column (here: one that exists in no table) errors on both engines; SQLite does not take
+    // A misspelt column (here: one that exists in no table) errors on every engine; SQLite does not take
     // the qualified, double-quoted name for a string literal.
     for (const op of ['neq', 'not_in'] as const) {
       const value = op === 'neq' ? 'x' : ['x'];
@@ -335,6 +389,138 @@ describe.each(['sqlite', 'postgres'] as const)('accessRulesToSql on a real %s da
     }
     expect(await e.intact()).toEqual({ rows: ROWS.length, canary: true });
   });
+});
+
+type Case = Pick<ResolvedAccessRule, 'column' | 'op' | 'value'>;
+
+/** Look-alikes, numbers against text, strings against numbers, mixed lists, booleans, strings ordered. */
+const LOOK_ALIKE_CASES: Case[] = [
+  ...['acme', 'ACME', 'Acme', 'acme ', ' acme', 'ácme', 'Åcme', 'acmé', 'ａcme', '', '0', 'true'].map(
+    (value): Case => ({ column: 'tenant', op: 'eq', value }),
+  ),
+  ...[0, 1, 0.0, -0, 10, 1.5, true, false].map((value): Case => ({ column: 'tenant', op: 'eq', value })),
+  { column: 'tenant', op: 'neq', value: 'acme' },
+  { column: 'tenant', op: 'neq', value: 0 },
+  { column: 'tenant', op: 'neq', value: false },
+  { column: 'tenant', op: 'in', value: ['acme', 0] },
+  { column: 'tenant', op: 'in', value: [0] },
+  { column: 'tenant', op: 'in', value: ['0', 0, '00'] },
+  { column: 'tenant', op: 'in', value: ['ACME', true] },
+  { column: 'tenant', op: 'in', value: [false, 1, 'Åcme'] },
+  { column: 'tenant', op: 'not_in', value: ['acme', 0] },
+  { column: 'tenant', op: 'not_in', value: [true, false] },
+  { column: 'tenant', op: 'lt', value: 'acme' },
+  { column: 'tenant', op: 'lte', value: 'ACME' },
+  { column: 'tenant', op: 'gt', value: 'acme' },
+  { column: 'tenant', op: 'gte', value: 'ácme' },
+  { column: 'tenant', op: 'lt', value: 'B' },
+  { column: 'tenant', op: 'gt', value: 'a' },
+  { column: 'tenant', op: 'gte', value: 'acme ' },
+  { column: 'tenant', op: 'lt', value: 0 },
+  { column: 'tenant', op: 'gt', value: 1 },
+  { column: 'tenant', op: 'lt', value: true },
+  { column: 'note', op: 'eq', value: 0 },
+  { column: 'note', op: 'lt', value: 'm' },
+  { column: 'note', op: 'not_in', value: [0, 'rush'] },
+  { column: 'region', op: 'gt', value: 'US' },
+  // Strings against an integer column: a plain decimal number compares as one, anything else matches nothing.
+  ...['0', '20', '+20', '020', '1e1', 'acme', '', '0 OR 1=1', '20abc'].map((value): Case => ({
+    column: 'amount',
+    op: 'eq',
+    value,
+  })),
+  { column: 'amount', op: 'neq', value: 'acme' },
+  { column: 'amount', op: 'lt', value: '25' },
+  { column: 'amount', op: 'gte', value: '5' },
+  { column: 'amount', op: 'lt', value: 'abc' },
+  { column: 'amount', op: 'gt', value: 'acme' },
+  { column: 'amount', op: 'in', value: ['acme', 0] },
+  { column: 'amount', op: 'in', value: ['10', 20, '1e1'] },
+  { column: 'amount', op: 'not_in', value: ['acme', 0] },
+  { column: 'amount', op: 'not_in', value: ['10', 20] },
+  { column: 'amount', op: 'lte', value: 0 },
+  // Booleans on a boolean column, and numbers there.
+  { column: 'paid', op: 'eq', value: true },
+  { column: 'paid', op: 'eq', value: false },
+  { column: 'paid', op: 'neq', value: true },
+  { column: 'paid', op: 'in', value: [true] },
+  { column: 'paid', op: 'not_in', value: [false] },
+  { column: 'paid', op: 'eq', value: 1 },
+  { column: 'paid', op: 'eq', value: 2 },
+];
+
+/**
+ * What PostgreSQL matches; where it refuses the query (a value that is not of the column's type,
+ * 22P02), the rows of the values that are: none, or for `in` those of its other values.
+ */
+async function postgresMatches(engine: Engine, rule: Case): Promise<number[]> {
+  try {
+    return await engine.ids(accessRulesToSql(rulesOf(engine.table, [rule]), forEngine(engine)));
+  } catch (error) {
+    expect(error, JSON.stringify(rule)).toMatchObject({ code: '22P02' });
+    if (rule.op !== 'in') return [];
+    const each = await Promise.all(
+      (rule.value as Scalar[]).map((value) => postgresMatches(engine, { ...rule, op: 'eq', value })),
+    );
+    return [...new Set(each.flat())].sort((a, b) => a - b);
+  }
+}
+
+describe('every dialect matches what PostgreSQL matches', () => {
+  const byDialect = (dialect: Engine['dialect']) => engines.find((candidate) => candidate.dialect === dialect)!;
+  const idOf = (tenant: string) => ROWS.find((row) => row.tenant === tenant)!.id;
+
+  it('on PostgreSQL, strings compare exactly and a number with text as its text', async () => {
+    const e = byDialect('postgres');
+    const ids = (rule: Case) => e.ids(accessRulesToSql(rulesOf(e.table, [rule]), forEngine(e)));
+    expect(await ids({ column: 'tenant', op: 'eq', value: 'acme' })).toEqual([1, 2, 3]);
+    expect(await ids({ column: 'tenant', op: 'eq', value: 'Åcme' })).toEqual([idOf('Åcme')]);
+    expect(await ids({ column: 'tenant', op: 'eq', value: 0 })).toEqual([idOf('0')]);
+    expect(await ids({ column: 'tenant', op: 'eq', value: false })).toEqual([idOf('false')]);
+    expect(await ids({ column: 'tenant', op: 'in', value: ['acme', 0] })).toEqual([1, 2, 3, idOf('0')]);
+  });
+
+  it.each(['sqlite', 'mysql'] as const)(
+    '%s: look-alikes, numbers and text, mixed lists, booleans and string order',
+    async (dialect) => {
+      const reference = byDialect('postgres');
+      const e = byDialect(dialect);
+      for (const rule of LOOK_ALIKE_CASES)
+        expect(
+          await e.ids(accessRulesToSql(rulesOf(e.table, [rule]), forEngine(e))),
+          `${JSON.stringify(rule)} on ${dialect}`,
+        ).toEqual(await postgresMatches(reference, rule));
+    },
+  );
+
+  it("MariaDB's table compares case- and accent-insensitively by default: the filter, not the table, makes it exact", async () => {
+    const [rows] = await mariadb.execute<mysql.RowDataPacket[]>(
+      'SELECT collation_name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ?',
+      [mariadbTable, 'tenant'],
+    );
+    expect(rows[0]!.collation_name).toMatch(/^utf8mb4_.*_ci$/);
+    const [loose] = await mariadb.execute<mysql.RowDataPacket[]>(
+      `SELECT count(*) AS n FROM ${mariadbTable} WHERE tenant = ?`,
+      ['acme'],
+    );
+    expect(Number(loose[0]!.n)).toBeGreaterThan(3);
+  });
+
+  it.each(['sqlite', 'mysql'] as const)(
+    '%s: where it differs, as documented: a boolean is 1 or 0 on a numeric column, a string never matches a number',
+    async (dialect) => {
+      const e = byDialect(dialect);
+      const ids = (rule: Case) => e.ids(accessRulesToSql(rulesOf(e.table, [rule]), forEngine(e)));
+      // PostgreSQL refuses a boolean for an integer column; these store booleans as the integers 1 and 0.
+      expect(await ids({ column: 'amount', op: 'eq', value: false })).toEqual(idsWhere((row) => row.amount === 0));
+      // PostgreSQL reads 'true' as a boolean for a boolean column; here a string that is not a number
+      // never matches a numeric column, which is what a boolean column is.
+      expect(await ids({ column: 'paid', op: 'eq', value: 'true' })).toEqual([]);
+      expect(await ids({ column: 'paid', op: 'in', value: [true, 'false'] })).toEqual(
+        idsWhere((row) => row.paid === true),
+      );
+    },
+  );
 });
 
 /** SQL's semantics for one rule on one cell: a NULL satisfies only is_null; an empty in is false, an empty not_in true. */

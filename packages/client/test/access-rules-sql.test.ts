@@ -35,22 +35,29 @@ function refusal(rules: unknown, options: AccessRulesToSqlOptions): string {
   throw new Error('accessRulesToSql accepted it');
 }
 
+/** What keeps a string that is not a number from matching a numeric column (MySQL has no pg_typeof). */
+const mysqlNotNumeric = (column: string) =>
+  `(CHARSET(${column}) <> 'binary' OR CONVERT(${column} USING utf8mb4) NOT REGEXP '^[-+]?[0-9]+([.][0-9]+)?([eE][-+]?[0-9]+)?$')`;
+const sqliteNotNumeric = (column: string) => `typeof(${column}) NOT IN ('integer', 'real')`;
+const MYSQL_NOT_NUMERIC = mysqlNotNumeric('`orders`.`region`');
+const SQLITE_NOT_NUMERIC = sqliteNotNumeric('"orders"."region"');
+
 describe('accessRulesToSql, one rule of each operator', () => {
   const cases: Array<[ResolvedAccessRule, Record<SqlDialect, [string, unknown[]]>]> = [
     [
       rule({ op: 'eq', value: 'eu' }),
       {
         postgres: ['("orders"."region" = $1)', ['eu']],
-        sqlite: ['("orders"."region" = ?)', ['eu']],
-        mysql: ['(`orders`.`region` = ?)', ['eu']],
+        sqlite: [`("orders"."region" COLLATE BINARY = ? AND ${SQLITE_NOT_NUMERIC})`, ['eu']],
+        mysql: [`(\`orders\`.\`region\` = CAST(? AS BINARY) AND ${MYSQL_NOT_NUMERIC})`, ['eu']],
       },
     ],
     [
       rule({ op: 'neq', value: 3 }),
       {
         postgres: ['("orders"."region" <> $1)', [3]],
-        sqlite: ['("orders"."region" <> ?)', [3]],
-        mysql: ['(`orders`.`region` <> ?)', [3]],
+        sqlite: ['("orders"."region" <> +CAST(? AS INTEGER))', [3]],
+        mysql: ['(`orders`.`region` <> CAST(? AS BINARY))', ['3']],
       },
     ],
     [
@@ -58,47 +65,50 @@ describe('accessRulesToSql, one rule of each operator', () => {
       {
         postgres: ['("orders"."region" < $1)', [2.5]],
         sqlite: ['("orders"."region" < ?)', [2.5]],
-        mysql: ['(`orders`.`region` < ?)', [2.5]],
+        mysql: ['(`orders`.`region` < CAST(? AS BINARY))', ['2.5']],
       },
     ],
     [
       rule({ op: 'lte', value: 'm' }),
       {
         postgres: ['("orders"."region" <= $1)', ['m']],
-        sqlite: ['("orders"."region" <= ?)', ['m']],
-        mysql: ['(`orders`.`region` <= ?)', ['m']],
+        sqlite: [`("orders"."region" COLLATE BINARY <= ? AND ${SQLITE_NOT_NUMERIC})`, ['m']],
+        mysql: [`(\`orders\`.\`region\` <= CAST(? AS BINARY) AND ${MYSQL_NOT_NUMERIC})`, ['m']],
       },
     ],
     [
       rule({ op: 'gt', value: -1 }),
       {
         postgres: ['("orders"."region" > $1)', [-1]],
-        sqlite: ['("orders"."region" > ?)', [-1]],
-        mysql: ['(`orders`.`region` > ?)', [-1]],
+        sqlite: ['("orders"."region" > +CAST(? AS INTEGER))', [-1]],
+        mysql: ['(`orders`.`region` > CAST(? AS BINARY))', ['-1']],
       },
     ],
     [
       rule({ op: 'gte', value: 0 }),
       {
         postgres: ['("orders"."region" >= $1)', [0]],
-        sqlite: ['("orders"."region" >= ?)', [0]],
-        mysql: ['(`orders`.`region` >= ?)', [0]],
+        sqlite: ['("orders"."region" >= +CAST(? AS INTEGER))', [0]],
+        mysql: ['(`orders`.`region` >= CAST(? AS BINARY))', ['0']],
       },
     ],
     [
       rule({ op: 'in', value: ['eu', 'us', 'apac'] }),
       {
         postgres: ['("orders"."region" = ANY($1))', [['eu', 'us', 'apac']]],
-        sqlite: ['("orders"."region" IN (?, ?, ?))', ['eu', 'us', 'apac']],
-        mysql: ['(`orders`.`region` IN (?, ?, ?))', ['eu', 'us', 'apac']],
+        sqlite: [`("orders"."region" COLLATE BINARY IN (?, ?, ?) AND ${SQLITE_NOT_NUMERIC})`, ['eu', 'us', 'apac']],
+        mysql: [
+          `(\`orders\`.\`region\` IN (CAST(? AS BINARY), CAST(? AS BINARY), CAST(? AS BINARY)) AND ${MYSQL_NOT_NUMERIC})`,
+          ['eu', 'us', 'apac'],
+        ],
       },
     ],
     [
       rule({ op: 'not_in', value: [1, 2] }),
       {
         postgres: ['("orders"."region" <> ALL($1))', [[1, 2]]],
-        sqlite: ['("orders"."region" NOT IN (?, ?))', [1, 2]],
-        mysql: ['(`orders`.`region` NOT IN (?, ?))', [1, 2]],
+        sqlite: ['("orders"."region" NOT IN (+CAST(? AS INTEGER), +CAST(? AS INTEGER)))', [1, 2]],
+        mysql: ['(`orders`.`region` NOT IN (CAST(? AS BINARY), CAST(? AS BINARY)))', ['1', '2']],
       },
     ],
     [rule({ op: 'in', value: [] }), { postgres: ['(FALSE)', []], sqlite: ['(FALSE)', []], mysql: ['(FALSE)', []] }],
@@ -130,7 +140,7 @@ describe('accessRulesToSql, one rule of each operator', () => {
     }
   }
 
-  it('binds booleans as booleans on PostgreSQL, as 1 and 0 on SQLite and MySQL (lists too)', () => {
+  it('binds booleans as booleans on PostgreSQL; elsewhere as 1 or 0 for a numeric column, the text for a text column', () => {
     const rules = [
       rule({ column: 'paid', op: 'eq', value: true }),
       rule({ column: 'open', op: 'in', value: [false, true] }),
@@ -139,8 +149,34 @@ describe('accessRulesToSql, one rule of each operator', () => {
       text: '("orders"."paid" = $1 AND "orders"."open" = ANY($2))',
       values: [true, [false, true]],
     });
-    for (const dialect of ['sqlite', 'mysql'] as const)
-      expect(accessRulesToSql(rules, on(dialect)).values).toEqual([1, 0, 1]);
+    const sqlite = (column: string) => `(CASE WHEN typeof("orders"."${column}") <> 'text' THEN ? ELSE ? END)`;
+    expect(accessRulesToSql(rules, on('sqlite'))).toEqual({
+      text: `("orders"."paid" COLLATE BINARY = ${sqlite('paid')} AND "orders"."open" COLLATE BINARY IN (${sqlite('open')}, ${sqlite('open')}))`,
+      values: [1, 'true', 0, 'false', 1, 'true'],
+    });
+    const mysql = (column: string) => `CAST(IF(CHARSET(\`orders\`.\`${column}\`) = 'binary', ?, ?) AS BINARY)`;
+    expect(accessRulesToSql(rules, on('mysql'))).toEqual({
+      text: `(\`orders\`.\`paid\` = ${mysql('paid')} AND \`orders\`.\`open\` IN (${mysql('open')}, ${mysql('open')}))`,
+      values: ['1', 'true', '0', 'false', '1', 'true'],
+    });
+  });
+
+  it('compares a mixed list by kind: numbers as the column converts them, booleans, then strings that never match a number', () => {
+    const mixed = [rule({ op: 'in', value: ['acme', 0, '12', true] }), rule({ op: 'not_in', value: ['x', 1] })];
+    expect(accessRulesToSql(mixed, on('mysql'))).toEqual({
+      text:
+        "((`orders`.`region` IN (CAST(? AS BINARY), CAST(? AS BINARY)) OR `orders`.`region` IN (CAST(IF(CHARSET(`orders`.`region`) = 'binary', ?, ?) AS BINARY))" +
+        ` OR (\`orders\`.\`region\` IN (CAST(? AS BINARY)) AND ${MYSQL_NOT_NUMERIC}))` +
+        ` AND \`orders\`.\`region\` NOT IN (CAST(? AS BINARY)) AND \`orders\`.\`region\` NOT IN (CAST(? AS BINARY)) AND ${MYSQL_NOT_NUMERIC})`,
+      values: ['0', '12', '1', 'true', 'acme', '1', 'x'],
+    });
+    expect(accessRulesToSql(mixed, on('sqlite'))).toEqual({
+      text:
+        `(("orders"."region" IN (+CAST(? AS INTEGER), ?) OR "orders"."region" COLLATE BINARY IN ((CASE WHEN typeof("orders"."region") <> 'text' THEN ? ELSE ? END))` +
+        ` OR ("orders"."region" COLLATE BINARY IN (?) AND ${SQLITE_NOT_NUMERIC}))` +
+        ` AND "orders"."region" NOT IN (+CAST(? AS INTEGER)) AND "orders"."region" COLLATE BINARY NOT IN (?) AND ${SQLITE_NOT_NUMERIC})`,
+      values: [0, '12', 1, 'true', 'acme', 1, 'x'],
+    });
   });
 });
 
@@ -161,7 +197,10 @@ describe('accessRulesToSql, the rules that apply', () => {
       values: ['acme', ['eu', 'us'], 100],
     });
     expect(accessRulesToSql(rules, on('sqlite'))).toEqual({
-      text: '("orders"."tenant" = ? AND "orders"."region" IN (?, ?) AND "orders"."deleted_at" IS NULL AND "orders"."amount" < ?)',
+      text:
+        `("orders"."tenant" COLLATE BINARY = ? AND ${sqliteNotNumeric('"orders"."tenant"')}` +
+        ` AND "orders"."region" COLLATE BINARY IN (?, ?) AND ${SQLITE_NOT_NUMERIC}` +
+        ' AND "orders"."deleted_at" IS NULL AND "orders"."amount" < +CAST(? AS INTEGER))',
       values: ['acme', 'eu', 'us', 100],
     });
   });
@@ -172,10 +211,13 @@ describe('accessRulesToSql, the rules that apply', () => {
       values: [1],
     });
     expect(accessRulesToSql(rules, on('mysql', { table: 'sales.orders' }))).toEqual({
-      text: '(`sales`.`orders`.`b` = ?)',
-      values: [2],
+      text: '(`sales`.`orders`.`b` = CAST(? AS BINARY))',
+      values: ['2'],
     });
-    expect(accessRulesToSql(rules, on('sqlite', { schemaId: 8 }))).toEqual({ text: '("orders"."c" = ?)', values: [3] });
+    expect(accessRulesToSql(rules, on('sqlite', { schemaId: 8 }))).toEqual({
+      text: '("orders"."c" = +CAST(? AS INTEGER))',
+      values: [3],
+    });
   });
 
   it('fails closed: a table or schema no rule names is FALSE, TRUE only when unlisted tables are allowed', () => {
@@ -195,7 +237,7 @@ describe('accessRulesToSql, the rules that apply', () => {
     }
     // A listed table keeps its rules under `allow`.
     expect(accessRulesToSql(rules, on('sqlite', { table: 'Orders', unlisted: 'allow' })).text).toBe(
-      '("Orders"."a" = ?)',
+      '("Orders"."a" = +CAST(? AS INTEGER))',
     );
   });
 
@@ -209,7 +251,9 @@ describe('accessRulesToSql, the rules that apply', () => {
       values: ['acme', ['eu']],
     });
     expect(accessRulesToSql(two, on('mysql', { alias: 'o', firstParameter: 3 }))).toEqual({
-      text: '(`o`.`tenant` = ? AND `o`.`region` IN (?))',
+      text:
+        `(\`o\`.\`tenant\` = CAST(? AS BINARY) AND ${mysqlNotNumeric('`o`.`tenant`')}` +
+        ` AND \`o\`.\`region\` IN (CAST(? AS BINARY)) AND ${mysqlNotNumeric('`o`.`region`')})`,
       values: ['acme', 'eu'],
     });
   });
@@ -245,11 +289,16 @@ describe('accessRulesToSql, values never written into the text', () => {
         rule({ column: 'tenant', op: 'not_in', value: crafted }),
       ];
       const { text, values } = accessRulesToSql(rules, on(dialect));
-      const quote = dialect === 'mysql' ? '`' : '"';
-      const placeholder = dialect === 'postgres' ? '\\$\\d+' : '\\?';
-      const column = `${quote}orders${quote}\\.${quote}tenant${quote}`;
-      const condition = `${column} (= ${placeholder}|= ANY\\(${placeholder}\\)|<> ALL\\(${placeholder}\\)|(NOT )?IN \\(${placeholder}(, ${placeholder})*\\))`;
-      expect(text).toMatch(new RegExp(`^\\(${condition}( AND ${condition})*\\)$`));
+      // The text is the one plain values of the same kind give: the values never shape it.
+      const plain = rules.map((given) => ({
+        ...given,
+        value: Array.isArray(given.value) ? given.value.map(() => 'v') : 'v',
+      }));
+      expect(text).toBe(accessRulesToSql(plain, on(dialect)).text);
+      if (dialect === 'postgres') {
+        const condition = '"orders"\\."tenant" (= \\$\\d+|= ANY\\(\\$\\d+\\)|<> ALL\\(\\$\\d+\\))';
+        expect(text).toMatch(new RegExp(`^\\(${condition}( AND ${condition})*\\)$`));
+      }
       expect(values.flat()).toEqual([...crafted, ...crafted, ...crafted]);
       // PostgreSQL binds each list as one array parameter; the others one parameter a value.
       expect(values).toHaveLength(dialect === 'postgres' ? crafted.length + 2 : crafted.length * 3);
