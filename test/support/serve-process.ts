@@ -9,7 +9,7 @@ import { send, type ApiRequest, type ApiResponse } from './http-client.js';
 import { withPostgresClient, type TestDatabase } from './test-database.js';
 import { freePort } from './free-port.js';
 import { REPO, requireBuild, UGS_BIN, ugsEnv } from './ugs-command.js';
-import { sleep } from './wait-for.js';
+import { sleep, waitFor } from './wait-for.js';
 
 export interface ServeProcess {
   baseUrl: string;
@@ -67,20 +67,31 @@ export const TEST_TOKEN = /ugs_test_[0-9a-f]{64}/g;
 /** The log message of a first start that wrote its admin tokens to a file (src/cli/first-start-tokens.ts). */
 const TOKENS_WRITTEN = /^first start: one admin API token per environment was written to the file named here/;
 
-/** The file the first-start log line in `stdout` names (only whole lines count: a pipe may cut one). */
-export function firstStartTokensFileIn(stdout: string): string | undefined {
-  for (const line of stdout.split('\n').slice(0, -1)) {
-    let entry: { msg?: unknown; file?: unknown };
-    try {
-      entry = JSON.parse(line) as typeof entry;
-    } catch {
-      continue;
-    }
-    if (typeof entry.msg === 'string' && TOKENS_WRITTEN.test(entry.msg) && typeof entry.file === 'string')
-      return entry.file;
-  }
-  return undefined;
+/** The JSON log lines of some output (only whole lines count: a pipe may cut one). */
+function logEntries(stdout: string): Array<{ msg?: unknown; file?: unknown }> {
+  return stdout
+    .split('\n')
+    .slice(0, -1)
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as { msg?: unknown; file?: unknown }];
+      } catch {
+        return [];
+      }
+    });
 }
+
+/** The file the first-start log line in `stdout` names. */
+export function firstStartTokensFileIn(stdout: string): string | undefined {
+  const entry = logEntries(stdout).find(
+    ({ msg, file }) => typeof msg === 'string' && TOKENS_WRITTEN.test(msg) && typeof file === 'string',
+  );
+  return entry?.file as string | undefined;
+}
+
+/** Whether a server (logging at info) has said what its start did about first-start tokens, whatever it was. */
+const saidFirstStartOutcome = (stdout: string) =>
+  logEntries(stdout).some(({ msg }) => typeof msg === 'string' && /first[- ]start/.test(msg));
 
 /** The distinct API token secrets of one kind in some output. */
 export function secretsIn(output: string, pattern: RegExp): string[] {
@@ -258,6 +269,11 @@ async function start(args: readonly string[], options: LaunchOptions): Promise<S
     try {
       await waitUntilHealthy(entry, timeoutMs);
       if (!hadTokens) await waitForBanner(entry, opened, timeoutMs - (Date.now() - startedAt));
+      // As a user starts it (log level info): once it has logged what it did about first-start tokens.
+      if (options.portIn === 'environment')
+        await waitFor('the log line about first-start tokens', timeoutMs, async () =>
+          saidFirstStartOutcome(entry.process.stdout()) || !entry.running() ? true : undefined,
+        );
       return entry.process;
     } catch (error) {
       if (entry.running()) await entry.process.stop('SIGKILL');
@@ -303,7 +319,7 @@ const asTyped = (options: ServeOptions): LaunchOptions => ({
 
 /**
  * Starts `ugs serve <args>` with a free port in UGS_PORT (so `args` may override it) and resolves once
- * it answers /healthz, without waiting for any first-start file; the server's own log level. Retries on
+ * it answers /healthz and has logged what it did about first-start tokens; the server's own log level. Retries on
  * another port if the chosen one was taken in between. `exited` resolves on the process's exit.
  */
 export function startServe(args: string[], options: ServeOptions = {}): Promise<ServeProcess> {
