@@ -32,7 +32,10 @@ const CLI_CHANGE_DEADLINE_MS = 5_000;
 describe('first start', () => {
   /** Every line of stdout is a JSON log line, and none holds an API token (stdout and stderr are pipes here). */
   const expectOnlyTokenFreeJsonLines = (server: ServeProcess) => {
-    const lines = server.stdout().split('\n').filter((line) => line !== '');
+    const lines = server
+      .stdout()
+      .split('\n')
+      .filter((line) => line !== '');
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(() => JSON.parse(line) as unknown, line).not.toThrow();
     expect(server.stdout()).not.toMatch(/ugs_(live|test)_/);

@@ -86,7 +86,10 @@ describe("the README's examples, in order, as written", () => {
     expect([...filled].sort()).toEqual(['UGS', 'UGS_TOKEN']);
     expect(readmeSteps.filter((step) => step.shown).length).toBeGreaterThanOrEqual(8);
 
-    const tryIt: ReadmeStep = { command: tryItIn(server.firstStartText() ?? ''), shown: { status: 200, body: '{"success":1}' } };
+    const tryIt: ReadmeStep = {
+      command: tryItIn(server.firstStartText() ?? ''),
+      shown: { status: 200, body: '{"success":1}' },
+    };
     const results = await runInOneShell([tryIt, ...readmeSteps]);
 
     for (const { step, exitCode, stdout, statuses } of results) {
