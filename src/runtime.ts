@@ -3,8 +3,13 @@ import { openKeyring, type KeyReload, type KeyringHandle } from './config/keyrin
 import { systemClock, type Clock } from './domain/clock.js';
 import type { Workspace } from './domain/workspaces/workspace.records.js';
 import { createServices, type Services } from './domain/services.js';
+import {
+  assertKeyIdsConfigured,
+  MissingEncryptionKeysError,
+  storedKeyIds,
+} from './domain/encryption-keys/key-rotation.service.js';
 import { createUsageRecorder, type UsageRecorder } from './domain/usage/usage-counter.js';
-import { openStore } from './store/open-store.js';
+import { inspectBeforeOpening, openStore } from './store/open-store.js';
 import type { Store } from './domain/store.port.js';
 import { createAddressPolicy } from './webhooks/address-policy.js';
 
@@ -58,9 +63,14 @@ export async function openRuntime(options: {
 }): Promise<Runtime> {
   const warn = options.warn ?? ((message: string) => process.stderr.write(`ugs: warning: ${message}\n`));
   const location = parseDatabaseUrl(options.databaseUrl);
-  const keys = openKeyring(location, options.encryptionKey, options.onKeyReload);
+  const requireAllKeys = options.requireAllKeys !== false;
+  // A SQLite file that exists is read before anything is written beside it: with keys that cannot
+  // open it, the start refuses with the folder as it was (no key file made, no migration applied).
+  const existing = inspectBeforeOpening(location);
+  const keys = openKeyring(location, options.encryptionKey, options.onKeyReload, { existingData: existing?.keyIds });
   let store: Store;
   try {
+    if (existing && requireAllKeys) assertKeyIdsConfigured(existing.keyIds, keys.keyring.keyIds);
     store = openStore(location, { poolSize: options.poolSize });
   } catch (error) {
     keys.close();
@@ -80,6 +90,10 @@ export async function openRuntime(options: {
     await store.close();
   };
   try {
+    // PostgreSQL: the same check before migrating, where the schema already has the encrypted
+    // columns (a new or older one is checked once migrated, below).
+    if (requireAllKeys && location.engine === 'postgres')
+      await assertStoredKeysConfigured(store, keys.keyring.keyIds).catch(onlyMissingKeys);
     // A migration may have created or rewritten tables: the planner gets their statistics now.
     if ((await store.migrate()) > 0) (await store.refreshStatistics()).forEach(warn);
     const clock = options.clock ?? systemClock;
@@ -93,11 +107,20 @@ export async function openRuntime(options: {
       warn,
       ...(usage ? { usageCounter: usage } : {}),
     });
-    if (options.requireAllKeys !== false) await services.keyRotation.assertKeysOpenAllData();
+    if (requireAllKeys) await services.keyRotation.assertKeysOpenAllData();
     const defaultWorkspace = await services.workspaces.ensureDefaultWorkspace({ type: 'cli' });
     return { store, services, defaultWorkspace, keys, clock, publicUrl, usage, close };
   } catch (error) {
     await close();
     throw error;
   }
+}
+
+async function assertStoredKeysConfigured(store: Store, configured: readonly string[]): Promise<void> {
+  assertKeyIdsConfigured(storedKeyIds(await store.countCiphertextsByKey()), configured);
+}
+
+/** Before migrating, only a refusal counts: a query failing on a schema not there yet is no answer. */
+function onlyMissingKeys(error: unknown): void {
+  if (error instanceof MissingEncryptionKeysError) throw error;
 }

@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
-import type { IssuedApiToken } from './domain/api-tokens/api-tokens.service.js';
 import { buildApp } from './http/app.js';
 import { usageMetrics } from './http/usage-metrics.js';
 
@@ -23,8 +22,6 @@ export interface ServeOptions {
   shutdownDelayMs: number;
   /** How long the server waits on slow or idle clients. */
   timeouts: ServerTimeouts;
-  /** Whether this process creates the first-start admin tokens (not a cluster worker). */
-  issueFirstStartTokens: boolean;
   /** The webhook delivery worker every serving process runs (its defaults where not given). */
   webhooks: Partial<WebhookWorkerSettings>;
   /** The web origins granted cross-origin access to /api (none when empty). */
@@ -33,8 +30,6 @@ export interface ServeOptions {
 
 export interface RunningServer {
   app: FastifyInstance;
-  /** The first-start admin tokens, when this start created them; else null. */
-  firstStartTokens: IssuedApiToken[] | null;
   stop(): Promise<void>;
 }
 
@@ -67,11 +62,6 @@ export async function startServer(runtime: Runtime, options: ServeOptions): Prom
     await webhooks.stop();
     throw error;
   });
-  // Only once the server is up: a start that fails must not use up tokens that were never shown.
-  const firstStartTokens = options.issueFirstStartTokens
-    ? await runtime.services.apiTokens.issueFirstStartTokens(runtime.defaultWorkspace.id, { type: 'cli' })
-    : null;
-
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
@@ -91,24 +81,5 @@ export async function startServer(runtime: Runtime, options: ServeOptions): Prom
     })();
     return stopping;
   };
-  return { app, firstStartTokens, stop };
-}
-
-export function firstStartBanner(tokens: IssuedApiToken[], baseUrl: string): string {
-  const line = '='.repeat(78);
-  const rows = tokens.map(({ record, secret }) => `  ${record.environment.padEnd(9)} ${secret}`);
-  const example = tokens[0]?.secret ?? '<API_TOKEN>';
-  return [
-    line,
-    ' User Group Service: first start. One admin API token per environment was created.',
-    ' They are shown only this once: store them somewhere safe now.',
-    '',
-    ...rows,
-    '',
-    ' Try it:',
-    `  curl -X GET ${baseUrl}/api/user -H 'Authorization: Token ${example}' \\`,
-    `    -H 'Content-Type: application/json' --data '{"user_group_id":"example_1","name":"Example 1"}'`,
-    line,
-    '',
-  ].join('\n');
+  return { app, stop };
 }

@@ -2,6 +2,7 @@ import { usageCommand } from './usage.command.js';
 import { Command, CommanderError } from 'commander';
 import { isAppError } from '../domain/errors.js';
 import { auditCommand } from './audit.command.js';
+import { backupCommand, restoreCommand } from './backup.command.js';
 import { dataSourcesCommand, schemasCommand, workspacesCommand } from './catalog.command.js';
 import { groupsCommand } from './groups.command.js';
 import { keysCommand } from './keys.command.js';
@@ -30,6 +31,8 @@ export function buildProgram(): Command {
     signingKeysCommand(),
     webhooksCommand(),
     usageCommand(),
+    backupCommand(),
+    restoreCommand(),
   ]) {
     program.addCommand(command);
   }

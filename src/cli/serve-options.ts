@@ -36,6 +36,8 @@ export interface ServeFlags extends WebhookFlags {
   usageFlushMs: number;
   /** The web origins whose pages may call /api from a browser (none by default). */
   corsOrigins: string[];
+  /** Where a first start writes its admin tokens (src/cli/first-start-tokens.ts). */
+  firstStartTokens?: string;
 }
 
 /** `--public-url`: an http(s) URL, kept without a trailing slash (issuers append `/w/<workspace>`). */
@@ -80,6 +82,12 @@ export function serveCommandWithOptions(): Command {
     .addOption(new Option('--port <port>', 'port to listen on').env('UGS_PORT').default(8080).argParser(Number))
     .addOption(new Option('--host <host>', 'address to bind').env('UGS_HOST').default('127.0.0.1'))
     .addOption(databaseOption())
+    .addOption(
+      new Option(
+        '--first-start-tokens <file>',
+        'where a first start writes its admin API tokens (mode 0600; default: <database>.first-start-tokens beside a SQLite database, none on PostgreSQL)',
+      ).env('UGS_FIRST_START_TOKENS'),
+    )
     .addOption(
       new Option('--log-level <level>', 'fatal|error|warn|info|debug|trace').env('UGS_LOG_LEVEL').default('info'),
     )

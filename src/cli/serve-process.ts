@@ -8,6 +8,7 @@ import { createLocalRateLimiter } from '../rate-limit/rate-limiter.js';
 import type { RateLimitPolicy } from '../rate-limit/token-bucket.js';
 import { openRuntime, type Runtime } from '../runtime.js';
 import type { ServeOptions } from '../server.js';
+import { issueFirstStartTokens, firstStartTokensFile } from './first-start-tokens.js';
 import { PACKAGE_VERSION } from './package-version.js';
 import { serverTimeouts, type ServeFlags } from './serve-options.js';
 import { allowPrivateWebhooks, webhookWorkerSettings } from './webhook-options.js';
@@ -32,8 +33,6 @@ export function serveOptions(flags: ServeFlags, rateLimit: RateLimitPolicy | 'of
     drainTimeoutMs: flags.drainTimeoutMs,
     shutdownDelayMs: flags.shutdownDelayMs,
     timeouts: serverTimeouts(flags),
-    // In a cluster the primary issues them once every worker listens.
-    issueFirstStartTokens: cluster.isPrimary,
     webhooks: webhookWorkerSettings(flags),
     corsOrigins: flags.corsOrigins,
   };
@@ -96,7 +95,7 @@ export function onStopSignal(stop: (signal: NodeJS.Signals) => Promise<void>): v
 /** One process serving: the whole server, or one worker of a cluster. */
 export async function serveInThisProcess(flags: ServeFlags, rateLimit: RateLimitPolicy | 'off'): Promise<void> {
   // Loaded here, not at the top: every other command would otherwise pay for loading the HTTP stack.
-  const { firstStartBanner, startServer } = await import('../server.js');
+  const { startServer } = await import('../server.js');
   // Before the database opens: a bad flag must not leave a pool open behind its error.
   const options = serveOptions(flags, rateLimit);
   let port = flags.port;
@@ -123,6 +122,8 @@ export async function serveInThisProcess(flags: ServeFlags, rateLimit: RateLimit
   const server = await starting;
   const address = server.app.server.address();
   if (typeof address === 'object' && address) port = address.port;
-  if (server.firstStartTokens)
-    process.stdout.write(firstStartBanner(server.firstStartTokens, `http://${flags.host}:${port}`));
+  // Only once the server is up: a start that fails must not use up tokens that were never shown.
+  // In a cluster the primary makes them, once every worker listens.
+  if (cluster.isPrimary)
+    await issueFirstStartTokens(runtime, firstStartTokensFile(flags), `http://${flags.host}:${port}`, server.app.log);
 }

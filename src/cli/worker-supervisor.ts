@@ -4,6 +4,7 @@ import { createLogger } from '../logger.js';
 import { serveRateLimitsToWorkers } from '../rate-limit/cluster-rate-limiter.js';
 import { createLocalRateLimiter } from '../rate-limit/rate-limiter.js';
 import type { RateLimitPolicy } from '../rate-limit/token-bucket.js';
+import { firstStartTokensFile, issueFirstStartTokens } from './first-start-tokens.js';
 import type { ServeFlags } from './serve-options.js';
 import { onStopSignal, openFor, publicUrlOf, warnAboutSetup } from './serve-process.js';
 
@@ -16,7 +17,7 @@ const WORKER_EXIT_MARGIN_MS = 5_000;
  * one that dies, and on SIGTERM lets each drain before it exits.
  */
 export async function superviseWorkers(flags: ServeFlags, rateLimit: RateLimitPolicy | 'off'): Promise<void> {
-  const { firstStartBanner, serveMetricsToWorkers } = await import('../server.js');
+  const { serveMetricsToWorkers } = await import('../server.js');
   const log = createLogger(flags.logLevel);
   // The primary signs nothing (the workers serve); its runtime migrates and issues the first tokens.
   const runtime = await openFor(
@@ -64,8 +65,7 @@ export async function superviseWorkers(flags: ServeFlags, rateLimit: RateLimitPo
 
   try {
     const port = await listening;
-    const tokens = await runtime.services.apiTokens.issueFirstStartTokens(runtime.defaultWorkspace.id, { type: 'cli' });
-    if (tokens) process.stdout.write(firstStartBanner(tokens, `http://${flags.host}:${port}`));
+    await issueFirstStartTokens(runtime, firstStartTokensFile(flags), `http://${flags.host}:${port}`, log);
     log.info({ workers: flags.workers, port }, 'all workers listening');
   } catch (error) {
     stopping = true;

@@ -1,5 +1,6 @@
 import {
   closeSync,
+  existsSync,
   fsyncSync,
   mkdirSync,
   openSync,
@@ -29,7 +30,11 @@ export interface LoadedKeys {
  * key a line, the current one first), created with one key and mode 0600 on first use. Keeping the
  * keys out of the database means a copy of the database alone reveals no usable token.
  */
-export function loadEncryptionKeys(location: DatabaseLocation, configured: string | undefined): LoadedKeys {
+export function loadEncryptionKeys(
+  location: DatabaseLocation,
+  configured: string | undefined,
+  { existingData }: LoadOptions = {},
+): LoadedKeys {
   if (configured !== undefined && configured !== '') {
     return { keys: parseEnvironmentKeys(configured), source: { kind: 'environment' } };
   }
@@ -39,8 +44,34 @@ export function loadEncryptionKeys(location: DatabaseLocation, configured: strin
     );
   }
   const path = keyFilePath(location.path);
-  createKeyFileIfMissing(path);
+  if (existingData === undefined) createKeyFileIfMissing(path);
+  else if (!existsSync(path)) throw missingKeyFile(location.path, path, existingData);
   return { keys: readKeyFile(path), source: { kind: 'file', path } };
+}
+
+export interface LoadOptions {
+  /**
+   * The key ids a SQLite database that already exists holds ciphertexts under (perhaps none). Its
+   * key file is then never made anew: a new key would open none of its data, and a key file written
+   * beside a restored database would stand in the way of the one that belongs to it.
+   */
+  existingData?: ReadonlyArray<{ keyId: string; count: number }>;
+}
+
+function missingKeyFile(
+  databasePath: string,
+  path: string,
+  existingData: ReadonlyArray<{ keyId: string; count: number }>,
+): Error {
+  const held =
+    existingData.length === 0
+      ? 'no encrypted data yet'
+      : `tokens encrypted under key ${existingData.map((key) => `${key.keyId} (${key.count} ciphertexts)`).join(', ')}`;
+  return new Error(
+    `${databasePath} exists and holds ${held}, but its key file ${path} is missing. ` +
+      'Put back the key file the database was written with (or set UGS_ENCRYPTION_KEY to its keys); ' +
+      'no key file was created and nothing was written.',
+  );
 }
 
 export function keyFilePath(databasePath: string): string {

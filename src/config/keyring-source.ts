@@ -1,7 +1,7 @@
 import { statSync, type Stats } from 'node:fs';
 import { createKeyring, UnknownEncryptionKeyError, type Keyring } from '../domain/encryption-keys/keyring.js';
 import type { DatabaseLocation } from './database-url.js';
-import { loadEncryptionKeys, readKeyFile, type KeySource } from './encryption-key.js';
+import { loadEncryptionKeys, readKeyFile, type KeySource, type LoadOptions } from './encryption-key.js';
 
 /** How often a process looks at the key file's metadata for a change (one stat, off the request path). */
 export const KEY_FILE_POLL_MS = 1_000;
@@ -39,8 +39,9 @@ export function openKeyring(
   location: DatabaseLocation,
   configured: string | undefined,
   onReload: (event: KeyReload) => void = () => undefined,
+  loadOptions: LoadOptions = {},
 ): KeyringHandle {
-  const { keys, source } = loadEncryptionKeys(location, configured);
+  const { keys, source } = loadEncryptionKeys(location, configured, loadOptions);
   if (source.kind === 'environment')
     return { keyring: createKeyring(keys), source, reload: () => undefined, close: () => undefined };
 

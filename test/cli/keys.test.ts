@@ -412,6 +412,8 @@ describe('ugs keys', () => {
     const box = sandbox();
     const lostKey = newKey();
     await seedGroups(box, { UGS_ENCRYPTION_KEY: lostKey });
+    // A key file is never made beside a database that exists: the operator puts one there.
+    writeFileSync(`${box.databasePath}.key`, `${newKey()}\n`, { mode: 0o600 });
     const list = await box.ugs('keys', 'list');
     const [current] = keyFileIds(box);
     expect(list).toMatchObject({ code: 0, stderr: '' });

@@ -7,7 +7,7 @@ import { heldGetOrCreate } from '../support/held-request.js';
 import { pidsWithArgument } from '../scale/helpers.js';
 import { cleanUp, sandbox } from '../support/cli-sandbox.js';
 import { REPO } from '../support/ugs-command.js';
-import { startServe } from '../support/serve-process.js';
+import { firstStartTokensFileIn, startServe } from '../support/serve-process.js';
 import { waitFor } from '../support/wait-for.js';
 
 afterEach(cleanUp);
@@ -51,8 +51,8 @@ describe('npm start', () => {
         const pids = pidsWithArgument(box.databaseUrl);
         return pids.length >= 2 + (workers > 1 ? workers : 0) ? pids : undefined;
       });
-      await waitFor('the first-start banner', 15_000, async () =>
-        /ugs_live_/.test(server.stdout()) ? true : undefined,
+      await waitFor('the first-start tokens file', 15_000, async () =>
+        firstStartTokensFileIn(server.stdout()) === undefined ? undefined : true,
       );
       const token = server.adminTokens().Customer;
       const held = heldGetOrCreate(server.baseUrl, token, 'held_1');

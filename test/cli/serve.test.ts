@@ -2,7 +2,7 @@
 // graceful shutdown and the encryption key.
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { request } from 'node:http';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
@@ -12,6 +12,7 @@ import { cleanUp, type Sandbox, sandbox } from '../support/cli-sandbox.js';
 import { expectCleanFailure, run, runUgs } from '../support/ugs-command.js';
 import { getOrCreate } from '../support/user-group-api.js';
 import {
+  firstStartTokensFileIn,
   LIVE_TOKEN,
   secretsIn,
   type ServeProcess,
@@ -29,13 +30,29 @@ afterEach(cleanUp);
 const CLI_CHANGE_DEADLINE_MS = 5_000;
 
 describe('first start', () => {
-  it('prints one admin token per environment, both usable, each acting in its own environment', async () => {
+  /** Every line of stdout is a JSON log line, and none holds an API token (stdout and stderr are pipes here). */
+  const expectOnlyTokenFreeJsonLines = (server: ServeProcess) => {
+    const lines = server
+      .stdout()
+      .split('\n')
+      .filter((line) => line !== '');
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(() => JSON.parse(line) as unknown, line).not.toThrow();
+    expect(server.stdout()).not.toMatch(/ugs_(live|test)_/);
+    expect(server.stderr()).not.toMatch(/ugs_(live|test)_/);
+  };
+
+  it('writes one admin token per environment to a 0600 file the log names; stdout holds JSON lines only and no token', async () => {
     const box = sandbox();
     const server = await box.serve();
-    const stdout = server.stdout();
-    expect(secretsIn(stdout, LIVE_TOKEN)).toHaveLength(1);
-    expect(secretsIn(stdout, TEST_TOKEN)).toHaveLength(1);
-    expect(stdout).toContain(`http://127.0.0.1:${server.port}`);
+    expectOnlyTokenFreeJsonLines(server);
+    const file = firstStartTokensFileIn(server.stdout());
+    expect(file).toBe(`${box.databasePath}.first-start-tokens`);
+    expect(statSync(file!).mode & 0o777).toBe(0o600);
+    const text = server.firstStartText()!;
+    expect(secretsIn(text, LIVE_TOKEN)).toHaveLength(1);
+    expect(secretsIn(text, TEST_TOKEN)).toHaveLength(1);
+    expect(text).toContain(`http://127.0.0.1:${server.port}`);
     const tokens = server.adminTokens();
 
     for (const environment of ['Customer', 'Testing'] as const) {
@@ -51,34 +68,56 @@ describe('first start', () => {
     }
   });
 
-  it('a second start on the same database prints no token', async () => {
+  it('a second start on the same database makes no token and says so', async () => {
     const box = sandbox();
     const first = await box.serve();
-    first.adminTokens();
+    const tokens = first.adminTokens();
     expect(await first.stop()).toBe(0);
 
     const second = await box.serve();
-    expect(second.stdout()).not.toMatch(/ugs_(live|test)_/);
-    expect(second.stderr()).not.toMatch(/ugs_(live|test)_/);
+    await waitFor('the log line saying no first-start tokens were made', 10_000, async () =>
+      /no first-start tokens were made/.test(second.stdout()) ? true : undefined,
+    );
+    expectOnlyTokenFreeJsonLines(second);
+    expect(firstStartTokensFileIn(second.stdout())).toBeUndefined();
+    // The file is the first start's, untouched.
+    expect(second.firstStartText()).toBeUndefined();
+    expect(secretsIn(readFileSync(`${box.databasePath}.first-start-tokens`, 'utf8'), LIVE_TOKEN)).toEqual([
+      tokens.Customer,
+    ]);
   });
 
-  it('two servers starting together on a new database print one set of tokens between them', async () => {
+  it('after `ugs tokens create` on a new database, the first start makes no token and its log says admin tokens already exist', async () => {
+    const box = sandbox();
+    const created = await box.ugs('tokens', 'create', '--scope', 'admin', '--environment', 'Customer');
+    expect(created.code, created.stderr).toBe(0);
+    const server = await box.serve();
+    await waitFor('the log line saying no first-start tokens were made', 10_000, async () =>
+      /already has API tokens .*no first-start tokens were made/.test(server.stdout()) ? true : undefined,
+    );
+    expectOnlyTokenFreeJsonLines(server);
+    expect(existsSync(`${box.databasePath}.first-start-tokens`)).toBe(false);
+  });
+
+  it('two servers starting together on a new database make one set of tokens between them', async () => {
     const box = sandbox();
     const servers = await Promise.all([box.serve(), box.serve()]);
-    const printed = servers.map((server) => server.stdout()).join('');
-    expect({ live: secretsIn(printed, LIVE_TOKEN).length, test: secretsIn(printed, TEST_TOKEN).length }).toEqual({
+    const files = servers.map((server) => firstStartTokensFileIn(server.stdout())).filter((file) => file);
+    expect(files).toHaveLength(1);
+    const text = readFileSync(files[0]!, 'utf8');
+    expect({ live: secretsIn(text, LIVE_TOKEN).length, test: secretsIn(text, TEST_TOKEN).length }).toEqual({
       live: 1,
       test: 1,
     });
   });
 
-  it('with --port 0 the banner names the port actually bound', async () => {
+  it('with --port 0 the tokens file names the port actually bound', async () => {
     const box = sandbox();
     const server = spawnServe(['--port', '0', '--database', box.databaseUrl], 1); // --port overrides UGS_PORT
     const url = await waitFor(
-      'the banner',
+      'the first-start tokens file',
       15_000,
-      async () => /curl -X GET (http:\/\/127\.0\.0\.1:\d+)\/api\/user/.exec(server.stdout())?.[1],
+      async () => /curl -X GET (http:\/\/127\.0\.0\.1:\d+)\/api\/user/.exec(server.firstStartText() ?? '')?.[1],
     );
     expect(url).not.toMatch(/:0$/);
     expect(
@@ -150,12 +189,10 @@ describe('a start that cannot listen', () => {
   it('does not use up the first-start tokens: they are shown once, by this start or the next', async () => {
     const box = sandbox();
     const failed = await serveOnTakenPort(box);
+    expect(firstStartTokensFileIn(failed.stdout)).toBeUndefined();
+    expect(existsSync(`${box.databasePath}.first-start-tokens`)).toBe(false);
     const server = await box.serve();
-    const printed = failed.stdout + server.stdout();
-    expect({ live: secretsIn(printed, LIVE_TOKEN).length, test: secretsIn(printed, TEST_TOKEN).length }).toEqual({
-      live: 1,
-      test: 1,
-    });
+    expect(server.adminTokens().Customer).toMatch(/^ugs_live_/);
   });
 });
 

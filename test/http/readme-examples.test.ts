@@ -1,8 +1,8 @@
 // Issue 27, done-when 2: the README's examples run in order, as written, against a real server on a
 // socket, on the engine of the vitest project (sqlite, postgres). A newcomer first pastes the
-// first-start banner's "Try it" command, then the README's ```sh blocks one after the other in one
+// first-start tokens file's "Try it" command, then the README's ```sh blocks one after the other in one
 // shell; this test does the same with bash, replacing only what the README tells the reader to fill
-// in (the address in `export UGS=…` and the banner's Customer token in `export UGS_TOKEN=…`).
+// in (the address in `export UGS=…` and the file's Customer token in `export UGS_TOKEN=…`).
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
@@ -18,11 +18,11 @@ const STATUS_LINE = /^@@status (\d{3})$/gm;
 /** Every curl of the examples also writes its HTTP status to stderr, where the test reads it. */
 const CURL_WITH_STATUS = `curl() { command curl --write-out '%{stderr}@@status %{http_code}\\n' "$@"; }`;
 
-/** The banner's "Try it" command, as printed (its address and token are the server's own). */
-function bannerTryIt(stdout: string): string {
-  const lines = stdout.split('\n');
+/** The first-start tokens file's "Try it" command, as written (its address and token are the server's own). */
+function tryItIn(text: string): string {
+  const lines = text.split('\n');
   const start = lines.findIndex((line) => line.trim() === 'Try it:');
-  expect(start, `no "Try it:" in the first-start banner:\n${stdout}`).toBeGreaterThan(-1);
+  expect(start, `no "Try it:" in the first-start tokens file:\n${text}`).toBeGreaterThan(-1);
   const end = lines.findIndex((line, index) => index > start && /^=+$/.test(line));
   return lines.slice(start + 1, end).join('\n');
 }
@@ -86,7 +86,10 @@ describe("the README's examples, in order, as written", () => {
     expect([...filled].sort()).toEqual(['UGS', 'UGS_TOKEN']);
     expect(readmeSteps.filter((step) => step.shown).length).toBeGreaterThanOrEqual(8);
 
-    const tryIt: ReadmeStep = { command: bannerTryIt(server.stdout()), shown: { status: 200, body: '{"success":1}' } };
+    const tryIt: ReadmeStep = {
+      command: tryItIn(server.firstStartText() ?? ''),
+      shown: { status: 200, body: '{"success":1}' },
+    };
     const results = await runInOneShell([tryIt, ...readmeSteps]);
 
     for (const { step, exitCode, stdout, statuses } of results) {

@@ -5,7 +5,13 @@
 // in the middle of it — on a database this release has already migrated. No request may fail, no
 // acknowledged write may be lost, and the new schema is in place at the end.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
+import {
+  LIVE_TOKEN,
+  secretsIn,
+  startServeProcess,
+  stopAllServeProcesses,
+  type ServeProcess,
+} from '../support/serve-process.js';
 import { createTestDatabase, withPostgresClient, type TestDatabase } from '../support/test-database.js';
 import { startReadinessBalancer, type ReadinessBalancer } from '../support/readiness-balancer.js';
 import { buildRelease, type ReleaseBuild } from '../support/release-build.js';
@@ -114,7 +120,9 @@ const progress = (load: Load, more: number) => {
 describe('a rolling upgrade from the previous release on PostgreSQL', () => {
   it('replaces two old instances one at a time, an old one restarted on the migrated database, under load: no failed request, no lost write', async () => {
     const oldA = await join(previous.bin);
-    admin = oldA.adminTokens().Customer;
+    // 0.1.0 printed its first-start tokens in a banner on stdout (later releases write them to a file).
+    [admin] = secretsIn(oldA.stdout(), LIVE_TOKEN) as [string];
+    expect(admin).toMatch(LIVE_TOKEN);
     const oldB = await join(previous.bin);
     await waitFor('a ready instance behind the balancer', 10_000, async () =>
       (await call(balancer, { method: 'GET', path: '/readyz' })).status === 200 ? true : undefined,

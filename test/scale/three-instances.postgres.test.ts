@@ -269,14 +269,14 @@ describe('three ugs serve processes on one PostgreSQL database', () => {
       expect(response.status, response.raw).toBe(200);
   });
 
-  it('only the first instance printed the first-start banner, and all three stop cleanly on SIGTERM', async () => {
+  it('only the first instance made the first-start tokens, and all three stop cleanly on SIGTERM', async () => {
     const [first, second, third] = instances as [ServeProcess, ServeProcess, ServeProcess];
     expect(await Promise.all(instances.map((instance) => instance.stop()))).toEqual([0, 0, 0]);
     // Stopped, so their output is complete.
     expect(first.adminTokens().Customer).toBe(admin);
     for (const later of [second, third]) {
       expect(later.stdout()).not.toMatch(/ugs_(live|test)_/);
-      expect(() => later.adminTokens()).toThrow(/no first-start banner/);
+      expect(() => later.adminTokens()).toThrow(/no first-start tokens file/);
     }
   });
 });

@@ -2,14 +2,14 @@
 // need several processes or a process's whole life. One launcher, two ways in: startServeProcess on a
 // test database of either engine, startServe (and spawnServe) with the arguments as a user types them.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { resolve as resolvePath } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve as resolvePath } from 'node:path';
 import Database from 'better-sqlite3';
 import { send, type ApiRequest, type ApiResponse } from './http-client.js';
 import { withPostgresClient, type TestDatabase } from './test-database.js';
 import { freePort } from './free-port.js';
 import { REPO, requireBuild, UGS_BIN, ugsEnv } from './ugs-command.js';
-import { sleep } from './wait-for.js';
+import { sleep, waitFor } from './wait-for.js';
 
 export interface ServeProcess {
   baseUrl: string;
@@ -19,8 +19,10 @@ export interface ServeProcess {
   /** Everything the process (and, with --workers, its workers) wrote so far. */
   stdout(): string;
   stderr(): string;
-  /** The first-start admin tokens from the banner on stdout; throws when this process printed none. */
+  /** The first-start admin tokens, from the file this process's log names; throws when it made none. */
   adminTokens(): { Customer: string; Testing: string };
+  /** The text of the first-start tokens file this process's log names; undefined when it made none. */
+  firstStartText(): string | undefined;
   /** Resolves with the exit code once the process has ended (see ServeOptions.exitedOn). */
   exited: Promise<number | null>;
   /** Sends `signal` (SIGTERM by default), waits for the exit and returns the exit code (null: killed by a signal). */
@@ -50,22 +52,48 @@ interface LaunchOptions extends ServeOptions {
   logLevel?: string;
   /** `close` waits for the pipes to drain too, so that stdout() holds everything the process wrote. */
   exitedOn: 'exit' | 'close';
-  /** The database the process opens, when known: startServeProcess waits for its first-start banner. */
+  /** The database the process opens, when known: startServeProcess waits for its first-start tokens file. */
   opened?: TestDatabase;
 }
 
 const START_TIMEOUT_MS = 20_000;
 const SERVE_START_TIMEOUT_MS = 15_000;
 const POLL_MS = 50;
-/** How long tokens may sit in the database with no banner anywhere before we accept that none is coming. */
+/** How long tokens may sit in the database with no first-start tokens file anywhere before we accept that none is coming. */
 const FOREIGN_TOKENS_GRACE_MS = 2_000;
 /** stopAllServeProcesses('terminate'): SIGTERM first; SIGKILL a process still running after this long. */
 const STOP_ALL_GRACE_MS = 15_000;
 
 export const LIVE_TOKEN = /ugs_live_[0-9a-f]{64}/g;
 export const TEST_TOKEN = /ugs_test_[0-9a-f]{64}/g;
-/** The banner from its first ruler to its last: written in one piece, but a pipe may deliver it in two. */
-const WHOLE_BANNER = /={78}\n User Group Service: first start\.[\s\S]*?\n={78}\n/;
+/** The log message of a first start that wrote its admin tokens to a file (src/cli/first-start-tokens.ts). */
+const TOKENS_WRITTEN = /^first start: one admin API token per environment was written to the file named here/;
+
+/** The JSON log lines of some output (only whole lines count: a pipe may cut one). */
+function logEntries(stdout: string): Array<{ msg?: unknown; file?: unknown }> {
+  return stdout
+    .split('\n')
+    .slice(0, -1)
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as { msg?: unknown; file?: unknown }];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/** The file the first-start log line in `stdout` names. */
+export function firstStartTokensFileIn(stdout: string): string | undefined {
+  const entry = logEntries(stdout).find(
+    ({ msg, file }) => typeof msg === 'string' && TOKENS_WRITTEN.test(msg) && typeof file === 'string',
+  );
+  return entry?.file as string | undefined;
+}
+
+/** Whether a server (logging at info) has said what its start did about first-start tokens, whatever it was. */
+const saidFirstStartOutcome = (stdout: string) =>
+  logEntries(stdout).some(({ msg }) => typeof msg === 'string' && /first[- ]start/.test(msg));
 
 /** The distinct API token secrets of one kind in some output. */
 export function secretsIn(output: string, pattern: RegExp): string[] {
@@ -117,7 +145,7 @@ function effectiveDatabase(db: TestDatabase, args: readonly string[]): TestDatab
   return { ...db, engine: 'postgres', url };
 }
 
-function bannerTokens(stdout: string): { Customer: string; Testing: string } | undefined {
+function tokensIn(stdout: string): { Customer: string; Testing: string } | undefined {
   const live = secretsIn(stdout, LIVE_TOKEN);
   const test = secretsIn(stdout, TEST_TOKEN);
   return live.length === 1 && test.length === 1 ? { Customer: live[0]!, Testing: test[0]! } : undefined;
@@ -153,11 +181,15 @@ function launch(args: readonly string[], port: number, options: LaunchOptions): 
     process: child,
     stdout: () => stdout,
     stderr: () => stderr,
+    firstStartText() {
+      const file = firstStartTokensFileIn(stdout);
+      return file === undefined ? undefined : readFileSync(file, 'utf8');
+    },
     adminTokens() {
-      const tokens = bannerTokens(stdout);
+      const tokens = tokensIn(serve.firstStartText() ?? '');
       if (!tokens) {
         throw new Error(
-          `ugs serve (pid ${child.pid}) printed no first-start banner with one ugs_live_ and one ugs_test_ token; stdout:\n${stdout || '(empty)'}`,
+          `ugs serve (pid ${child.pid}) logged no first-start tokens file with one ugs_live_ and one ugs_test_ token; stdout:\n${stdout || '(empty)'}`,
         );
       }
       return tokens;
@@ -200,7 +232,7 @@ async function waitUntilHealthy(entry: Started, timeoutMs: number): Promise<void
 
 /**
  * /healthz answers as soon as the server listens, but the first-start tokens are created (and the
- * banner printed) after that: on a database without API tokens, wait until the banner is out, in
+ * file written) after that: on a database without API tokens, wait until the file is named, in
  * this process or in another one this module started on the same database at the same time, so
  * that `adminTokens()` never races it.
  */
@@ -208,15 +240,15 @@ async function waitForBanner(entry: Started, db: TestDatabase, timeoutMs: number
   const deadline = Date.now() + timeoutMs;
   let tokensSeenAt: number | undefined;
   for (;;) {
-    const printed = [...started].some((other) => other.db?.dir === db.dir && WHOLE_BANNER.test(other.process.stdout()));
-    if (printed || WHOLE_BANNER.test(entry.process.stdout())) return;
+    const made = (other: Started) => firstStartTokensFileIn(other.process.stdout()) !== undefined;
+    if (made(entry) || [...started].some((other) => other.db?.dir === db.dir && made(other))) return;
     if (!entry.running()) throw new Error(`ugs serve exited during its first start\n${outputOf(entry)}`);
-    // Tokens made by something other than a `ugs serve` of ours (say `ugs tokens create`): no banner comes.
+    // Tokens made by something other than a `ugs serve` of ours (say `ugs tokens create`): no file comes.
     if (tokensSeenAt === undefined && (await apiTokenCount(db).catch(() => 0)) > 0) tokensSeenAt = Date.now();
     if (tokensSeenAt !== undefined && Date.now() - tokensSeenAt > FOREIGN_TOKENS_GRACE_MS) return;
     if (Date.now() > deadline)
       throw new Error(
-        `ugs serve answered /healthz but printed no first-start banner within ${timeoutMs} ms\n${outputOf(entry)}`,
+        `ugs serve answered /healthz but logged no first-start tokens file within ${timeoutMs} ms\n${outputOf(entry)}`,
       );
     await sleep(POLL_MS);
   }
@@ -224,7 +256,7 @@ async function waitForBanner(entry: Started, db: TestDatabase, timeoutMs: number
 
 /**
  * Launches on a free port and resolves once the server answers /healthz (and, when `options.opened`
- * is a database that had no API token yet, once the first-start banner is out). Kills the process and
+ * is a database that had no API token yet, once the first-start tokens file is written). Kills the process and
  * fails with its output when it exits first or does not come up in time; retries on another port
  * when the free one was taken between the probe and the listen.
  */
@@ -239,6 +271,11 @@ async function start(args: readonly string[], options: LaunchOptions): Promise<S
     try {
       await waitUntilHealthy(entry, timeoutMs);
       if (!hadTokens) await waitForBanner(entry, opened, timeoutMs - (Date.now() - startedAt));
+      // As a user starts it (log level info): once it has logged what it did about first-start tokens.
+      if (options.portIn === 'environment')
+        await waitFor('the log line about first-start tokens', timeoutMs, async () =>
+          saidFirstStartOutcome(entry.process.stdout()) || !entry.running() ? true : undefined,
+        );
       return entry.process;
     } catch (error) {
       if (entry.running()) await entry.process.stop('SIGKILL');
@@ -250,7 +287,7 @@ async function start(args: readonly string[], options: LaunchOptions): Promise<S
 
 /**
  * Spawns `ugs serve --port <free port> --database <db.url> ...args` and resolves once it answers
- * /healthz (and, on a database that had no API token yet, once the first-start banner is out). Fails
+ * /healthz (and, on a database that had no API token yet, once the first-start tokens file is written). Fails
  * with the process's output when it exits first or does not come up within 20 s. The environment is
  * this process's without any UGS_* variable, plus UGS_RATE_LIMIT=off, UGS_LOG_LEVEL=warn, the
  * database's UGS_ENCRYPTION_KEY and `options.env`. `exited` waits for the pipes to close.
@@ -266,11 +303,16 @@ export function startServeProcess(
     logLevel: 'warn',
     exitedOn: 'close',
     opened: effectiveDatabase(db, args),
-    env: { ...(db.encryptionKey === undefined ? {} : { UGS_ENCRYPTION_KEY: db.encryptionKey }), ...options.env },
+    env: {
+      ...(db.encryptionKey === undefined ? {} : { UGS_ENCRYPTION_KEY: db.encryptionKey }),
+      // PostgreSQL has no data folder: the first start writes its tokens where it is told to.
+      ...(db.engine === 'postgres' ? { UGS_FIRST_START_TOKENS: join(db.dir, 'first-start-tokens') } : {}),
+      ...options.env,
+    },
   });
 }
 
-/** The CLI tests' launch: `args` as a user types them, the port in UGS_PORT, the log level and the banner left alone. */
+/** The CLI tests' launch: `args` as a user types them, the port in UGS_PORT, the log level and the first-start file left alone. */
 const asTyped = (options: ServeOptions): LaunchOptions => ({
   startTimeoutMs: SERVE_START_TIMEOUT_MS,
   ...options,
@@ -280,7 +322,7 @@ const asTyped = (options: ServeOptions): LaunchOptions => ({
 
 /**
  * Starts `ugs serve <args>` with a free port in UGS_PORT (so `args` may override it) and resolves once
- * it answers /healthz, without waiting for any banner; the server's own log level. Retries on
+ * it answers /healthz and has logged what it did about first-start tokens; the server's own log level. Retries on
  * another port if the chosen one was taken in between. `exited` resolves on the process's exit.
  */
 export function startServe(args: string[], options: ServeOptions = {}): Promise<ServeProcess> {

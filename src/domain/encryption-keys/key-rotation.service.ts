@@ -65,6 +65,33 @@ export class MissingEncryptionKeysError extends Error {
   override readonly name = 'MissingEncryptionKeysError';
 }
 
+/** How many ciphertexts a key id encrypts (the key id taken from the ciphertexts themselves). */
+export interface StoredKeyId {
+  keyId: string;
+  count: number;
+}
+
+/** Adds up counts of one key id over the kinds of ciphertext. */
+export function storedKeyIds(counts: ReadonlyArray<{ keyId: string; count: number }>): StoredKeyId[] {
+  const total = new Map<string, number>();
+  for (const { keyId, count } of counts) total.set(keyId, (total.get(keyId) ?? 0) + count);
+  return [...total].filter(([, count]) => count > 0).map(([keyId, count]) => ({ keyId, count }));
+}
+
+/**
+ * Refuses (SPEC §8) data under keys the process does not have: it could only answer 500 for them.
+ * Names both sides, so the operator knows which key to bring.
+ */
+export function assertKeyIdsConfigured(stored: readonly StoredKeyId[], configured: readonly string[]): void {
+  const missing = stored.filter((key) => key.count > 0 && !configured.includes(key.keyId));
+  if (missing.length === 0) return;
+  const found = missing.map((key) => `${key.keyId} (${key.count} ciphertexts)`).join(', ');
+  throw new MissingEncryptionKeysError(
+    `The database holds tokens encrypted under key ${found}, which the configured keys (${configured.join(', ') || 'none'}) do not include. ` +
+      'Start with the keys the database was written with (UGS_ENCRYPTION_KEY, or the key file beside a SQLite database); `ugs keys list` shows every key id in use.',
+  );
+}
+
 /**
  * Moves every stored ciphertext under the keyring's current key. Rows are read in batches and
  * written back with a compare-and-swap on the ciphertext read, so a concurrent change (a token
@@ -154,17 +181,12 @@ export function createKeyRotationService({
   return {
     keyUsage,
 
-    /**
-     * Refuses to go on (SPEC §8) when the database holds ciphertexts under keys this process does
-     * not have: it could only answer 500 for them. Named, so the operator knows which key to bring.
-     */
+    /** Refuses to go on when the database holds ciphertexts under keys this process does not have. */
     async assertKeysOpenAllData(): Promise<void> {
-      const missing = (await keyUsage()).filter((key) => !key.configured && totalOf(key.ciphertexts) > 0);
-      if (missing.length === 0) return;
-      const found = missing.map((key) => `${key.keyId} (${totalOf(key.ciphertexts)} ciphertexts)`).join(', ');
-      throw new MissingEncryptionKeysError(
-        `The database holds tokens encrypted under key ${found}, which the configured keys (${keyring.keyIds.join(', ')}) do not include. ` +
-          'Start with the keys the database was written with (UGS_ENCRYPTION_KEY, or the key file beside a SQLite database); `ugs keys list` shows every key id in use.',
+      const usage = await keyUsage();
+      assertKeyIdsConfigured(
+        usage.map((key) => ({ keyId: key.keyId, count: totalOf(key.ciphertexts) })),
+        keyring.keyIds,
       );
     },
 
