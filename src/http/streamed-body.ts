@@ -175,22 +175,36 @@ async function readInSlices(body: Readable | undefined, maxBytes: number, splitt
   if (body === undefined) return splitter.end();
   let bytes = 0;
   let sliceStart = performance.now();
-  try {
-    for await (const chunk of body) {
-      bytes += (chunk as Buffer).length;
-      if (bytes > maxBytes) throw requestFailure.bodyTooLarge(maxBytes);
-      splitter.push(chunk as Buffer);
-      if (performance.now() - sliceStart > SLICE_MS) {
-        await yieldToEventLoop();
-        sliceStart = performance.now();
-      }
+  for (let chunk = await nextChunk(body); chunk !== null; chunk = await nextChunk(body)) {
+    bytes += chunk.length;
+    if (bytes > maxBytes) throw requestFailure.bodyTooLarge(maxBytes);
+    splitter.push(chunk);
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await yieldToEventLoop();
+      sliceStart = performance.now();
     }
-  } catch (error) {
-    if (error instanceof AppError) throw error;
-    // The client went (or the stream broke) mid-body: whatever is answered reaches no one.
-    throw requestFailure.bodyIncomplete();
   }
   splitter.end();
+}
+
+/**
+ * The body's next chunk, null at its end. Not `for await`: leaving that loop early (a refusal)
+ * destroys the request, and with it the socket, before the refusal could be sent.
+ */
+async function nextChunk(body: Readable): Promise<Buffer | null> {
+  for (;;) {
+    const chunk = body.read() as Buffer | null;
+    if (chunk !== null) return chunk;
+    if (body.readableEnded) return null;
+    if (body.destroyed) throw requestFailure.bodyIncomplete();
+    await new Promise<void>((resolve) => {
+      const settle = () => {
+        body.off('readable', settle).off('end', settle).off('close', settle).off('error', settle);
+        resolve();
+      };
+      body.on('readable', settle).on('end', settle).on('close', settle).on('error', settle);
+    });
+  }
 }
 
 const UTF8_CHARSET = /^utf-?8$/i;
