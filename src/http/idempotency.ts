@@ -90,7 +90,7 @@ export function registerIdempotency(api: FastifyInstance, idempotency: Idempoten
   // Attached to the write routes alone: reads (and verify) ignore the header, and so pay nothing.
   api.addHook('onRoute', (route) => {
     const methods = ([] as string[]).concat(route.method);
-    if (route.config?.readOnly || !methods.some((method) => WRITES.has(method))) return;
+    if (route.config?.readOnly === true || !methods.some((method) => WRITES.has(method))) return;
     route.preHandler = [...[route.preHandler ?? []].flat(), claimKey];
     route.onSend = [...[route.onSend ?? []].flat(), recordResponse];
   });
