@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requireScope } from '../domain/api-tokens/scopes.js';
-import { AppError, atPosition, type InputPosition } from '../domain/errors.js';
+import { atPosition, type AppError, type InputPosition } from '../domain/errors.js';
 import { canonicalJson } from '../domain/idempotency/idempotency.rules.js';
 import type { Scope } from '../domain/tenancy.js';
 import { JsonItemsSplitter, type JsonItemBounds } from '../wire/json-items.reader.js';

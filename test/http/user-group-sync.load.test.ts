@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServeProcess, stopAllServeProcesses, type ServeProcess } from '../support/serve-process.js';
-import { pieces, streamedUpload, type StreamedUploadResult } from '../support/streamed-upload.js';
+import { pieces, streamedUpload } from '../support/streamed-upload.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { sleep } from '../support/wait-for.js';
 import { SYNC_PATH } from './sync-helpers.js';
@@ -65,7 +65,12 @@ describe('POST /api/admin/user_groups/sync against a served process', () => {
     await db?.drop();
   });
 
-  const upload = (token: string, body: Iterable<Buffer>, contentLength?: number, contentType = 'application/x-ndjson') =>
+  const upload = (
+    token: string,
+    body: Iterable<Buffer>,
+    contentLength?: number,
+    contentType = 'application/x-ndjson',
+  ) =>
     streamedUpload(server.baseUrl, {
       path: `${SYNC_PATH}?dry_run=true`,
       headers: { authorization: `Token ${token}`, 'content-type': contentType },
@@ -116,16 +121,16 @@ describe('POST /api/admin/user_groups/sync against a served process', () => {
         path: `${SYNC_PATH}?dry_run=true`,
         headers: { authorization: `Token ${admin}`, 'content-type': 'application/x-ndjson' },
         // 1 KiB groups: a 1 MiB piece is a thousand of them, within every bound.
-        body: pieces(60, () => Buffer.from(`{"user_group_id":"a","properties":{"p":"${'x'.repeat(990)}"}}\n`.repeat(1024))),
+        body: pieces(60, () =>
+          Buffer.from(`{"user_group_id":"a","properties":{"p":"${'x'.repeat(990)}"}}\n`.repeat(1024)),
+        ),
         contentLength: 60 * MiB,
         pauseAfterBytes: MiB,
       }),
     );
     // Each is refused at once, or admitted and left waiting for the rest of its body (no answer).
     const answers = await Promise.all(
-      uploads.map((one) =>
-        Promise.race<StreamedUploadResult | undefined>([one.result, one.paused.then(() => sleep(5_000))]),
-      ),
+      uploads.map((one) => Promise.race([one.result, one.paused.then(() => sleep(5_000)).then(() => undefined)])),
     );
     const refused = answers.filter((answer) => answer !== undefined);
     // At most two bodies of one token in flight: the others are told to come back later.
