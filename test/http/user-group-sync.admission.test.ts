@@ -126,7 +126,7 @@ describe('POST /api/admin/user_groups/sync: refused at the first group past the 
   });
 
   it('refuses 64 MiB and one byte of a body that declares no length', async () => {
-    const answer = await upload([Buffer.from(`{"user_group_id":"${uniqueId('a')}"}\n`), ...filler(65)]);
+    const answer = await upload([Buffer.from(`{"user_group_id":"${uniqueId('a')}"}\n`), ...filler(100)]);
     expect(answer.status).toBe(413);
     expect(answer.body.error).toMatchObject({ code: 'payload_too_large' });
     expect(answer.bodyFinishedBeforeAnswer).toBe(false);
@@ -142,13 +142,15 @@ describe('POST /api/admin/user_groups/sync: bodies in flight', () => {
     for (let index = 0; index < 4; index += 1) admins.push((await issueApiToken(fixture.t, { scope: 'admin' })).secret);
   });
 
-  /** An upload that sends its first groups and then waits, holding its place. */
+  /** An upload that is admitted, sends its first group and then waits, holding its place. */
   const holding = (token: string) => {
     const started = streamedUpload(baseUrl, {
       path: `${SYNC_PATH}?dry_run=true`,
       headers: { authorization: `Token ${token}`, ...NDJSON },
       body: pieces(100, (index) => Buffer.from(`{"user_group_id":"${uniqueId(`held-${index}`)}"}\n`)),
       pauseAfterBytes: 1,
+      // The 100 comes once the server has admitted it (its place taken): only then does it pause.
+      expectContinue: true,
     });
     return started;
   };
