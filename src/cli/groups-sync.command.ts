@@ -23,13 +23,13 @@ interface SyncCommandOptions extends CommonOptions {
 
 /** The file's groups, each with the line (or index) a refusal names. */
 async function readLines(file: string, format: SyncFormat) {
-  const { readSyncFile, syncLineOf } = await import('../wire/user-group-sync.reader.js');
+  const { readSyncFile, syncLineAt } = await import('../wire/user-group-sync.reader.js');
   const text = await readInput(file);
   if (format === 'json') return readSyncFile(text, parseJson);
   const { readTenantsYaml } = await import('./tenants-yaml.reader.js');
   const tenants = readTenantsYaml(text);
   if (tenants.length > MAX_SYNC_GROUPS) throw failure.syncTooLarge(MAX_SYNC_GROUPS);
-  return tenants.map(({ line, value }) => ({ at: { line }, group: syncLineOf(value, { line }) }));
+  return tenants.map(({ line, value }) => syncLineAt(value, { line }));
 }
 
 /** JSON.parse, its failure worded as the API words invalid JSON. */

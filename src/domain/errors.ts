@@ -50,6 +50,7 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  in_flight_limit: 429,
   idempotency_key_limit: 429,
   headers_too_large: 431,
   internal_error: 500,
@@ -346,6 +347,12 @@ export const failure = {
     new AppError(
       'idempotency_key_limit',
       `This API token holds ${maxLiveKeys} live Idempotency-Keys, the most it may; reuse none, retry without a key, or wait until the oldest expire (24 h after their first use).`,
+      { field: IDEMPOTENCY_KEY },
+    ),
+  idempotencyBytesLimit: (maxBytes: number) =>
+    new AppError(
+      'idempotency_key_limit',
+      `The responses kept for this API token's Idempotency-Keys reach ${maxBytes / (1024 * 1024)} MiB, the most it may keep; retry without a key, or wait until the oldest expire (24 h after their first use).`,
       { field: IDEMPOTENCY_KEY },
     ),
   idempotencyKeyReused: () =>

@@ -7,6 +7,7 @@ import { registerAuthentication } from './auth.js';
 import { registerApiCors } from './cors.js';
 import { registerErrorHandler } from './error-handler.js';
 import { registerIdempotency } from './idempotency.js';
+import { continueUnlessStreamed, registerStreamedBodies } from './streamed-body.js';
 import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './json-body.js';
 import { registerMetrics } from './metrics.js';
 import { registerNotFoundHandler } from './method-not-allowed.js';
@@ -95,6 +96,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
     // API responses carry credentials (and errors about them): no cache along the way may keep one.
     if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
+    continueUnlessStreamed(request, reply);
     done();
   });
   registerApiCors(app, options.corsOrigins ?? []);
@@ -126,6 +128,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     async (api) => {
       registerAuthentication(api, services.apiTokens, admission, consoleSessionCaller(services.consoleSessions));
       registerIdempotency(api, services.idempotency);
+      registerStreamedBodies(api);
       await api.register(userGroupRoutes, { userGroups: services.userGroups, embedTokens: services.embedTokens });
       await api.register(schemaRoutes, { schemas: services.schemas });
       await api.register(dataSourceRoutes, { dataSources: services.dataSources });

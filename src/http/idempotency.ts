@@ -7,14 +7,20 @@ import type {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** A POST that changes nothing (verify): like a GET, it ignores Idempotency-Key. */
-    readOnly?: boolean;
+    /**
+     * A POST that changes nothing (verify), or a request of a route that changes nothing when it says
+     * so (a sync's dry run): like a GET, it ignores Idempotency-Key and keeps no response.
+     */
+    readOnly?: boolean | ((request: FastifyRequest) => boolean);
   }
 }
 
 /** The methods that change something, which take an Idempotency-Key; GET is idempotent by contract and ignores the header. */
 export const WRITE_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const WRITES = new Set<string>(WRITE_METHODS);
+
+/** On an answer to a request with an Idempotency-Key whose response is not kept: a retry with the key runs it again. */
+const NOT_STORED_HEADER = 'idempotent-stored';
 
 /** Only an error envelope carries a request id; a replay carries the retry's, as its X-Request-Id does. */
 function forThisRequest(response: RecordedResponse, requestId: string): string {
@@ -38,6 +44,8 @@ export function registerIdempotency(api: FastifyInstance, idempotency: Idempoten
     const { actor } = request.caller;
     // Every /api caller is an API token (the CLI never comes through HTTP); keys are its own.
     if (header === undefined || actor.type !== 'api_token') return;
+    const { readOnly } = request.routeOptions.config;
+    if (typeof readOnly === 'function' && readOnly(request)) return;
     // A repeated header is refused like any other value with a space in it.
     const key = Array.isArray(header) ? header.join(', ') : header;
     const start = await idempotency.start(actor.apiTokenId, key, {
@@ -45,7 +53,7 @@ export function registerIdempotency(api: FastifyInstance, idempotency: Idempoten
       route: request.routeOptions.url ?? request.url,
       params: request.params,
       query: request.query,
-      body: request.body,
+      body: request.idempotentBody ?? request.body,
     });
     if (start.kind === 'execute') {
       claims.set(request, start.claim);
@@ -63,11 +71,14 @@ export function registerIdempotency(api: FastifyInstance, idempotency: Idempoten
     if (!claim) return payload;
     claims.delete(request);
     try {
-      // A failure of the service is not an answer (and only JSON text is ever kept): the claim goes,
-      // so that a retry runs the request again.
-      if (reply.statusCode >= 500 || typeof payload !== 'string') await idempotency.release(claim);
-      else if (!(await idempotency.complete(claim, { status: reply.statusCode, body: payload }))) {
+      // A failure of the service is not an answer, and only JSON text within the bound is ever kept:
+      // otherwise the claim goes, so that a retry runs the request again, and the answer says so.
+      if (reply.statusCode >= 500 || typeof payload !== 'string' || !idempotency.keeps(payload)) {
+        await idempotency.release(claim);
+        reply.header(NOT_STORED_HEADER, 'false');
+      } else if (!(await idempotency.complete(claim, { status: reply.statusCode, body: payload }))) {
         request.log.warn('the idempotency key was taken over while the request ran; its response is not kept');
+        reply.header(NOT_STORED_HEADER, 'false');
       }
     } catch (error) {
       // The change is done whatever became of its record: the response goes out all the same.
@@ -79,7 +90,7 @@ export function registerIdempotency(api: FastifyInstance, idempotency: Idempoten
   // Attached to the write routes alone: reads (and verify) ignore the header, and so pay nothing.
   api.addHook('onRoute', (route) => {
     const methods = ([] as string[]).concat(route.method);
-    if (route.config?.readOnly || !methods.some((method) => WRITES.has(method))) return;
+    if (route.config?.readOnly === true || !methods.some((method) => WRITES.has(method))) return;
     route.preHandler = [...[route.preHandler ?? []].flat(), claimKey];
     route.onSend = [...[route.onSend ?? []].flat(), recordResponse];
   });

@@ -191,7 +191,7 @@ const IDEMPOTENCY_KEY_PARAMETER = {
   in: 'header',
   required: false,
   description:
-    'Makes a retry safe: the same key with the same request within 24 hours answers with the first response again (with Idempotent-Replayed: true) instead of running twice. The same key with another request is 409 idempotency_key_reused; while the first is still running, 409 idempotency_key_in_progress.',
+    'Makes a retry safe: the same key with the same request within 24 hours answers with the first response again (with Idempotent-Replayed: true) instead of running twice. The same key with another request is 409 idempotency_key_reused; while the first is still running, 409 idempotency_key_in_progress. A response over 1 MiB is answered but not kept (Idempotent-Stored: false): a retry runs again. A dry run of a sync ignores the key.',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]+$' },
 };
 

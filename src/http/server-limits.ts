@@ -1,11 +1,12 @@
 import { requestFailure } from '../wire/request-errors.js';
 import { randomUUID } from 'node:crypto';
-import { createServer, STATUS_CODES, type RequestListener, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyInstance } from 'fastify';
 import type { AppError } from '../domain/errors.js';
 import { errorBody } from './error-handler.js';
 import { boundPipelining } from './pipelining.js';
+import { markExpectsContinue } from './streamed-body.js';
 import type { ServerTimeouts } from '../config/server-timeouts.js';
 
 /** Request line plus headers (Node's default, made explicit); more is 431. */
@@ -20,6 +21,7 @@ export function serverLimitOptions(timeouts: ServerTimeouts) {
     // Fastify's own timeout options only apply to a server it creates; this one is created here,
     // so that pipelined requests pass the gate before they reach Fastify (pipelining.ts).
     serverFactory: (handler: RequestListener) => {
+      const listener = boundPipelining(handler, timeouts.idleMs);
       const server = createServer(
         {
           headersTimeout: timeouts.headersMs,
@@ -30,8 +32,14 @@ export function serverLimitOptions(timeouts: ServerTimeouts) {
           // with the envelope and a request id like any other bad request (app.ts).
           requireHostHeader: false,
         },
-        boundPipelining(handler, timeouts.idleMs),
+        listener,
       );
+      // `Expect: 100-continue`: the app sends the 100 when it wants the body (streamed-body.ts), so a
+      // request refused before its body is read gets the refusal instead.
+      server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+        markExpectsContinue(request);
+        listener(request, response);
+      });
       server.keepAliveTimeout = timeouts.keepAliveMs;
       server.setTimeout(timeouts.idleMs);
       return server;

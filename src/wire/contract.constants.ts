@@ -50,6 +50,8 @@ export const MAX_CATALOGUE_ID = 2_147_483_647;
 
 /** The most user groups one sync takes (SPEC §16): all or nothing up to this many. */
 export const MAX_SYNC_GROUPS = 10_000;
+/** The most bytes one group of a sync may take (an NDJSON line, an array element): a single group's request body limit. */
+export const MAX_SYNC_LINE_BYTES = 1024 * 1024;
 /** The operators of an access rule (SPEC §17). */
 export const ACCESS_RULE_OPERATORS = [
   'eq',

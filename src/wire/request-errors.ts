@@ -54,6 +54,20 @@ export const requestFailure = {
 
   bodyTooLarge: (limitBytes = 1024 * 1024) =>
     new AppError('payload_too_large', `The request body is larger than ${limitBytes / (1024 * 1024)} MiB.`),
+  /** One item of a body of many (a sync's group) over its bound: named by its line or index. */
+  itemTooLarge: (limitBytes: number) =>
+    new AppError('payload_too_large', `One item of the body may be at most ${limitBytes / (1024 * 1024)} MiB of JSON.`),
+  /** The client stopped sending (or closed) before the body's end. */
+  bodyIncomplete: () => new AppError('bad_request', 'The request body ended before it was complete.'),
+  /** A streamed body (a sync's) beyond the bodies one API token, or this server, may send at once. */
+  inFlightLimit: (whose: 'token' | 'server', limit: number, retryAfterSeconds: number) =>
+    new AppError(
+      'in_flight_limit',
+      whose === 'token'
+        ? `This API token is already sending ${limit} such request bodies at once, the most it may; retry once one is answered.`
+        : `This server is already reading ${limit} such request bodies at once, the most it may; retry in ${retryAfterSeconds} s or on another instance.`,
+      { retryAfterSeconds },
+    ),
   contentLengthMismatch: () => new AppError('invalid_json', 'The request body does not match its Content-Length.'),
   notJsonMediaType: () =>
     new AppError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json".'),

@@ -2,7 +2,8 @@ import { Compile } from 'typebox/compile';
 import { atPosition, AppError, failure, type InputPosition } from '../domain/errors.js';
 import type { JsonObject } from '../domain/common.records.js';
 import type { SyncLineInput } from '../domain/user-group-sync/user-group-sync.service.js';
-import { MAX_SYNC_GROUPS } from './contract.constants.js';
+import { MAX_SYNC_GROUPS, MAX_SYNC_LINE_BYTES } from './contract.constants.js';
+import { JsonItemsSplitter, type JsonItemBounds } from './json-items.reader.js';
 import { SyncUserGroupLine } from './user-group-sync.schemas.js';
 import { validationError } from './validation-errors.js';
 
@@ -14,46 +15,50 @@ let compiledLineValidator: ReturnType<typeof compileLineValidator> | undefined;
 const lineValidator = () => (compiledLineValidator ??= compileLineValidator());
 
 /** Parses one JSON text, or throws the AppError saying what is wrong with it (the HTTP layer's strict parser, or the CLI's). */
-export type JsonTextParser = (text: string, nested: boolean) => unknown;
+export type JsonTextParser = (text: string) => unknown;
 
 export type SyncFileLine = { at: InputPosition; group: SyncLineInput };
+
+/**
+ * A sync's bounds (SPEC §16): at most MAX_SYNC_GROUPS groups, each at most the 1 MiB a single
+ * group's request body may be, so a body is refused at the first group past either.
+ */
+export const SYNC_ITEM_BOUNDS: JsonItemBounds = {
+  maxItems: MAX_SYNC_GROUPS,
+  maxItemBytes: MAX_SYNC_LINE_BYTES,
+  tooMany: () => failure.syncTooLarge(MAX_SYNC_GROUPS),
+};
 
 /**
  * A sync's desired state (SPEC §16) as text: a JSON array of group objects (positions are indexes,
  * from 0), or NDJSON, one object per line (positions are line numbers, from 1; blank lines skipped).
  * Each group is checked as the single operations' request schemas check theirs; the first refusal
- * names its line or index.
+ * names its line or index. The same splitter reads the API's streamed body (JsonItemsSplitter).
  */
 export function readSyncFile(text: string, parse: JsonTextParser): SyncFileLine[] {
-  const content = text.replace(/^\uFEFF/, '');
-  const items: Array<{ at: InputPosition; value: unknown }> = [];
-  if (content.trimStart().startsWith('[')) {
-    const array = parse(content, true);
-    if (!Array.isArray(array)) throw notGroups();
-    array.forEach((value, index) => items.push({ at: { index }, value }));
-  } else {
-    const lines = content.split('\n');
-    for (let number = 1; number <= lines.length; number += 1) {
-      const line = lines[number - 1]!.replace(/\r$/, '');
-      if (line.trim() === '') continue;
-      if (items.length >= MAX_SYNC_GROUPS) throw tooMany();
-      items.push({ at: { line: number }, value: parseAt(parse, line, { line: number }) });
-    }
-  }
-  if (items.length > MAX_SYNC_GROUPS) throw tooMany();
-  return items.map(({ at, value }) => ({ at, group: syncLineOf(value, at) }));
+  const lines: SyncFileLine[] = [];
+  const splitter = new JsonItemsSplitter(SYNC_ITEM_BOUNDS, (json, at) =>
+    lines.push(syncLineAt(parseAt(parse, json, at), at)),
+  );
+  splitter.push(Buffer.from(text, 'utf8'));
+  splitter.end();
+  return lines;
 }
 
 function parseAt(parse: JsonTextParser, text: string, at: InputPosition): unknown {
   try {
-    return parse(text, false);
+    return parse(text);
   } catch (error) {
     throw error instanceof AppError ? atPosition(error, at) : error;
   }
 }
 
-/** One group of a sync, checked as the API's request schemas check theirs; a refusal names `at`. */
-export function syncLineOf(value: unknown, at: InputPosition): SyncLineInput {
+/** One group of the desired state, as the domain takes it; refused, naming its position, unless it is a valid group object. */
+export function syncLineAt(value: unknown, at: InputPosition): SyncFileLine {
+  return { at, group: syncLineOf(value, at) };
+}
+
+function syncLineOf(value: unknown, at: InputPosition): SyncLineInput {
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     throw atPosition(new AppError('invalid_json', 'Each group must be a JSON object.'), at);
   if (!lineValidator().Check(value)) throw atPosition(describeFirstError(value), at);
@@ -69,10 +74,6 @@ export function syncLineOf(value: unknown, at: InputPosition): SyncLineInput {
     ...(line.access_rules !== undefined ? { accessRules: line.access_rules } : {}),
   };
 }
-
-const notGroups = () =>
-  new AppError('invalid_json', 'The body must be a JSON array of user groups, or NDJSON (one group per line).');
-const tooMany = () => failure.syncTooLarge(MAX_SYNC_GROUPS);
 
 /** Worded as the API words a refusal of its request schema; TypeBox lists every missing or extra key, Ajv one. */
 function describeFirstError(value: unknown): AppError {

@@ -18,6 +18,8 @@ export interface IdempotencyClaimAttempt extends IdempotencyClaimRef {
   abandonedBefore: string;
   /** The most live (unexpired) keys the API token may hold, this claim's included. */
   maxLiveKeys: number;
+  /** The most bytes of stored responses the API token's live keys may hold before a new key is refused. */
+  maxLiveBytes: number;
 }
 
 export interface IdempotencyKeyRecord {
@@ -27,17 +29,19 @@ export interface IdempotencyKeyRecord {
   response: string | null;
 }
 
-/** Outcome of a claim: ours, the live record that stands in the way, or none because the token holds too many keys. */
+/** Outcome of a claim: ours, the live record that stands in the way, or none because the token holds too many keys or bytes. */
 export type IdempotencyClaimResult =
-  { claimed: true } | { claimed: false; record: IdempotencyKeyRecord } | { claimed: false; limitReached: true };
+  | { claimed: true }
+  | { claimed: false; record: IdempotencyKeyRecord }
+  | { claimed: false; limitReached: 'keys' | 'bytes' };
 
 /** Bookkeeping of safe retries: no method writes an audit event, and none is part of a change's transaction. */
 export interface IdempotencyStore {
   /**
    * Inserts an unfinished claim unless a live record holds the key; an expired record, or an abandoned
    * claim with the same fingerprint, is replaced. Of concurrent claims of one key exactly one wins.
-   * A claim that would take the token's live keys beyond `maxLiveKeys` is not made, also when claims
-   * of one token race.
+   * A claim that would take the token's live keys beyond `maxLiveKeys`, or that finds their stored
+   * responses at `maxLiveBytes` or more, is not made, also when claims of one token race.
    */
   claimIdempotencyKey(attempt: IdempotencyClaimAttempt): Promise<IdempotencyClaimResult>;
   /** Stores the response of the claim, if the claim is still this one and unfinished; false otherwise. */
@@ -46,4 +50,10 @@ export interface IdempotencyStore {
   releaseIdempotencyKey(claim: IdempotencyClaimRef): Promise<void>;
   /** Deletes at most `limit` records created at or before `createdBefore`; returns how many went. */
   purgeIdempotencyKeys(createdBefore: string, limit: number): Promise<number>;
+}
+
+/** What a token's live keys hold, the new claim's included (its response not yet stored). */
+export interface LiveKeys {
+  count: number;
+  bytes: number;
 }

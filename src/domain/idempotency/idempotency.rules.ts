@@ -1,4 +1,5 @@
 import { hashSecret } from '../secrets.js';
+import type { IdempotencyClaimAttempt, LiveKeys } from './idempotency.port.js';
 
 /*
  * What makes a retry with an Idempotency-Key the same request as the first one (SPEC §3): a replayed
@@ -23,7 +24,7 @@ export function requestFingerprint(request: RequestIdentity): string {
   return hashSecret(canonicalJson([request.method, request.route, request.params, request.query, request.body]));
 }
 
-function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const object = value as Record<string, unknown>;
@@ -34,4 +35,11 @@ function canonicalJson(value: unknown): string {
   }
   // undefined (no body, no query) has no JSON form of its own.
   return JSON.stringify(value) ?? 'null';
+}
+
+/** The one rule both stores apply inside the claim's transaction: which limit, if any, the claim passes. */
+export function liveLimitReached(live: LiveKeys, attempt: IdempotencyClaimAttempt): 'keys' | 'bytes' | undefined {
+  if (live.count > attempt.maxLiveKeys) return 'keys';
+  if (live.bytes >= attempt.maxLiveBytes) return 'bytes';
+  return undefined;
 }

@@ -12,6 +12,10 @@ const PURGE_INTERVAL_MS = 60 * 1000;
 const PURGE_BATCH = 1000;
 /** Live keys one API token may hold (SPEC §3): bounds what a caller can make the service keep. */
 export const MAX_LIVE_KEYS_PER_TOKEN = 10_000;
+/** The largest response kept for replays: a larger one (a big sync's plan) is answered but not kept. */
+export const MAX_KEPT_RESPONSE_BYTES = 1024 * 1024;
+/** Stored responses one API token's live keys may hold (ciphertext) before a new key is refused. */
+export const MAX_KEPT_BYTES_PER_TOKEN = 64 * 1024 * 1024;
 
 const IDEMPOTENCY_KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 
@@ -73,10 +77,13 @@ export function createIdempotencyService({ store, cipher, clock }: IdempotencySe
         expiredBefore: isoAt(now - IDEMPOTENCY_RECORD_TTL_MS),
         abandonedBefore: isoAt(now - ABANDONED_CLAIM_MS),
         maxLiveKeys: MAX_LIVE_KEYS_PER_TOKEN,
+        maxLiveBytes: MAX_KEPT_BYTES_PER_TOKEN,
       });
       if (result.claimed) return { kind: 'execute', claim };
       if ('limitReached' in result) {
-        throw failure.idempotencyKeyLimit(MAX_LIVE_KEYS_PER_TOKEN);
+        throw result.limitReached === 'keys'
+          ? failure.idempotencyKeyLimit(MAX_LIVE_KEYS_PER_TOKEN)
+          : failure.idempotencyBytesLimit(MAX_KEPT_BYTES_PER_TOKEN);
       }
       const { record } = result;
       if (record.fingerprint !== claim.fingerprint) {
@@ -86,6 +93,11 @@ export function createIdempotencyService({ store, cipher, clock }: IdempotencySe
         throw failure.idempotencyKeyInProgress();
       }
       return { kind: 'replay', response: openResponse(record.fingerprint, record.response) };
+    },
+
+    /** Whether a response body this large is kept for replays at all (complete is for those alone). */
+    keeps(body: string): boolean {
+      return body.length <= MAX_KEPT_RESPONSE_BYTES && Buffer.byteLength(body) <= MAX_KEPT_RESPONSE_BYTES;
     },
 
     /**

@@ -47,6 +47,8 @@ export interface SyncOptions {
   pruneTag?: string;
   /** Told when the apply starts (after the plan), with how many steps it writes. */
   onApply?: (steps: number) => void;
+  /** Aborts when the sync's client has gone (its connection closed before the answer): the sync may stop. */
+  signal?: AbortSignal;
 }
 
 export interface SyncResult {

@@ -3,65 +3,57 @@ import { inEnvironment } from '../../domain/tenancy.js';
 import type { UserGroupSyncService } from '../../domain/user-group-sync/user-group-sync.service.js';
 import { presentSync } from '../../wire/user-group-sync.presenter.js';
 import { requestFailure } from '../../wire/request-errors.js';
-import { readSyncFile } from '../../wire/user-group-sync.reader.js';
+import { SYNC_ITEM_BOUNDS, syncLineAt, type SyncFileLine } from '../../wire/user-group-sync.reader.js';
 import { SYNC_BODY_LIMIT_BYTES, SyncQuery, SyncResponse } from '../../wire/user-group-sync.schemas.js';
-import { jsonDefectError, MAX_BODY_DEPTH, parseStrictJson } from '../strict-json.js';
 import { apiRouteSchema } from '../route-schema.js';
-
-const UTF8_CHARSET = /^utf-?8$/i;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+import { acceptStreamedBodies, clientGone, streamedItems, type StreamedBodyRoute } from '../streamed-body.js';
 
 /** The media types of a sync's body: a JSON array, or NDJSON (one group per line). */
 export const SYNC_MEDIA_TYPES = ['application/json', 'application/x-ndjson'] as const;
 
+/** A sync's body (SPEC §16): admitted (admin scope) before it is read, then read group by group within its bounds. */
+const SYNC_BODY: StreamedBodyRoute<SyncFileLine> = {
+  scope: 'admin',
+  mediaTypes: SYNC_MEDIA_TYPES,
+  maxBytes: SYNC_BODY_LIMIT_BYTES,
+  items: SYNC_ITEM_BOUNDS,
+  item: syncLineAt,
+  empty: requestFailure.syncBodyMissing,
+};
+
 /**
  * POST /api/admin/user_groups/sync (SPEC §16), in a scope of its own: its body is not one JSON object
- * but many groups, up to 64 MiB, read as text here and checked group by group, so that a refusal
- * names the group's line or index.
+ * but many groups, up to 64 MiB, streamed (src/http/streamed-body.ts) and checked group by group, so
+ * that a refusal names the group's line or index.
  */
 export const userGroupSyncRoutes: FastifyPluginAsyncTypebox<{ userGroupSync: UserGroupSyncService }> = async (
   app,
   { userGroupSync },
 ) => {
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser([...SYNC_MEDIA_TYPES], { parseAs: 'buffer' }, (request, body, done) => {
-    const charset = /;\s*charset=("?)([^";]+)\1/i.exec(request.headers['content-type'] ?? '')?.[2];
-    if (charset !== undefined && !UTF8_CHARSET.test(charset)) {
-      done(requestFailure.notJsonMediaType(), undefined);
-      return;
-    }
-    try {
-      done(null, utf8.decode(body as Buffer));
-    } catch {
-      done(requestFailure.bodyNotUtf8(), undefined);
-    }
-  });
+  acceptStreamedBodies(app);
 
   app.post(
     '/admin/user_groups/sync',
     {
-      bodyLimit: SYNC_BODY_LIMIT_BYTES,
+      config: {
+        streamedBody: SYNC_BODY as StreamedBodyRoute,
+        // A dry run changes nothing: like a read, it ignores Idempotency-Key and keeps no response.
+        readOnly: (request) => (request.query as { dry_run?: string }).dry_run === 'true',
+      },
       schema: apiRouteSchema('admin', 'Sync user groups to a desired state (plan, then apply)', SyncResponse, {
         operationId: 'syncUserGroups',
         description:
-          'The desired state of many groups (a JSON array, or NDJSON with Content-Type application/x-ndjson; at most 10 000 groups and 64 MiB) in, the plan out: per group create, update (with the changed fields) or unchanged, and with prune=TAG delete of the groups carrying TAG that the body leaves out. Applied unless dry_run=true: all or nothing, parents before children, each change audited and announced to webhooks with the sync id. A refusal names the group by line (NDJSON, from 1) or index (array, from 0).',
+          'The desired state of many groups (a JSON array, or NDJSON with Content-Type application/x-ndjson; at most 10 000 groups, each at most 1 MiB, and 64 MiB) in, the plan out: per group create, update (with the changed fields) or unchanged, and with prune=TAG delete of the groups carrying TAG that the body leaves out. Applied unless dry_run=true: all or nothing, parents before children, each change audited and announced to webhooks with the sync id. The scope, rate limit and bodies in flight are checked before the body is read; a refusal names the group by line (NDJSON, from 1) or index (array, from 0).',
         querystring: SyncQuery,
       }),
     },
     async (request) => {
-      const text = typeof request.body === 'string' ? request.body : '';
-      if (text.trim() === '') throw requestFailure.syncBodyMissing();
-      const lines = readSyncFile(text, (json, nested) => {
-        // An array wraps the groups: one level more than a single group's body may have.
-        const parsed = parseStrictJson(json, nested ? MAX_BODY_DEPTH + 1 : MAX_BODY_DEPTH);
-        if (!parsed.ok) throw jsonDefectError(parsed.defect);
-        return parsed.value;
-      });
       const { query } = request;
-      const result = await userGroupSync.sync(inEnvironment(request.caller, query.environment), lines, {
-        dryRun: query.dry_run === 'true',
-        pruneTag: query.prune,
-      });
+      const result = await userGroupSync.sync(
+        inEnvironment(request.caller, query.environment),
+        streamedItems<SyncFileLine>(request),
+        { dryRun: query.dry_run === 'true', pruneTag: query.prune, signal: clientGone(request) },
+      );
       return presentSync(result);
     },
   );

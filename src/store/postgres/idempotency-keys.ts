@@ -1,4 +1,5 @@
-import type { IdempotencyClaimResult, IdempotencyStore } from '../../domain/idempotency/idempotency.port.js';
+import type { IdempotencyClaimResult, IdempotencyStore, LiveKeys } from '../../domain/idempotency/idempotency.port.js';
+import { liveLimitReached } from '../../domain/idempotency/idempotency.rules.js';
 import type { PostgresDatabase } from './postgres-database.js';
 import { iso } from './rows.js';
 import { statements } from './statements.js';
@@ -16,7 +17,7 @@ const sql = statements({
   // Claims of one token in turn, so that concurrent ones cannot pass the live-key limit together.
   // The second half of the key is the token id folded into int4; a collision only serialises more.
   lockToken: `SELECT pg_advisory_xact_lock(${CLAIM_LOCK_CLASS}, (@apiTokenId::bigint % 2147483647)::int)`,
-  countLive: `SELECT count(*)::int AS count FROM idempotency_keys
+  countLive: `SELECT count(*)::int AS count, coalesce(sum(octet_length(response)), 0)::float8 AS bytes FROM idempotency_keys
     WHERE api_token_id = @apiTokenId AND created_at > @expiredBefore::timestamptz`,
   // The unique key (api_token_id, key_hash) settles races: a conflicting row is replaced only when
   // it is expired, or an abandoned claim of the same request. A conflicting row that is not replaced
@@ -47,14 +48,15 @@ export function idempotencyKeyMethods(db: PostgresDatabase): IdempotencyStore {
       db.transaction(async (tx): Promise<IdempotencyClaimResult> => {
         await tx.rows(sql.lockToken({ apiTokenId: attempt.apiTokenId }));
         if ((await tx.rows(sql.claim({ ...attempt }))).length > 0) {
-          const [live] = await tx.rows<{ count: number }>(
+          const [live] = await tx.rows<LiveKeys>(
             sql.countLive({ apiTokenId: attempt.apiTokenId, expiredBefore: attempt.expiredBefore }),
           );
-          if (live && live.count <= attempt.maxLiveKeys) return { claimed: true };
+          const limitReached = live ? liveLimitReached(live, attempt) : 'keys';
+          if (limitReached === undefined) return { claimed: true };
           await tx.rows(
             sql.release({ apiTokenId: attempt.apiTokenId, keyHash: attempt.keyHash, createdAt: attempt.createdAt }),
           );
-          return { claimed: false, limitReached: true };
+          return { claimed: false, limitReached };
         }
         const [row] = await tx.rows<IdempotencyKeyRow>(sql.find({ ...attempt }));
         if (!row) throw new Error('idempotency key neither claimed nor found');

@@ -5,6 +5,8 @@ import type {
   IdempotencyKeyRecord,
   IdempotencyStore,
 } from '../../domain/idempotency/idempotency.port.js';
+import type { LiveKeys } from '../../domain/idempotency/idempotency.port.js';
+import { liveLimitReached } from '../../domain/idempotency/idempotency.rules.js';
 import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
 
@@ -20,7 +22,8 @@ export function idempotencyKeyMethods(db: Database): Synchronous<IdempotencyStor
           OR (idempotency_keys.response IS NULL AND idempotency_keys.created_at <= @abandonedBefore
             AND idempotency_keys.fingerprint = excluded.fingerprint)
       RETURNING 1`,
-    countLive: `SELECT count(*) AS count FROM idempotency_keys
+    // octet_length reads a value's size from its record header, not the value itself.
+    countLive: `SELECT count(*) AS count, coalesce(sum(octet_length(response)), 0) AS bytes FROM idempotency_keys
       WHERE api_token_id = @apiTokenId AND created_at > @expiredBefore`,
     find: `SELECT fingerprint, created_at AS createdAt, response FROM idempotency_keys
       WHERE api_token_id = @apiTokenId AND key_hash = @keyHash`,
@@ -37,9 +40,10 @@ export function idempotencyKeyMethods(db: Database): Synchronous<IdempotencyStor
   const claim = db.transaction((attempt: IdempotencyClaimAttempt): IdempotencyClaimResult => {
     if (sql.claim.get(attempt) === undefined)
       return { claimed: false, record: sql.find.get(attempt) as IdempotencyKeyRecord };
-    if ((sql.countLive.get(attempt) as { count: number }).count <= attempt.maxLiveKeys) return { claimed: true };
+    const limitReached = liveLimitReached(sql.countLive.get(attempt) as LiveKeys, attempt);
+    if (limitReached === undefined) return { claimed: true };
     sql.release.run(attempt);
-    return { claimed: false, limitReached: true };
+    return { claimed: false, limitReached };
   });
 
   return {

@@ -149,6 +149,7 @@ export function describeCiphertextContract(t: ContractContext): void {
         expiredBefore: T0,
         abandonedBefore: T0,
         maxLiveKeys: 10,
+        maxLiveBytes: 1024 * 1024,
       });
       const response = oldKey.encrypt('{"status":200}');
       expect(await t.store.claimIdempotencyKey(claim('finished'))).toEqual({ claimed: true });

@@ -24,7 +24,31 @@ export function describeIdempotencyKeyContract(t: ContractContext): void {
       expiredBefore: LONG_AGO,
       abandonedBefore: LONG_AGO,
       maxLiveKeys: 100,
+      maxLiveBytes: 1024 * 1024,
       ...overrides,
+    });
+
+    it("refuses a new key once the token's stored responses reach the byte limit, counting only its own live ones", async () => {
+      const stored = 'x'.repeat(600);
+      for (const keyHash of ['a', 'b']) {
+        expect(await t.store.claimIdempotencyKey(attempt({ keyHash, maxLiveBytes: 1000 }))).toEqual({ claimed: true });
+        expect(await t.store.completeIdempotencyKey(attempt({ keyHash }), stored)).toBe(true);
+      }
+      // 1 200 bytes kept: a third key is refused and not kept, whatever the count limit says.
+      expect(await t.store.claimIdempotencyKey(attempt({ keyHash: 'c', maxLiveBytes: 1000 }))).toEqual({
+        claimed: false,
+        limitReached: 'bytes',
+      });
+      expect(await t.store.claimIdempotencyKey(attempt({ keyHash: 'c', maxLiveBytes: 1201 }))).toEqual({
+        claimed: true,
+      });
+      // Another token's bytes are its own; expired records count for nobody.
+      expect(
+        await t.store.claimIdempotencyKey(attempt({ apiTokenId: otherTokenId, keyHash: 'd', maxLiveBytes: 1 })),
+      ).toEqual({ claimed: true });
+      expect(
+        await t.store.claimIdempotencyKey(attempt({ keyHash: 'e', createdAt: T2, expiredBefore: T1, maxLiveBytes: 1 })),
+      ).toEqual({ claimed: true });
     });
 
     it("keeps a token within its live-key limit, counting only unexpired keys and never another token's", async () => {
@@ -32,7 +56,7 @@ export function describeIdempotencyKeyContract(t: ContractContext): void {
         expect(await t.store.claimIdempotencyKey(attempt({ keyHash, maxLiveKeys: 3 }))).toEqual({ claimed: true });
       expect(await t.store.claimIdempotencyKey(attempt({ keyHash: 'd', maxLiveKeys: 3 }))).toEqual({
         claimed: false,
-        limitReached: true,
+        limitReached: 'keys',
       });
       // Refused means not kept: the key is still free once there is room.
       expect(await t.store.claimIdempotencyKey(attempt({ keyHash: 'd', maxLiveKeys: 4 }))).toEqual({ claimed: true });
