@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalRateLimiter } from '../../src/rate-limit/rate-limiter.js';
-import { inject, type ApiResponse } from '../support/http-client.js';
+import { inject, send, type ApiResponse } from '../support/http-client.js';
 import { sample } from '../support/prometheus-text.js';
 import { uniqueId } from '../support/unique-id.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -176,10 +176,13 @@ describe('usage per group', () => {
  * clock never moves: the first call of each is admitted, every later one refused. The first call reads
  * the API token; the later ones present a token the process remembers, whose admission waits for the
  * operation (src/domain/api-tokens/api-token-admission.ts): the path where counting once came first.
+ * Signatures checked are read from /metrics (ugs_embed_token_signature_checks_total, counted by the
+ * service where it calls the verification): what the process did, with the crypto left as it is.
  */
 describe('usage of refused calls', () => {
   const CALLS = 8;
   let t: TestApp;
+  let baseUrl: string;
   beforeAll(async () => {
     t = await createTestApp({
       usage: { flushMs: 600_000 },
@@ -188,17 +191,19 @@ describe('usage of refused calls', () => {
         defaultPolicy: { perSecond: 1_000_000, burst: 1_000_000 },
       },
     });
+    baseUrl = await t.listen();
   });
   afterAll(async () => {
     await t?.close();
   });
 
-  /** A new read token limited to 0.01 requests a second, one at once; its id and secret. */
-  async function limitedToken(): Promise<{ id: number; secret: string }> {
+  /** The secret of a new read token limited to 0.01 requests a second, one at once. */
+  async function limitedToken(): Promise<string> {
     const body = { name: uniqueId('limited'), scope: 'read', rate_limit: { per_second: 0.01, burst: 1 } };
-    const { api_token } = await adminOk(t, { method: 'POST', path: ADMIN.apiTokens, body });
-    return { id: api_token.id, secret: api_token.token };
+    return (await adminOk(t, { method: 'POST', path: ADMIN.apiTokens, body })).api_token.token;
   }
+  const call = (method: string, path: string, body: unknown) =>
+    inject(t.app, { method, path, token: apiToken(t, { scope: 'read' }), body });
   const totals = async (teamId: number) => {
     await t.runtime.usage!.flush();
     return (await adminOk(t, { path: USAGE, query: { team_id: teamId } })).totals;
@@ -207,10 +212,10 @@ describe('usage of refused calls', () => {
   const signatureChecks = async () =>
     sample((await t.app.inject({ method: 'GET', url: '/metrics' })).body, 'ugs_embed_token_signature_checks_total', {});
   const statuses = (responses: ApiResponse[]) => responses.map((res) => res.status);
-  /** The same call `CALLS` times with `secret`, one after the other. */
+  /** The same call `CALLS` times with `secret`, one after the other, over a real socket. */
   async function repeated(secret: string, method: string, path: string, body: unknown): Promise<ApiResponse[]> {
     const responses = [];
-    for (let i = 0; i < CALLS; i++) responses.push(await inject(t.app, { method, path, token: secret, body }));
+    for (let i = 0; i < CALLS; i++) responses.push(await send(baseUrl, { method, path, token: secret, body }));
     return responses;
   }
   const ONE_ADMITTED = [200, ...Array<number>(CALLS - 1).fill(429)];
@@ -218,7 +223,7 @@ describe('usage of refused calls', () => {
   it('counts one verification of a group token for N calls answered 1 × 200 and N − 1 × 429', async () => {
     const group = await seedGroup(t);
     const before = await totals(group.teamId);
-    const responses = await repeated((await limitedToken()).secret, 'POST', VERIFY_PATH, { token: group.token });
+    const responses = await repeated(await limitedToken(), 'POST', VERIFY_PATH, { token: group.token });
     expect(statuses(responses)).toEqual(ONE_ADMITTED);
     for (const refused of responses.slice(1)) expectError(refused, 429, 'rate_limited', null);
     expect(await totals(group.teamId)).toEqual({ ...before, verifications: before.verifications + 1 });
@@ -229,7 +234,7 @@ describe('usage of refused calls', () => {
     const embed = expectSuccess(await call('POST', '/api/user/embed_token', { user_group_id: group.id })).embed_token;
     const before = await totals(group.teamId);
     const checksBefore = await signatureChecks();
-    const responses = await repeated((await limitedToken()).secret, 'POST', VERIFY_PATH, { token: embed });
+    const responses = await repeated(await limitedToken(), 'POST', VERIFY_PATH, { token: embed });
     expect(statuses(responses)).toEqual(ONE_ADMITTED);
     expect(responses[0]!.body.embed.expires_at).toEqual(expect.any(String));
     expect(await totals(group.teamId)).toEqual({ ...before, verifications: before.verifications + 1 });
@@ -240,8 +245,8 @@ describe('usage of refused calls', () => {
   it('counts one read of an existing group, and one embed token minted, for N calls of each answered 1 × 200', async () => {
     const group = await seedGroup(t);
     const before = await totals(group.teamId);
-    const reads = await repeated((await limitedToken()).secret, 'GET', USER_PATH, { user_group_id: group.id });
-    const mints = await repeated((await limitedToken()).secret, 'POST', '/api/user/embed_token', {
+    const reads = await repeated(await limitedToken(), 'GET', USER_PATH, { user_group_id: group.id });
+    const mints = await repeated(await limitedToken(), 'POST', '/api/user/embed_token', {
       user_group_id: group.id,
     });
     expect([statuses(reads), statuses(mints)]).toEqual([ONE_ADMITTED, ONE_ADMITTED]);
@@ -271,9 +276,7 @@ describe('usage of refused calls', () => {
         null,
       );
     expect(await totals(group.teamId)).toEqual(before);
+    expect(checksBefore).toEqual(expect.any(Number));
     expect(await signatureChecks()).toBe(checksBefore);
   });
-
-  const call = (method: string, path: string, body: unknown) =>
-    inject(t.app, { method, path, token: apiToken(t, { scope: 'read' }), body });
 });
