@@ -23,7 +23,8 @@ const ORIGIN = 'https://bench.example.com';
 /** The ceiling and the verifier run in turns of this long, so that both meet the same machine. */
 const SLICE_MS = 250;
 
-async function mintTokens(port: number, seeded: Seeded, count: number): Promise<string[]> {
+/** One embed token for each of the first `count` groups of the sample, minted by the service one after the other. */
+export async function mintTokens(port: number, seeded: Seeded, count: number): Promise<string[]> {
   const tokens: string[] = [];
   for (const id of seeded.ids.slice(0, count)) {
     const response = await fetch(`http://127.0.0.1:${port}/api/user/embed_token`, {

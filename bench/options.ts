@@ -4,13 +4,15 @@ export const ENGINES = ['sqlite', 'postgres'] as const;
 export type Engine = (typeof ENGINES)[number];
 
 /**
- * Run order: verify before rotate (rotate retires the tokens verify uses), create last (it grows the
+ * Run order: verify and embed-token-verify before rotate (rotate retires the tokens they use, and
+ * with them the embed tokens minted before), create last (it grows the
  * table); offline-verify-repeated after verify, whose rate it is compared with (and which it brings).
  */
 export const SCENARIOS = [
   'get-existing',
   'get-nested',
   'verify',
+  'embed-token-verify',
   'update',
   'rotate',
   'create',

@@ -13,7 +13,7 @@ import { drive, ensureWrk, measure, type LoadFigures } from './wrk.js';
 import { parseOptions, SCENARIOS, USAGE, type BenchOptions, type Engine, type ScenarioName } from './options.js';
 import { freePort, killChildrenNow, send, startNodeProcess, type Child } from './processes.js';
 import { machine, row, table, type Row } from './report.js';
-import { measureOfflineVerify, measureOfflineVerifyRepeated } from './offline-verify.js';
+import { measureOfflineVerify, measureOfflineVerifyRepeated, mintTokens } from './offline-verify.js';
 import { measureWebhookDrain } from './webhook-drain.js';
 import { measureSync10k } from './sync-10k.js';
 import { getExisting, IN_PROCESS, SCENARIO_FACTORIES, type Scenario, type ScenarioData } from './scenarios.js';
@@ -34,6 +34,8 @@ import { DEFAULT_USAGE_FLUSH_MS } from '../src/domain/usage/usage.rules.js';
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const RUN_ID = `${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 const DATA_DIR = join(REPO, 'bench', '.data', RUN_ID);
+/** Embed tokens embed-token-verify presents in turn: one per group of the sample's first part. */
+const EMBED_VERIFY_TOKENS = 1000;
 const RESULTS_DIR = join(REPO, 'bench', 'results');
 const PROFILES_DIR = join(REPO, 'bench', 'profiles', RUN_ID);
 
@@ -469,6 +471,10 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
 
   const load = { connections: options.connections, seconds: options.duration, warmup: options.warmup };
   const data: ScenarioData = { seeded, createPrefix: `new-${RUN_ID}-` };
+  if (options.scenarios.includes('embed-token-verify')) {
+    data.embedTokens = await mintTokens(service.port, seeded, EMBED_VERIFY_TOKENS);
+    log(`  embed-token-verify: ${data.embedTokens.length} embed tokens minted`);
+  }
 
   if (options.serverWarmup > 0) {
     log(`  warming the service up: ${options.serverWarmup} s of get-existing, not recorded`);

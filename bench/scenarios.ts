@@ -20,6 +20,8 @@ export interface ScenarioData {
   seeded: Seeded;
   /** Prefix of the fresh ids that `create` makes; unique per database. */
   createPrefix: string;
+  /** Embed tokens minted by the block's service for embed-token-verify (none unless it runs). */
+  embedTokens?: string[];
 }
 
 /** A JSON request with the seeded API token. */
@@ -82,6 +84,18 @@ export function verify(data: ScenarioData): Scenario {
     'POST /api/user/verify with a live token; rotates over the sampled groups',
     call(seeded, 'POST', '/api/user/verify'),
     seeded.tokens.map((token) => JSON.stringify({ token })),
+  );
+}
+
+/** POST /api/user/verify with embed tokens minted beforehand: a signature check and the group's lookup. */
+export function embedTokenVerify(data: ScenarioData): Scenario {
+  const { seeded, embedTokens = [] } = data;
+  return inTurn(
+    'embed-token-verify',
+    'POST /api/user/verify with a live embed token (one per group of the first 1 000 sampled): its ES256 signature and the group',
+    call(seeded, 'POST', '/api/user/verify'),
+    embedTokens.map((token) => JSON.stringify({ token })),
+    expecting('"embed":{'),
   );
 }
 
@@ -214,6 +228,7 @@ export const SCENARIO_FACTORIES: Record<
   'get-existing': (data) => getExisting(data),
   'get-nested': getNested,
   verify,
+  'embed-token-verify': embedTokenVerify,
   update,
   rotate,
   create,

@@ -10,6 +10,7 @@ import { registerIdempotency } from './idempotency.js';
 import { continueUnlessStreamed, registerStreamedBodies } from './streamed-body.js';
 import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './json-body.js';
 import { registerMetrics } from './metrics.js';
+import { embedTokenMetrics } from './embed-token-metrics.js';
 import { registerNotFoundHandler } from './method-not-allowed.js';
 import { registerOpenApi, registerOpenApiRoute } from './openapi.js';
 import { assertQueryText } from './query-text.js';
@@ -111,7 +112,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await registerOpenApi(app, { version: options.version, publicUrl: options.publicUrl });
 
   // Before any route: each route copies the hooks that exist when it is registered.
-  registerMetrics(app, options.services.operations, options.metrics ?? []);
+  registerMetrics(app, options.services.operations, [
+    ...(options.metrics ?? []),
+    embedTokenMetrics(options.services.embedTokens),
+  ]);
   await app.register(healthRoutes, {
     operations: options.services.operations,
     isStopping: options.isStopping ?? (() => false),

@@ -1,11 +1,7 @@
 import { requestFailure } from '../wire/request-errors.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestAdmission } from './rate-limit.js';
-import {
-  admissionDeferred,
-  admitBeforeSuccess,
-  type ApiTokenCaller,
-} from '../domain/api-tokens/api-token-admission.js';
+import { admissionDeferred, type ApiTokenCaller } from '../domain/api-tokens/api-token-admission.js';
 import type { ApiTokenService } from '../domain/api-tokens/api-tokens.service.js';
 
 declare module 'fastify' {
@@ -16,8 +12,9 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /**
      * The route's operation confirms the caller's API token in its first statement (the hot reads):
-     * a token this process has seen live is not read again, and the request is admitted once the
-     * statement has confirmed it (src/domain/api-tokens/api-token-admission.ts).
+     * a token this process has seen live is not read again, and the operation admits the request once
+     * the statement has confirmed it, before any work it counts, signs or writes (`admitBeforeWork`,
+     * src/domain/api-tokens/api-token-admission.ts); a refusal is admitted by the error handler.
      */
     confirmsApiToken?: boolean;
   }
@@ -74,20 +71,10 @@ function createAuthenticationHook(
   };
 }
 
-/**
- * A success on a route that confirms tokens is admitted (rate-limited) before it is sent, unless its
- * operation admitted it already (before a write); if no statement confirmed its token (an embed
- * token's verification), admission reads it first. A refusal was admitted by the error handler.
- */
-async function admitUnconfirmed(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-  if (reply.statusCode < 400) await admitBeforeSuccess(request.caller);
-  return payload;
-}
-
 /** The caller an admin console session cookie speaks for (src/http/console/session-cookie.ts); undefined without one. */
 export type SessionCaller = (request: FastifyRequest) => Promise<ApiTokenCaller | undefined>;
 
-/** Authentication for every route registered on `api` after it; the admission hook only on the routes that confirm tokens. */
+/** Authentication, and admission on arrival where the route does not leave it to its operation, for every route registered on `api` after it. */
 export function registerAuthentication(
   api: FastifyInstance,
   apiTokens: Pick<ApiTokenService, 'authenticateApiToken'>,
@@ -95,8 +82,4 @@ export function registerAuthentication(
   sessions?: SessionCaller,
 ): void {
   api.addHook('onRequest', createAuthenticationHook(apiTokens, admission, sessions));
-  api.addHook('onRoute', (route) => {
-    if (!route.config?.confirmsApiToken) return;
-    route.preSerialization = [...[route.preSerialization ?? []].flat(), admitUnconfirmed];
-  });
 }

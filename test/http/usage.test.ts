@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from '../support/http-client.js';
+import { createLocalRateLimiter } from '../../src/rate-limit/rate-limiter.js';
+import { inject, send, type ApiResponse } from '../support/http-client.js';
+import { sample } from '../support/prometheus-text.js';
+import { uniqueId } from '../support/unique-id.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { adminCall, adminOk } from './admin-helpers.js';
+import { ADMIN, adminCall, adminOk } from './admin-helpers.js';
 import { expectError, expectSuccess } from './helpers.js';
 import { apiToken, type As } from '../support/callers.js';
+import { issueApiToken } from '../support/api-token-issuer.js';
 import { makeGroup, type GroupInput } from '../support/group-maker.js';
 import { USER_PATH, VERIFY_PATH } from '../support/user-group-api.js';
 
@@ -162,5 +166,117 @@ describe('usage per group', () => {
     const group = await seedGroup(t);
     const body = await series(group.teamId, { since: '2025-01-01', until: '2026-02-04' });
     expect(body.days).toHaveLength(400);
+  });
+});
+
+/*
+ * Usage counts what was answered 2xx, and a refused call does no work: the rate limit (or a revoked
+ * API token) is decided before the lookup's answer is counted and before any signature is checked or
+ * made. Each API token here is limited to one request per 100 s (a bucket of 1), on a limiter whose
+ * clock never moves: the first call of each is admitted, every later one refused. The first call reads
+ * the API token; the later ones present a token the process remembers, whose admission waits for the
+ * operation (src/domain/api-tokens/api-token-admission.ts): the path where counting once came first.
+ * Signatures checked are read from /metrics (ugs_embed_token_signature_checks_total, counted by the
+ * service where it calls the verification): what the process did, with the crypto left as it is.
+ */
+describe('usage of refused calls', () => {
+  const CALLS = 8;
+  let t: TestApp;
+  let baseUrl: string;
+  beforeAll(async () => {
+    t = await createTestApp({
+      usage: { flushMs: 600_000 },
+      rateLimit: {
+        limiter: createLocalRateLimiter(() => 0),
+        defaultPolicy: { perSecond: 1_000_000, burst: 1_000_000 },
+      },
+    });
+    baseUrl = await t.listen();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  /** The secret of a new read token limited to 0.01 requests a second, one at once. */
+  async function limitedToken(): Promise<string> {
+    const body = { name: uniqueId('limited'), scope: 'read', rate_limit: { per_second: 0.01, burst: 1 } };
+    return (await adminOk(t, { method: 'POST', path: ADMIN.apiTokens, body })).api_token.token;
+  }
+  const call = (method: string, path: string, body: unknown) =>
+    inject(t.app, { method, path, token: apiToken(t, { scope: 'read' }), body });
+  const totals = async (teamId: number) => {
+    await t.runtime.usage!.flush();
+    return (await adminOk(t, { path: USAGE, query: { team_id: teamId } })).totals;
+  };
+  /** ES256 signature checks this process has run (GET /metrics). */
+  const signatureChecks = async () =>
+    sample((await t.app.inject({ method: 'GET', url: '/metrics' })).body, 'ugs_embed_token_signature_checks_total', {});
+  const statuses = (responses: ApiResponse[]) => responses.map((res) => res.status);
+  /** The same call `CALLS` times with `secret`, one after the other, over a real socket. */
+  async function repeated(secret: string, method: string, path: string, body: unknown): Promise<ApiResponse[]> {
+    const responses = [];
+    for (let i = 0; i < CALLS; i++) responses.push(await send(baseUrl, { method, path, token: secret, body }));
+    return responses;
+  }
+  const ONE_ADMITTED = [200, ...Array<number>(CALLS - 1).fill(429)];
+
+  it('counts one verification of a group token for N calls answered 1 × 200 and N − 1 × 429', async () => {
+    const group = await seedGroup(t);
+    const before = await totals(group.teamId);
+    const responses = await repeated(await limitedToken(), 'POST', VERIFY_PATH, { token: group.token });
+    expect(statuses(responses)).toEqual(ONE_ADMITTED);
+    for (const refused of responses.slice(1)) expectError(refused, 429, 'rate_limited', null);
+    expect(await totals(group.teamId)).toEqual({ ...before, verifications: before.verifications + 1 });
+  });
+
+  it('counts one verification of an embed token for N calls answered 1 × 200 and N − 1 × 429, and checks one signature', async () => {
+    const group = await seedGroup(t);
+    const embed = expectSuccess(await call('POST', '/api/user/embed_token', { user_group_id: group.id })).embed_token;
+    const before = await totals(group.teamId);
+    const checksBefore = await signatureChecks();
+    const responses = await repeated(await limitedToken(), 'POST', VERIFY_PATH, { token: embed });
+    expect(statuses(responses)).toEqual(ONE_ADMITTED);
+    expect(responses[0]!.body.embed.expires_at).toEqual(expect.any(String));
+    expect(await totals(group.teamId)).toEqual({ ...before, verifications: before.verifications + 1 });
+    expect(checksBefore).toEqual(expect.any(Number));
+    expect(await signatureChecks()).toBe(checksBefore! + 1);
+  });
+
+  it('counts one read of an existing group, and one embed token minted, for N calls of each answered 1 × 200', async () => {
+    const group = await seedGroup(t);
+    const before = await totals(group.teamId);
+    const reads = await repeated(await limitedToken(), 'GET', USER_PATH, { user_group_id: group.id });
+    const mints = await repeated(await limitedToken(), 'POST', '/api/user/embed_token', {
+      user_group_id: group.id,
+    });
+    expect([statuses(reads), statuses(mints)]).toEqual([ONE_ADMITTED, ONE_ADMITTED]);
+    expect(await totals(group.teamId)).toEqual({
+      ...before,
+      reads: before.reads + 1,
+      embed_tokens_minted: before.embed_tokens_minted + 1,
+    });
+  });
+
+  it('counts nothing, and checks no signature, for a remembered API token revoked since its last call', async () => {
+    const group = await seedGroup(t);
+    const embed = expectSuccess(await call('POST', '/api/user/embed_token', { user_group_id: group.id })).embed_token;
+    const unlimited = await issueApiToken(t, { scope: 'read' });
+    // Admitted, and now remembered by the process.
+    expectSuccess(
+      await inject(t.app, { method: 'POST', path: VERIFY_PATH, token: unlimited.secret, body: { token: embed } }),
+    );
+    expectSuccess(await adminCall(t, { method: 'DELETE', path: `${ADMIN.apiTokens}/${unlimited.record.id}` }));
+    const before = await totals(group.teamId);
+    const checksBefore = await signatureChecks();
+    for (const token of [embed, group.token])
+      expectError(
+        await inject(t.app, { method: 'POST', path: VERIFY_PATH, token: unlimited.secret, body: { token } }),
+        401,
+        'invalid_api_token',
+        null,
+      );
+    expect(await totals(group.teamId)).toEqual(before);
+    expect(checksBefore).toEqual(expect.any(Number));
+    expect(await signatureChecks()).toBe(checksBefore);
   });
 });

@@ -21,10 +21,11 @@ import type { ApiTokenStore } from './api-tokens.port.js';
  *    lookup settles it by a read of its own when it is admitted;
  * 4. scope and environment: the operation's own (`requireScope`, `inEnvironment`);
  * 5. rate limit: the request is admitted, its token taken from the bucket (`rate_limited` when it is
- *    empty): at once for a token read in step 2; for a remembered one after the lookup, before any
- *    write (`admitAfterLookup`), or before the answer is sent (`admitBeforeSuccess`,
- *    `admissionFailureBeforeRefusal`), whichever comes first, and only once;
- * 6. the operation.
+ *    empty): at once for a token read in step 2; for a remembered one by the operation, before any work
+ *    that it counts, signs or writes (`admitBeforeWork`: right after its lookup, or first thing when no
+ *    lookup confirms the token), or before a refusal is sent (`admissionFailureBeforeRefusal`),
+ *    whichever comes first, and only once;
+ * 6. the operation: usage counted, signatures checked or made, writes, only for an admitted request.
  *
  * HTTP keeps only the header's parsing, the bucket (the admission it hands in) and the statuses; the
  * store only the batched read.
@@ -72,13 +73,14 @@ export function settleFromLookup(check: ApiTokenCheck, state: ApiTokenState | nu
   check.settle(state);
 }
 
-/** Step 5 for an operation that writes: a remembered token is admitted once its lookup confirmed it, before any write. */
-export async function admitAfterLookup(caller: Caller): Promise<void> {
-  await caller.tokenCheck?.admit();
-}
-
-/** Step 5 before a success is sent: a remembered token not yet admitted is (reading it if no lookup did). */
-export async function admitBeforeSuccess(caller: Caller): Promise<void> {
+/**
+ * Step 5 in the operation, before any work that it counts, signs or writes: a remembered token is
+ * admitted once its lookup confirmed it, or, where nothing confirms it before that work (an embed
+ * token's signature is checked before any lookup), by a read of its own. A refused request thus
+ * costs no signature and is never counted in usage. Every operation of a route that confirms its
+ * token (`confirmsApiToken`) calls it on each path to a success.
+ */
+export async function admitBeforeWork(caller: Caller): Promise<void> {
   await caller.tokenCheck?.admit();
 }
 

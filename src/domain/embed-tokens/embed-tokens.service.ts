@@ -1,6 +1,7 @@
 import { randomUUID, sign } from 'node:crypto';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { NO_USAGE_COUNTING, type UsageCounter } from '../usage/usage-counter.js';
+import { admitBeforeWork } from '../api-tokens/api-token-admission.js';
 import type { Clock } from '../clock.js';
 import { failure } from '../errors.js';
 import { hasHighS, lowSignature, perViewProperties } from './embed-tokens.rules.js';
@@ -97,6 +98,8 @@ export function createEmbedTokenService({
 }: EmbedTokenServiceDeps) {
   const notFound = failure.userGroupNotFound;
   const workspaceNames = new Map<number, string>();
+  /** ES256 signature checks run by verify, for /metrics (ugs_embed_token_signature_checks_total). */
+  let signatureChecks = 0;
 
   async function workspaceName(workspaceId: number): Promise<string> {
     let name = workspaceNames.get(workspaceId);
@@ -115,6 +118,9 @@ export function createEmbedTokenService({
   return {
     issuerOf,
 
+    /** How many embed token signatures this process has checked: only admitted requests cost one. */
+    signatureChecks: () => signatureChecks,
+
     /**
      * The public keys of an issuer's JWKS (SPEC §10). A workspace that does not exist has none, as one
      * whose issuer has no key yet: the public paths do not tell which workspaces exist.
@@ -129,6 +135,9 @@ export function createEmbedTokenService({
       const overrides = input.properties ?? {};
       assertPropertiesWithinLimits(overrides);
       if (input.origin !== undefined) assertWebOrigin(input.origin);
+      // Admitted before anything is read, signed or counted; a no-op where the request was admitted on
+      // arrival, as the mint route's are.
+      await admitBeforeWork(caller);
       const group = await store.findUserGroupByProvidedId(caller.tenant, providedIdOf(input.userGroupId));
       if (!group) throw notFound();
       // The group's inherited values as its ancestors are now (SPEC §11), and the view's own added.
@@ -180,6 +189,9 @@ export function createEmbedTokenService({
      * hold; else user_group_not_found.
      */
     async verify(caller: Caller, token: string): Promise<VerifiedEmbed> {
+      // No lookup confirms a remembered API token before the signature is checked: it is admitted
+      // (read and rate-limited) first, so that a refused request checks no signature and counts nothing.
+      await admitBeforeWork(caller);
       const workspace = await workspaceName(caller.tenant.workspaceId);
       const claims = await verifiedClaims(token, caller, issuerOf(workspace, caller.tenant.environment));
       const ugs = claims?.ugs;
@@ -187,8 +199,7 @@ export function createEmbedTokenService({
         throw notFound();
       const group = await store.findUserGroupByTeamId(caller.tenant, ugs.team_id);
       if (!group || !mintedUnder(claims.jti, group)) throw notFound();
-      usage.verified(caller.tenant, group.teamId);
-      return {
+      const verified = {
         userGroup: view(group),
         embed: {
           embedId: claims.aud === ANY_EMBED_AUDIENCE ? null : String(claims.aud),
@@ -198,6 +209,8 @@ export function createEmbedTokenService({
           expiresAt: new Date(Number(claims.exp) * 1000).toISOString(),
         },
       };
+      usage.verified(caller.tenant, group.teamId);
+      return verified;
     },
   };
 
@@ -206,6 +219,7 @@ export function createEmbedTokenService({
       const { kid } = decodeProtectedHeader(token);
       const key = kid === undefined ? null : await signingKeys.verificationKey(caller.tenant, kid);
       if (!key) return null;
+      signatureChecks++;
       const { payload } = await jwtVerify<{ ugs?: UgsClaim }>(token, key.key, {
         issuer,
         algorithms: [EMBED_TOKEN_ALGORITHM],

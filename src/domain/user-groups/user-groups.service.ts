@@ -1,5 +1,5 @@
 import { auditContextOf } from '../audit/audit-context.js';
-import { admitAfterLookup } from '../api-tokens/api-token-admission.js';
+import { admitBeforeWork } from '../api-tokens/api-token-admission.js';
 import { failure } from '../errors.js';
 import { sortedTags } from './hierarchy.rules.js';
 import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../retry-policy.js';
@@ -105,11 +105,13 @@ export function createUserGroupService({
       assertPropertiesWithinLimits(properties);
       const accessRules = checkedAccessRules(input.accessRules);
       const existing = await store.findUserGroupByProvidedId(caller.tenant, providedId, caller.tokenCheck);
-      // A remembered API token is admitted (rate-limited) once the lookup confirmed it, before any write.
-      await admitAfterLookup(caller);
+      // A remembered API token is admitted (rate-limited) once the lookup confirmed it, before it is
+      // counted or anything is written.
+      await admitBeforeWork(caller);
       if (existing) {
+        const userGroup = view(existing);
         usage.read(caller.tenant, existing.teamId);
-        return { userGroup: view(existing), created: false };
+        return { userGroup, created: false };
       }
 
       requireScope(caller, 'write');
@@ -207,9 +209,12 @@ export function createUserGroupService({
 
     async verifyUserGroupToken(caller: Caller, token: string): Promise<UserGroupView> {
       const group = await findByToken(caller, token);
+      // As in get-or-create: admitted once the lookup confirmed the API token, and counted only then.
+      await admitBeforeWork(caller);
       if (!group) throw notFound();
+      const verified = view(group, token);
       usage.verified(caller.tenant, group.teamId);
-      return view(group, token);
+      return verified;
     },
   };
 
