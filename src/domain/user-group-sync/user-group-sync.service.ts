@@ -175,6 +175,8 @@ export function createUserGroupSyncService({
         const result = { id, dryRun: false, summary: summaryOf(items), items };
         if (steps.length === 0) return { ...result, applied: false };
         options.onApply?.(steps.length);
+        // The last moment to stop on every engine (SQLite's apply is one synchronous call).
+        if (signal.aborted) throw failure.syncStopped();
         try {
           await store.applyUserGroupSync(
             caller.tenant,
