@@ -19,11 +19,10 @@ export interface UserGroupLink {
 
 export interface UserGroupSyncStore {
   /**
-   * The children of the groups with these provided ids (any number of them), in team_id order: one
-   * statement, each parent found by its unique index and its children by the parent index, never a
-   * walk of the tenant. Unknown ids have none.
+   * The children of the groups with these team ids (any number of them) in the tenant, in team_id
+   * order: one statement on the parent index, never a walk of the tenant per parent. Unknown ids have none.
    */
-  listUserGroupChildren(tenant: Tenant, parentProvidedIds: string[]): Promise<UserGroupLink[]>;
+  listUserGroupChildren(tenant: Tenant, parentTeamIds: number[]): Promise<UserGroupLink[]>;
   /**
    * The groups carrying `tag`, in team_id order after `afterTeamId`, at most `limit`: their links only,
    * so that counting what a prune would delete reads no properties, mappings or ancestors.

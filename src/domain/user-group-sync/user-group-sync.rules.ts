@@ -111,7 +111,7 @@ export function assertPruneWithinBound(tag: string, count: number): void {
 }
 
 /** The existing groups the file links to another parent: their stored subtrees move with them. */
-export function movedGroups(lines: DesiredLine[], named: UserGroupRecord[]): string[] {
+export function movedGroups(lines: DesiredLine[], named: UserGroupRecord[]): UserGroupRecord[] {
   const existing = new Map(named.map((group) => [group.providedId, group]));
   return lines.flatMap(({ group }) => {
     const current = existing.get(group.providedId);
@@ -119,7 +119,7 @@ export function movedGroups(lines: DesiredLine[], named: UserGroupRecord[]): str
       current !== undefined &&
       group.parentProvidedId !== undefined &&
       group.parentProvidedId !== current.parentProvidedId;
-    return moves ? [group.providedId] : [];
+    return moves ? [current] : [];
   });
 }
 

@@ -279,14 +279,24 @@ export function createUserGroupSyncService({
     const below: UserGroupLink[] = [];
     const seen = new Set<number>();
     const add = (links: UserGroupLink[]) => links.filter((link) => !seen.has(link.teamId) && seen.add(link.teamId));
-    if (prunedIds.length > 0) below.push(...add(await store.listUserGroupChildren(tenant, prunedIds)));
+    if (pruned.length > 0) {
+      await checkpoint(signal);
+      below.push(
+        ...add(
+          await store.listUserGroupChildren(
+            tenant,
+            pruned.map((group) => group.teamId),
+          ),
+        ),
+      );
+    }
     // The moved groups' subtrees, a level per read: the depth rule bounds how many.
-    let level = movedGroups(lines, named);
+    let level = movedGroups(lines, named).map((group) => group.teamId);
     for (let depth = 1; level.length > 0 && depth < HIERARCHY_READ_LIMIT; depth += 1) {
       await checkpoint(signal);
       const children = add(await store.listUserGroupChildren(tenant, level));
       below.push(...children);
-      level = children.map((child) => child.providedId);
+      level = children.map((child) => child.teamId);
     }
     await checkpoint(signal);
     return { tenant, named, pruned, below };

@@ -508,13 +508,13 @@ const sql = statements(
       AND user_groups.version = u.expected_version
     RETURNING user_groups.team_id`,
     byTeamIds: `${SELECT_GROUP} WHERE ${TENANT} AND g.team_id = ANY(@teamIds::bigint[])`,
-    // A sync's plan (SPEC §16): each parent found as a hot lookup finds one (BY_PROVIDED_ID), its
-    // children by user_groups_parent; never a walk of the tenant, however many parents are asked about.
-    childLinks: `SELECT c.team_id, c.provided_id, c.parent_team_id
-      FROM (SELECT DISTINCT @workspaceId::bigint AS workspace_id, @environment::text AS environment, u.key
-        FROM unnest(@providedIds::text[]) AS u(key)) k
-      CROSS JOIN LATERAL (SELECT g.team_id FROM user_groups g WHERE ${BY_PROVIDED_ID}) p
-      JOIN user_groups c ON c.parent_team_id = p.team_id
+    // A sync's plan (SPEC §16): the children by user_groups_parent, never a walk of the tenant per
+    // parent. The tenant is compared with IS NOT DISTINCT FROM (the columns are NOT NULL, so it means
+    // equality), which no index serves: unanalysed, the planner would otherwise price user_groups_tenant
+    // as selective (docs/performance.md, "Without statistics").
+    childLinks: `SELECT c.team_id, c.provided_id, c.parent_team_id FROM user_groups c
+      WHERE c.parent_team_id = ANY(@teamIds::bigint[])
+        AND (c.workspace_id, c.environment) IS NOT DISTINCT FROM (@workspaceId::bigint, @environment::text)
       ORDER BY c.team_id`,
     // What a prune counts: the tenant in team_id order (user_groups_tenant), reading the tags alone.
     taggedLinks: `SELECT g.team_id, g.provided_id, g.parent_team_id FROM user_groups g
@@ -1361,8 +1361,8 @@ export function userGroupMethods(
         () => writeBatch(context, writes).catch(lostOnTransientConflict),
         () => failure.unavailable(new Error('a user group batch kept deadlocking')),
       ),
-    listUserGroupChildren: async (tenant, parentProvidedIds) =>
-      linksOf(await db.rows<LinkRow>(sql.childLinks({ ...tenant, providedIds: parentProvidedIds }))),
+    listUserGroupChildren: async (tenant, parentTeamIds) =>
+      linksOf(await db.rows<LinkRow>(sql.childLinks({ ...tenant, teamIds: parentTeamIds }))),
     listTaggedUserGroupLinks: async (tenant, tag, { afterTeamId, limit }) =>
       linksOf(await db.rows<LinkRow>(sql.taggedLinks({ ...tenant, tag, afterTeamId: afterTeamId ?? 0, limit }))),
     applyUserGroupSync: (tenant, steps, context, signal) => applySync(context, tenant, steps, signal),

@@ -266,11 +266,11 @@ export function userGroupMethods(
         (SELECT json_group_array(json_array(level, team_id, parent_team_id, provided_id, json(properties), rules)) FROM subtree)
           AS subtree`,
     children: 'SELECT count(*) AS children FROM user_groups WHERE parent_team_id = ?',
-    // A sync's plan (SPEC §16): each parent by the unique (tenant, provided id) index, its children by
-    // user_groups_parent; never a walk of the tenant, however many parents are asked about.
+    // A sync's plan (SPEC §16): the children by user_groups_parent, never a walk of the tenant per
+    // parent; the unary + keeps the planner off user_groups_tenant for the tenant's check.
     childLinks: `SELECT c.team_id AS teamId, c.provided_id AS providedId, c.parent_team_id AS parentTeamId
-      FROM user_groups p JOIN user_groups c ON c.parent_team_id = p.team_id
-      WHERE p.workspace_id = ? AND p.environment = ? AND p.provided_id IN (SELECT value FROM json_each(?))
+      FROM user_groups c
+      WHERE c.parent_team_id IN (SELECT value FROM json_each(?)) AND +c.workspace_id = ? AND +c.environment = ?
       ORDER BY c.team_id`,
     // What a prune counts: the tenant in team_id order (user_groups_tenant), reading the tags alone.
     taggedLinks: `SELECT g.team_id AS teamId, g.provided_id AS providedId, g.parent_team_id AS parentTeamId
@@ -546,8 +546,8 @@ export function userGroupMethods(
       findOne(reads.byTeamIdInTenant, teamId, tenant.workspaceId, tenant.environment),
     listUserGroups: list,
     writeUserGroups: (writes, context) => writeBatch(context, writes),
-    listUserGroupChildren: (tenant, parentProvidedIds) =>
-      sql.childLinks.all(tenant.workspaceId, tenant.environment, JSON.stringify(parentProvidedIds)) as UserGroupLink[],
+    listUserGroupChildren: (tenant, parentTeamIds) =>
+      sql.childLinks.all(JSON.stringify(parentTeamIds), tenant.workspaceId, tenant.environment) as UserGroupLink[],
     listTaggedUserGroupLinks: (tenant, tag, { afterTeamId, limit }) =>
       sql.taggedLinks.all({ ...tenant, tag, afterTeamId: afterTeamId ?? 0, limit }) as UserGroupLink[],
     // One synchronous transaction: nothing runs between its steps, so there is no moment to stop at.

@@ -236,24 +236,24 @@ export function describeUserGroupSyncContract(t: ContractContext): void {
       const a1 = await createGroup(t.store, t.fx.customer, 'a1', { parentProvidedId: 'a' });
       const b1 = await createGroup(t.store, t.fx.customer, 'b1', { parentProvidedId: 'b' });
       const a2 = await createGroup(t.store, t.fx.customer, 'a2', { parentProvidedId: 'a' });
-      // A grandchild is not a child; the same ids in another tenant are another tree.
+      // A grandchild is not a child; another tenant's groups are not listed, even under a team id asked for.
       await createGroup(t.store, t.fx.customer, 'b1x', { parentProvidedId: 'b1' });
-      await createGroup(t.store, t.fx.testing, 'a');
+      const elsewhere = await createGroup(t.store, t.fx.testing, 'a');
       await createGroup(t.store, t.fx.testing, 'a9', { parentProvidedId: 'a' });
       const link = (group: UserGroupRecord, parent: UserGroupRecord) => ({
         teamId: group.teamId,
         providedId: group.providedId,
         parentTeamId: parent.teamId,
       });
-      expect(await t.store.listUserGroupChildren(t.fx.customer, ['b', 'a', 'lonely', 'nobody'])).toEqual([
-        link(a1, a),
-        link(b1, b),
-        link(a2, a),
-      ]);
+      const lonely = await t.store.findUserGroupByProvidedId(t.fx.customer, 'lonely');
+      expect(await t.store.listUserGroupChildren(t.fx.customer, [b.teamId, a.teamId, lonely!.teamId, 999_999])).toEqual(
+        [link(a1, a), link(b1, b), link(a2, a)],
+      );
       expect(await t.store.listUserGroupChildren(t.fx.customer, [])).toEqual([]);
+      expect(await t.store.listUserGroupChildren(t.fx.customer, [elsewhere.teamId])).toEqual([]);
       // Many parents at once (a prune of thousands asks in one call).
-      const many = Array.from({ length: 2000 }, (_, i) => `missing-${i}`);
-      expect(await t.store.listUserGroupChildren(t.fx.customer, [...many, 'b1'])).toEqual([
+      const many = Array.from({ length: 2000 }, (_, i) => 1_000_000 + i);
+      expect(await t.store.listUserGroupChildren(t.fx.customer, [...many, b1.teamId])).toEqual([
         expect.objectContaining({ providedId: 'b1x', parentTeamId: b1.teamId }),
       ]);
     });
