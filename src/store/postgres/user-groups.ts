@@ -516,9 +516,10 @@ const sql = statements(
       WHERE c.parent_team_id = ANY(@teamIds::bigint[])
         AND (c.workspace_id, c.environment) IS NOT DISTINCT FROM (@workspaceId::bigint, @environment::text)
       ORDER BY c.team_id`,
-    // What a prune counts: the tenant in team_id order (user_groups_tenant), reading the tags alone.
+    // What a prune counts, reading the links alone: the tag as containment (@>), which the GIN index
+    // user_groups_tags serves, as the admin list's tag filter.
     taggedLinks: `SELECT g.team_id, g.provided_id, g.parent_team_id FROM user_groups g
-      WHERE ${TENANT} AND g.team_id > @afterTeamId AND @tag::text = ANY(g.tags)
+      WHERE ${TENANT} AND g.team_id > @afterTeamId AND g.tags @> ARRAY[@tag::text]
       ORDER BY g.team_id LIMIT @limit`,
   },
   { prepared: true },
