@@ -31,41 +31,46 @@ describe('SIGTERM during a sync', () => {
     await db?.drop();
   });
 
-  it('drains and exits 0, the prune stopped with nothing written or applied whole', { timeout: 300_000 }, async () => {
-    db = await createTestDatabase();
-    let server = await startServeProcess(db);
-    const token = server.adminTokens().Customer;
-    const tag = uniqueId('managed');
-    const body = Array.from({ length: GROUPS }, (_, i) =>
-      JSON.stringify({
-        user_group_id: `${tag}-${i}`,
-        tags: [tag],
-        ...(i < 1000 ? {} : { parent_user_group_id: `${tag}-${i % 1000}` }),
-      }),
-    ).join('\n');
-    const created = await sync(server, token, body, '');
-    expect(created.status, created.raw.slice(0, 500)).toBe(200);
+  it(
+    'drains and exits 0, the prune stopped with nothing written or applied whole',
+    { timeout: 300_000 },
+    async ({ annotate }) => {
+      db = await createTestDatabase();
+      let server = await startServeProcess(db);
+      const token = server.adminTokens().Customer;
+      const tag = uniqueId('managed');
+      const body = Array.from({ length: GROUPS }, (_, i) =>
+        JSON.stringify({
+          user_group_id: `${tag}-${i}`,
+          tags: [tag],
+          ...(i < 1000 ? {} : { parent_user_group_id: `${tag}-${i % 1000}` }),
+        }),
+      ).join('\n');
+      const created = await sync(server, token, body, '');
+      expect(created.status, created.raw.slice(0, 500)).toBe(200);
 
-    // The file leaves every tagged group out: the prune would delete all 10 000.
-    const prune = sync(server, token, '[]', `prune=${tag}`).then(
-      (response) => response,
-      () => undefined,
-    );
-    await new Promise((resolve) => setTimeout(resolve, SIGTERM_AFTER_MS));
-    expect(await server.stop('SIGTERM')).toBe(0);
-    const answer = await prune;
+      // The file leaves every tagged group out: the prune would delete all 10 000.
+      const prune = sync(server, token, '[]', `prune=${tag}`).then(
+        (response) => response,
+        () => undefined,
+      );
+      await new Promise((resolve) => setTimeout(resolve, SIGTERM_AFTER_MS));
+      expect(await server.stop('SIGTERM')).toBe(0);
+      const answer = await prune;
 
-    server = await startServeProcess(db);
-    const plan = await sync(server, token, '[]', `prune=${tag}&dry_run=true`);
-    expect(plan.status).toBe(200);
-    const left = plan.body.sync.summary.delete;
-    expect([0, GROUPS]).toContain(left);
-    // Answered: stopped with nothing written, or applied whole.
-    if (answer?.status === 503) {
-      expect(answer.body.error.code).toBe('unavailable');
-      expect(left).toBe(GROUPS);
-    } else if (answer?.status === 200) expect(left).toBe(0);
-    else expect(answer, 'the prune was neither answered 200 nor 503').toBeUndefined();
-    expect(await server.stop('SIGTERM')).toBe(0);
-  });
+      server = await startServeProcess(db);
+      const plan = await sync(server, token, '[]', `prune=${tag}&dry_run=true`);
+      expect(plan.status).toBe(200);
+      const left = plan.body.sync.summary.delete;
+      expect([0, GROUPS]).toContain(left);
+      // Answered: stopped with nothing written, or applied whole.
+      if (answer?.status === 503) {
+        expect(answer.body.error.code).toBe('unavailable');
+        expect(left).toBe(GROUPS);
+      } else if (answer?.status === 200) expect(left).toBe(0);
+      else expect(answer, 'the prune was neither answered 200 nor 503').toBeUndefined();
+    await annotate(`prune answered ${answer?.status ?? 'nothing'}; ${left} of ${GROUPS} left to delete`);
+      expect(await server.stop('SIGTERM')).toBe(0);
+    },
+  );
 });
