@@ -194,25 +194,20 @@ export function planUserGroupSync(
 
   // Children before parents: the deepest first (a group's ancestors, as read, tell its depth).
   const deletes = [...pruned].sort((a, b) => b.ancestors.length - a.ancestors.length || a.teamId - b.teamId);
-  for (const group of deletes) {
+  const deleteSteps = deletes.map((group): SyncStep => {
     tree.remove(group);
     const changes = wholeGroupChanges(group, false);
     items.push({ action: 'delete', providedId: group.providedId, teamId: group.teamId, at: null, changes });
-  }
-  return {
-    items,
-    steps: [
-      ...writes.map(({ step }) => step),
-      ...deletes.map((group): SyncStep => ({
-        kind: 'delete',
-        tenant: facts.tenant,
-        teamId: group.teamId,
-        providedId: group.providedId,
-        expectedVersion: group.version,
-        changes: wholeGroupChanges(group, false),
-      })),
-    ],
-  };
+    return {
+      kind: 'delete',
+      tenant: facts.tenant,
+      teamId: group.teamId,
+      providedId: group.providedId,
+      expectedVersion: group.version,
+      changes,
+    };
+  });
+  return { items, steps: [...writes.map(({ step }) => step), ...deleteSteps] };
 }
 
 /**
