@@ -69,7 +69,7 @@ describe('SIGTERM during a sync', () => {
         expect(left).toBe(GROUPS);
       } else if (answer?.status === 200) expect(left).toBe(0);
       else expect(answer, 'the prune was neither answered 200 nor 503').toBeUndefined();
-    await annotate(`prune answered ${answer?.status ?? 'nothing'}; ${left} of ${GROUPS} left to delete`);
+      await annotate(`prune answered ${answer?.status ?? 'nothing'}; ${left} of ${GROUPS} left to delete`);
       expect(await server.stop('SIGTERM')).toBe(0);
     },
   );
