@@ -22,6 +22,7 @@ export const SCENARIOS = [
   'offline-verify-repeated',
   'webhook-drain',
   'sync-10k',
+  'sync-prune-10k',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 

@@ -16,6 +16,7 @@ import { machine, row, table, type Row } from './report.js';
 import { measureOfflineVerify, measureOfflineVerifyRepeated, mintTokens } from './offline-verify.js';
 import { measureWebhookDrain } from './webhook-drain.js';
 import { measureSync10k } from './sync-10k.js';
+import { measureSyncPrune10k } from './sync-prune-10k.js';
 import { getExisting, IN_PROCESS, SCENARIO_FACTORIES, type Scenario, type ScenarioData } from './scenarios.js';
 
 const OFFLINE_VERIFY =
@@ -26,6 +27,8 @@ const OFFLINE_VERIFY_REPEATED =
   "a dashboard's 8 embed tokens presented again and again to @ugs/client's verifier in the bench process, which remembers them (verifications/s; × the service's verify req/s of this block; CPU µs: the bench process's per verification; RSS: the service's)";
 const SYNC_10K =
   'POST /api/admin/user_groups/sync of 10 000 new groups (NDJSON): plan (dry run), apply, then the same file planned again (phases, s); req/s and p50/p99: PUT /api/user renames made one at a time while the apply ran';
+const SYNC_PRUNE_10K =
+  'POST /api/admin/user_groups/sync with prune=TAG of a file that leaves out 10 000 tagged groups (1 000 roots, nine children each): plan (dry run), then apply (phases, s); req/s and p50/p99: GET /healthz made one at a time while each phase ran';
 const WEBHOOK_DRAIN =
   'a backlog of 5 000 user_group.updated events drained to a receiver on loopback that answers 204 at once (deliveries/s; p50/p99: when the delivery arrived after the release, ms)';
 import { seed, type Seeded } from './seed.js';
@@ -570,6 +573,9 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     } else if (name === 'sync-10k') {
       figures = await measureSync10k(service.port, seeded, log);
       describe = SYNC_10K;
+    } else if (name === 'sync-prune-10k') {
+      figures = await measureSyncPrune10k(service.port, seeded, log);
+      describe = SYNC_PRUNE_10K;
     } else {
       figures = await measureOfflineVerifyRepeated(service.port, seeded, load);
       describe = OFFLINE_VERIFY_REPEATED;

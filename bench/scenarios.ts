@@ -217,8 +217,14 @@ export function embedTokenRules(data: ScenarioData): Scenario {
   );
 }
 
-/** The scenarios that run in the bench process, not over HTTP (offline-verify.ts, webhook-drain.ts, sync-10k.ts). */
-export const IN_PROCESS = ['offline-verify', 'offline-verify-repeated', 'webhook-drain', 'sync-10k'] as const;
+/** The scenarios that run in the bench process, not over HTTP (offline-verify.ts, webhook-drain.ts, sync-10k.ts, sync-prune-10k.ts). */
+export const IN_PROCESS = [
+  'offline-verify',
+  'offline-verify-repeated',
+  'webhook-drain',
+  'sync-10k',
+  'sync-prune-10k',
+] as const;
 
 /** The scenarios wrk drives over HTTP. */
 export const SCENARIO_FACTORIES: Record<

@@ -17,16 +17,18 @@ export interface SyncPhases {
   noopPlanSeconds: number;
 }
 
-async function sync(
+export async function sync(
   port: number,
   token: string,
   body: string,
   dryRun: boolean,
+  { prune, array = false }: { prune?: string; array?: boolean } = {},
 ): Promise<{ seconds: number; summary: Record<string, number> }> {
+  const query = new URLSearchParams({ ...(dryRun ? { dry_run: 'true' } : {}), ...(prune ? { prune } : {}) });
   const started = performance.now();
-  const response = await fetch(`http://127.0.0.1:${port}/api/admin/user_groups/sync${dryRun ? '?dry_run=true' : ''}`, {
+  const response = await fetch(`http://127.0.0.1:${port}/api/admin/user_groups/sync?${query}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-ndjson', authorization: `Token ${token}` },
+    headers: { 'content-type': array ? 'application/json' : 'application/x-ndjson', authorization: `Token ${token}` },
     body,
   });
   const text = await response.text();
@@ -90,14 +92,22 @@ export async function measureSync10k(
   log(
     `  sync-10k: plan ${phases.planSeconds} s (target ≤ ${SYNC_TARGETS.planSeconds}), apply ${phases.applySeconds} s (target ≤ ${SYNC_TARGETS.applySeconds}), no-op plan ${phases.noopPlanSeconds} s; ${latencies.length} renames meanwhile, max ${Math.round(Math.max(0, ...latencies))} ms`,
   );
+  return { phases, ...concurrentFigures(latencies, statusCodes, apply.seconds), seconds: phases.applySeconds };
+}
+
+/** The figures of the requests made one at a time while a sync ran: latencies and status codes. */
+export function concurrentFigures(
+  latencies: number[],
+  statusCodes: Record<string, number>,
+  seconds: number,
+): LoadFigures {
   const ok = statusCodes[200] ?? 0;
   const sorted = [...latencies].sort((a, b) => a - b);
   return {
-    phases,
-    seconds: phases.applySeconds,
+    seconds,
     responses: latencies.length,
     ok,
-    okPerSecond: ok / Math.max(apply.seconds, 0.001),
+    okPerSecond: ok / Math.max(seconds, 0.001),
     latencyMs: latencyFigures(sorted, 1),
     errors: { total: latencies.length - ok, non2xx: latencies.length - ok, wrongOutcome: 0, socket: 0, timeouts: 0 },
     statusCodes,

@@ -70,6 +70,8 @@ export async function startServer(runtime: Runtime, options: ServeOptions): Prom
       // app.close() stops accepting, answers new requests on open sockets with 503 and waits for
       // in-flight ones; the timer bounds a client that never finishes.
       const timer = setTimeout(() => app.server.closeAllConnections(), options.drainTimeoutMs);
+      // A sync in progress stops at its next step, writing nothing, rather than holding up the drain.
+      runtime.services.userGroupSync.stop();
       try {
         await app.close();
       } finally {

@@ -316,6 +316,22 @@ export const failure = {
       `Pruning would delete user group ${quoted(parentProvidedId)}, the parent of ${quoted(childProvidedId)}, which stays; keep the parent in the file or move the child.`,
       { field: 'prune' },
     ),
+  /** Counted before the plan reads any group in full: a prune deletes no more groups than a sync may write. */
+  syncPruneTooLarge: (tag: string, maxGroups: number) =>
+    new AppError(
+      'invalid_request',
+      `Pruning tag ${quoted(tag)} would delete more than ${maxGroups} user groups; a sync deletes at most ${maxGroups}. Keep more of them in the file, or remove the tag from some, and run it again.`,
+      { field: 'prune' },
+    ),
+  /** The server is shutting down, or the client went away: stopped between two steps, nothing written. */
+  syncStopped: () =>
+    new AppError(
+      'unavailable',
+      'The sync was stopped before it wrote anything (the server is shutting down); run it again.',
+      {
+        retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS,
+      },
+    ),
   syncPlanMoved: () =>
     new AppError(
       'concurrent_change',

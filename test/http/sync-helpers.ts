@@ -2,7 +2,9 @@ import { inject, type ApiResponse } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
 import { expectSuccess } from './helpers.js';
 import { withQuery } from '../support/paged-list.js';
-import { apiToken, type As } from '../support/callers.js';
+import { randomBytes } from 'node:crypto';
+import { adminCaller, apiToken, type As } from '../support/callers.js';
+import type { SyncWrite } from '../../src/domain/user-group-sync/user-group-sync.port.js';
 
 /** Shared by the sync test files (SPEC §16). */
 
@@ -56,4 +58,51 @@ export function fleet(prefix: string, count: number, tag: string): SyncLine[] {
       ...(i % 10 === 0 ? {} : { parent_user_group_id: `${prefix}-${root}` }),
     };
   });
+}
+
+/**
+ * `roots` tagged roots, each with `childrenEach` tagged children, straight into the store through a
+ * sync's own apply (thousands to a transaction): setup for prunes at scale, not thousands of requests.
+ */
+export async function seedTaggedTree(
+  t: TestApp,
+  prefix: string,
+  tag: string,
+  { roots, childrenEach = 0 }: { roots: number; childrenEach?: number },
+): Promise<number> {
+  const tenant = (await adminCaller(t)).tenant;
+  const create = (providedId: string, parentProvidedId: string | null): SyncWrite => ({
+    kind: 'create',
+    at: { line: 1 },
+    group: {
+      tenant,
+      providedId,
+      name: providedId,
+      tokenHash: randomBytes(32).toString('hex'),
+      tokenCiphertext: randomBytes(32).toString('hex'),
+      properties: { seeded: true },
+      mapping: [],
+      parentProvidedId,
+      isDemoGroup: false,
+      tags: [tag],
+      accessRules: [],
+      createdAt: new Date().toISOString(),
+    },
+    changes: {},
+  });
+  const steps = [
+    ...Array.from({ length: roots }, (_, r) => create(`${prefix}-${r}`, null)),
+    ...Array.from({ length: roots * childrenEach }, (_, n) =>
+      create(`${prefix}-${n % roots}-${Math.floor(n / roots)}`, `${prefix}-${n % roots}`),
+    ),
+  ];
+  for (let start = 0; start < steps.length; start += 5000) {
+    await t.runtime.store.applyUserGroupSync(tenant, steps.slice(start, start + 5000), {
+      at: new Date().toISOString(),
+      actor: { type: 'cli' },
+      requestId: null,
+      syncId: `sync_seed_${start}`,
+    });
+  }
+  return steps.length;
 }

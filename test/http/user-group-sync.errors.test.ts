@@ -167,6 +167,35 @@ describe('POST /api/admin/user_groups/sync refusals', () => {
     expect(error.message).toContain(child);
   });
 
+  it('refuses in the dry run what the apply refuses: a move under its own descendant, or too deep with its subtree', async () => {
+    const { t } = fixture;
+    const p = uniqueId('moved');
+    // Stored: y > x; a > b > c; r > s.
+    await syncOk(t, [
+      { user_group_id: `${p}-y` },
+      { user_group_id: `${p}-x`, parent_user_group_id: `${p}-y` },
+      { user_group_id: `${p}-a` },
+      { user_group_id: `${p}-b`, parent_user_group_id: `${p}-a` },
+      { user_group_id: `${p}-c`, parent_user_group_id: `${p}-b` },
+      { user_group_id: `${p}-r` },
+      { user_group_id: `${p}-s`, parent_user_group_id: `${p}-r` },
+    ]);
+    for (const dryRun of [true, false]) {
+      const cycle = [{ user_group_id: `${p}-y`, parent_user_group_id: `${p}-x` }];
+      await refused(cycle, 409, 'hierarchy_cycle', { line: 1, field: 'parent_user_group_id' }, { dryRun });
+      // a's subtree (three levels) under s (two) would be five deep.
+      const deep = [{ user_group_id: `${p}-n` }, { user_group_id: `${p}-a`, parent_user_group_id: `${p}-s` }];
+      await refused(deep, 409, 'hierarchy_too_deep', { line: 2, field: 'parent_user_group_id' }, { dryRun });
+    }
+    // With c moved out of a's subtree first, the same move fits.
+    const fits = [
+      { user_group_id: `${p}-c`, parent_user_group_id: null },
+      { user_group_id: `${p}-a`, parent_user_group_id: `${p}-s` },
+    ];
+    expect((await syncOk(t, fits, { dryRun: true })).summary).toMatchObject({ update: 2 });
+    expect((await syncOk(t, fits)).summary).toMatchObject({ update: 2 });
+  });
+
   it('refuses dry_run and prune values the query does not allow', async () => {
     const lines = [{ user_group_id: uniqueId('q') }];
     const bad = await syncCall(fixture.t, lines, { rawBody: ndjson(lines), prune: '' });

@@ -9,7 +9,29 @@ export type SyncWrite = SyncStep<NewUserGroup>;
 /** What a sync's audit events and webhook events record: who, when, in which request, and which sync. */
 export type SyncAuditContext = Omit<AuditContext, 'changes'> & { syncId: string };
 
+/** A group's place in the tree, and nothing else: what a sync's plan walks (cheap to read in bulk). */
+export interface UserGroupLink {
+  teamId: number;
+  providedId: string;
+  /** Null for a root. */
+  parentTeamId: number | null;
+}
+
 export interface UserGroupSyncStore {
+  /**
+   * The children of the groups with these team ids (any number of them) in the tenant, in team_id
+   * order: one statement on the parent index, never a walk of the tenant per parent. Unknown ids have none.
+   */
+  listUserGroupChildren(tenant: Tenant, parentTeamIds: number[]): Promise<UserGroupLink[]>;
+  /**
+   * The groups carrying `tag`, in team_id order after `afterTeamId`, at most `limit`: their links only,
+   * so that counting what a prune would delete reads no properties, mappings or ancestors.
+   */
+  listTaggedUserGroupLinks(
+    tenant: Tenant,
+    tag: string,
+    page: { afterTeamId?: number; limit: number },
+  ): Promise<UserGroupLink[]>;
   /**
    * Applies the steps in their order in one transaction, or none: serialised with every other sync
    * of the tenant (PostgreSQL: the tenant's sync lock, then its tree lock; SQLite: the write lock).
@@ -18,6 +40,8 @@ export interface UserGroupSyncStore {
    * throws `user_group_has_children`; each write is checked as a single write is (the tree, the
    * merged properties, unique ids), and a refusal names the step's line. One audit event per step,
    * marked with the sync's id, and the webhook events they announce, in the same transaction.
+   * An engine that writes the steps in several statements stops between them once `signal` is aborted,
+   * throwing `unavailable` and rolling all of it back (SQLite writes them in one synchronous call).
    */
-  applyUserGroupSync(tenant: Tenant, steps: SyncWrite[], audit: SyncAuditContext): Promise<void>;
+  applyUserGroupSync(tenant: Tenant, steps: SyncWrite[], audit: SyncAuditContext, signal?: AbortSignal): Promise<void>;
 }

@@ -1,6 +1,6 @@
 import type { AuditEntry } from '../audit/audit-entry.js';
 import { atPosition, failure, isAppError, type AppError, type InputPosition } from '../errors.js';
-import { MAX_HIERARCHY_DEPTH } from '../user-groups/hierarchy.rules.js';
+import { checkedParentTeamId, HIERARCHY_READ_LIMIT } from '../user-groups/hierarchy.rules.js';
 import type { FieldChanges } from '../audit/audit.records.js';
 import type { JsonObject, Timestamp } from '../common.records.js';
 import type { MappingEntry, NewUserGroup, UserGroupRecord } from '../user-groups/user-group.records.js';
@@ -10,6 +10,7 @@ import { diffUserGroup, wholeGroupChanges } from '../user-groups/user-group-diff
 import { groupAudit, groupEntry, type GroupIdentity } from '../user-groups/user-groups.rules.js';
 import type { UserGroupUpdate } from '../user-groups/user-groups.port.js';
 import { MAX_SYNC_GROUPS } from '../../wire/contract.constants.js';
+import type { UserGroupLink } from './user-group-sync.port.js';
 
 /*
  * The plan of a sync (SPEC §16): given the desired state of many groups, read from a file, and the
@@ -45,10 +46,13 @@ export interface SyncFacts {
   tenant: Tenant;
   /** The existing groups the file names, as groups or as parents. */
   named: UserGroupRecord[];
-  /** When pruning: every group carrying the tag. */
-  tagged: UserGroupRecord[];
-  /** When pruning: the children of the tagged groups the file leaves out. */
-  childrenOfPruned: UserGroupRecord[];
+  /** When pruning: the groups carrying the tag that the file leaves out (at most the sync bound). */
+  pruned: UserGroupRecord[];
+  /**
+   * The stored groups below what the apply moves or deletes: the subtrees of the groups the file
+   * links to another parent (`movedGroups`), down to the depth rule, and the children of the pruned.
+   */
+  below: UserGroupLink[];
 }
 
 export type SyncAction = 'create' | 'update' | 'unchanged' | 'delete';
@@ -101,10 +105,31 @@ export function summaryOf(items: SyncPlanItem[]): SyncSummary {
   return summary;
 }
 
+/** A prune deletes at most as many groups as a sync may write: counted before any group is read in full. */
+export function assertPruneWithinBound(tag: string, count: number): void {
+  if (count > MAX_SYNC_GROUPS) throw failure.syncPruneTooLarge(tag, MAX_SYNC_GROUPS);
+}
+
+/** The existing groups the file links to another parent: their stored subtrees move with them. */
+export function movedGroups(lines: DesiredLine[], named: UserGroupRecord[]): UserGroupRecord[] {
+  const existing = new Map(named.map((group) => [group.providedId, group]));
+  return lines.flatMap(({ group }) => {
+    const current = existing.get(group.providedId);
+    const moves =
+      current !== undefined &&
+      group.parentProvidedId !== undefined &&
+      group.parentProvidedId !== current.parentProvidedId;
+    return moves ? [current] : [];
+  });
+}
+
 /**
  * Decides the plan, or throws the refusal of the first line at fault (naming its line): a group named
- * twice, a parent that neither exists nor is in the file, a cycle or a tree too deep within what the
- * file and the tenant say, a prune that would delete the parent of a group that stays.
+ * twice, a parent that neither exists nor is in the file, a prune that would delete the parent of a
+ * group that stays, a cycle in the tree the file asks for; then, step by step in the apply's order, the
+ * tree check each write meets in the engine (`checkedParentTeamId`: cycle, depth with the moved
+ * group's stored subtree) on the tree as the steps before it leave it: the plan refuses exactly what
+ * the apply would, at the same line.
  */
 export function planUserGroupSync(
   lines: DesiredLine[],
@@ -112,6 +137,7 @@ export function planUserGroupSync(
   options: { pruneTag?: string; now: Timestamp },
 ): SyncPlan {
   if (lines.length > MAX_SYNC_GROUPS) throw failure.syncTooLarge(MAX_SYNC_GROUPS);
+  if (options.pruneTag !== undefined) assertPruneWithinBound(options.pruneTag, facts.pruned.length);
   const existing = new Map(facts.named.map((group) => [group.providedId, group]));
   const inFile = new Map<string, DesiredLine>();
   for (const line of lines) {
@@ -121,7 +147,7 @@ export function planUserGroupSync(
   }
 
   // Pruning deletes the tagged groups the file leaves out, and nothing else.
-  const pruned = options.pruneTag === undefined ? [] : facts.tagged.filter((group) => !inFile.has(group.providedId));
+  const pruned = options.pruneTag === undefined ? [] : facts.pruned.filter((group) => !inFile.has(group.providedId));
   const prunedIds = new Set(pruned.map((group) => group.providedId));
 
   /** The parent a group will have once applied: the file's word, else as it is. */
@@ -131,17 +157,13 @@ export function planUserGroupSync(
     return existing.get(providedId)?.parentProvidedId ?? (line ? null : undefined);
   };
 
+  const tree = storedTree(facts, lines);
   for (const line of lines) {
     const parent = finalParent(line.group.providedId);
     if (parent === null || parent === undefined) continue;
     if (!inFile.has(parent) && !existing.has(parent)) throw atPosition(failure.unknownParent(parent), line.at);
     if (prunedIds.has(parent)) throw atPosition(failure.syncPrunesParent(parent, line.group.providedId), line.at);
-    assertTreeHolds(line, parent, finalParent, existing, inFile);
-  }
-  for (const child of facts.childrenOfPruned) {
-    if (inFile.has(child.providedId) || prunedIds.has(child.providedId)) continue;
-    if (child.parentProvidedId !== null && prunedIds.has(child.parentProvidedId))
-      throw failure.syncPrunesParent(child.parentProvidedId, child.providedId);
+    if (tree.cycles(line.group.providedId, parent)) throw atPosition(failure.hierarchyCycle(parent), line.at);
   }
 
   const items: SyncPlanItem[] = [];
@@ -162,26 +184,143 @@ export function planUserGroupSync(
     if (planned) writes.push({ step: planned, depth: depthInFile.get(line.group.providedId) ?? 0, order });
   });
   writes.sort((a, b) => a.depth - b.depth || a.order - b.order);
+  for (const { step } of writes) {
+    try {
+      tree.write(step);
+    } catch (error) {
+      throw syncStepFailure(step, error);
+    }
+  }
 
   // Children before parents: the deepest first (a group's ancestors, as read, tell its depth).
   const deletes = [...pruned].sort((a, b) => b.ancestors.length - a.ancestors.length || a.teamId - b.teamId);
-  for (const group of deletes) {
+  const deleteSteps = deletes.map((group): SyncStep => {
+    tree.remove(group);
     const changes = wholeGroupChanges(group, false);
     items.push({ action: 'delete', providedId: group.providedId, teamId: group.teamId, at: null, changes });
+    return {
+      kind: 'delete',
+      tenant: facts.tenant,
+      teamId: group.teamId,
+      providedId: group.providedId,
+      expectedVersion: group.version,
+      changes,
+    };
+  });
+  return { items, steps: [...writes.map(({ step }) => step), ...deleteSteps] };
+}
+
+/**
+ * The tenant's tree as far as the plan needs it, keyed by team id (a group still to be created by a
+ * negative key of its own): the named groups and their stored ancestors, the stored groups below what
+ * moves or goes. `write` and `remove` check each step as the engine will (`checkedParentTeamId`, a
+ * delete's children) on the tree the steps before it left, then make the change. Each check walks at
+ * most the depth rule's levels up and the moved group's own subtree down: linear in the file.
+ */
+function storedTree(facts: SyncFacts, lines: DesiredLine[]) {
+  const parentOf = new Map<number, number | null>();
+  const childrenOf = new Map<number, Set<number>>();
+  const providedIdOf = new Map<number, string>();
+  const keyOf = new Map<string, number>();
+  const link = (key: number, parent: number | null) => {
+    const before = parentOf.get(key);
+    if (before !== undefined && before !== null) childrenOf.get(before)?.delete(key);
+    parentOf.set(key, parent);
+    if (parent === null) return;
+    const children = childrenOf.get(parent) ?? new Set<number>();
+    childrenOf.set(parent, children);
+    children.add(key);
+  };
+  const known = (key: number, providedId: string, parent: number | null) => {
+    providedIdOf.set(key, providedId);
+    keyOf.set(providedId, key);
+    if (!parentOf.has(key)) link(key, parent);
+  };
+  for (const group of [...facts.named, ...facts.pruned]) {
+    known(group.teamId, group.providedId, group.ancestors[0]?.teamId ?? null);
+    group.ancestors.forEach((ancestor, level) => {
+      if (!parentOf.has(ancestor.teamId)) link(ancestor.teamId, group.ancestors[level + 1]?.teamId ?? null);
+    });
   }
+  for (const below of facts.below) known(below.teamId, below.providedId, below.parentTeamId);
+
+  // The groups the file creates, by a key no team id has; known once their create is planned.
+  const newKeys = new Map(lines.map(({ group }, index) => [group.providedId, -(index + 1)]));
+  const fileParents = new Map(lines.map(({ group }) => [group.providedId, group.parentProvidedId]));
+
+  /** The chain up from `key`, nearest first, as far as the engine reads it. */
+  const chainFrom = (key: number | undefined): number[] => {
+    const chain: number[] = [];
+    for (let at = key; at !== undefined && chain.length < HIERARCHY_READ_LIMIT;) {
+      chain.push(at);
+      at = parentOf.get(at) ?? undefined;
+    }
+    return chain;
+  };
+  /** Levels of the subtree under `key`, itself included, as far as the engine reads it. */
+  const heightOf = (key: number): number => {
+    let level = [key];
+    let height = 1;
+    for (; height < HIERARCHY_READ_LIMIT; height += 1) {
+      level = level.flatMap((at) => [...(childrenOf.get(at) ?? [])]);
+      if (level.length === 0) break;
+    }
+    return height;
+  };
+
   return {
-    items,
-    steps: [
-      ...writes.map(({ step }) => step),
-      ...deletes.map((group): SyncStep => ({
-        kind: 'delete',
-        tenant: facts.tenant,
-        teamId: group.teamId,
-        providedId: group.providedId,
-        expectedVersion: group.version,
-        changes: wholeGroupChanges(group, false),
-      })),
-    ],
+    /** Whether linking `providedId` under `parent` closes a loop once every line is applied. */
+    cycles(providedId: string, parent: string): boolean {
+      const finalParentKey = (key: number): number | undefined => {
+        const id = key < 0 ? lines[-key - 1]?.group.providedId : providedIdOf.get(key);
+        const fromFile = id === undefined ? undefined : fileParents.get(id);
+        if (fromFile === undefined) return parentOf.get(key) ?? undefined;
+        return fromFile === null ? undefined : (keyOf.get(fromFile) ?? newKeys.get(fromFile));
+      };
+      const self = keyOf.get(providedId) ?? newKeys.get(providedId);
+      let at = keyOf.get(parent) ?? newKeys.get(parent);
+      for (let steps = 0; at !== undefined && steps <= HIERARCHY_READ_LIMIT; steps += 1) {
+        if (at === self) return true;
+        at = finalParentKey(at);
+      }
+      return false;
+    },
+    write(step: SyncStep): void {
+      if (step.kind === 'delete') return;
+      const { providedId, parent, key, created } =
+        step.kind === 'create'
+          ? {
+              providedId: step.group.providedId,
+              parent: step.group.parentProvidedId,
+              key: newKeys.get(step.group.providedId)!,
+              created: true,
+            }
+          : {
+              providedId: providedIdOf.get(step.update.teamId)!,
+              parent: step.update.patch.parentProvidedId,
+              key: step.update.teamId,
+              created: false,
+            };
+      if (created) {
+        providedIdOf.set(key, providedId);
+        keyOf.set(providedId, key);
+      }
+      if (parent === undefined) return;
+      if (parent === null) return link(key, null);
+      const parentChain = chainFrom(keyOf.get(parent));
+      checkedParentTeamId(parent, {
+        parentChain,
+        ...(created ? {} : { teamId: key }),
+        subtreeHeight: created ? 1 : heightOf(key),
+      });
+      link(key, parentChain[0]!);
+    },
+    remove(group: UserGroupRecord): void {
+      const [child] = childrenOf.get(group.teamId) ?? [];
+      if (child !== undefined)
+        throw failure.syncPrunesParent(group.providedId, providedIdOf.get(child) ?? String(child));
+      link(group.teamId, null);
+    },
   };
 }
 
@@ -225,32 +364,6 @@ function planUpdate(line: DesiredLine, current: UserGroupRecord, tenant: Tenant,
   };
 }
 
-/**
- * Walks up from the line's group through the parents it will have: back to itself is a cycle; more
- * levels than the tree may have is too deep. Above the file, a stored group's depth is its ancestors'
- * count. (The engines check the tree again as they write, for what the file cannot see.)
- */
-function assertTreeHolds(
-  line: DesiredLine,
-  parent: string,
-  finalParent: (providedId: string) => string | null | undefined,
-  existing: Map<string, UserGroupRecord>,
-  inFile: Map<string, DesiredLine>,
-): void {
-  let levels = 1;
-  for (let at: string | null | undefined = parent; at !== null && at !== undefined; at = finalParent(at)) {
-    if (at === line.group.providedId) throw atPosition(failure.hierarchyCycle(parent), line.at);
-    levels += 1;
-    if (!inFile.has(at)) {
-      levels += existing.get(at)?.ancestors.length ?? 0;
-      break;
-    }
-    if (levels > MAX_HIERARCHY_DEPTH + 1) break;
-  }
-  if (levels > MAX_HIERARCHY_DEPTH)
-    throw atPosition(failure.hierarchyTooDeep(parent, levels, MAX_HIERARCHY_DEPTH), line.at);
-}
-
 /** How many of a file group's ancestors are in the file too: a parent is written before its children. */
 function depthsWithin(
   inFile: Map<string, DesiredLine>,
@@ -261,7 +374,7 @@ function depthsWithin(
     let depth = 0;
     for (
       let at = finalParent(providedId);
-      at !== null && at !== undefined && inFile.has(at) && depth <= MAX_HIERARCHY_DEPTH;
+      at !== null && at !== undefined && inFile.has(at) && depth < HIERARCHY_READ_LIMIT;
       at = finalParent(at)
     )
       depth += 1;

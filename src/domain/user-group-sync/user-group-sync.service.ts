@@ -19,7 +19,11 @@ import type { Store } from '../store.port.js';
 import type { UserGroupStore } from '../user-groups/user-groups.port.js';
 import type { SyncWrite, UserGroupSyncStore } from './user-group-sync.port.js';
 import { MAX_SYNC_GROUPS } from '../../wire/contract.constants.js';
+import { HIERARCHY_READ_LIMIT } from '../user-groups/hierarchy.rules.js';
+import type { UserGroupLink } from './user-group-sync.port.js';
 import {
+  assertPruneWithinBound,
+  movedGroups,
   planUserGroupSync,
   summaryOf,
   type DesiredLine,
@@ -47,7 +51,11 @@ export interface SyncOptions {
   pruneTag?: string;
   /** Told when the apply starts (after the plan), with how many steps it writes. */
   onApply?: (steps: number) => void;
-  /** Aborts when the sync's client has gone (its connection closed before the answer): the sync may stop. */
+  /**
+   * Aborted when the caller has gone (its client closed the connection): the sync stops between two
+   * reads of its plan, or before its apply (PostgreSQL: between two statements of it, rolled back),
+   * and writes nothing.
+   */
   signal?: AbortSignal;
 }
 
@@ -61,7 +69,7 @@ export interface SyncResult {
   items: SyncPlanItem[];
 }
 
-type SyncServiceStore = Pick<UserGroupStore, 'findUserGroupsByProvidedIds' | 'listUserGroups'> &
+type SyncServiceStore = Pick<UserGroupStore, 'findUserGroupsByProvidedIds'> &
   UserGroupSyncStore &
   Pick<SchemaStore, 'findSchemasByIds'> &
   Pick<DataSourceStore, 'findDataSources'> &
@@ -69,6 +77,8 @@ type SyncServiceStore = Pick<UserGroupStore, 'findUserGroupsByProvidedIds' | 'li
 
 /** Reads of many ids go to the store in chunks of this many. */
 const READ_CHUNK = 1000;
+/** The tagged groups a prune counts are read this many links at a time. */
+const LINK_CHUNK = 5000;
 /** A plan that lost to a concurrent change (another process's sync or a single write) is made again, at most this often. */
 const MAX_APPLY_ATTEMPTS = 3;
 /** After an apply that wrote this many groups, the planner's statistics are refreshed (ANALYZE on PostgreSQL). */
@@ -79,7 +89,10 @@ export type UserGroupSyncService = ReturnType<typeof createUserGroupSyncService>
 /**
  * Tenants as code (SPEC §16): the desired state of many groups in, a plan out, applied unless a dry
  * run, all or nothing. Syncs of one tenant in this process queue behind each other; across processes
- * the store's lock orders the applies, and a plan another apply made stale is made again.
+ * the store's lock orders the applies, and a plan another apply made stale is made again. The plan's
+ * reads are linear in the file and the pruned tag, and between two of them the event loop runs other
+ * requests (and signals): a sync whose client has gone, or one in progress when the server stops
+ * (`stop`), ends there with nothing written.
  */
 export function createUserGroupSyncService({
   store,
@@ -107,6 +120,15 @@ export function createUserGroupSyncService({
     return run;
   }
 
+  const inFlight = new Set<AbortController>();
+  let stopped = false;
+
+  /** The server is shutting down: every sync in progress stops at its next step, and new ones are refused. */
+  function stop(): void {
+    stopped = true;
+    for (const controller of inFlight) controller.abort();
+  }
+
   async function sync(
     caller: Caller,
     lines: Array<{ at: InputPosition; group: SyncLineInput }>,
@@ -114,11 +136,34 @@ export function createUserGroupSyncService({
   ): Promise<SyncResult> {
     requireScope(caller, 'admin');
     if (lines.length > MAX_SYNC_GROUPS) throw failure.syncTooLarge(MAX_SYNC_GROUPS);
+    // Aborted by the server's stop or by the caller's signal, whichever comes first.
+    const controller = new AbortController();
+    const abort = () => controller.abort();
+    if (stopped || options.signal?.aborted) abort();
+    options.signal?.addEventListener('abort', abort, { once: true });
+    inFlight.add(controller);
+    try {
+      return await syncUntilStopped(caller, lines, options, controller.signal);
+    } finally {
+      inFlight.delete(controller);
+      options.signal?.removeEventListener('abort', abort);
+    }
+  }
+
+  async function syncUntilStopped(
+    caller: Caller,
+    lines: Array<{ at: InputPosition; group: SyncLineInput }>,
+    options: SyncOptions,
+    signal: AbortSignal,
+  ): Promise<SyncResult> {
+    await checkpoint(signal);
     const desired = await desiredLines(caller.tenant, lines);
     const id = `sync_${randomBytes(12).toString('hex')}`;
     const plan = async () => {
-      const facts = await readFacts(caller.tenant, desired, options.pruneTag);
-      return planUserGroupSync(desired, facts, { pruneTag: options.pruneTag, now: clock() });
+      const facts = await readFacts(caller.tenant, desired, options.pruneTag, signal);
+      const planned = planUserGroupSync(desired, facts, { pruneTag: options.pruneTag, now: clock() });
+      await checkpoint(signal);
+      return planned;
     };
     if (options.dryRun) {
       const { items } = await plan();
@@ -130,13 +175,15 @@ export function createUserGroupSyncService({
         const result = { id, dryRun: false, summary: summaryOf(items), items };
         if (steps.length === 0) return { ...result, applied: false };
         options.onApply?.(steps.length);
+        // The last moment to stop on every engine (SQLite's apply is one synchronous call).
+        if (signal.aborted) throw failure.syncStopped();
         try {
-          await store.applyUserGroupSync(caller.tenant, steps.map(withToken), {
-            at: clock(),
-            actor: caller.actor,
-            requestId: caller.requestId,
-            syncId: id,
-          });
+          await store.applyUserGroupSync(
+            caller.tenant,
+            steps.map(withToken),
+            { at: clock(), actor: caller.actor, requestId: caller.requestId, syncId: id },
+            signal,
+          );
         } catch (error) {
           // Another writer got there between the plan and the apply: plan again on what it left.
           if (isAppError(error) && error.code === 'concurrent_change') {
@@ -209,39 +256,85 @@ export function createUserGroupSyncService({
     });
   }
 
-  /** The groups the plan depends on: those the file names (as groups or parents), and what a prune touches. */
-  async function readFacts(tenant: Tenant, lines: DesiredLine[], pruneTag: string | undefined): Promise<SyncFacts> {
+  /**
+   * The groups the plan depends on: those the file names (as groups or parents), the stored subtrees of
+   * those it moves, and what a prune touches (the tagged groups the file leaves out, counted against
+   * the bound on their links alone before any is read in full, and their children). Every read is a
+   * chunk or one indexed statement; the event loop runs between them.
+   */
+  async function readFacts(
+    tenant: Tenant,
+    lines: DesiredLine[],
+    pruneTag: string | undefined,
+    signal: AbortSignal,
+  ): Promise<SyncFacts> {
     const ids = new Set<string>();
     for (const { group } of lines) {
       ids.add(group.providedId);
       if (group.parentProvidedId) ids.add(group.parentProvidedId);
     }
-    const named: UserGroupRecord[] = [];
-    const all = [...ids];
-    for (let start = 0; start < all.length; start += READ_CHUNK)
-      named.push(...(await store.findUserGroupsByProvidedIds(tenant, all.slice(start, start + READ_CHUNK))));
-    if (pruneTag === undefined) return { tenant, named, tagged: [], childrenOfPruned: [] };
-    const tagged = await listAll(tenant, { tag: pruneTag });
-    const inFile = new Set(lines.map(({ group }) => group.providedId));
-    const childrenOfPruned: UserGroupRecord[] = [];
-    for (const group of tagged) {
-      if (inFile.has(group.providedId)) continue;
-      childrenOfPruned.push(...(await listAll(tenant, { parent: group.providedId })));
+    const named = await readGroups(tenant, [...ids], signal);
+    const prunedIds = pruneTag === undefined ? [] : await prunedBy(tenant, pruneTag, lines, signal);
+    const pruned = await readGroups(tenant, prunedIds, signal);
+    const below: UserGroupLink[] = [];
+    const seen = new Set<number>();
+    const add = (links: UserGroupLink[]) => links.filter((link) => !seen.has(link.teamId) && seen.add(link.teamId));
+    if (pruned.length > 0) {
+      await checkpoint(signal);
+      below.push(
+        ...add(
+          await store.listUserGroupChildren(
+            tenant,
+            pruned.map((group) => group.teamId),
+          ),
+        ),
+      );
     }
-    return { tenant, named, tagged, childrenOfPruned };
+    // The moved groups' subtrees, a level per read: the depth rule bounds how many.
+    let level = movedGroups(lines, named).map((group) => group.teamId);
+    for (let depth = 1; level.length > 0 && depth < HIERARCHY_READ_LIMIT; depth += 1) {
+      await checkpoint(signal);
+      const children = add(await store.listUserGroupChildren(tenant, level));
+      below.push(...children);
+      level = children.map((child) => child.teamId);
+    }
+    await checkpoint(signal);
+    return { tenant, named, pruned, below };
   }
 
-  async function listAll(tenant: Tenant, filter: { tag?: string; parent?: string }): Promise<UserGroupRecord[]> {
+  async function readGroups(tenant: Tenant, providedIds: string[], signal: AbortSignal): Promise<UserGroupRecord[]> {
     const groups: UserGroupRecord[] = [];
-    let afterTeamId: number | undefined;
-    for (;;) {
-      const page = await store.listUserGroups({ tenant, ...filter, afterTeamId, limit: READ_CHUNK });
-      groups.push(...page);
+    for (let start = 0; start < providedIds.length; start += READ_CHUNK) {
+      await checkpoint(signal);
+      groups.push(...(await store.findUserGroupsByProvidedIds(tenant, providedIds.slice(start, start + READ_CHUNK))));
+    }
+    return groups;
+  }
+
+  /** The provided ids of the groups carrying the tag that the file leaves out; refused once past the bound. */
+  async function prunedBy(tenant: Tenant, tag: string, lines: DesiredLine[], signal: AbortSignal): Promise<string[]> {
+    const inFile = new Set(lines.map(({ group }) => group.providedId));
+    const pruned: string[] = [];
+    for (let afterTeamId: number | undefined; ;) {
+      await checkpoint(signal);
+      const page = await store.listTaggedUserGroupLinks(tenant, tag, { afterTeamId, limit: LINK_CHUNK });
+      for (const link of page) if (!inFile.has(link.providedId)) pruned.push(link.providedId);
+      assertPruneWithinBound(tag, pruned.length);
       const last = page[page.length - 1];
-      if (page.length < READ_CHUNK || last === undefined) return groups;
+      if (page.length < LINK_CHUNK || last === undefined) return pruned;
       afterTeamId = last.teamId;
     }
   }
 
-  return { sync };
+  return { sync, stop };
+}
+
+/**
+ * Lets the event loop run (other requests, timers, signals) between two chunks of a sync's work: an
+ * engine that answers synchronously (SQLite) would otherwise hold it for the whole plan. Then stops the
+ * sync, with nothing written, if it was aborted meanwhile.
+ */
+async function checkpoint(signal: AbortSignal): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+  if (signal.aborted) throw failure.syncStopped();
 }

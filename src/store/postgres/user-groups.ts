@@ -6,7 +6,11 @@ import type { ApiTokenState } from '../../domain/api-tokens/api-token-check.js';
 import { rateLimitFromColumns } from '../api-token-records.js';
 import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups/user-groups.rules.js';
 import type { AuditEntry } from '../../domain/audit/audit-entry.js';
-import type { SyncWrite, UserGroupSyncStore } from '../../domain/user-group-sync/user-group-sync.port.js';
+import type {
+  SyncWrite,
+  UserGroupLink,
+  UserGroupSyncStore,
+} from '../../domain/user-group-sync/user-group-sync.port.js';
 import {
   syncStepEntry,
   syncStepFailure,
@@ -504,6 +508,19 @@ const sql = statements(
       AND user_groups.version = u.expected_version
     RETURNING user_groups.team_id`,
     byTeamIds: `${SELECT_GROUP} WHERE ${TENANT} AND g.team_id = ANY(@teamIds::bigint[])`,
+    // A sync's plan (SPEC §16): the children by user_groups_parent, never a walk of the tenant per
+    // parent. The tenant is compared with IS NOT DISTINCT FROM (the columns are NOT NULL, so it means
+    // equality), which no index serves: unanalysed, the planner would otherwise price user_groups_tenant
+    // as selective (docs/performance.md, "Without statistics").
+    childLinks: `SELECT c.team_id, c.provided_id, c.parent_team_id FROM user_groups c
+      WHERE c.parent_team_id = ANY(@teamIds::bigint[])
+        AND (c.workspace_id, c.environment) IS NOT DISTINCT FROM (@workspaceId::bigint, @environment::text)
+      ORDER BY c.team_id`,
+    // What a prune counts, reading the links alone: the tag as containment (@>), which the GIN index
+    // user_groups_tags serves, as the admin list's tag filter.
+    taggedLinks: `SELECT g.team_id, g.provided_id, g.parent_team_id FROM user_groups g
+      WHERE ${TENANT} AND g.team_id > @afterTeamId AND g.tags @> ARRAY[@tag::text]
+      ORDER BY g.team_id LIMIT @limit`,
   },
   { prepared: true },
 );
@@ -521,6 +538,15 @@ function mappingRows<K>(groups: Array<{ key: K; mapping: MappingEntry[] }>) {
   const rows = groups.flatMap(({ key, mapping }) => mapping.map((entry) => ({ key, entry })));
   return { keys: rows.map((row) => row.key), ...mappingParameters(rows.map((row) => row.entry)) };
 }
+
+type LinkRow = { team_id: Int8; provided_id: string; parent_team_id: Int8 | null };
+
+const linksOf = (rows: LinkRow[]): UserGroupLink[] =>
+  rows.map((row) => ({
+    teamId: toNumber(row.team_id),
+    providedId: row.provided_id,
+    parentTeamId: row.parent_team_id === null ? null : toNumber(row.parent_team_id),
+  }));
 
 /** A sync's run is written this many steps to a statement, each far inside the statement timeout. */
 const SYNC_RUN_STEPS = 1000;
@@ -1178,7 +1204,7 @@ export function userGroupMethods(
   // the statement timeout.
   const applySync = audit.withChunkedAudit(
     500,
-    async (tx, _context: AuditContext, tenant: Tenant, steps: SyncWrite[]) => {
+    async (tx, _context: AuditContext, tenant: Tenant, steps: SyncWrite[], signal: AbortSignal | undefined) => {
       // Waits for another sync of the tenant in short tries, each far inside the statement timeout.
       for (const deadline = Date.now() + SYNC_LOCK_WAIT_MS; ;) {
         const [row] = await tx.rows<{ locked: boolean }>(sql.tryLockSync({ ...tenant }));
@@ -1190,6 +1216,8 @@ export function userGroupMethods(
       // the single operations do, and holds them to the end of the apply.
       const entries: AuditEntry[] = [];
       for (const run of syncWriteRuns(steps, SYNC_RUN_STEPS)) {
+        // Stopped (the server stops, the client has gone): the transaction rolls back, nothing written.
+        if (signal?.aborted) throw failure.syncStopped();
         if (run.kind === 'single') entries.push(await applySyncStep(tx, tenant, run.step));
         else entries.push(...(await applySyncRun(tx, tenant, run)));
       }
@@ -1334,7 +1362,11 @@ export function userGroupMethods(
         () => writeBatch(context, writes).catch(lostOnTransientConflict),
         () => failure.unavailable(new Error('a user group batch kept deadlocking')),
       ),
-    applyUserGroupSync: (tenant, steps, context) => applySync(context, tenant, steps),
+    listUserGroupChildren: async (tenant, parentTeamIds) =>
+      linksOf(await db.rows<LinkRow>(sql.childLinks({ ...tenant, teamIds: parentTeamIds }))),
+    listTaggedUserGroupLinks: async (tenant, tag, { afterTeamId, limit }) =>
+      linksOf(await db.rows<LinkRow>(sql.taggedLinks({ ...tenant, tag, afterTeamId: afterTeamId ?? 0, limit }))),
+    applyUserGroupSync: (tenant, steps, context, signal) => applySync(context, tenant, steps, signal),
     insertUserGroupIfAbsent: insertIfAbsent,
     // A lost race (null): the service reads and decides again.
     updateUserGroup: (groupUpdate, context) =>

@@ -8,7 +8,11 @@ import type { Tenant } from '../../domain/tenancy.js';
 import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups/user-groups.rules.js';
 import type { GroupIdentity } from '../../domain/user-groups/user-groups.rules.js';
 import type { Audited } from '../../domain/audit/audit-entry.js';
-import type { SyncWrite, UserGroupSyncStore } from '../../domain/user-group-sync/user-group-sync.port.js';
+import type {
+  SyncWrite,
+  UserGroupLink,
+  UserGroupSyncStore,
+} from '../../domain/user-group-sync/user-group-sync.port.js';
 import { syncStepEntry, syncStepFailure } from '../../domain/user-group-sync/user-group-sync.rules.js';
 import { failure } from '../../domain/errors.js';
 import type {
@@ -262,6 +266,18 @@ export function userGroupMethods(
         (SELECT json_group_array(json_array(level, team_id, parent_team_id, provided_id, json(properties), rules)) FROM subtree)
           AS subtree`,
     children: 'SELECT count(*) AS children FROM user_groups WHERE parent_team_id = ?',
+    // A sync's plan (SPEC §16): the children by user_groups_parent, never a walk of the tenant per
+    // parent; the unary + keeps the planner off user_groups_tenant for the tenant's check.
+    childLinks: `SELECT c.team_id AS teamId, c.provided_id AS providedId, c.parent_team_id AS parentTeamId
+      FROM user_groups c
+      WHERE c.parent_team_id IN (SELECT value FROM json_each(?)) AND +c.workspace_id = ? AND +c.environment = ?
+      ORDER BY c.team_id`,
+    // What a prune counts: the tenant in team_id order (user_groups_tenant), reading the tags alone.
+    taggedLinks: `SELECT g.team_id AS teamId, g.provided_id AS providedId, g.parent_team_id AS parentTeamId
+      FROM user_groups g
+      WHERE g.workspace_id = @workspaceId AND g.environment = @environment AND g.team_id > @afterTeamId
+        AND EXISTS (SELECT 1 FROM json_each(g.tags) WHERE json_each.value = @tag)
+      ORDER BY g.team_id LIMIT @limit`,
     // Numbers to row ids: a data source deleted since the domain's check leaves NULL, which NOT NULL refuses.
     insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id, schema_number, data_source_number)
       VALUES (@teamId, ${schemaRowId('@workspaceId', '@schemaId')}, ${dataSourceRowId('@workspaceId', '@dataSourceId')},
@@ -530,6 +546,11 @@ export function userGroupMethods(
       findOne(reads.byTeamIdInTenant, teamId, tenant.workspaceId, tenant.environment),
     listUserGroups: list,
     writeUserGroups: (writes, context) => writeBatch(context, writes),
+    listUserGroupChildren: (tenant, parentTeamIds) =>
+      sql.childLinks.all(JSON.stringify(parentTeamIds), tenant.workspaceId, tenant.environment) as UserGroupLink[],
+    listTaggedUserGroupLinks: (tenant, tag, { afterTeamId, limit }) =>
+      sql.taggedLinks.all({ ...tenant, tag, afterTeamId: afterTeamId ?? 0, limit }) as UserGroupLink[],
+    // One synchronous transaction: nothing runs between its steps, so there is no moment to stop at.
     applyUserGroupSync: (tenant, steps, context) => applySync(context, tenant, steps),
     insertUserGroupIfAbsent: (group, context) => insertIfAbsent(context, group),
     updateUserGroup: (groupUpdate, context) => update(context, groupUpdate),

@@ -227,4 +227,59 @@ export function describeUserGroupSyncContract(t: ContractContext): void {
       expect(events).toHaveLength(1);
     });
   });
+
+  describe('user groups: what a sync plan reads', () => {
+    it('lists the children of many groups in one call, in team_id order, within the tenant only', async () => {
+      const a = await createGroup(t.store, t.fx.customer, 'a');
+      const b = await createGroup(t.store, t.fx.customer, 'b');
+      await createGroup(t.store, t.fx.customer, 'lonely');
+      const a1 = await createGroup(t.store, t.fx.customer, 'a1', { parentProvidedId: 'a' });
+      const b1 = await createGroup(t.store, t.fx.customer, 'b1', { parentProvidedId: 'b' });
+      const a2 = await createGroup(t.store, t.fx.customer, 'a2', { parentProvidedId: 'a' });
+      // A grandchild is not a child; another tenant's groups are not listed, even under a team id asked for.
+      await createGroup(t.store, t.fx.customer, 'b1x', { parentProvidedId: 'b1' });
+      const elsewhere = await createGroup(t.store, t.fx.testing, 'a');
+      await createGroup(t.store, t.fx.testing, 'a9', { parentProvidedId: 'a' });
+      const link = (group: UserGroupRecord, parent: UserGroupRecord) => ({
+        teamId: group.teamId,
+        providedId: group.providedId,
+        parentTeamId: parent.teamId,
+      });
+      const lonely = await t.store.findUserGroupByProvidedId(t.fx.customer, 'lonely');
+      expect(await t.store.listUserGroupChildren(t.fx.customer, [b.teamId, a.teamId, lonely!.teamId, 999_999])).toEqual(
+        [link(a1, a), link(b1, b), link(a2, a)],
+      );
+      expect(await t.store.listUserGroupChildren(t.fx.customer, [])).toEqual([]);
+      expect(await t.store.listUserGroupChildren(t.fx.customer, [elsewhere.teamId])).toEqual([]);
+      // Many parents at once (a prune of thousands asks in one call).
+      const many = Array.from({ length: 2000 }, (_, i) => 1_000_000 + i);
+      expect(await t.store.listUserGroupChildren(t.fx.customer, [...many, b1.teamId])).toEqual([
+        expect.objectContaining({ providedId: 'b1x', parentTeamId: b1.teamId }),
+      ]);
+    });
+
+    it('lists the links of the groups carrying a tag, a page at a time, within the tenant only', async () => {
+      const root = await createGroup(t.store, t.fx.customer, 'root', { tags: ['managed'] });
+      await createGroup(t.store, t.fx.customer, 'untagged', { tags: ['other'] });
+      const child = await createGroup(t.store, t.fx.customer, 'child', {
+        parentProvidedId: 'root',
+        tags: ['a', 'managed'],
+      });
+      const third = await createGroup(t.store, t.fx.customer, 'third', { tags: ['managed'] });
+      await createGroup(t.store, t.fx.testing, 'elsewhere', { tags: ['managed'] });
+      const all = await t.store.listTaggedUserGroupLinks(t.fx.customer, 'managed', { limit: 10 });
+      expect(all).toEqual([
+        { teamId: root.teamId, providedId: 'root', parentTeamId: null },
+        { teamId: child.teamId, providedId: 'child', parentTeamId: root.teamId },
+        { teamId: third.teamId, providedId: 'third', parentTeamId: null },
+      ]);
+      const first = await t.store.listTaggedUserGroupLinks(t.fx.customer, 'managed', { limit: 2 });
+      expect(first).toEqual(all.slice(0, 2));
+      expect(
+        await t.store.listTaggedUserGroupLinks(t.fx.customer, 'managed', { afterTeamId: child.teamId, limit: 2 }),
+      ).toEqual(all.slice(2));
+      // A tag is matched whole.
+      expect(await t.store.listTaggedUserGroupLinks(t.fx.customer, 'manage', { limit: 10 })).toEqual([]);
+    });
+  });
 }
