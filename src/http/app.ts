@@ -104,7 +104,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // Before any route: each route copies the hooks that exist when it is registered.
   registerMetrics(app, options.services.operations, options.metrics ?? []);
-  await app.register(healthRoutes, { operations: options.services.operations });
+  await app.register(healthRoutes, { operations: options.services.operations, version: options.version });
   registerOpenApiRoute(app);
 
   const { services } = options;

@@ -5,24 +5,27 @@ import { responses } from '../../wire/envelope.js';
 import { PUBLIC_ROUTE } from '../route-schema.js';
 
 const Status = Type.Object({ status: Type.Literal('ok') });
+/** /healthz also says which release answers: during a rolling upgrade, two versions serve side by side. */
+const Liveness = Type.Object({ status: Type.Literal('ok'), version: Type.String() });
 const tags = ['operations'];
 
-export const healthRoutes: FastifyPluginAsyncTypebox<{ operations: Pick<OperationsService, 'ready'> }> = async (
-  app,
-  { operations },
-) => {
-  const schema = (operationId: string, summary: string) => ({
+export const healthRoutes: FastifyPluginAsyncTypebox<{
+  operations: Pick<OperationsService, 'ready'>;
+  version: string;
+}> = async (app, { operations, version }) => {
+  const schema = <T extends typeof Status | typeof Liveness>(operationId: string, summary: string, body: T) => ({
     operationId,
     summary,
     tags,
     ...PUBLIC_ROUTE,
-    response: responses(Status),
+    response: responses(body),
   });
-  app.get('/healthz', { schema: schema('checkLiveness', 'The process is alive') }, async () => ({
+  app.get('/healthz', { schema: schema('checkLiveness', 'The process is alive', Liveness) }, async () => ({
     status: 'ok' as const,
+    version,
   }));
 
-  app.get('/readyz', { schema: schema('checkReadiness', 'The database answers') }, async () => {
+  app.get('/readyz', { schema: schema('checkReadiness', 'The database answers', Status) }, async () => {
     await operations.ready();
     return { status: 'ok' as const };
   });
