@@ -25,7 +25,8 @@ export const tarballName = (version) => `ugs-${version}.tgz`;
  * locked tree travels inside the tarball itself, and installing it fetches nothing.
  */
 export function releaseManifest(manifest) {
-  const { scripts: _scripts, devDependencies: _dev, workspaces: _workspaces, ...kept } = manifest;
+  const kept = { ...manifest };
+  for (const checkoutOnly of ['scripts', 'devDependencies', 'workspaces']) delete kept[checkoutOnly];
   return {
     ...kept,
     files: [...RELEASE_FILES, 'npm-shrinkwrap.json'],
@@ -86,9 +87,12 @@ export function productionShrinkwrap(lockfile, manifest) {
   const { name, version, license, bin, engines, dependencies, optionalDependencies } = manifest;
   const root = { name, version, license, bin, engines, dependencies, optionalDependencies };
   const entries = [...reached].sort().map((key) => {
-    const { dev: _dev, devOptional, ...entry } = packages[key];
+    const entry = { ...packages[key] };
     // devOptional: optional for production, required only by a devDependency.
-    return [key, devOptional ? { ...entry, optional: true } : entry];
+    if (entry.devOptional) entry.optional = true;
+    delete entry.dev;
+    delete entry.devOptional;
+    return [key, entry];
   });
   return {
     name,
