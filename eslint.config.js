@@ -15,7 +15,7 @@ const layer = (files, forbidden) => [
 ];
 
 export default tseslint.config(
-  { ignores: ['**/dist/', 'node_modules/', 'coverage/', 'bench/results/'] },
+  { ignores: ['**/dist/', 'node_modules/', 'coverage/', 'bench/results/', 'release/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

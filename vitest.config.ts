@@ -9,6 +9,8 @@ import { defineConfig } from 'vitest/config';
  * - postgres: the HTTP, security and scale suites again on PostgreSQL (UGS_TEST_ENGINE=postgres),
  *   SQLite-only files aside. PostgreSQL that cannot be reached fails these tests; nothing skips.
  *   The CLI suites stay SQLite-only: quickstart, key file and first start are the embedded default's.
+ *   So do the release suites (test/release): the release is made and installed once, and run on
+ *   SQLite as a fresh install is; its PID-1 test needs root (unshare, setpriv).
  * test/support/test-database.ts reads UGS_TEST_ENGINE; test/scale/workers.test.ts,
  * test/scale/crash-safety.test.ts and test/scale/contention.test.ts loop over both engines
  * themselves, so they run once, in the sqlite project.

@@ -78,13 +78,14 @@ export function keyFilePath(databasePath: string): string {
   return `${databasePath}.key`;
 }
 
-const ENVIRONMENT_VARIABLE = 'UGS_ENCRYPTION_KEY';
+/** The variable holding the keys (never a flag: a flag would show in the process list). */
+export const ENCRYPTION_KEY_VARIABLE = 'UGS_ENCRYPTION_KEY';
 
 function parseEnvironmentKeys(value: string): Buffer[] {
   const entries = value.split(',');
   const label = (index: number) => (entries.length === 1 ? undefined : `key ${index + 1} of ${entries.length}`);
   return decodeKeys(
-    ENVIRONMENT_VARIABLE,
+    ENCRYPTION_KEY_VARIABLE,
     entries.map((text, index) => ({ text: text.trim(), label: label(index) })),
   );
 }

@@ -119,6 +119,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes, {
     operations: options.services.operations,
     isStopping: options.isStopping ?? (() => false),
+    version: options.version,
   });
   registerOpenApiRoute(app);
 

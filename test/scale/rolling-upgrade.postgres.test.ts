@@ -44,15 +44,15 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const options = (bin?: string) => ({
+const options = (ugs?: string) => ({
   // One public URL for every instance, as behind one balancer; the preStop-like delay on the new release.
   env: { UGS_PUBLIC_URL: 'https://ugs.example.test', UGS_SHUTDOWN_DELAY_MS: '300' },
-  ...(bin === undefined ? {} : { bin }),
+  ...(ugs === undefined ? {} : { ugs }),
 });
 
 /** Starts an instance and puts it behind the balancer once it is ready. */
-async function join(bin?: string): Promise<ServeProcess> {
-  const instance = await startServeProcess(db, options(bin));
+async function join(ugs?: string): Promise<ServeProcess> {
+  const instance = await startServeProcess(db, options(ugs));
   balancer.register(instance.baseUrl);
   return instance;
 }
@@ -119,11 +119,11 @@ const progress = (load: Load, more: number) => {
 
 describe('a rolling upgrade from the previous release on PostgreSQL', () => {
   it('replaces two old instances one at a time, an old one restarted on the migrated database, under load: no failed request, no lost write', async () => {
-    const oldA = await join(previous.bin);
+    const oldA = await join(previous.ugs);
     // 0.1.0 printed its first-start tokens in a banner on stdout (later releases write them to a file).
     [admin] = secretsIn(oldA.stdout(), LIVE_TOKEN) as [string];
     expect(admin).toMatch(LIVE_TOKEN);
-    const oldB = await join(previous.bin);
+    const oldB = await join(previous.ugs);
     await waitFor('a ready instance behind the balancer', 10_000, async () =>
       (await call(balancer, { method: 'GET', path: '/readyz' })).status === 200 ? true : undefined,
     );
@@ -140,7 +140,7 @@ describe('a rolling upgrade from the previous release on PostgreSQL', () => {
 
       // An old instance restarted mid-way (a reschedule, a rollback) starts on the expanded schema.
       await retire(oldB);
-      const oldB2 = await join(previous.bin);
+      const oldB2 = await join(previous.ugs);
       await progress(load, 100);
 
       newD = await join();

@@ -12,8 +12,8 @@ import { REPO } from './ugs-command.js';
 const exec = promisify(execFile);
 
 export interface ReleaseBuild {
-  /** The build's bin/ugs.js, for startServeProcess's `bin`. */
-  bin: string;
+  /** The build's bin/ugs.js (executable), for startServeProcess's `ugs`. */
+  ugs: string;
   remove(): Promise<void>;
 }
 
@@ -35,5 +35,5 @@ export async function buildRelease(commit: string): Promise<ReleaseBuild> {
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
-  return { bin: join(dir, 'bin', 'ugs.js'), remove: () => rm(dir, { recursive: true, force: true }) };
+  return { ugs: join(dir, 'bin', 'ugs.js'), remove: () => rm(dir, { recursive: true, force: true }) };
 }

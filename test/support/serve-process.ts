@@ -38,10 +38,10 @@ export interface ServeOptions {
   cwd?: string;
   /** Start the server as an operator would, with `npm start -- <args>`. */
   viaNpmStart?: boolean;
+  /** The `ugs` program to run `serve` with (an installed release's); the repository's bin/ugs.js unless given. */
+  ugs?: string;
   /** How long the server may take to answer /healthz (15 s unless given). */
   startTimeoutMs?: number;
-  /** Another build's bin/ugs.js (an older release, say), instead of this repository's. */
-  bin?: string;
 }
 
 /** How a launch differs between startServeProcess and startServe. */
@@ -156,7 +156,9 @@ function launch(args: readonly string[], port: number, options: LaunchOptions): 
   const serveArgs = options.portIn === 'argument' ? ['--port', String(port), ...args] : [...args];
   const [file, commandArgs] = options.viaNpmStart
     ? ['npm', ['start', '--silent', '--', ...serveArgs]]
-    : [process.execPath, [options.bin ?? UGS_BIN, 'serve', ...serveArgs]];
+    : options.ugs !== undefined
+      ? [options.ugs, ['serve', ...serveArgs]]
+      : [process.execPath, [UGS_BIN, 'serve', ...serveArgs]];
   const child = spawn(file, commandArgs, {
     cwd: options.cwd ?? REPO,
     env: ugsEnv({
@@ -261,7 +263,7 @@ async function waitForBanner(entry: Started, db: TestDatabase, timeoutMs: number
  * when the free one was taken between the probe and the listen.
  */
 async function start(args: readonly string[], options: LaunchOptions): Promise<ServeProcess> {
-  requireBuild('tests that start `ugs serve`');
+  if (options.ugs === undefined) requireBuild('tests that start `ugs serve`');
   const opened = options.opened;
   const timeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
   for (let attempt = 1; ; attempt++) {
@@ -294,11 +296,12 @@ async function start(args: readonly string[], options: LaunchOptions): Promise<S
  */
 export function startServeProcess(
   db: TestDatabase,
-  options: { args?: string[]; env?: Record<string, string>; bin?: string } = {},
+  options: { args?: string[]; env?: Record<string, string>; ugs?: string; cwd?: string } = {},
 ): Promise<ServeProcess> {
   const args = options.args ?? [];
   return start(['--database', db.url, ...args], {
-    ...(options.bin === undefined ? {} : { bin: options.bin }),
+    ...(options.ugs === undefined ? {} : { ugs: options.ugs }),
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     portIn: 'argument',
     logLevel: 'warn',
     exitedOn: 'close',

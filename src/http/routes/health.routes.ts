@@ -6,26 +6,30 @@ import { PUBLIC_ROUTE } from '../route-schema.js';
 import { requestFailure } from '../../wire/request-errors.js';
 
 const Status = Type.Object({ status: Type.Literal('ok') });
+/** /healthz also says which release answers: during a rolling upgrade, two versions serve side by side. */
+const Liveness = Type.Object({ status: Type.Literal('ok'), version: Type.String() });
 const tags = ['operations'];
 
 export const healthRoutes: FastifyPluginAsyncTypebox<{
   operations: Pick<OperationsService, 'ready'>;
   isStopping: () => boolean;
-}> = async (app, { operations, isStopping }) => {
-  const schema = (operationId: string, summary: string) => ({
+  version: string;
+}> = async (app, { operations, isStopping, version }) => {
+  const schema = <T extends typeof Status | typeof Liveness>(operationId: string, summary: string, body: T) => ({
     operationId,
     summary,
     tags,
     ...PUBLIC_ROUTE,
-    response: responses(Status),
+    response: responses(body),
   });
-  app.get('/healthz', { schema: schema('checkLiveness', 'The process is alive') }, async () => ({
+  app.get('/healthz', { schema: schema('checkLiveness', 'The process is alive', Liveness) }, async () => ({
     status: 'ok' as const,
+    version,
   }));
 
   app.get(
     '/readyz',
-    { schema: schema('checkReadiness', 'The database answers and the process is not stopping') },
+    { schema: schema('checkReadiness', 'The database answers and the process is not stopping', Status) },
     async () => {
       if (isStopping()) throw requestFailure.shuttingDown();
       await operations.ready();
