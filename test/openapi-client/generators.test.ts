@@ -10,8 +10,8 @@ import type { ScenarioOutcome } from './scenario.js';
 const PROGRAMS = ['hey-api', 'orval-fetch', 'orval-axios'] as const;
 const programFile = (name: string) => join(import.meta.dirname, `${name}.program.ts`);
 
-// The generators' own configuration, as docs/api.md gives it: orval's clients in one file each; its
-// fetch client reads the base URL at run time (its `fetch` calls need an absolute URL).
+// orval's configuration, as in docs/api.md: its clients in one file each; its fetch client reads the
+// base URL at run time (its `fetch` calls need an absolute URL).
 const ORVAL_CONFIG = `export default {
   fetch: {
     input: './openapi.json',
