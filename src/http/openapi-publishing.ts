@@ -2,6 +2,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { MAX_PAGE_SIZE, WEBHOOK_EVENT_TYPES } from '../wire/contract.constants.js';
 import { IdParam, MAX_SAFE } from '../wire/common.schemas.js';
 import { DEFAULT_PAGE_SIZE, PageQuery } from '../wire/page.schemas.js';
+import { TopUsageQuery } from '../wire/usage.schemas.js';
+import { DEFAULT_TOP_LIMIT, MAX_TOP_LIMIT } from '../domain/usage/usage.rules.js';
 
 /*
  * What @fastify/swagger derives from the route schemas is what the validator runs; a code generator
@@ -45,10 +47,13 @@ export type OpenApiDocument = {
 const patternOf = (schema: object) => ('pattern' in schema ? schema.pattern : undefined);
 const ID_TEXT = patternOf(IdParam(''));
 const PAGE_SIZE_TEXT = patternOf(PageQuery.limit);
+const TOP_LIMIT_TEXT = patternOf(TopUsageQuery.properties.limit);
 const TEXT_STANDING_FOR: Array<[pattern: unknown, published: Schema]> = [
   [ID_TEXT, { type: 'integer', minimum: 1, maximum: MAX_SAFE }],
   // The pattern admits up to 9999; the route refuses more than MAX_PAGE_SIZE (page_too_large).
   [PAGE_SIZE_TEXT, { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }],
+  // GET /api/admin/usage/top's: the pattern admits 0 to 9999; the domain refuses outside 1 to MAX_TOP_LIMIT.
+  [TOP_LIMIT_TEXT, { type: 'integer', minimum: 1, maximum: MAX_TOP_LIMIT, default: DEFAULT_TOP_LIMIT }],
 ];
 
 const EVENT_TYPE: Schema = { title: 'WebhookEventType', type: 'string', enum: [...WEBHOOK_EVENT_TYPES] };
@@ -63,6 +68,12 @@ function enumOfConst(schema: Schema): Schema {
   if (!('const' in schema)) return schema;
   const { const: value, ...rest } = schema;
   return { ...rest, enum: [value] };
+}
+
+/** A literal number that is whole (TypeBox types `success: 1` a number) is published as the integer it is. */
+function integerOfWholeEnum(schema: Schema): Schema {
+  if (schema.type !== 'number' || !schema.enum?.every(Number.isSafeInteger)) return schema;
+  return { ...schema, type: 'integer' };
 }
 
 /** `anyOf` of one-value enums of one type (TypeBox's union of literals) as the one enum it means. */
@@ -123,7 +134,7 @@ const publishEventType = (schema: Schema) => (isEventFilterEnum(schema) ? EVENT_
 export function publishTypes(document: OpenApiDocument): void {
   // Two passes: a list of filters must be seen whole before its items are taken for single events.
   for (const publish of [
-    (schema: Schema) => publishEventFilterLists(flattenLiteralUnion(enumOfConst(schema))),
+    (schema: Schema) => publishEventFilterLists(flattenLiteralUnion(integerOfWholeEnum(enumOfConst(schema)))),
     publishEventType,
   ]) {
     document.paths = mapSchemas(document.paths, publish) as OpenApiDocument['paths'];

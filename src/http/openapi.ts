@@ -43,26 +43,14 @@ export async function registerOpenApi(
       },
       webhooks: webhookDescriptions(),
       components: {
-        // The names API_TOKEN_SECURITY (route-schema.ts) requires.
+        // The one scheme API_TOKEN_SECURITY (route-schema.ts) names. One, not one per header auth.ts
+        // reads: a generator sets every scheme an operation lists, and two credential headers are 401.
         securitySchemes: {
           apiToken: {
-            type: 'apiKey',
-            in: 'header',
-            name: 'Authorization',
-            description: 'An API token: send "Authorization: Token <API_TOKEN>".',
-          },
-          bearerToken: {
             type: 'http',
             scheme: 'bearer',
             description:
-              'The same API token as "Authorization: Bearer <API_TOKEN>", for clients that only speak Bearer.',
-          },
-          exploAuthorization: {
-            type: 'apiKey',
-            in: 'header',
-            name: 'Explo-Authorization',
-            description:
-              'The hosted product\'s header, for code written against it: "Explo-Authorization: Token <API_TOKEN>" (or Bearer); read only when Authorization is absent.',
+              'An API token: "Authorization: Bearer <API_TOKEN>", or the same as "Authorization: Token <API_TOKEN>" (the scheme word is case-insensitive). Code written against the hosted product may send it as "Explo-Authorization: Token <API_TOKEN>" (or Bearer) instead of Authorization; sending both headers is 401 unauthenticated.',
           },
         },
       },
@@ -148,9 +136,9 @@ function documentSyncBody(document: OpenApiDocument): void {
 
 const GET_USER_DESCRIPTION = [
   'Answers the group with this user_group_id; when there is none, creates it from the other fields (creating needs the write scope).',
-  'The fields travel in the query string, mapping, properties and tags as JSON text (tags=["a"], URL-encoded).',
-  'The service also accepts them as a JSON body on this GET, as the hosted product documents it (the query string is then not read); fetch and browsers cannot send one, so it is not described here.',
-  'POST /api/create_user_group takes the same fields as a body.',
+  'The fields travel in the query string: mapping, properties, tags and access_rules as JSON text (tags=["a"], URL-encoded), is_demo_group as true or false.',
+  'The service also takes them as a JSON body on this GET, as the hosted product documents it, and refuses a GET with both a body and a query string (400 invalid_request); fetch and browsers cannot send a GET body, so it is not described here.',
+  'Generated clients call POST /api/create_user_group (hostedCreateUserGroup) instead: the same operation with the same fields in a JSON body, with their JSON types.',
 ].join(' ');
 
 /**
@@ -171,11 +159,20 @@ function documentGetQueryForm(document: OpenApiDocument): void {
   );
 }
 
+/**
+ * A JSON document in a query value is text, published as a string whose content is that JSON
+ * (JSON Schema's contentMediaType and contentSchema): a generator sends a string as it is, where
+ * it would spread an object or an array over several parameters the route refuses. A JSON
+ * boolean's text is the plain query value "true" or "false": a boolean, which generators send so.
+ */
 function queryParameter(name: string, { description, ...schema }: Schema, required: boolean): Parameter {
   const parameter = { name, in: 'query', required, ...(description === undefined ? {} : { description }) };
-  // A JSON boolean's text is the plain query value "true" or "false"; other JSON values are JSON text.
   if (JSON_QUERY_FIELDS.has(name) && schema.type !== 'boolean')
-    return { ...parameter, content: { 'application/json': { schema } } };
+    return {
+      ...parameter,
+      description: description === undefined ? 'JSON text.' : `JSON text. ${description}`,
+      schema: { type: 'string', contentMediaType: 'application/json', contentSchema: schema },
+    };
   return { ...parameter, schema: JSON_QUERY_FIELDS.has(name) ? schema : textBranchOf(schema) };
 }
 

@@ -8,6 +8,7 @@ import {
   MAX_CATALOGUE_ID,
   MAX_COMPUTED_ACCESS_RULES,
 } from './contract.constants.js';
+import { IssuedId } from './common.schemas.js';
 
 /*
  * An access rule (SPEC §17): which rows of one table of one schema a group may see. The shape only;
@@ -58,7 +59,7 @@ export type ResolvedAccessRule = Static<typeof ResolvedAccessRule>;
 
 /** A rule as `computed_access_rules` shows it: with the team_id of the group that owns it. */
 export const ComputedAccessRule = Type.Object(
-  { ...AccessRule.properties, team_id: Type.Integer({ description: 'The group that owns the rule.' }) },
+  { ...AccessRule.properties, team_id: Type.Integer({ ...IssuedId, description: 'The group that owns the rule.' }) },
   { additionalProperties: false },
 );
 export type ComputedAccessRule = Static<typeof ComputedAccessRule>;

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { RATE_LIMIT_BOUNDS } from './contract.constants.js';
 import { EnvironmentTag, Text256, Timestamp } from './common.schemas.js';
-import { IdParam } from './common.schemas.js';
+import { IdParam, IssuedId } from './common.schemas.js';
 import { Success } from './envelope.js';
 
 const Scope = Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('admin')]);
@@ -21,7 +21,7 @@ export const RateLimitField = Type.Union([RateLimit, Type.Null()], {
 });
 
 const ApiTokenFields = {
-  id: Type.Integer(),
+  id: IssuedId,
   name: Type.String(),
   scope: Scope,
   environment: EnvironmentTag,

@@ -1,19 +1,19 @@
 import { Type } from 'typebox';
-import { EnvironmentTag, Timestamp, TimestampInput } from './common.schemas.js';
+import { EnvironmentTag, IssuedId, Timestamp, TimestampInput } from './common.schemas.js';
 import { PageQuery } from './page.schemas.js';
 import { IdParam } from './common.schemas.js';
 
 export const AuditEvent = Type.Object({
-  id: Type.Integer(),
+  id: IssuedId,
   at: Timestamp,
   environment: Type.Union([EnvironmentTag, Type.Null()]),
   actor: Type.Object({
     type: Type.Union([Type.Literal('api_token'), Type.Literal('cli')]),
-    api_token_id: Type.Optional(Type.Integer()),
+    api_token_id: Type.Optional(IssuedId),
     name: Type.Optional(Type.String()),
   }),
   action: Type.String(),
-  team_id: Type.Union([Type.Integer(), Type.Null()]),
+  team_id: Type.Union([IssuedId, Type.Null()]),
   provided_id: Type.Union([Type.String(), Type.Null()]),
   changes: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
     description: 'Changed fields with before and after values; never a token.',

@@ -26,6 +26,14 @@ export const ChosenCatalogueId = (what: string) =>
 
 export const Id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_SAFE, description });
 
+/*
+ * Integers the service writes, with the bounds they keep (the OpenAPI document publishes every integer
+ * with its bounds): a row's id, a schema's or data source's id, a count.
+ */
+export const IssuedId = Type.Integer({ minimum: 1, maximum: MAX_SAFE });
+export const CatalogueId = Type.Integer({ minimum: 1, maximum: MAX_CATALOGUE_ID });
+export const Count = Type.Integer({ minimum: 0, maximum: MAX_SAFE });
+
 export const Timestamp = Type.String({ format: 'date-time' });
 
 /**

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ChosenCatalogueId, EnvironmentTag, Id, Text256 } from './common.schemas.js';
+import { CatalogueId, ChosenCatalogueId, EnvironmentTag, Id, Text256 } from './common.schemas.js';
 import { IdParam } from './common.schemas.js';
 import { Success } from './envelope.js';
 
@@ -28,10 +28,10 @@ export const UpdateDataSourceBody = Type.Object(
 export type UpdateDataSourceBody = Static<typeof UpdateDataSourceBody>;
 
 export const DataSource = Type.Object({
-  id: Type.Integer(),
+  id: CatalogueId,
   provided_id: Type.String(),
   name: Type.String(),
-  schema_id: Type.Integer(),
+  schema_id: CatalogueId,
   api_environment_tag: EnvironmentTag,
 });
 export type DataSource = Static<typeof DataSource>;

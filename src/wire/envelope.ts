@@ -10,12 +10,14 @@ export const ErrorEnvelope = Type.Object(
       line: Type.Optional(
         Type.Integer({
           minimum: 1,
+          maximum: Number.MAX_SAFE_INTEGER,
           description: 'A sync: the NDJSON line (from 1) of the group at fault, when one is.',
         }),
       ),
       index: Type.Optional(
         Type.Integer({
           minimum: 0,
+          maximum: Number.MAX_SAFE_INTEGER,
           description: 'A sync: the array index (from 0) of the group at fault, when one is.',
         }),
       ),

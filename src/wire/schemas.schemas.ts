@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ChosenCatalogueId, Text256 } from './common.schemas.js';
+import { CatalogueId, ChosenCatalogueId, Text256 } from './common.schemas.js';
 
 export const CreateSchemaBody = Type.Object(
   { name: Text256('Unique within the workspace.'), id: Type.Optional(ChosenCatalogueId('schema')) },
@@ -7,5 +7,5 @@ export const CreateSchemaBody = Type.Object(
 );
 export type CreateSchemaBody = Static<typeof CreateSchemaBody>;
 
-export const Schema = Type.Object({ id: Type.Integer(), name: Type.String() });
+export const Schema = Type.Object({ id: CatalogueId, name: Type.String() });
 export type Schema = Static<typeof Schema>;

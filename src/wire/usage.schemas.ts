@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { EnvironmentTag, IdParam } from './common.schemas.js';
+import { Count, EnvironmentTag, IdParam, IssuedId } from './common.schemas.js';
 
 /*
  * Usage per group and per UTC day (SPEC §16): GET /api/admin/usage (one group's daily series) and
@@ -20,9 +20,9 @@ export const UsageMetricName = Type.Union(
 );
 
 const Counts = {
-  embed_tokens_minted: Type.Integer({ minimum: 0 }),
-  verifications: Type.Integer({ minimum: 0 }),
-  reads: Type.Integer({ minimum: 0, description: 'get-or-create requests that found the group' }),
+  embed_tokens_minted: Count,
+  verifications: Count,
+  reads: Type.Integer({ ...Count, description: 'get-or-create requests that found the group' }),
 };
 
 const RANGE_QUERY = {
@@ -53,7 +53,7 @@ export const UsageDay = Type.Object({ day: Day, ...Counts });
 
 export const UsageSeriesResponse = Type.Object({
   success: Type.Literal(1),
-  team_id: Type.Integer(),
+  team_id: IssuedId,
   user_group_id: Type.String(),
   since: Day,
   until: Day,
@@ -62,7 +62,7 @@ export const UsageSeriesResponse = Type.Object({
 });
 
 export const TopUsageGroup = Type.Object({
-  team_id: Type.Integer(),
+  team_id: IssuedId,
   user_group_id: Type.String(),
   name: Type.String(),
   ...Counts,

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { AccessRulesInput } from './access-rules.schemas.js';
-import { EnvironmentTag, Text256 } from './common.schemas.js';
+import { Count, EnvironmentTag, IssuedId, MAX_SAFE, Text256 } from './common.schemas.js';
 import { MAX_SYNC_GROUPS } from './contract.constants.js';
 import { Success } from './envelope.js';
 import {
@@ -69,8 +69,12 @@ export const SyncQuery = Type.Object(
 );
 
 const Position = {
-  line: Type.Optional(Type.Integer({ minimum: 1, description: 'The NDJSON line (from 1) of the group.' })),
-  index: Type.Optional(Type.Integer({ minimum: 0, description: 'The array index (from 0) of the group.' })),
+  line: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: MAX_SAFE, description: 'The NDJSON line (from 1) of the group.' }),
+  ),
+  index: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: MAX_SAFE, description: 'The array index (from 0) of the group.' }),
+  ),
 };
 
 export const SyncPlanItem = Type.Object({
@@ -81,7 +85,7 @@ export const SyncPlanItem = Type.Object({
     Type.Literal('delete'),
   ]),
   user_group_id: Type.String({ description: 'The provided id of the group.' }),
-  team_id: Type.Union([Type.Integer(), Type.Null()], { description: 'Null for a group the plan creates.' }),
+  team_id: Type.Union([IssuedId, Type.Null()], { description: 'Null for a group the plan creates.' }),
   ...Position,
   changes: Type.Optional(
     Type.Object(
@@ -102,10 +106,10 @@ export const SyncResponse = Type.Object({
     dry_run: Type.Boolean(),
     applied: Type.Boolean({ description: 'Whether anything was written: false for a dry run or a plan of nothing.' }),
     summary: Type.Object({
-      create: Type.Integer(),
-      update: Type.Integer(),
-      unchanged: Type.Integer(),
-      delete: Type.Integer(),
+      create: Count,
+      update: Count,
+      unchanged: Count,
+      delete: Count,
     }),
     plan: Type.Array(SyncPlanItem, { description: 'One entry per group: the file order, then the deletes.' }),
   }),

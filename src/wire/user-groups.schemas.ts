@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from './contract.constants.js';
-import { EnvironmentTag, MAX_SAFE, NO_CONTROL_CHARACTERS, Text256, Timestamp } from './common.schemas.js';
+import { EnvironmentTag, IssuedId, MAX_SAFE, NO_CONTROL_CHARACTERS, Text256, Timestamp } from './common.schemas.js';
 import { Success } from './envelope.js';
 import { AccessRule, AccessRulesInput, ComputedAccessRule } from './access-rules.schemas.js';
 
@@ -128,7 +128,7 @@ export const VerifyUserGroupTokenBody = Type.Object(
 export type VerifyUserGroupTokenBody = Static<typeof VerifyUserGroupTokenBody>;
 
 export const UserGroup = Type.Object({
-  team_id: Type.Integer({ description: 'Internal id; unique in the deployment, never reused.' }),
+  team_id: Type.Integer({ ...IssuedId, description: 'Internal id; unique in the deployment, never reused.' }),
   token: Type.String({ description: 'The user group token: ugt_ followed by 64 lowercase hex characters.' }),
   name: Type.String(),
   provided_id: Type.String({ description: "The caller's own id (user_group_id)." }),

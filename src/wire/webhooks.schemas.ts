@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { MAX_WEBHOOK_URL_LENGTH, WEBHOOK_EVENT_TYPES } from './contract.constants.js';
 import { EnvironmentTag, NO_CONTROL_CHARACTERS, Timestamp } from './common.schemas.js';
 import { PageQuery } from './page.schemas.js';
-import { IdParam } from './common.schemas.js';
+import { Count, IdParam, IssuedId } from './common.schemas.js';
 import { Success } from './envelope.js';
 
 const EventFilter = Type.Union([
@@ -34,7 +34,7 @@ const Description = Type.String({
 });
 
 const WebhookEndpointFields = {
-  id: Type.Integer(),
+  id: IssuedId,
   url: Type.String(),
   events: Type.Array(EventFilter),
   environment: EnvironmentTag,
@@ -70,19 +70,19 @@ export const UpdateWebhookEndpointBody = Type.Object(
 );
 
 export const WebhookDelivery = Type.Object({
-  id: Type.Integer(),
-  endpoint_id: Type.Integer(),
+  id: IssuedId,
+  endpoint_id: IssuedId,
   event_id: Type.String({ description: 'evt_…, the webhook-id header of every attempt.' }),
   event_type: Type.String(),
   status: Status,
-  attempts: Type.Integer(),
+  attempts: Count,
   next_attempt_at: Type.Union([Timestamp, Type.Null()], {
     description:
       'When the next attempt is due, while pending; null while it waits behind an earlier event of its group (or token) to the same endpoint, and once finished.',
   }),
   last_attempt_at: Type.Union([Timestamp, Type.Null()]),
-  last_response_status: Type.Union([Type.Integer(), Type.Null()], {
-    description: 'HTTP status of the last attempt; null when it got none.',
+  last_response_status: Type.Union([Type.Integer({ minimum: 0, maximum: 999 }), Type.Null()], {
+    description: 'HTTP status (three digits) of the last attempt; null when it got none.',
   }),
   last_error: Type.Union([Type.String(), Type.Null()]),
   created_at: Timestamp,

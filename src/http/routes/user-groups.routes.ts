@@ -74,8 +74,9 @@ function jsonFromQuery(field: string, text: string): unknown {
 /**
  * SPEC §12: the hosted product documents these operations under paths of their own (a POST for the
  * update, as it does); they are aliases, with the same bodies and answers, deprecated in the
- * OpenAPI document. The canonical route of each operation comes first; each has an operationId of
- * its own (an id names one operation), the alias's after the hosted product's name for it.
+ * OpenAPI document but for get-or-create's (see aliasing). The canonical route of each operation
+ * comes first; each has an operationId of its own (an id names one operation), the alias's after
+ * the hosted product's name for it.
  */
 const PATHS = {
   getOrCreate: [
@@ -96,9 +97,22 @@ const PATHS = {
   ],
 } as const;
 
-/** An alias is the canonical operation under its own operationId, marked deprecated for new code. */
-const aliasing = <S extends object>(schema: S, index: number, operationId: string) =>
-  index === 0 ? schema : { ...schema, operationId, deprecated: true };
+/**
+ * Get-or-create with its fields in a JSON body, with their JSON types: what a generated client (fetch,
+ * axios: no GET body) calls, so this alias is documented for new code rather than deprecated.
+ */
+const GET_OR_CREATE_WITH_BODY = {
+  operationId: 'hostedCreateUserGroup',
+  description:
+    "Answers the group with this user_group_id; when there is none, creates it from the other fields (creating needs the write scope). The get-or-create of GET /api/user with its fields in a JSON body: the operation for generated clients and for any client that sends no body on a GET. Also the hosted product's path for it, with or without the trailing slash.",
+};
+
+/** An alias is the canonical operation under its own operationId, marked deprecated for new code (but the one above). */
+const aliasing = <S extends object>(schema: S, index: number, operationId: string) => {
+  if (index === 0) return schema;
+  if (operationId === GET_OR_CREATE_WITH_BODY.operationId) return { ...schema, ...GET_OR_CREATE_WITH_BODY };
+  return { ...schema, operationId, deprecated: true };
+};
 
 export const userGroupRoutes: FastifyPluginAsyncTypebox<{
   userGroups: UserGroupService;
@@ -107,7 +121,8 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{
   const getOrCreateSchema = routeSchema(
     'getOrCreateUserGroup',
     'Get a user group, or create it',
-    'The fields travel in a JSON body, even on GET. A GET without a body may send them in the query string instead, with mapping and properties as JSON text. Creating needs the write scope.',
+    // Each route of the operation gets its own description (GET /api/user: openapi.ts, the POST alias: above).
+    'Answers the group with this user_group_id; when there is none, creates it from the other fields (creating needs the write scope).',
     GetOrCreateUserGroupBody,
     GetOrCreateUserGroupResponse,
   );
