@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { request } from 'node:http';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanUp, type Sandbox, sandbox } from '../support/cli-sandbox.js';
@@ -341,11 +341,8 @@ interface RawResponse {
   body: string;
 }
 
-/**
- * A GET /api/user sent with half its body, so that it stays in flight until `finish()`; over
- * `socket` when given (a connection opened earlier), else a new connection.
- */
-function heldRequest(server: ServeProcess, token: string, body: object, socket?: Socket) {
+/** A GET /api/user sent with half its body, on a connection of its own, so that it stays in flight until `finish()`. */
+function heldRequest(server: ServeProcess, token: string, body: object) {
   const payload = JSON.stringify(body);
   const split = Math.floor(payload.length / 2);
   let settle: (value: RawResponse) => void;
@@ -354,7 +351,7 @@ function heldRequest(server: ServeProcess, token: string, body: object, socket?:
     `${server.baseUrl}/api/user`,
     {
       method: 'GET',
-      ...(socket ? { createConnection: () => socket } : { agent: false }),
+      agent: false,
       headers: {
         authorization: `Token ${token}`,
         'content-type': 'application/json',
@@ -370,6 +367,43 @@ function heldRequest(server: ServeProcess, token: string, body: object, socket?:
   outgoing.on('error', (error) => settle({ status: 0, headers: {}, body: String(error) }));
   outgoing.write(payload.slice(0, split));
   return { response, finish: () => outgoing.end(payload.slice(split)) };
+}
+
+/**
+ * A GET /api/user written by hand on a connection of its own: its request line now, the rest on
+ * `finish()`. Closing the server closes the connections that are idle, and Node 26 counts one that
+ * has sent nothing yet as idle (Node 22 and 24 kept it open): a connection whose request has begun
+ * is open on every line, as is a client's that was writing when the drain began.
+ */
+async function begunRequest(server: ServeProcess, token: string, body: object) {
+  const socket = connect(server.port, '127.0.0.1');
+  await once(socket, 'connect');
+  let raw = '';
+  socket.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
+  const closed = once(socket, 'close');
+  socket.write('GET /api/user HTTP/1.1\r\n');
+  const payload = JSON.stringify(body);
+  const rest = [
+    `Host: 127.0.0.1:${server.port}`,
+    `Authorization: Token ${token}`,
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(payload)}`,
+    '',
+    payload,
+  ];
+  // The server answers with Connection: close, so the whole response is in once the socket closes.
+  const response = closed.then((): RawResponse => {
+    const headEnd = raw.indexOf('\r\n\r\n');
+    const [statusLine = '', ...headerLines] = raw.slice(0, headEnd).split('\r\n');
+    const headers = Object.fromEntries(
+      headerLines.map((line) => [
+        line.slice(0, line.indexOf(':')).trim().toLowerCase(),
+        line.slice(line.indexOf(':') + 1).trim(),
+      ]),
+    );
+    return { status: Number(statusLine.split(' ')[1]), headers, body: raw.slice(headEnd + 4) };
+  });
+  return { response, finish: () => socket.write(rest.join('\r\n')) };
 }
 
 /** A server with one request in flight (its body held back), ready to be sent SIGTERM. */
@@ -440,12 +474,10 @@ describe('graceful shutdown', () => {
 
   it('a request arriving on an open connection during the drain gets the 503 error envelope', async () => {
     const { server, token, held } = await drainingServer();
-    const socket = connect(server.port, '127.0.0.1');
-    await once(socket, 'connect');
+    const late = await begunRequest(server, token, { user_group_id: 'late' });
     server.process.kill('SIGTERM');
     await sleep(300);
 
-    const late = heldRequest(server, token, { user_group_id: 'late' }, socket);
     late.finish();
     const lateResponse = await late.response;
     held.finish();
