@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import {
   chmodSync,
   chownSync,
+  copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -236,7 +237,13 @@ describe('run as the image runs it', () => {
         value
           .replaceAll('/opt/ugs', install)
           .replace(/(^|[:=])\/data\b/g, `$1${data}`)
-          .replace('$PATH', process.env.PATH!);
+          .replace('$PATH', `${nodeBin}:${process.env.PATH!}`);
+      // The image's Node is on a path every user reads (/usr/local/bin); this test's may not be (a Node
+      // installed under root's home, as CI installs each LTS line): the user gets a copy of it.
+      const nodeBin = join(out, 'node-bin');
+      mkdirSync(nodeBin, { mode: 0o755 });
+      copyFileSync(process.execPath, join(nodeBin, 'node'));
+      chmodSync(join(nodeBin, 'node'), 0o755);
       const port = await freePort();
       // The image's environment: none of the test's UGS_ settings (ugsEnv's rate limit included).
       const { UGS_RATE_LIMIT: _rateLimit, ...base } = ugsEnv();
