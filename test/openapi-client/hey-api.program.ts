@@ -81,18 +81,6 @@ const gone = { status: goneAnswer.response?.status, code: goneAnswer.error?.erro
 
 report(
   { schema, dataSource, created, again, updated, rotated, verified, minted, embed },
-  {
-    listed,
-    audited,
-    dataSources,
-    schemas,
-    apiTokens,
-    signingKeys,
-    webhookEndpoints,
-    webhookDeliveries,
-    usage,
-    top,
-    deleted,
-    gone,
-  },
+  { listed, audited, dataSources, top, deleted, gone },
+  { schemas, apiTokens, signingKeys, webhookEndpoints, webhookDeliveries, usage },
 );

@@ -61,18 +61,6 @@ const gone = { status: goneAnswer.status, code: 'error' in goneAnswer.data ? gon
 
 report(
   { schema, dataSource, created, again, updated, rotated, verified, minted, embed },
-  {
-    listed,
-    audited,
-    dataSources,
-    schemas,
-    apiTokens,
-    signingKeys,
-    webhookEndpoints,
-    webhookDeliveries,
-    usage,
-    top,
-    deleted,
-    gone,
-  },
+  { listed, audited, dataSources, top, deleted, gone },
+  { schemas, apiTokens, signingKeys, webhookEndpoints, webhookDeliveries, usage },
 );

@@ -85,18 +85,6 @@ const gone = { status: goneAnswer.status, code: goneAnswer.status === 200 ? unde
 
 report(
   { schema, dataSource, created, again, updated, rotated, verified, minted, embed },
-  {
-    listed,
-    audited,
-    dataSources,
-    schemas,
-    apiTokens,
-    signingKeys,
-    webhookEndpoints,
-    webhookDeliveries,
-    usage,
-    top,
-    deleted,
-    gone,
-  },
+  { listed, audited, dataSources, top, deleted, gone },
+  { schemas, apiTokens, signingKeys, webhookEndpoints, webhookDeliveries, usage },
 );

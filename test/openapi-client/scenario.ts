@@ -74,19 +74,23 @@ export interface ListAnswers {
   listed: { user_groups: Array<{ provided_id: string }> };
   audited: { audit_events: Array<{ action: string }> };
   dataSources: { data_sources: Array<{ id: number }> };
+  top: { metric: string };
+  deleted: { success: number };
+  gone: { status: number | undefined; code: string | undefined };
+}
+
+/** The answers of the other admin lists: the catalogue, API tokens, signing keys, webhooks and the group's usage. */
+export interface AdminListAnswers {
   schemas: { schemas: Array<{ id: number }> };
   apiTokens: { api_tokens: Array<{ scope: string }> };
   signingKeys: { signing_keys: unknown[] };
   webhookEndpoints: { webhook_endpoints: unknown[] };
   webhookDeliveries: { webhook_deliveries: unknown[]; next_cursor: string | null };
   usage: { user_group_id: string; days: unknown[] };
-  top: { metric: string };
-  deleted: { success: number };
-  gone: { status: number | undefined; code: string | undefined };
 }
 
 /** Prints the outcome of the scenario's answers (generators.test.ts reads it). */
-export function report(answers: GroupAnswers, lists: ListAnswers): void {
+export function report(answers: GroupAnswers, lists: ListAnswers, admin: AdminListAnswers): void {
   const { schema, dataSource, created, again, updated, rotated, verified } = answers;
   const { listed, audited, gone } = lists;
   const group = created.user_group;
@@ -108,15 +112,15 @@ export function report(answers: GroupAnswers, lists: ListAnswers): void {
     listedIds: listed.user_groups.map((item) => item.provided_id),
     auditActions: audited.audit_events.map((event) => event.action),
     dataSourceListed: lists.dataSources.data_sources.some((item) => item.id === dataSource.id),
-    schemaListed: lists.schemas.schemas.some((item) => item.id === schema.id),
-    adminTokenListed: lists.apiTokens.api_tokens.some((item) => item.scope === 'admin'),
-    signingKeyListed: lists.signingKeys.signing_keys.length > 0,
-    webhookEndpointCount: lists.webhookEndpoints.webhook_endpoints.length,
+    schemaListed: admin.schemas.schemas.some((item) => item.id === schema.id),
+    adminTokenListed: admin.apiTokens.api_tokens.some((item) => item.scope === 'admin'),
+    signingKeyListed: admin.signingKeys.signing_keys.length > 0,
+    webhookEndpointCount: admin.webhookEndpoints.webhook_endpoints.length,
     failedDeliveries: {
-      count: lists.webhookDeliveries.webhook_deliveries.length,
-      nextCursor: lists.webhookDeliveries.next_cursor,
+      count: admin.webhookDeliveries.webhook_deliveries.length,
+      nextCursor: admin.webhookDeliveries.next_cursor,
     },
-    usage: { userGroupId: lists.usage.user_group_id, days: lists.usage.days.length },
+    usage: { userGroupId: admin.usage.user_group_id, days: admin.usage.days.length },
     topUsageMetric: lists.top.metric,
     deleted: lists.deleted.success,
     goneStatus: gone.status,
