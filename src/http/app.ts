@@ -84,7 +84,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     closing = true;
   });
   // The hooks every request runs are synchronous and take `done`: an async hook costs each request
-  // a promise and a turn of the microtask queue (docs/performance.md, issue 15).
+  // a promise and a turn of the microtask queue (docs/performance.md).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     // HTTP/1.1 requires Host (RFC 9112 §3.2); HTTP/1.0 has none to send.

@@ -1,4 +1,4 @@
-// Issue 27: the docs a newcomer reads link only to what is there. Every relative Markdown link of
+// The docs a newcomer reads link only to what is there. Every relative Markdown link of
 // the README, docs/*.md, docs/adr/*.md, packages/client/README.md and bench/README.md names a file inside the
 // repository that exists, and its #anchor, if any, a heading of that file; the README stays the
 // short front door (under 200 lines). Links with a scheme (https:, mailto:) are the web's, not checked.
@@ -77,7 +77,7 @@ describe('the documentation', () => {
     expect(broken).toEqual([]);
   });
 
-  // The two pages a newcomer lands on from the README link every doc there is (issue 27).
+  // The two pages a newcomer lands on from the README link every doc there is.
   it.each(['docs/api.md', 'docs/architecture.md'])('%s links every doc of the repository', (hub) => {
     const linked = new Set(
       relativeLinks(readFileSync(join(REPO, hub), 'utf8')).map((link) =>

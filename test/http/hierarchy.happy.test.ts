@@ -207,7 +207,7 @@ for (const transport of TRANSPORTS) {
           method: 'POST',
           path: '/api/user/embed_token',
           token: apiToken(fixture.t, { scope: 'write' }),
-          // Per-view values only add keys (SPEC §10, issue 25): `tier`, which an ancestor sets, may not be overridden.
+          // Per-view values only add keys (docs/api.md#embed-tokens): `tier`, which an ancestor sets, may not be overridden.
           body: { user_group_id: ids.city, properties: { view: 9 } },
         }),
       );

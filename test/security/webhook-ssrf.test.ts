@@ -73,7 +73,7 @@ describe('webhooks: private addresses refused unless allowed', () => {
     'http://[fd00::1]/hooks',
     'http://[::ffff:127.0.0.1]/hooks',
     'http://app.localhost/hooks',
-    // Issue 25: IPv6 forms that embed a refused IPv4 address, and reserved IPv4 ranges.
+    // IPv6 forms that embed a refused IPv4 address, and reserved IPv4 ranges.
     'http://[::127.0.0.1]/',
     'http://[64:ff9b::7f00:1]/',
     'http://[64:ff9b::a9fe:a9fe]/',

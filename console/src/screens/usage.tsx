@@ -13,7 +13,7 @@ const METRICS: ReadonlyArray<readonly [Metric, string]> = [
   ['embed_tokens_minted', 'Embed tokens minted'],
 ];
 
-/** The busiest groups of the environment over a chosen period (SPEC §16). */
+/** The busiest groups of the environment over a chosen period (docs/api.md#usage-per-group). */
 export function UsageScreen() {
   const { environment } = useConsole();
   const initial = { since: '', until: '', metric: 'verifications' as Metric };

@@ -28,7 +28,7 @@ export interface TreeFieldsInput {
   parentUserGroupId?: string | number | null;
   isDemoGroup?: boolean;
   tags?: string[];
-  /** As the request gives them (SPEC §17): checked here, field by field; null and [] clear them. */
+  /** As the request gives them (docs/api.md#access-rules): checked here, field by field; null and [] clear them. */
   accessRules?: unknown;
 }
 
@@ -59,7 +59,7 @@ export interface UserGroupServiceDeps {
   cipher: Keyring;
   clock: Clock;
   view: UserGroupViewer;
-  /** Counts reads of existing groups and verifications (SPEC §16). */
+  /** Counts reads of existing groups and verifications (docs/api.md#usage-per-group). */
   usage?: UsageCounter;
 }
 
@@ -173,7 +173,7 @@ export function createUserGroupService({
         ? hashSecret(currentToken)
         : (await findByToken(caller, currentToken))?.tokenHash;
       if (currentTokenHash === undefined) throw notFound();
-      // Whatever the current token's format, the new one is native (SPEC §12).
+      // Whatever the current token's format, the new one is native (docs/api.md#tokens-imported-from-the-hosted-product).
       const token = generateUserGroupToken();
       const updatedAt = clock();
       const rotated = await store.rotateUserGroupToken(
