@@ -8,7 +8,7 @@ import type { Seeded } from './seed.js';
 
 export const SYNC_GROUPS = 10_000;
 
-/** Targets of issue 29 on this machine. */
+/** The sync's targets on this machine. */
 export const SYNC_TARGETS = { planSeconds: 2, applySeconds: 10 };
 
 export interface SyncPhases {

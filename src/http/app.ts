@@ -67,7 +67,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     exposeHeadRoutes: false,
     routerOptions: { ignoreTrailingSlash: true },
     rewriteUrl: (request) => consoleUrlRewrite(request.url ?? '/'),
-    // While draining, requests still arriving on open connections get the spec's 503 envelope
+    // While draining, requests still arriving on open connections get the contract's 503 envelope
     // (from the hook below) rather than Fastify's own body.
     return503OnClosing: false,
     ajv: {

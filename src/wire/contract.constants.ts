@@ -1,5 +1,5 @@
 /*
- * The numbers and names of the contract (SPEC) that the wire schemas state and the domain enforces,
+ * The numbers and names of the contract (docs/api.md) that the wire schemas state and the domain enforces,
  * defined once. A leaf: it imports nothing, so the schemas that use it can be built into
  * @ugs/client without any of the server (packages/client; eslint.config.js keeps it so).
  */

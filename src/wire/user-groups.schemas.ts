@@ -59,7 +59,7 @@ export const IsDemoGroup = Type.Boolean({
   description: 'A demo group, whose dashboards show a watermark; false by default.',
 });
 
-/** The fields of SPEC §11 that get-or-create and PUT both take. */
+/** The tree, demo and tag fields (docs/api.md#hierarchy-demo-groups-and-tags) that get-or-create and PUT both take. */
 const TreeFields = {
   parent_user_group_id: Type.Optional(ParentUserGroupId),
   is_demo_group: Type.Optional(IsDemoGroup),

@@ -1,4 +1,4 @@
-// The group-tree rules of SPEC §11 as pure functions, without a database.
+// The group-tree rules (docs/api.md#hierarchy-demo-groups-and-tags) as pure functions, without a database.
 import { describe, expect, it } from 'vitest';
 import {
   assertMergedPropertiesWithinBound,

@@ -1,4 +1,4 @@
-// SPEC §11 over HTTP: trees with inherited properties and mappings, demo groups and tags.
+// Hierarchy, demo groups and tags (docs/api.md#hierarchy-demo-groups-and-tags) over HTTP: trees with inherited properties and mappings, demo groups and tags.
 import { decodeJwt } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TransferredUserGroup } from '../../src/domain/user-groups/user-group-transfer.service.js';

@@ -199,7 +199,7 @@ const CASES: ErrorCase[] = [
     code: 'invalid_json',
     field: 'properties',
   },
-  // SPEC §5 as amended: one source of fields per request.
+  // One source of fields per request (docs/api.md#error-codes, `invalid_request`).
   {
     name: 'GET with both a JSON body and a query string',
     request: () => ({ ...getOrCreate({ user_group_id: 'from_body' }), path: `${USER_PATH}?user_group_id=from_query` }),

@@ -1,5 +1,5 @@
 /*
- * SPEC §3 "Every input is answered…": input the service cannot represent exactly is refused with the
+ * Every input is answered (docs/api.md#wire-conventions): input the service cannot represent exactly is refused with the
  * envelope and a 4xx, never altered, never a 5xx, and changes nothing. Each case here is one that an
  * outside review found answered with a 500 or stored altered.
  */

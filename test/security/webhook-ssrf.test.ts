@@ -1,4 +1,4 @@
-// SSRF rules of SPEC §13: a webhook reaches only global unicast addresses unless allowed. A literal
+// SSRF rules of webhooks (docs/api.md#webhooks): a webhook reaches only global unicast addresses unless allowed. A literal
 // address (or localhost) is judged at creation; a name only at delivery, where it is resolved at each
 // attempt (DNS rebinding: public when the endpoint was created, private when the event is sent). The
 // tenant is told one generic message; what a name resolved to goes to the operator's log only.

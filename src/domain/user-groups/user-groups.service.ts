@@ -22,7 +22,7 @@ import type { SchemaStore } from '../schemas/schemas.port.js';
 import type { UserGroupStore } from './user-groups.port.js';
 import { NO_USAGE_COUNTING, type UsageCounter } from '../usage/usage-counter.js';
 
-/** The fields of SPEC §11 that get-or-create and PUT both take. */
+/** The tree, demo and tag fields (docs/api.md#hierarchy-demo-groups-and-tags) that get-or-create and PUT both take. */
 export interface TreeFieldsInput {
   /** The parent's provided id; null (on PUT) detaches. */
   parentUserGroupId?: string | number | null;
@@ -246,7 +246,7 @@ export function createUserGroupService({
   }
 }
 
-/** The SPEC §11 and §17 fields of a create: what the input gives, else no parent, not a demo group, no tags, no rules. */
+/** The tree, demo, tag and access-rule fields of a create: what the input gives, else no parent, not a demo group, no tags, no rules. */
 export function newTreeFields(input: TreeFieldsInput): {
   parentProvidedId: string | null;
   isDemoGroup: boolean;
@@ -261,7 +261,7 @@ export function newTreeFields(input: TreeFieldsInput): {
   };
 }
 
-/** The SPEC §11 and §17 fields of a patch: only those the input gives (a null parent detaches, null rules clear). */
+/** The tree, demo, tag and access-rule fields of a patch: only those the input gives (a null parent detaches, null rules clear). */
 export function treeFieldsPatch(
   input: TreeFieldsInput,
 ): Pick<UserGroupPatch, 'parentProvidedId' | 'isDemoGroup' | 'tags' | 'accessRules'> {

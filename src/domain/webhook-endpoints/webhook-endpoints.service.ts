@@ -19,7 +19,7 @@ import { MAX_WEBHOOK_URL_LENGTH, WEBHOOK_EVENT_TYPES } from '../../wire/contract
 /** A rotated-out secret keeps signing beside the new one this long (docs/api.md#webhooks), so receivers can switch over. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
 
-/** Checks that a URL may receive deliveries (scheme, and where its host resolves): the SSRF rules of SPEC §13. */
+/** Checks that a URL may receive deliveries (scheme, and where its host resolves): the address rules of docs/api.md#webhooks. */
 export interface WebhookAddressPolicy {
   /** Throws `invalid_field` (field `url`) when the URL must not be called. */
   assertDeliverable(url: string): Promise<void>;

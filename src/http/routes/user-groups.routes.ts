@@ -36,7 +36,7 @@ const withUserGroup = (view: UserGroupView) => ({ success: 1 as const, user_grou
 // Query values that carry JSON documents (or a JSON boolean) rather than plain strings.
 export const JSON_QUERY_FIELDS = new Set(['mapping', 'properties', 'tags', 'is_demo_group', 'access_rules']);
 
-/** The SPEC §11 fields of a get-or-create or PUT body, as the domain takes them. */
+/** The tree, demo and tag fields of a get-or-create or PUT body, as the domain takes them. */
 const treeFieldsOf = (body: {
   parent_user_group_id?: string | number | null;
   is_demo_group?: boolean;

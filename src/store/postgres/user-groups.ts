@@ -415,7 +415,7 @@ const sql = statements(
       RETURNING ${groupColumns('g')}, ${mappingOf('g')}, ${ancestorsOf('g')}
     )
     SELECT target.children, (SELECT row_to_json(deleted) FROM deleted) AS deleted FROM target`,
-    // Every change that can grow a merge (SPEC §11: a link, a change of properties, a create under a
+    // Every change that can grow a merge (a link, a change of properties, a create under a
     // parent) first locks the roots of the trees it touches (D442): the root of the written group's
     // tree and of the would-be parent's, found by walking up the parent links (the depth rule bounds
     // the walk), each lock a key folded from the root's team_id (a collision only serialises more),
