@@ -90,6 +90,9 @@ function namedPaths(markdown: string): string[] {
   return [...new Set([...found].map((match) => match[1]!.replace(/[.]+$/, '')))];
 }
 
+// What the glob marks stand for: two stars and a slash any folders, two stars anything, a star anything within one name.
+const GLOB_PARTS: Record<string, string> = { '**/': '(?:.*/)?', '**': '.*', '*': '[^/]*' };
+
 /** Whether git ignores a path: what a tool writes when it runs (bench/.data/, bench/profiles/), not a file of the repository. */
 function ignoredByGit(path: string): boolean {
   try {
@@ -108,16 +111,12 @@ function pathExists(path: string): boolean {
     .replace(/[^/]*$/, '')
     .replace(/\/$/, '');
   if (fixed === '' || !existsSync(join(REPO, fixed)) || !statSync(join(REPO, fixed)).isDirectory()) return false;
-  const glob = new RegExp(
-    `^${path
-      .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*\*\//g, '\u0000')
-      .replace(/\*\*/g, '\u0001')
-      .replace(/\*/g, '[^/]*')
-      .replace(/\u0000/g, '(?:.*/)?')
-      .replace(/\u0001/g, '.*')}/?$`,
-  );
-  // Files, and the folders that hold them (`src/domain/*/` names folders).
+  const pattern = path
+    .split(/(\*\*\/|\*\*|\*)/)
+    .map((part) => GLOB_PARTS[part] ?? part.replace(/[.+?^$(){}|[\]\\]/g, '\\$&'))
+    .join('');
+  const glob = new RegExp(`^${pattern}/?$`);
+  // Files, and the folders that hold them (a glob ending in a slash names folders).
   const candidates = filesUnder(fixed).flatMap((file) =>
     file.split('/').map((_, i, parts) => parts.slice(0, i + 1).join('/')),
   );

@@ -248,7 +248,7 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  it('documents the fields of the contract's bodies exactly (GET /api/user: as its query parameters)', () => {
+  it('documents the fields of the contract bodies exactly (GET /api/user: as its query parameters)', () => {
     const documented = new Map(apiOperations().map(({ key, operation }) => [key, bodyOf(operation)]));
     const query = spec.paths['/api/user']!.get!.parameters!.filter((parameter) => parameter.in === 'query');
     documented.set('GET /api/user', {
