@@ -48,7 +48,7 @@ function createAuthenticationHook(
   };
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     // Node keeps the first of two Authorization headers; a proxy in front may have read the other.
-    // Two meanings are none, whichever names they use: refused like a missing one (docs/api.md#wire-conventions, docs/api.md#migrating-from-the-hosted-product).
+    // Two meanings are none, whichever names they use: refused like a missing one (docs/api.md#wire-conventions).
     if (credentialHeaderCount(request.raw.rawHeaders) > 1) {
       throw requestFailure.twoCredentials();
     }

@@ -26,7 +26,7 @@ import { expectSuccess } from '../support/success-envelope.js';
 
 afterEach(cleanUp);
 
-/** Within 5 s, per docs/cli.md, for a CLI change to reach a running server. */
+/** How long a test waits for a CLI change to reach a running server (docs/cli.md: its next request). */
 const CLI_CHANGE_DEADLINE_MS = 5_000;
 
 describe('first start', () => {
@@ -267,7 +267,7 @@ describe('quickstart', () => {
   });
 });
 
-/** Repeats a get-or-create with `token` until it answers `status`, for at most 5 s (docs/cli.md). */
+/** Repeats a get-or-create with `token` until it answers `status`, for at most CLI_CHANGE_DEADLINE_MS. */
 function statusWithin(server: ServeProcess, token: string, status: number): Promise<ApiResponse> {
   return waitFor(`a ${status} answer for the token the CLI changed`, CLI_CHANGE_DEADLINE_MS, async () => {
     const response = await getOrCreate(server, token, { user_group_id: 'g1' });

@@ -55,7 +55,7 @@ const SYNC_TIMEOUT_MS = 600_000;
 const json = (value: unknown) => (value === undefined ? undefined : JSON.stringify(value));
 
 /**
- * A method for every operation of the service (docs/api.md#endpoints, docs/api.md#the-admin-api, docs/api.md#embed-tokens). Failures throw UgsError; writes
+ * A method for every operation of the service (docs/api.md#endpoints). Failures throw UgsError; writes
  * are retried safely (see transport.ts).
  */
 export function createClient(options: ClientOptions) {
