@@ -211,6 +211,12 @@ describe('the docs stand on their own', () => {
     expect(cited).toEqual([]);
   });
 
+  it('the OpenAPI document (openapi.json, kept equal to the served one) cites nothing and names no doc of the repository', () => {
+    const document = readFileSync(join(REPO, 'openapi.json'), 'utf8');
+    expect(citationsIn(document)).toEqual([]);
+    expect(document.match(/\bdocs\/[\w./-]*\.md/g) ?? []).toEqual([]);
+  });
+
   it.each(DOCS)('every repository path %s names exists', (doc) => {
     expect(namedPaths(docText(doc)).filter((path) => !pathExists(path))).toEqual([]);
   });
