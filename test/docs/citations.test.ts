@@ -13,7 +13,9 @@ import { anchorsOf, DOCS, docText, REPO, withoutCodeBlocks } from '../support/ma
 /** What cites outside the repository, each with what it catches. */
 const CITATIONS: readonly { what: string; pattern: RegExp }[] = [
   { what: 'the specification', pattern: /\bSPEC\b/ },
-  { what: 'a section (§) of a document other than an RFC', pattern: /(?<!RFC \d+ )§\s?\d/ },
+  // A section of a named standard stays ("RFC 9112 §9.6", "OpenID Connect Core §3.1.3.7", "as §2.1 allows"
+  // after it); a bare one ("(§8)", "as §6 allows") is the specification's.
+  { what: 'a section (§) of no named document', pattern: /(?<![A-Z][\w-]*\s|\d\s)§\s?\d+(?![.\d])/ },
   { what: '"the spec"', pattern: /\bthe spec\b(?!ification)/i },
   { what: 'a file outside the repository', pattern: /\.\.\/shared\// },
   { what: 'an issue by number', pattern: /\bissues? #?\d+/i },
@@ -153,6 +155,8 @@ describe('what counts as a citation', () => {
     'see docs/api.md#embed-tokens',
     'RFC 9112 §9.6 lets a server close it',
     'RFC 6749 §2.3.1',
+    'OpenID Connect Core §3.1.3.7: the authorized party',
+    'RFC 7662 §2.1, form-encoded; others ignored, as §2.1 allows',
     'the Standard Webhooks specification',
     'a SPEC_BODIES table',
     '[Webhooks](#webhooks)',
@@ -166,7 +170,7 @@ describe('what counts as a citation', () => {
     expect(citationsInSource('  color: #116329;\n  this.#42', 'a.css')).toEqual([]);
     expect(citationsInSource('/* as #38 said */', 'a.css')).toHaveLength(1);
     expect(citationsInSource('const x = 1; // see #38', 'a.ts')).toHaveLength(1);
-    expect(citationsInSource("it('bounded (SPEC §13)', () => {", 'a.test.ts')).toHaveLength(2);
+    expect(citationsInSource("it('bounded (SPEC §13)', () => {", 'a.test.ts')).toHaveLength(1);
   });
 
   it('takes the paths a doc names, without their line or anchor, and tells those that do not exist', () => {
