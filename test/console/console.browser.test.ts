@@ -1,4 +1,4 @@
-// The admin console (issue 16, SPEC §14) in a real browser against a real `ugs serve`: Debian's
+// The admin console (docs/security.md#admin-console-sessions) in a real browser against a real `ugs serve`: Debian's
 // Chromium through playwright-core, each screen checked with axe and photographed with real data.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -95,7 +95,7 @@ async function seed(): Promise<void> {
   await api('POST', '/api/admin/api_tokens', { name: 'backend', scope: 'write' });
   await api('POST', '/api/admin/api_tokens', { name: 'dashboard renderer', scope: 'read' });
   await api('POST', '/api/user/embed_token', { user_group_id: 'acme' }); // the workspace's first signing key
-  // Usage (SPEC §16): acme read most, then globex; the server writes the counts every 200 ms.
+  // Usage (docs/api.md#usage-per-group): acme read most, then globex; the server writes the counts every 200 ms.
   for (let i = 0; i < 20; i++) await api('GET', '/api/user?user_group_id=acme');
   for (let i = 0; i < 8; i++) await api('GET', '/api/user?user_group_id=globex');
 }

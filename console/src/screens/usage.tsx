@@ -20,7 +20,7 @@ const AXIS_NAMES: Record<Metric, string> = {
   embed_tokens_minted: 'Embed tokens minted',
 };
 
-/** The busiest groups of the environment over a chosen period (SPEC §16). */
+/** The busiest groups of the environment over a chosen period (docs/api.md#usage-per-group). */
 export function UsageScreen() {
   const { environment } = useConsole();
   const initial = { since: '', until: '', metric: 'verifications' as Metric };
