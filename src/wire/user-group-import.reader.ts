@@ -57,8 +57,9 @@ export function parseGroupLine(text: string, line: number): ImportLine {
 
 /** One parsed line: a group (the hosted product's whole response unwrapped) or the reason it is not one. */
 export function groupLineOf(value: unknown, line: number): ImportLine {
-  const group = hostedResponseGroup(value);
-  if (typeof group === 'string') return { line, error: group };
+  const unwrapped = hostedResponseGroup(value);
+  if ('refusal' in unwrapped) return { line, error: unwrapped.refusal };
+  const { group } = unwrapped;
   if (lineValidator().Check(group))
     return { line, group: group as TransferredUserGroup & { properties?: JsonObject | null } };
   return { line, error: describeFirstError(group) };
@@ -71,13 +72,14 @@ const RESPONSE_KEYS = new Set(['success', 'new_user_group', 'user_group', 'error
  * (docs/migrating.md): its `user_group` is the line's group. A failure response is refused with its
  * own message; anything else is the line itself.
  */
-function hostedResponseGroup(value: unknown): unknown {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+function hostedResponseGroup(value: unknown): { group: unknown } | { refusal: string } {
+  // Tagged, not a bare string: a line that is a JSON string is a line to refuse, never a reason to echo.
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { group: value };
   const keys = Object.keys(value);
-  if (!keys.includes('success') || !keys.every((key) => RESPONSE_KEYS.has(key))) return value;
+  if (!keys.includes('success') || !keys.every((key) => RESPONSE_KEYS.has(key))) return { group: value };
   const response = value as { success: unknown; user_group?: unknown };
-  if (response.success === 1 && response.user_group !== undefined) return response.user_group;
-  return 'a response without a user group (success is not 1): the hosted product refused that request';
+  if (response.success === 1 && response.user_group !== undefined) return { group: response.user_group };
+  return { refusal: 'a response without a user group (success is not 1): the hosted product refused that request' };
 }
 
 function describeFirstError(value: unknown): string {
