@@ -1,4 +1,6 @@
+import { expect } from 'vitest';
 import { inject, type ApiResponse } from '../support/http-client.js';
+import { snapshotDatabase } from './helpers.js';
 import { withQuery } from '../support/paged-list.js';
 import { expectSuccess } from '../support/success-envelope.js';
 import { apiToken, type As } from '../support/callers.js';
@@ -51,4 +53,25 @@ export async function importOk(
   request: ImportRequest = {},
 ): Promise<ImportSummaryBody> {
   return expectSuccess(await importCall(t, lines, request)).import as ImportSummaryBody;
+}
+
+/**
+ * Runs `action` and asserts that nothing was written: every row as it was. The one thing left out is
+ * PostgreSQL's team_id sequence: a create the database refuses (a token another group holds) uses a
+ * value up, as any refused insert does; the next group's team_id skips it.
+ */
+export async function expectNothingWritten<T>(t: TestApp, action: () => Promise<T>): Promise<T> {
+  const rows = async () => {
+    const { pg_sequences: sequences, ...tables } = await snapshotDatabase(t);
+    return {
+      ...tables,
+      sequences: (sequences ?? []).filter(
+        (row) => (row as { sequencename?: string }).sequencename !== 'user_groups_team_id_seq',
+      ),
+    };
+  };
+  const before = await rows();
+  const result = await action();
+  expect(await rows()).toEqual(before);
+  return result;
 }

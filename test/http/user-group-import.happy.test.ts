@@ -18,7 +18,7 @@ import { inject, type ApiRequest } from '../support/http-client.js';
 import { uniqueId } from '../support/unique-id.js';
 import { ADMIN, adminOk } from './admin-helpers.js';
 import { expectSuccess, expectUnchanged, seedSchema, snapshotDatabase } from './helpers.js';
-import { importCall, importOk } from './import-helpers.js';
+import { expectNothingWritten, importCall, importOk } from './import-helpers.js';
 
 describe('POST /api/admin/user_groups/import: the import suite over HTTP', () => {
   const fixture = useTestApp();
@@ -57,7 +57,7 @@ describe('POST /api/admin/user_groups/import: the import suite over HTTP', () =>
     expect(stored.find((group) => group.provided_id === 'good-token')?.token).toBe(nativeToken('1'));
     expect(await groupsOf({ environment: 'Testing' })).toEqual([]);
 
-    const again = await expectUnchanged(fixture.t, () => importOk(fixture.t, lines));
+    const again = await expectNothingWritten(fixture.t, () => importOk(fixture.t, lines));
     expect(again).toMatchObject({ created: 0, updated: 0, unchanged: good.length });
     expect(again.rejected.map(({ line }) => line)).toEqual(bad.map(({ line }) => line));
   });

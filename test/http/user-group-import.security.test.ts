@@ -9,7 +9,7 @@ import { useTestApp } from '../support/test-app.js';
 import { uniqueId } from '../support/unique-id.js';
 import { ADMIN, adminOk } from './admin-helpers.js';
 import { expectError, expectSuccess, expectUnchanged, snapshotDatabase } from './helpers.js';
-import { IMPORT_PATH, importCall, importOk } from './import-helpers.js';
+import { expectNothingWritten, IMPORT_PATH, importCall, importOk } from './import-helpers.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -79,7 +79,7 @@ describe('POST /api/admin/user_groups/import: another workspace is invisible', (
 
     const reasons: string[] = [];
     for (const token of [elsewhere, testing, own]) {
-      const summary = await expectUnchanged(t, () => importOk(t, [{ provided_id: uniqueId('claim'), token }]));
+      const summary = await expectNothingWritten(t, () => importOk(t, [{ provided_id: uniqueId('claim'), token }]));
       expect(summary).toMatchObject({ created: 0, updated: 0, unchanged: 0 });
       reasons.push(summary.rejected[0]!.reason);
     }
