@@ -19,6 +19,9 @@ import type {
   SigningKey,
   SigningKeyRotation,
   SyncOptions,
+  ImportOptions,
+  ImportUserGroupLine,
+  UserGroupImport,
   SyncUserGroupLine,
   TopUsage,
   TopUsageQuery,
@@ -212,6 +215,31 @@ export function createClient(options: ClientOptions) {
           ...write,
         })
       ).sync;
+    },
+    /**
+     * POST /api/admin/user_groups/import: the lines of `ugs groups import` (an export, tokens
+     * included) into the API token's environment, with the CLI's summary. `file` is sent as it is (a
+     * JSON array when it starts with `[`, NDJSON otherwise); an array of lines is sent as JSON.
+     * `dryRun` writes nothing; `replaceTokens` lets a line rotate its group's token to the line's.
+     */
+    async importUserGroups(
+      file: string | ImportUserGroupLine[],
+      options: WriteOptions & ImportOptions = {},
+    ): Promise<UserGroupImport> {
+      const { dryRun, replaceTokens, ...write } = options;
+      const content = typeof file === 'string' ? file : JSON.stringify(file);
+      const array = typeof file !== 'string' || /^\uFEFF?\s*\[/.test(file);
+      return (
+        await send<{ import: UserGroupImport }>({
+          method: 'POST',
+          path: '/api/admin/user_groups/import',
+          query: { dry_run: dryRun ? 'true' : undefined, replace_tokens: replaceTokens ? 'true' : undefined },
+          text: { content, mediaType: array ? 'application/json' : 'application/x-ndjson' },
+          // Up to 10 000 groups written in batches: as long as a sync may take.
+          minTimeoutMs: SYNC_TIMEOUT_MS,
+          ...write,
+        })
+      ).import;
     },
     async createApiToken(body: CreateApiTokenBody, write: WriteOptions = {}): Promise<IssuedApiToken> {
       return (
