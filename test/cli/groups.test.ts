@@ -319,6 +319,51 @@ describe('an import file with bad lines', { timeout: 60_000 }, () => {
   });
 });
 
+describe('import --dry-run and --replace-tokens', { timeout: 60_000 }, () => {
+  it('--dry-run prints the summary the import then gives, and writes nothing', async () => {
+    const box = sandbox();
+    const { sales } = await salesCatalog(box);
+    const file = join(box.dir, 'mixed.jsonl');
+    writeJsonLines(file, mixedImportFile({ sales, warehouse: 'warehouse' }, 'cli').lines);
+    const events = auditEventCount(box);
+
+    const dry = await box.ugs('groups', 'import', file, '--dry-run', '--json');
+    expect(dry).toMatchObject({ code: 2, stderr: '' });
+    expect(auditEventCount(box)).toBe(events);
+    expect((await exportGroups(box)).groups).toEqual([]);
+    const plain = await box.ugs('groups', 'import', file, '--dry-run');
+    expect(plain.stdout).toMatch(
+      /^dry run, nothing written: would have created 4, updated 0, unchanged 0, rejected 7\n/,
+    );
+
+    const done = await box.ugs('groups', 'import', file, '--json');
+    expect(JSON.parse(dry.stdout)).toEqual({ dry_run: true, ...(JSON.parse(done.stdout) as ImportSummary) });
+  });
+
+  it("refuses a line that would replace its group's token, unless --replace-tokens, which rotates it (audited)", async () => {
+    const box = sandbox();
+    expect(await importGroups(box, [{ provided_id: 'kept', token: nativeToken('b') }])).toMatchObject({ created: 1 });
+    const file = join(box.dir, 'stale.jsonl');
+    writeJsonLines(file, [{ provided_id: 'kept', name: 'Renamed', token: nativeToken('c') }]);
+    const result = await box.ugs('groups', 'import', file, '--json');
+    expect(result).toMatchObject({ code: 2, stderr: '' });
+    const refused = JSON.parse(result.stdout) as ImportSummary;
+    expect(refused).toMatchObject({ created: 0, updated: 0, unchanged: 0, rejected: [{ line: 1 }] });
+    expect(refused.rejected[0]!.reason).toMatch(/--replace-tokens/);
+    expect((await exportGroups(box, '--include-tokens')).groups[0]).toMatchObject({
+      name: 'kept',
+      token: nativeToken('b'),
+    });
+
+    expect(await importFile(box, file, '--replace-tokens')).toMatchObject({ updated: 1, rejected: [] });
+    expect((await exportGroups(box, '--include-tokens')).groups[0]).toMatchObject({
+      name: 'Renamed',
+      token: nativeToken('c'),
+    });
+    expect(auditEventCount(box, 'user_group.token_rotated')).toBe(1);
+  });
+});
+
 describe('groups list and show', { timeout: 60_000 }, () => {
   let box: Sandbox;
   let catalog: Pick<Catalog, 'sales' | 'warehouse'>;
