@@ -201,14 +201,12 @@ export function createClient(options: ClientOptions) {
       options: WriteOptions & SyncOptions & { dryRun?: boolean } = {},
     ): Promise<UserGroupSync> {
       const { dryRun, prune, environment, ...write } = options;
-      const content = typeof file === 'string' ? file : JSON.stringify(file);
-      const array = typeof file !== 'string' || /^\uFEFF?\s*\[/.test(file);
       return (
         await send<{ sync: UserGroupSync }>({
           method: 'POST',
           path: '/api/admin/user_groups/sync',
           query: { dry_run: dryRun ? 'true' : undefined, prune, environment },
-          text: { content, mediaType: array ? 'application/json' : 'application/x-ndjson' },
+          text: groupsFile(file),
           // An apply of 10 000 groups is one transaction that may outlast the usual 30 s; a retry
           // while it runs would be refused as in progress, so a sync waits up to 10 minutes.
           minTimeoutMs: SYNC_TIMEOUT_MS,
@@ -227,14 +225,12 @@ export function createClient(options: ClientOptions) {
       options: WriteOptions & ImportOptions = {},
     ): Promise<UserGroupImport> {
       const { dryRun, replaceTokens, ...write } = options;
-      const content = typeof file === 'string' ? file : JSON.stringify(file);
-      const array = typeof file !== 'string' || /^\uFEFF?\s*\[/.test(file);
       return (
         await send<{ import: UserGroupImport }>({
           method: 'POST',
           path: '/api/admin/user_groups/import',
           query: { dry_run: dryRun ? 'true' : undefined, replace_tokens: replaceTokens ? 'true' : undefined },
-          text: { content, mediaType: array ? 'application/json' : 'application/x-ndjson' },
+          text: groupsFile(file),
           // Up to 10 000 groups written in batches: as long as a sync may take.
           minTimeoutMs: SYNC_TIMEOUT_MS,
           ...write,
@@ -399,3 +395,9 @@ export function createClient(options: ClientOptions) {
 }
 
 export type UgsClient = ReturnType<typeof createClient>;
+
+/** A file of groups sent as it is: a JSON array when it starts with `[`, NDJSON otherwise; an array of groups as JSON. */
+function groupsFile(file: string | readonly unknown[]): { content: string; mediaType: string } {
+  if (typeof file !== 'string') return { content: JSON.stringify(file), mediaType: 'application/json' };
+  return { content: file, mediaType: /^\uFEFF?\s*\[/.test(file) ? 'application/json' : 'application/x-ndjson' };
+}

@@ -11,6 +11,7 @@ import {
 import { ImportQuery, ImportResponse } from '../../wire/user-group-import.schemas.js';
 import { requestFailure } from '../../wire/request-errors.js';
 import { SYNC_BODY_LIMIT_BYTES } from '../../wire/user-group-sync.schemas.js';
+import { readOnlyWhenDryRun } from '../idempotency.js';
 import { apiRouteSchema } from '../route-schema.js';
 import { acceptStreamedBodies, clientGone, streamedItems, type StreamedBodyRoute } from '../streamed-body.js';
 import { SYNC_MEDIA_TYPES } from './user-group-sync.routes.js';
@@ -45,7 +46,7 @@ export const userGroupImportRoutes: FastifyPluginAsyncTypebox<{ userGroupTransfe
       config: {
         streamedBody: body as StreamedBodyRoute,
         // A dry run changes nothing: like a read, it ignores Idempotency-Key and keeps no response.
-        readOnly: (request) => (request.query as { dry_run?: string }).dry_run === 'true',
+        readOnly: readOnlyWhenDryRun,
       },
       schema: apiRouteSchema('admin', 'Import user groups (the lines of an export)', ImportResponse, {
         operationId: 'importUserGroups',
