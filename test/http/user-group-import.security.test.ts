@@ -85,6 +85,11 @@ describe('POST /api/admin/user_groups/import: another workspace is invisible', (
     }
     expect(new Set(reasons).size).toBe(1);
     expect(reasons[0]).not.toMatch(/workspace|environment|\bother\b|Testing/i);
+    // A dry run looks in the caller's own environment only: another's token is found by the write alone.
+    const dry = (token: string) => importOk(t, [{ provided_id: uniqueId('dry-claim'), token }], { dryRun: true });
+    expect(await dry(elsewhere)).toMatchObject({ created: 1, rejected: [] });
+    expect(await dry(testing)).toMatchObject({ created: 1, rejected: [] });
+    expect((await dry(own)).rejected).toEqual([{ line: 1, reason: reasons[0] }]);
   });
 
   it("writes only into its API token's workspace and environment; a line cannot name the other environment", async () => {
