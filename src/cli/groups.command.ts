@@ -160,32 +160,51 @@ export function groupsCommand(): Command {
     .argument('<file>', 'JSON Lines file, or - for stdin')
     .addOption(environmentOption("put every group in this environment (default: each line's api_environment_tag)"))
     .addOption(new Option('--batch-size <n>', 'groups per transaction').argParser(positiveInteger).default(1000))
-    .action(async (file: string, options: CommonOptions & { environment?: Environment; batchSize: number }) => {
-      await withRuntime(options, async (runtime) => {
-        // The line validator is compiled on load; only this command pays for it.
-        const { readGroupLines } = await import('./group-import.reader.js');
-        const caller = await cliCaller(runtime, options.workspace);
-        const progress = progressReporter(file === '-' ? undefined : (await stat(file)).size);
-        const summary = await runtime.services.userGroupTransfer.importUserGroups(
-          caller,
-          readGroupLines(file, progress.bytes),
-          {
-            ...(options.environment ? { environment: options.environment } : {}),
-            batchSize: options.batchSize,
-            ...(progress.lines ? { onProgress: progress.lines } : {}),
-          },
-        );
-        progress.done();
-        if (options.json) printJson(summary);
-        else {
-          process.stdout.write(
-            `created ${summary.created}, updated ${summary.updated}, unchanged ${summary.unchanged}, rejected ${summary.rejected.length}\n`,
+    .addOption(new Option('--dry-run', 'check every line and print the summary the import would give; write nothing'))
+    .addOption(
+      new Option(
+        '--replace-tokens',
+        "a line whose token differs from its group's current one rotates it (audited); otherwise that line is refused",
+      ),
+    )
+    .action(
+      async (
+        file: string,
+        options: CommonOptions & {
+          environment?: Environment;
+          batchSize: number;
+          dryRun?: boolean;
+          replaceTokens?: boolean;
+        },
+      ) => {
+        await withRuntime(options, async (runtime) => {
+          // The line validator is compiled on load; only this command pays for it.
+          const { readGroupLines } = await import('./group-import.reader.js');
+          const caller = await cliCaller(runtime, options.workspace);
+          const progress = progressReporter(file === '-' ? undefined : (await stat(file)).size);
+          const summary = await runtime.services.userGroupTransfer.importUserGroups(
+            caller,
+            readGroupLines(file, progress.bytes),
+            {
+              ...(options.environment ? { environment: options.environment } : {}),
+              batchSize: options.batchSize,
+              ...(progress.lines ? { onProgress: progress.lines } : {}),
+              dryRun: options.dryRun === true,
+              replaceTokens: options.replaceTokens === true,
+            },
           );
-          for (const { line, reason } of summary.rejected) process.stdout.write(`  line ${line}: ${reason}\n`);
-        }
-        if (summary.rejected.length > 0) process.exitCode = 2;
-      });
-    });
+          progress.done();
+          if (options.json) printJson(options.dryRun ? { dry_run: true, ...summary } : summary);
+          else {
+            process.stdout.write(
+              `${options.dryRun ? 'dry run, nothing written: would have ' : ''}created ${summary.created}, updated ${summary.updated}, unchanged ${summary.unchanged}, rejected ${summary.rejected.length}\n`,
+            );
+            for (const { line, reason } of summary.rejected) process.stdout.write(`  line ${line}: ${reason}\n`);
+          }
+          if (summary.rejected.length > 0) process.exitCode = 2;
+        });
+      },
+    );
 
   addGroupsSyncCommand(groups);
   return groups;

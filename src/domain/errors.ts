@@ -197,6 +197,29 @@ export const failure = {
       '"token" must be ugt_ followed by 64 lowercase hex characters, or a token of the hosted product: 32 to 256 visible ASCII characters without "." (a JWS-shaped token is an embed token, never a group token).',
       { field: 'token' },
     ),
+  /** An import line whose token differs from its group's current one: only an explicit replace rotates it. */
+  importTokenDiffers: () =>
+    new AppError(
+      'invalid_field',
+      "The group already has another token; an import replaces a group's token only when asked (replace_tokens=true, or --replace-tokens), as a rotation.",
+      { field: 'token' },
+    ),
+  /** An import over HTTP writes only into its API token's environment. */
+  importOtherEnvironment: (environment: string) =>
+    new AppError(
+      'invalid_field',
+      `An import over HTTP writes into its API token's environment only: "api_environment_tag" must be ${quoted(environment)} or null.`,
+      { field: 'api_environment_tag' },
+    ),
+  /** The HTTP client went away: what was written stays (rerunning the import changes nothing of it), nothing more is. */
+  importStopped: () =>
+    new AppError('unavailable', 'The import stopped: its client went away. Run it again to finish.', {
+      retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS,
+    }),
+  concurrentImportChange: () =>
+    new AppError('concurrent_change', 'The group changed while the import ran; run the import again.'),
+  importTooLarge: (maxGroups: number) =>
+    new AppError('invalid_request', `An import takes at most ${maxGroups} user groups a request; split the file.`),
   invalidCatalogueId: (maximum: number) =>
     new AppError('invalid_field', `"id" must be a whole number from 1 to ${maximum}.`, { field: 'id' }),
   /** Every number up to the bound is issued (or was chosen): the next one would not fit. */

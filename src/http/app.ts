@@ -22,6 +22,7 @@ import { serverLimitOptions } from './server-limits.js';
 import { DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from '../config/server-timeouts.js';
 import { adminUserGroupRoutes } from './routes/admin-user-groups.routes.js';
 import { userGroupSyncRoutes } from './routes/user-group-sync.routes.js';
+import { userGroupImportRoutes } from './routes/user-group-import.routes.js';
 import { apiTokenRoutes } from './routes/api-tokens.routes.js';
 import { auditEventRoutes } from './routes/audit-events.routes.js';
 import { usageRoutes } from './routes/usage.routes.js';
@@ -139,6 +140,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await api.register(dataSourceRoutes, { dataSources: services.dataSources });
       await api.register(adminUserGroupRoutes, { userGroupAdmin: services.userGroupAdmin });
       await api.register(userGroupSyncRoutes, { userGroupSync: services.userGroupSync });
+      await api.register(userGroupImportRoutes, { userGroupTransfer: services.userGroupTransfer });
       await api.register(apiTokenRoutes, { apiTokens: services.apiTokens });
       await api.register(auditEventRoutes, { audit: services.audit });
       await api.register(signingKeyRoutes, { signingKeys: services.signingKeys });

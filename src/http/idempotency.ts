@@ -15,6 +15,10 @@ declare module 'fastify' {
   }
 }
 
+/** A `readOnly` of a route whose `?dry_run=true` changes nothing (a sync's, an import's). */
+export const readOnlyWhenDryRun = (request: FastifyRequest): boolean =>
+  (request.query as { dry_run?: string }).dry_run === 'true';
+
 /** The methods that change something, which take an Idempotency-Key; GET is idempotent by contract and ignores the header. */
 export const WRITE_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const WRITES = new Set<string>(WRITE_METHODS);

@@ -11,6 +11,7 @@ import * as signingKeys from '../wire/signing-keys.schemas.js';
 import * as userGroups from '../wire/user-groups.schemas.js';
 import * as webhooks from '../wire/webhooks.schemas.js';
 import * as userGroupSync from '../wire/user-group-sync.schemas.js';
+import * as userGroupImport from '../wire/user-group-import.schemas.js';
 
 /** Of a wire module, the schemas named here, each under its own name. */
 const named = <M extends object, K extends keyof M & string>(module: M, names: K[]): Array<[string, unknown]> =>
@@ -40,6 +41,7 @@ const ENTRIES: Array<[string, unknown]> = [
     'VerifyUserGroupTokenBody',
   ]),
   ...named(userGroupSync, ['SyncUserGroupLine', 'SyncPlanItem', 'SyncResponse']),
+  ...named(userGroupImport, ['ImportResponse']),
   ...named(accessRules, ['AccessRule', 'ComputedAccessRule', 'ResolvedAccessRule']),
   ...named(embedTokens, ['VerifiedTokenResponse', 'MintEmbedTokenBody', 'EmbedTokenResponse']),
   ...named(schemas, ['Schema', 'CreateSchemaBody']),

@@ -6,6 +6,7 @@ import { PUBLIC_ROUTE } from './route-schema.js';
 import { JSON_QUERY_FIELDS } from './routes/user-groups.routes.js';
 import { WebhookEventPayload } from '../wire/webhooks.schemas.js';
 import { SyncBody } from '../wire/user-group-sync.schemas.js';
+import { ImportBody } from '../wire/user-group-import.schemas.js';
 import { titleNamedSchemas } from './openapi-components.js';
 import {
   hoistNamedSchemas,
@@ -28,7 +29,8 @@ export async function registerOpenApi(
       const document = documents.openapiObject as OpenApiDocument;
       documentGetQueryForm(document);
       documentIdempotencyKey(document);
-      documentSyncBody(document);
+      documentStreamedBody(document, '/api/admin/user_groups/sync', SyncBody);
+      documentStreamedBody(document, '/api/admin/user_groups/import', ImportBody);
       publishTypes(document);
       hoistNamedSchemas(document);
       return { ...documents.openapiObject, servers: [{ url: options.publicUrl(), description: 'This deployment.' }] };
@@ -114,16 +116,20 @@ export function registerOpenApiRoute(app: FastifyInstance): void {
 }
 
 /**
- * The sync's body is read as text by its own parser (user-group-sync.routes.ts), group by group, so
- * its route schema has none; the document gives both forms.
+ * A sync's or an import's body is read as a stream by its own parser (src/http/streamed-body.ts),
+ * group by group, so its route schema has none; the document gives both forms.
  */
-function documentSyncBody(document: OpenApiDocument): void {
-  const operation = document.paths?.['/api/admin/user_groups/sync']?.post;
+function documentStreamedBody(
+  document: OpenApiDocument,
+  path: string,
+  arraySchema: typeof SyncBody | typeof ImportBody,
+): void {
+  const operation = document.paths?.[path]?.post;
   if (!operation) return;
   operation.requestBody = {
     required: true,
     content: {
-      'application/json': { schema: titleNamedSchemas(SyncBody) as unknown as Schema },
+      'application/json': { schema: titleNamedSchemas(arraySchema) as unknown as Schema },
       'application/x-ndjson': {
         schema: {
           type: 'string',
@@ -188,7 +194,7 @@ const IDEMPOTENCY_KEY_PARAMETER = {
   in: 'header',
   required: false,
   description:
-    'Makes a retry safe: the same key with the same request within 24 hours answers with the first response again (with Idempotent-Replayed: true) instead of running twice. The same key with another request is 409 idempotency_key_reused; while the first is still running, 409 idempotency_key_in_progress. A response over 1 MiB is answered but not kept (Idempotent-Stored: false): a retry runs again. A dry run of a sync ignores the key.',
+    'Makes a retry safe: the same key with the same request within 24 hours answers with the first response again (with Idempotent-Replayed: true) instead of running twice. The same key with another request is 409 idempotency_key_reused; while the first is still running, 409 idempotency_key_in_progress. A response over 1 MiB is answered but not kept (Idempotent-Stored: false): a retry runs again. A dry run (of a sync or an import) ignores the key.',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]+$' },
 };
 

@@ -29,6 +29,17 @@ export interface StreamedBodyRoute<T = unknown> {
   item: (value: unknown, at: InputPosition) => T;
   /** The refusal of a body with no item at all (nothing but white space). */
   empty: () => AppError;
+  /**
+   * An item that is not JSON, handed on as this instead of refusing the body (an import reports
+   * such a line in its summary, as the CLI does). Without it, the body is refused at that item.
+   */
+  unparsable?: (at: InputPosition) => T;
+  /**
+   * What an Idempotency-Key's fingerprint takes of an item (default: the item). A route whose items
+   * carry secrets gives them as keyed hashes here: a fingerprint is kept, and must not let anyone
+   * test guesses of a secret against it.
+   */
+  fingerprint?: (item: T) => unknown;
 }
 
 declare module 'fastify' {
@@ -140,9 +151,9 @@ export function registerStreamedBodies(api: FastifyInstance, limits: InFlightLim
     const items: unknown[] = [];
     const splitter = new JsonItemsSplitter(route.items, (text, at) => {
       const parsed = parseStrictJson(text, MAX_BODY_DEPTH);
-      if (!parsed.ok) throw atPosition(jsonDefectError(parsed.defect), at);
-      const item = route.item(parsed.value, at);
-      digest?.update(canonicalJson(item)).update('\n');
+      if (!parsed.ok && !route.unparsable) throw atPosition(jsonDefectError(parsed.defect), at);
+      const item = parsed.ok ? route.item(parsed.value, at) : route.unparsable!(at);
+      digest?.update(canonicalJson(route.fingerprint ? route.fingerprint(item) : item)).update('\n');
       items.push(item);
     });
     sendContinue(request, reply);

@@ -19,6 +19,13 @@ import {
 } from '../support/cli-sandbox.js';
 import { expectCleanFailure, jsonOutput } from '../support/ugs-command.js';
 import { writeJsonLines } from '../support/json-lines.js';
+import {
+  BROKEN_TREE,
+  BROKEN_TREE_REFUSED,
+  mixedImportFile,
+  nativeToken,
+  TREE_CHILDREN_FIRST,
+} from '../support/import-cases.js';
 
 // The round trip's databases are built once in beforeAll, so temp dirs go at the end of the file.
 afterAll(cleanUp);
@@ -272,51 +279,12 @@ describe('export and import of 10 000 groups', { timeout: 60_000 }, () => {
 });
 
 describe('an import file with bad lines', { timeout: 60_000 }, () => {
-  const token = (digit: string) => `ugt_${digit.repeat(64)}`;
-
-  /** Good and bad lines interleaved; `bad` is what each bad line's reason must mention. */
-  function mixedFile(catalog: Pick<Catalog, 'sales'>): {
-    lines: unknown[];
-    good: string[];
-    bad: Array<{ line: number; reason: RegExp }>;
-  } {
-    const lines: unknown[] = [
-      {
-        provided_id: 'good-1',
-        name: 'Good one',
-        properties: { plan: 'gold' },
-        mapping: { [catalog.sales]: 'warehouse' },
-      },
-      '{"provided_id": "broken-json", "name": ',
-      { provided_id: 42, api_environment_tag: 'Testing' },
-      { provided_id: 'bad-unknown-field', colour: 'red' },
-      '',
-      { provided_id: 'bad-long-name', name: 'n'.repeat(257) },
-      { provided_id: 'good-256', name: 'n'.repeat(256) },
-      { provided_id: 'bad-properties', properties: ['a', 'b'] },
-      { provided_id: 'bad-mapping', mapping: { [catalog.sales]: 'nowhere' } },
-      { provided_id: 'bad-token', token: 'ugt_1234' },
-      { provided_id: 'good-token', token: token('a') },
-      { provided_id: 'bad-taken-token', token: token('a') },
-    ];
-    return {
-      lines,
-      good: ['Customer/good-1', 'Testing/42', 'Customer/good-256', 'Customer/good-token'],
-      bad: [
-        { line: 2, reason: /JSON/ },
-        { line: 4, reason: /colour/ },
-        { line: 6, reason: /name.*256/ },
-        { line: 8, reason: /properties/ },
-        { line: 9, reason: /nowhere/ },
-        { line: 10, reason: /token/ },
-        { line: 12, reason: /token/ },
-      ],
-    };
-  }
+  const token = nativeToken;
 
   it('imports the good lines, reports each bad one by line number and reason, exits 2 and stores nothing of them', async () => {
     const box = sandbox();
-    const { lines, good, bad } = mixedFile(await salesCatalog(box));
+    const { sales } = await salesCatalog(box);
+    const { lines, good, bad } = mixedImportFile({ sales, warehouse: 'warehouse' }, 'cli');
     const file = join(box.dir, 'mixed.jsonl');
     writeJsonLines(file, lines);
     const events = auditEventCount(box);
@@ -348,6 +316,51 @@ describe('an import file with bad lines', { timeout: 60_000 }, () => {
     });
     summary.rejected.forEach(({ reason }, index) => expect(reason).toMatch(bad[index]!.reason));
     expect(auditEventCount(box)).toBe(events + good.length);
+  });
+});
+
+describe('import --dry-run and --replace-tokens', { timeout: 60_000 }, () => {
+  it('--dry-run prints the summary the import then gives, and writes nothing', async () => {
+    const box = sandbox();
+    const { sales } = await salesCatalog(box);
+    const file = join(box.dir, 'mixed.jsonl');
+    writeJsonLines(file, mixedImportFile({ sales, warehouse: 'warehouse' }, 'cli').lines);
+    const events = auditEventCount(box);
+
+    const dry = await box.ugs('groups', 'import', file, '--dry-run', '--json');
+    expect(dry).toMatchObject({ code: 2, stderr: '' });
+    expect(auditEventCount(box)).toBe(events);
+    expect((await exportGroups(box)).groups).toEqual([]);
+    const plain = await box.ugs('groups', 'import', file, '--dry-run');
+    expect(plain.stdout).toMatch(
+      /^dry run, nothing written: would have created 4, updated 0, unchanged 0, rejected 7\n/,
+    );
+
+    const done = await box.ugs('groups', 'import', file, '--json');
+    expect(JSON.parse(dry.stdout)).toEqual({ dry_run: true, ...(JSON.parse(done.stdout) as ImportSummary) });
+  });
+
+  it("refuses a line that would replace its group's token, unless --replace-tokens, which rotates it (audited)", async () => {
+    const box = sandbox();
+    expect(await importGroups(box, [{ provided_id: 'kept', token: nativeToken('b') }])).toMatchObject({ created: 1 });
+    const file = join(box.dir, 'stale.jsonl');
+    writeJsonLines(file, [{ provided_id: 'kept', name: 'Renamed', token: nativeToken('c') }]);
+    const result = await box.ugs('groups', 'import', file, '--json');
+    expect(result).toMatchObject({ code: 2, stderr: '' });
+    const refused = JSON.parse(result.stdout) as ImportSummary;
+    expect(refused).toMatchObject({ created: 0, updated: 0, unchanged: 0, rejected: [{ line: 1 }] });
+    expect(refused.rejected[0]!.reason).toMatch(/--replace-tokens/);
+    expect((await exportGroups(box, '--include-tokens')).groups[0]).toMatchObject({
+      name: 'kept',
+      token: nativeToken('b'),
+    });
+
+    expect(await importFile(box, file, '--replace-tokens')).toMatchObject({ updated: 1, rejected: [] });
+    expect((await exportGroups(box, '--include-tokens')).groups[0]).toMatchObject({
+      name: 'Renamed',
+      token: nativeToken('c'),
+    });
+    expect(auditEventCount(box, 'user_group.token_rotated')).toBe(1);
   });
 });
 
@@ -591,14 +604,7 @@ describe('import and export files', { timeout: 60_000 }, () => {
 });
 
 describe('a tree through export and import', { timeout: 60_000 }, () => {
-  /** Four levels and a second branch, children before parents: the reverse of any order that would just work. */
-  const TREE = [
-    { provided_id: 'city', parent_user_group_id: 'country', properties: { tier: 4 }, tags: ['leaf'] },
-    { provided_id: 'country', parent_user_group_id: 'region', is_demo_group: true },
-    { provided_id: 'branch', parent_user_group_id: 'root', tags: ['eu', 'pilot'] },
-    { provided_id: 'region', parent_user_group_id: 'root', properties: { region: 'emea' }, tags: ['eu'] },
-    { provided_id: 'root', properties: { plan: 'pro', region: 'none' } },
-  ];
+  const TREE = TREE_CHILDREN_FIRST;
 
   it('imports a tree whose children come before their parents, lists it by --parent and --tag, and round-trips it', async () => {
     const box = sandbox();
@@ -646,17 +652,12 @@ describe('a tree through export and import', { timeout: 60_000 }, () => {
   it('refuses lines whose parent is nowhere, or whose parent links form a cycle, and imports the rest', async () => {
     const box = sandbox();
     const file = join(box.dir, 'broken-tree.jsonl');
-    writeJsonLines(file, [
-      { provided_id: 'a', parent_user_group_id: 'b' },
-      { provided_id: 'b', parent_user_group_id: 'a' },
-      { provided_id: 'orphan', parent_user_group_id: 'missing' },
-      { provided_id: 'fine' },
-    ]);
+    writeJsonLines(file, BROKEN_TREE);
     const result = await box.ugs('groups', 'import', file, '--json');
     expect(result).toMatchObject({ code: 2, stderr: '' });
     const summary = JSON.parse(result.stdout) as ImportSummary;
     expect(summary).toMatchObject({ created: 1, updated: 0, unchanged: 0 });
-    expect(summary.rejected.map((rejection) => rejection.line)).toEqual([1, 2, 3]);
-    for (const rejection of summary.rejected) expect(rejection.reason).toMatch(/to be the parent/);
+    expect(summary.rejected.map((rejection) => rejection.line)).toEqual(BROKEN_TREE_REFUSED.lines);
+    for (const rejection of summary.rejected) expect(rejection.reason).toMatch(BROKEN_TREE_REFUSED.reason);
   });
 });

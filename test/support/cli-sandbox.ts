@@ -48,10 +48,12 @@ export async function cleanUp(): Promise<void> {
 }
 
 /** How many rows the audit_events table of a sandbox's SQLite database holds, read directly. */
-export function auditEventCount(box: Sandbox): number {
+export function auditEventCount(box: Sandbox, action?: string): number {
   const db = new Database(box.databasePath, { readonly: true, fileMustExist: true });
   try {
-    return db.prepare('SELECT count(*) FROM audit_events').pluck().get() as number;
+    return action === undefined
+      ? (db.prepare('SELECT count(*) FROM audit_events').pluck().get() as number)
+      : (db.prepare('SELECT count(*) FROM audit_events WHERE action = ?').pluck().get(action) as number);
   } finally {
     db.close();
   }

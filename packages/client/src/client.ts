@@ -19,6 +19,9 @@ import type {
   SigningKey,
   SigningKeyRotation,
   SyncOptions,
+  ImportOptions,
+  ImportUserGroupLine,
+  UserGroupImport,
   SyncUserGroupLine,
   TopUsage,
   TopUsageQuery,
@@ -198,20 +201,41 @@ export function createClient(options: ClientOptions) {
       options: WriteOptions & SyncOptions & { dryRun?: boolean } = {},
     ): Promise<UserGroupSync> {
       const { dryRun, prune, environment, ...write } = options;
-      const content = typeof file === 'string' ? file : JSON.stringify(file);
-      const array = typeof file !== 'string' || /^\uFEFF?\s*\[/.test(file);
       return (
         await send<{ sync: UserGroupSync }>({
           method: 'POST',
           path: '/api/admin/user_groups/sync',
           query: { dry_run: dryRun ? 'true' : undefined, prune, environment },
-          text: { content, mediaType: array ? 'application/json' : 'application/x-ndjson' },
+          text: groupsFile(file),
           // An apply of 10 000 groups is one transaction that may outlast the usual 30 s; a retry
           // while it runs would be refused as in progress, so a sync waits up to 10 minutes.
           minTimeoutMs: SYNC_TIMEOUT_MS,
           ...write,
         })
       ).sync;
+    },
+    /**
+     * POST /api/admin/user_groups/import: the lines of `ugs groups import` (an export, tokens
+     * included) into the API token's environment, with the CLI's summary. `file` is sent as it is (a
+     * JSON array when it starts with `[`, NDJSON otherwise); an array of lines is sent as JSON.
+     * `dryRun` writes nothing; `replaceTokens` lets a line rotate its group's token to the line's.
+     */
+    async importUserGroups(
+      file: string | ImportUserGroupLine[],
+      options: WriteOptions & ImportOptions = {},
+    ): Promise<UserGroupImport> {
+      const { dryRun, replaceTokens, ...write } = options;
+      return (
+        await send<{ import: UserGroupImport }>({
+          method: 'POST',
+          path: '/api/admin/user_groups/import',
+          query: { dry_run: dryRun ? 'true' : undefined, replace_tokens: replaceTokens ? 'true' : undefined },
+          text: groupsFile(file),
+          // Up to 10 000 groups written in batches: as long as a sync may take.
+          minTimeoutMs: SYNC_TIMEOUT_MS,
+          ...write,
+        })
+      ).import;
     },
     async createApiToken(body: CreateApiTokenBody, write: WriteOptions = {}): Promise<IssuedApiToken> {
       return (
@@ -371,3 +395,9 @@ export function createClient(options: ClientOptions) {
 }
 
 export type UgsClient = ReturnType<typeof createClient>;
+
+/** A file of groups sent as it is: a JSON array when it starts with `[`, NDJSON otherwise; an array of groups as JSON. */
+function groupsFile(file: string | readonly unknown[]): { content: string; mediaType: string } {
+  if (typeof file !== 'string') return { content: JSON.stringify(file), mediaType: 'application/json' };
+  return { content: file, mediaType: /^\uFEFF?\s*\[/.test(file) ? 'application/json' : 'application/x-ndjson' };
+}

@@ -39,6 +39,8 @@ import type {
   SyncResponse,
   SyncUserGroupLine,
 } from '../../../src/wire/user-group-sync.schemas.js';
+import type { ImportResponse } from '../../../src/wire/user-group-import.schemas.js';
+import type { TransferredUserGroupLine } from '../../../src/wire/user-groups.schemas.js';
 import type {
   CreateWebhookEndpointBody,
   IssuedWebhookEndpoint,
@@ -99,6 +101,11 @@ export type SyncPlanItem = Omit<Static<typeof SyncPlanItemSchema>, 'changes'> & 
 };
 /** A sync's answer (docs/api.md#usage-per-group): its id, whether it was a dry run and was applied, the counts and the plan. */
 export type UserGroupSync = Omit<Static<typeof SyncResponse>['sync'], 'plan'> & { plan: SyncPlanItem[] };
+/** One line of an import: a group as `ugs groups export` writes it (or the hosted product's, token included). */
+export type ImportUserGroupLine = Static<typeof TransferredUserGroupLine>;
+export type ImportOptions = { dryRun?: boolean; replaceTokens?: boolean };
+/** An import's summary: the CLI's counts, each refused line with its `line` (NDJSON) or `index` (array) and reason. */
+export type UserGroupImport = Static<typeof ImportResponse>['import'];
 
 /** A page of a cursor-paginated list; `next_cursor` is null on the last page. */
 export interface Page<T> {

@@ -270,6 +270,25 @@ describe('every operation', () => {
     expect(byIndex).toMatchObject({ status: 400, code: 'invalid_field', field: 'tags', index: 0, line: undefined });
   });
 
+  it('imports the lines of an export: a dry run writes nothing, the import gives the summary, a bad line is named', async () => {
+    const lines = [
+      { provided_id: 'client-import-root', name: 'Imported' },
+      { provided_id: 'client-import-child', parent_user_group_id: 'client-import-root' },
+    ];
+    const dry = await admin.importUserGroups(lines, { dryRun: true });
+    expect(dry).toEqual({ dry_run: true, created: 2, updated: 0, unchanged: 0, rejected: [] });
+    expect((await admin.listUserGroups({ q: 'client-import' })).items).toEqual([]);
+    expect(await admin.importUserGroups(lines)).toMatchObject({ dry_run: false, created: 2 });
+    const file = `${JSON.stringify(lines[0])}\n{"provided_id":"client-import-bad","colour":"red"}\n`;
+    expect(await admin.importUserGroups(file)).toEqual({
+      dry_run: false,
+      created: 0,
+      updated: 0,
+      unchanged: 1,
+      rejected: [{ line: 2, reason: expect.stringMatching(/colour/) }],
+    });
+  });
+
   it('throws one error class carrying status, code, field and request id', async () => {
     const error = await admin
       .updateUserGroup({ user_group_id: 'client-nope', name: '' })

@@ -16,7 +16,7 @@ import { newTreeFields, parentProvidedIdOf, providedIdOf, treeFieldsPatch } from
 import type { DataSourceStore } from '../data-sources/data-sources.port.js';
 import type { SchemaStore } from '../schemas/schemas.port.js';
 import type { Store } from '../store.port.js';
-import type { UserGroupStore, UserGroupWrite } from './user-groups.port.js';
+import type { UserGroupStore, UserGroupTokenRotation, UserGroupWrite } from './user-groups.port.js';
 
 /** One line of an export file, and what an import reads. */
 export interface TransferredUserGroup {
@@ -52,9 +52,37 @@ export interface ImportOptions {
   environment?: Environment;
   batchSize?: number;
   onProgress?: (linesDone: number) => void;
+  /** Plans every line as the import would and writes nothing: the summary says what it would do. */
+  dryRun?: boolean;
+  /**
+   * A line whose token differs from its group's current one replaces it, as an audited rotation
+   * (`user_group.token_rotated`); without this such a line is refused, so that an old export never
+   * puts back a token that was rotated away.
+   */
+  replaceTokens?: boolean;
+  /** Once aborted (the HTTP client gone), nothing more is written and the import stops. */
+  signal?: AbortSignal;
 }
 
-type TransferStore = Pick<UserGroupStore, 'listUserGroups' | 'findUserGroupsByProvidedIds' | 'writeUserGroups'> &
+/** What the batches of one import share besides its summary. */
+interface ImportMode {
+  dryRun: boolean;
+  replaceTokens: boolean;
+  signal: AbortSignal | undefined;
+  /** A dry run's creates, per environment: the parents later lines may name though nothing was written. */
+  wouldExist: Map<Environment, Set<string>>;
+  /** A dry run's token hashes, per environment: a later line with one of them would be refused as the store would. */
+  wouldHoldTokens: Map<Environment, Set<string>>;
+}
+
+type TransferStore = Pick<
+  UserGroupStore,
+  | 'listUserGroups'
+  | 'findUserGroupsByProvidedIds'
+  | 'writeUserGroups'
+  | 'rotateUserGroupToken'
+  | 'findUserGroupByTokenHash'
+> &
   Pick<DataSourceStore, 'listDataSources' | 'findDataSources'> &
   Pick<SchemaStore, 'findSchemasByIds'> &
   Pick<Store, 'refreshStatistics'>;
@@ -63,6 +91,8 @@ const DEFAULT_BATCH = 1000;
 const MAX_BATCH_ATTEMPTS = 3;
 
 type Pending = { line: number; group: TransferredUserGroup };
+type PlannedWrite = Pending & { write: UserGroupWrite; rotation?: UserGroupTokenRotation };
+type PlannedRotation = Pending & { rotation: UserGroupTokenRotation };
 
 export type UserGroupTransferService = ReturnType<typeof createUserGroupTransferService>;
 
@@ -136,6 +166,13 @@ export function createUserGroupTransferService({
     requireScope(caller, 'admin');
     const summary: ImportSummary = { created: 0, updated: 0, unchanged: 0, rejected: [] };
     const batchSize = options.batchSize ?? DEFAULT_BATCH;
+    const mode: ImportMode = {
+      dryRun: options.dryRun === true,
+      replaceTokens: options.replaceTokens === true,
+      signal: options.signal,
+      wouldExist: new Map(),
+      wouldHoldTokens: new Map(),
+    };
     // One open batch per environment: a batch is one tenant's transaction, and files may interleave.
     const batches = new Map<Environment, { lines: Pending[]; providedIds: Set<string> }>();
     // Lines whose parent is neither in the database nor written yet: a later line may create it.
@@ -150,7 +187,7 @@ export function createUserGroupTransferService({
       batches.delete(environment);
       const deferred = waitingIn(environment);
       const before = deferred.length;
-      await importBatch(inEnvironment(caller, environment), batch.lines, summary, deferred);
+      await importBatch(inEnvironment(caller, environment), batch.lines, summary, deferred, mode);
       done += batch.lines.length - (deferred.length - before);
       options.onProgress?.(done + summary.rejected.length);
     };
@@ -182,11 +219,11 @@ export function createUserGroupTransferService({
         const envCaller = inEnvironment(caller, environment);
         const lastRound = pending.length;
         for (let start = 0; start < pending.length; start += batchSize) {
-          await importBatch(envCaller, pending.slice(start, start + batchSize), summary, deferred);
+          await importBatch(envCaller, pending.slice(start, start + batchSize), summary, deferred, mode);
         }
         if (deferred.length === lastRound) {
           for (let start = 0; start < deferred.length; start += batchSize)
-            await importBatch(envCaller, deferred.slice(start, start + batchSize), summary, null);
+            await importBatch(envCaller, deferred.slice(start, start + batchSize), summary, null, mode);
           break;
         }
         pending = deferred;
@@ -195,7 +232,7 @@ export function createUserGroupTransferService({
     }
     summary.rejected.sort((a, b) => a.line - b.line);
     // A bulk load changes what the planner should expect of the tables (docs/performance.md).
-    if (summary.created + summary.updated > 0) (await store.refreshStatistics()).forEach(warn);
+    if (!mode.dryRun && summary.created + summary.updated > 0) (await store.refreshStatistics()).forEach(warn);
     return summary;
   }
 
@@ -205,10 +242,20 @@ export function createUserGroupTransferService({
     batch: Pending[],
     summary: ImportSummary,
     deferred: Pending[] | null,
+    mode: ImportMode,
   ): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
-      const plan = await planBatch(caller, batch, deferred);
+      const plan = await planBatch(caller, batch, deferred, mode);
+      if (mode.dryRun) {
+        for (const { write } of plan.writes) summary[write.kind === 'create' ? 'created' : 'updated'] += 1;
+        summary.updated += plan.rotations.length;
+        summary.unchanged += plan.unchanged;
+        summary.rejected.push(...plan.rejected);
+        return;
+      }
+      if (mode.signal?.aborted) throw failure.importStopped();
       try {
+        await rotateTokens(caller, plan, summary);
         await store.writeUserGroups(
           plan.writes.map((write) => write.write),
           auditContextOf(clock, caller),
@@ -229,9 +276,45 @@ export function createUserGroupTransferService({
     }
   }
 
+  /**
+   * The token replacements a batch asked for, each its own transaction with its `user_group.token_rotated`
+   * audit event and webhook, before the batch's other writes (whose expected versions follow them).
+   * A line whose rotation is refused is refused whole: its other changes are left out of the batch.
+   */
+  async function rotateTokens(
+    caller: Caller,
+    plan: { writes: PlannedWrite[]; rotations: PlannedRotation[]; rejected: ImportSummary['rejected'] },
+    summary: ImportSummary,
+  ): Promise<void> {
+    const withWrites = plan.writes.filter((planned) => planned.rotation !== undefined);
+    for (const planned of [...plan.rotations, ...withWrites]) {
+      const rotation = planned.rotation!;
+      let rotated: UserGroupRecord | null;
+      try {
+        rotated = await store.rotateUserGroupToken(
+          rotation,
+          auditContextOf(() => rotation.updatedAt, caller),
+        );
+      } catch (error) {
+        if (!isAppError(error) || error.code === 'unavailable') throw error;
+        rotated = null;
+        plan.rejected.push({ line: planned.line, reason: error.message });
+      }
+      if (rotated === null) {
+        if (!plan.rejected.some((rejection) => rejection.line === planned.line))
+          plan.rejected.push({ line: planned.line, reason: failure.concurrentImportChange().message });
+        if ('write' in planned) plan.writes.splice(plan.writes.indexOf(planned), 1);
+        continue;
+      }
+      if (!('write' in planned)) summary.updated += 1;
+      else if (planned.write.kind === 'update') planned.write.update.expectedVersion = rotated.version;
+    }
+    plan.rotations.length = 0;
+  }
+
   async function writeOneByOne(
     caller: Caller,
-    writes: Array<Pending & { write: UserGroupWrite }>,
+    writes: PlannedWrite[],
     summary: ImportSummary,
     deferred: Pending[] | null,
   ): Promise<void> {
@@ -252,7 +335,7 @@ export function createUserGroupTransferService({
     }
   }
 
-  async function planBatch(caller: Caller, batch: Pending[], deferred: Pending[] | null) {
+  async function planBatch(caller: Caller, batch: Pending[], deferred: Pending[] | null, mode: ImportMode) {
     const parentIds = batch.flatMap(({ group }) => parentIdOf(group) ?? []);
     const existing = new Map(
       (
@@ -278,7 +361,10 @@ export function createUserGroupTransferService({
         }
       }),
     );
-    const writes: Array<Pending & { write: UserGroupWrite }> = [];
+    const writes: PlannedWrite[] = [];
+    const rotations: PlannedRotation[] = [];
+    const wouldExist = mode.wouldExist.get(caller.tenant.environment) ?? new Set<string>();
+    mode.wouldExist.set(caller.tenant.environment, wouldExist);
     const rejected: ImportSummary['rejected'] = [];
     let unchanged = 0;
     let deferredHere = 0;
@@ -286,22 +372,76 @@ export function createUserGroupTransferService({
     const planned = new Set<string>();
     for (const { line, group } of parentsFirst(batch)) {
       const parent = parentIdOf(group);
-      if (deferred && parent !== null && !existing.has(parent) && !planned.has(parent)) {
+      const parentKnown = parent === null || existing.has(parent) || planned.has(parent) || wouldExist.has(parent);
+      if (deferred && !parentKnown) {
         deferred.push({ line, group });
         deferredHere += 1;
         continue;
       }
       try {
-        const write = planWrite(caller, group, existing.get(providedIdOf(group.provided_id)), resolve, ruleSchemas);
+        // What the store would refuse when writing, a dry run refuses here.
+        if (mode.dryRun && parent !== null && !parentKnown) throw failure.unknownParent(parent);
+        const current = existing.get(providedIdOf(group.provided_id));
+        const rotation = current ? plannedRotation(caller, group, current, mode) : undefined;
+        if (mode.dryRun) await assertTokenFreeInDryRun(caller, group, current, mode);
+        const write = planWrite(caller, group, current, resolve, ruleSchemas);
         planned.add(providedIdOf(group.provided_id));
-        if (write) writes.push({ line, group, write });
+        if (mode.dryRun && write?.kind === 'create') wouldExist.add(providedIdOf(group.provided_id));
+        if (write) writes.push({ line, group, write, ...(rotation ? { rotation } : {}) });
+        else if (rotation) rotations.push({ line, group, rotation });
         else unchanged += 1;
       } catch (error) {
         if (!isAppError(error)) throw error;
         rejected.push({ line, reason: error.message });
       }
     }
-    return { writes, rejected, unchanged, deferred: deferredHere };
+    return { writes, rotations, rejected, unchanged, deferred: deferredHere };
+  }
+
+  /**
+   * The rotation a line asks for when its token is not its group's current one: refused unless the
+   * import replaces tokens, so that an old export never silently puts back a token rotated away.
+   */
+  function plannedRotation(
+    caller: Caller,
+    group: TransferredUserGroup,
+    current: UserGroupRecord,
+    mode: ImportMode,
+  ): UserGroupTokenRotation | undefined {
+    if (group.token === undefined) return undefined;
+    const hashes = tokenLookupHashes(group.token, cipher);
+    if (hashes.length === 0) throw failure.importTokenShape();
+    if (hashes.includes(current.tokenHash)) return undefined;
+    if (!mode.replaceTokens) throw failure.importTokenDiffers();
+    return {
+      tenant: caller.tenant,
+      currentTokenHash: current.tokenHash,
+      newTokenHash: storedTokenHash(group.token, cipher),
+      newTokenCiphertext: mode.dryRun ? '' : cipher.encrypt(group.token),
+      updatedAt: clock(),
+    };
+  }
+
+  /**
+   * A dry run finds a token another group of the caller's environment holds (or an earlier line of
+   * the run), refused as the write would be. It looks nowhere else: a token held in another
+   * workspace or environment is found only by the write, with the same refusal (docs/api.md).
+   */
+  async function assertTokenFreeInDryRun(
+    caller: Caller,
+    group: TransferredUserGroup,
+    current: UserGroupRecord | undefined,
+    mode: ImportMode,
+  ): Promise<void> {
+    if (group.token === undefined) return;
+    const hashes = tokenLookupHashes(group.token, cipher);
+    if (hashes.length === 0 || (current && hashes.includes(current.tokenHash))) return;
+    const held = mode.wouldHoldTokens.get(caller.tenant.environment) ?? new Set<string>();
+    mode.wouldHoldTokens.set(caller.tenant.environment, held);
+    const holders = await Promise.all(hashes.map((hash) => store.findUserGroupByTokenHash(caller.tenant, hash)));
+    if (hashes.some((hash) => held.has(hash)) || holders.some((holder) => holder !== null))
+      throw failure.taken('user_group_token');
+    hashes.forEach((hash) => held.add(hash));
   }
 
   function planWrite(
@@ -358,10 +498,7 @@ export function createUserGroupTransferService({
       ...(group.properties !== undefined ? { properties: group.properties } : {}),
       ...(mapping !== undefined ? { mapping } : {}),
       ...treeFieldsPatch(tree),
-      // Encrypting costs a little; only do it when the token actually differs.
-      ...(group.token !== undefined && !tokenLookupHashes(group.token, cipher).includes(existing.tokenHash)
-        ? tokenFields(group.token)
-        : {}),
+      // A token that differs is not patched: it is a rotation (plannedRotation), or the line is refused.
     };
     const { patch, changes } = diffUserGroup(existing, requested);
     if (Object.keys(changes).length === 0) return null;
@@ -378,7 +515,16 @@ export function createUserGroupTransferService({
     };
   }
 
-  return { exportUserGroups, importUserGroups };
+  /**
+   * What an Idempotency-Key's fingerprint may take of an import line: the line with its token as a
+   * keyed hash (HMAC under the deployment's lookup key), never the token or a plain hash of it.
+   */
+  function fingerprintOf(line: ImportLine): unknown {
+    if (!('group' in line) || line.group.token === undefined) return line;
+    return { ...line, group: { ...line.group, token: cipher.lookupHashes(line.group.token)[0] } };
+  }
+
+  return { exportUserGroups, importUserGroups, fingerprintOf };
 }
 
 /** The provided id of the parent a line names, or null for none (or a detach). */

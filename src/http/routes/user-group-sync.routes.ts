@@ -5,6 +5,7 @@ import { presentSync } from '../../wire/user-group-sync.presenter.js';
 import { requestFailure } from '../../wire/request-errors.js';
 import { SYNC_ITEM_BOUNDS, syncLineAt, type SyncFileLine } from '../../wire/user-group-sync.reader.js';
 import { SYNC_BODY_LIMIT_BYTES, SyncQuery, SyncResponse } from '../../wire/user-group-sync.schemas.js';
+import { readOnlyWhenDryRun } from '../idempotency.js';
 import { apiRouteSchema } from '../route-schema.js';
 import { acceptStreamedBodies, clientGone, streamedItems, type StreamedBodyRoute } from '../streamed-body.js';
 
@@ -38,7 +39,7 @@ export const userGroupSyncRoutes: FastifyPluginAsyncTypebox<{ userGroupSync: Use
       config: {
         streamedBody: SYNC_BODY as StreamedBodyRoute,
         // A dry run changes nothing: like a read, it ignores Idempotency-Key and keeps no response.
-        readOnly: (request) => (request.query as { dry_run?: string }).dry_run === 'true',
+        readOnly: readOnlyWhenDryRun,
       },
       schema: apiRouteSchema('admin', 'Sync user groups to a desired state (plan, then apply)', SyncResponse, {
         operationId: 'syncUserGroups',

@@ -1,0 +1,101 @@
+import { Compile } from 'typebox/compile';
+import type { JsonObject } from '../domain/common.records.js';
+import type { InputPosition } from '../domain/errors.js';
+import { failure } from '../domain/errors.js';
+import type { ImportLine, TransferredUserGroup } from '../domain/user-groups/user-group-transfer.service.js';
+import { MAX_SYNC_GROUPS, MAX_SYNC_LINE_BYTES } from './contract.constants.js';
+import type { JsonItemBounds } from './json-items.reader.js';
+import { TransferredUserGroupLine } from './user-groups.schemas.js';
+import { validationError } from './validation-errors.js';
+
+// The same schema rules as the API's, compiled on first use (some 200 ms that other commands need not pay).
+const compileLineValidator = () => Compile(TransferredUserGroupLine);
+let compiledLineValidator: ReturnType<typeof compileLineValidator> | undefined;
+const lineValidator = () => (compiledLineValidator ??= compileLineValidator());
+
+/** The reason of a line that is not JSON: the CLI's and the HTTP import's alike. */
+export const NOT_JSON_REASON = 'not valid JSON';
+
+/**
+ * An import's bounds over HTTP, the sync's: at most 10 000 groups a request, each at most the 1 MiB a
+ * single group's request body may be, refused at the first group past either.
+ */
+export const IMPORT_ITEM_BOUNDS: JsonItemBounds = {
+  maxItems: MAX_SYNC_GROUPS,
+  maxItemBytes: MAX_SYNC_LINE_BYTES,
+  tooMany: () => failure.importTooLarge(MAX_SYNC_GROUPS),
+};
+
+/** One item of an import's body with where it was: a line (NDJSON, from 1) or an index (array, from 0). */
+export type ImportItem = { at: InputPosition; line: ImportLine };
+
+/**
+ * One item of an import over HTTP, checked as a line of `ugs groups import` is (the route refuses a
+ * line naming another environment than the API token's). The domain counts lines from 1: an
+ * array's index i is its line i + 1, shown again as an index.
+ */
+export function importItemAt(value: unknown, at: InputPosition): ImportItem {
+  return { at, line: groupLineOf(value, 'line' in at ? at.line : at.index + 1) };
+}
+
+/** An item that is not JSON: refused in the summary, as the CLI refuses such a line. */
+export const unparsableImportItem = (at: InputPosition): ImportItem => ({
+  at,
+  line: { line: 'line' in at ? at.line : at.index + 1, error: NOT_JSON_REASON },
+});
+
+/** One line's JSON text, parsed; a group or the reason it is not one. */
+export function parseGroupLine(text: string, line: number): ImportLine {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { line, error: NOT_JSON_REASON };
+  }
+  return groupLineOf(value, line);
+}
+
+/** One parsed line: a group (the hosted product's whole response unwrapped) or the reason it is not one. */
+export function groupLineOf(value: unknown, line: number): ImportLine {
+  const unwrapped = hostedResponseGroup(value);
+  if ('refusal' in unwrapped) return { line, error: unwrapped.refusal };
+  const { group } = unwrapped;
+  if (lineValidator().Check(group))
+    return { line, group: group as TransferredUserGroup & { properties?: JsonObject | null } };
+  return { line, error: describeFirstError(group) };
+}
+
+const RESPONSE_KEYS = new Set(['success', 'new_user_group', 'user_group', 'error']);
+
+/**
+ * A line may be a whole response of the hosted product's get-or-create, as `curl` saves it
+ * (docs/migrating.md): its `user_group` is the line's group. A failure response is refused with its
+ * own message; anything else is the line itself.
+ */
+function hostedResponseGroup(value: unknown): { group: unknown } | { refusal: string } {
+  // Tagged, not a bare string: a line that is a JSON string is a line to refuse, never a reason to echo.
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { group: value };
+  const keys = Object.keys(value);
+  if (!keys.includes('success') || !keys.every((key) => RESPONSE_KEYS.has(key))) return { group: value };
+  const response = value as { success: unknown; user_group?: unknown };
+  if (response.success === 1 && response.user_group !== undefined) return { group: response.user_group };
+  return { refusal: 'a response without a user group (success is not 1): the hosted product refused that request' };
+}
+
+function describeFirstError(value: unknown): string {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'a line must be a JSON object';
+  // TypeBox lists a root-level problem after the nested "schema is false" entries it causes; report
+  // it first, as the API would, and word it as the API does.
+  const errors = [...lineValidator().Errors(value)].filter((error) => error.keyword !== 'boolean').map(asAjvError);
+  errors.sort((a, b) => Number(b.instancePath === '') - Number(a.instancePath === ''));
+  return validationError(errors, 'line', TransferredUserGroupLine).message;
+}
+
+/** TypeBox names all missing or extra properties at once; Ajv (whose shape the API's wording reads) names one. */
+function asAjvError<E extends { keyword: string; params: object }>(error: E): E {
+  const params = error.params as { requiredProperties?: string[]; additionalProperties?: string[] };
+  if (error.keyword === 'required') return { ...error, params: { missingProperty: params.requiredProperties?.[0] } };
+  if (error.keyword === 'additionalProperties')
+    return { ...error, params: { additionalProperty: params.additionalProperties?.[0] } };
+  return error;
+}
