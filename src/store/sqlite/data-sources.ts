@@ -91,12 +91,12 @@ export function dataSourceMethods(db: Database, audit: AuditEvents): Synchronous
     findDataSources: (tenant, refs) =>
       (
         sql.byRefs.all({
-        workspaceId: tenant.workspaceId,
-        environment: tenant.environment,
-        ids: JSON.stringify(refs.ids),
-        providedIds: JSON.stringify(refs.providedIds),
-      }) as SqliteDataSourceRow[]
-    ).map(decode),
+          workspaceId: tenant.workspaceId,
+          environment: tenant.environment,
+          ids: JSON.stringify(refs.ids),
+          providedIds: JSON.stringify(refs.providedIds),
+        }) as SqliteDataSourceRow[]
+      ).map(decode),
     updateDataSource: (workspaceId, id, patch, context) => update(context, workspaceId, id, patch),
     deleteDataSource: (workspaceId, id, context) => remove(context, workspaceId, id),
   };
