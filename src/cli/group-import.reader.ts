@@ -5,9 +5,24 @@ import type { JsonObject } from '../domain/common.records.js';
 import type { ImportLine, TransferredUserGroup } from '../domain/user-groups/user-group-transfer.service.js';
 import { TransferredUserGroupLine } from '../wire/user-groups.schemas.js';
 import { validationError } from '../wire/validation-errors.js';
+import { indexSupplement, type Supplement } from '../domain/user-groups/user-group-transfer.rules.js';
 
 // The same schema rules as the API's, compiled once for the whole file.
 const lineValidator = Compile(TransferredUserGroupLine);
+
+/**
+ * Reads a supplement (JSON Lines of group lines keyed by provided_id, usually only `mapping`,
+ * `parent_user_group_id` and `is_demo_group`) whole; a bad line fails the command before anything
+ * is written, naming the line.
+ */
+export async function readSupplement(path: string): Promise<Supplement> {
+  const lines: TransferredUserGroup[] = [];
+  for await (const item of readGroupLines(path)) {
+    if ('error' in item) throw new Error(`${path}, line ${item.line}: ${item.error}`);
+    lines.push(item.group);
+  }
+  return indexSupplement(lines);
+}
 
 /** Reads JSON Lines: every non-blank line becomes a group or the reason it is not one. */
 export async function* readGroupLines(path: string, onBytes?: (bytesRead: number) => void): AsyncGenerator<ImportLine> {
