@@ -240,10 +240,18 @@ export function groupsCommand(): Command {
                 (field) => [field, summary.lacking.filter((lack) => lack.fields.includes(field)).length] as const,
               ).filter(([, count]) => count > 0);
               process.stdout.write(
-                `lacking ${summary.lacking.length} lines: ${counts.map(([field, count]) => `${field} ${count}`).join(', ')} (kept as they were here, or the default)\n`,
+                `lacking ${summary.lacking.length} lines: ${counts.map(([field, count]) => `${field} ${count}`).join(', ')}\n`,
               );
-              for (const { line, provided_id, fields } of summary.lacking)
-                process.stdout.write(`  line ${line} (${provided_id}): lacks ${fields.join(', ')}\n`);
+              for (const { line, provided_id, fields, supplied } of summary.lacking) {
+                const kept = fields.filter((field) => !supplied.includes(field));
+                const parts = [
+                  ...(supplied.length > 0 ? [`the supplement gave ${supplied.join(', ')}`] : []),
+                  ...(kept.length > 0 ? [`${kept.join(', ')} kept as here or the default`] : []),
+                ];
+                process.stdout.write(
+                  `  line ${line} (${provided_id}): lacks ${fields.join(', ')}; ${parts.join('; ')}\n`,
+                );
+              }
             }
           }
           if (summary.rejected.length > 0) process.exitCode = 2;

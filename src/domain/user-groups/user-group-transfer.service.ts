@@ -66,10 +66,11 @@ export interface ImportSummary {
   unchanged: number;
   rejected: Array<{ line: number; reason: string }>;
   /**
-   * Each line (after its supplement) that lacked a field this service would keep, and which: such a
-   * group keeps what it had here, or gets the default (no mapping, no parent, not a demo group).
+   * Each line that lacked a field this service keeps (`fields`), and which of those its supplement
+   * line gave (`supplied`). A field neither gave keeps what the group had here, or the default (no
+   * mapping, no parent, not a demo group).
    */
-  lacking: Array<{ line: number; provided_id: string; fields: CarriedField[] }>;
+  lacking: Array<{ line: number; provided_id: string; fields: CarriedField[]; supplied: CarriedField[] }>;
   /** How many lines a supplement added fields to. */
   supplemented: number;
 }
@@ -203,13 +204,20 @@ export function createUserGroupTransferService({
       const providedId = providedIdOf(item.group.provided_id);
       const group = supplemented(item.group, environment, options.supplement);
       if (group !== item.group) summary.supplemented += 1;
-      const lacked = lackedFields(group);
-      const required = lacked.filter((field) => options.requireFields?.includes(field));
+      const lacked = lackedFields(item.group);
+      const stillLacked = lackedFields(group);
+      const required = stillLacked.filter((field) => options.requireFields?.includes(field));
       if (required.length > 0) {
         summary.rejected.push({ line: item.line, reason: `the line lacks ${required.join(', ')}, which is required` });
         continue;
       }
-      if (lacked.length > 0) summary.lacking.push({ line: item.line, provided_id: providedId, fields: lacked });
+      if (lacked.length > 0)
+        summary.lacking.push({
+          line: item.line,
+          provided_id: providedId,
+          fields: lacked,
+          supplied: lacked.filter((field) => !stillLacked.includes(field)),
+        });
       // Each provided id once per batch, so a batch's writes never collide with each other.
       if (batches.get(environment)?.providedIds.has(providedId)) await flush(environment);
       const batch = batches.get(environment) ?? { lines: [], providedIds: new Set<string>() };
