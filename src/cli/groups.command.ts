@@ -235,13 +235,14 @@ export function groupsCommand(): Command {
             );
             for (const { line, reason } of summary.rejected) process.stdout.write(`  line ${line}: ${reason}\n`);
             if (summary.supplemented > 0) process.stdout.write(`supplemented ${summary.supplemented} lines\n`);
-            if (summary.lacking.length > 0) {
-              const counts = CARRIED_FIELDS.map(
-                (field) => [field, summary.lacking.filter((lack) => lack.fields.includes(field)).length] as const,
-              ).filter(([, count]) => count > 0);
-              process.stdout.write(
-                `lacking ${summary.lacking.length} lines: ${counts.map(([field, count]) => `${field} ${count}`).join(', ')}\n`,
-              );
+            if (summary.lacking_lines > 0) {
+              const counts = CARRIED_FIELDS.flatMap((field) => {
+                const count = summary.lacking_fields[field];
+                return count
+                  ? [`${field} ${count.lacked}${count.supplied ? ` (supplied ${count.supplied})` : ''}`]
+                  : [];
+              });
+              process.stdout.write(`lacking ${summary.lacking_lines} lines: ${counts.join(', ')}\n`);
               for (const { line, provided_id, fields, supplied } of summary.lacking) {
                 const kept = fields.filter((field) => !supplied.includes(field));
                 const parts = [
@@ -252,6 +253,8 @@ export function groupsCommand(): Command {
                   `  line ${line} (${provided_id}): lacks ${fields.join(', ')}; ${parts.join('; ')}\n`,
                 );
               }
+              if (summary.lacking_lines > summary.lacking.length)
+                process.stdout.write(`  … and ${summary.lacking_lines - summary.lacking.length} more lines\n`);
             }
           }
           if (summary.rejected.length > 0) process.exitCode = 2;

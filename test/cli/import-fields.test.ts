@@ -72,7 +72,17 @@ describe('ugs groups import: what a line lacks', () => {
     const summary = jsonOutput<ImportSummary>(
       await box.ugs('groups', 'import', file, '--supplement', supplement, '--json'),
     );
-    expect(summary).toMatchObject({ created: 3, rejected: [], supplemented: 2 });
+    expect(summary).toMatchObject({
+      created: 3,
+      rejected: [],
+      supplemented: 2,
+      lacking_lines: 3,
+      lacking_fields: {
+        mapping: { lacked: 2, supplied: 1 },
+        parent_user_group_id: { lacked: 3, supplied: 2 },
+        is_demo_group: { lacked: 3, supplied: 2 },
+      },
+    });
     expect(summary.lacking).toEqual([
       {
         line: 1,

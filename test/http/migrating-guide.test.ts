@@ -158,7 +158,7 @@ describe('docs/migrating.md, run as written', () => {
     const imported = await runBlock(2);
     expect(imported).toContain('created 3, updated 0, unchanged 0, rejected 0');
     // The recorded responses carry all but the parent, which the supplement gives.
-    expect(imported).toContain('lacking 3 lines: parent_user_group_id 3');
+    expect(imported).toContain('lacking 3 lines: parent_user_group_id 3 (supplied 3)\n');
     expect(await runBlock(3)).toContain('checked 3, matched 3, differ 0, missing 0, unreadable 0');
 
     const checked = JSON.parse(await runBlock(4)) as { success: number; user_group: Record<string, unknown> };
@@ -352,7 +352,11 @@ describe('docs/migrating.md, run as written against the documented response shap
     // What the export could not carry is reported per line, and the supplement gave it.
     const imported = await folder.runBlock(2);
     expect(imported.match(/created 20, updated 0, unchanged 0, rejected 0/g)).toHaveLength(2);
-    expect(imported.match(/lacking 20 lines: mapping 20, parent_user_group_id 20, is_demo_group 20/g)).toHaveLength(2);
+    expect(
+      imported.match(
+        /lacking 20 lines: mapping 20 \(supplied 20\), parent_user_group_id 20 \(supplied 20\), is_demo_group 20 \(supplied 20\)\n/g,
+      ),
+    ).toHaveLength(2);
     expect(
       imported.match(
         /lacks mapping, parent_user_group_id, is_demo_group; the supplement gave mapping, parent_user_group_id, is_demo_group/g,

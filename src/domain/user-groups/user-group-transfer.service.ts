@@ -71,6 +71,10 @@ export interface ImportSummary {
    * mapping, no parent, not a demo group).
    */
   lacking: Array<{ line: number; provided_id: string; fields: CarriedField[]; supplied: CarriedField[] }>;
+  /** How many lines lacked a field (`lacking` lists the first LACKING_LISTED of them). */
+  lacking_lines: number;
+  /** Per field, how many lines lacked it and how many of those the supplement gave it to. */
+  lacking_fields: Partial<Record<CarriedField, { lacked: number; supplied: number }>>;
   /** How many lines a supplement added fields to. */
   supplemented: number;
 }
@@ -92,6 +96,8 @@ type TransferStore = Pick<UserGroupStore, 'listUserGroups' | 'findUserGroupsByPr
   Pick<Store, 'refreshStatistics'>;
 
 const DEFAULT_BATCH = 1000;
+/** The lacking lines a summary lists one by one; the counts cover every line. */
+export const LACKING_LISTED = 1000;
 const MAX_BATCH_ATTEMPTS = 3;
 
 type Pending = { line: number; group: TransferredUserGroup };
@@ -172,6 +178,8 @@ export function createUserGroupTransferService({
       unchanged: 0,
       rejected: [],
       lacking: [],
+      lacking_lines: 0,
+      lacking_fields: {},
       supplemented: 0,
     };
     const batchSize = options.batchSize ?? DEFAULT_BATCH;
@@ -211,13 +219,17 @@ export function createUserGroupTransferService({
         summary.rejected.push({ line: item.line, reason: `the line lacks ${required.join(', ')}, which is required` });
         continue;
       }
-      if (lacked.length > 0)
-        summary.lacking.push({
-          line: item.line,
-          provided_id: providedId,
-          fields: lacked,
-          supplied: lacked.filter((field) => !stillLacked.includes(field)),
-        });
+      if (lacked.length > 0) {
+        const supplied = lacked.filter((field) => !stillLacked.includes(field));
+        summary.lacking_lines += 1;
+        for (const field of lacked) {
+          const count = (summary.lacking_fields[field] ??= { lacked: 0, supplied: 0 });
+          count.lacked += 1;
+          if (supplied.includes(field)) count.supplied += 1;
+        }
+        if (summary.lacking.length < LACKING_LISTED)
+          summary.lacking.push({ line: item.line, provided_id: providedId, fields: lacked, supplied });
+      }
       // Each provided id once per batch, so a batch's writes never collide with each other.
       if (batches.get(environment)?.providedIds.has(providedId)) await flush(environment);
       const batch = batches.get(environment) ?? { lines: [], providedIds: new Set<string>() };
@@ -249,7 +261,6 @@ export function createUserGroupTransferService({
       options.onProgress?.(done + lines.length + summary.rejected.length);
     }
     summary.rejected.sort((a, b) => a.line - b.line);
-    summary.lacking.sort((a, b) => a.line - b.line);
     // A bulk load changes what the planner should expect of the tables (docs/performance.md).
     if (summary.created + summary.updated > 0) (await store.refreshStatistics()).forEach(warn);
     return summary;
