@@ -54,7 +54,7 @@ const documented = (providedId: string, teamId: number) => ({
   properties: { region: 'emea' },
 });
 
-describe('ugs groups import: what a line lacks', () => {
+describe('ugs groups import: what a line lacks', { timeout: 120_000 }, () => {
   it('reports per line what it lacked and what the supplement gave; the supplement never overrides the line', async () => {
     const box = await catalogue();
     const file = join(box.dir, 'hosted.jsonl');
@@ -160,7 +160,7 @@ describe('ugs groups import: what a line lacks', () => {
   });
 });
 
-describe('ugs groups verify-import', () => {
+describe('ugs groups verify-import', { timeout: 120_000 }, () => {
   it('passes when every group matches its line, and exits 2 naming each difference (never a token)', async () => {
     const box = await catalogue();
     const lines = [
@@ -204,7 +204,7 @@ describe('ugs groups verify-import', () => {
   });
 });
 
-describe('ugs groups import: team_ids', () => {
+describe('ugs groups import: team_ids', { timeout: 120_000 }, () => {
   const teamIdsOf = async (box: Sandbox) =>
     Object.fromEntries((await exportOf(box)).map((group) => [group.provided_id, group.team_id]));
 
@@ -248,7 +248,7 @@ describe('ugs groups import: team_ids', () => {
   });
 });
 
-describe('a shared data source', () => {
+describe('a shared data source', { timeout: 120_000 }, () => {
   it('is listed and mapped in both environments by the same id', async () => {
     const box = await catalogue();
     const listed = jsonOutput<Array<{ id: number; shared: boolean }>>(
