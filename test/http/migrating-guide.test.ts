@@ -293,6 +293,7 @@ describe('docs/migrating.md, run as written against the documented response shap
   let server: ServeProcess;
   let hosted: Server;
   let dir: string;
+  let folder: ReturnType<typeof guideFolder>;
 
   beforeAll(async () => {
     db = await createTestDatabase(TEST_ENGINE);
@@ -311,7 +312,7 @@ describe('docs/migrating.md, run as written against the documented response shap
   });
 
   it("carries every field it can, reports and supplies the rest, checks, and keeps both environments' mappings", async () => {
-    const folder = guideFolder(db, server, hosted, TOKENS);
+    folder = guideFolder(db, server, hosted, TOKENS);
     dir = folder.dir;
     for (const [environment, seed] of [
       ['Customer', 7],
@@ -391,5 +392,43 @@ describe('docs/migrating.md, run as written against the documented response shap
         });
       }
     }
+  });
+
+  it('then: the check exits 2 on a difference; team_ids in reverse order are kept up to their bound', async () => {
+    const ugs = async (args: string) => {
+      try {
+        return { code: 0, stdout: (await run('bash', ['-c', `ugs ${args}`], { cwd: dir, env: folder.env })).stdout };
+      } catch (error) {
+        const failed = error as { code: number; stdout: string };
+        return { code: failed.code, stdout: failed.stdout };
+      }
+    };
+    const lines = readFileSync(join(dir, 'hosted-customer.jsonl'), 'utf8').trim().split('\n');
+    const tampered = lines.map((line, index) =>
+      index === 0 ? line.replace(/"name":"[^"]*"/, '"name":"Not as imported"') : line,
+    );
+    writeFileSync(join(dir, 'tampered.jsonl'), `${tampered.join('\n')}\n`);
+    const failed = await ugs(
+      'groups verify-import tampered.jsonl --environment Customer --supplement supplement-customer.jsonl',
+    );
+    expect(failed.code).toBe(2);
+    expect(failed.stdout).toMatch(
+      /^checked 20, matched 19, differ 1, missing 0, unreadable 0\n {2}line 1 \(customer-\d+\): name is "Customer group \d+", the file has "Not as imported"\n$/,
+    );
+
+    // Descending team_ids, one batch each, and one above the bound.
+    const reverse = [3_000_000_000, 400_003, 400_002, 400_001].map((teamId) =>
+      JSON.stringify({ team_id: teamId, token: randomUUID(), provided_id: `reverse-${teamId}`, properties: null }),
+    );
+    writeFileSync(join(dir, 'reverse.jsonl'), `${reverse.join('\n')}\n`);
+    expect((await ugs('groups import reverse.jsonl --environment Testing --batch-size 1')).code).toBe(0);
+    const exported = (await ugs('groups export --environment Testing')).stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { provided_id: string; team_id: number })
+      .filter((group) => group.provided_id.startsWith('reverse-'));
+    const teamIds = Object.fromEntries(exported.map((group) => [group.provided_id, group.team_id]));
+    expect(teamIds).toMatchObject({ 'reverse-400003': 400_003, 'reverse-400002': 400_002, 'reverse-400001': 400_001 });
+    expect(teamIds['reverse-3000000000']).toBeLessThan(400_001);
   });
 });
