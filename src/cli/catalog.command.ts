@@ -78,6 +78,7 @@ export function dataSourcesCommand(): Command {
     .addOption(new Option('--schema-id <id>', 'the schema it serves').argParser(positiveInteger).makeOptionMandatory())
     .addOption(environmentOption().makeOptionMandatory())
     .addOption(idOption('data source'))
+    .addOption(new Option('--shared', 'mappable from every environment of the workspace, not only --environment'))
     .action(
       async (
         options: CommonOptions & {
@@ -86,6 +87,7 @@ export function dataSourcesCommand(): Command {
           schemaId: number;
           environment: Environment;
           id?: number;
+          shared?: boolean;
         },
       ) => {
         await withRuntime(options, async (runtime) => {
@@ -95,13 +97,14 @@ export function dataSourcesCommand(): Command {
             name: options.name,
             schemaId: options.schemaId,
             ...(options.id !== undefined ? { id: options.id } : {}),
+            ...(options.shared ? { shared: true } : {}),
           });
           printCreated(toDataSource(dataSource), options.json);
         });
       },
     );
 
-  subcommand(dataSources, 'list', 'list the data sources of one environment')
+  subcommand(dataSources, 'list', 'list the data sources of one environment, the shared ones included')
     .addOption(environmentOption().default('Customer'))
     .action(async (options: CommonOptions & { environment: Environment }) => {
       await withRuntime(options, async (runtime) => {

@@ -1,7 +1,7 @@
 import { open, stat } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { once } from 'node:events';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { ENVIRONMENTS, type Environment } from '../domain/tenancy.js';
 import type { UserGroupAdminView } from '../domain/user-groups/user-group.view.js';
 import { presentAdminUserGroup } from '../wire/user-group.presenter.js';
@@ -17,6 +17,34 @@ import {
   type CommonOptions,
 } from './context.js';
 import { addGroupsSyncCommand } from './groups-sync.command.js';
+import { CARRIED_FIELDS, isCarriedField, type CarriedField } from '../domain/user-groups/user-group-transfer.rules.js';
+import type { ImportVerification } from '../domain/user-groups/user-group-transfer.service.js';
+
+/** `--require-fields mapping,parent_user_group_id,…`: names checked here, so a typo is an error, not a no-op. */
+function carriedFieldList(value: string): CarriedField[] {
+  const fields = value.split(',').map((field) => field.trim());
+  const unknown = fields.filter((field) => !isCarriedField(field));
+  if (unknown.length > 0 || fields.length === 0)
+    throw new InvalidArgumentError(`Unknown field ${unknown.join(', ')}; give some of ${CARRIED_FIELDS.join(', ')}.`);
+  return fields.filter(isCarriedField);
+}
+
+/** The verify report for people: one line per difference, never a token. */
+function printVerification(result: ImportVerification): void {
+  process.stdout.write(
+    `checked ${result.checked}, matched ${result.matched}, differ ${result.differences.length}, missing ${result.missing.length}, unreadable ${result.unreadable.length}\n`,
+  );
+  for (const { line, provided_id, fields } of result.differences)
+    for (const difference of fields)
+      process.stdout.write(
+        difference.field === 'token'
+          ? `  line ${line} (${provided_id}): token does not verify\n`
+          : `  line ${line} (${provided_id}): ${difference.field} is ${JSON.stringify(difference.actual)}, the file has ${JSON.stringify(difference.expected)}\n`,
+      );
+  for (const { line, provided_id } of result.missing)
+    process.stdout.write(`  line ${line} (${provided_id}): no such group in its environment\n`);
+  for (const { line, reason } of result.unreadable) process.stdout.write(`  line ${line}: ${reason}\n`);
+}
 
 const summaryRow = (group: UserGroupAdminView) => ({
   team_id: group.teamId,
@@ -167,6 +195,18 @@ export function groupsCommand(): Command {
         "a line whose token differs from its group's current one rotates it (audited); otherwise that line is refused",
       ),
     )
+    .addOption(
+      new Option(
+        '--supplement <file>',
+        'JSON Lines keyed by provided_id whose fields (mapping, parent_user_group_id, is_demo_group, …) fill what a line lacks',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--require-fields <fields>',
+        `reject a line lacking any of these (comma-separated: ${CARRIED_FIELDS.join(', ')})`,
+      ).argParser(carriedFieldList),
+    )
     .action(
       async (
         file: string,
@@ -175,12 +215,15 @@ export function groupsCommand(): Command {
           batchSize: number;
           dryRun?: boolean;
           replaceTokens?: boolean;
+          supplement?: string;
+          requireFields?: CarriedField[];
         },
       ) => {
         await withRuntime(options, async (runtime) => {
           // The line validator is compiled on load; only this command pays for it.
-          const { readGroupLines } = await import('./group-import.reader.js');
+          const { readGroupLines, readSupplement } = await import('./group-import.reader.js');
           const caller = await cliCaller(runtime, options.workspace);
+          const supplement = options.supplement ? await readSupplement(options.supplement) : undefined;
           const progress = progressReporter(file === '-' ? undefined : (await stat(file)).size);
           const summary = await runtime.services.userGroupTransfer.importUserGroups(
             caller,
@@ -188,6 +231,8 @@ export function groupsCommand(): Command {
             {
               ...(options.environment ? { environment: options.environment } : {}),
               batchSize: options.batchSize,
+              ...(supplement ? { supplement } : {}),
+              ...(options.requireFields ? { requireFields: options.requireFields } : {}),
               ...(progress.lines ? { onProgress: progress.lines } : {}),
               dryRun: options.dryRun === true,
               replaceTokens: options.replaceTokens === true,
@@ -200,11 +245,56 @@ export function groupsCommand(): Command {
               `${options.dryRun ? 'dry run, nothing written: would have ' : ''}created ${summary.created}, updated ${summary.updated}, unchanged ${summary.unchanged}, rejected ${summary.rejected.length}\n`,
             );
             for (const { line, reason } of summary.rejected) process.stdout.write(`  line ${line}: ${reason}\n`);
+            if (summary.supplemented > 0) process.stdout.write(`supplemented ${summary.supplemented} lines\n`);
+            if (summary.lacking_lines > 0) {
+              const counts = CARRIED_FIELDS.flatMap((field) => {
+                const count = summary.lacking_fields[field];
+                return count
+                  ? [`${field} ${count.lacked}${count.supplied ? ` (supplied ${count.supplied})` : ''}`]
+                  : [];
+              });
+              process.stdout.write(`lacking ${summary.lacking_lines} lines: ${counts.join(', ')}\n`);
+              for (const { line, provided_id, fields, supplied } of summary.lacking) {
+                const kept = fields.filter((field) => !supplied.includes(field));
+                const parts = [
+                  ...(supplied.length > 0 ? [`the supplement gave ${supplied.join(', ')}`] : []),
+                  ...(kept.length > 0 ? [`${kept.join(', ')} kept as here or the default`] : []),
+                ];
+                process.stdout.write(
+                  `  line ${line} (${provided_id}): lacks ${fields.join(', ')}; ${parts.join('; ')}\n`,
+                );
+              }
+              if (summary.lacking_lines > summary.lacking.length)
+                process.stdout.write(`  … and ${summary.lacking_lines - summary.lacking.length} more lines\n`);
+            }
           }
           if (summary.rejected.length > 0) process.exitCode = 2;
         });
       },
     );
+
+  subcommand(
+    groups,
+    'verify-import',
+    'compare every group an import wrote with its line; exit 2 on any difference (tokens never shown)',
+  )
+    .argument('<file>', 'the JSON Lines file that was imported, or - for stdin')
+    .addOption(environmentOption("look in this environment (default: each line's api_environment_tag)"))
+    .addOption(new Option('--supplement <file>', 'the supplement the import was given'))
+    .action(async (file: string, options: CommonOptions & { environment?: Environment; supplement?: string }) => {
+      await withRuntime(options, async (runtime) => {
+        const { readGroupLines, readSupplement } = await import('./group-import.reader.js');
+        const caller = await cliCaller(runtime, options.workspace);
+        const supplement = options.supplement ? await readSupplement(options.supplement) : undefined;
+        const result = await runtime.services.userGroupTransfer.verifyImportedUserGroups(caller, readGroupLines(file), {
+          ...(options.environment ? { environment: options.environment } : {}),
+          ...(supplement ? { supplement } : {}),
+        });
+        if (options.json) printJson(result);
+        else printVerification(result);
+        if (result.differences.length + result.missing.length + result.unreadable.length > 0) process.exitCode = 2;
+      });
+    });
 
   addGroupsSyncCommand(groups);
   return groups;

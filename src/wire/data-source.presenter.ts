@@ -8,4 +8,5 @@ export const toDataSource = (record: DataSourceRecord): DataSource => ({
   name: record.name,
   schema_id: record.schemaId,
   api_environment_tag: record.environment,
+  shared: record.shared,
 });

@@ -12,6 +12,12 @@ export const CreateDataSourceBody = Type.Object(
     name: Text256('Display name.'),
     schema_id: Id('The schema this data source serves.'),
     environment: Type.Optional(EnvironmentTag),
+    shared: Type.Optional(
+      Type.Boolean({
+        description:
+          'Mappable from every environment of the workspace, not only its own (default false); set at creation only. A mapping names it by the same id or provided id in Customer and Testing.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -33,6 +39,7 @@ export const DataSource = Type.Object({
   name: Type.String(),
   schema_id: CatalogueId,
   api_environment_tag: EnvironmentTag,
+  shared: Type.Boolean({ description: 'Mappable from every environment of the workspace.' }),
 });
 export type DataSource = Static<typeof DataSource>;
 

@@ -175,7 +175,7 @@ export const TransferredUserGroupLine = Type.Object(
         minimum: 1,
         maximum: MAX_SAFE,
         description:
-          'Kept on import when this deployment has never issued a team_id this high (later ones are issued above it); otherwise the group gets a new one.',
+          'Kept on import when this deployment never issued it, whatever the order of the lines, and it is at most 2147483647 (later ones are issued above the kept ones); otherwise the group gets a new one.',
       }),
     ),
     provided_id: UserGroupIdentifier(ID_RULE),

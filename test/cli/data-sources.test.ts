@@ -56,6 +56,7 @@ describe('ugs data-sources update', { timeout: 60_000 }, () => {
       name: 'EU warehouse (Frankfurt)',
       schema_id: sales,
       api_environment_tag: 'Customer',
+      shared: false,
     };
     expect(updated).toEqual(expected);
     expect(await listDataSources(box)).toEqual([expected]);
@@ -120,6 +121,7 @@ describe('ugs data-sources delete', { timeout: 60_000 }, () => {
       name: 'staging',
       schema_id: sales,
       api_environment_tag: 'Testing',
+      shared: false,
     });
     expect(await Promise.all([listDataSources(box), listDataSources(box, 'Testing')])).toEqual([[], []]);
     expect((await auditActions(box, 'data_source.deleted')).map((event) => [event.actor, event.provided_id])).toEqual([

@@ -34,6 +34,7 @@ const dataSource: DataSourceRecord = {
   providedId: 'warehouse',
   name: 'Warehouse',
   schemaId: 2,
+  shared: false,
   createdAt: T,
 };
 

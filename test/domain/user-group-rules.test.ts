@@ -95,6 +95,7 @@ describe('mapping resolution', () => {
     providedId,
     name: providedId,
     schemaId,
+    shared: false,
     createdAt: T,
   });
   const catalogue = [dataSource(10, 'warehouse', 1), dataSource(11, '10', 2), dataSource(12, 'other', 2)];

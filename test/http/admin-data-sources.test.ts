@@ -47,6 +47,37 @@ describe('the admin data source API', () => {
     });
   });
 
+  describe('POST /api/admin/data_sources with shared', () => {
+    it('makes it mappable from both environments by the same id; the default is its own environment only', async () => {
+      const schemaId = await seedSchema(ctx.t);
+      const create = (body: Record<string, unknown>) =>
+        adminOk(ctx.t, {
+          method: 'POST',
+          path: ADMIN.dataSources,
+          body: { provided_id: uniqueId('ds'), name: 'Sales', schema_id: schemaId, ...body },
+        });
+      const shared = (await create({ shared: true })).data_source as { id: number; shared: boolean };
+      const own = (await create({})).data_source as { id: number; shared: boolean };
+      expect([shared.shared, own.shared]).toEqual([true, false]);
+      const testingList = (await adminOk(ctx.t, { path: ADMIN.dataSources, as: { environment: 'Testing' } }))
+        .data_sources as Array<{ id: number }>;
+      expect(testingList.map((source) => source.id)).toContain(shared.id);
+      expect(testingList.map((source) => source.id)).not.toContain(own.id);
+
+      const testing = userGroupApi(
+        injectClient(ctx.t.app),
+        apiToken(ctx.t, { environment: 'Testing', scope: 'write' }),
+      );
+      const mapped = await testing.getOrCreate({ user_group_id: uniqueId('t'), mapping: { [schemaId]: shared.id } });
+      expect(expectSuccess(mapped).user_group.mapping).toEqual({ [schemaId]: String(shared.id) });
+      expectError(
+        await testing.getOrCreate({ user_group_id: uniqueId('t'), mapping: { [schemaId]: own.id } }),
+        400,
+        'unknown_data_source',
+      );
+    });
+  });
+
   describe('PATCH /api/admin/data_sources/{id}', () => {
     it.each<[string, (source: DataSourceRecord) => Promise<Record<string, unknown>>]>([
       ['name', async () => ({ name: uniqueId('Renamed') })],

@@ -108,5 +108,6 @@ export function wireDataSource(record: DataSourceRecord) {
     name: record.name,
     schema_id: record.schemaId,
     api_environment_tag: record.environment,
+    shared: record.shared,
   };
 }

@@ -119,7 +119,7 @@ const CONTRACT_BODIES: Record<string, { properties: string[]; required?: string[
   'DELETE /api/user': { properties: ['current_token', 'data_source_provided_id', 'user_group_id'], required: [] },
   'POST /api/user/verify': { properties: ['token'], required: ['token'] },
   'POST /api/admin/schemas': { properties: ['id', 'name'] },
-  'POST /api/admin/data_sources': { properties: ['environment', 'id', 'name', 'provided_id', 'schema_id'] },
+  'POST /api/admin/data_sources': { properties: ['environment', 'id', 'name', 'provided_id', 'schema_id', 'shared'] },
 };
 
 describe('GET /openapi.json', () => {

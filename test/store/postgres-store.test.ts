@@ -216,6 +216,7 @@ describe('PostgreSQL store specifics', () => {
       'schema_migrations',
       'schemas',
       'signing_keys',
+      'team_id_gaps',
       'user_group_mappings',
       'user_groups',
       'webhook_deliveries',
@@ -290,7 +291,11 @@ describe('PostgreSQL store specifics', () => {
     expect(await indexState(build.concurrentIndex!)).toEqual([{ valid: false, method: 'btree' }]);
     await expect(migratePostgres(openDatabase(), MIGRATIONS)).resolves.toBe(MIGRATIONS.length - build.version + 1);
     expect(await indexState(build.concurrentIndex!)).toEqual([{ valid: true, method: 'gin' }]);
-    expect(await inSchema('SELECT version FROM schema_expansions')).toEqual([{ version: build.version }]);
+    expect(await inSchema('SELECT version FROM schema_expansions ORDER BY version')).toEqual(
+      stepsOf('expand')
+        .filter(({ version }) => version >= build.version)
+        .map(({ version }) => ({ version })),
+    );
   });
 
   it('migrates safely from several store instances at once', async () => {

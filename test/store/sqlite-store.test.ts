@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { migrateSqlite } from '../../src/store/sqlite/migrate.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations/index.js';
+
 import { openSqliteDatabase, PAGE_CACHE_KIB, SYNC_BUSY_WAIT_MS } from '../../src/store/sqlite/sqlite-database.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/domain/store.port.js';
@@ -22,6 +23,8 @@ import {
   seed,
   T2,
 } from './store-fixtures.js';
+
+const stepsOf = (kind: 'expand' | 'contract') => MIGRATIONS.filter((migration) => migration.kind === kind);
 
 const run = promisify(execFile);
 const MIGRATE_PROCESS = fileURLToPath(new URL('./migrate-process.ts', import.meta.url));
@@ -97,7 +100,9 @@ describe('SQLite store specifics', () => {
     await store.migrate();
     await open().migrate();
     const rows = openRaw().prepare('SELECT version, name FROM schema_migrations ORDER BY version').all();
-    expect(rows).toEqual(MIGRATIONS.map(({ version, name }) => ({ version, name })));
+    expect(rows).toEqual(stepsOf('contract').map(({ version, name }) => ({ version, name })));
+    const expansions = openRaw().prepare('SELECT version, name FROM schema_expansions ORDER BY version').all();
+    expect(expansions).toEqual(stepsOf('expand').map(({ version, name }) => ({ version, name })));
   });
 
   it('migrates safely from several processes at once', async () => {
@@ -112,7 +117,10 @@ describe('SQLite store specifics', () => {
     );
     const db = openRaw();
     expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all()).toEqual(
-      MIGRATIONS.map(({ version }) => version),
+      stepsOf('contract').map(({ version }) => version),
+    );
+    expect(db.prepare('SELECT version FROM schema_expansions ORDER BY version').pluck().all()).toEqual(
+      stepsOf('expand').map(({ version }) => version),
     );
     expect(db.prepare("SELECT count(*) FROM audit_events WHERE action = 'workspace.created'").pluck().get()).toBe(1);
   });

@@ -107,6 +107,8 @@ export interface ImportSummary {
   updated: number;
   unchanged: number;
   rejected: Array<{ line: number; reason: string }>;
+  lacking: Array<{ line: number; provided_id: string; fields: string[]; supplied: string[] }>;
+  supplemented: number;
 }
 
 let transferFiles = 0;

@@ -8,6 +8,8 @@ export interface DataSourceRecord {
   providedId: string;
   name: string;
   schemaId: number;
+  /** Mappable from every environment of the workspace, not only its own (`environment`). */
+  shared: boolean;
   createdAt: Timestamp;
 }
 
@@ -24,5 +26,7 @@ export interface NewDataSource {
   providedId: string;
   name: string;
   schemaId: number;
+  /** Mappable from every environment of the workspace; false when not given. */
+  shared?: boolean;
   createdAt: Timestamp;
 }

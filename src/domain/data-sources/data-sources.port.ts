@@ -15,9 +15,13 @@ export interface DataSourceStore {
    * when the workspace has one numbered `dataSource.id`; without an id, numbered as schemas are.
    */
   insertDataSource(dataSource: NewDataSource, audit: AuditContext): Promise<DataSourceRecord>;
+  /** The workspace's data sources; with `environment`, those of it and the shared ones of every environment. */
   listDataSources(workspaceId: number, environment?: Environment): Promise<DataSourceRecord[]>;
   findDataSourceById(workspaceId: number, id: number): Promise<DataSourceRecord | null>;
-  /** Every data source of the tenant whose id is in `refs.ids` or whose provided id is in `refs.providedIds`. */
+  /**
+   * Every data source the tenant may map (its environment's own and the workspace's shared ones) whose
+   * id is in `refs.ids` or whose provided id is in `refs.providedIds`; the tenant's own first.
+   */
   findDataSources(tenant: Tenant, refs: DataSourceRefs): Promise<DataSourceRecord[]>;
   /**
    * Applies the patch as `planDataSourceUpdate` decides over the locked row (src/domain/data-sources/data-sources.rules.ts).

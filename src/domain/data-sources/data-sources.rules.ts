@@ -21,7 +21,14 @@ export interface DataSourcePlan extends Audited<DataSourceChange> {
 
 /** The audited fields of a data source, under the snake_case names its audit events use. */
 function auditFields(record: DataSourceRecord): Record<string, unknown> {
-  return { id: record.id, provided_id: record.providedId, name: record.name, schema_id: record.schemaId };
+  return {
+    id: record.id,
+    provided_id: record.providedId,
+    name: record.name,
+    schema_id: record.schemaId,
+    // Named only when set, so the events of a data source of one environment read as before.
+    ...(record.shared ? { shared: true } : {}),
+  };
 }
 
 function entry(action: AuditAction, record: DataSourceRecord, changes: FieldChanges): AuditEntry {

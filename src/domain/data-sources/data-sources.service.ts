@@ -17,6 +17,8 @@ export interface NewDataSourceInput {
   id?: number;
   /** Defaults to the caller's environment. */
   environment?: Environment;
+  /** Mappable from every environment of the workspace (set at creation only). */
+  shared?: boolean;
 }
 
 export type DataSourceService = ReturnType<typeof createDataSourceService>;
@@ -53,13 +55,14 @@ export function createDataSourceService({
           providedId: input.providedId,
           name: input.name,
           schemaId: input.schemaId,
+          ...(input.shared ? { shared: true } : {}),
           createdAt: clock(),
         },
         auditContextOf(clock, caller),
       );
     },
 
-    /** The data sources of one environment: the given one, else the caller's. */
+    /** The data sources one environment may map (the given one, else the caller's): its own and the shared ones. */
     async listDataSources(caller: Caller, environment?: Environment): Promise<DataSourceRecord[]> {
       requireScope(caller, 'admin');
       return store.listDataSources(caller.tenant.workspaceId, environment ?? caller.tenant.environment);

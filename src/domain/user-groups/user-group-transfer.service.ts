@@ -17,6 +17,16 @@ import type { DataSourceStore } from '../data-sources/data-sources.port.js';
 import type { SchemaStore } from '../schemas/schemas.port.js';
 import type { Store } from '../store.port.js';
 import type { UserGroupStore, UserGroupTokenRotation, UserGroupWrite } from './user-groups.port.js';
+import { keepableTeamId } from './team-ids.rules.js';
+import { mappingToRecord } from './mapping.js';
+import {
+  importDifferences,
+  lackedFields,
+  supplemented,
+  type CarriedField,
+  type FieldDifference,
+  type Supplement,
+} from './user-group-transfer.rules.js';
 
 /** One line of an export file, and what an import reads. */
 export interface TransferredUserGroup {
@@ -37,6 +47,16 @@ export interface TransferredUserGroup {
   updated_at?: string;
 }
 
+/** What `verifyImportedUserGroups` found: every line is checked, matched, different, missing or unreadable. */
+export interface ImportVerification {
+  checked: number;
+  matched: number;
+  differences: Array<{ line: number; provided_id: string; fields: FieldDifference[] }>;
+  /** Lines whose group does not exist in their environment. */
+  missing: Array<{ line: number; provided_id: string }>;
+  unreadable: Array<{ line: number; reason: string }>;
+}
+
 /** A line as the reader saw it: either a well-formed group or why it is not one. */
 export type ImportLine = { line: number; group: TransferredUserGroup } | { line: number; error: string };
 
@@ -45,11 +65,27 @@ export interface ImportSummary {
   updated: number;
   unchanged: number;
   rejected: Array<{ line: number; reason: string }>;
+  /**
+   * Each line that lacked a field this service keeps (`fields`), and which of those its supplement
+   * line gave (`supplied`). A field neither gave keeps what the group had here, or the default (no
+   * mapping, no parent, not a demo group).
+   */
+  lacking: Array<{ line: number; provided_id: string; fields: CarriedField[]; supplied: CarriedField[] }>;
+  /** How many lines lacked a field (`lacking` lists the first LACKING_LISTED of them). */
+  lacking_lines: number;
+  /** Per field, how many lines lacked it and how many of those the supplement gave it to. */
+  lacking_fields: Partial<Record<CarriedField, { lacked: number; supplied: number }>>;
+  /** How many lines a supplement added fields to. */
+  supplemented: number;
 }
 
 export interface ImportOptions {
   /** Puts every line in this environment instead of the line's own api_environment_tag. */
   environment?: Environment;
+  /** Fields a line lacks are taken from the supplement's line of the same provided id. */
+  supplement?: Supplement;
+  /** A line lacking any of these (after its supplement) is rejected rather than imported. */
+  requireFields?: readonly CarriedField[];
   batchSize?: number;
   onProgress?: (linesDone: number) => void;
   /** Plans every line as the import would and writes nothing: the summary says what it would do. */
@@ -88,6 +124,8 @@ type TransferStore = Pick<
   Pick<Store, 'refreshStatistics'>;
 
 const DEFAULT_BATCH = 1000;
+/** The lacking lines a summary lists one by one; the counts cover every line. */
+export const LACKING_LISTED = 1000;
 const MAX_BATCH_ATTEMPTS = 3;
 
 type Pending = { line: number; group: TransferredUserGroup };
@@ -164,7 +202,16 @@ export function createUserGroupTransferService({
     options: ImportOptions = {},
   ): Promise<ImportSummary> {
     requireScope(caller, 'admin');
-    const summary: ImportSummary = { created: 0, updated: 0, unchanged: 0, rejected: [] };
+    const summary: ImportSummary = {
+      created: 0,
+      updated: 0,
+      unchanged: 0,
+      rejected: [],
+      lacking: [],
+      lacking_lines: 0,
+      lacking_fields: {},
+      supplemented: 0,
+    };
     const batchSize = options.batchSize ?? DEFAULT_BATCH;
     const mode: ImportMode = {
       dryRun: options.dryRun === true,
@@ -200,11 +247,31 @@ export function createUserGroupTransferService({
       // The hosted product may show a null environment tag: then the caller's environment.
       const environment = options.environment ?? item.group.api_environment_tag ?? caller.tenant.environment;
       const providedId = providedIdOf(item.group.provided_id);
+      const group = supplemented(item.group, environment, options.supplement);
+      if (group !== item.group) summary.supplemented += 1;
+      const lacked = lackedFields(item.group);
+      const stillLacked = lackedFields(group);
+      const required = stillLacked.filter((field) => options.requireFields?.includes(field));
+      if (required.length > 0) {
+        summary.rejected.push({ line: item.line, reason: `the line lacks ${required.join(', ')}, which is required` });
+        continue;
+      }
+      if (lacked.length > 0) {
+        const supplied = lacked.filter((field) => !stillLacked.includes(field));
+        summary.lacking_lines += 1;
+        for (const field of lacked) {
+          const count = (summary.lacking_fields[field] ??= { lacked: 0, supplied: 0 });
+          count.lacked += 1;
+          if (supplied.includes(field)) count.supplied += 1;
+        }
+        if (summary.lacking.length < LACKING_LISTED)
+          summary.lacking.push({ line: item.line, provided_id: providedId, fields: lacked, supplied });
+      }
       // Each provided id once per batch, so a batch's writes never collide with each other.
       if (batches.get(environment)?.providedIds.has(providedId)) await flush(environment);
       const batch = batches.get(environment) ?? { lines: [], providedIds: new Set<string>() };
       batches.set(environment, batch);
-      batch.lines.push(item);
+      batch.lines.push({ line: item.line, group });
       batch.providedIds.add(providedId);
       if (batch.lines.length >= batchSize) await flush(environment);
     }
@@ -485,7 +552,8 @@ export function createUserGroupTransferService({
         kind: 'create',
         group: {
           tenant: caller.tenant,
-          ...(group.team_id !== undefined ? { teamId: group.team_id } : {}),
+          // Above the bound a team_id is not kept: it would raise every later group's number.
+          ...(keepableTeamId(group.team_id) ? { teamId: group.team_id } : {}),
           ...content,
           createdAt: now,
           ...tokenFields(group.token ?? generateUserGroupToken()),
@@ -524,7 +592,75 @@ export function createUserGroupTransferService({
     return { ...line, group: { ...line.group, token: cipher.lookupHashes(line.group.token)[0] } };
   }
 
-  return { exportUserGroups, importUserGroups, fingerprintOf };
+  /**
+   * Compares every group a file imported with its line (after its supplement): the token verifies,
+   * and team_id, name, properties, mapping, parent and demo flag are as the line has them. A field
+   * the line lacks is not compared (the import reported it).
+   */
+  async function verifyImportedUserGroups(
+    caller: Caller,
+    lines: AsyncIterable<ImportLine> | Iterable<ImportLine>,
+    options: Pick<ImportOptions, 'environment' | 'supplement' | 'batchSize'> = {},
+  ): Promise<ImportVerification> {
+    requireScope(caller, 'admin');
+    const result: ImportVerification = { checked: 0, matched: 0, differences: [], missing: [], unreadable: [] };
+    const batchSize = options.batchSize ?? DEFAULT_BATCH;
+    const batches = new Map<Environment, Pending[]>();
+    const check = async (environment: Environment) => {
+      const batch = batches.get(environment) ?? [];
+      batches.delete(environment);
+      if (batch.length === 0) return;
+      const { tenant } = inEnvironment(caller, environment);
+      const found = new Map(
+        (
+          await store.findUserGroupsByProvidedIds(tenant, [
+            ...new Set(batch.map(({ group }) => providedIdOf(group.provided_id))),
+          ])
+        ).map((group) => [group.providedId, group]),
+      );
+      const resolve = await createMappingResolver(
+        store,
+        tenant,
+        batch.flatMap(({ group }) => (group.mapping ? [group.mapping] : [])),
+      );
+      for (const { line, group } of batch) {
+        const providedId = providedIdOf(group.provided_id);
+        const existing = found.get(providedId);
+        result.checked += 1;
+        if (!existing) {
+          result.missing.push({ line, provided_id: providedId });
+          continue;
+        }
+        let mapping: Parameters<typeof importDifferences>[2];
+        try {
+          mapping = group.mapping === undefined ? undefined : resolve(group.mapping ?? {});
+        } catch (error) {
+          if (!isAppError(error)) throw error;
+          mapping = { unresolved: error.message };
+        }
+        const tokenVerifies =
+          group.token === undefined ? undefined : tokenLookupHashes(group.token, cipher).includes(existing.tokenHash);
+        const differences = importDifferences(group, existing, mapping, tokenVerifies, mappingToRecord);
+        if (differences.length === 0) result.matched += 1;
+        else result.differences.push({ line, provided_id: providedId, fields: differences });
+      }
+    };
+    for await (const item of lines) {
+      if ('error' in item) {
+        result.unreadable.push({ line: item.line, reason: item.error });
+        continue;
+      }
+      const environment = options.environment ?? item.group.api_environment_tag ?? caller.tenant.environment;
+      const batch = batches.get(environment) ?? batches.set(environment, []).get(environment)!;
+      batch.push({ line: item.line, group: supplemented(item.group, environment, options.supplement) });
+      if (batch.length >= batchSize) await check(environment);
+    }
+    for (const environment of [...batches.keys()]) await check(environment);
+    for (const list of [result.differences, result.missing, result.unreadable]) list.sort((a, b) => a.line - b.line);
+    return result;
+  }
+
+  return { exportUserGroups, importUserGroups, verifyImportedUserGroups, fingerprintOf };
 }
 
 /** The provided id of the parent a line names, or null for none (or a detach). */

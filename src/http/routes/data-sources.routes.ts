@@ -44,6 +44,7 @@ export const dataSourceRoutes: FastifyPluginAsyncTypebox<{ dataSources: DataSour
           name: body.name,
           schemaId: body.schema_id,
           environment: body.environment,
+          ...(body.shared !== undefined ? { shared: body.shared } : {}),
         }),
       );
     },

@@ -29,6 +29,7 @@ interface DataSourceRow {
   provided_id: string;
   name: string;
   schema_id: Int8;
+  shared: boolean;
   created_at: Date;
 }
 
@@ -40,26 +41,29 @@ function toDataSource(row: DataSourceRow): DataSourceRecord {
     providedId: row.provided_id,
     name: row.name,
     schemaId: toNumber(row.schema_id),
+    shared: row.shared,
     createdAt: iso(row.created_at),
   };
 }
 
 // Ids are the numbers of the data source and its schema in the workspace (migration 0010).
 const COLUMNS =
-  'd.number AS id, d.workspace_id, d.environment, d.provided_id, d.name, s.number AS schema_id, d.created_at';
+  'd.number AS id, d.workspace_id, d.environment, d.provided_id, d.name, s.number AS schema_id, d.shared, d.created_at';
 
 const sql = statements({
   issue: issueNumberSql(HIGH_WATER_COLUMN.data_sources),
   // As for schemas: a taken provided id inserts no row, and the transaction rolls back.
-  insert: `INSERT INTO data_sources (workspace_id, number, environment, provided_id, name, schema_id, created_at)
-    SELECT @workspaceId, @number, @environment, @providedId, @name, ${schemaRowId('@workspaceId', '@schemaId::bigint')}, @createdAt
+  insert: `INSERT INTO data_sources (workspace_id, number, environment, provided_id, name, schema_id, shared, created_at)
+    SELECT @workspaceId, @number, @environment, @providedId, @name, ${schemaRowId('@workspaceId', '@schemaId::bigint')},
+      @shared::boolean, @createdAt
     WHERE NOT EXISTS (SELECT 1 FROM data_sources
       WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @providedId)
     RETURNING number`,
   // A chosen number that is taken is refused before the insert draws a row id from the sequence.
   numberTaken: 'SELECT 1 FROM data_sources WHERE workspace_id = @workspaceId AND number = @number',
   list: `SELECT ${COLUMNS} FROM ${DATA_SOURCES_WITH_SCHEMA}
-    WHERE d.workspace_id = @workspaceId AND (@environment::text IS NULL OR d.environment = @environment) ORDER BY d.number`,
+    WHERE d.workspace_id = @workspaceId AND (@environment::text IS NULL OR d.environment = @environment OR d.shared)
+    ORDER BY d.number`,
   byId: `SELECT ${COLUMNS} FROM ${DATA_SOURCES_WITH_SCHEMA} WHERE d.number = @id AND d.workspace_id = @workspaceId`,
   // FOR UPDATE conflicts with the FOR KEY SHARE lock a new mapping row's foreign key check takes on
   // the data source, so no group can start mapping to it until this transaction ends, and a mapping
@@ -68,9 +72,9 @@ const sql = statements({
     WHERE d.number = @id AND d.workspace_id = @workspaceId FOR UPDATE OF d`,
   // Array parameters keep one statement for any number of references.
   byRefs: `SELECT ${COLUMNS} FROM ${DATA_SOURCES_WITH_SCHEMA}
-    WHERE d.workspace_id = @workspaceId AND d.environment = @environment
+    WHERE d.workspace_id = @workspaceId AND (d.environment = @environment OR d.shared)
       AND (d.number = ANY(@ids::bigint[]) OR d.provided_id = ANY(@providedIds::text[]))
-    ORDER BY d.number`,
+    ORDER BY d.environment <> @environment, d.number`,
   usedBy: `SELECT count(DISTINCT m.team_id) AS used_by FROM user_group_mappings m
     JOIN data_sources d ON d.id = m.data_source_id WHERE d.workspace_id = @workspaceId AND d.number = @id`,
   update: `UPDATE data_sources SET provided_id = @providedId, name = @name,
@@ -100,7 +104,7 @@ export function dataSourceMethods(db: PostgresDatabase, audit: AuditEvents): Dat
     if ((await tx.rows(sql.numberTaken({ workspaceId: tenant.workspaceId, number }))).length > 0)
       throw failure.taken('data_source_number');
     const [row] = await tx.rows<{ number: Int8 }>(
-      sql.insert({ ...tenant, number, providedId, name, schemaId, createdAt }),
+      sql.insert({ ...tenant, number, providedId, name, schemaId, shared: source.shared === true, createdAt }),
     );
     if (!row) throw failure.taken('data_source_provided_id');
     const record = (await many(tx, sql.byId({ id: number, workspaceId: tenant.workspaceId })))[0]!;

@@ -69,6 +69,8 @@ import { iso, toNumber } from './rows.js';
 import type { Int8 } from './rows.js';
 import { statements } from './statements.js';
 import { dataSourceRowId, schemaRowId } from '../catalogue-numbers.js';
+import { IN_TEAM_ID_GAP, TEAM_ID_GAP_SQL } from '../team-id-gaps.js';
+import { gapsAfterKeeping } from '../../domain/user-groups/team-ids.rules.js';
 import type { Statement } from './statements.js';
 import type { QueryResultRow } from 'pg';
 
@@ -154,12 +156,17 @@ const SELECT_GROUP = `SELECT ${groupColumns('g')}, ${mappingOf('g')}, ${ancestor
 const RETURNING_GROUP = `RETURNING ${GROUP_COLUMNS}, ${mappingOf('user_groups')}, ${ancestorsOf('user_groups')}`;
 
 /**
- * The new group's team_id: a requested one (an import's, docs/api.md#migrating-from-the-hosted-product) above every team_id the sequence
- * has issued is kept, otherwise the next from the sequence. Writes that may keep one lock the table
- * first, so no create draws a number between this check and the sequence's catching up (KEEP_TEAM_IDS).
+ * The new group's team_id: a requested one (an import's) that was never issued, above the sequence's
+ * mark or in a gap the mark jumped over (team-ids.rules.ts), is kept; otherwise the next from the
+ * sequence. Writes that may keep one lock the table first, so no create draws a number between this
+ * check and the sequence's catching up.
  */
-const TEAM_ID = `CASE WHEN @teamId::bigint > (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM user_groups_team_id_seq)
+const TEAM_ID = `CASE WHEN @teamId::bigint IS NULL THEN nextval('user_groups_team_id_seq')
+    WHEN @teamId::bigint > (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM user_groups_team_id_seq)
+    OR ${IN_TEAM_ID_GAP.replaceAll('@teamId', '@teamId::bigint')}
     THEN @teamId::bigint ELSE nextval('user_groups_team_id_seq') END`;
+/** The sequence's mark: the highest team_id issued or kept. */
+const TEAM_ID_MARK = 'SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS mark FROM user_groups_team_id_seq';
 
 /** Before a batch that may keep team_ids: serialises it with every other insert into user_groups. */
 const LOCK_FOR_TEAM_IDS = 'LOCK TABLE user_groups IN SHARE ROW EXCLUSIVE MODE';
@@ -453,6 +460,13 @@ const sql = statements(
     SELECT (SELECT json_agg(DISTINCT ${ROOT_KEY}) FROM up WHERE parent_team_id IS NULL) AS root_keys, ${MERGED_SIZE_FACTS}`,
     lockForTeamIds: LOCK_FOR_TEAM_IDS,
     issueAboveKept: ISSUE_ABOVE_KEPT,
+    teamIdMark: TEAM_ID_MARK,
+    teamIdGapHolding: TEAM_ID_GAP_SQL.holding.replaceAll('@teamId', '@teamId::bigint'),
+    removeTeamIdGap: TEAM_ID_GAP_SQL.remove.replace('@low', '@low::bigint'),
+    addTeamIdGap: TEAM_ID_GAP_SQL.add.replace('@low', '@low::bigint').replace('@high', '@high::bigint'),
+    // Each kept number raises the mark at once, so the next line of the batch is judged against it.
+    raiseTeamIdMark: `SELECT setval('user_groups_team_id_seq', @teamId::bigint) FROM (${TEAM_ID_MARK}) m
+      WHERE @teamId::bigint > m.mark`,
     // The mapping rows of one group or of many (a sync's run): one row per (team id, schema, data source).
     insertMappings: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id, schema_number, data_source_number)
     SELECT m.team_id, ${mappingRowIds('@workspaceId::bigint')}, m.schema_id, m.data_source_id
@@ -987,6 +1001,30 @@ export function userGroupMethods(
     transaction: updateAudited,
   });
 
+  /**
+   * An import's create, under the table lock: a team_id kept from a gap or above the mark updates the
+   * gaps (team-ids.rules.ts) and raises the mark. setval is not rolled back with the transaction: a
+   * batch that fails leaves the numbers it jumped over unkept, never issued twice.
+   */
+  const insertKeepingTeamId = async (tx: Queryable, group: NewUserGroup): Promise<UserGroupRecord | undefined> => {
+    const teamId = group.teamId;
+    if (teamId === undefined) return insertGroup(tx, group);
+    const [markRow] = await tx.rows<{ mark: Int8 }>(sql.teamIdMark());
+    const mark = toNumber(markRow?.mark ?? 0);
+    const created = await insertGroup(tx, group);
+    if (created?.teamId !== teamId) return created;
+    const [holding] = await tx.rows<{ low: Int8; high: Int8 }>(sql.teamIdGapHolding({ teamId }));
+    const { remove, add } = gapsAfterKeeping(
+      teamId,
+      mark,
+      holding ? { low: toNumber(holding.low), high: toNumber(holding.high) } : null,
+    );
+    if (remove) await tx.rows(sql.removeTeamIdGap({ low: remove.low }));
+    for (const gap of add) await tx.rows(sql.addTeamIdGap({ ...gap }));
+    await tx.rows(sql.raiseTeamIdMark({ teamId }));
+    return created;
+  };
+
   // The batch path of an import: no re-reads, one audit entry per write.
   const writeBatch = audit.withAudit(async (tx, _context: AuditContext, writes: UserGroupWrite[]) => {
     const entries: AuditEntry[] = [];
@@ -996,7 +1034,9 @@ export function userGroupMethods(
       entries.push(
         batchWriteEntry(
           write,
-          write.kind === 'create' ? await insertGroup(tx, write.group) : (await applyUpdate(tx, write.update))?.group,
+          write.kind === 'create'
+            ? await insertKeepingTeamId(tx, write.group)
+            : (await applyUpdate(tx, write.update))?.group,
         ),
       );
     }

@@ -47,6 +47,8 @@ import {
 import { userGroupSearchPlan } from '../../domain/user-groups/user-group-search.rules.js';
 import { deletionRefusal } from '../../domain/user-groups/user-group-deletion.rules.js';
 import { dataSourceRowId, schemaRowId } from '../catalogue-numbers.js';
+import { IN_TEAM_ID_GAP, TEAM_ID_GAP_SQL } from '../team-id-gaps.js';
+import { gapsAfterKeeping, type TeamIdGap } from '../../domain/user-groups/team-ids.rules.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
@@ -208,12 +210,13 @@ export function userGroupMethods(
     { raw: true },
   );
   const sql = preparedOnFirstUse(db, {
-    // A requested team_id above AUTOINCREMENT's high-water mark (never issued) is kept, and the mark
-    // follows it; otherwise NULL draws the next one.
+    // A requested team_id never issued is kept: above AUTOINCREMENT's high-water mark (which then
+    // follows it) or in a gap that mark jumped over (team-ids.rules.ts); otherwise NULL draws the next one.
     insert: `INSERT INTO user_groups
       (team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
         access_rules, created_at, updated_at)
-      VALUES (CASE WHEN @teamId > coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'user_groups'), 0) THEN @teamId END,
+      VALUES (CASE WHEN @teamId > coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'user_groups'), 0)
+          OR ${IN_TEAM_ID_GAP} THEN @teamId END,
         @workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties, @parentTeamId, @isDemoGroup,
         @tags, @accessRules, @createdAt, @createdAt)
       ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING RETURNING team_id`,
@@ -283,7 +286,19 @@ export function userGroupMethods(
       VALUES (@teamId, ${schemaRowId('@workspaceId', '@schemaId')}, ${dataSourceRowId('@workspaceId', '@dataSourceId')},
         @schemaId, @dataSourceId)`,
     clearMapping: 'DELETE FROM user_group_mappings WHERE team_id = ?',
+    teamIdMark: "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'user_groups'), 0) AS mark",
+    teamIdGapHolding: TEAM_ID_GAP_SQL.holding,
+    removeTeamIdGap: TEAM_ID_GAP_SQL.remove,
+    addTeamIdGap: TEAM_ID_GAP_SQL.add,
   });
+
+  /** After an insert that kept `teamId`: the gaps follow (mark: the high-water mark before the insert). */
+  const recordKeptTeamId = (teamId: number, mark: number): void => {
+    const holding = (sql.teamIdGapHolding.get({ teamId }) as TeamIdGap | undefined) ?? null;
+    const { remove, add } = gapsAfterKeeping(teamId, mark, holding);
+    if (remove) sql.removeTeamIdGap.run({ low: remove.low });
+    for (const gap of add) sql.addTeamIdGap.run({ ...gap });
+  };
 
   db.function(CASEFOLD_FUNCTION, { deterministic: true }, (text: unknown) =>
     typeof text === 'string' ? casefold(text) : null,
@@ -384,6 +399,7 @@ export function userGroupMethods(
         accessRules: group.accessRules.length,
         parentTeamId,
       });
+    const mark = group.teamId === undefined ? 0 : (sql.teamIdMark.get() as { mark: number }).mark;
     const inserted = sql.insert.get({
       ...group,
       ...tenant,
@@ -395,6 +411,7 @@ export function userGroupMethods(
       accessRules: serializeAccessRules(group.accessRules),
     }) as { team_id: number } | undefined;
     if (!inserted) return undefined;
+    if (group.teamId !== undefined && inserted.team_id === group.teamId) recordKeptTeamId(group.teamId, mark);
     insertMapping(inserted.team_id, tenant.workspaceId, group.mapping);
     return { teamId: inserted.team_id, ...tenant, providedId: group.providedId };
   };

@@ -78,6 +78,7 @@ export function describeCatalogContract(t: ContractContext): void {
         providedId: '213',
         name: 'Warehouse',
         schemaId: schemaB.id,
+        shared: false,
         createdAt: T1,
       });
       expect(await t.store.listDataSources(workspace.id)).toEqual([customerA, customerB, testingA, added]);
@@ -111,6 +112,38 @@ export function describeCatalogContract(t: ContractContext): void {
         await t.store.findDataSources(customer, { ids: [testingA.id], providedIds: [String(customerB.id)] }),
       ).toEqual([]);
       expect(await t.store.findDataSources(customer, { ids: [], providedIds: [] })).toEqual([]);
+    });
+
+    it('a shared data source is listed and resolved in every environment of its workspace, the own one first', async () => {
+      const { workspace, otherWorkspace, customer, testing, schemaB, customerA, customerB, testingA } = t.fx;
+      const shared = await t.store.insertDataSource(
+        {
+          tenant: customer,
+          providedId: 'ds-shared',
+          name: 'Shared',
+          schemaId: schemaB.id,
+          shared: true,
+          createdAt: T1,
+        },
+        auditContext(),
+      );
+      expect(shared).toMatchObject({ environment: 'Customer', shared: true });
+      expect(await t.store.findDataSourceById(workspace.id, shared.id)).toEqual(shared);
+      expect(await t.store.listDataSources(workspace.id, 'Testing')).toEqual([testingA, shared]);
+      expect(await t.store.listDataSources(workspace.id, 'Customer')).toEqual([customerA, customerB, shared]);
+      const refs = { ids: [shared.id], providedIds: ['ds-shared'] };
+      expect(await t.store.findDataSources(testing, refs)).toEqual([shared]);
+      expect(await t.store.findDataSources(customer, refs)).toEqual([shared]);
+      // Never across workspaces.
+      expect(await t.store.findDataSources({ workspaceId: otherWorkspace.id, environment: 'Testing' }, refs)).toEqual(
+        [],
+      );
+      // Testing's own data source of the same provided id comes first, so it wins a mapping's lookup.
+      const own = await t.store.insertDataSource(
+        { tenant: testing, providedId: 'ds-shared', name: 'Own', schemaId: schemaB.id, createdAt: T1 },
+        auditContext(),
+      );
+      expect(await t.store.findDataSources(testing, { ids: [], providedIds: ['ds-shared'] })).toEqual([own, shared]);
     });
 
     it('findDataSourceById finds a data source of either environment inside its workspace only', async () => {

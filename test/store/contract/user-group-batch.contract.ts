@@ -210,4 +210,43 @@ export function describeUserGroupBatchContract(t: ContractContext): void {
       await expectRefusedBatch([createWrite('fresh'), updateWrite(group, { providedId: 'g2' })], 'user_group_id_taken');
     });
   });
+
+  describe('kept team_ids (an import asks for them)', () => {
+    const keep = async (providedId: string, teamId: number) => {
+      await t.store.writeUserGroups([createWrite(providedId, { teamId })], batchContext);
+      return (await t.store.findUserGroupByProvidedId(t.fx.customer, providedId))!.teamId;
+    };
+
+    it('keeps every never-issued team_id whatever the order of the writes, and issues later ones above them', async () => {
+      // The mark now: the highest team_id the deployment has issued or kept.
+      const mark = (await createGroup(t.store, t.fx.customer, `mark-${randomHex()}`)).teamId;
+      const prefix = randomHex();
+      // Descending, each its own batch: every number below the first lies in the gap it left.
+      const asked = [mark + 40, mark + 30, mark + 35, mark + 10, mark + 1, mark + 39];
+      const kept = [];
+      for (const [index, teamId] of asked.entries()) kept.push(await keep(`${prefix}-${index}`, teamId));
+      expect(kept).toEqual(asked);
+      // In one batch too, mixed with a plain create (which is issued above every kept one).
+      await t.store.writeUserGroups(
+        [
+          createWrite(`${prefix}-a`, { teamId: mark + 20 }),
+          createWrite(`${prefix}-b`),
+          createWrite(`${prefix}-c`, { teamId: mark + 15 }),
+        ],
+        batchContext,
+      );
+      const read = async (providedId: string) =>
+        (await t.store.findUserGroupByProvidedId(t.fx.customer, providedId))!.teamId;
+      expect(await read(`${prefix}-a`)).toBe(mark + 20);
+      expect(await read(`${prefix}-c`)).toBe(mark + 15);
+      expect(await read(`${prefix}-b`)).toBeGreaterThan(mark + 40);
+      // Never twice: a kept number, an issued one, and a kept one whose group is gone get new numbers.
+      const gone = await t.store.findUserGroupByProvidedId(t.fx.customer, `${prefix}-4`);
+      await t.store.deleteUserGroup(t.fx.customer, gone!.teamId, gone!.version, batchContext);
+      for (const [index, teamId] of [mark + 30, mark, mark + 1].entries())
+        expect(await keep(`${prefix}-again-${index}`, teamId)).toBeGreaterThan(mark + 40);
+      // The numbers between, never issued, are still keepable.
+      expect(await keep(`${prefix}-late`, mark + 2)).toBe(mark + 2);
+    });
+  });
 }
