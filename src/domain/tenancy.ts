@@ -15,7 +15,11 @@ export interface Tenant {
   environment: Environment;
 }
 
-export type Actor = { type: 'api_token'; apiTokenId: number; name: string } | { type: 'cli' };
+export type Actor =
+  | { type: 'api_token'; apiTokenId: number; name: string }
+  | { type: 'cli' }
+  /** A person signed in to the console through the identity provider: (issuer, sub) identifies, the email is shown. */
+  | { type: 'person'; issuer: string; subject: string; email: string | null };
 
 /** Who is asking, with what power, inside which tenant: the input of every domain operation. */
 export interface Caller {
