@@ -35,6 +35,8 @@ import { webhookRoutes } from './routes/webhooks.routes.js';
 import { loadConsoleAssets } from './console/console-assets.js';
 import { consoleRoutes, consoleUrlRewrite } from './console/console.routes.js';
 import { consoleSessionCaller } from './console/session-cookie.js';
+import { oidcRoutes } from './console/oidc.routes.js';
+import type { OidcSettings } from '../config/oidc-settings.js';
 
 export interface AppOptions {
   services: Services;
@@ -52,6 +54,10 @@ export interface AppOptions {
   metrics?: Registry[];
   /** The web origins granted cross-origin access to /api (--cors-origins); none unless given. */
   corsOrigins?: readonly string[];
+  /** Console sign-in through an identity provider (--oidc-issuer); none unless given. */
+  oidc?: OidcSettings;
+  /** Whether an admin API token may sign in to the console (--token-sign-in); on unless false. */
+  tokenSignIn?: boolean;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -128,10 +134,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(discoveryRoutes, { embedTokens: services.embedTokens });
   const assets = loadConsoleAssets();
   if (assets.size === 0) app.log.warn('the admin console is not built (npm run build): /console answers 404');
-  await app.register(consoleRoutes, { consoleSessions: services.consoleSessions, assets, admission });
+  const people = options.oidc && services.oidcSignIn(options.oidc);
+  await app.register(consoleRoutes, {
+    consoleSessions: services.consoleSessions,
+    assets,
+    admission,
+    people,
+    tokenSignIn: options.tokenSignIn ?? true,
+    publicUrl: options.publicUrl,
+  });
+  if (people) await app.register(oidcRoutes, { people, publicUrl: options.publicUrl });
   await app.register(
     async (api) => {
-      registerAuthentication(api, services.apiTokens, admission, consoleSessionCaller(services.consoleSessions));
+      registerAuthentication(
+        api,
+        services.apiTokens,
+        admission,
+        consoleSessionCaller(services.consoleSessions, people),
+      );
       registerIdempotency(api, services.idempotency);
       registerStreamedBodies(api);
       await api.register(userGroupRoutes, { userGroups: services.userGroups, embedTokens: services.embedTokens });

@@ -3,11 +3,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestAdmission } from './rate-limit.js';
 import { admissionDeferred, type ApiTokenCaller } from '../domain/api-tokens/api-token-admission.js';
 import type { ApiTokenService } from '../domain/api-tokens/api-tokens.service.js';
+import type { RequestCaller } from '../domain/console-sessions/oidc-session.records.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the authentication hook on every /api route, before the body is read. */
-    caller: ApiTokenCaller;
+    caller: RequestCaller;
   }
   interface FastifyContextConfig {
     /**
@@ -43,7 +44,7 @@ function createAuthenticationHook(
   admission: RequestAdmission | undefined,
   sessions: SessionCaller | undefined,
 ) {
-  const admit = async (reply: FastifyReply, caller: ApiTokenCaller) => {
+  const admit = async (reply: FastifyReply, caller: RequestCaller) => {
     if (admission) await admission(reply, caller);
   };
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -72,7 +73,7 @@ function createAuthenticationHook(
 }
 
 /** The caller an admin console session cookie speaks for (src/http/console/session-cookie.ts); undefined without one. */
-export type SessionCaller = (request: FastifyRequest) => Promise<ApiTokenCaller | undefined>;
+export type SessionCaller = (request: FastifyRequest) => Promise<RequestCaller | undefined>;
 
 /** Authentication, and admission on arrival where the route does not leave it to its operation, for every route registered on `api` after it. */
 export function registerAuthentication(

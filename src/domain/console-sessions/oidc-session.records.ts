@@ -1,5 +1,6 @@
 import type { Timestamp } from '../common.records.js';
 import type { RateLimit } from '../api-tokens/api-token.records.js';
+import type { ApiTokenCaller } from '../api-tokens/api-token-admission.js';
 import type { Caller, Environment } from '../tenancy.js';
 import type { TenantAccess } from './oidc-roles.rules.js';
 
@@ -47,4 +48,14 @@ export interface PersonCaller extends Caller {
   actor: { type: 'person'; issuer: string; subject: string; email: string | null };
   /** People share the server's default rate limit, in a bucket of their own. */
   rateLimit: RateLimit | null;
+}
+
+/** Who a request to /api speaks for: an API token (in a header, or through a token's console session) or a person. */
+export type RequestCaller = ApiTokenCaller | PersonCaller;
+
+/** The key of the caller's own rate-limit bucket and in-flight count: per API token, per person. */
+export function callerKey(caller: RequestCaller): string {
+  return caller.actor.type === 'person'
+    ? `person ${caller.actor.issuer} ${caller.actor.subject}`
+    : String(caller.actor.apiTokenId);
 }
