@@ -34,6 +34,8 @@ export interface Caller {
    * that environment's metadata, never its secrets, such as group tokens (SPEC §6).
    */
   acrossEnvironments?: true;
+  /** Set for a person with read access only: they read metadata, never secrets such as group tokens. */
+  withholdSecrets?: true;
 }
 
 export function scopeIncludes(granted: Scope, needed: Scope): boolean {
@@ -48,4 +50,5 @@ export function inEnvironment(caller: Caller, environment: Environment | undefin
 }
 
 /** Whether the caller may read the secrets of the environment it acts in: only with that environment's own token. */
-export const readsSecrets = (caller: Caller): boolean => caller.acrossEnvironments !== true;
+export const readsSecrets = (caller: Caller): boolean =>
+  caller.acrossEnvironments !== true && caller.withholdSecrets !== true;

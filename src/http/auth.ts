@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestAdmission } from './rate-limit.js';
 import { admissionDeferred, type ApiTokenCaller } from '../domain/api-tokens/api-token-admission.js';
 import type { ApiTokenService } from '../domain/api-tokens/api-tokens.service.js';
-import type { RequestCaller } from '../domain/console-sessions/oidc-session.records.js';
+import { isPersonCaller, type RequestCaller } from '../domain/console-sessions/oidc-session.records.js';
+import { admitPerson } from './console/person-access.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -60,7 +61,7 @@ function createAuthenticationHook(
       // Without any credential header, the admin console's session cookie may stand for its API token.
       const sessionCaller = found === undefined ? await sessions?.(request) : undefined;
       if (!sessionCaller) throw requestFailure.noCredential();
-      request.caller = sessionCaller;
+      request.caller = isPersonCaller(sessionCaller) ? admitPerson(request, sessionCaller) : sessionCaller;
       await admit(reply, sessionCaller);
       return;
     }

@@ -46,6 +46,8 @@ export type NewPersonSession = Omit<PersonSessionRecord, 'id' | 'lastSeenAt'> & 
 /** Who a person's console session speaks for, in the tenant it acts in, with the access granted there. */
 export interface PersonCaller extends Caller {
   actor: { type: 'person'; issuer: string; subject: string; email: string | null };
+  /** Every workspace and environment the person may act in (src/http/console/person-access.ts checks it). */
+  access: TenantAccess[];
   /** People share the server's default rate limit, in a bucket of their own. */
   rateLimit: RateLimit | null;
 }
@@ -59,3 +61,5 @@ export function callerKey(caller: RequestCaller): string {
     ? `person ${caller.actor.issuer} ${caller.actor.subject}`
     : String(caller.actor.apiTokenId);
 }
+
+export const isPersonCaller = (caller: RequestCaller): caller is PersonCaller => caller.actor.type === 'person';

@@ -7,7 +7,12 @@ import { requireScope } from '../api-tokens/scopes.js';
 import { hashSecret } from '../secrets.js';
 import type { Caller } from '../tenancy.js';
 import type { WorkspaceStore } from '../workspaces/workspaces.port.js';
-import { consoleSessionAbsoluteExpiry, consoleSessionExpiry, consoleSessionTouch, isConsoleSessionLive } from './console-sessions.rules.js';
+import {
+  consoleSessionAbsoluteExpiry,
+  consoleSessionExpiry,
+  consoleSessionTouch,
+  isConsoleSessionLive,
+} from './console-sessions.rules.js';
 import { csrfTokenOf } from './console-sessions.service.js';
 import { createOidcClient, OidcRefusal } from './oidc-client.js';
 import { accessOf, claimValues, startingTenant } from './oidc-roles.rules.js';
@@ -77,6 +82,7 @@ function personCaller(record: PersonSessionRecord, requestId: string | null): Pe
     // A session's tenant is always one of its grants; read is the floor should the two ever disagree.
     scope: granted?.access ?? 'read',
     actor: { type: 'person', ...record.person },
+    access: record.access,
     requestId,
     rateLimit: null,
   };
