@@ -35,7 +35,6 @@ import { webhookRoutes } from './routes/webhooks.routes.js';
 import { loadConsoleAssets } from './console/console-assets.js';
 import { consoleRoutes, consoleUrlRewrite } from './console/console.routes.js';
 import { consoleSessionCaller } from './console/session-cookie.js';
-import { oidcRoutes } from './console/oidc.routes.js';
 import type { OidcSettings } from '../config/oidc-settings.js';
 
 export interface AppOptions {
@@ -143,7 +142,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     tokenSignIn: options.tokenSignIn ?? true,
     publicUrl: options.publicUrl,
   });
-  if (people) await app.register(oidcRoutes, { people, publicUrl: options.publicUrl });
   await app.register(
     async (api) => {
       registerAuthentication(

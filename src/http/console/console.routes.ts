@@ -16,6 +16,7 @@ import { requestFailure } from '../../wire/request-errors.js';
 import type { RequestAdmission } from '../rate-limit.js';
 import { PUBLIC_ROUTE } from '../route-schema.js';
 import type { ConsoleAsset } from './console-assets.js';
+import { oidcRoutes } from './oidc.routes.js';
 import {
   clearSessionCookie,
   consoleSessionOf,
@@ -127,6 +128,8 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions> = asy
     reply.header('cache-control', 'no-store');
   });
 
+  // Inside this plugin, so that the sign-in's pages carry the console's headers (its CSP among them).
+  if (people && publicUrl) await app.register(oidcRoutes, { people, publicUrl });
   const signIn = { api_token: tokenSignIn, identity_provider: people !== undefined };
   const admit = async (reply: FastifyReply, session: AnyConsoleSession) => {
     if (admission) await admission(reply, session.caller);
