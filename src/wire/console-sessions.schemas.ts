@@ -55,6 +55,11 @@ export const CurrentConsoleSessionResponse = Type.Object({
   /** The ways in this server offers: the sign-in page shows these. */
   sign_in: Type.Object({ api_token: Type.Boolean(), identity_provider: Type.Boolean() }),
 });
+/** GET /console/sign-in: the ways in this server offers, whatever the request's cookie. */
+export const SignInMethodsResponse = Type.Object({
+  success: Success,
+  sign_in: Type.Object({ api_token: Type.Boolean(), identity_provider: Type.Boolean() }),
+});
 export const SignedOutResponse = Type.Object({
   success: Success,
   /** Where to send the browser to end the identity provider's session too, when the provider offers that. */

@@ -9,6 +9,7 @@ import {
   ConsoleSessionResponse,
   CurrentConsoleSessionResponse,
   SignedOutResponse,
+  SignInMethodsResponse,
   SignInBody,
 } from '../../wire/console-sessions.schemas.js';
 import { responses } from '../../wire/envelope.js';
@@ -165,6 +166,12 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions> = asy
       return { ...sessionBody(session), sign_in: signIn };
     },
   );
+
+  // The ways in, for the sign-in page: answered whatever the cookie (one naming an ended session included).
+  app.get('/console/sign-in', { schema: sessionSchema({ response: responses(SignInMethodsResponse) }) }, async () => ({
+    success: 1 as const,
+    sign_in: signIn,
+  }));
 
   app.delete(
     '/console/session',
