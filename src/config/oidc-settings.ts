@@ -82,7 +82,9 @@ export function oidcSettingsOf(flags: OidcFlags): OidcSettings | undefined {
     if (flags.oidcClientId !== undefined || flags.oidcRoles !== undefined)
       throw new Error('--oidc-client-id and --oidc-roles need --oidc-issuer (UGS_OIDC_ISSUER)');
     if (flags.tokenSignIn === 'off')
-      throw new Error('--token-sign-in off (UGS_TOKEN_SIGN_IN) needs --oidc-issuer: no way into the console would be left');
+      throw new Error(
+        '--token-sign-in off (UGS_TOKEN_SIGN_IN) needs --oidc-issuer: no way into the console would be left',
+      );
     return undefined;
   }
   if (flags.oidcClientId === undefined) throw new Error('--oidc-issuer needs --oidc-client-id (UGS_OIDC_CLIENT_ID)');

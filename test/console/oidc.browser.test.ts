@@ -113,9 +113,7 @@ describe('console sign-in through an identity provider, in Chromium', () => {
     expect(filtered.body.audit_events.map((event: { actor: unknown }) => event.actor)).toEqual([
       { type: 'person', issuer: idp.issuer, sub: 'ada', email: 'ada@example.com' },
     ]);
-    await page.goto(
-      `${server.baseUrl}/console/audit?person_issuer=${encodeURIComponent(idp.issuer)}&person_sub=ada`,
-    );
+    await page.goto(`${server.baseUrl}/console/audit?person_issuer=${encodeURIComponent(idp.issuer)}&person_sub=ada`);
     await page.getByRole('row').filter({ hasText: 'user_group.updated' }).first().waitFor();
     expect(await page.getByRole('row').filter({ hasText: 'command line' }).count()).toBe(0);
   });

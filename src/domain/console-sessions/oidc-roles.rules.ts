@@ -105,7 +105,8 @@ export function accessOf(
     }
   }
   return [...granted.values()].sort(
-    (a, b) => a.workspaceId - b.workspaceId || ENVIRONMENTS.indexOf(a.environment) - ENVIRONMENTS.indexOf(b.environment),
+    (a, b) =>
+      a.workspaceId - b.workspaceId || ENVIRONMENTS.indexOf(a.environment) - ENVIRONMENTS.indexOf(b.environment),
   );
 }
 

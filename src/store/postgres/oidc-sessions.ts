@@ -1,7 +1,11 @@
 import type { AuditContext } from '../../domain/audit/audit.records.js';
 import type { AuditEntry } from '../../domain/audit/audit-entry.js';
 import type { OidcSessionStore } from '../../domain/console-sessions/oidc-sessions.port.js';
-import type { NewPersonSession, OidcFlowRecord, PersonSessionRecord } from '../../domain/console-sessions/oidc-session.records.js';
+import type {
+  NewPersonSession,
+  OidcFlowRecord,
+  PersonSessionRecord,
+} from '../../domain/console-sessions/oidc-session.records.js';
 import type { Environment } from '../../domain/tenancy.js';
 import type { AuditEvents } from './audit-events.js';
 import type { PostgresDatabase } from './postgres-database.js';

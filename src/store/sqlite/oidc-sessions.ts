@@ -2,7 +2,11 @@ import type { Database } from 'better-sqlite3';
 import type { AuditContext } from '../../domain/audit/audit.records.js';
 import type { AuditEntry } from '../../domain/audit/audit-entry.js';
 import type { OidcSessionStore } from '../../domain/console-sessions/oidc-sessions.port.js';
-import type { NewPersonSession, OidcFlowRecord, PersonSessionRecord } from '../../domain/console-sessions/oidc-session.records.js';
+import type {
+  NewPersonSession,
+  OidcFlowRecord,
+  PersonSessionRecord,
+} from '../../domain/console-sessions/oidc-session.records.js';
 import type { Environment } from '../../domain/tenancy.js';
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './busy-retry.js';
@@ -96,7 +100,11 @@ export function oidcSessionMethods(db: Database, audit: AuditEvents): Synchronou
     deletePersonSession: (id, context, entry) => remove(context, id, entry),
     listPersonSessions: (workspaceId, person) =>
       (
-        sql.list.all({ workspaceId, issuer: person?.issuer ?? null, subject: person?.subject ?? null }) as PersonSessionRow[]
+        sql.list.all({
+          workspaceId,
+          issuer: person?.issuer ?? null,
+          subject: person?.subject ?? null,
+        }) as PersonSessionRow[]
       ).map(toPersonSession),
     recordAuditEntry: (context, entry) => record(context, entry),
     purgePersonSessions: (expiredBy, limit) => sql.purge.run(expiredBy, limit).changes,
