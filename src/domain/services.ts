@@ -2,7 +2,7 @@ import { createApiTokenService } from './api-tokens/api-tokens.service.js';
 import { createAuditService } from './audit/audit.service.js';
 import type { Clock } from './clock.js';
 import { createConsoleSessionService } from './console-sessions/console-sessions.service.js';
-import { createOidcSignInService } from './console-sessions/oidc-sign-in.service.js';
+import { createOidcSignInService, createPersonSessionAdmin } from './console-sessions/oidc-sign-in.service.js';
 import type { OidcSettings } from '../config/oidc-settings.js';
 import { createDataSourceService } from './data-sources/data-sources.service.js';
 import { createEmbedTokenService } from './embed-tokens/embed-tokens.service.js';
@@ -73,6 +73,7 @@ export function createServices({
     consoleSessions: createConsoleSessionService({ store, clock }),
     /** Console sign-in through the identity provider, for a server configured with one. */
     oidcSignIn: (settings: OidcSettings) => createOidcSignInService({ store, clock, settings }),
+    personSessions: createPersonSessionAdmin({ store, clock }),
     usage: createUsageService({ store, clock }),
   };
 }

@@ -25,6 +25,7 @@ import { userGroupSyncRoutes } from './routes/user-group-sync.routes.js';
 import { apiTokenRoutes } from './routes/api-tokens.routes.js';
 import { auditEventRoutes } from './routes/audit-events.routes.js';
 import { usageRoutes } from './routes/usage.routes.js';
+import { personSessionRoutes } from './routes/person-sessions.routes.js';
 import { dataSourceRoutes } from './routes/data-sources.routes.js';
 import { discoveryRoutes } from './routes/discovery.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
@@ -162,6 +163,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await api.register(signingKeyRoutes, { signingKeys: services.signingKeys });
       await api.register(webhookRoutes, { webhookEndpoints: services.webhookEndpoints });
       await api.register(usageRoutes, { usage: services.usage });
+      await api.register(personSessionRoutes, { personSessions: services.personSessions });
     },
     { prefix: '/api' },
   );

@@ -288,4 +288,33 @@ describe('console sign-in through an identity provider: refusals', () => {
     expect(half.statusCode).toBe(400);
     expect(half.json().error).toMatchObject({ code: 'invalid_field', field: 'person_issuer' });
   });
+
+  it("lets an admin list a person's sessions and end one, which is refused from its next request", async () => {
+    const { response } = await signInWith((tools) =>
+      tools.sign(tools.claims({ sub: 'leaver-1', email: 'leaver@example.com', groups: ['/ugs/admins'] })),
+    );
+    const cookie = cookieOf(response.headers['set-cookie'], 'ugs_console')!;
+    const asAdmin = (method: 'GET' | 'DELETE', url: string) =>
+      t.app.inject({ method, url, headers: { authorization: `Token ${t.tokens.default.Customer.admin}` } });
+    const listed = await asAdmin(
+      'GET',
+      `/api/admin/console_sessions?person_issuer=${encodeURIComponent(idp.issuer)}&person_sub=leaver-1`,
+    );
+    expect(listed.statusCode, listed.body).toBe(200);
+    const sessions = listed.json().console_sessions as { id: number; sub: string; email: string }[];
+    expect(sessions.map(({ sub, email }) => ({ sub, email }))).toEqual([
+      { sub: 'leaver-1', email: 'leaver@example.com' },
+    ]);
+    // Another workspace's admin sees none of them.
+    const other = await t.app.inject({
+      method: 'GET',
+      url: '/api/admin/console_sessions',
+      headers: { authorization: `Token ${t.tokens.other.Customer.admin}` },
+    });
+    expect(other.json().console_sessions).toEqual([]);
+    expect((await asAdmin('DELETE', `/api/admin/console_sessions/${sessions[0]!.id}`)).statusCode).toBe(200);
+    expect((await asAdmin('DELETE', `/api/admin/console_sessions/${sessions[0]!.id}`)).statusCode).toBe(404);
+    const after = await t.app.inject({ method: 'GET', url: '/console/session', headers: { cookie } });
+    expect(after.statusCode).toBe(401);
+  });
 });

@@ -88,7 +88,7 @@ function personCaller(record: PersonSessionRecord, requestId: string | null): Pe
   };
 }
 
-const sessionChanges = (sessionId: number, person: Person, ended: boolean) => ({
+const sessionChanges = (sessionId: number, ended: boolean) => ({
   session_id: ended ? { before: sessionId, after: null } : { before: null, after: sessionId },
 });
 
@@ -214,7 +214,7 @@ export function createOidcSignInService({
           action: 'console_session.created',
           workspaceId: tenant.workspaceId,
           environment: tenant.environment,
-          changes: { ...sessionChanges(sessionId, person, false), access: { before: null, after: tenant.access } },
+          changes: { ...sessionChanges(sessionId, false), access: { before: null, after: tenant.access } },
         }),
       );
       return { secret, returnTo: flow.returnTo };
@@ -246,34 +246,49 @@ export function createOidcSignInService({
       await endSession(session.record, session.caller);
       return client.endSessionUrl(postLogoutRedirectUri);
     },
+  };
 
-    /** An admin's view of the people's sessions acting in its workspace, optionally of one person. */
+  function endSession(record: PersonSessionRecord, by: Pick<Caller, 'actor' | 'requestId'>) {
+    return endPersonSession(store, clock, record, by);
+  }
+}
+
+/** Deletes a person's session with its `console_session.ended` event, whoever ends it. */
+function endPersonSession(
+  store: Pick<OidcSessionStore, 'deletePersonSession'>,
+  clock: Clock,
+  record: PersonSessionRecord,
+  by: Pick<Caller, 'actor' | 'requestId'>,
+): Promise<boolean> {
+  return store.deletePersonSession(
+    record.id,
+    { at: clock(), actor: by.actor, requestId: by.requestId },
+    {
+      action: 'console_session.ended',
+      workspaceId: record.workspaceId,
+      environment: record.environment,
+      changes: sessionChanges(record.id, true),
+    },
+  );
+}
+
+export type PersonSessionAdmin = ReturnType<typeof createPersonSessionAdmin>;
+
+/** An admin's view of people's console sessions in its workspace: list them, end one (SPEC §14). */
+export function createPersonSessionAdmin({ store, clock }: { store: OidcSessionStore; clock: Clock }) {
+  return {
     async listSessions(caller: Caller, person: { issuer: string; subject: string } | undefined) {
       requireScope(caller, 'admin');
       return store.listPersonSessions(caller.tenant.workspaceId, person);
     },
 
-    /** An admin ends a person's session in its workspace; false when there was none by that id. */
-    async endSessionById(caller: Caller, id: number): Promise<boolean> {
+    /** Ends a person's session of the caller's workspace; false when there is none by that id. */
+    async endSession(caller: Caller, id: number): Promise<boolean> {
       requireScope(caller, 'admin');
       const session = (await store.listPersonSessions(caller.tenant.workspaceId, undefined)).find(
         (candidate) => candidate.id === id,
       );
-      if (!session) return false;
-      return endSession(session, caller);
+      return session ? endPersonSession(store, clock, session, caller) : false;
     },
   };
-
-  function endSession(record: PersonSessionRecord, by: Pick<Caller, 'actor' | 'requestId'>) {
-    return store.deletePersonSession(
-      record.id,
-      { at: clock(), actor: by.actor, requestId: by.requestId },
-      {
-        action: 'console_session.ended',
-        workspaceId: record.workspaceId,
-        environment: record.environment,
-        changes: sessionChanges(record.id, record.person, true),
-      },
-    );
-  }
 }
