@@ -230,7 +230,7 @@ export function createOidcSignInService({
           'unauthenticated',
           'The console session is due for renewal: sign in again through the identity provider.',
         );
-      const touch = consoleSessionTouch({ ...found, apiTokenId: 0 }, now);
+      const touch = consoleSessionTouch(found, now);
       if (touch) await store.touchPersonSession(found.id, touch.lastSeenAt, touch.expiresAt).catch(() => undefined);
       const record = { ...found, ...touch };
       return {
