@@ -6,6 +6,7 @@ import { usageMetrics } from './http/usage-metrics.js';
 export { serveMetricsToWorkers } from './http/cluster-metrics.js';
 import { createLogger } from './logger.js';
 import type { ServerTimeouts } from './config/server-timeouts.js';
+import type { OidcSettings } from './config/oidc-settings.js';
 import type { RateLimitOption } from './rate-limit/rate-limit-setting.js';
 import type { Runtime } from './runtime.js';
 import { startWebhookWorker, type WebhookWorkerSettings } from './webhooks/delivery-worker.js';
@@ -26,6 +27,10 @@ export interface ServeOptions {
   webhooks: Partial<WebhookWorkerSettings>;
   /** The web origins granted cross-origin access to /api (none when empty). */
   corsOrigins: readonly string[];
+  /** Console sign-in through an identity provider (none when absent). */
+  oidc?: OidcSettings;
+  /** Whether an admin API token may sign in to the console. */
+  tokenSignIn?: boolean;
 }
 
 export interface RunningServer {
@@ -53,6 +58,8 @@ export async function startServer(runtime: Runtime, options: ServeOptions): Prom
     publicUrl: runtime.publicUrl,
     timeouts: options.timeouts,
     corsOrigins: options.corsOrigins,
+    ...(options.oidc ? { oidc: options.oidc } : {}),
+    ...(options.tokenSignIn === undefined ? {} : { tokenSignIn: options.tokenSignIn }),
     metrics: [webhooks.metrics.registry, ...(runtime.usage ? [usageMetrics(runtime.usage)] : [])],
   }).catch(async (error: unknown) => {
     await webhooks.stop();

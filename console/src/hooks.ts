@@ -6,7 +6,11 @@ export type Environment = 'Customer' | 'Testing';
 
 /** Who is signed in (the session's API token) and which environment the admin screens show. */
 export interface ConsoleContext {
-  token: { id: number; name: string; environment: Environment };
+  /**
+   * Who is signed in and where the session acts: the API token, or the person (id 0) with the access
+   * their identity provider's groups give in that environment; `scope` decides which controls show.
+   */
+  token: { id: number; name: string; environment: Environment; scope: 'read' | 'write' | 'admin' };
   environment: Environment;
   setEnvironment(environment: Environment): void;
   /** Shows a short confirmation in the page's status region. */

@@ -60,17 +60,21 @@ function Screen({ path }: { path: string }) {
 
 function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut(): void }) {
   const { path } = useLocation();
-  const [environment, setEnvironment] = useState<Environment>(session.api_token.environment);
+  const [environment, setEnvironment] = useState<Environment>(session.environment);
   // A message belongs to the page it was made on (after a navigation: the new one), and goes with it.
   const [message, setMessage] = useState({ text: '', path: '' });
   useEffect(() => {
     if (path === '/') navigate('/groups', { replace: true });
   }, [path]);
   const announce = (text: string) => setMessage({ text, path: location.pathname });
-  const context: ConsoleContext = { token: session.api_token, environment, setEnvironment, announce };
+  const who = session.person ? (session.person.email ?? session.person.sub) : (session.api_token?.name ?? '');
+  const token = { id: session.api_token?.id ?? 0, name: who, environment: session.environment, scope: session.scope };
+  const context: ConsoleContext = { token, environment, setEnvironment, announce };
   const signOut = async () => {
-    await ugs.deleteConsoleSession().catch(() => undefined);
-    onSignOut();
+    const { logoutUrl } = await ugs.deleteConsoleSession().catch(() => ({ logoutUrl: undefined }));
+    // A person signed in through the identity provider is signed out there too, when it offers that.
+    if (logoutUrl) location.assign(logoutUrl);
+    else onSignOut();
   };
   return (
     <Console.Provider value={context}>
@@ -90,9 +94,11 @@ function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut(): void
               <option value="Testing">Testing</option>
             </select>
           </label>
-          <span class="who" title={`API token ${session.api_token.id}`}>
-            Signed in as <strong>{session.api_token.name}</strong>{' '}
-            <span class="muted">({session.api_token.environment})</span>
+          <span class="who" title={session.person ? session.person.issuer : `API token ${token.id}`}>
+            Signed in as <strong>{who}</strong>{' '}
+            <span class="muted">
+              ({session.environment}, {session.scope})
+            </span>
           </span>
           <button type="button" class="secondary" onClick={() => void signOut()}>
             Sign out

@@ -37,6 +37,8 @@ document.addEventListener('click', (event) => {
     return;
   const link = (event.target as Element | null)?.closest?.('a');
   if (!link || link.target || link.origin !== location.origin || !link.pathname.startsWith(BASE)) return;
+  // The identity provider's sign-in is the server's, not one of the page's views: the browser goes there.
+  if (link.pathname.startsWith(`${BASE}/oidc/`)) return;
   event.preventDefault();
   navigate(link.pathname + link.search);
 });

@@ -26,3 +26,12 @@ export const ugs = createClient({
 
 /** A filter field left empty is no filter (the API refuses an empty value). */
 export const given = <T extends string>(value: T | ''): T | undefined => (value === '' ? undefined : value);
+
+/** The ways in this server offers, for the sign-in page (GET /console/sign-in says). */
+export async function signInMethods(): Promise<{ api_token: boolean; identity_provider: boolean }> {
+  const response = await fetch(`${location.origin}/console/sign-in`, { credentials: 'same-origin', cache: 'no-store' });
+  const answer = (await response.json().catch(() => ({}))) as {
+    sign_in?: { api_token: boolean; identity_provider: boolean };
+  };
+  return answer.sign_in ?? { api_token: true, identity_provider: false };
+}

@@ -48,7 +48,11 @@ export function auditCommand(): Command {
               at: event.at,
               environment: event.environment,
               actor:
-                event.actor.type === 'api_token' ? `api_token:${event.actor.apiTokenId} (${event.actor.name})` : 'cli',
+                event.actor.type === 'api_token'
+                  ? `api_token:${event.actor.apiTokenId} (${event.actor.name})`
+                  : event.actor.type === 'person'
+                    ? `person:${event.actor.issuer} ${event.actor.subject} (${event.actor.email ?? 'no email'})`
+                    : 'cli',
               action: event.action,
               team_id: event.teamId,
               provided_id: event.providedId,

@@ -11,11 +11,18 @@ import {
 import type { RateLimitPolicy } from '../rate-limit/token-bucket.js';
 import { DEFAULT_USAGE_FLUSH_MS } from '../domain/usage/usage.rules.js';
 import { parseCorsOrigins } from '../config/cors-origins.js';
+import {
+  DEFAULT_OIDC_ALGORITHMS,
+  parseAlgorithms,
+  parseIssuer,
+  parseRoles,
+  type OidcFlags,
+} from '../config/oidc-settings.js';
 import { databaseOption, optionParser, positiveInteger, wholeNumber } from './context.js';
 import { addWebhookWorkerOptions, type WebhookFlags } from './webhook-options.js';
 
 /** `ugs serve`'s flags (or their UGS_ variables), as commander parses them. */
-export interface ServeFlags extends WebhookFlags {
+export interface ServeFlags extends WebhookFlags, OidcFlags {
   port: number;
   host: string;
   database: string;
@@ -199,5 +206,53 @@ export function serveCommandWithOptions(): Command {
         .env('UGS_CORS_ORIGINS')
         .default([], 'none')
         .argParser(optionParser(parseCorsOrigins)),
+    )
+    .addOption(
+      new Option(
+        '--oidc-issuer <url>',
+        'console sign-in through this OpenID Connect provider: its issuer, exactly as its discovery document states it (docs/deployment.md)',
+      )
+        .env('UGS_OIDC_ISSUER')
+        .argParser(optionParser(parseIssuer)),
+    )
+    .addOption(new Option('--oidc-client-id <id>', "the console's client id at the provider").env('UGS_OIDC_CLIENT_ID'))
+    .addOption(
+      new Option(
+        '--oidc-client-secret <secret>',
+        'the client secret (sent as HTTP Basic); absent for a public client. Prefer the variable: a flag shows in ps',
+      ).env('UGS_OIDC_CLIENT_SECRET'),
+    )
+    .addOption(
+      new Option('--oidc-roles-claim <claim>', 'the ID token claim whose values --oidc-roles maps')
+        .env('UGS_OIDC_ROLES_CLAIM')
+        .default('groups'),
+    )
+    .addOption(
+      new Option(
+        '--oidc-roles <json|file>',
+        'a JSON object from a claim value to a list of grants {"workspace","environment","access"}, or a file holding it',
+      )
+        .env('UGS_OIDC_ROLES')
+        .argParser(optionParser(parseRoles)),
+    )
+    .addOption(
+      new Option('--oidc-algorithms <list>', 'the algorithms an ID token may be signed with (comma-separated)')
+        .env('UGS_OIDC_ALGORITHMS')
+        .default([...DEFAULT_OIDC_ALGORITHMS], DEFAULT_OIDC_ALGORITHMS.join(','))
+        .argParser(optionParser(parseAlgorithms)),
+    )
+    .addOption(
+      new Option('--oidc-scopes <list>', 'the scopes asked for besides openid (e.g. add offline_access or groups)')
+        .env('UGS_OIDC_SCOPES')
+        .default('openid email profile'),
+    )
+    .addOption(
+      new Option(
+        '--token-sign-in <on|off>',
+        'whether an admin API token may sign in to the console (off needs --oidc-issuer)',
+      )
+        .env('UGS_TOKEN_SIGN_IN')
+        .choices(['on', 'off'])
+        .default('on'),
     );
 }

@@ -11,6 +11,13 @@ import type { ServeOptions } from '../server.js';
 import { issueFirstStartTokens, firstStartTokensFile } from './first-start-tokens.js';
 import { PACKAGE_VERSION } from './package-version.js';
 import { serverTimeouts, type ServeFlags } from './serve-options.js';
+import { oidcSettingsOf } from '../config/oidc-settings.js';
+
+/** Console sign-in through an identity provider, from the --oidc-* flags; throws on a half-made configuration. */
+function oidcOptions(flags: ServeFlags): Pick<ServeOptions, 'oidc' | 'tokenSignIn'> {
+  const oidc = oidcSettingsOf(flags);
+  return { ...(oidc ? { oidc } : {}), tokenSignIn: flags.tokenSignIn === 'on' };
+}
 import { allowPrivateWebhooks, webhookWorkerSettings } from './webhook-options.js';
 
 /**
@@ -35,6 +42,7 @@ export function serveOptions(flags: ServeFlags, rateLimit: RateLimitPolicy | 'of
     timeouts: serverTimeouts(flags),
     webhooks: webhookWorkerSettings(flags),
     corsOrigins: flags.corsOrigins,
+    ...oidcOptions(flags),
   };
 }
 

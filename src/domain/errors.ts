@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   invalid_api_token: 401,
   insufficient_scope: 403,
   invalid_csrf_token: 403,
+  token_sign_in_off: 403,
   user_group_not_found: 404,
   api_token_not_found: 404,
   data_source_not_found: 404,
@@ -155,6 +156,11 @@ export const failure = {
     new AppError('insufficient_scope', `This operation needs an API token with the "${needed}" scope.`),
   invalidApiToken: () => new AppError('invalid_api_token', 'The API token is unknown or revoked.'),
   /** A console session cookie that names no live session: unknown, signed out, expired, or its API token revoked. */
+  tokenSignInOff: () =>
+    new AppError(
+      'token_sign_in_off',
+      'Signing in to the console with an API token is switched off on this server: sign in through the identity provider.',
+    ),
   consoleSessionEnded: () =>
     new AppError(
       'unauthenticated',

@@ -2,6 +2,8 @@ import { createApiTokenService } from './api-tokens/api-tokens.service.js';
 import { createAuditService } from './audit/audit.service.js';
 import type { Clock } from './clock.js';
 import { createConsoleSessionService } from './console-sessions/console-sessions.service.js';
+import { createOidcSignInService, createPersonSessionAdmin } from './console-sessions/oidc-sign-in.service.js';
+import type { OidcSettings } from '../config/oidc-settings.js';
 import { createDataSourceService } from './data-sources/data-sources.service.js';
 import { createEmbedTokenService } from './embed-tokens/embed-tokens.service.js';
 import { createKeyRotationService } from './encryption-keys/key-rotation.service.js';
@@ -69,6 +71,9 @@ export function createServices({
     webhookEndpoints: createWebhookEndpointService({ store, cipher, clock, addresses: webhookAddresses }),
     operations: createOperationsService({ store }),
     consoleSessions: createConsoleSessionService({ store, clock }),
+    /** Console sign-in through the identity provider, for a server configured with one. */
+    oidcSignIn: (settings: OidcSettings) => createOidcSignInService({ store, clock, settings }),
+    personSessions: createPersonSessionAdmin({ store, clock }),
     usage: createUsageService({ store, clock }),
   };
 }

@@ -15,7 +15,11 @@ export interface Tenant {
   environment: Environment;
 }
 
-export type Actor = { type: 'api_token'; apiTokenId: number; name: string } | { type: 'cli' };
+export type Actor =
+  | { type: 'api_token'; apiTokenId: number; name: string }
+  | { type: 'cli' }
+  /** A person signed in to the console through the identity provider: (issuer, sub) identifies, the email is shown. */
+  | { type: 'person'; issuer: string; subject: string; email: string | null };
 
 /** Who is asking, with what power, inside which tenant: the input of every domain operation. */
 export interface Caller {
@@ -30,6 +34,8 @@ export interface Caller {
    * that environment's metadata, never its secrets, such as group tokens (docs/api.md#the-admin-api).
    */
   acrossEnvironments?: true;
+  /** Set for a person with read access only: they read metadata, never secrets such as group tokens. */
+  withholdSecrets?: true;
 }
 
 export function scopeIncludes(granted: Scope, needed: Scope): boolean {
@@ -44,4 +50,5 @@ export function inEnvironment(caller: Caller, environment: Environment | undefin
 }
 
 /** Whether the caller may read the secrets of the environment it acts in: only with that environment's own token. */
-export const readsSecrets = (caller: Caller): boolean => caller.acrossEnvironments !== true;
+export const readsSecrets = (caller: Caller): boolean =>
+  caller.acrossEnvironments !== true && caller.withholdSecrets !== true;

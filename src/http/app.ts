@@ -26,6 +26,7 @@ import { userGroupImportRoutes } from './routes/user-group-import.routes.js';
 import { apiTokenRoutes } from './routes/api-tokens.routes.js';
 import { auditEventRoutes } from './routes/audit-events.routes.js';
 import { usageRoutes } from './routes/usage.routes.js';
+import { personSessionRoutes } from './routes/person-sessions.routes.js';
 import { dataSourceRoutes } from './routes/data-sources.routes.js';
 import { discoveryRoutes } from './routes/discovery.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
@@ -36,6 +37,7 @@ import { webhookRoutes } from './routes/webhooks.routes.js';
 import { loadConsoleAssets } from './console/console-assets.js';
 import { consoleRoutes, consoleUrlRewrite } from './console/console.routes.js';
 import { consoleSessionCaller } from './console/session-cookie.js';
+import type { OidcSettings } from '../config/oidc-settings.js';
 
 export interface AppOptions {
   services: Services;
@@ -53,6 +55,10 @@ export interface AppOptions {
   metrics?: Registry[];
   /** The web origins granted cross-origin access to /api (--cors-origins); none unless given. */
   corsOrigins?: readonly string[];
+  /** Console sign-in through an identity provider (--oidc-issuer); none unless given. */
+  oidc?: OidcSettings;
+  /** Whether an admin API token may sign in to the console (--token-sign-in); on unless false. */
+  tokenSignIn?: boolean;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -129,10 +135,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(discoveryRoutes, { embedTokens: services.embedTokens });
   const assets = loadConsoleAssets();
   if (assets.size === 0) app.log.warn('the admin console is not built (npm run build): /console answers 404');
-  await app.register(consoleRoutes, { consoleSessions: services.consoleSessions, assets, admission });
+  const people = options.oidc && services.oidcSignIn(options.oidc);
+  await app.register(consoleRoutes, {
+    consoleSessions: services.consoleSessions,
+    assets,
+    admission,
+    people,
+    tokenSignIn: options.tokenSignIn ?? true,
+    publicUrl: options.publicUrl,
+  });
   await app.register(
     async (api) => {
-      registerAuthentication(api, services.apiTokens, admission, consoleSessionCaller(services.consoleSessions));
+      registerAuthentication(
+        api,
+        services.apiTokens,
+        admission,
+        consoleSessionCaller(services.consoleSessions, people),
+      );
       registerIdempotency(api, services.idempotency);
       registerStreamedBodies(api);
       await api.register(userGroupRoutes, { userGroups: services.userGroups, embedTokens: services.embedTokens });
@@ -146,6 +165,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await api.register(signingKeyRoutes, { signingKeys: services.signingKeys });
       await api.register(webhookRoutes, { webhookEndpoints: services.webhookEndpoints });
       await api.register(usageRoutes, { usage: services.usage });
+      await api.register(personSessionRoutes, { personSessions: services.personSessions });
     },
     { prefix: '/api' },
   );

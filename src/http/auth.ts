@@ -3,11 +3,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestAdmission } from './rate-limit.js';
 import { admissionDeferred, type ApiTokenCaller } from '../domain/api-tokens/api-token-admission.js';
 import type { ApiTokenService } from '../domain/api-tokens/api-tokens.service.js';
+import { isPersonCaller, type RequestCaller } from '../domain/console-sessions/oidc-session.records.js';
+import { admitPerson } from './console/person-access.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the authentication hook on every /api route, before the body is read. */
-    caller: ApiTokenCaller;
+    caller: RequestCaller;
   }
   interface FastifyContextConfig {
     /**
@@ -43,7 +45,7 @@ function createAuthenticationHook(
   admission: RequestAdmission | undefined,
   sessions: SessionCaller | undefined,
 ) {
-  const admit = async (reply: FastifyReply, caller: ApiTokenCaller) => {
+  const admit = async (reply: FastifyReply, caller: RequestCaller) => {
     if (admission) await admission(reply, caller);
   };
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -59,7 +61,7 @@ function createAuthenticationHook(
       // Without any credential header, the admin console's session cookie may stand for its API token.
       const sessionCaller = found === undefined ? await sessions?.(request) : undefined;
       if (!sessionCaller) throw requestFailure.noCredential();
-      request.caller = sessionCaller;
+      request.caller = isPersonCaller(sessionCaller) ? admitPerson(request, sessionCaller) : sessionCaller;
       await admit(reply, sessionCaller);
       return;
     }
@@ -72,7 +74,7 @@ function createAuthenticationHook(
 }
 
 /** The caller an admin console session cookie speaks for (src/http/console/session-cookie.ts); undefined without one. */
-export type SessionCaller = (request: FastifyRequest) => Promise<ApiTokenCaller | undefined>;
+export type SessionCaller = (request: FastifyRequest) => Promise<RequestCaller | undefined>;
 
 /** Authentication, and admission on arrival where the route does not leave it to its operation, for every route registered on `api` after it. */
 export function registerAuthentication(

@@ -15,23 +15,24 @@ const RETRY_AFTER_SECONDS = 1;
  */
 export function createInFlightLimit(limits: InFlightLimits) {
   let total = 0;
-  const perToken = new Map<number, number>();
+  const perToken = new Map<string, number>();
   return {
-    acquire(apiTokenId: number): () => void {
-      const held = perToken.get(apiTokenId) ?? 0;
+    /** `callerKey` is per API token or per person (src/domain/console-sessions/oidc-session.records.ts). */
+    acquire(callerKey: string): () => void {
+      const held = perToken.get(callerKey) ?? 0;
       if (held >= limits.perToken) throw requestFailure.inFlightLimit('token', limits.perToken, RETRY_AFTER_SECONDS);
       if (total >= limits.perProcess)
         throw requestFailure.inFlightLimit('server', limits.perProcess, RETRY_AFTER_SECONDS);
       total += 1;
-      perToken.set(apiTokenId, held + 1);
+      perToken.set(callerKey, held + 1);
       let released = false;
       return () => {
         if (released) return;
         released = true;
         total -= 1;
-        const left = (perToken.get(apiTokenId) ?? 1) - 1;
-        if (left === 0) perToken.delete(apiTokenId);
-        else perToken.set(apiTokenId, left);
+        const left = (perToken.get(callerKey) ?? 1) - 1;
+        if (left === 0) perToken.delete(callerKey);
+        else perToken.set(callerKey, left);
       };
     },
   };

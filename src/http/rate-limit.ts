@@ -1,6 +1,6 @@
 import { requestFailure } from '../wire/request-errors.js';
 import type { FastifyReply } from 'fastify';
-import type { ApiTokenCaller } from '../domain/api-tokens/api-token-admission.js';
+import { callerKey, type RequestCaller } from '../domain/console-sessions/oidc-session.records.js';
 import type { RateLimitPolicy } from '../rate-limit/token-bucket.js';
 
 import type { RateLimiting } from '../rate-limit/rate-limit-setting.js';
@@ -53,7 +53,7 @@ function policyHeadersCache(): (policy: RateLimitPolicy) => PolicyHeaders {
 }
 
 /** Takes a token from the caller's bucket and sets the RateLimit headers; throws rate_limited when it is empty. */
-export type RequestAdmission = (reply: FastifyReply, caller: ApiTokenCaller) => Promise<void>;
+export type RequestAdmission = (reply: FastifyReply, caller: RequestCaller) => Promise<void>;
 
 /**
  * The IETF draft's headers (draft-ietf-httpapi-ratelimit-headers): the limit is the bucket's size,
@@ -64,7 +64,7 @@ export function createRateLimit({ limiter, defaultPolicy }: RateLimiting): Reque
   const headersOf = policyHeadersCache();
   return async function rateLimit(reply, caller) {
     const policy = caller.rateLimit ?? defaultPolicy;
-    const decision = await limiter.take(String(caller.actor.apiTokenId), policy);
+    const decision = await limiter.take(callerKey(caller), policy);
     const { window, limit, policy: policyHeader } = headersOf(policy);
     reply
       .header('ratelimit-limit', limit)

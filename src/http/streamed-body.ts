@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { callerKey } from '../domain/console-sessions/oidc-session.records.js';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
@@ -135,7 +136,7 @@ export function registerStreamedBodies(api: FastifyInstance, limits: InFlightLim
     assertMediaType(request, route.mediaTypes);
     const declared = Number(request.headers['content-length']);
     if (declared > route.maxBytes) throw requestFailure.bodyTooLarge(route.maxBytes);
-    const release = inFlight.acquire(request.caller.actor.apiTokenId);
+    const release = inFlight.acquire(callerKey(request.caller));
     const controller = new AbortController();
     reply.raw.once('close', () => {
       release();

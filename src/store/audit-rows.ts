@@ -13,10 +13,27 @@ export function actorColumns(actor: Actor): {
   actorType: Actor['type'];
   actorApiTokenId: number | null;
   actorName: string | null;
+  actorIssuer: string | null;
+  actorSubject: string | null;
 } {
-  return actor.type === 'api_token'
-    ? { actorType: 'api_token', actorApiTokenId: actor.apiTokenId, actorName: actor.name }
-    : { actorType: 'cli', actorApiTokenId: null, actorName: null };
+  if (actor.type === 'api_token')
+    return {
+      actorType: 'api_token',
+      actorApiTokenId: actor.apiTokenId,
+      actorName: actor.name,
+      actorIssuer: null,
+      actorSubject: null,
+    };
+  if (actor.type === 'person')
+    // The email is shown, never used to identify: (issuer, sub) does that.
+    return {
+      actorType: 'person',
+      actorApiTokenId: null,
+      actorName: actor.email,
+      actorIssuer: actor.issuer,
+      actorSubject: actor.subject,
+    };
+  return { actorType: 'cli', actorApiTokenId: null, actorName: null, actorIssuer: null, actorSubject: null };
 }
 
 /** An audit_events row once the engine has decoded its own types (ids, timestamps, JSON). */
@@ -28,6 +45,8 @@ export interface AuditEventRow {
   actor_type: Actor['type'];
   actor_api_token_id: number | null;
   actor_name: string | null;
+  actor_issuer: string | null;
+  actor_subject: string | null;
   action: AuditAction;
   team_id: number | null;
   provided_id: string | null;
@@ -37,9 +56,11 @@ export interface AuditEventRow {
 }
 
 function toActor(row: AuditEventRow): Actor {
-  return row.actor_type === 'api_token'
-    ? { type: 'api_token', apiTokenId: row.actor_api_token_id ?? 0, name: row.actor_name ?? '' }
-    : { type: 'cli' };
+  if (row.actor_type === 'api_token')
+    return { type: 'api_token', apiTokenId: row.actor_api_token_id ?? 0, name: row.actor_name ?? '' };
+  if (row.actor_type === 'person')
+    return { type: 'person', issuer: row.actor_issuer ?? '', subject: row.actor_subject ?? '', email: row.actor_name };
+  return { type: 'cli' };
 }
 
 export function auditEventFromRow(row: AuditEventRow): AuditEventRecord {
@@ -70,6 +91,8 @@ export function auditQueryParameters(query: AuditEventQuery): Record<string, unk
     environment: query.environment ?? null,
     teamId: query.teamId ?? null,
     action: query.action ?? null,
+    personIssuer: query.person?.issuer ?? null,
+    personSubject: query.person?.subject ?? null,
     since: query.since ?? null,
     until: query.until ?? null,
     // Always bound, so that a later page starts its walk of audit_events_workspace at the cursor.

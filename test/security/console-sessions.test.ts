@@ -104,6 +104,9 @@ describe('admin console sessions', () => {
       expect(cookie).not.toContain(apiToken(t));
       expect(plain.body.session).toEqual({
         api_token: { id: expect.any(Number), name: 'admin-Customer', scope: 'admin', environment: 'Customer' },
+        person: null,
+        scope: 'admin',
+        environment: 'Customer',
         csrf_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
         idle_expires_at: new Date(now + HOUR).toISOString(),
         expires_at: new Date(now + 8 * HOUR).toISOString(),
@@ -262,7 +265,10 @@ describe('admin console sessions', () => {
       // No session cookie at all is the sign-in page's normal state: an answer, not an error.
       for (const headers of [{}, { cookie: 'other=1' }] as Array<Record<string, string>>) {
         const none = await inject(t.app, { method: 'GET', path: '/console/session', headers });
-        expect([none.status, none.body]).toEqual([200, { success: 1, session: null }]);
+        expect([none.status, none.body]).toEqual([
+          200,
+          { success: 1, session: null, sign_in: { api_token: true, identity_provider: false } },
+        ]);
       }
       expectError(await inject(t.app, { method: 'DELETE', path: '/console/session' }), 401, 'unauthenticated');
       expectError(

@@ -212,6 +212,8 @@ describe('PostgreSQL store specifics', () => {
       'data_sources',
       'group_usage',
       'idempotency_keys',
+      'oidc_flows',
+      'person_sessions',
       'schema_expansions',
       'schema_migrations',
       'schemas',

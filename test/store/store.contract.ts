@@ -5,6 +5,7 @@ import { describeAuditContract } from './contract/audit.contract.js';
 import { describeCatalogContract } from './contract/catalog.contract.js';
 import { describeCiphertextContract } from './contract/ciphertexts.contract.js';
 import { describeConsoleSessionContract } from './contract/console-sessions.contract.js';
+import { describeOidcSessionContract } from './contract/oidc-sessions.contract.js';
 import type { ContractContext } from './contract/context.js';
 import { describeIdempotencyKeyContract } from './contract/idempotency-keys.contract.js';
 import { describeStoreLifecycleContract } from './contract/store-lifecycle.contract.js';
@@ -62,6 +63,7 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeCiphertextContract(context);
     describeIdempotencyKeyContract(context);
     describeConsoleSessionContract(context);
+    describeOidcSessionContract(context);
     describeUserGroupLookupContract(context);
     describeSigningKeyContract(context);
     describeSigningKeyChangeContract(context);

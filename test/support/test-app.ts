@@ -10,6 +10,7 @@ import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { openDatabaseReader, type RawDatabaseReader } from './database-reader.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from './test-database.js';
 import type { DestinationStream } from 'pino';
+import type { OidcSettings } from '../../src/config/oidc-settings.js';
 import { createLogger } from '../../src/logger.js';
 import type { Resolver } from '../../src/webhooks/address-policy.js';
 import {
@@ -64,6 +65,10 @@ export interface TestAppOptions {
   usage?: { flushMs: number };
   /** The web origins granted cross-origin access to /api (as `ugs serve --cors-origins`); none unless given. */
   corsOrigins?: string[];
+  /** Console sign-in through an identity provider (as `ugs serve --oidc-*`); none unless given. */
+  oidc?: OidcSettings;
+  /** false: token sign-in switched off (as `ugs serve --token-sign-in off`). */
+  tokenSignIn?: boolean;
 }
 
 /** A SQLite database in an existing directory, which stays when the database is "dropped". */
@@ -145,6 +150,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       version: 'test',
       publicUrl: opened.publicUrl,
       corsOrigins: options.corsOrigins,
+      ...(options.oidc ? { oidc: options.oidc } : {}),
+      ...(options.tokenSignIn === undefined ? {} : { tokenSignIn: options.tokenSignIn }),
       metrics: webhookWorker ? [webhookWorker.metrics.registry] : [],
     });
     await app.ready();

@@ -3,10 +3,19 @@ import type { AuditEvent } from '../types';
 import { DataTable, type Column } from './data-table';
 import { Time } from './ui';
 
-function actorOf(event: AuditEvent): string {
-  return event.actor.type === 'cli'
-    ? 'command line'
-    : `${event.actor.name ?? 'API token'} (#${event.actor.api_token_id})`;
+function actorOf(event: AuditEvent) {
+  const { actor } = event;
+  if (actor.type === 'cli') return 'command line';
+  if (actor.type === 'person') {
+    // A person is (issuer, sub); the email is what a reader recognises. The link filters by the person.
+    const query = new URLSearchParams({ person_issuer: actor.issuer ?? '', person_sub: actor.sub ?? '' });
+    return (
+      <a href={`${BASE}/audit?${query.toString()}`} title={`${actor.sub ?? ''} at ${actor.issuer ?? ''}`}>
+        {actor.email ?? actor.sub}
+      </a>
+    );
+  }
+  return `${actor.name ?? 'API token'} (#${actor.api_token_id})`;
 }
 
 function groupOf(event: AuditEvent) {

@@ -21,6 +21,8 @@ export function AuditScreen() {
     environment: '' as '' | 'Customer' | 'Testing',
     teamId: query.get('team_id') ?? '',
     action: query.get('action') ?? '',
+    personIssuer: query.get('person_issuer') ?? '',
+    personSub: query.get('person_sub') ?? '',
     since: '',
     until: '',
   };
@@ -32,6 +34,8 @@ export function AuditScreen() {
         environment: given(filters.environment),
         team_id: given(filters.teamId),
         action: given(filters.action),
+        person_issuer: given(filters.personIssuer),
+        person_sub: given(filters.personSub),
         since: instant(filters.since),
         until: instant(filters.until),
         limit: '25',
@@ -70,6 +74,19 @@ export function AuditScreen() {
           placeholder="e.g. user_group.updated"
           value={draft.action}
           onValue={(action) => setDraft({ ...draft, action })}
+        />
+        <TextField
+          label="Person's sub"
+          name="person_sub"
+          value={draft.personSub}
+          onValue={(personSub) => setDraft({ ...draft, personSub })}
+        />
+        <TextField
+          label="Person's issuer"
+          name="person_issuer"
+          placeholder="the identity provider's issuer"
+          value={draft.personIssuer}
+          onValue={(personIssuer) => setDraft({ ...draft, personIssuer })}
         />
         <TextField
           label="Since"

@@ -216,7 +216,8 @@ export function GroupScreen({ teamId }: { teamId: number }) {
     [group, ...ancestors].map((level) => ({ group: level, own: own(level) }));
   const dataSource = (id: unknown) => `${dataSources.get(String(id)) ?? 'data source'} (#${String(id)})`;
   // /api/user acts in the API token's own environment: a group of the other one is shown, not changed.
-  const writable = group.api_environment_tag === token.environment;
+  // Read access (a person's, from their identity provider's groups) sees no change controls at all.
+  const writable = group.api_environment_tag === token.environment && token.scope !== 'read';
 
   const save = async (event: Event) => {
     event.preventDefault();
@@ -279,7 +280,7 @@ export function GroupScreen({ teamId }: { teamId: number }) {
           </>
         )}
       </p>
-      {!writable && (
+      {!writable && token.scope !== 'read' && (
         <Alert kind="info">
           This group is in {group.api_environment_tag}; sign in with an admin token of {group.api_environment_tag} to
           change it.

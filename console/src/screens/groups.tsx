@@ -58,7 +58,7 @@ export function GroupsScreen() {
   return (
     <>
       <PageHeader title="User groups">
-        {environment === token.environment && (
+        {environment === token.environment && token.scope !== 'read' && (
           <a class="button" href={`${BASE}/groups/new`}>
             New group
           </a>

@@ -386,10 +386,14 @@ export function createClient(options: ClientOptions) {
     async getConsoleSession(): Promise<ConsoleSession | null> {
       return session(await send<{ session: ConsoleSession | null }>({ method: 'GET', path: '/console/session' }));
     },
-    /** DELETE /console/session: signs out; the session's cookie is refused from then on. */
-    async deleteConsoleSession(): Promise<void> {
-      await send({ method: 'DELETE', path: '/console/session' });
+    /**
+     * DELETE /console/session: signs out; the session's cookie is refused from then on. Resolves with
+     * the identity provider's logout address for a person's session, when the provider offers one.
+     */
+    async deleteConsoleSession(): Promise<{ logoutUrl?: string }> {
+      const answer = await send<{ logout_url?: string }>({ method: 'DELETE', path: '/console/session' });
       credentials.setCsrfToken(null);
+      return answer.logout_url === undefined ? {} : { logoutUrl: answer.logout_url };
     },
   };
 }

@@ -6,6 +6,8 @@ export interface AuditEventQuery {
   environment?: Environment;
   teamId?: number;
   action?: string;
+  /** Only what this person did through the console (identified by issuer and sub, never by email). */
+  person?: { issuer: string; subject: string };
   /** Inclusive lower bound on `at`. */
   since?: string;
   /** Exclusive upper bound on `at`. */

@@ -24,7 +24,8 @@ export type AuditAction =
   | 'webhook_endpoint.disabled'
   | 'webhook_delivery.retried'
   | 'console_session.created'
-  | 'console_session.ended';
+  | 'console_session.ended'
+  | 'console_session.refused';
 
 export type FieldChanges = Record<string, { before: unknown; after: unknown }>;
 

@@ -42,7 +42,7 @@ export function isConsoleSessionLive(
 
 /** The use to record for a live session used at `now`, or null when the last recorded one is recent enough. */
 export function consoleSessionTouch(
-  session: ConsoleSessionRecord,
+  session: Pick<ConsoleSessionRecord, 'createdAt' | 'lastSeenAt'>,
   now: Timestamp,
 ): { lastSeenAt: Timestamp; expiresAt: Timestamp } | null {
   if (Date.parse(now) - Date.parse(session.lastSeenAt) < CONSOLE_SESSION_TOUCH_MS) return null;

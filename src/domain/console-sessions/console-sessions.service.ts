@@ -33,7 +33,7 @@ const PURGE_BATCH = 1000;
  * is the same on every instance; it reveals nothing of the secret, and the database (which holds only
  * the secret's SHA-256) cannot produce it.
  */
-function csrfTokenOf(secret: string): string {
+export function csrfTokenOf(secret: string): string {
   return createHmac('sha256', secret).update('ugs console csrf').digest('base64url');
 }
 

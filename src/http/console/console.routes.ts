@@ -1,12 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ConsoleSession, ConsoleSessionService } from '../../domain/console-sessions/console-sessions.service.js';
+import type { ConsoleSessionService } from '../../domain/console-sessions/console-sessions.service.js';
+import { failure } from '../../domain/errors.js';
+import type { OidcSignInService } from '../../domain/console-sessions/oidc-sign-in.service.js';
 import { echoable } from '../../domain/echoed-text.rules.js';
 import { NoQuery } from '../../wire/common.schemas.js';
 import {
   ConsoleSessionResponse,
   CurrentConsoleSessionResponse,
   SignedOutResponse,
+  SignInMethodsResponse,
   SignInBody,
 } from '../../wire/console-sessions.schemas.js';
 import { responses } from '../../wire/envelope.js';
@@ -14,7 +17,14 @@ import { requestFailure } from '../../wire/request-errors.js';
 import type { RequestAdmission } from '../rate-limit.js';
 import { PUBLIC_ROUTE } from '../route-schema.js';
 import type { ConsoleAsset } from './console-assets.js';
-import { clearSessionCookie, consoleSessionOf, setSessionCookie } from './session-cookie.js';
+import { oidcRoutes } from './oidc.routes.js';
+import {
+  clearSessionCookie,
+  consoleSessionOf,
+  isPersonSession,
+  setSessionCookie,
+  type AnyConsoleSession,
+} from './session-cookie.js';
 
 /**
  * Every response under /console: the page may load scripts, styles, images and fonts from this origin
@@ -62,15 +72,32 @@ export function consoleUrlRewrite(url: string): string {
 // The session endpoints are the console's own, not the API's: they stay out of /openapi.json.
 const sessionSchema = <B extends object>(parts: B) => ({ hide: true, ...PUBLIC_ROUTE, querystring: NoQuery, ...parts });
 
-const sessionBody = (session: ConsoleSession) => ({
+const sessionBody = (session: AnyConsoleSession) => ({
   success: 1 as const,
   session: {
-    api_token: {
-      id: session.caller.actor.apiTokenId,
-      name: session.caller.actor.name,
-      scope: session.caller.scope,
-      environment: session.caller.tenant.environment,
-    },
+    api_token:
+      session.caller.actor.type === 'api_token'
+        ? {
+            id: session.caller.actor.apiTokenId,
+            name: session.caller.actor.name,
+            scope: session.caller.scope,
+            environment: session.caller.tenant.environment,
+          }
+        : null,
+    person: isPersonSession(session)
+      ? {
+          issuer: session.caller.actor.issuer,
+          sub: session.caller.actor.subject,
+          email: session.caller.actor.email,
+          access: session.record.access.map((tenant) => ({
+            workspace: tenant.workspaceName,
+            environment: tenant.environment,
+            access: tenant.access,
+          })),
+        }
+      : null,
+    scope: session.caller.scope,
+    environment: session.caller.tenant.environment,
     csrf_token: session.csrfToken,
     idle_expires_at: session.record.expiresAt,
     expires_at: session.absoluteExpiresAt,
@@ -81,14 +108,20 @@ export interface ConsoleRouteOptions {
   consoleSessions: ConsoleSessionService;
   /** The built front end by path below /console/ (empty when not built). */
   assets: Map<string, ConsoleAsset>;
-  /** The rate limit: a session's requests count against its API token's bucket, as the token's own would. */
+  /** The rate limit: a session's requests count against its API token's bucket (a person's against their own). */
   admission: RequestAdmission | undefined;
+  /** Sign-in through the identity provider, when the server has one (src/http/console/oidc.routes.ts). */
+  people?: OidcSignInService;
+  /** Whether an admin API token may still sign in (--token-sign-in); on unless switched off. */
+  tokenSignIn?: boolean;
+  /** Where the provider sends the browser after ending its session: the console's start page. */
+  publicUrl?: () => string;
 }
 
 /** The admin console (docs/security.md#admin-console-sessions): its pages and assets at /console, and its session at /console/session. */
 export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions> = async (
   app,
-  { consoleSessions, assets, admission },
+  { consoleSessions, assets, admission, people, tokenSignIn = true, publicUrl },
 ) => {
   app.addHook('onRequest', async (_request, reply) => {
     reply.headers(SECURITY_HEADERS);
@@ -96,11 +129,14 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions> = asy
     reply.header('cache-control', 'no-store');
   });
 
-  const admit = async (reply: FastifyReply, session: ConsoleSession) => {
+  // Inside this plugin, so that the sign-in's pages carry the console's headers (its CSP among them).
+  if (people && publicUrl) await app.register(oidcRoutes, { people, publicUrl });
+  const signIn = { api_token: tokenSignIn, identity_provider: people !== undefined };
+  const admit = async (reply: FastifyReply, session: AnyConsoleSession) => {
     if (admission) await admission(reply, session.caller);
   };
   const requireSession = async (request: FastifyRequest, requireCsrf: boolean) => {
-    const session = await consoleSessionOf(request, consoleSessions, { requireCsrf });
+    const session = await consoleSessionOf(request, consoleSessions, { requireCsrf }, people);
     if (!session) throw requestFailure.noConsoleSession();
     return session;
   };
@@ -109,6 +145,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions> = asy
     '/console/session',
     { schema: sessionSchema({ body: SignInBody, response: responses(ConsoleSessionResponse) }) },
     async (request, reply) => {
+      if (!tokenSignIn) throw failure.tokenSignInOff();
       const session = await consoleSessions.signIn(request.body.api_token, request.id);
       await admit(reply, session);
       setSessionCookie(request, reply, session.secret);
@@ -123,12 +160,18 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions> = asy
     '/console/session',
     { schema: sessionSchema({ response: responses(CurrentConsoleSessionResponse) }) },
     async (request, reply) => {
-      const session = await consoleSessionOf(request, consoleSessions, { requireCsrf: false });
-      if (!session) return { success: 1 as const, session: null };
+      const session = await consoleSessionOf(request, consoleSessions, { requireCsrf: false }, people);
+      if (!session) return { success: 1 as const, session: null, sign_in: signIn };
       await admit(reply, session);
-      return sessionBody(session);
+      return { ...sessionBody(session), sign_in: signIn };
     },
   );
+
+  // The ways in, for the sign-in page: answered whatever the cookie (one naming an ended session included).
+  app.get('/console/sign-in', { schema: sessionSchema({ response: responses(SignInMethodsResponse) }) }, async () => ({
+    success: 1 as const,
+    sign_in: signIn,
+  }));
 
   app.delete(
     '/console/session',
@@ -136,9 +179,14 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions> = asy
     async (request, reply) => {
       const session = await requireSession(request, true);
       await admit(reply, session);
-      await consoleSessions.signOut(session);
       clearSessionCookie(request, reply);
-      return { success: 1 as const };
+      if (!isPersonSession(session)) {
+        await consoleSessions.signOut(session);
+        return { success: 1 as const };
+      }
+      // A person's session exists only on a server with a provider; `people` is there.
+      const logoutUrl = await people!.signOut(session, `${publicUrl?.() ?? ''}/console/`);
+      return { success: 1 as const, ...(logoutUrl === undefined ? {} : { logout_url: logoutUrl }) };
     },
   );
 

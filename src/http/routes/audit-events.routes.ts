@@ -33,10 +33,20 @@ export const auditEventRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }
     },
     async (request) => {
       const { query } = request;
+      // A person is (issuer, sub): one without the other would match people of several providers.
+      if ((query.person_issuer === undefined) !== (query.person_sub === undefined))
+        throw requestFailure.invalidField(
+          query.person_sub === undefined ? 'person_sub' : 'person_issuer',
+          'Filter by a person with both person_issuer and person_sub.',
+        );
       const page = await audit.listAuditEvents(request.caller, {
         environment: query.environment,
         teamId: query.team_id === undefined ? undefined : Number(query.team_id),
         action: query.action,
+        person:
+          query.person_issuer === undefined || query.person_sub === undefined
+            ? undefined
+            : { issuer: query.person_issuer, subject: query.person_sub },
         since: canonical('since', query.since),
         until: canonical('until', query.until),
         beforeId: decodeCursor(query.cursor),

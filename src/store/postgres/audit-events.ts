@@ -38,9 +38,10 @@ function toAuditEvent(row: PostgresAuditRow): AuditEventRecord {
  */
 export const auditEventPerRow = (source: string) => `audited AS (
     INSERT INTO audit_events
-      (at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id, changes, request_id)
+      (at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, actor_issuer, actor_subject, action, team_id,
+      provided_id, changes, request_id)
     SELECT @at::timestamptz, s.workspace_id, s.environment, @actorType::text, @actorApiTokenId::bigint, @actorName::text,
-      @action::text, s.team_id, s.provided_id, @changes::json, @requestId::text
+      @actorIssuer::text, @actorSubject::text, @action::text, s.team_id, s.provided_id, @changes::json, @requestId::text
     FROM ${source} s
   )`;
 
@@ -51,12 +52,14 @@ export const auditEventPerRow = (source: string) => `audited AS (
  */
 export const auditEventPerBatchRow = (source: string) => `audited AS (
     INSERT INTO audit_events
-      (at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id, changes, request_id)
-    SELECT a.at, s.workspace_id, s.environment, a.actor_type, a.actor_api_token_id, a.actor_name, @action::text, s.team_id,
-      s.provided_id, a.changes, a.request_id
+      (at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, actor_issuer, actor_subject, action, team_id,
+      provided_id, changes, request_id)
+    SELECT a.at, s.workspace_id, s.environment, a.actor_type, a.actor_api_token_id, a.actor_name, a.actor_issuer, a.actor_subject,
+      @action::text, s.team_id, s.provided_id, a.changes, a.request_id
     FROM ${source} s
     JOIN unnest(@auditIndexes::int[], @ats::timestamptz[], @actorTypes::text[], @actorApiTokenIds::bigint[], @actorNames::text[],
-      @changeSets::json[], @requestIds::text[]) AS a(i, at, actor_type, actor_api_token_id, actor_name, changes, request_id)
+      @actorIssuers::text[], @actorSubjects::text[], @changeSets::json[], @requestIds::text[])
+      AS a(i, at, actor_type, actor_api_token_id, actor_name, actor_issuer, actor_subject, changes, request_id)
       ON a.i = s.batch_index
     ORDER BY a.i
   )`;
@@ -93,6 +96,8 @@ export function batchAuditParameters(contexts: AuditContext[], audits: GroupAudi
     actorTypes: actors.map((actor) => actor.actorType),
     actorApiTokenIds: actors.map((actor) => actor.actorApiTokenId),
     actorNames: actors.map((actor) => actor.actorName),
+    actorIssuers: actors.map((actor) => actor.actorIssuer),
+    actorSubjects: actors.map((actor) => actor.actorSubject),
     changeSets: audits.map(serializeChanges),
     requestIds: contexts.map((context) => context.requestId),
   };
@@ -101,9 +106,10 @@ export function batchAuditParameters(contexts: AuditContext[], audits: GroupAudi
 // One statement for any number of entries: the per-entry columns travel as parallel arrays, and
 // WITH ORDINALITY keeps the ids in the order the entries were made.
 const INSERT_AUDIT_EVENTS = `INSERT INTO audit_events
-      (at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id, changes, request_id, sync_id)
+      (at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, actor_issuer, actor_subject, action, team_id,
+      provided_id, changes, request_id, sync_id)
     SELECT @at::timestamptz, e.workspace_id, e.environment, @actorType::text, @actorApiTokenId::bigint, @actorName::text,
-      e.action, e.team_id, e.provided_id, e.changes, @requestId::text, @syncId::text
+      @actorIssuer::text, @actorSubject::text, e.action, e.team_id, e.provided_id, e.changes, @requestId::text, @syncId::text
     FROM unnest(@workspaceIds::bigint[], @environments::text[], @actions::text[], @teamIds::bigint[], @providedIds::text[],
       @changes::json[]) WITH ORDINALITY AS e(workspace_id, environment, action, team_id, provided_id, changes, n)
     ORDER BY e.n`;
@@ -131,13 +137,15 @@ const sql = statements(
     SELECT v.id, t.endpoint_id, a.ordering_key, 'pending', ${firstInLine('t.endpoint_id', 'a.ordering_key', '@at::timestamptz', 'FOR SHARE')}, @at::timestamptz
     FROM events v JOIN announced a ON a.public_id = v.public_id JOIN targets t ON t.n = a.n
     ORDER BY v.id, t.endpoint_id`,
-    list: `SELECT id, at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id,
+    list: `SELECT id, at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, actor_issuer, actor_subject, action,
+      team_id, provided_id,
       changes, request_id, sync_id
     FROM audit_events
     WHERE workspace_id = @workspaceId
       AND (@environment::text IS NULL OR environment = @environment)
       AND (@teamId::bigint IS NULL OR team_id = @teamId)
       AND (@action::text IS NULL OR action = @action)
+      AND (@personSubject::text IS NULL OR (actor_subject = @personSubject AND actor_issuer = @personIssuer::text))
       AND (@since::timestamptz IS NULL OR at >= @since)
       AND (@until::timestamptz IS NULL OR at < @until)
       AND id < @beforeId

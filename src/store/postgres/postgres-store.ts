@@ -6,6 +6,7 @@ import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
 import { ciphertextMethods } from './ciphertexts.js';
 import { consoleSessionMethods } from './console-sessions.js';
+import { oidcSessionMethods } from './oidc-sessions.js';
 import { usageMethods } from './usage.js';
 import { dataSourceMethods } from './data-sources.js';
 import { withPostgresErrorsMapped } from './mapped-errors.js';
@@ -45,6 +46,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     ...signingKeyMethods(db, audit),
     ...webhookMethods(db, audit),
     ...consoleSessionMethods(db, audit),
+    ...oidcSessionMethods(db, audit),
     ...usageMethods(db),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migratePostgres(db, MIGRATIONS),

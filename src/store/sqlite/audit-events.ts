@@ -20,14 +20,15 @@ function toAuditEvent(row: SqliteAuditRow): AuditEventRecord {
 export function auditEvents(db: Database) {
   const sql = preparedOnFirstUse(db, {
     insert: `INSERT INTO audit_events
-      (at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, action, team_id, provided_id, changes, request_id, sync_id)
-      VALUES (@at, @workspaceId, @environment, @actorType, @actorApiTokenId, @actorName, @action, @teamId, @providedId, @changes, @requestId,
+      (at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, actor_issuer, actor_subject, action, team_id, provided_id, changes, request_id, sync_id)
+      VALUES (@at, @workspaceId, @environment, @actorType, @actorApiTokenId, @actorName, @actorIssuer, @actorSubject, @action, @teamId, @providedId, @changes, @requestId,
         @syncId)`,
     list: `SELECT * FROM audit_events
       WHERE workspace_id = @workspaceId
         AND (@environment IS NULL OR environment = @environment)
         AND (@teamId IS NULL OR team_id = @teamId)
         AND (@action IS NULL OR action = @action)
+        AND (@personSubject IS NULL OR (actor_subject = @personSubject AND actor_issuer = @personIssuer))
         AND (@since IS NULL OR at >= @since)
         AND (@until IS NULL OR at < @until)
         AND id < @beforeId

@@ -6,6 +6,7 @@ import { apiTokenMethods } from './api-tokens.js';
 import { auditEvents } from './audit-events.js';
 import { ciphertextMethods } from './ciphertexts.js';
 import { consoleSessionMethods } from './console-sessions.js';
+import { oidcSessionMethods } from './oidc-sessions.js';
 import { usageMethods } from './usage.js';
 import { dataSourceMethods } from './data-sources.js';
 import { createGroupCommit } from './group-commit.js';
@@ -57,6 +58,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       ...signingKeyMethods(db, audit),
       ...webhookMethods(db, audit),
       ...consoleSessionMethods(db, audit),
+      ...oidcSessionMethods(db, audit),
       ...usageMethods(db),
       listAuditEvents: (query) => audit.list(query),
       migrate: () => migrateSqlite(db, MIGRATIONS),
