@@ -192,7 +192,7 @@ describe('ugs groups verify-import', { timeout: 120_000 }, () => {
         '  line 2 (b): team_id is 802, the file has 9',
         '  line 2 (b): parent_user_group_id is "a", the file has null',
         '  line 3 (never-imported): no such group in its environment',
-        '  line 4: not an object',
+        '  line 4: a line must be a JSON object',
         '',
       ].join('\n'),
     );
