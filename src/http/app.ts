@@ -27,6 +27,7 @@ import { auditEventRoutes } from './routes/audit-events.routes.js';
 import { usageRoutes } from './routes/usage.routes.js';
 import { dataSourceRoutes } from './routes/data-sources.routes.js';
 import { discoveryRoutes } from './routes/discovery.routes.js';
+import { embedTokenRevocationRoutes, revocationDocumentRoutes } from './routes/embed-token-revocations.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
 import { signingKeyRoutes } from './routes/signing-keys.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
@@ -126,6 +127,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { services } = options;
   const admission = options.rateLimit === 'off' ? undefined : createRateLimit(options.rateLimit);
   await app.register(discoveryRoutes, { embedTokens: services.embedTokens });
+  await app.register(revocationDocumentRoutes, { embedTokenRevocations: services.embedTokenRevocations });
   const assets = loadConsoleAssets();
   if (assets.size === 0) app.log.warn('the admin console is not built (npm run build): /console answers 404');
   await app.register(consoleRoutes, { consoleSessions: services.consoleSessions, assets, admission });
@@ -135,6 +137,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       registerIdempotency(api, services.idempotency);
       registerStreamedBodies(api);
       await api.register(userGroupRoutes, { userGroups: services.userGroups, embedTokens: services.embedTokens });
+      await api.register(embedTokenRevocationRoutes, { embedTokenRevocations: services.embedTokenRevocations });
       await api.register(schemaRoutes, { schemas: services.schemas });
       await api.register(dataSourceRoutes, { dataSources: services.dataSources });
       await api.register(adminUserGroupRoutes, { userGroupAdmin: services.userGroupAdmin });

@@ -7,6 +7,7 @@ import { auditEvents } from './audit-events.js';
 import { ciphertextMethods } from './ciphertexts.js';
 import { consoleSessionMethods } from './console-sessions.js';
 import { usageMethods } from './usage.js';
+import { embedTokenRevocationMethods } from './embed-token-revocations.js';
 import { dataSourceMethods } from './data-sources.js';
 import { withPostgresErrorsMapped } from './mapped-errors.js';
 import { idempotencyKeyMethods } from './idempotency-keys.js';
@@ -46,6 +47,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     ...webhookMethods(db, audit),
     ...consoleSessionMethods(db, audit),
     ...usageMethods(db),
+    ...embedTokenRevocationMethods(db, audit),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migratePostgres(db, MIGRATIONS),
     refreshStatistics: () => refreshStatistics(db),

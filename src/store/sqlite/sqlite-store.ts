@@ -7,6 +7,7 @@ import { auditEvents } from './audit-events.js';
 import { ciphertextMethods } from './ciphertexts.js';
 import { consoleSessionMethods } from './console-sessions.js';
 import { usageMethods } from './usage.js';
+import { embedTokenRevocationMethods } from './embed-token-revocations.js';
 import { dataSourceMethods } from './data-sources.js';
 import { createGroupCommit } from './group-commit.js';
 import { retryWhileBusy } from './busy-retry.js';
@@ -58,6 +59,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       ...webhookMethods(db, audit),
       ...consoleSessionMethods(db, audit),
       ...usageMethods(db),
+      ...embedTokenRevocationMethods(db, audit),
       listAuditEvents: (query) => audit.list(query),
       migrate: () => migrateSqlite(db, MIGRATIONS),
       refreshStatistics: () => [],
