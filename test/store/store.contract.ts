@@ -21,6 +21,7 @@ import { describeUserGroupTreeContract } from './contract/user-group-tree.contra
 import { describeUserGroupSyncContract } from './contract/user-group-sync.contract.js';
 import { describeWorkspaceContract } from './contract/workspaces.contract.js';
 import { describeUsageContract } from './contract/usage.contract.js';
+import { describeEmbedTokenRevocationContract } from './contract/embed-token-revocations.contract.js';
 import { seed } from './store-fixtures.js';
 
 export interface OpenedStore {
@@ -58,6 +59,7 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeUserGroupQueryContract(context);
     describeUserGroupBatchContract(context);
     describeUserGroupSyncContract(context);
+    describeEmbedTokenRevocationContract(context);
     describeAuditContract(context);
     describeCiphertextContract(context);
     describeIdempotencyKeyContract(context);
