@@ -74,6 +74,9 @@ describe('embed token revocation', () => {
       groups: [],
       tokens: [],
     });
+    const metrics = (await fixture.t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^ugs_embed_token_revocation_documents_total\{how="rendered"\} [1-9]/m);
+    expect(metrics).toMatch(/^ugs_embed_token_revocation_documents_total\{how="not_modified"\} [1-9]/m);
   });
 
   it('lists a rotated group under its keyed name: its earlier tokens revoked, one minted just after not, a rename escaping nothing', async () => {
@@ -137,6 +140,9 @@ describe('embed token revocation', () => {
     expect(doc.tokens.find(([jti]) => jti === claimsOf(revoked).jti)?.[1]).toBe(claimsOf(revoked).exp);
     // Again: the same answer, nothing more written.
     expectSuccess(await revoke({ embed_token: revoked }));
+    expect((await fixture.t.app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(
+      /^ugs_embed_token_revocations_total\{scope="token"\} [1-9]/m,
+    );
     const events = (
       await adminOk(fixture.t, { path: ADMIN.auditEvents, query: { action: 'embed_token.revoked', limit: 100 } })
     ).audit_events as Array<{ team_id: number; changes: Record<string, { after: unknown }> }>;

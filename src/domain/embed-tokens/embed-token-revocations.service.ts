@@ -82,6 +82,8 @@ export function createEmbedTokenRevocationService({
   /** The last document rendered per issuer, served again while its entries are unchanged. */
   const rendered = new Map<string, { version: string; published: PublishedRevocations }>();
   let prunedAt = 0;
+  /** For /metrics: documents rendered, served again from memory, answered 304; explicit revokes. */
+  const counted = { rendered: 0, cached: 0, notModified: 0, tokens: 0, groups: 0 };
   const nowS = () => Math.floor(Date.parse(clock()) / 1000);
 
   async function pruneNowAndThen(now: number): Promise<void> {
@@ -91,6 +93,13 @@ export function createEmbedTokenRevocationService({
   }
 
   return {
+    counts: () => ({ ...counted }),
+
+    /** Counts a conditional request answered 304 (the route decides, from the ETag). */
+    notModified(): void {
+      counted.notModified += 1;
+    },
+
     /**
      * The revocation document of an issuer. A workspace that does not exist answers as one with
      * nothing revoked, as its JWKS answers as one without keys.
@@ -113,7 +122,11 @@ export function createEmbedTokenRevocationService({
       const key = `${workspace.id}:${environment}`;
       const version = await store.embedTokenRevocationsVersion(tenant, now);
       const known = rendered.get(key);
-      if (known && known.version === version) return known.published;
+      if (known && known.version === version) {
+        counted.cached += 1;
+        return known.published;
+      }
+      counted.rendered += 1;
       const list = await store.listEmbedTokenRevocations(tenant, now);
       const groupNames = new Map<number, string>();
       for (const { teamId } of list.groups) groupNames.set(teamId, await names.groupName(tenant, teamId));
@@ -134,6 +147,7 @@ export function createEmbedTokenRevocationService({
         auditContextOf(clock, caller),
       );
       if (!revoked) throw failure.userGroupNotFound();
+      counted.tokens += 1;
       return { userGroup: view(revoked), jti: claims.jti };
     },
 
@@ -148,6 +162,7 @@ export function createEmbedTokenRevocationService({
         auditContextOf(clock, caller),
       );
       if (!revoked) throw failure.userGroupNotFound();
+      counted.groups += 1;
       return { userGroup: view(revoked), jti: null };
     },
   };

@@ -25,7 +25,7 @@ const ISSUERS: ReadonlyArray<{ environment: Environment; path: string; operation
  * unchanged document is a 304 without a body.
  */
 export const revocationDocumentRoutes: FastifyPluginAsyncTypebox<{
-  embedTokenRevocations: Pick<EmbedTokenRevocationService, 'published'>;
+  embedTokenRevocations: Pick<EmbedTokenRevocationService, 'published' | 'notModified'>;
 }> = async (app, { embedTokenRevocations }) => {
   app.addHook('onRequest', grantAnyOrigin);
   for (const { environment, path, operation } of ISSUERS) {
@@ -51,8 +51,10 @@ export const revocationDocumentRoutes: FastifyPluginAsyncTypebox<{
           'access-control-expose-headers': 'ETag',
         });
         const presented = request.headers['if-none-match'];
-        if (presented !== undefined && presented.split(/\s*,\s*/).includes(etag))
+        if (presented !== undefined && presented.split(/\s*,\s*/).includes(etag)) {
+          embedTokenRevocations.notModified();
           return (reply as FastifyReply).code(304).send();
+        }
         // The document is JSON text already (rendered once per change of its entries).
         return (reply as FastifyReply).type('application/json; charset=utf-8').send(body);
       },
