@@ -46,8 +46,15 @@ export interface EmbedTokenRevocationStore {
   revokeEmbedToken(revocation: TokenRevocation, audit: AuditContext): Promise<UserGroupRecord | null>;
   /** Raises the group's token generation (the trigger writes the entry), audited; null when there is no such group. */
   revokeUserGroupEmbedTokens(tenant: Tenant, teamId: number, audit: AuditContext): Promise<UserGroupRecord | null>;
-  /** Whether this `jti` is revoked on its own in the tenant. */
-  isEmbedTokenRevoked(tenant: Tenant, jti: string): Promise<boolean>;
+  /**
+   * Online verify's one read: the group of the tenant with this team_id, and whether the token of this
+   * `jti` is revoked on its own, in one statement; null when there is no such group.
+   */
+  findEmbedTokenGroup(
+    tenant: Tenant,
+    teamId: number,
+    jti: string,
+  ): Promise<{ group: UserGroupRecord; revoked: boolean } | null>;
   /** A text that changes whenever the tenant's entries in force do (an ETag's basis), read without the entries. */
   embedTokenRevocationsVersion(tenant: Tenant, now: number): Promise<string>;
   listEmbedTokenRevocations(tenant: Tenant, now: number): Promise<RevocationListRecord>;

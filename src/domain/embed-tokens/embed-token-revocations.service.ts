@@ -25,19 +25,27 @@ const PRUNE_EVERY_MS = 60_000;
 export function createRevocationNames(store: Pick<EmbedTokenRevocationStore, 'embedRevocationSecret'>) {
   let secret: Promise<string> | undefined;
   const issuerKeys = new Map<string, Buffer>();
+  async function issuerKey(tenant: Tenant): Promise<Buffer> {
+    const id = `${tenant.workspaceId}:${tenant.environment}`;
+    let key = issuerKeys.get(id);
+    if (key === undefined) {
+      secret ??= store.embedRevocationSecret().catch((error: unknown) => {
+        secret = undefined; // a failed read is asked again next time
+        throw error;
+      });
+      key = issuerRevocationKey(await secret, tenant);
+      issuerKeys.set(id, key);
+    }
+    return key;
+  }
   return {
     async groupName(tenant: Tenant, teamId: number): Promise<string> {
-      const id = `${tenant.workspaceId}:${tenant.environment}`;
-      let key = issuerKeys.get(id);
-      if (key === undefined) {
-        secret ??= store.embedRevocationSecret().catch((error: unknown) => {
-          secret = undefined; // a failed read is asked again next time
-          throw error;
-        });
-        key = issuerRevocationKey(await secret, tenant);
-        issuerKeys.set(id, key);
-      }
-      return revocationGroupName(key, teamId);
+      return revocationGroupName(await issuerKey(tenant), teamId);
+    },
+    /** The issuer's naming, for many groups at once (a document) without a wait per group. */
+    async namer(tenant: Tenant): Promise<(teamId: number) => string> {
+      const key = await issuerKey(tenant);
+      return (teamId) => revocationGroupName(key, teamId);
     },
   };
 }
@@ -128,9 +136,7 @@ export function createEmbedTokenRevocationService({
       }
       counted.rendered += 1;
       const list = await store.listEmbedTokenRevocations(tenant, now);
-      const groupNames = new Map<number, string>();
-      for (const { teamId } of list.groups) groupNames.set(teamId, await names.groupName(tenant, teamId));
-      const body = revocationDocument(issuer, EMBED_REVOCATION_MAX_AGE_S, list, (teamId) => groupNames.get(teamId)!);
+      const body = revocationDocument(issuer, EMBED_REVOCATION_MAX_AGE_S, list, await names.namer(tenant));
       const published = { etag: etagOf(`${issuer}:${version}`), body, maxAgeS: EMBED_REVOCATION_MAX_AGE_S };
       rendered.set(key, { version, published });
       return published;

@@ -74,7 +74,7 @@ export interface VerifiedEmbed {
 export interface EmbedTokenServiceDeps {
   store: Pick<UserGroupStore, 'findUserGroupByProvidedId' | 'findUserGroupByTeamId'> &
     Pick<WorkspaceStore, 'findWorkspaceById' | 'findWorkspaceByName'> &
-    Pick<EmbedTokenRevocationStore, 'isEmbedTokenRevoked'>;
+    Pick<EmbedTokenRevocationStore, 'findEmbedTokenGroup'>;
   /** How a group is named in revocation documents: its tokens carry the same name (`grp`). */
   names: RevocationNames;
   signingKeys: SigningKeyService;
@@ -208,11 +208,12 @@ export function createEmbedTokenService({
       const ugs = claims?.ugs;
       if (!claims || !ugs || ugs.environment !== caller.tenant.environment || ugs.workspace !== workspace)
         throw notFound();
-      const group = await store.findUserGroupByTeamId(caller.tenant, ugs.team_id);
-      if (!group || !mintedUnder(claims.jti, group)) throw notFound();
-      // Revoked on its own (POST /api/user/embed_token/revoke with the token): a group's revocation
-      // raised its generation, which the line above already refuses.
-      if (await store.isEmbedTokenRevoked(caller.tenant, claims.jti!)) throw notFound();
+      // The group, and whether the token was revoked on its own (POST /api/user/embed_token/revoke with
+      // the token), in one read; a group's revocation raised its generation, which mintedUnder refuses.
+      const found =
+        typeof claims.jti === 'string' ? await store.findEmbedTokenGroup(caller.tenant, ugs.team_id, claims.jti) : null;
+      const group = found?.group;
+      if (!group || found.revoked || !mintedUnder(claims.jti, group)) throw notFound();
       const verified = {
         userGroup: view(group),
         embed: {

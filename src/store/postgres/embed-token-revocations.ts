@@ -12,6 +12,12 @@ import { toNumber, type Int8 } from './rows.js';
 import { statements } from './statements.js';
 import { decodeUserGroupRow, SELECT_GROUP, type PostgresUserGroupRow } from './user-groups.js';
 
+/** The group's columns, then whether the token of @jti is revoked on its own (its tenant's entry). */
+const GROUP_AND_REVOKED = `${SELECT_GROUP.slice(0, SELECT_GROUP.lastIndexOf(' FROM user_groups g'))},
+  EXISTS (SELECT 1 FROM embed_token_revocations r
+    WHERE r.workspace_id = g.workspace_id AND r.environment = g.environment AND r.jti = @jti) AS revoked
+  FROM user_groups g`;
+
 const IN_FORCE = 'workspace_id = @workspaceId AND environment = @environment AND expires_at > @now';
 
 const sql = statements({
@@ -30,10 +36,10 @@ const sql = statements({
   prune: `WITH pruned AS (DELETE FROM embed_token_revocations WHERE expires_at <= @now RETURNING 1)
     SELECT count(*) AS count FROM pruned`,
 });
-// The verify path's one extra read: kept prepared on each connection.
-const isRevoked = statements(
+// Online verify's read, kept prepared on each connection: the group and whether the jti is revoked, at once.
+const verifyReads = statements(
   {
-    jti: 'SELECT 1 FROM embed_token_revocations WHERE workspace_id = @workspaceId AND environment = @environment AND jti = @jti',
+    embedGroup: `${GROUP_AND_REVOKED} WHERE g.team_id = @teamId AND g.workspace_id = @workspaceId AND g.environment = @environment`,
   },
   { prepared: true },
 );
@@ -66,7 +72,12 @@ export function embedTokenRevocationMethods(db: PostgresDatabase, audit: AuditEv
     embedRevocationSecret: async () => (await db.rows<{ secret: string }>(sql.secret()))[0]!.secret,
     revokeEmbedToken: (revocation, context) => revokeToken(context, revocation),
     revokeUserGroupEmbedTokens: (tenant, teamId, context) => revokeGroup(context, tenant, teamId),
-    isEmbedTokenRevoked: async (tenant, jti) => (await db.rows(isRevoked.jti({ ...tenant, jti }))).length > 0,
+    findEmbedTokenGroup: async (tenant, teamId, jti) => {
+      const [row] = await db.rows<PostgresUserGroupRow & { revoked: boolean }>(
+        verifyReads.embedGroup({ ...tenant, teamId, jti }),
+      );
+      return row ? { group: decodeUserGroupRow(row), revoked: row.revoked } : null;
+    },
     embedTokenRevocationsVersion: async (tenant, now) => {
       const [row] = await db.rows<{ generation: Int8; count: Int8; total: Int8 }>(sql.version({ ...tenant, now }));
       return `${toNumber(row!.generation)}.${toNumber(row!.count)}.${String(row!.total)}`;

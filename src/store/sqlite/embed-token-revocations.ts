@@ -14,6 +14,12 @@ import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
 import { decodeUserGroupRow, SELECT_GROUP, type SqliteUserGroupCells } from './user-groups.js';
 
+/** The group's columns, then whether the token of @jti is revoked on its own (its tenant's entry). */
+const GROUP_AND_REVOKED = `${SELECT_GROUP.slice(0, SELECT_GROUP.lastIndexOf(' FROM user_groups g'))},
+  EXISTS (SELECT 1 FROM embed_token_revocations r
+    WHERE r.workspace_id = g.workspace_id AND r.environment = g.environment AND r.jti = @jti) AS revoked
+  FROM user_groups g`;
+
 const IN_FORCE = 'workspace_id = @workspaceId AND environment = @environment AND expires_at > @now';
 
 /** Revocations of embed tokens on SQLite; group entries are the triggers' (migration 15). */
@@ -25,7 +31,6 @@ export function embedTokenRevocationMethods(db: Database, audit: AuditEvents): S
       ON CONFLICT (workspace_id, environment, jti) WHERE jti IS NOT NULL DO NOTHING`,
     raiseGeneration: `UPDATE user_groups SET token_generation = token_generation + 1
       WHERE team_id = ? AND workspace_id = ? AND environment = ?`,
-    isRevoked: `SELECT 1 FROM embed_token_revocations WHERE workspace_id = ? AND environment = ? AND jti = ?`,
     version: `SELECT coalesce(max(id), 0) AS generation, count(*) AS count, coalesce(sum(id), 0) AS total
       FROM embed_token_revocations WHERE ${IN_FORCE}`,
     groups: `SELECT team_id AS teamId, before_generation AS beforeGeneration, expires_at AS expiresAt
@@ -35,7 +40,11 @@ export function embedTokenRevocationMethods(db: Database, audit: AuditEvents): S
   });
   const reads = preparedOnFirstUse(
     db,
-    { group: `${SELECT_GROUP} WHERE g.team_id = ? AND g.workspace_id = ? AND g.environment = ?` },
+    {
+      group: `${SELECT_GROUP} WHERE g.team_id = ? AND g.workspace_id = ? AND g.environment = ?`,
+      // The group's cells, then whether the jti is revoked: verify's one statement.
+      embedGroup: `${GROUP_AND_REVOKED} WHERE g.team_id = @teamId AND g.workspace_id = @workspaceId AND g.environment = @environment`,
+    },
     { raw: true },
   );
   const groupIn = (tenant: Tenant, teamId: number): UserGroupRecord | null => {
@@ -65,7 +74,11 @@ export function embedTokenRevocationMethods(db: Database, audit: AuditEvents): S
     embedRevocationSecret: () => (sql.secret.get() as { secret: string }).secret,
     revokeEmbedToken: (revocation, context) => revokeToken(context, revocation),
     revokeUserGroupEmbedTokens: (tenant, teamId, context) => revokeGroup(context, tenant, teamId),
-    isEmbedTokenRevoked: (tenant, jti) => sql.isRevoked.get(tenant.workspaceId, tenant.environment, jti) !== undefined,
+    findEmbedTokenGroup: (tenant, teamId, jti) => {
+      const cells = reads.embedGroup.get({ ...tenant, teamId, jti }) as unknown[] | undefined;
+      if (!cells) return null;
+      return { group: decodeUserGroupRow(cells as SqliteUserGroupCells), revoked: cells[cells.length - 1] === 1 };
+    },
     embedTokenRevocationsVersion: (tenant, now) => {
       const { generation, count, total } = sql.version.get({ ...tenant, now }) as Record<string, number>;
       return `${generation}.${count}.${total}`;

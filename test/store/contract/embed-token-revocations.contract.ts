@@ -124,16 +124,23 @@ export function describeEmbedTokenRevocationContract(t: ContractContext): void {
           { embed_tokens_revoked: { before: null, after: 'one' }, jti: { before: null, after: '0.abc' } },
         ],
       ]);
-      expect(await t.store.isEmbedTokenRevoked(t.fx.customer, '0.abc')).toBe(true);
-      expect(await t.store.isEmbedTokenRevoked(t.fx.testing, '0.abc')).toBe(false);
-      expect(await t.store.isEmbedTokenRevoked(t.fx.otherCustomer, '0.abc')).toBe(false);
-      expect(await t.store.isEmbedTokenRevoked(t.fx.customer, '0.other')).toBe(false);
+      // Online verify's read: the group, and whether this jti is revoked, in its tenant only.
+      expect(await t.store.findEmbedTokenGroup(t.fx.customer, group.teamId, '0.abc')).toMatchObject({
+        group: { teamId: group.teamId, providedId: 'g1', tokenGeneration: 0 },
+        revoked: true,
+      });
+      expect(await t.store.findEmbedTokenGroup(t.fx.customer, group.teamId, '0.other')).toMatchObject({
+        group: { teamId: group.teamId },
+        revoked: false,
+      });
+      expect(await t.store.findEmbedTokenGroup(t.fx.testing, group.teamId, '0.abc')).toBeNull();
+      expect(await t.store.findEmbedTokenGroup(t.fx.otherCustomer, group.teamId, '0.abc')).toBeNull();
       expect((await list()).tokens).toEqual([{ jti: '0.abc', expiresAt: revocation.expiresAt }]);
       // A group of another tenant, or none: nothing written.
       expect(
         await t.store.revokeEmbedToken({ ...revocation, tenant: t.fx.testing, jti: '0.x' }, auditContext()),
       ).toBeNull();
-      expect(await t.store.isEmbedTokenRevoked(t.fx.testing, '0.x')).toBe(false);
+      expect((await t.store.listEmbedTokenRevocations(t.fx.testing, nowS())).tokens).toEqual([]);
     });
 
     it('changes its version with every entry, reads only entries in force, and prunes the rest', async () => {
