@@ -14,6 +14,8 @@ import type { EmbedTokenRevocationStore } from './embed-token-revocations.port.j
 import { issuerRevocationKey, revocationDocument, revocationGroupName } from './embed-token-revocations.rules.js';
 import type { EmbedTokenService } from './embed-tokens.service.js';
 
+/** Group names remembered per issuer for minting; the map is emptied when full. */
+const MAX_KNOWN_NAMES = 100_000;
 /** How often at most this process deletes entries out of force (each read filters them anyway). */
 const PRUNE_EVERY_MS = 60_000;
 
@@ -38,10 +40,24 @@ export function createRevocationNames(store: Pick<EmbedTokenRevocationStore, 'em
     }
     return key;
   }
+  /** Names already computed, by issuer then team: a mint of a known group costs a lookup, not an HMAC. */
+  const known = new Map<string, Map<number, string>>();
+  /** The group's name: at once when known, else once the key is read (the first time per process). */
+  function groupName(tenant: Tenant, teamId: number): string | Promise<string> {
+    const id = `${tenant.workspaceId}:${tenant.environment}`;
+    const name = known.get(id)?.get(teamId);
+    if (name !== undefined) return name;
+    const key = issuerKeys.get(id);
+    if (key === undefined) return issuerKey(tenant).then(() => groupName(tenant, teamId));
+    let names = known.get(id);
+    if (names === undefined) known.set(id, (names = new Map()));
+    if (names.size >= MAX_KNOWN_NAMES) names.clear();
+    const computed = revocationGroupName(key, teamId);
+    names.set(teamId, computed);
+    return computed;
+  }
   return {
-    async groupName(tenant: Tenant, teamId: number): Promise<string> {
-      return revocationGroupName(await issuerKey(tenant), teamId);
-    },
+    groupName,
     /** The issuer's naming, for many groups at once (a document) without a wait per group. */
     async namer(tenant: Tenant): Promise<(teamId: number) => string> {
       const key = await issuerKey(tenant);

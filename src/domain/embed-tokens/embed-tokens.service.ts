@@ -154,7 +154,8 @@ export function createEmbedTokenService({
       const accessRules = resolvedAccessRules(group, inherited);
 
       const workspace = await workspaceName(caller.tenant.workspaceId);
-      const groupName = await names.groupName(caller.tenant, group.teamId);
+      const named = names.groupName(caller.tenant, group.teamId);
+      const groupName = typeof named === 'string' ? named : await named;
       const issuedAt = Math.floor(Date.parse(clock()) / 1000);
       const expiresAt = issuedAt + (input.expiresIn ?? DEFAULT_EMBED_TOKEN_LIFETIME_S);
       const ugs: Omit<UgsClaim, 'access_rules'> = {
