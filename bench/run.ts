@@ -21,6 +21,8 @@ import { getExisting, IN_PROCESS, SCENARIO_FACTORIES, type Scenario, type Scenar
 
 const OFFLINE_VERIFY =
   "distinct embed tokens, each verified in full offline by @ugs/client's verifier in the bench process, in turns with the crypto.verify ceiling (verifications/s; × the crypto.verify ceiling; CPU µs: the bench process's per verification; RSS: the service's)";
+const OFFLINE_VERIFY_REVOCATIONS =
+  "the same distinct tokens verified by @ugs/client's verifier with revocation checking on (the issuer's revocation document fetched once and cached), in turns with the verifier without it (verifications/s; × the verifier without it; CPU µs: the bench process's per verification)";
 const CRYPTO_VERIFY =
   "node:crypto's verify of the same tokens' ES256 signatures, keys prepared as KeyObjects and signatures decoded beforehand, in the bench process (verifications/s; CPU µs: the bench process's per verification)";
 const OFFLINE_VERIFY_REPEATED =
@@ -566,6 +568,21 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
       });
       log(
         `  ${ceilingName}: ${Math.round(cryptoPerSecond)} verifications/s, ${measured.ceiling.cpuUsPerResponse ?? '–'} µs CPU each`,
+      );
+      const revocationsName = 'offline-verify (revocations)';
+      rows.push(
+        row(engine, size, revocationsName, measured.withRevocations, measured.verifier.okPerSecond, null, null),
+      );
+      scenarios.push({
+        scenario: revocationsName,
+        describe: OFFLINE_VERIFY_REVOCATIONS,
+        figures: measured.withRevocations,
+        rssMb: null,
+        ratioToCeiling: measured.withRevocations.okPerSecond / measured.verifier.okPerSecond,
+        ratioTo: 'offline-verify',
+      });
+      log(
+        `  ${revocationsName}: ${Math.round(measured.withRevocations.okPerSecond)} verifications/s, × ${(measured.withRevocations.okPerSecond / measured.verifier.okPerSecond).toFixed(2)} the verifier without it`,
       );
       figures = measured.verifier;
       describe = OFFLINE_VERIFY;

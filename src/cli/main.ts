@@ -5,6 +5,7 @@ import { auditCommand } from './audit.command.js';
 import { backupCommand, restoreCommand } from './backup.command.js';
 import { dataSourcesCommand, schemasCommand, workspacesCommand } from './catalog.command.js';
 import { groupsCommand } from './groups.command.js';
+import { embedTokensCommand } from './embed-tokens.command.js';
 import { keysCommand } from './keys.command.js';
 import { PACKAGE_VERSION } from './package-version.js';
 import { signingKeysCommand } from './signing-keys.command.js';
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
     dataSourcesCommand(),
     workspacesCommand(),
     groupsCommand(),
+    embedTokensCommand(),
     auditCommand(),
     keysCommand(),
     signingKeysCommand(),

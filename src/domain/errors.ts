@@ -190,6 +190,14 @@ export const failure = {
         ? 'No user group matches in this environment.'
         : `No user group ${which} in this environment.`,
     ),
+  /** A revoke names exactly one of a token and a group; `both` when it named the two. */
+  revokeWhat: (both: boolean) =>
+    both
+      ? new AppError('invalid_field', 'Give "embed_token" or "user_group_id", not both.', { field: 'user_group_id' })
+      : new AppError(
+          'missing_field',
+          'Give "embed_token" (one token) or "user_group_id" (every current token of the group).',
+        ),
   nameTheGroup: () => new AppError('missing_field', 'Give "current_token" or "user_group_id" to name the group.'),
   userGroupMismatch: () =>
     new AppError('user_group_mismatch', '"current_token" and "user_group_id" name different user groups.'),

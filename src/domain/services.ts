@@ -6,6 +6,10 @@ import { createOidcSignInService, createPersonSessionAdmin } from './console-ses
 import type { OidcSettings } from '../config/oidc-settings.js';
 import { createDataSourceService } from './data-sources/data-sources.service.js';
 import { createEmbedTokenService } from './embed-tokens/embed-tokens.service.js';
+import {
+  createEmbedTokenRevocationService,
+  createRevocationNames,
+} from './embed-tokens/embed-token-revocations.service.js';
 import { createKeyRotationService } from './encryption-keys/key-rotation.service.js';
 import type { Keyring } from './encryption-keys/keyring.js';
 import { createIdempotencyService } from './idempotency/idempotency.service.js';
@@ -54,6 +58,16 @@ export function createServices({
 }: ServiceOptions) {
   const signingKeys = createSigningKeyService({ store, cipher, clock });
   const view = createUserGroupViewer(cipher);
+  const names = createRevocationNames(store);
+  const embedTokens = createEmbedTokenService({
+    store,
+    signingKeys,
+    view,
+    clock,
+    publicUrl,
+    names,
+    usage: usageCounter,
+  });
   return {
     userGroups: createUserGroupService({ store, cipher, clock, view, usage: usageCounter }),
     userGroupAdmin: createUserGroupAdminService({ store, view }),
@@ -67,7 +81,8 @@ export function createServices({
     keyRotation: createKeyRotationService({ store, keyring: cipher, clock }),
     idempotency: createIdempotencyService({ store, cipher, clock }),
     signingKeys,
-    embedTokens: createEmbedTokenService({ store, signingKeys, view, clock, publicUrl, usage: usageCounter }),
+    embedTokens,
+    embedTokenRevocations: createEmbedTokenRevocationService({ store, embedTokens, names, view, clock }),
     webhookEndpoints: createWebhookEndpointService({ store, cipher, clock, addresses: webhookAddresses }),
     operations: createOperationsService({ store }),
     consoleSessions: createConsoleSessionService({ store, clock }),

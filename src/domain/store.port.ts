@@ -9,6 +9,7 @@ import type { IdempotencyStore } from './idempotency/idempotency.port.js';
 import type { SchemaStore } from './schemas/schemas.port.js';
 import type { SigningKeyStore } from './signing-keys/signing-keys.port.js';
 import type { UsageStore } from './usage/usage.port.js';
+import type { EmbedTokenRevocationStore } from './embed-tokens/embed-token-revocations.port.js';
 import type { UserGroupStore } from './user-groups/user-groups.port.js';
 import type { WebhookStore } from './webhook-endpoints/webhooks.port.js';
 import type { WorkspaceStore } from './workspaces/workspaces.port.js';
@@ -44,7 +45,8 @@ export interface Store
     WebhookStore,
     ConsoleSessionStore,
     OidcSessionStore,
-    UsageStore {
+    UsageStore,
+    EmbedTokenRevocationStore {
   /** Applies pending migrations; safe to call from several processes at once. Resolves with how many it applied. */
   migrate(): Promise<number>;
   /**

@@ -29,6 +29,7 @@ import { usageRoutes } from './routes/usage.routes.js';
 import { personSessionRoutes } from './routes/person-sessions.routes.js';
 import { dataSourceRoutes } from './routes/data-sources.routes.js';
 import { discoveryRoutes } from './routes/discovery.routes.js';
+import { embedTokenRevocationRoutes, revocationDocumentRoutes } from './routes/embed-token-revocations.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
 import { signingKeyRoutes } from './routes/signing-keys.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
@@ -121,7 +122,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Before any route: each route copies the hooks that exist when it is registered.
   registerMetrics(app, options.services.operations, [
     ...(options.metrics ?? []),
-    embedTokenMetrics(options.services.embedTokens),
+    embedTokenMetrics(options.services.embedTokens, options.services.embedTokenRevocations),
   ]);
   await app.register(healthRoutes, {
     operations: options.services.operations,
@@ -133,6 +134,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { services } = options;
   const admission = options.rateLimit === 'off' ? undefined : createRateLimit(options.rateLimit);
   await app.register(discoveryRoutes, { embedTokens: services.embedTokens });
+  await app.register(revocationDocumentRoutes, { embedTokenRevocations: services.embedTokenRevocations });
   const assets = loadConsoleAssets();
   if (assets.size === 0) app.log.warn('the admin console is not built (npm run build): /console answers 404');
   const people = options.oidc && services.oidcSignIn(options.oidc);
@@ -155,6 +157,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       registerIdempotency(api, services.idempotency);
       registerStreamedBodies(api);
       await api.register(userGroupRoutes, { userGroups: services.userGroups, embedTokens: services.embedTokens });
+      await api.register(embedTokenRevocationRoutes, { embedTokenRevocations: services.embedTokenRevocations });
       await api.register(schemaRoutes, { schemas: services.schemas });
       await api.register(dataSourceRoutes, { dataSources: services.dataSources });
       await api.register(adminUserGroupRoutes, { userGroupAdmin: services.userGroupAdmin });

@@ -1,5 +1,6 @@
 import { Counter, Registry } from 'prom-client';
 import type { EmbedTokenService } from '../domain/embed-tokens/embed-tokens.service.js';
+import type { EmbedTokenRevocationService } from '../domain/embed-tokens/embed-token-revocations.service.js';
 
 /**
  * `ugs_embed_token_signature_checks_total`: the ES256 signatures of embed tokens this process has
@@ -7,7 +8,10 @@ import type { EmbedTokenService } from '../domain/embed-tokens/embed-tokens.serv
  * a call refused by its rate limit or for its API token checks none. Read from the service when
  * scraped, so the verification itself only adds one to a number.
  */
-export function embedTokenMetrics(embedTokens: Pick<EmbedTokenService, 'signatureChecks'>): Registry {
+export function embedTokenMetrics(
+  embedTokens: Pick<EmbedTokenService, 'signatureChecks'>,
+  revocations?: Pick<EmbedTokenRevocationService, 'counts'>,
+): Registry {
   const registry = new Registry();
   new Counter({
     name: 'ugs_embed_token_signature_checks_total',
@@ -18,5 +22,35 @@ export function embedTokenMetrics(embedTokens: Pick<EmbedTokenService, 'signatur
       this.inc(embedTokens.signatureChecks());
     },
   });
+  if (revocations) {
+    // What the revocation routes cost and did: a document rendered (its entries read and written out:
+    // the costly part, once per change of them per process), served from memory, or answered 304; and
+    // the explicit revokes this process made.
+    new Counter({
+      name: 'ugs_embed_token_revocation_documents_total',
+      help: 'Revocation documents served, by how: rendered (entries read), cached (served again), not_modified (304).',
+      labelNames: ['how'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        const { rendered, cached, notModified } = revocations.counts();
+        this.inc({ how: 'rendered' }, rendered);
+        this.inc({ how: 'cached' }, cached);
+        this.inc({ how: 'not_modified' }, notModified);
+      },
+    });
+    new Counter({
+      name: 'ugs_embed_token_revocations_total',
+      help: 'Explicit revokes made by this process (POST /api/user/embed_token/revoke, ugs embed-tokens revoke), by scope.',
+      labelNames: ['scope'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        const { tokens, groups } = revocations.counts();
+        this.inc({ scope: 'token' }, tokens);
+        this.inc({ scope: 'group' }, groups);
+      },
+    });
+  }
   return registry;
 }

@@ -35,6 +35,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'user_group.updated',
   'user_group.token_rotated',
   'user_group.deleted',
+  'embed_token.revoked',
   'api_token.created',
   'api_token.revoked',
   'signing_key.rotated',
@@ -74,3 +75,10 @@ export const MAX_ACCESS_RULE_VALUES = 1000;
 /** The most access rules a group may own, and the most it may have with its ancestors' (docs/api.md#access-rules). */
 export const MAX_ACCESS_RULES = 64;
 export const MAX_COMPUTED_ACCESS_RULES = 128;
+
+/**
+ * How long a published embed-token revocation document may be cached (its `Cache-Control: max-age` and
+ * `max_age`), and the client verifier's default staleness bound: a revocation reaches a verifier that
+ * keeps to it within this many seconds of its commit.
+ */
+export const EMBED_REVOCATION_MAX_AGE_S = 60;

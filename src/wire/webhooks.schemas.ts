@@ -10,6 +10,7 @@ const EventFilter = Type.Union([
   Type.Literal('user_group.updated'),
   Type.Literal('user_group.token_rotated'),
   Type.Literal('user_group.deleted'),
+  Type.Literal('embed_token.revoked'),
   Type.Literal('api_token.created'),
   Type.Literal('api_token.revoked'),
   Type.Literal('signing_key.rotated'),

@@ -360,6 +360,36 @@ describe('admin console in Chromium', () => {
     },
   );
 
+  it(
+    "revokes the group's embed tokens after a confirmation: online verify refuses them, a new one verifies",
+    { timeout: 60_000 },
+    async () => {
+      const mint = async () =>
+        (
+          await send(server.baseUrl, {
+            method: 'POST',
+            path: '/api/user/embed_token',
+            token: admin,
+            body: { user_group_id: 'acme-emea' },
+          })
+        ).body.embed_token as string;
+      const verifyEmbed = (embedToken: string) =>
+        send(server.baseUrl, { method: 'POST', path: '/api/user/verify', token: admin, body: { token: embedToken } });
+      const before = await mint();
+      await page.getByRole('button', { name: 'Revoke embed tokens' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Revoke its embed tokens?' });
+      await dialog.waitFor();
+      await expectNoSeriousAxeViolations(page, 'revoke-confirmation');
+      await dialog.getByRole('button', { name: 'Revoke embed tokens' }).click();
+      await page
+        .getByRole('status')
+        .getByText(/Revoked every embed token of acme-emea/)
+        .waitFor();
+      expect((await verifyEmbed(before)).status).toBe(404);
+      expect((await verifyEmbed(await mint())).status).toBe(200);
+    },
+  );
+
   it('mints an embed token and shows its decoded claims', { timeout: 60_000 }, async () => {
     await page.getByLabel('Embed id').fill('sales-dashboard');
     await page.getByRole('button', { name: 'Mint embed token' }).click();

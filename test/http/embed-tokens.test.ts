@@ -85,6 +85,9 @@ for (const transport of TRANSPORTS) {
         nbf: claims.iat,
         exp: claims.iat! + 3600,
         jti: expect.stringMatching(/^0\.[0-9a-f-]{36}$/),
+        // The group's keyed name and token generation, which revocation documents match (docs/api.md).
+        grp: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
+        gen: 0,
         ugs: {
           team_id: group.team_id,
           environment: 'Customer',

@@ -210,6 +210,8 @@ describe('PostgreSQL store specifics', () => {
       'audit_events',
       'console_sessions',
       'data_sources',
+      'embed_revocation_keys',
+      'embed_token_revocations',
       'group_usage',
       'idempotency_keys',
       'oidc_flows',

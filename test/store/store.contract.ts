@@ -22,6 +22,7 @@ import { describeUserGroupTreeContract } from './contract/user-group-tree.contra
 import { describeUserGroupSyncContract } from './contract/user-group-sync.contract.js';
 import { describeWorkspaceContract } from './contract/workspaces.contract.js';
 import { describeUsageContract } from './contract/usage.contract.js';
+import { describeEmbedTokenRevocationContract } from './contract/embed-token-revocations.contract.js';
 import { seed } from './store-fixtures.js';
 
 export interface OpenedStore {
@@ -59,6 +60,7 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeUserGroupQueryContract(context);
     describeUserGroupBatchContract(context);
     describeUserGroupSyncContract(context);
+    describeEmbedTokenRevocationContract(context);
     describeAuditContract(context);
     describeCiphertextContract(context);
     describeIdempotencyKeyContract(context);

@@ -169,9 +169,9 @@ function Details({ group, revealed, onReveal }: { group: UserGroup; revealed: bo
   );
 }
 
-type Pending = 'rotate' | 'delete' | null;
+type Pending = 'rotate' | 'revoke' | 'delete' | null;
 
-/** One group: every field, computed values, children, audit history; edit, rotate, delete, reveal, mint. */
+/** One group: every field, computed values, children, audit history; edit, rotate, revoke embed tokens, delete, reveal, mint. */
 export function GroupScreen({ teamId }: { teamId: number }) {
   const { environment, token, announce } = useConsole();
   const loaded = useLoad(async () => {
@@ -243,6 +243,14 @@ export function GroupScreen({ teamId }: { teamId: number }) {
       loaded.reload();
     }
   };
+  const revoke = async () => {
+    const revoked = await action.run(() => ugs.revokeUserGroupEmbedTokens(group.provided_id));
+    setPending(null);
+    if (revoked) {
+      announce(`Revoked every embed token of ${group.provided_id} minted until now.`);
+      loaded.reload();
+    }
+  };
   const remove = async () => {
     const removed = await action.run(
       async () => (await ugs.deleteUserGroup({ user_group_id: group.provided_id }), true),
@@ -264,6 +272,9 @@ export function GroupScreen({ teamId }: { teamId: number }) {
             </button>
             <button type="button" class="secondary" onClick={() => setPending('rotate')}>
               Rotate token
+            </button>
+            <button type="button" class="secondary" onClick={() => setPending('revoke')}>
+              Revoke embed tokens
             </button>
             <button type="button" class="danger" onClick={() => setPending('delete')}>
               Delete
@@ -387,6 +398,20 @@ export function GroupScreen({ teamId }: { teamId: number }) {
           <p>
             The current token of <code>{group.provided_id}</code> stops working at once, everywhere, and its embed
             tokens with it. Dashboards need the new token.
+          </p>
+        </ConfirmDialog>
+      )}
+      {pending === 'revoke' && (
+        <ConfirmDialog
+          title="Revoke its embed tokens?"
+          confirm="Revoke embed tokens"
+          busy={action.busy}
+          onConfirm={() => void revoke()}
+          onCancel={() => setPending(null)}
+        >
+          <p>
+            Every embed token minted for <code>{group.provided_id}</code> until now stops verifying: online at once, in
+            renderers that check revocations within their bound. The group token stays; new embed tokens work.
           </p>
         </ConfirmDialog>
       )}

@@ -25,6 +25,7 @@ const EVENTS: Record<EventType, string> = {
   'user_group.updated': 'a group changed',
   'user_group.token_rotated': "a group's token was rotated",
   'user_group.deleted': 'a group was deleted',
+  'embed_token.revoked': "a group's embed tokens (or one of them) were revoked",
   'api_token.created': 'an API token was created',
   'api_token.revoked': 'an API token was revoked',
   'signing_key.rotated': 'the signing key was rotated',

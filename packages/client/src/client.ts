@@ -13,6 +13,7 @@ import type {
   IssuedApiToken,
   ListUserGroupsQuery,
   MintedEmbedToken,
+  RevokedEmbedTokens,
   MintEmbedTokenBody,
   Page,
   Schema,
@@ -128,6 +129,32 @@ export function createClient(options: ClientOptions) {
         body: { token },
       });
       return embed === undefined ? { user_group } : { user_group, embed };
+    },
+    /**
+     * POST /api/user/embed_token/revoke with the token: that one token, until its `exp`. Online verify
+     * refuses it at once; offline verifiers with `revocations` on within their staleness bound.
+     */
+    async revokeEmbedToken(embedToken: string, write: WriteOptions = {}): Promise<RevokedEmbedTokens> {
+      const { user_group, revoked } = await send<RevokedEmbedTokens>({
+        method: 'POST',
+        path: '/api/user/embed_token/revoke',
+        body: { embed_token: embedToken },
+        ...write,
+      });
+      return { user_group, revoked };
+    },
+    /** POST /api/user/embed_token/revoke with the group's id: every embed token minted for it until now. */
+    async revokeUserGroupEmbedTokens(
+      userGroupId: string | number,
+      write: WriteOptions = {},
+    ): Promise<RevokedEmbedTokens> {
+      const { user_group, revoked } = await send<RevokedEmbedTokens>({
+        method: 'POST',
+        path: '/api/user/embed_token/revoke',
+        body: { user_group_id: userGroupId },
+        ...write,
+      });
+      return { user_group, revoked };
     },
     async mintEmbedToken(body: MintEmbedTokenBody): Promise<MintedEmbedToken> {
       const { embed_token, expires_at } = await send<MintedEmbedToken>({

@@ -1,6 +1,7 @@
-import { createRemoteJWKSet, errors, type JWTPayload } from 'jose';
+import { createRemoteJWKSet, customFetch, errors, type JWTPayload } from 'jose';
 import type { ResolvedAccessRule } from '../../../src/wire/access-rules.schemas.js';
 import { base64urlBytes, base64urlText, prepareEs256Verifier, type Es256Verifier } from '#crypto';
+import { createRevocationList, type RevocationCheckOptions } from './revocation-list.js';
 
 export interface EmbedTokenVerifierOptions {
   /**
@@ -29,6 +30,19 @@ export interface EmbedTokenVerifierOptions {
    * issuer, audience, origin, `exp` and `nbf`, and is forgotten when its key leaves the JWKS.
    */
   tokenCacheSize?: number;
+  /**
+   * Check the issuer's revocation document (`<issuer>/.well-known/revocations.json`) too: `true` for
+   * the default staleness bound (60 s), or its options. A token revoked (its group's token rotated, the
+   * group deleted, or revoked explicitly) is refused with EmbedTokenRevokedError within the bound; while
+   * the document is older than the bound and cannot be fetched, every token is refused with
+   * RevocationsUnavailableError (fails closed). Off by default.
+   */
+  revocations?: boolean | RevocationCheckOptions;
+  /**
+   * The fetch the JWKS (and the revocation document, unless `revocations.fetch` says otherwise) is
+   * fetched with (default: the global one): for a proxy, or to reach an instance directly.
+   */
+  fetch?: typeof globalThis.fetch;
 }
 
 /** What one call checks besides the token itself. */
@@ -44,6 +58,10 @@ export interface EmbedTokenCheck {
 /** What an embed token carries about its group (docs/api.md#embed-tokens). */
 export interface EmbedClaims extends JWTPayload {
   sub: string;
+  /** The group's name in the issuer's revocation document (absent from tokens minted before revocation existed). */
+  grp?: string;
+  /** The group's token generation at minting: a group entry revokes the tokens below its bound. */
+  gen?: number;
   ugs: {
     team_id: number;
     environment: 'Customer' | 'Testing';
@@ -198,6 +216,7 @@ export function createEmbedTokenVerifier(options: EmbedTokenVerifierOptions) {
   const remote = createRemoteJWKSet(new URL(`${issuer}/.well-known/jwks.json`), {
     cacheMaxAge: options.cacheMaxAgeMs ?? 600_000,
     ...(options.cooldownMs === undefined ? {} : { cooldownDuration: options.cooldownMs }),
+    ...(options.fetch === undefined ? {} : { [customFetch]: options.fetch }),
   });
   // Checked here, not by the types alone: from JavaScript, a verifier without an audience would
   // otherwise fail every call with a TypeError of its own.
@@ -210,6 +229,12 @@ export function createEmbedTokenVerifier(options: EmbedTokenVerifierOptions) {
     return list as string[];
   };
   const defaultAudience = audienceOf(options.audience, 'audience');
+  const revocations = options.revocations
+    ? createRevocationList(issuer, {
+        ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+        ...(options.revocations === true ? {} : options.revocations),
+      })
+    : undefined;
 
   /** The JWKS's ES256 keys by kid, as of jose's last fetch (read after each call to `remote`). */
   let keys = new Map<string, PreparedKey>();
@@ -379,6 +404,10 @@ export function createEmbedTokenVerifier(options: EmbedTokenVerifierOptions) {
         const claims = checkClaims(seen, check);
         verified.delete(token); // the most recently used goes last
         verified.set(token, seen);
+        if (revocations) {
+          const pending = revocations.check(claims);
+          if (pending) await pending;
+        }
         return claims;
       }
       verified.delete(token);
@@ -394,6 +423,10 @@ export function createEmbedTokenVerifier(options: EmbedTokenVerifierOptions) {
     if (cacheSize > 0 && keys.get(entry.key.kid) === entry.key) {
       verified.set(token, entry);
       if (verified.size > cacheSize) verified.delete(verified.keys().next().value!);
+    }
+    if (revocations) {
+      const pending = revocations.check(claims);
+      if (pending) await pending;
     }
     return claims;
   };

@@ -14,6 +14,7 @@ export {
   type EmbedTokenVerifier,
   type EmbedTokenVerifierOptions,
 } from './embed-verifier.js';
+export { EmbedTokenRevokedError, RevocationsUnavailableError, type RevocationCheckOptions } from './revocation-list.js';
 export { UgsError } from './errors.js';
 export type * from './types.js';
 export { verifyWebhook, WebhookVerificationError, WEBHOOK_TOLERANCE_S } from './webhook-verifier.js';

@@ -14,6 +14,7 @@ import type {
   MintEmbedTokenBody,
   VerifiedTokenResponse,
 } from '../../../src/wire/embed-tokens.schemas.js';
+import type { RevokedEmbedTokensResponse } from '../../../src/wire/embed-token-revocations.schemas.js';
 import type { CreateDataSourceBody, DataSource, UpdateDataSourceBody } from '../../../src/wire/data-sources.schemas.js';
 import type { CreateSchemaBody, Schema } from '../../../src/wire/schemas.schemas.js';
 import type {
@@ -80,6 +81,7 @@ export type TopUsageQuery = Static<typeof TopUsageQuery>;
 export type TopUsage = Omit<Static<typeof TopUsageResponse>, 'success'>;
 export type SigningKeyRotation = Omit<Static<typeof SigningKeyRotationResponse>, 'success'>;
 export type MintedEmbedToken = Omit<Static<typeof EmbedTokenResponse>, 'success'>;
+export type RevokedEmbedTokens = Omit<Static<typeof RevokedEmbedTokensResponse>, 'success'>;
 export type VerifiedToken = Omit<Static<typeof VerifiedTokenResponse>, 'success'>;
 export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
 export type IssuedWebhookEndpoint = Static<typeof IssuedWebhookEndpoint>;

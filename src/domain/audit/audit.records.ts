@@ -14,6 +14,7 @@ export type AuditAction =
   | 'user_group.updated'
   | 'user_group.token_rotated'
   | 'user_group.deleted'
+  | 'embed_token.revoked'
   | 'encryption_key.rotated'
   | 'signing_key.created'
   | 'signing_key.rotated'

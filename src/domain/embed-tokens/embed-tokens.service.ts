@@ -22,6 +22,8 @@ import type { UserGroupView, UserGroupViewer } from '../user-groups/user-group.v
 import { providedIdOf } from '../user-groups/user-groups.service.js';
 import type { UserGroupStore } from '../user-groups/user-groups.port.js';
 import type { WorkspaceStore } from '../workspaces/workspaces.port.js';
+import type { EmbedTokenRevocationStore } from './embed-token-revocations.port.js';
+import type { RevocationNames } from './embed-token-revocations.service.js';
 import type { ResolvedAccessRule } from '../access-rules/access-rules.rules.js';
 import { resolvedAccessRules, type ResolvedRulesText } from '../access-rules/access-rules-resolution.rules.js';
 import {
@@ -71,7 +73,10 @@ export interface VerifiedEmbed {
 
 export interface EmbedTokenServiceDeps {
   store: Pick<UserGroupStore, 'findUserGroupByProvidedId' | 'findUserGroupByTeamId'> &
-    Pick<WorkspaceStore, 'findWorkspaceById' | 'findWorkspaceByName'>;
+    Pick<WorkspaceStore, 'findWorkspaceById' | 'findWorkspaceByName'> &
+    Pick<EmbedTokenRevocationStore, 'findEmbedTokenGroup'>;
+  /** How a group is named in revocation documents: its tokens carry the same name (`grp`). */
+  names: RevocationNames;
   signingKeys: SigningKeyService;
   view: UserGroupViewer;
   clock: Clock;
@@ -94,6 +99,7 @@ export function createEmbedTokenService({
   view,
   clock,
   publicUrl,
+  names,
   usage = NO_USAGE_COUNTING,
 }: EmbedTokenServiceDeps) {
   const notFound = failure.userGroupNotFound;
@@ -148,6 +154,8 @@ export function createEmbedTokenService({
       const accessRules = resolvedAccessRules(group, inherited);
 
       const workspace = await workspaceName(caller.tenant.workspaceId);
+      const named = names.groupName(caller.tenant, group.teamId);
+      const groupName = typeof named === 'string' ? named : await named;
       const issuedAt = Math.floor(Date.parse(clock()) / 1000);
       const expiresAt = issuedAt + (input.expiresIn ?? DEFAULT_EMBED_TOKEN_LIFETIME_S);
       const ugs: Omit<UgsClaim, 'access_rules'> = {
@@ -167,6 +175,10 @@ export function createEmbedTokenService({
         nbf: issuedAt,
         exp: expiresAt,
         jti: `${group.tokenGeneration}.${randomUUID()}`,
+        // What an offline verifier matches against the issuer's revocation document: the group's keyed
+        // name and the token generation, which orders tokens finer than iat (docs/api.md).
+        grp: groupName,
+        gen: group.tokenGeneration,
       });
       const key = await signingKeys.signingKey(caller.tenant, caller.actor);
       const embedToken = await signedToken(key, encodedClaims(JSON.stringify(ugs), accessRules, claims));
@@ -197,8 +209,12 @@ export function createEmbedTokenService({
       const ugs = claims?.ugs;
       if (!claims || !ugs || ugs.environment !== caller.tenant.environment || ugs.workspace !== workspace)
         throw notFound();
-      const group = await store.findUserGroupByTeamId(caller.tenant, ugs.team_id);
-      if (!group || !mintedUnder(claims.jti, group)) throw notFound();
+      // The group, and whether the token was revoked on its own (POST /api/user/embed_token/revoke with
+      // the token), in one read; a group's revocation raised its generation, which mintedUnder refuses.
+      const found =
+        typeof claims.jti === 'string' ? await store.findEmbedTokenGroup(caller.tenant, ugs.team_id, claims.jti) : null;
+      const group = found?.group;
+      if (!group || found.revoked || !mintedUnder(claims.jti, group)) throw notFound();
       const verified = {
         userGroup: view(group),
         embed: {
@@ -211,6 +227,21 @@ export function createEmbedTokenService({
       };
       usage.verified(caller.tenant, group.teamId);
       return verified;
+    },
+
+    /**
+     * The team, `jti` and `exp` of a token of the caller's tenant whose signature, issuer and lifetime
+     * hold, whatever became of its group since; null for any other string. What a revoke checks:
+     * only whoever holds an API token of the token's own environment can revoke it.
+     */
+    async ownedClaims(caller: Caller, token: string): Promise<{ teamId: number; jti: string; exp: number } | null> {
+      await admitBeforeWork(caller);
+      const workspace = await workspaceName(caller.tenant.workspaceId);
+      const claims = await verifiedClaims(token, caller, issuerOf(workspace, caller.tenant.environment));
+      const ugs = claims?.ugs;
+      if (!claims || !ugs || ugs.environment !== caller.tenant.environment || ugs.workspace !== workspace) return null;
+      if (typeof claims.jti !== 'string' || typeof ugs.team_id !== 'number') return null;
+      return { teamId: ugs.team_id, jti: claims.jti, exp: Number(claims.exp) };
     },
   };
 

@@ -8,6 +8,7 @@ import { ciphertextMethods } from './ciphertexts.js';
 import { consoleSessionMethods } from './console-sessions.js';
 import { oidcSessionMethods } from './oidc-sessions.js';
 import { usageMethods } from './usage.js';
+import { embedTokenRevocationMethods } from './embed-token-revocations.js';
 import { dataSourceMethods } from './data-sources.js';
 import { withPostgresErrorsMapped } from './mapped-errors.js';
 import { idempotencyKeyMethods } from './idempotency-keys.js';
@@ -48,6 +49,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     ...consoleSessionMethods(db, audit),
     ...oidcSessionMethods(db, audit),
     ...usageMethods(db),
+    ...embedTokenRevocationMethods(db, audit),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migratePostgres(db, MIGRATIONS),
     refreshStatistics: () => refreshStatistics(db),

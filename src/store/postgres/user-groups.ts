@@ -79,7 +79,7 @@ import type { QueryResultRow } from 'pg';
  * as an array. A row straight from an insert has no ancestors column (a new group's ancestors are
  * read back when it has a parent).
  */
-type PostgresUserGroupRow = Omit<
+export type PostgresUserGroupRow = Omit<
   UserGroupRow,
   'team_id' | 'workspace_id' | 'token_generation' | 'created_at' | 'updated_at' | 'ancestors'
 > & {
@@ -96,7 +96,7 @@ function decodedJsonRow(row: PostgresUserGroupRow): PostgresUserGroupRow {
   return { ...row, created_at: new Date(row.created_at), updated_at: new Date(row.updated_at) };
 }
 
-function decodeUserGroupRow(row: PostgresUserGroupRow): UserGroupRecord {
+export function decodeUserGroupRow(row: PostgresUserGroupRow): UserGroupRecord {
   return userGroupFromRow({
     ...row,
     ancestors: row.ancestors ?? [],
@@ -150,7 +150,7 @@ const ancestorsOf = (table: string) => `CASE WHEN ${table}.parent_team_id IS NUL
 ) END AS ancestors`;
 
 // Mapping and ancestors ride along as JSON so that every lookup is a single statement.
-const SELECT_GROUP = `SELECT ${groupColumns('g')}, ${mappingOf('g')}, ${ancestorsOf('g')} FROM user_groups g`;
+export const SELECT_GROUP = `SELECT ${groupColumns('g')}, ${mappingOf('g')}, ${ancestorsOf('g')} FROM user_groups g`;
 
 /** Writes return the row they wrote, which saves a round trip to read it back. */
 const RETURNING_GROUP = `RETURNING ${GROUP_COLUMNS}, ${mappingOf('user_groups')}, ${ancestorsOf('user_groups')}`;

@@ -8,6 +8,7 @@ import { ciphertextMethods } from './ciphertexts.js';
 import { consoleSessionMethods } from './console-sessions.js';
 import { oidcSessionMethods } from './oidc-sessions.js';
 import { usageMethods } from './usage.js';
+import { embedTokenRevocationMethods } from './embed-token-revocations.js';
 import { dataSourceMethods } from './data-sources.js';
 import { createGroupCommit } from './group-commit.js';
 import { retryWhileBusy } from './busy-retry.js';
@@ -60,6 +61,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       ...consoleSessionMethods(db, audit),
       ...oidcSessionMethods(db, audit),
       ...usageMethods(db),
+      ...embedTokenRevocationMethods(db, audit),
       listAuditEvents: (query) => audit.list(query),
       migrate: () => migrateSqlite(db, MIGRATIONS),
       refreshStatistics: () => [],

@@ -58,7 +58,7 @@ import { preparedOnFirstUse } from './prepared.js';
  * mode: an array per row is cheaper than the object better-sqlite3 would build): properties, mapping,
  * tags and ancestors are JSON text, the demo flag 0 or 1.
  */
-type SqliteUserGroupCells = [
+export type SqliteUserGroupCells = [
   teamId: number,
   workspaceId: number,
   environment: UserGroupRow['environment'],
@@ -98,11 +98,11 @@ const ANCESTORS = `CASE WHEN g.parent_team_id IS NULL THEN '[]' ELSE (
 ) END AS ancestors`;
 
 // Mapping and ancestors ride along as JSON so that every lookup is a single statement.
-const SELECT_GROUP = `SELECT g.team_id, g.workspace_id, g.environment, g.provided_id, g.name, g.token_hash, g.token_ciphertext,
+export const SELECT_GROUP = `SELECT g.team_id, g.workspace_id, g.environment, g.provided_id, g.name, g.token_hash, g.token_ciphertext,
   g.properties, g.version, g.token_generation, g.created_at, g.updated_at, g.is_demo_group, g.tags,
   g.access_rules, ${mappingOf('g.team_id')} AS mapping, ${ANCESTORS} FROM user_groups g`;
 
-function decodeUserGroupRow(cells: SqliteUserGroupCells): UserGroupRecord {
+export function decodeUserGroupRow(cells: SqliteUserGroupCells): UserGroupRecord {
   const [
     team_id,
     workspace_id,

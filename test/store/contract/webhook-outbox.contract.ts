@@ -68,6 +68,13 @@ const ANNOUNCEMENTS: Record<WebhookEventType, Announcement> = {
       return { kind: 'user_group', userGroup: { teamId: group.teamId, providedId: 'g1' } };
     };
   },
+  'embed_token.revoked': async (t) => {
+    const group = await createGroup(t.store, t.fx.customer, 'g1');
+    return async () => {
+      expect(await t.store.revokeUserGroupEmbedTokens(t.fx.customer, group.teamId, CHANGED)).not.toBeNull();
+      return { kind: 'user_group', userGroup: { teamId: group.teamId, providedId: 'g1', version: 1 } };
+    };
+  },
   'api_token.created': async (t) => async () => {
     const token = await t.store.insertApiToken(newApiToken(t.fx.customer), CHANGED);
     return { kind: 'api_token', apiToken: token };

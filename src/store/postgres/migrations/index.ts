@@ -14,6 +14,7 @@ import { groupUsage } from './0012-group-usage.js';
 import { syncIds } from './0013-sync-ids.js';
 import { userGroupTagsIndex } from './0014-user-group-tags-index.js';
 import { sharedDataSourcesAndTeamIdGaps } from './0015-shared-data-sources-and-team-id-gaps.js';
+import { embedTokenRevocations } from './0016-embed-token-revocations.js';
 import { consolePeople } from './0018-console-people.js';
 
 /** In version order; append only. */
@@ -33,5 +34,6 @@ export const MIGRATIONS: readonly PostgresMigration[] = [
   syncIds,
   userGroupTagsIndex,
   sharedDataSourcesAndTeamIdGaps,
+  embedTokenRevocations,
   consolePeople,
 ];

@@ -12,6 +12,7 @@ import { accessRules } from './0011-access-rules.js';
 import { groupUsage } from './0012-group-usage.js';
 import { syncIds } from './0013-sync-ids.js';
 import { sharedDataSourcesAndTeamIdGaps } from './0014-shared-data-sources-and-team-id-gaps.js';
+import { embedTokenRevocations } from './0015-embed-token-revocations.js';
 import { consolePeople } from './0017-console-people.js';
 import type { Migration } from '../../migration.js';
 
@@ -31,5 +32,6 @@ export const MIGRATIONS: readonly Migration[] = [
   groupUsage,
   syncIds,
   sharedDataSourcesAndTeamIdGaps,
+  embedTokenRevocations,
   consolePeople,
 ];
