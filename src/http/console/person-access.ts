@@ -13,7 +13,7 @@ import { ENVIRONMENTS, scopeIncludes, type Environment, type Scope } from '../..
  * - read: every list and view (groups without their tokens, schemas, data sources, webhooks and their
  *   deliveries, usage, signing keys, audit trail);
  * - write: read, plus a group's token revealed, groups created, edited, rotated, deleted and synced,
- *   embed tokens minted;
+ *   embed tokens minted and revoked;
  * - admin: everything, API tokens, schemas, data sources, webhook endpoints, signing keys included.
  */
 
@@ -37,6 +37,7 @@ const NEEDED: Record<string, Scope> = {
   'DELETE /api/user': 'write',
   'POST /api/user/verify': 'write',
   'POST /api/user/embed_token': 'write',
+  'POST /api/user/embed_token/revoke': 'write',
   'POST /api/admin/user_groups/sync': 'write',
 };
 
