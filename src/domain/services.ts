@@ -4,6 +4,7 @@ import type { Clock } from './clock.js';
 import { createConsoleSessionService } from './console-sessions/console-sessions.service.js';
 import { createDataSourceService } from './data-sources/data-sources.service.js';
 import { createEmbedTokenService } from './embed-tokens/embed-tokens.service.js';
+import { createEmbedTokenLifecycleService } from './embed-tokens/embed-token-introspection.service.js';
 import { createKeyRotationService } from './encryption-keys/key-rotation.service.js';
 import type { Keyring } from './encryption-keys/keyring.js';
 import { createIdempotencyService } from './idempotency/idempotency.service.js';
@@ -52,6 +53,7 @@ export function createServices({
 }: ServiceOptions) {
   const signingKeys = createSigningKeyService({ store, cipher, clock });
   const view = createUserGroupViewer(cipher);
+  const embedTokens = createEmbedTokenService({ store, signingKeys, view, clock, publicUrl, usage: usageCounter });
   return {
     userGroups: createUserGroupService({ store, cipher, clock, view, usage: usageCounter }),
     userGroupAdmin: createUserGroupAdminService({ store, view }),
@@ -65,7 +67,8 @@ export function createServices({
     keyRotation: createKeyRotationService({ store, keyring: cipher, clock }),
     idempotency: createIdempotencyService({ store, cipher, clock }),
     signingKeys,
-    embedTokens: createEmbedTokenService({ store, signingKeys, view, clock, publicUrl, usage: usageCounter }),
+    embedTokens,
+    embedTokenLifecycle: createEmbedTokenLifecycleService({ embedTokens, store, clock }),
     webhookEndpoints: createWebhookEndpointService({ store, cipher, clock, addresses: webhookAddresses }),
     operations: createOperationsService({ store }),
     consoleSessions: createConsoleSessionService({ store, clock }),

@@ -2,6 +2,7 @@ import type { UserGroupSyncStore } from './user-group-sync/user-group-sync.port.
 import type { ApiTokenStore } from './api-tokens/api-tokens.port.js';
 import type { AuditStore } from './audit/audit.port.js';
 import type { ConsoleSessionStore } from './console-sessions/console-sessions.port.js';
+import type { EmbedTokenConsumptionStore } from './embed-tokens/embed-token-consumption.port.js';
 import type { DataSourceStore } from './data-sources/data-sources.port.js';
 import type { CiphertextStore } from './encryption-keys/ciphertexts.port.js';
 import type { IdempotencyStore } from './idempotency/idempotency.port.js';
@@ -42,7 +43,8 @@ export interface Store
     SigningKeyStore,
     WebhookStore,
     ConsoleSessionStore,
-    UsageStore {
+    UsageStore,
+    EmbedTokenConsumptionStore {
   /** Applies pending migrations; safe to call from several processes at once. Resolves with how many it applied. */
   migrate(): Promise<number>;
   /**

@@ -28,6 +28,7 @@ import { usageRoutes } from './routes/usage.routes.js';
 import { dataSourceRoutes } from './routes/data-sources.routes.js';
 import { discoveryRoutes } from './routes/discovery.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
+import { embedTokenIntrospectionRoutes, embedTokenRefreshRoutes } from './routes/embed-token-introspection.routes.js';
 import { signingKeyRoutes } from './routes/signing-keys.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
 import { userGroupRoutes } from './routes/user-groups.routes.js';
@@ -126,6 +127,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { services } = options;
   const admission = options.rateLimit === 'off' ? undefined : createRateLimit(options.rateLimit);
   await app.register(discoveryRoutes, { embedTokens: services.embedTokens });
+  await app.register(embedTokenIntrospectionRoutes, {
+    lifecycle: services.embedTokenLifecycle,
+    apiTokens: services.apiTokens,
+    admission,
+  });
+  // Outside the authenticated /api plugin below: the embed token is the credential.
+  await app.register(embedTokenRefreshRoutes, {
+    prefix: '/api',
+    lifecycle: services.embedTokenLifecycle,
+    rateLimit: options.rateLimit,
+  });
   const assets = loadConsoleAssets();
   if (assets.size === 0) app.log.warn('the admin console is not built (npm run build): /console answers 404');
   await app.register(consoleRoutes, { consoleSessions: services.consoleSessions, assets, admission });
@@ -134,7 +146,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       registerAuthentication(api, services.apiTokens, admission, consoleSessionCaller(services.consoleSessions));
       registerIdempotency(api, services.idempotency);
       registerStreamedBodies(api);
-      await api.register(userGroupRoutes, { userGroups: services.userGroups, embedTokens: services.embedTokens });
+      await api.register(userGroupRoutes, {
+        userGroups: services.userGroups,
+        embedTokens: services.embedTokens,
+        embedTokenLifecycle: services.embedTokenLifecycle,
+      });
       await api.register(schemaRoutes, { schemas: services.schemas });
       await api.register(dataSourceRoutes, { dataSources: services.dataSources });
       await api.register(adminUserGroupRoutes, { userGroupAdmin: services.userGroupAdmin });

@@ -13,6 +13,7 @@ import { accessRules } from './0011-access-rules.js';
 import { groupUsage } from './0012-group-usage.js';
 import { syncIds } from './0013-sync-ids.js';
 import { userGroupTagsIndex } from './0014-user-group-tags-index.js';
+import { consumedEmbedTokens } from './0017-consumed-embed-tokens.js';
 
 /** In version order; append only. */
 export const MIGRATIONS: readonly PostgresMigration[] = [
@@ -30,4 +31,5 @@ export const MIGRATIONS: readonly PostgresMigration[] = [
   groupUsage,
   syncIds,
   userGroupTagsIndex,
+  consumedEmbedTokens,
 ];

@@ -11,6 +11,7 @@ import { catalogueNumbers } from './0010-catalogue-numbers.js';
 import { accessRules } from './0011-access-rules.js';
 import { groupUsage } from './0012-group-usage.js';
 import { syncIds } from './0013-sync-ids.js';
+import { consumedEmbedTokens } from './0016-consumed-embed-tokens.js';
 import type { Migration } from '../../migration.js';
 
 /** In version order; append only. */
@@ -28,4 +29,5 @@ export const MIGRATIONS: readonly Migration[] = [
   accessRules,
   groupUsage,
   syncIds,
+  consumedEmbedTokens,
 ];
