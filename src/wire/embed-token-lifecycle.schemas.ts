@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { ResolvedAccessRule } from './access-rules.schemas.js';
-import { Timestamp } from './common.schemas.js';
+import { IssuedId, Timestamp } from './common.schemas.js';
+import { MAX_EMBED_SESSION_S, MIN_EMBED_INACTIVITY_S } from './contract.constants.js';
 import { Success } from './envelope.js';
 import { PropertiesObject } from './user-groups.schemas.js';
 
@@ -11,6 +12,10 @@ import { PropertiesObject } from './user-groups.schemas.js';
 
 /** An embed token is a compact JWS of at most 8 KiB; a little room is left for what is not one. */
 const EmbedTokenText = (description: string) => Type.String({ minLength: 1, maxLength: 16 * 1024, description });
+
+/** A NumericDate (seconds since the epoch). */
+const NumericDate = (description: string) =>
+  Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
 
 /** RFC 7662 §2.1, form-encoded. Other parameters are ignored, as §2.1 allows. */
 export const IntrospectionForm = Type.Object(
@@ -25,14 +30,17 @@ export const IntrospectionForm = Type.Object(
 
 const EmbedSessionClaim = Type.Object({
   id: Type.String(),
-  ends_at: Type.Integer({ description: 'When the session ends (NumericDate).' }),
-  inactivity_seconds: Type.Union([Type.Integer(), Type.Null()]),
+  ends_at: NumericDate('When the session ends.'),
+  inactivity_seconds: Type.Union([
+    Type.Integer({ minimum: MIN_EMBED_INACTIVITY_S, maximum: MAX_EMBED_SESSION_S }),
+    Type.Null(),
+  ]),
   view_keys: Type.Array(Type.String(), { description: 'The per-view properties a refresh carries over.' }),
 });
 
 const UgsClaim = Type.Object(
   {
-    team_id: Type.Integer(),
+    team_id: Type.Integer({ ...IssuedId }),
     environment: Type.String(),
     workspace: Type.String(),
     properties: PropertiesObject,
@@ -56,9 +64,9 @@ export const IntrospectionResponse = Type.Union(
       iss: Type.String(),
       sub: Type.String({ description: "The group's user_group_id (provided id)." }),
       aud: Type.String({ description: 'The embed_id, or ugs-embed.' }),
-      iat: Type.Integer(),
-      nbf: Type.Integer(),
-      exp: Type.Integer(),
+      iat: NumericDate('When the token was issued.'),
+      nbf: NumericDate('Not valid before.'),
+      exp: NumericDate('When the token expires.'),
       jti: Type.String(),
       ugs: UgsClaim,
     }),
