@@ -115,7 +115,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Before any route: each route copies the hooks that exist when it is registered.
   registerMetrics(app, options.services.operations, [
     ...(options.metrics ?? []),
-    embedTokenMetrics(options.services.embedTokens),
+    embedTokenMetrics(options.services.embedTokens, options.services.embedTokenLifecycle),
   ]);
   await app.register(healthRoutes, {
     operations: options.services.operations,

@@ -10,6 +10,7 @@ import { socketClient, type ApiResponse, type Client } from '../support/http-cli
 import { expectSuccess } from '../support/success-envelope.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { userGroupApi, VERIFY_PATH } from '../support/user-group-api.js';
+import { sample } from '../support/prometheus-text.js';
 
 const EMBED_PATH = '/api/user/embed_token';
 const REFRESH_PATH = '/api/user/embed_token/refresh';
@@ -180,6 +181,11 @@ describe('embed-token lifecycle over a real socket', () => {
     });
   });
 
+  it("is named in the issuer's discovery document", async () => {
+    const res = await client({ method: 'GET', path: '/w/default/testing/.well-known/openid-configuration' });
+    expect(res.body.introspection_endpoint).toBe('http://127.0.0.1:8080/w/default/testing/introspect');
+  });
+
   describe('single use', () => {
     it('is consumed by the first online verify: later verifies are 404 and introspection inactive', async () => {
       const group = await makeGroup(t);
@@ -343,5 +349,17 @@ describe('embed-token lifecycle over a real socket', () => {
       expect(answers[10]!.headers['access-control-allow-origin']).toBe(APP_ORIGIN);
       expectSuccess(await refresh(other.token, APP_ORIGIN));
     });
+  });
+
+  it('counts introspections, consumptions and refreshes in /metrics', async () => {
+    const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    for (const [name, labels] of [
+      ['ugs_embed_token_introspections_total', { active: 'true' }],
+      ['ugs_embed_token_introspections_total', { active: 'false' }],
+      ['ugs_embed_tokens_consumed_total', {}],
+      ['ugs_embed_token_consumptions_refused_total', {}],
+      ['ugs_embed_token_refreshes_total', {}],
+    ] as const)
+      expect(sample(text, name, labels), name).toBeGreaterThan(0);
   });
 });

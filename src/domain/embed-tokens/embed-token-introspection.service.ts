@@ -76,7 +76,7 @@ const isoAt = (seconds: number) => new Date(seconds * 1000).toISOString();
 export function createEmbedTokenLifecycleService({ embedTokens, store, clock }: EmbedTokenLifecycleDeps) {
   let nextPurgeAt = 0;
   const workspaceIds = new Map<string, number>();
-  const counts = { consumed: 0, consumptionsRefused: 0, refreshed: 0 };
+  const counts = { consumed: 0, consumptionsRefused: 0, refreshed: 0, active: 0, inactive: 0 };
 
   async function purgeExpired(): Promise<void> {
     const now = Date.parse(clock());
@@ -143,9 +143,16 @@ export function createEmbedTokenLifecycleService({ embedTokens, store, clock }: 
     async introspect(caller: Caller, issuer: Issuer, token: string, idempotencyKey?: string): Promise<Introspection> {
       await assertCallerOf(caller, issuer);
       if (idempotencyKey !== undefined) assertIdempotencyKey(idempotencyKey);
-      if (!isEmbedTokenShaped(token)) return INACTIVE;
+      if (!isEmbedTokenShaped(token)) {
+        counts.inactive++;
+        return INACTIVE;
+      }
       const verified = await verifiedOrNull(caller, token);
-      if (!verified || !(await consumedFirst(caller, verified.claims, idempotencyKey))) return INACTIVE;
+      if (!verified || !(await consumedFirst(caller, verified.claims, idempotencyKey))) {
+        counts.inactive++;
+        return INACTIVE;
+      }
+      counts.active++;
       const { iss, sub, aud, iat, nbf, exp, jti, ugs } = verified.claims;
       return { active: true, token_type: EMBED_TOKEN_TYPE_NAME, iss, sub, aud, iat, nbf, exp, jti, ugs };
     },
