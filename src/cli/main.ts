@@ -8,6 +8,7 @@ import { groupsCommand } from './groups.command.js';
 import { keysCommand } from './keys.command.js';
 import { PACKAGE_VERSION } from './package-version.js';
 import { signingKeysCommand } from './signing-keys.command.js';
+import { embedTokensCommand } from './embed-tokens.command.js';
 import { migrateCommand, serveCommand } from './serve.command.js';
 import { tokensCommand } from './tokens.command.js';
 import { webhooksCommand } from './webhooks.command.js';
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
     auditCommand(),
     keysCommand(),
     signingKeysCommand(),
+    embedTokensCommand(),
     webhooksCommand(),
     usageCommand(),
     backupCommand(),
