@@ -92,7 +92,9 @@ export function createEmbedTokenLifecycleService({ embedTokens, store, clock }: 
    * which is answered as its first try was, so that a lost answer costs the caller nothing.
    */
   async function consumedFirst(caller: Caller, claims: EmbedTokenClaims, idempotencyKey?: string): Promise<boolean> {
+    // Only a single-use token reads the key: for any other, as for verify before, the header is ignored.
     if (claims.ugs.single_use !== true) return true;
+    if (idempotencyKey !== undefined) assertIdempotencyKey(idempotencyKey);
     const consumer =
       idempotencyKey === undefined || caller.actor.type !== 'api_token'
         ? null
@@ -130,7 +132,6 @@ export function createEmbedTokenLifecycleService({ embedTokens, store, clock }: 
      * single-use token consumed (a consumed one is `user_group_not_found`, as an unknown one is).
      */
     async verify(caller: Caller, token: string, idempotencyKey?: string): Promise<VerifiedEmbed> {
-      if (idempotencyKey !== undefined) assertIdempotencyKey(idempotencyKey);
       const verified = await embedTokens.verify(caller, token);
       if (!(await consumedFirst(caller, verified.claims, idempotencyKey))) throw failure.userGroupNotFound();
       return verified;
@@ -142,7 +143,6 @@ export function createEmbedTokenLifecycleService({ embedTokens, store, clock }: 
      */
     async introspect(caller: Caller, issuer: Issuer, token: string, idempotencyKey?: string): Promise<Introspection> {
       await assertCallerOf(caller, issuer);
-      if (idempotencyKey !== undefined) assertIdempotencyKey(idempotencyKey);
       if (!isEmbedTokenShaped(token)) {
         counts.inactive++;
         return INACTIVE;
