@@ -209,6 +209,7 @@ describe('PostgreSQL store specifics', () => {
       'api_tokens',
       'audit_events',
       'console_sessions',
+      'consumed_embed_tokens',
       'data_sources',
       'group_usage',
       'idempotency_keys',
