@@ -11,6 +11,7 @@ import { expectSuccess } from '../support/success-envelope.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { userGroupApi, VERIFY_PATH } from '../support/user-group-api.js';
 import { sample } from '../support/prometheus-text.js';
+import { seedSchema } from './helpers.js';
 
 const EMBED_PATH = '/api/user/embed_token';
 const REFRESH_PATH = '/api/user/embed_token/refresh';
@@ -270,6 +271,20 @@ describe('embed-token lifecycle over a real socket', () => {
       expect((await active(body.embed_token)).active).toBe(true);
       // A server (no Origin) may refresh too: Origin proves nothing outside a browser.
       expectSuccess(await refresh(body.embed_token));
+    });
+
+    it('carries a narrowed access rule from the next refresh on', async () => {
+      const schemaId = await seedSchema(t);
+      const { group, token } = await sessionToken();
+      expect(claimsOf(token).ugs).toMatchObject({ access_rules: [] });
+      const rule = { schema_id: schemaId, table: 'orders', column: 'region', op: 'eq', value: { property: 'plan' } };
+      expectSuccess(
+        await userGroupApi(client, as('write')).update({ user_group_id: group.provided_id, access_rules: [rule] }),
+      );
+      const refreshed = claimsOf(expectSuccess(await refresh(token, APP_ORIGIN)).embed_token as string);
+      expect(refreshed.ugs).toMatchObject({
+        access_rules: [{ schema_id: schemaId, table: 'orders', column: 'region', op: 'eq', value: 'pro' }],
+      });
     });
 
     it('never gives a token past the session, and refuses once it has ended', async () => {
