@@ -55,11 +55,11 @@ export interface BenchOptions {
   /** PostgreSQL: skip the ANALYZE after seeding, to measure tables without statistics (autovacuum off). */
   noAnalyze: boolean;
   /**
-   * Rounds of the usage-counting cost (issue 29, D425): get-existing and verify against two servers in
+   * Rounds of the usage-counting cost (D425): get-existing and verify against two servers in
    * one process, one counting and one not, in turns; 0: not measured.
    */
   usageCost: number;
-  /** Rounds of embed-token and embed-token-rules in turns on the block's service (issue 31); 0: not measured. */
+  /** Rounds of embed-token and embed-token-rules in turns on the block's service; 0: not measured. */
   rulesCost: number;
 }
 

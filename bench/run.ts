@@ -186,7 +186,7 @@ interface BlockResult {
   rulesCost?: RulesCost;
 }
 
-/** The server's CPU per response with usage counting on and off, window by window (issue 29, D455). */
+/** The server's CPU per response with usage counting on and off, window by window (D455). */
 interface UsageCost {
   scenario: 'get-existing' | 'verify';
   /** Each window: which process counted (`a` or `b`), the CPU per response of each, and the counting one's write. */
@@ -212,7 +212,7 @@ interface UsageWindow {
   writeCpuUs: number | null;
 }
 
-/** The server's CPU per mint with 64 rules and with none, round by round (issue 31). */
+/** The server's CPU per mint with 64 rules and with none, round by round. */
 interface RulesCost {
   rounds: Array<{ rulesCpuUs: number | null; plainCpuUs: number | null }>;
   /** The median over the rounds of CPU per mint with rules ÷ without (inTurns); null when a figure is missing. */
@@ -403,7 +403,7 @@ function pinApart(serverPids: number[]): () => void {
 }
 
 /**
- * Minting with 64 short rules against minting with none (issue 31): embed-token-rules and
+ * Minting with 64 short rules against minting with none: embed-token-rules and
  * embed-token on the block's own service, in turns.
  */
 async function measureRulesCost(

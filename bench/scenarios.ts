@@ -66,7 +66,7 @@ export function getExisting(data: ScenarioData, name: 'get-existing' | 'ceiling'
   );
 }
 
-/** GET /api/user naming a group at depth 4, whose answer merges its three ancestors' values (SPEC §11). */
+/** GET /api/user naming a group at depth 4, whose answer merges its three ancestors' values (docs/api.md#hierarchy-demo-groups-and-tags). */
 export function getNested(data: ScenarioData): Scenario {
   const { seeded } = data;
   return inTurn(
@@ -205,7 +205,7 @@ export function embedToken(data: ScenarioData): Scenario {
   );
 }
 
-/** embed-token's twin for groups of 64 short access rules (issue 31: within 20 % of minting with none). */
+/** embed-token's twin for groups of 64 short access rules (within 20 % of minting with none). */
 export function embedTokenRules(data: ScenarioData): Scenario {
   const { seeded } = data;
   return inTurn(

@@ -169,7 +169,7 @@ export async function seed(
     };
 
     /**
-     * Groups with the most rules a group may own (64), short ones (SPEC §17): an integer comparison,
+     * Groups with the most rules a group may own (64), short ones (docs/api.md#access-rules): an integer comparison,
      * a short list and a property reference in turn, so that minting resolves references too.
      */
     async function seedRuled(): Promise<string[]> {

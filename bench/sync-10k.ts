@@ -1,4 +1,4 @@
-// Tenants as code at scale (SPEC §16, issue 29): plan and apply a sync of 10 000 new groups against
+// Tenants as code at scale (docs/api.md#sync-tenants-as-code): plan and apply a sync of 10 000 new groups against
 // the running service over HTTP, then plan the same file again (nothing to do). While the apply runs,
 // a writer in the bench process renames a seeded group over and over: its latencies show how long
 // other writers wait for the sync's transaction (none may be answered 503).
@@ -8,7 +8,7 @@ import type { Seeded } from './seed.js';
 
 export const SYNC_GROUPS = 10_000;
 
-/** Targets of issue 29 on this machine. */
+/** The sync's targets on this machine. */
 export const SYNC_TARGETS = { planSeconds: 2, applySeconds: 10 };
 
 export interface SyncPhases {

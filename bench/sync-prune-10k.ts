@@ -1,4 +1,4 @@
-// A prune at the sync's bound (SPEC §16): 10 000 tagged groups (1 000 roots, nine children each) that
+// A prune at the sync's bound (docs/api.md#sync-tenants-as-code): 10 000 tagged groups (1 000 roots, nine children each) that
 // a file leaves out, planned (dry run) and then deleted by one sync over HTTP. While each phase runs,
 // the bench process asks /healthz one request after another: its latencies show how long the sync
 // holds the service's event loop (the plan yields between its reads).

@@ -1,4 +1,4 @@
-// Webhook delivery throughput (SPEC §13, issue 13): a backlog of events drained by the service's one
+// Webhook delivery throughput (docs/api.md#webhooks): a backlog of events drained by the service's one
 // delivery worker to a fast receiver on loopback, here in the bench process.
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

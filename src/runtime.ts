@@ -26,7 +26,7 @@ export interface Runtime {
   clock: Clock;
   /** The service's public URL: the base of embed-token issuers and the OpenAPI document's server. */
   publicUrl: () => string;
-  /** The usage counts of this process (SPEC §16) when it counts them (`ugs serve`); else null. */
+  /** The usage counts of this process (docs/api.md#usage-per-group) when it counts them (`ugs serve`); else null. */
   usage: UsageRecorder | null;
   /** Writes the usage counts left (when counting), then closes the database. */
   close(): Promise<void>;
@@ -56,7 +56,7 @@ export async function openRuntime(options: {
   /** Told what an operator should know but that fails nothing: one line on stderr unless given. */
   warn?: (message: string) => void;
   /**
-   * Count usage per group (SPEC §16), written every `flushMs`; not counted unless given. Only a
+   * Count usage per group (docs/api.md#usage-per-group), written every `flushMs`; not counted unless given. Only a
    * serving process counts: a command's own operations are not usage.
    */
   usage?: { flushMs: number };

@@ -9,7 +9,7 @@ type IssuerOptions = CommonOptions & { environment: Environment };
 const tokenFrom = (argument: string) => (argument === '-' ? readFileSync(0, 'utf8').trim() : argument);
 
 /**
- * `ugs embed-tokens introspect|refresh`: the embed-token lifecycle beyond minting (SPEC §10), for an
+ * `ugs embed-tokens introspect|refresh`: the embed-token lifecycle beyond minting (docs/cli.md#embed-tokens-introspect-and-refresh), for an
  * operator at the database: what a token claims and whether it is valid now, and a session's refresh.
  */
 export function embedTokensCommand(): Command {

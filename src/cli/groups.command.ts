@@ -25,7 +25,7 @@ const summaryRow = (group: UserGroupAdminView) => ({
   parent_user_group_id: group.parentProvidedId,
   is_demo_group: group.isDemoGroup,
   tags: group.tags,
-  // How many rules hold for the group, its ancestors' included (SPEC §17); `groups show` lists them.
+  // How many rules hold for the group, its ancestors' included (docs/api.md#access-rules); `groups show` lists them.
   access_rules: group.computedAccessRules.length,
   environment: group.environment,
   updated_at: group.updatedAt,

@@ -31,7 +31,7 @@ export interface ServeFlags extends WebhookFlags {
   drainTimeoutMs: number;
   shutdownDelayMs: number;
   publicUrl?: string;
-  /** Whether serving processes count usage per group (SPEC §16); off only to measure what counting costs. */
+  /** Whether serving processes count usage per group (docs/api.md#usage-per-group); off only to measure what counting costs. */
   usage: 'on' | 'off';
   usageFlushMs: number;
   /** The web origins whose pages may call /api from a browser (none by default). */

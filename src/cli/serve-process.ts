@@ -65,7 +65,7 @@ export function openFor(flags: ServeFlags, publicUrl: () => string, { serving }:
 /**
  * Once per server (the primary, or the only process): what about its setup an operator should fix.
  * On PostgreSQL several instances may share the database, and each one without --public-url issues
- * embed tokens under its own address, which the others then refuse (SPEC §10).
+ * embed tokens under its own address, which the others then refuse (docs/api.md#embed-tokens).
  */
 export async function warnAboutSetup(flags: ServeFlags, runtime: Runtime, log: Logger): Promise<void> {
   for (const warning of await runtime.store.serverWarnings()) log.warn(warning);

@@ -13,7 +13,7 @@ import {
 
 type IssuerOptions = CommonOptions & { environment: Environment };
 
-/** `ugs signing-keys list|rotate`: the keys that sign an environment's embed tokens (SPEC §10), one issuer each. */
+/** `ugs signing-keys list|rotate`: the keys that sign an environment's embed tokens (docs/api.md#embed-tokens), one issuer each. */
 export function signingKeysCommand(): Command {
   const keys = new Command('signing-keys').description(
     "manage the keys that sign a workspace's embed tokens (each environment has its own)",

@@ -2,7 +2,7 @@ import type { SyncPlanItem, SyncSummary } from '../domain/user-group-sync/user-g
 import { positionText } from '../domain/errors.js';
 
 /*
- * A sync's plan as people read it (SPEC §16): a diff, one block per group that changes, colour on a
+ * A sync's plan as people read it (docs/api.md#sync-tenants-as-code): a diff, one block per group that changes, colour on a
  * terminal (green create, yellow update, red delete) and plain text otherwise, then a summary line.
  * Unchanged groups are counted, not listed. Tokens are never part of a plan.
  */

@@ -24,7 +24,7 @@ interface UsageOptions extends CommonOptions {
 }
 
 /**
- * `ugs usage`: the busiest groups of an environment, or with --group one group's days (SPEC §16).
+ * `ugs usage`: the busiest groups of an environment, or with --group one group's days (docs/api.md#usage-per-group).
  * What the serving processes counted in the last few seconds may not be written yet.
  */
 export function usageCommand(): Command {

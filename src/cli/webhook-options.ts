@@ -74,7 +74,7 @@ export function addWebhookWorkerOptions(command: Command): Command {
     );
 }
 
-/** The worker's settings from the flags; refuses a timeout above SPEC §13's 10 s and a lease that would not outlast it. */
+/** The worker's settings from the flags; refuses a timeout above the 10 s of docs/api.md#webhooks and a lease that would not outlast it. */
 export function webhookWorkerSettings(flags: WebhookFlags): Partial<WebhookWorkerSettings> {
   if (flags.webhookTimeoutMs > DEFAULT_WEBHOOK_WORKER_SETTINGS.attemptTimeoutMs) {
     throw new Error(

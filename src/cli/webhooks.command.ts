@@ -68,7 +68,7 @@ function printIssued(endpoint: WebhookEndpointRecord, secret: string, json: bool
     );
 }
 
-/** `ugs webhooks …`: the admin API's webhook endpoints and deliveries (SPEC §13). */
+/** `ugs webhooks …`: the admin API's webhook endpoints and deliveries (docs/api.md#webhooks). */
 export function webhooksCommand(): Command {
   const webhooks = new Command('webhooks').description('manage webhook endpoints and their deliveries');
   const inEnvironment = (command: Command) => command.addOption(environmentOption('environment (default Customer)'));

@@ -3,7 +3,7 @@ export const ECHO_LIMIT = 256;
 
 /**
  * `text` cut to ECHO_LIMIT characters (code points, so no surrogate pair is split): whatever a caller
- * sends, what the service echoes of it stays small (SPEC §3, "Resources stay bounded").
+ * sends, what the service echoes of it stays small (docs/api.md#wire-conventions).
  */
 export function echoable(text: string): string {
   if (text.length <= ECHO_LIMIT) return text;

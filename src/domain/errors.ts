@@ -178,7 +178,7 @@ export const failure = {
 
   /**
    * No group matches: to the group API an unknown id or token, or another tenant's, all answered alike
-   * (SPEC §2); an admin lookup names what it looked for (`which`: `"acme"`, `with team_id 7`).
+   * (docs/api.md#workspaces-and-environments); an admin lookup names what it looked for (`which`: `"acme"`, `with team_id 7`).
    */
   userGroupNotFound: (which?: string) =>
     new AppError(

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /**
- * The one retry policy for contention (SPEC §3: concurrency never surfaces as an error). An attempt
+ * The one retry policy for contention (concurrency never surfaces as an error). An attempt
  * that lost to a concurrent change of the same rows — a conditional write that found another
  * version, a deadlock, a serialization failure — changed nothing, so it runs again, after a short
  * random pause, for as long as a statement may wait for a lock. Each round has a winner, so N

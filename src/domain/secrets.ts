@@ -17,7 +17,7 @@ export function isUserGroupTokenShaped(value: string): boolean {
 }
 
 /*
- * A token of the hosted product, imported with its group (SPEC §12): 32 to 256 visible ASCII
+ * A token of the hosted product, imported with its group (docs/api.md#tokens-imported-from-the-hosted-product): 32 to 256 visible ASCII
  * characters without "." (a JWS always has two: that shape is an embed token's), such as a UUID. The
  * native prefix stays ours: a string starting ugt_ is a native token or nothing.
  */

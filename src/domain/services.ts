@@ -33,11 +33,11 @@ export interface ServiceOptions {
   clock: Clock;
   /** The service's public URL (no trailing slash), the base of embed-token issuers. */
   publicUrl: () => string;
-  /** Where webhooks may be sent (SPEC §13): checked when an endpoint's URL is set. */
+  /** Where webhooks may be sent (docs/api.md#webhooks): checked when an endpoint's URL is set. */
   webhookAddresses: WebhookAddressPolicy;
   /** Told what an operator should know but that fails nothing (e.g. an ANALYZE the role may not run). */
   warn?: (message: string) => void;
-  /** Where the hot path counts usage per group (SPEC §16): nowhere unless given (the CLI, `--usage off`). */
+  /** Where the hot path counts usage per group (docs/api.md#usage-per-group): nowhere unless given (the CLI, `--usage off`). */
   usageCounter?: UsageCounter;
 }
 

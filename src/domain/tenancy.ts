@@ -27,7 +27,7 @@ export interface Caller {
   tokenCheck?: ApiTokenCheck;
   /**
    * Set when an admin acts in the other environment of its workspace than its API token's: it reads
-   * that environment's metadata, never its secrets, such as group tokens (SPEC §6).
+   * that environment's metadata, never its secrets, such as group tokens (docs/api.md#the-admin-api).
    */
   acrossEnvironments?: true;
 }

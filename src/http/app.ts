@@ -68,7 +68,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     exposeHeadRoutes: false,
     routerOptions: { ignoreTrailingSlash: true },
     rewriteUrl: (request) => consoleUrlRewrite(request.url ?? '/'),
-    // While draining, requests still arriving on open connections get the spec's 503 envelope
+    // While draining, requests still arriving on open connections get the contract's 503 envelope
     // (from the hook below) rather than Fastify's own body.
     return503OnClosing: false,
     ajv: {
@@ -85,7 +85,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     closing = true;
   });
   // The hooks every request runs are synchronous and take `done`: an async hook costs each request
-  // a promise and a turn of the microtask queue (docs/performance.md, issue 15).
+  // a promise and a turn of the microtask queue (docs/performance.md).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     // HTTP/1.1 requires Host (RFC 9112 §3.2); HTTP/1.0 has none to send.

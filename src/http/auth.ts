@@ -23,7 +23,7 @@ declare module 'fastify' {
 // "Token" is the documented scheme; "Bearer" is accepted because many HTTP clients only speak it.
 const AUTHORIZATION = /^(?:token|bearer) +(\S+) *$/i;
 
-/** The hosted product's name for the same header (SPEC §12): code written for it works unchanged. */
+/** The hosted product's name for the same header (docs/api.md#migrating-from-the-hosted-product): code written for it works unchanged. */
 const CREDENTIAL_HEADERS = new Set(['authorization', 'explo-authorization']);
 
 /** How many credential headers the client sent (rawHeaders alternates names and values, as sent). */
@@ -48,7 +48,7 @@ function createAuthenticationHook(
   };
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     // Node keeps the first of two Authorization headers; a proxy in front may have read the other.
-    // Two meanings are none, whichever names they use: refused like a missing one (SPEC §3, §12).
+    // Two meanings are none, whichever names they use: refused like a missing one (docs/api.md#wire-conventions).
     if (credentialHeaderCount(request.raw.rawHeaders) > 1) {
       throw requestFailure.twoCredentials();
     }

@@ -2,7 +2,7 @@ import type { Cluster } from 'node:cluster';
 import { AggregatorRegistry, type Registry } from 'prom-client';
 
 /*
- * /metrics under `ugs serve --workers N` (issue 27): a scrape reaches one worker, which asks the
+ * /metrics under `ugs serve --workers N`: a scrape reaches one worker, which asks the
  * primary; the primary collects every worker's registry (prom-client's cluster aggregation, over the
  * cluster's IPC channel) and answers one view of the whole server. Counters and histograms are summed
  * over the workers, so a scrape counts every request once whichever worker it reaches, and the

@@ -27,7 +27,7 @@ export function embedTokenMetrics(
 }
 
 /**
- * The lifecycle beyond minting (SPEC §10), this process's figures read when scraped:
+ * The lifecycle beyond minting (docs/api.md#introspection-rfc-7662), this process's figures read when scraped:
  * `ugs_embed_token_introspections_total{active}`, `ugs_embed_tokens_consumed_total` (single-use tokens
  * this process consumed first), `ugs_embed_token_consumptions_refused_total` (checks of a token consumed
  * already, by anyone), `ugs_embed_token_refreshes_total` (tokens a session refreshed).

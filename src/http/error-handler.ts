@@ -46,7 +46,7 @@ export function sendError(
 }
 
 const FASTIFY_CODES: Record<string, (request: FastifyRequest) => AppError> = {
-  // A route may have its own limit (the sync's, SPEC §16).
+  // A route may have its own limit (the sync's, docs/api.md#sync-tenants-as-code).
   FST_ERR_CTP_BODY_TOO_LARGE: (request) => requestFailure.bodyTooLarge(request.routeOptions.bodyLimit),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: requestFailure.notJsonMediaType,
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: requestFailure.contentLengthMismatch,

@@ -9,7 +9,7 @@ const UTF8_CHARSET = /^utf-?8$/i;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * JSON is the only body format, and a body is taken exactly or not at all (SPEC §3): UTF-8 bytes
+ * JSON is the only body format, and a body is taken exactly or not at all (docs/api.md#wire-conventions): UTF-8 bytes
  * only, one meaning per key, bounded nesting. An empty body reads as "no body" (rather than invalid
  * JSON) so that a GET sending only a query string with a JSON content type still works.
  */

@@ -4,7 +4,7 @@ import { sendError } from './error-handler.js';
 import { echoable } from '../domain/echoed-text.rules.js';
 
 /**
- * Fastify answers 404 for a known path with an unrouted method; the spec wants 405 with Allow.
+ * Fastify answers 404 for a known path with an unrouted method; the contract wants 405 with Allow.
  * Routes are collected as they are added, and the not-found handler checks the path against them.
  */
 export function registerNotFoundHandler(app: FastifyInstance): void {

@@ -67,7 +67,7 @@ const SIGNATURE_HEADERS = [
   ],
 ] as const;
 
-/** What an endpoint receives (SPEC §13), one entry per event type, in OpenAPI 3.1's `webhooks`. */
+/** What an endpoint receives (docs/api.md#webhooks), one entry per event type, in OpenAPI 3.1's `webhooks`. */
 function webhookDescriptions() {
   return Object.fromEntries(
     WEBHOOK_EVENT_TYPES.map((type) => [

@@ -2,8 +2,8 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Socket } from 'node:net';
 
 /**
- * Responses one connection may have in the making or waiting to be sent at once (SPEC §3: a client
- * that pipelines without reading holds "at most a few"). Four keeps a pipelining client that does
+ * Responses one connection may have in the making or waiting to be sent at once (docs/api.md#wire-conventions: a client
+ * that pipelines without reading holds "a few responses at most"). Four keeps a pipelining client that does
  * read at full speed (the next response is ready when the socket drains), while a client that
  * never reads can make the server hold four responses, not one per request it sent.
  */

@@ -2,7 +2,7 @@ import { requestFailure } from '../wire/request-errors.js';
 import { echoable } from '../domain/echoed-text.rules.js';
 
 /**
- * Query values are text like any field (SPEC §3): a value whose percent-escapes are not UTF-8 (a
+ * Query values are text like any field (docs/api.md#wire-conventions): a value whose percent-escapes are not UTF-8 (a
  * lone surrogate's included) is refused rather than decoded into U+FFFD, and so is a NUL, which
  * PostgreSQL cannot compare and SQLite cuts text at. Checked on the raw URL, with the strict decoder,
  * before the router's lenient query parser hands the values on.

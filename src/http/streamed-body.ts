@@ -25,7 +25,7 @@ export interface StreamedBodyRoute<T = unknown> {
   /** The whole body's bound; a Content-Length over it is refused before reading. */
   maxBytes: number;
   items: JsonItemBounds;
-  /** One item, parsed strictly (SPEC §3), to what the handler takes; throws its refusal. */
+  /** One item, parsed strictly (docs/api.md#wire-conventions), to what the handler takes; throws its refusal. */
   item: (value: unknown, at: InputPosition) => T;
   /** The refusal of a body with no item at all (nothing but white space). */
   empty: () => AppError;

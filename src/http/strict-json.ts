@@ -11,7 +11,7 @@ import { MAX_PROPERTIES_DEPTH } from '../wire/contract.constants.js';
  */
 export const MAX_BODY_DEPTH = MAX_PROPERTIES_DEPTH + 1;
 
-/** What JSON.parse accepts but the service refuses (SPEC §3): each has one meaning, or none. */
+/** What JSON.parse accepts but the service refuses (docs/api.md#wire-conventions): each has one meaning, or none. */
 export type JsonDefect =
   | { kind: 'syntax' }
   | { kind: 'duplicate_key'; key: string }
@@ -111,7 +111,7 @@ function endOfEscapedString(text: string, start: number): number {
 
 /**
  * The error for a defect of the request body (`field` undefined) or of the JSON text in the query
- * value `field`. A lone surrogate is bad JSON in a body but a bad value in a query (SPEC §3).
+ * value `field`. A lone surrogate is bad JSON in a body but a bad value in a query (docs/api.md#wire-conventions).
  */
 export function jsonDefectError(defect: JsonDefect, field?: string): AppError {
   if (defect.kind === 'too_deep') {

@@ -3,7 +3,7 @@ import type { UsageRecorder } from '../domain/usage/usage-counter.js';
 import type { UsageCounts } from '../domain/usage/usage.records.js';
 
 /**
- * `ugs_usage_total{workspace_id, metric}`: the usage this process counted (SPEC §16), per workspace
+ * `ugs_usage_total{workspace_id, metric}`: the usage this process counted (docs/api.md#usage-per-group), per workspace
  * and metric, never per group (a label per group would be unbounded). Counted when a batch is taken
  * for writing, so it trails the requests by at most the flush interval; summed over a cluster's
  * workers like every counter.

@@ -21,7 +21,7 @@ import type {
  * one turn of the event loop go to the engine as one lookUpUserGroups, each with its caller's API
  * token to confirm in the same snapshot when its check is unsettled, and each check is settled from
  * its own answer. One snapshot and one round trip per turn instead of one each: on PostgreSQL one
- * statement, on SQLite one read transaction (docs/performance.md, issue 15).
+ * statement, on SQLite one read transaction (docs/performance.md).
  */
 export function batchedUserGroupReads(
   lookUp: UserGroupStore['lookUpUserGroups'],

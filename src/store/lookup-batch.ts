@@ -11,8 +11,7 @@ interface Pending<I, R> {
  * Lookups that arrive in one turn of the event loop go to the database together, in one `run`: on
  * PostgreSQL one statement (one write to the socket, one read) for all of them instead of one each,
  * on SQLite one read transaction (one lock of the WAL); and the work of a turn's requests runs
- * together rather than interleaved, which keeps the processor's caches warm (docs/performance.md,
- * issue 15). Each caller still gets exactly its own answer, read after its request arrived: a batch
+ * together rather than interleaved, which keeps the processor's caches warm (docs/performance.md). Each caller still gets exactly its own answer, read after its request arrived: a batch
  * is run at the end of the turn in which its lookups were asked for (setImmediate), never earlier.
  * A failed run fails every lookup it carried, as their own reads would have.
  *

@@ -140,7 +140,7 @@ export interface ParentLinkRow {
   height: number;
 }
 
-/** The parent's team id, once the rule module has checked the link on the facts the engine read (SPEC §11). */
+/** The parent's team id, once the rule module has checked the link on the facts the engine read (docs/api.md#hierarchy-demo-groups-and-tags). */
 export function parentTeamIdFromRow(parentProvidedId: string, row: ParentLinkRow, teamId: number | undefined): number {
   return checkedParentTeamId(parentProvidedId, {
     parentChain: [...row.chain].sort((a, b) => a[0] - b[0]).map(([, id]) => id),

@@ -14,7 +14,7 @@ import type { Environment } from '../domain/tenancy.js';
 import type { AuditEntry } from '../domain/audit/audit-entry.js';
 
 /*
- * The outbox (SPEC §13), engine-neutral: which audited changes announce an event, what the event
+ * The outbox (docs/api.md#webhooks), engine-neutral: which audited changes announce an event, what the event
  * records, and how both engines' rows read back. An event is written by the change's own transaction,
  * beside its audit event, and only when an enabled endpoint of its workspace wants it, together
  * with one delivery per such endpoint.

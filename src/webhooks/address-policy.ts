@@ -16,7 +16,7 @@ const blockList = (type: 'ipv4' | 'ipv6', networks: ReadonlyArray<readonly [stri
 };
 
 /*
- * SPEC §13: a webhook reaches global unicast addresses only, unless private ones are allowed. These
+ * A webhook reaches global unicast addresses only, unless private ones are allowed. These
  * IPv4 networks are not global unicast (IANA's special-purpose registry): "this network", private,
  * carrier-grade NAT, loopback, link-local, IETF protocol assignments, documentation, the 6to4 relay
  * anycast, benchmarking, multicast and reserved (with broadcast).

@@ -23,7 +23,7 @@ export interface WebhookWorkerSettings {
   pollIntervalMs: number;
   /** How long a claim holds a delivery: longer than an attempt can take, so only a dead worker's lease runs out. */
   leaseMs: number;
-  /** An attempt's whole time: lookup, connect, answer and body (SPEC §13: 10 s). */
+  /** An attempt's whole time: lookup, connect, answer and body (10 s). */
   attemptTimeoutMs: number;
   /** The waits before each retry; the jitter adds up to a quarter to each. Their sum is the retry window. */
   retryDelaysMs: readonly number[];
@@ -36,7 +36,7 @@ export interface WebhookWorkerSettings {
   allowPrivate: boolean;
 }
 
-/** SPEC §13: a first retry within 10 s, then growing waits, eight attempts over a little more than 24 h. */
+/** A first retry within 10 s, then growing waits, eight attempts over a little more than 24 h. */
 export const DEFAULT_RETRY_DELAYS_MS = [
   5 * SECOND,
   60 * SECOND,
@@ -81,7 +81,7 @@ export function retryDelayMs(delays: readonly number[], retry: number, random: (
 }
 
 /**
- * Delivers the outbox (SPEC §13) from one process: claims due deliveries under a lease, posts each
+ * Delivers the outbox (docs/api.md#webhooks) from one process: claims due deliveries under a lease, posts each
  * signed, records the outcome, and retries with backoff. Any number of processes run one each,
  * on one database: the store's claim keeps them off each other's deliveries and keeps each group's
  * events in order per endpoint.

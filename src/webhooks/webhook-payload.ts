@@ -27,7 +27,7 @@ function dataOf(event: WebhookEventRecord): Record<string, unknown> {
   }
 }
 
-/** The request body of every attempt of an event (SPEC §13): the same bytes each time. */
+/** The request body of every attempt of an event (docs/api.md#webhooks): the same bytes each time. */
 export function webhookPayload(event: WebhookEventRecord, workspaceName: string): string {
   return JSON.stringify({
     id: event.id,
@@ -35,7 +35,7 @@ export function webhookPayload(event: WebhookEventRecord, workspaceName: string)
     created_at: event.createdAt,
     workspace: workspaceName,
     environment: event.environment,
-    // A change made by a sync (SPEC §16) names it.
+    // A change made by a sync (docs/api.md#sync-tenants-as-code) names it.
     ...(event.syncId === undefined ? {} : { sync_id: event.syncId }),
     data: dataOf(event),
   });

@@ -3,7 +3,7 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { bareHost, deliverableAddresses, RefusedDestinationError, type Resolver } from './address-policy.js';
 
-/** The most of a receiver's answer that is read (SPEC §13); the rest is never taken off the wire. */
+/** The most of a receiver's answer that is read (docs/api.md#webhooks); the rest is never taken off the wire. */
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 
 export interface WebhookRequest {

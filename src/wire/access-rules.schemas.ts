@@ -11,7 +11,7 @@ import {
 import { IssuedId } from './common.schemas.js';
 
 /*
- * An access rule (SPEC §17): which rows of one table of one schema a group may see. The shape only;
+ * An access rule (docs/api.md#access-rules): which rows of one table of one schema a group may see. The shape only;
  * which value each operator takes, the schema's existence and the limits on a group's rules are the
  * domain's rules. The client's accessRulesToSql checks the resolved form again before it writes SQL.
  */

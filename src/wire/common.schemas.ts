@@ -16,7 +16,7 @@ export const EnvironmentQuery = Type.Object(
 export const Text256 = (description: string) =>
   Type.String({ minLength: 1, maxLength: 256, pattern: NO_CONTROL_CHARACTERS, description });
 
-/** A schema or data-source id an admin chooses at creation (SPEC §12). */
+/** A schema or data-source id an admin chooses at creation (docs/api.md#schema-and-data-source-ids). */
 export const ChosenCatalogueId = (what: string) =>
   Type.Integer({
     minimum: 1,

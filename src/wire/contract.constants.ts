@@ -1,5 +1,5 @@
 /*
- * The numbers and names of the contract (SPEC) that the wire schemas state and the domain enforces,
+ * The numbers and names of the contract (docs/api.md) that the wire schemas state and the domain enforces,
  * defined once. A leaf: it imports nothing, so the schemas that use it can be built into
  * @ugs/client without any of the server (packages/client; eslint.config.js keeps it so).
  */
@@ -12,7 +12,7 @@ export const MAX_PROPERTIES_DEPTH = 16;
 
 export const MIN_EMBED_TOKEN_LIFETIME_S = 60;
 export const DEFAULT_EMBED_TOKEN_LIFETIME_S = 3600;
-/** The longest lifetime an embed token may have (SPEC §10): a retired key stays published this long. */
+/** The longest lifetime an embed token may have (docs/api.md#embed-tokens): a retired key stays published this long. */
 export const MAX_EMBED_TOKEN_LIFETIME_S = 86_400;
 /**
  * The most keys one issuer publishes. It bounds the JWKS every verifier fetches (and the rotations a
@@ -20,7 +20,7 @@ export const MAX_EMBED_TOKEN_LIFETIME_S = 86_400;
  */
 export const MAX_PUBLISHED_KEYS = 32;
 export const MAX_EMBED_TOKEN_BYTES = 8 * 1024;
-/** The longest session of refreshable embed tokens (SPEC §10, "Refresh"), and the shortest inactivity interval. */
+/** The longest session of refreshable embed tokens (docs/api.md#refresh-within-a-session), and the shortest inactivity interval. */
 export const MAX_EMBED_SESSION_S = 86_400;
 export const MIN_EMBED_INACTIVITY_S = 60;
 
@@ -32,7 +32,7 @@ export const RATE_LIMIT_BOUNDS = {
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
-/** The changes a webhook can announce (SPEC §13); each is also the audit action of the change. */
+/** The changes a webhook can announce (docs/api.md#webhooks); each is also the audit action of the change. */
 export const WEBHOOK_EVENT_TYPES = [
   'user_group.created',
   'user_group.updated',
@@ -51,11 +51,11 @@ export const WEBHOOK_EVENT_TYPES = [
  */
 export const MAX_CATALOGUE_ID = 2_147_483_647;
 
-/** The most user groups one sync takes (SPEC §16): all or nothing up to this many. */
+/** The most user groups one sync takes (docs/api.md#sync-tenants-as-code): all or nothing up to this many. */
 export const MAX_SYNC_GROUPS = 10_000;
 /** The most bytes one group of a sync may take (an NDJSON line, an array element): a single group's request body limit. */
 export const MAX_SYNC_LINE_BYTES = 1024 * 1024;
-/** The operators of an access rule (SPEC §17). */
+/** The operators of an access rule (docs/api.md#access-rules). */
 export const ACCESS_RULE_OPERATORS = [
   'eq',
   'neq',
@@ -68,12 +68,12 @@ export const ACCESS_RULE_OPERATORS = [
   'is_null',
   'not_null',
 ] as const;
-/** An access rule's column, and each part of its table (SPEC §17): PostgreSQL's 63 characters at most. */
+/** An access rule's column, and each part of its table (docs/api.md#access-rules): PostgreSQL's 63 characters at most. */
 export const ACCESS_RULE_IDENTIFIER = '^[A-Za-z_][A-Za-z0-9_]{0,62}$';
 /** An access rule's table: an identifier, optionally qualified once as `schema.table`. */
 export const ACCESS_RULE_TABLE = '^[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?$';
 /** The most values an `in`/`not_in` rule lists. */
 export const MAX_ACCESS_RULE_VALUES = 1000;
-/** The most access rules a group may own, and the most it may have with its ancestors' (SPEC §17). */
+/** The most access rules a group may own, and the most it may have with its ancestors' (docs/api.md#access-rules). */
 export const MAX_ACCESS_RULES = 64;
 export const MAX_COMPUTED_ACCESS_RULES = 128;

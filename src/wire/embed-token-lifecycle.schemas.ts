@@ -6,7 +6,7 @@ import { Success } from './envelope.js';
 import { PropertiesObject } from './user-groups.schemas.js';
 
 /*
- * The embed-token lifecycle beyond minting (SPEC §10): RFC 7662 introspection and refresh within a
+ * The embed-token lifecycle beyond minting (docs/api.md#introspection-rfc-7662, docs/api.md#refresh-within-a-session): RFC 7662 introspection and refresh within a
  * session. The mint's own new fields are in embed-tokens.schemas.ts.
  */
 

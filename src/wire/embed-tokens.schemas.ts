@@ -85,7 +85,7 @@ export const EmbedOfToken = Type.Object(
     properties: PropertiesObject,
     access_rules: Type.Array(ResolvedAccessRule, {
       description:
-        'The access rules the token carries (SPEC §17): the effective rules as of minting, property references resolved.',
+        'The access rules the token carries: the effective rules as of minting, property references resolved.',
     }),
     expires_at: Timestamp,
   },

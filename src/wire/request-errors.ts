@@ -85,7 +85,7 @@ export const requestFailure = {
       case 'duplicate_key':
         return new AppError('invalid_json', `${where} has the key "${key}" twice in one object.`, options);
       case 'lone_surrogate':
-        // A lone surrogate is bad JSON in a body but a bad value in a query (SPEC §3).
+        // A lone surrogate is bad JSON in a body but a bad value in a query (docs/api.md#wire-conventions).
         return new AppError(
           field === undefined ? 'invalid_json' : 'invalid_field',
           `${where} has a lone surrogate escape (\\ud800 to \\udfff unpaired), which is not text.`,
@@ -103,7 +103,7 @@ export const requestFailure = {
     new AppError('invalid_field', `"${field}" in the query string is not UTF-8 text.`, { field }),
   queryNul: (field: string) =>
     new AppError('invalid_field', `"${field}" in the query string may not contain a NUL character.`, { field }),
-  /** SPEC §5: a get-or-create takes its fields from the body or from the query string, never both. */
+  /** A get-or-create takes its fields from the body or from the query string, never both. */
   bodyAndQuery: () =>
     new AppError(
       'invalid_request',

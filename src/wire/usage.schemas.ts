@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { Count, EnvironmentTag, IdParam, IssuedId } from './common.schemas.js';
 
 /*
- * Usage per group and per UTC day (SPEC §16): GET /api/admin/usage (one group's daily series) and
+ * Usage per group and per UTC day (docs/api.md#usage-per-group): GET /api/admin/usage (one group's daily series) and
  * GET /api/admin/usage/top (the busiest groups). Days are UTC dates; both bounds are included.
  */
 

@@ -20,7 +20,7 @@ export type JsonTextParser = (text: string) => unknown;
 export type SyncFileLine = { at: InputPosition; group: SyncLineInput };
 
 /**
- * A sync's bounds (SPEC §16): at most MAX_SYNC_GROUPS groups, each at most the 1 MiB a single
+ * A sync's bounds (docs/api.md#sync-tenants-as-code): at most MAX_SYNC_GROUPS groups, each at most the 1 MiB a single
  * group's request body may be, so a body is refused at the first group past either.
  */
 export const SYNC_ITEM_BOUNDS: JsonItemBounds = {
@@ -30,7 +30,7 @@ export const SYNC_ITEM_BOUNDS: JsonItemBounds = {
 };
 
 /**
- * A sync's desired state (SPEC §16) as text: a JSON array of group objects (positions are indexes,
+ * A sync's desired state (docs/api.md#sync-tenants-as-code) as text: a JSON array of group objects (positions are indexes,
  * from 0), or NDJSON, one object per line (positions are line numbers, from 1; blank lines skipped).
  * Each group is checked as the single operations' request schemas check theirs; the first refusal
  * names its line or index. The same splitter reads the API's streamed body (JsonItemsSplitter).

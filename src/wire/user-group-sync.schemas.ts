@@ -15,11 +15,11 @@ import {
   UserGroupIdentifier,
 } from './user-groups.schemas.js';
 
-/** A sync's body limit, its own (SPEC §16): the 1 MiB of every other route would hold a few hundred groups. */
+/** A sync's body limit, its own (docs/api.md#sync-tenants-as-code): the 1 MiB of every other route would hold a few hundred groups. */
 export const SYNC_BODY_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /**
- * One group of a sync's desired state (SPEC §16): a line of NDJSON or an item of a JSON array. A field
+ * One group of a sync's desired state (docs/api.md#sync-tenants-as-code): a line of NDJSON or an item of a JSON array. A field
  * left out keeps the group's value; null clears it. No token: a created group gets one as usual.
  */
 export const SyncUserGroupLine = Type.Object(

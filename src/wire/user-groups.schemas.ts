@@ -59,7 +59,7 @@ export const IsDemoGroup = Type.Boolean({
   description: 'A demo group, whose dashboards show a watermark; false by default.',
 });
 
-/** The fields of SPEC §11 that get-or-create and PUT both take. */
+/** The tree, demo and tag fields (docs/api.md#hierarchy-demo-groups-and-tags) that get-or-create and PUT both take. */
 const TreeFields = {
   parent_user_group_id: Type.Optional(ParentUserGroupId),
   is_demo_group: Type.Optional(IsDemoGroup),
@@ -151,7 +151,7 @@ export const UserGroup = Type.Object({
   is_demo_group: Type.Boolean(),
   tags: Type.Array(Type.String(), { description: 'In code point order.' }),
   access_rules: Type.Array(AccessRule, {
-    description: "The group's own access rules (SPEC §17), in the order given; [] when none.",
+    description: "The group's own access rules, in the order given; [] when none.",
   }),
   computed_access_rules: Type.Array(ComputedAccessRule, {
     description:
@@ -166,7 +166,7 @@ export type UserGroup = Static<typeof UserGroup>;
 /**
  * One JSON Lines record of `ugs groups export` / `import`: the group as the API shows it, with the
  * mapping's data sources named by provided id, and the token only in exports made with tokens. The
- * hosted product's user group objects, as its API returns them, are lines too (SPEC §12).
+ * hosted product's user group objects, as its API returns them, are lines too (docs/api.md#migrating-from-the-hosted-product).
  */
 export const TransferredUserGroupLine = Type.Object(
   {
@@ -204,7 +204,7 @@ export const TransferredUserGroupLine = Type.Object(
 
 export const UserGroupResponse = Type.Object({ success: Success, user_group: UserGroup });
 
-/** A group as the admin API shows it: without `token` when read from the other environment (SPEC §6). */
+/** A group as the admin API shows it: without `token` when read from the other environment (docs/api.md#the-admin-api). */
 export const AdminUserGroup = Type.Object({
   ...UserGroup.properties,
   token: Type.Optional(

@@ -14,7 +14,7 @@ export function validationError(errors: FastifySchemaValidationError[], context:
   const first = errors[0];
   if (!first) return requestFailure.invalidRequest();
   const params = first.params as Record<string, unknown>;
-  // Field names come from the caller: what is echoed of them is cut (SPEC §3).
+  // Field names come from the caller: what is echoed of them is cut (docs/api.md#wire-conventions).
   const path = first.instancePath
     .split('/')
     .slice(1)

@@ -102,7 +102,7 @@ export const WebhookDeliveryQuery = Type.Object(
 );
 
 /**
- * The body of every webhook request (SPEC §13). `data` holds the object as the API shows it (never a
+ * The body of every webhook request (docs/api.md#webhooks). `data` holds the object as the API shows it (never a
  * token) under its singular name, and for updates the changed fields, before and after.
  */
 export const WebhookEventPayload = Type.Object({

@@ -1,4 +1,4 @@
-// The PostgreSQL test database (issue 27): .ci/create-test-database makes it when missing, and the
+// The PostgreSQL test database: .ci/create-test-database makes it when missing, and the
 // postgres project's setup says how to create it instead of telling to start a server that runs.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

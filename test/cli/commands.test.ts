@@ -256,7 +256,7 @@ describe('ugs schemas, data-sources and workspaces', () => {
 });
 
 describe('help and usage errors', () => {
-  /** SPEC §7's commands; the help may list more. */
+  /** The commands of docs/cli.md; the help may list more. */
   const specCommands = [
     'serve',
     'migrate',

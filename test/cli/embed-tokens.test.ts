@@ -1,4 +1,4 @@
-// `ugs embed-tokens introspect|refresh` against a real SQLite file (SPEC §10): what a token claims and
+// `ugs embed-tokens introspect|refresh` against a real SQLite file (docs/cli.md#embed-tokens-introspect-and-refresh): what a token claims and
 // whether it is valid now at an issuer, and a session's refresh, from the operator's command line.
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/cli/context.js';

@@ -1,4 +1,4 @@
-// `ugs groups sync FILE` (SPEC §16) against a real SQLite file: the plan as a diff, --dry-run,
+// `ugs groups sync FILE` (docs/api.md#sync-tenants-as-code) against a real SQLite file: the plan as a diff, --dry-run,
 // --json, --prune, and a refusal naming the line.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// `ugs groups list|show|export|import` against real SQLite files (issue 3, done-when #3): a round trip
+// `ugs groups list|show|export|import` against real SQLite files: a round trip
 // of 10 000 groups between databases, reruns that change nothing, bad lines, stdin and --environment.
 import { chmodSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -408,7 +408,7 @@ describe('groups list and show', { timeout: 60_000 }, () => {
     );
     expect(lines).toHaveLength(4);
     expect(lines[0]).toMatch(
-      // No tags: an empty cell (issue 27), not JSON's [].
+      // No tags: an empty cell, not JSON's [].
       new RegExp(`^${teamIds.get('acme-1')}\\s+acme-1\\s+Acme Widgets\\s+false\\s+0\\s+Customer\\s+\\d{4}-`),
     );
   });
@@ -590,7 +590,7 @@ describe('import and export files', { timeout: 60_000 }, () => {
   });
 });
 
-describe('a tree through export and import (SPEC §11)', { timeout: 60_000 }, () => {
+describe('a tree through export and import', { timeout: 60_000 }, () => {
   /** Four levels and a second branch, children before parents: the reverse of any order that would just work. */
   const TREE = [
     { provided_id: 'city', parent_user_group_id: 'country', properties: { tier: 4 }, tags: ['leaf'] },
@@ -618,7 +618,7 @@ describe('a tree through export and import (SPEC §11)', { timeout: 60_000 }, ()
     expect(await listIds('--tag', 'eu')).toEqual(['branch', 'region']);
     expect(await listIds('--demo')).toEqual(['country']);
     expect(await listIds('--not-demo', '--parent', 'root')).toEqual(['branch', 'region']);
-    // The table words a list for people (issue 27).
+    // The table words a list for people.
     const table = (await box.ugs('groups', 'list', '--parent', 'root')).stdout;
     expect(table).toMatch(/\bbranch\s.*\beu, pilot\s/);
     expect(table).not.toContain('["eu"');

@@ -1,4 +1,4 @@
-// Issue 26: what a move from the hosted product needs of the CLI, and its bad input: catalogue ids
+// What a move from the hosted product needs of the CLI, and its bad input: catalogue ids
 // chosen with --id, and hosted tokens refused clearly when malformed, changing nothing.
 import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';

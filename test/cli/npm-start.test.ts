@@ -1,6 +1,6 @@
 // `npm start` as an operator runs it: it builds only when the build is out of date, and a supervisor's
 // SIGTERM to npm drains the server and ends every one of its processes, the in-flight request
-// answered (issue 27).
+// answered.
 import { statSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { heldGetOrCreate } from '../support/held-request.js';

@@ -42,7 +42,7 @@ describe('ugs tokens with rate limits', { timeout: 60_000 }, () => {
       [perMinute, { per_second: 0.5, burst: 30 }],
       [plain, null],
     ]);
-    // The table words them for people (issue 27).
+    // The table words them for people.
     const table = (await box.ugs('tokens', 'list')).stdout.split('\n');
     expect(table.find((line) => line.startsWith(`${perSecond} `))).toContain('50/s, burst 100');
     expect(table.find((line) => line.startsWith(`${perMinute} `))).toContain('30/min, burst 30');

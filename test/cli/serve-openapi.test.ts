@@ -1,4 +1,4 @@
-// `ugs serve` names its public URL as the OpenAPI document's server (issue 26): --public-url, else
+// `ugs serve` names its public URL as the OpenAPI document's server: --public-url, else
 // UGS_PUBLIC_URL, else http://<host>:<port> as bound.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startServeProcess, stopAllServeProcesses } from '../support/serve-process.js';

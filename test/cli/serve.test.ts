@@ -26,7 +26,7 @@ import { expectSuccess } from '../support/success-envelope.js';
 
 afterEach(cleanUp);
 
-/** Within 5 s, per SPEC §7, for a CLI change to reach a running server. */
+/** How long a test waits for a CLI change to reach a running server (docs/cli.md: its next request). */
 const CLI_CHANGE_DEADLINE_MS = 5_000;
 
 describe('first start', () => {
@@ -267,7 +267,7 @@ describe('quickstart', () => {
   });
 });
 
-/** Repeats a get-or-create with `token` until it answers `status`, for at most 5 s (SPEC §7). */
+/** Repeats a get-or-create with `token` until it answers `status`, for at most CLI_CHANGE_DEADLINE_MS. */
 function statusWithin(server: ServeProcess, token: string, status: number): Promise<ApiResponse> {
   return waitFor(`a ${status} answer for the token the CLI changed`, CLI_CHANGE_DEADLINE_MS, async () => {
     const response = await getOrCreate(server, token, { user_group_id: 'g1' });
@@ -484,7 +484,7 @@ describe('graceful shutdown', () => {
     expect((await held.response).status).toBe(200);
     expect(await server.exited).toBe(0);
 
-    // SPEC §3: every response carries X-Request-Id; a failure is the error envelope; 503 sends Retry-After.
+    // Every response carries X-Request-Id; a failure is the error envelope; 503 sends Retry-After.
     expect({
       status: lateResponse.status,
       headers: lateResponse.headers,

@@ -1,4 +1,4 @@
-// `ugs signing-keys list|rotate` against a real SQLite file (SPEC §10): the keys that sign a
+// `ugs signing-keys list|rotate` against a real SQLite file (docs/api.md#embed-tokens): the keys that sign a
 // workspace's embed tokens, rotated with overlap and audited as the CLI's.
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliCaller } from '../../src/cli/context.js';

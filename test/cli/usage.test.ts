@@ -47,7 +47,9 @@ describe('ugs usage', { timeout: 60_000 }, () => {
   });
 
   it('lists the busiest groups of the environment over the last 30 days, by verifications unless asked', async () => {
-    const rows = jsonOutput<Array<Record<string, unknown>>>(await box.ugs('usage', '--json'));
+    const printed = await box.ugs('usage', '--json');
+    expect(printed.stdout).toMatch(/^[^\n]+\n$/); // one line, ended like every line a shell reads
+    const rows = jsonOutput<Array<Record<string, unknown>>>(printed);
     expect(rows).toEqual([
       {
         team_id: teamIds['Customer:busy'],
@@ -78,9 +80,18 @@ describe('ugs usage', { timeout: 60_000 }, () => {
   });
 
   it("shows one group's days with --group", async () => {
-    const series = jsonOutput<{ user_group_id: string; days: Array<{ day: string; reads: number }> }>(
-      await box.ugs('usage', '--group', 'busy', '--since', '2025-12-31', '--until', '2026-01-02', '--json'),
+    const printed = await box.ugs(
+      'usage',
+      '--group',
+      'busy',
+      '--since',
+      '2025-12-31',
+      '--until',
+      '2026-01-02',
+      '--json',
     );
+    expect(printed.stdout).toMatch(/^[^\n]+\n$/);
+    const series = jsonOutput<{ user_group_id: string; days: Array<{ day: string; reads: number }> }>(printed);
     expect(series.user_group_id).toBe('busy');
     expect(series.days.map((day) => [day.day, day.reads])).toEqual([
       ['2025-12-31', 0],

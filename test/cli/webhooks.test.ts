@@ -1,4 +1,4 @@
-// `ugs webhooks …` against a real SQLite file (SPEC §13): the admin API's endpoints and deliveries,
+// `ugs webhooks …` against a real SQLite file (docs/api.md#webhooks): the admin API's endpoints and deliveries,
 // the secret shown once, a CLI change announced like an API one, and the SSRF rule and its escape.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';

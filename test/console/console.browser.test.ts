@@ -1,4 +1,4 @@
-// The admin console (issue 16, SPEC §14) in a real browser against a real `ugs serve`: Debian's
+// The admin console (docs/security.md#admin-console-sessions) in a real browser against a real `ugs serve`: Debian's
 // Chromium through playwright-core, each screen checked with axe and photographed with real data.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -95,7 +95,7 @@ async function seed(): Promise<void> {
   await api('POST', '/api/admin/api_tokens', { name: 'backend', scope: 'write' });
   await api('POST', '/api/admin/api_tokens', { name: 'dashboard renderer', scope: 'read' });
   await api('POST', '/api/user/embed_token', { user_group_id: 'acme' }); // the workspace's first signing key
-  // Usage (SPEC §16): acme read most, then globex; the server writes the counts every 200 ms.
+  // Usage (docs/api.md#usage-per-group): acme read most, then globex; the server writes the counts every 200 ms.
   for (let i = 0; i < 20; i++) await api('GET', '/api/user?user_group_id=acme');
   for (let i = 0; i < 8; i++) await api('GET', '/api/user?user_group_id=globex');
 }
@@ -513,32 +513,88 @@ describe('admin console in Chromium', () => {
   );
 
   it(
-    "charts the busiest groups and a group's last 30 days, each with its numbers in a table",
+    "charts the busiest groups and a group's last 30 days: dates shown, names as stored, axes labelled, every bar named",
     { timeout: 60_000 },
     async () => {
       await open('Usage', 'Usage');
+      const heading = page.getByRole('heading', { level: 2, name: /^Busiest groups by/ });
+      const from = page.getByLabel('From (UTC day)');
+      const to = page.getByLabel('To (UTC day)');
+      /** The range the heading names, and the values of the date fields: the same two days. */
+      const shownRange = async () => {
+        const [, since, until] = /, (\d{4}-\d{2}-\d{2}) to (\d{4}-\d{2}-\d{2})$/.exec(
+          (await heading.textContent()) ?? '',
+        ) ?? [undefined, 'no range', 'no range'];
+        return { heading: [since, until], fields: [await from.inputValue(), await to.inputValue()] };
+      };
+      // The default range (30 days to today) is in the fields, not only in the heading.
+      await heading.waitFor();
+      await expect.poll(async () => (await shownRange()).fields).not.toEqual(['', '']);
+      const initial = await shownRange();
+      expect(initial.fields).toEqual(initial.heading);
+      expect((Date.parse(initial.heading[1]!) - Date.parse(initial.heading[0]!)) / 86_400_000).toBe(29);
+
+      // A range chosen: the heading follows it, and the fields keep it.
+      const earlier = new Date(Date.parse(initial.heading[0]!) - 7 * 86_400_000).toISOString().slice(0, 10);
       await page.getByLabel('Busiest by').selectOption('reads');
+      await from.fill(earlier);
       await page.getByRole('button', { name: 'Show' }).click();
+      await expect.poll(async () => (await shownRange()).heading).toEqual([earlier, initial.heading[1]]);
+      expect((await shownRange()).fields).toEqual([earlier, initial.heading[1]]);
       const rows = page.getByRole('table', { name: /^Usage of the busiest groups/ }).getByRole('row');
       await expect
         .poll(async () => (await rows.allTextContents()).slice(1, 3))
         .toEqual([expect.stringMatching(/^Acme Corporation/), expect.stringMatching(/^Globex/)]);
-      // The bar chart is a picture for the eye; its figure says where the numbers are.
-      expect(await page.locator('figure.usage-chart svg rect').count()).toBeGreaterThanOrEqual(2);
-      expect(await page.locator('figure.usage-chart svg').getAttribute('aria-hidden')).toBe('true');
+      // A name is shown as stored, lower-case letters and all (innerText is what the page renders).
+      expect(await rows.nth(1).getByRole('rowheader').innerText()).toBe('Acme Corporation');
+
+      // The chart on its own: both axes named, ticks on the value axis, each bar named by its group and value.
+      const chart = page.getByRole('group', { name: 'Reads per group, busiest first' });
+      expect(await chart.locator('.usage-axis-title').allTextContents()).toEqual(['Group', 'Reads']);
+      expect(await chart.locator('.usage-tick').allTextContents()).toContain('0');
+      const bars = chart.getByRole('img');
+      expect(await bars.count()).toBe((await rows.count()) - 1);
+      for (const index of [1, 2]) {
+        const name = await rows.nth(index).getByRole('rowheader').innerText();
+        const reads = await rows.nth(index).getByRole('cell').nth(2).textContent();
+        expect(await bars.nth(index - 1).getAttribute('aria-label')).toBe(`${name}, reads: ${reads}`);
+        expect(
+          await bars
+            .nth(index - 1)
+            .locator('.usage-bar-label')
+            .textContent(),
+        ).toBe(name);
+      }
+      // By keyboard: the bars are one Tab stop after the form; the arrow keys go from bar to bar.
+      const focusedName = async () =>
+        String(await page.evaluate("document.activeElement && document.activeElement.getAttribute('aria-label')"));
+      await page.getByRole('button', { name: 'Show' }).focus();
+      await page.keyboard.press('Tab');
+      expect(await focusedName()).toMatch(/^Acme Corporation, reads: \d+$/);
+      await page.keyboard.press('ArrowDown');
+      expect(await focusedName()).toMatch(/^Globex, reads: \d+$/);
+      await page.keyboard.press('Tab');
+      expect(await focusedName()).not.toMatch(/, reads: /); // Tab leaves the chart
       await check('17-usage');
 
-      // A group's page: its last 30 days, the numbers behind a disclosure reached by keyboard.
+      // A group's page: its last 30 days charted by day, the numbers behind a disclosure reached by keyboard.
       await rows.nth(1).getByRole('link', { name: 'Acme Corporation' }).click();
       await page.getByRole('heading', { level: 1, name: 'Acme Corporation' }).waitFor();
+      const today = new Date().toISOString().slice(0, 10);
+      const days = page.getByRole('group', { name: /^Verifications per day, / });
+      await days.waitFor();
+      expect(await days.locator('.usage-axis-title').allTextContents()).toEqual(['Verifications', 'Day (UTC)']);
+      expect(await days.getByRole('img').count()).toBe(30);
+      expect(await days.getByRole('img').nth(29).getAttribute('aria-label')).toMatch(
+        new RegExp(`^${today}, verifications: \\d+$`),
+      );
       const summary = page.getByText('The numbers, day by day');
       await summary.focus();
       await page.keyboard.press('Enter');
-      const days = page.getByRole('table', { name: /^Usage per UTC day/ }).getByRole('row');
-      await expect.poll(() => days.count()).toBe(31);
-      const today = new Date().toISOString().slice(0, 10);
-      expect(await days.nth(30).textContent()).toMatch(new RegExp(`^${today}`));
-      expect(Number((await days.nth(30).getByRole('cell').nth(2).textContent()) ?? 0)).toBeGreaterThanOrEqual(20);
+      const table = page.getByRole('table', { name: /^Usage per UTC day/ }).getByRole('row');
+      await expect.poll(() => table.count()).toBe(31);
+      expect(await table.nth(30).textContent()).toMatch(new RegExp(`^${today}`));
+      expect(Number((await table.nth(30).getByRole('cell').nth(2).textContent()) ?? 0)).toBeGreaterThanOrEqual(20);
       await check('18-group-usage');
     },
   );

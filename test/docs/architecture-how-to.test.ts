@@ -1,4 +1,4 @@
-// Issue 28: docs/architecture.md's how-to "Adding a field to user groups" names the files a newcomer
+// docs/architecture.md's how-to "Adding a field to user groups" names the files a newcomer
 // touches; every path it names must exist, so the how-to cannot point at files that moved or went.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

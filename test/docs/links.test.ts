@@ -1,59 +1,14 @@
-// Issue 27: the docs a newcomer reads link only to what is there. Every relative Markdown link of
+// The docs a newcomer reads link only to what is there. Every relative Markdown link of
 // the README, docs/*.md, docs/adr/*.md, packages/client/README.md and bench/README.md names a file inside the
 // repository that exists, and its #anchor, if any, a heading of that file; the README stays the
 // short front door (under 200 lines). Links with a scheme (https:, mailto:) are the web's, not checked.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { anchorsOf, DOCS, relativeLinks, REPO } from '../support/markdown-docs.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
-const DOCS = [
-  'README.md',
-  ...readdirSync(join(REPO, 'docs'))
-    .filter((name) => name.endsWith('.md'))
-    .map((name) => `docs/${name}`),
-  ...(existsSync(join(REPO, 'docs', 'adr'))
-    ? readdirSync(join(REPO, 'docs', 'adr'))
-        .filter((name) => name.endsWith('.md'))
-        .map((name) => `docs/adr/${name}`)
-    : []),
-  'packages/client/README.md',
-  'bench/README.md',
-];
-
-/** A decision record (docs/adr/NNNN-title.md), as opposed to the records' index. */
+/** A decision record (a numbered file of docs/adr/), as opposed to the records' index. */
 const ADR_RECORD = /^docs\/adr\/\d{4}-[^/]+\.md$/;
-
-/** Inline links and images, `[text](target)`, outside code blocks and code spans. */
-function relativeLinks(markdown: string): string[] {
-  const prose = markdown.replace(/^```[\s\S]*?^```$/gm, '').replace(/`[^`\n]*`/g, '');
-  return [...prose.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)]
-    .map((match) => match[1]!)
-    .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
-}
-
-/** GitHub's anchors: headings lower-cased, punctuation dropped, spaces to hyphens, repeats numbered. */
-function anchors(markdown: string): Set<string> {
-  const seen = new Map<string, number>();
-  const result = new Set<string>();
-  for (const [, heading] of markdown.replace(/^```[\s\S]*?^```$/gm, '').matchAll(/^#{1,6}\s+(.+?)\s*#*$/gm)) {
-    const slug = heading!
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-      .replace(/\s/g, '-');
-    const count = seen.get(slug) ?? 0;
-    seen.set(slug, count + 1);
-    result.add(count === 0 ? slug : `${slug}-${count}`);
-  }
-  return result;
-}
-
-const anchorsByFile = new Map<string, Set<string>>();
-const anchorsOf = (file: string) => {
-  if (!anchorsByFile.has(file)) anchorsByFile.set(file, anchors(readFileSync(file, 'utf8')));
-  return anchorsByFile.get(file)!;
-};
 
 describe('the documentation', () => {
   it('has more than the README to check', () => {
@@ -77,7 +32,7 @@ describe('the documentation', () => {
     expect(broken).toEqual([]);
   });
 
-  // The two pages a newcomer lands on from the README link every doc there is (issue 27).
+  // The two pages a newcomer lands on from the README link every doc there is.
   it.each(['docs/api.md', 'docs/architecture.md'])('%s links every doc of the repository', (hub) => {
     const linked = new Set(
       relativeLinks(readFileSync(join(REPO, hub), 'utf8')).map((link) =>

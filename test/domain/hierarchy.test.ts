@@ -1,4 +1,4 @@
-// The group-tree rules of SPEC §11 as pure functions, without a database.
+// The group-tree rules (docs/api.md#hierarchy-demo-groups-and-tags) as pure functions, without a database.
 import { describe, expect, it } from 'vitest';
 import {
   assertMergedPropertiesWithinBound,
@@ -106,7 +106,7 @@ describe('sortedTags', () => {
   });
 });
 
-describe('the bound on merged properties (issue 25)', () => {
+describe('the bound on merged properties', () => {
   /** Ancestors (root first) and own properties whose merge serialises to exactly `bytes`, with a multi-byte character and an escape. */
   const levelsWeighing = (bytes: number): { ancestors: JsonObject[]; own: JsonObject } => {
     const ancestors: JsonObject[] = [{ shared: 'hidden by the child', 'é"': 1 }, { n: [1, { x: null }] }];

@@ -1,4 +1,4 @@
-// The usage recorder's windows (SPEC §16): each flush writes what was counted since the last one, once
+// The usage recorder's windows (docs/api.md#usage-per-group): each flush writes what was counted since the last one, once
 // per group and day, whatever happened to the writes before it.
 import { describe, expect, it } from 'vitest';
 import { createUsageRecorder } from '../../src/domain/usage/usage-counter.js';

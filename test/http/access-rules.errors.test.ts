@@ -1,4 +1,4 @@
-// SPEC §17's refusals over HTTP: every malformed rule, every bound, an unknown schema, each a clear
+// The refusals of access rules (docs/api.md#access-rules) over HTTP: every malformed rule, every bound, an unknown schema, each a clear
 // error naming the exact field, and the database exactly as it was before the refused write.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, expectSuccess, seedSchema, snapshotDatabase, TRANSPORTS, useClient } from './helpers.js';

@@ -1,4 +1,4 @@
-// SPEC §17 over HTTP: a group's access rules as written and read back, inherited down four levels,
+// Access rules (docs/api.md#access-rules) over HTTP: a group's access rules as written and read back, inherited down four levels,
 // audited, exported and imported, and carried (resolved) by the embed tokens minted for it.
 import { decodeJwt } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -169,7 +169,7 @@ describe('the admin API token API', () => {
       ['Customer', { environment: 'Testing' }, 'Testing'],
       ['Testing', { environment: 'Customer' }, 'Customer'],
     ])(
-      'a %s admin with %j lists the live %s tokens (SPEC §6: environment picks, default the token’s)',
+      'a %s admin with %j lists the live %s tokens (environment picks, default the token’s)',
       async (tokenEnvironment, query, environment) => {
         const stored = await ctx.t.runtime.store.listApiTokens(await workspaceId(ctx.t));
         const expected = stored.filter((token) => token.environment === environment).map((token) => token.id);

@@ -17,7 +17,7 @@ interface AuditEvent {
   team_id: number | null;
 }
 
-/** What a filter keeps, written from SPEC §6 and the route's documentation (since inclusive, until exclusive). */
+/** What a filter keeps, written from docs/api.md#the-admin-api and the route's documentation (since inclusive, until exclusive). */
 interface Filter {
   environment?: Environment;
   team_id?: number;

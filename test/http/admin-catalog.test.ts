@@ -15,7 +15,7 @@ describe('admin catalog', () => {
   const call = (method: string, path: string, body?: unknown, as: As = {}): Promise<ApiResponse> =>
     inject(ctx.t.app, { method, path, token: apiToken(ctx.t, as), ...(body === undefined ? {} : { body }) });
 
-  // Ids are numbers of their workspace (SPEC §12): another workspace's schema gets an id this one lacks.
+  // Ids are numbers of their workspace (docs/api.md#schema-and-data-source-ids): another workspace's schema gets an id this one lacks.
   let foreignId = 800_000;
   async function createSchema(as: As = {}): Promise<{ id: number; name: string }> {
     const id = as.workspace === 'other' ? { id: (foreignId += 1) } : {};
@@ -199,7 +199,7 @@ describe('admin catalog', () => {
     });
   });
 
-  describe('chosen ids (SPEC §12)', () => {
+  describe('chosen ids', () => {
     const nextFree = async () =>
       Math.max(0, ...expectSuccess(await call('GET', SCHEMAS)).schemas.map((schema: { id: number }) => schema.id)) +
       1000;

@@ -6,7 +6,7 @@ import { withQuery, type PageReader, type Query } from '../support/paged-list.js
 import { apiToken, type As } from '../support/callers.js';
 import { USER_PATH } from '../support/user-group-api.js';
 
-/** Shared by the admin API test files (SPEC §6). */
+/** Shared by the admin API test files (docs/api.md#the-admin-api). */
 
 export const ADMIN = {
   userGroups: '/api/admin/user_groups',

@@ -207,7 +207,7 @@ describe('the admin user group API', () => {
         });
         expect(Object.keys(body).sort()).toEqual(['success', 'user_group']);
         const shown = await userGroupAsUserApiShowsIt(ctx.t, group.provided_id, { environment });
-        // Across environments the group comes without its token (SPEC §6, issue 25).
+        // Across environments the group comes without its token (docs/api.md#the-admin-api).
         const { token: _token, ...withoutToken } = shown;
         expect(body.user_group).toStrictEqual(tokenEnvironment === environment ? shown : withoutToken);
         expect(body.user_group).toMatchObject({

@@ -11,7 +11,7 @@ import { makeGroup } from '../support/group-maker.js';
 import { USER_PATH } from '../support/user-group-api.js';
 import { useTestApp } from '../support/test-app.js';
 
-/** Issue 3, done-when #2: every change writes exactly one audit event, with no token value in the table. */
+/** Every change writes exactly one audit event, with no token value in the table. */
 
 interface Actor {
   type: 'api_token' | 'cli';

@@ -14,7 +14,7 @@ export type MakeRequest = (t: TestApp) => Promise<UnsignedRequest>;
 const UNKNOWN_LIVE_TOKEN = `ugs_live_${'0'.repeat(64)}`;
 const SANE_GENERATED_ID = /^[\x21-\x7e]{1,128}$/;
 
-/** The authentication contract of one /api endpoint (SPEC §3), on its own app. */
+/** The authentication contract of one /api endpoint (docs/api.md#wire-conventions), on its own app. */
 export function describeAuth(name: string, makeRequest: MakeRequest): void {
   describe(`${name}: authentication`, () => {
     const ctx = useTestApp();

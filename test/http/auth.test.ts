@@ -303,7 +303,7 @@ const OPERATIONS: Operation[] = [
   },
 ];
 
-/** SPEC §2/§3: what each scope may do, written out rather than taken from the code under test. */
+/** What each scope may do, written out rather than taken from the code under test. */
 const GRANTS: Record<Scope, Scope[]> = { read: ['read'], write: ['read', 'write'], admin: ['read', 'write', 'admin'] };
 
 const MATRIX = ENVIRONMENTS.flatMap((environment) =>

@@ -1,4 +1,4 @@
-// Issue 25, item 2: a group's merged (computed) properties are bounded like its own (SPEC §11), and
+// A group's merged (computed) properties are bounded like its own (docs/api.md#hierarchy-demo-groups-and-tags), and
 // admin pages are bounded by bytes as well as by count.
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -39,7 +39,7 @@ async function writePropertiesRaw(t: TestApp, providedId: string, properties: Js
   }
 }
 
-describe('computed_properties are bounded at 64 KiB (SPEC §11)', () => {
+describe('computed_properties are bounded at 64 KiB', () => {
   const fixture = useTestApp();
   const api = () => userGroupApi(injectClient(fixture.t.app), apiToken(fixture.t, { scope: 'write' }));
 

@@ -1,4 +1,4 @@
-// SPEC §10's lifecycle beyond expiry, over a real socket: RFC 7662 introspection per case, single-use
+// The embed-token lifecycle beyond expiry (docs/api.md#introspection-rfc-7662 and after), over a real socket: RFC 7662 introspection per case, single-use
 // tokens (with the retry that must not turn a success into a failure), and refresh within a session.
 import jwt from 'jsonwebtoken';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Issue 25, SPEC §10: each environment its own issuer and keys, per-view properties that only add,
+// Embed tokens (docs/api.md#embed-tokens): each environment its own issuer and keys, per-view properties that only add,
 // a bounded set of published keys, discovery that does not tell workspaces apart, and one signature
 // (low S) per token. Checked against the published documents with jsonwebtoken, not the signer's jose.
 import jwt from 'jsonwebtoken';

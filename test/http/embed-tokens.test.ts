@@ -1,4 +1,4 @@
-// SPEC §10: minting embed tokens, what they claim (checked by a JWT library other than the one that
+// Minting embed tokens, what they claim (checked by a JWT library other than the one that
 // signs them, against the published JWKS), their bounds, and their online verification.
 import jwt from 'jsonwebtoken';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -67,7 +67,7 @@ for (const transport of TRANSPORTS) {
           user_group_id: group.provided_id,
           embed_id: 'sales-dashboard',
           origin: 'https://app.example.com',
-          // Per-view values may only add keys (issue 25): this test overrode the group's tier before.
+          // Per-view values may only add keys: this test overrode the group's tier before.
           properties: { view: 'q3' },
         }),
       );
@@ -116,7 +116,7 @@ for (const transport of TRANSPORTS) {
       for (const key of keys.body.keys as Jwk[]) {
         expect(Object.keys(key).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x', 'y']);
       }
-      // An unknown workspace answers as one with no key yet (issue 25): it was a 404 that told it apart.
+      // An unknown workspace answers as one with no key yet: it was a 404 that told it apart.
       const unknown = await client({ method: 'GET', path: '/w/nowhere/.well-known/jwks.json' });
       expect({ status: unknown.status, body: unknown.body }).toEqual({ status: 200, body: { keys: [] } });
     });

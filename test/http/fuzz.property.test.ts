@@ -405,7 +405,7 @@ describe('random and malformed requests', () => {
       ),
     ));
 
-  // What an outside review found answered with a 500 or stored altered (issue 10): each value below
+  // What an outside review found answered with a 500 or stored altered: each value below
   // is one the service must refuse wherever a field of the request carries it.
   const deepText = fc
     .tuple(fc.integer({ min: 18, max: 5000 }), fc.constantFrom(['{"a":', '}'], ['[', ']']))

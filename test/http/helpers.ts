@@ -44,7 +44,7 @@ export function useClient(
 // Setting up state through the domain services (the HTTP API under test is not needed for it).
 
 /*
- * Schema and data-source ids are numbers of their workspace (SPEC §12), so another workspace's first
+ * Schema and data-source ids are numbers of their workspace (docs/api.md#schema-and-data-source-ids), so another workspace's first
  * schema is numbered 1 too. Outside the default workspace the seeds choose ids far from the default
  * workspace's, so that "another workspace's id" names something that exists there and not here.
  */

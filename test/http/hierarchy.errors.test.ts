@@ -1,4 +1,4 @@
-// SPEC §11's refusals over HTTP: each a clear error that changes nothing.
+// The refusals of the hierarchy (docs/api.md#hierarchy-demo-groups-and-tags) over HTTP: each a clear error that changes nothing.
 import { describe, expect, it } from 'vitest';
 import { ADMIN, adminCall } from './admin-helpers.js';
 import { expectError, expectSuccess, snapshotDatabase, TRANSPORTS, useClient } from './helpers.js';

@@ -1,4 +1,4 @@
-// SPEC §11 over HTTP: trees with inherited properties and mappings, demo groups and tags.
+// Hierarchy, demo groups and tags (docs/api.md#hierarchy-demo-groups-and-tags) over HTTP: trees with inherited properties and mappings, demo groups and tags.
 import { decodeJwt } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TransferredUserGroup } from '../../src/domain/user-groups/user-group-transfer.service.js';
@@ -207,7 +207,7 @@ for (const transport of TRANSPORTS) {
           method: 'POST',
           path: '/api/user/embed_token',
           token: apiToken(fixture.t, { scope: 'write' }),
-          // Per-view values only add keys (SPEC §10, issue 25): `tier`, which an ancestor sets, may not be overridden.
+          // Per-view values only add keys (docs/api.md#embed-tokens): `tier`, which an ancestor sets, may not be overridden.
           body: { user_group_id: ids.city, properties: { view: 9 } },
         }),
       );

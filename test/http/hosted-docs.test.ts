@@ -1,4 +1,4 @@
-// Issue 12, done-when 2: the hosted product's documented example calls of its End User Group API
+// The hosted product's documented example calls of its End User Group API
 // (docs.explo.co, api-reference/end-user-group-api), run by curl through a shell exactly as
 // documented except for the host and the tokens, against a real server on a socket.
 import { execFile } from 'node:child_process';
@@ -59,7 +59,7 @@ describe("the hosted product's documented example calls", () => {
     const { t } = holder;
     baseUrl = (await t.listen()).replace(/\/$/, '');
     // The example maps schema 40 to data source "213" and schema 134 to "386": the catalogue is
-    // recreated with those ids, as an admin moving from the hosted product does (SPEC §12).
+    // recreated with those ids, as an admin moving from the hosted product does (docs/api.md#schema-and-data-source-ids).
     const caller = await adminCaller(t);
     for (const id of [40, 134])
       expect((await t.runtime.services.schemas.createSchema(caller, { name: `schema ${id}`, id })).id).toBe(id);

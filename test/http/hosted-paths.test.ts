@@ -1,4 +1,4 @@
-// SPEC §12: the hosted product's per-operation paths and its Explo-Authorization header, so code
+// The hosted product's per-operation paths and its Explo-Authorization header, so code
 // written for that product works by changing only the base URL.
 import { describe, expect, it } from 'vitest';
 import { expectError, expectSuccess, TRANSPORTS, useClient } from './helpers.js';

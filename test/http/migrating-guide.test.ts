@@ -1,4 +1,4 @@
-// Issue 26, done-when 1: docs/migrating.md's commands, read from the document and run as written by
+// docs/migrating.md's commands, read from the document and run as written by
 // bash, move the groups of a recorded hosted-product response into a real `ugs serve` (this
 // project's engine); then each old token verifies, opens the hosted product's paths and `/api/user`,
 // and is replaced at its first rotation, and the copied mappings resolve.

@@ -36,7 +36,7 @@ type Spec = {
   components: { securitySchemes: Record<string, unknown>; schemas: Record<string, JsonSchema> };
 };
 
-// The operations of the issue 26 brief, by the operationId generated clients name them with.
+// The operations generated clients call (docs/api.md#generating-a-client), by the operationId generated clients name them with.
 const OPERATION_IDS: Record<string, string> = {
   'GET /api/user': 'getOrCreateUserGroup',
   'PUT /api/user': 'updateUserGroup',
@@ -85,9 +85,9 @@ const resolveIn =
     return name === undefined ? schema : spec.components.schemas[name];
   };
 
-// The bodies SPEC §5 and §6 define: their documented schemas must name exactly these fields
-// (and, where SPEC §5 says which are required, exactly those as required).
-const SPEC_BODIES: Record<string, { properties: string[]; required?: string[] }> = {
+// The bodies docs/api.md#endpoints defines: their documented schemas must name exactly these fields
+// (and, where it says which are required, exactly those as required).
+const CONTRACT_BODIES: Record<string, { properties: string[]; required?: string[] }> = {
   'GET /api/user': {
     properties: [
       'access_rules',
@@ -213,7 +213,7 @@ describe('GET /openapi.json', () => {
   it('documents a request body for exactly the /api operations that validate one, but GET /api/user', async () => {
     // An operation validates a body when it rejects one made of an unknown field (as unknown, or as
     // lacking a required field); one without a body schema ignores the body.
-    // GET /api/user validates a body too, but documents its fields as query parameters (issue 26: a
+    // GET /api/user validates a body too, but documents its fields as query parameters (a
     // generated client uses fetch, which sends no GET body; the next test checks those parameters).
     const getUser = await inject(t.app, {
       method: 'GET',
@@ -252,14 +252,14 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  it('documents the fields of the SPEC-defined bodies exactly (GET /api/user: as its query parameters)', () => {
+  it('documents the fields of the contract bodies exactly (GET /api/user: as its query parameters)', () => {
     const documented = new Map(apiOperations().map(({ key, operation }) => [key, bodyOf(operation)]));
     const query = spec.paths['/api/user']!.get!.parameters!.filter((parameter) => parameter.in === 'query');
     documented.set('GET /api/user', {
       properties: Object.fromEntries(query.map((parameter) => [parameter.name, {}])),
       required: query.filter((parameter) => parameter.required).map((parameter) => parameter.name),
     });
-    for (const [key, expected] of Object.entries(SPEC_BODIES)) {
+    for (const [key, expected] of Object.entries(CONTRACT_BODIES)) {
       const schema = documented.get(key);
       expect(Object.keys(schema?.properties ?? {}).sort(), key).toEqual(expected.properties);
       if (expected.required) expect([...(schema?.required ?? [])].sort(), key).toEqual(expected.required);

@@ -1,4 +1,4 @@
-// Issue 27, done-when 2: the README's examples run in order, as written, against a real server on a
+// The README's examples run in order, as written, against a real server on a
 // socket, on the engine of the vitest project (sqlite, postgres): the banner's "Try it" command, then
 // the README's ```sh blocks in one shell (test/support/readme-examples.ts says how).
 import { afterAll, beforeAll, describe, it } from 'vitest';

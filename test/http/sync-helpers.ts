@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { adminCaller, apiToken, type As } from '../support/callers.js';
 import type { SyncWrite } from '../../src/domain/user-group-sync/user-group-sync.port.js';
 
-/** Shared by the sync test files (SPEC §16). */
+/** Shared by the sync test files (docs/api.md#sync-tenants-as-code). */
 
 export const SYNC_PATH = '/api/admin/user_groups/sync';
 

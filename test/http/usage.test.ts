@@ -18,7 +18,7 @@ async function seedGroup(t: TestApp, input: GroupInput = {}): Promise<{ id: stri
 }
 
 /*
- * Usage per group and per UTC day (SPEC §16): what the hot path counts, and the two admin reads.
+ * Usage per group and per UTC day (docs/api.md#usage-per-group): what the hot path counts, and the two admin reads.
  * The app counts as `ugs serve` does; the flush interval is long, so each test writes the counts
  * itself (runtime.usage.flush()) and sees exactly what it asked for.
  */

@@ -1,4 +1,4 @@
-// SPEC §16 with §17: a sync line carries `access_rules` as get-or-create and PUT do — set on create,
+// Sync with access rules (docs/api.md#sync-tenants-as-code): a sync line carries `access_rules` as get-or-create and PUT do — set on create,
 // replaced on update, unchanged when absent, cleared by null — and a bad rule refuses the whole file,
 // naming its line and the rule's field.
 import { describe, expect, it } from 'vitest';

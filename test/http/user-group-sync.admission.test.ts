@@ -1,4 +1,4 @@
-// SPEC §16 over a real socket: a sync is admitted (scope, bodies in flight) before its body is read,
+// Sync (docs/api.md#sync-tenants-as-code) over a real socket: a sync is admitted (scope, bodies in flight) before its body is read,
 // and its body is refused at the first group past the bounds, before the rest is sent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiToken } from '../support/api-token-issuer.js';

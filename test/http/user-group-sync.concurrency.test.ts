@@ -1,4 +1,4 @@
-// SPEC §16: two syncs of one environment, from two instances on one database, run one after the other.
+// Two syncs of one environment, from two instances on one database, run one after the other.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { ADMIN, adminOk, adminReader } from './admin-helpers.js';

@@ -1,4 +1,4 @@
-// SPEC §16 over HTTP: a sync that is refused changes nothing and names the group at fault.
+// Sync (docs/api.md#sync-tenants-as-code) over HTTP: a sync that is refused changes nothing and names the group at fault.
 import { describe, expect, it } from 'vitest';
 import { expectError, expectUnchanged, seedCatalog } from './helpers.js';
 import { fleet, ndjson, syncCall, syncOk, type SyncLine, type SyncRequest } from './sync-helpers.js';

@@ -1,4 +1,4 @@
-// SPEC §16 over HTTP: tenants as code — a plan per group, applied all or nothing, idempotent.
+// Sync (docs/api.md#sync-tenants-as-code) over HTTP: tenants as code — a plan per group, applied all or nothing, idempotent.
 import { describe, expect, it } from 'vitest';
 import { webhookEventFromRow, type WebhookEventRow } from '../../src/store/webhook-outbox.js';
 import { webhookPayload } from '../../src/webhooks/webhook-payload.js';

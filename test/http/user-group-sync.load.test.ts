@@ -1,4 +1,4 @@
-// SPEC §16 against `ugs serve` as a real process: a refused sync body costs the server neither memory
+// Sync (docs/api.md#sync-tenants-as-code) against `ugs serve` as a real process: a refused sync body costs the server neither memory
 // nor its event loop (the server's own resident set, heap and event-loop delay, as /proc and /metrics
 // tell them), and /healthz keeps answering meanwhile.
 import { readFileSync } from 'node:fs';

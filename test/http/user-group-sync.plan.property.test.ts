@@ -1,4 +1,4 @@
-// SPEC §16, "the plan is exactly what the apply does": over random stored trees and random files
+// Sync (docs/api.md#sync-tenants-as-code), "the plan is exactly what the apply does": over random stored trees and random files
 // (moves, new groups, detaches, prunes), a dry run and an apply of the same file refuse alike, or plan
 // the same items and leave the groups exactly as the plan said.
 import fc from 'fast-check';

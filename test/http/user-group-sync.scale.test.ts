@@ -1,4 +1,4 @@
-// SPEC §16 at its bounds: a prune past the sync's bound is refused before any work; a prune of the
+// Sync (docs/api.md#sync-tenants-as-code) at its bounds: a prune past the sync's bound is refused before any work; a prune of the
 // bound is planned while the server goes on answering; a sync stopped (the server stops, the caller
 // has gone) writes nothing.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// SPEC §16 over HTTP: who may sync, and that a sync never reaches past its workspace and environment.
+// Sync (docs/api.md#sync-tenants-as-code) over HTTP: who may sync, and that a sync never reaches past its workspace and environment.
 import { describe, expect, it } from 'vitest';
 import { inject } from '../support/http-client.js';
 import { ADMIN, adminReader } from './admin-helpers.js';

@@ -199,7 +199,7 @@ const CASES: ErrorCase[] = [
     code: 'invalid_json',
     field: 'properties',
   },
-  // SPEC §5 as amended (issue 27): one source of fields per request.
+  // One source of fields per request (docs/api.md#error-codes, `invalid_request`).
   {
     name: 'GET with both a JSON body and a query string',
     request: () => ({ ...getOrCreate({ user_group_id: 'from_body' }), path: `${USER_PATH}?user_group_id=from_query` }),
@@ -277,7 +277,7 @@ const CASES: ErrorCase[] = [
   ...invalidValues('name', [CREATE, UPDATE], [...BAD_TEXT, ['a number', 5]]),
   ...invalidValues('properties', [CREATE, UPDATE], BAD_PROPERTIES),
   ...invalidValues('mapping', [CREATE, UPDATE], BAD_MAPPINGS),
-  // On PUT null clears the mapping (SPEC §5); a create has no mapping to clear.
+  // On PUT null clears the mapping (docs/api.md#endpoints); a create has no mapping to clear.
   ...invalidValues('mapping', [CREATE], [['as null', null]]),
   ...invalidValues(
     'current_token',

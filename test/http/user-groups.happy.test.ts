@@ -208,7 +208,7 @@ describe.each(TRANSPORTS)('user groups over $name', (transport) => {
   describe('PUT', () => {
     it.each([
       ['name alone', () => ({ name: 'New name' }), () => ({ name: 'New name' })],
-      // A group without a parent computes its own properties and mapping (SPEC §11).
+      // A group without a parent computes its own properties and mapping (docs/api.md#hierarchy-demo-groups-and-tags).
       [
         'properties, replaced whole',
         () => ({ properties: { fresh: true } }),

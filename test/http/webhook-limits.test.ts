@@ -1,4 +1,4 @@
-// Issue 25 on webhooks (SPEC §13), on the engine under test: at most 100 endpoints per environment,
+// Webhook limits (docs/api.md#webhooks), on the engine under test: at most 100 endpoints per environment,
 // a delivered delivery is not retried, and a 2xx with a large body is a delivery.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_WEBHOOK_ENDPOINTS } from '../../src/domain/webhook-endpoints/webhook-endpoints.rules.js';

@@ -1,4 +1,4 @@
-// Webhook endpoints refuse bad input with a clear error and change nothing (SPEC §3, §13).
+// Webhook endpoints refuse bad input with a clear error and change nothing (docs/api.md#wire-conventions, docs/api.md#webhooks).
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { injectClient, type Client } from '../support/http-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';

@@ -1,4 +1,4 @@
-// Webhooks (SPEC §13) end to end on the engine under test: endpoints through the admin API, changes
+// Webhooks (docs/api.md#webhooks) end to end on the engine under test: endpoints through the admin API, changes
 // through the API, deliveries to real receivers on loopback, signatures checked with the Standard
 // Webhooks reference library (`standardwebhooks`), an implementation independent of the service's.
 import { Webhook } from 'standardwebhooks';
@@ -133,7 +133,7 @@ describe('webhooks: endpoints, payloads and signatures', () => {
       scope: 'read',
     });
     expect(eventsOfType('signing_key.rotated')[0]!.json).toMatchObject({
-      // Each environment has its own signing keys (issue 25): a rotation is its environment's event.
+      // Each environment has its own signing keys: a rotation is its environment's event.
       environment: 'Customer',
       data: { signing_key: { kid: expect.any(String) }, changes: { kid: {} } },
     });

@@ -7,7 +7,7 @@ import { typeEscapesIn, useScratchProject } from '../support/typescript-program.
 const PROGRAM = join(import.meta.dirname, 'generated-client.program.ts');
 
 /**
- * Issue 26: a client generated from the live /openapi.json (openapi-typescript's types, openapi-fetch's
+ * A client generated from the live /openapi.json (openapi-typescript's types, openapi-fetch's
  * calls) is enough to write the usual calls without a cast, and they work against a real server
  * over a real socket.
  */

@@ -25,8 +25,10 @@ const ORVAL_CONFIG = `export default {
  * Clients generated from the committed openapi.json, with no server, by generators the repository
  * does not otherwise use (@hey-api/openapi-ts; orval's fetch and axios clients), at the versions
  * package.json pins: the programs call get-or-create (with mapping, properties and tags), update,
- * rotate, verify, delete, mint and the admin lists with what the generators made alone (no cast,
- * no serializer, no header fix), type-checked (strict) and run against a live server over a socket.
+ * rotate, verify, delete, mint and every admin list (groups, audit events, data sources, schemas, API
+ * tokens, signing keys, webhook endpoints and deliveries, a group's usage, the top usage) with what
+ * the generators made alone (no cast, no serializer, no header fix), type-checked (strict) and run
+ * against a live server over a socket.
  */
 describe('clients generated from openapi.json by @hey-api/openapi-ts and orval', () => {
   const app = useTestApp();
@@ -95,6 +97,12 @@ describe('clients generated from openapi.json by @hey-api/openapi-ts and orval',
         listedIds: [`generated-${name}`],
         auditActions: expect.arrayContaining(['user_group.created', 'user_group.updated', 'user_group.token_rotated']),
         dataSourceListed: true,
+        schemaListed: true,
+        adminTokenListed: true,
+        signingKeyListed: true,
+        webhookEndpointCount: 0,
+        failedDeliveries: { count: 0, nextCursor: null },
+        usage: { userGroupId: `generated-${name}`, days: 30 },
         topUsageMetric: 'verifications',
         deleted: 1,
         goneStatus: 404,

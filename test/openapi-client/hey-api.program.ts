@@ -10,10 +10,16 @@ import {
   createSchema,
   deleteUserGroup,
   getTopUsage,
+  getUsage,
   hostedCreateUserGroup,
   listAdminUserGroups,
+  listApiTokens,
   listAuditEvents,
   listDataSources,
+  listSchemas,
+  listSigningKeys,
+  listWebhookDeliveries,
+  listWebhookEndpoints,
   mintEmbedToken,
   rotateUserGroupToken,
   updateUserGroup,
@@ -60,6 +66,12 @@ const embed = succeeded(await verifyUserGroupToken({ body: { token: minted.embed
 const listed = succeeded(await listAdminUserGroups({ query: { q: groupId, is_demo_group: true, limit: 10 } }));
 const audited = succeeded(await listAuditEvents({ query: { team_id: group.team_id, limit: 1000 } }));
 const dataSources = succeeded(await listDataSources({ query: { environment: 'Customer' } }));
+const schemas = succeeded(await listSchemas());
+const apiTokens = succeeded(await listApiTokens({ query: { environment: 'Customer' } }));
+const signingKeys = succeeded(await listSigningKeys({ query: { environment: 'Customer' } }));
+const webhookEndpoints = succeeded(await listWebhookEndpoints({ query: { environment: 'Customer' } }));
+const webhookDeliveries = succeeded(await listWebhookDeliveries({ query: { status: 'failed', limit: 10 } }));
+const usage = succeeded(await getUsage({ query: { team_id: group.team_id } }));
 const top = succeeded(await getTopUsage({ query: { metric: 'verifications', limit: 5 } }));
 
 const deleted = succeeded(await deleteUserGroup({ body: { user_group_id: groupId } }));
@@ -70,4 +82,5 @@ const gone = { status: goneAnswer.response?.status, code: goneAnswer.error?.erro
 report(
   { schema, dataSource, created, again, updated, rotated, verified, minted, embed },
   { listed, audited, dataSources, top, deleted, gone },
+  { schemas, apiTokens, signingKeys, webhookEndpoints, webhookDeliveries, usage },
 );

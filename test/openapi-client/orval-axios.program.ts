@@ -43,6 +43,12 @@ const embed = (await ugs.verifyUserGroupToken({ token: minted.embed_token })).da
 const listed = (await ugs.listAdminUserGroups({ q: groupId, is_demo_group: true, limit: 10 })).data;
 const audited = (await ugs.listAuditEvents({ team_id: group.team_id, limit: 1000 })).data;
 const dataSources = (await ugs.listDataSources({ environment: 'Customer' })).data;
+const schemas = (await ugs.listSchemas()).data;
+const apiTokens = (await ugs.listApiTokens({ environment: 'Customer' })).data;
+const signingKeys = (await ugs.listSigningKeys({ environment: 'Customer' })).data;
+const webhookEndpoints = (await ugs.listWebhookEndpoints({ environment: 'Customer' })).data;
+const webhookDeliveries = (await ugs.listWebhookDeliveries({ status: 'failed', limit: 10 })).data;
+const usage = (await ugs.getUsage({ team_id: group.team_id })).data;
 const top = (await ugs.getTopUsage({ metric: 'verifications', limit: 5 })).data;
 
 const deleted = (await ugs.deleteUserGroup({ user_group_id: groupId })).data;
@@ -56,4 +62,5 @@ const gone = { status: goneAnswer.status, code: 'error' in goneAnswer.data ? gon
 report(
   { schema, dataSource, created, again, updated, rotated, verified, minted, embed },
   { listed, audited, dataSources, top, deleted, gone },
+  { schemas, apiTokens, signingKeys, webhookEndpoints, webhookDeliveries, usage },
 );

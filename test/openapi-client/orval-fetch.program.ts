@@ -10,10 +10,16 @@ import {
   createSchema,
   deleteUserGroup,
   getTopUsage,
+  getUsage,
   hostedCreateUserGroup,
   listAdminUserGroups,
+  listApiTokens,
   listAuditEvents,
   listDataSources,
+  listSchemas,
+  listSigningKeys,
+  listWebhookDeliveries,
+  listWebhookEndpoints,
   mintEmbedToken,
   rotateUserGroupToken,
   updateUserGroup,
@@ -64,6 +70,12 @@ const embed = succeeded(await verifyUserGroupToken({ token: minted.embed_token }
 const listed = succeeded(await listAdminUserGroups({ q: groupId, is_demo_group: true, limit: 10 }, init));
 const audited = succeeded(await listAuditEvents({ team_id: group.team_id, limit: 1000 }, init));
 const dataSources = succeeded(await listDataSources({ environment: 'Customer' }, init));
+const schemas = succeeded(await listSchemas(init));
+const apiTokens = succeeded(await listApiTokens({ environment: 'Customer' }, init));
+const signingKeys = succeeded(await listSigningKeys({ environment: 'Customer' }, init));
+const webhookEndpoints = succeeded(await listWebhookEndpoints({ environment: 'Customer' }, init));
+const webhookDeliveries = succeeded(await listWebhookDeliveries({ status: 'failed', limit: 10 }, init));
+const usage = succeeded(await getUsage({ team_id: group.team_id }, init));
 const top = succeeded(await getTopUsage({ metric: 'verifications', limit: 5 }, init));
 
 const deleted = succeeded(await deleteUserGroup({ user_group_id: groupId }, init));
@@ -74,4 +86,5 @@ const gone = { status: goneAnswer.status, code: goneAnswer.status === 200 ? unde
 report(
   { schema, dataSource, created, again, updated, rotated, verified, minted, embed },
   { listed, audited, dataSources, top, deleted, gone },
+  { schemas, apiTokens, signingKeys, webhookEndpoints, webhookDeliveries, usage },
 );

@@ -3,8 +3,8 @@
 //
 // Create a schema and a data source; get-or-create a group (twice: created, then found) with a
 // mapping, properties and tags; update, rotate, verify; mint an embed token and verify it; list
-// groups, audit events and data sources, and the top usage; delete the group, then verify its token
-// again (404).
+// groups, audit events, data sources, schemas, API tokens, signing keys, webhook endpoints and
+// deliveries, the group's usage and the top usage; delete the group, then verify its token again (404).
 
 export interface ScenarioOutcome {
   created: boolean;
@@ -25,6 +25,12 @@ export interface ScenarioOutcome {
   listedIds: string[];
   auditActions: string[];
   dataSourceListed: boolean;
+  schemaListed: boolean;
+  adminTokenListed: boolean;
+  signingKeyListed: boolean;
+  webhookEndpointCount: number;
+  failedDeliveries: { count: number; nextCursor: string | null };
+  usage: { userGroupId: string; days: number };
   topUsageMetric: string;
   deleted: number;
   goneStatus: number | undefined;
@@ -73,8 +79,18 @@ export interface ListAnswers {
   gone: { status: number | undefined; code: string | undefined };
 }
 
+/** The answers of the other admin lists: the catalogue, API tokens, signing keys, webhooks and the group's usage. */
+export interface AdminListAnswers {
+  schemas: { schemas: Array<{ id: number }> };
+  apiTokens: { api_tokens: Array<{ scope: string }> };
+  signingKeys: { signing_keys: unknown[] };
+  webhookEndpoints: { webhook_endpoints: unknown[] };
+  webhookDeliveries: { webhook_deliveries: unknown[]; next_cursor: string | null };
+  usage: { user_group_id: string; days: unknown[] };
+}
+
 /** Prints the outcome of the scenario's answers (generators.test.ts reads it). */
-export function report(answers: GroupAnswers, lists: ListAnswers): void {
+export function report(answers: GroupAnswers, lists: ListAnswers, admin: AdminListAnswers): void {
   const { schema, dataSource, created, again, updated, rotated, verified } = answers;
   const { listed, audited, gone } = lists;
   const group = created.user_group;
@@ -96,6 +112,15 @@ export function report(answers: GroupAnswers, lists: ListAnswers): void {
     listedIds: listed.user_groups.map((item) => item.provided_id),
     auditActions: audited.audit_events.map((event) => event.action),
     dataSourceListed: lists.dataSources.data_sources.some((item) => item.id === dataSource.id),
+    schemaListed: admin.schemas.schemas.some((item) => item.id === schema.id),
+    adminTokenListed: admin.apiTokens.api_tokens.some((item) => item.scope === 'admin'),
+    signingKeyListed: admin.signingKeys.signing_keys.length > 0,
+    webhookEndpointCount: admin.webhookEndpoints.webhook_endpoints.length,
+    failedDeliveries: {
+      count: admin.webhookDeliveries.webhook_deliveries.length,
+      nextCursor: admin.webhookDeliveries.next_cursor,
+    },
+    usage: { userGroupId: admin.usage.user_group_id, days: admin.usage.days.length },
     topUsageMetric: lists.top.metric,
     deleted: lists.deleted.success,
     goneStatus: gone.status,

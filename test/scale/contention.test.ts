@@ -1,4 +1,4 @@
-// SPEC §3, "Concurrency never surfaces as an error": 64 concurrent writes of mixed kinds to one group,
+// Concurrency never surfaces as an error (docs/api.md#wire-conventions): 64 concurrent writes of mixed kinds to one group,
 // on PostgreSQL through three `ugs serve` processes and on SQLite through one `serve --workers 2`.
 // None is answered 503; each is applied or refused for a reason of its own; the audit trail has one
 // event per acknowledged change, and replaying the acknowledged writes in audit order gives exactly

@@ -2,7 +2,7 @@
 // the same database, keeps every acknowledged change, leaves each group in one consistent state and
 // writes exactly one audit event per change that applied, and exactly one webhook event per audit
 // event, each of which a receiver on loopback gets at least once, though deliveries are cut off by
-// the kills too (SPEC §13). `npm run test:crash` runs this file alone.
+// the kills too (docs/api.md#webhooks). `npm run test:crash` runs this file alone.
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

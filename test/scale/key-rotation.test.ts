@@ -1,4 +1,4 @@
-// `ugs keys rotate` while `ugs serve` keeps serving (issue 6): concurrent get-or-create, token
+// `ugs keys rotate` while `ugs serve` keeps serving: concurrent get-or-create, token
 // rotations, verifications and creations never fail, and afterwards every token is under the new
 // key and still the same. SQLite (project sqlite): keys from the key file, which the server reloads
 // by itself. PostgreSQL (project postgres): keys from UGS_ENCRYPTION_KEY, the new key already first

@@ -1,4 +1,4 @@
-// GET /metrics under `ugs serve --workers 2` (issue 27): whichever worker a scrape reaches, it answers
+// GET /metrics under `ugs serve --workers 2`: whichever worker a scrape reaches, it answers
 // for the whole server, so every request is counted once and no counter ever goes back.
 import { get } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Single-use embed tokens (SPEC §10) on three `ugs serve` processes sharing one PostgreSQL database:
+// Single-use embed tokens (docs/api.md#single-use-tokens) on three `ugs serve` processes sharing one PostgreSQL database:
 // of many concurrent checks of one token, spread over the instances, exactly one succeeds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, type ApiResponse } from '../support/http-client.js';

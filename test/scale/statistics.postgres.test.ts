@@ -1,4 +1,4 @@
-// PostgreSQL without surprises (issue 27): the hot reads keep their plan whether or not the tables
+// PostgreSQL without surprises: the hot reads keep their plan whether or not the tables
 // have statistics, the service analyses its tables after migrations and imports (a warning, not a
 // failure, when its role may not), and `ugs serve` warns at start about autovacuum off and about a
 // missing public URL.

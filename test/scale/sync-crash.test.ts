@@ -1,4 +1,4 @@
-// SPEC §16: a sync is all or nothing, also when `ugs serve` is killed with SIGKILL while it applies.
+// A sync is all or nothing, also when `ugs serve` is killed with SIGKILL while it applies.
 // Each round sends a sync of many new groups, kills the server at a different moment of the apply,
 // restarts it on the same database, and asks for the plan of the same file again: it must create
 // every group (nothing was applied) or none (all was). Runs on the project's engine.

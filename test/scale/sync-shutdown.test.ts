@@ -1,4 +1,4 @@
-// SPEC §16 and §9: SIGTERM while a 10 000-group prune runs. The server drains and exits 0 rather than
+// SIGTERM while a 10 000-group prune runs. The server drains and exits 0 rather than
 // waiting the sync out: the sync in progress stops at its next step with nothing written (503), or,
 // if it had already finished, stands whole. Restarted on the same database, the same prune plans
 // all 10 000 deletes again (stopped) or none (applied). Runs on the project's engine.

@@ -1,4 +1,4 @@
-// Usage per group (issue 29, SPEC §16) counted by real `ugs serve` processes: two instances on one
+// Usage per group (docs/api.md#usage-per-group) counted by real `ugs serve` processes: two instances on one
 // PostgreSQL database and two workers of one server on SQLite count every request once, written by
 // the timer or by the graceful stop; a kill -9 loses at most what was counted since the last write.
 // Loops over both engines itself, so it runs once, in the sqlite project.

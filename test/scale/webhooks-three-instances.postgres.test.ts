@@ -1,4 +1,4 @@
-// Three `ugs serve` processes on one PostgreSQL database deliver one outbox to one receiver (SPEC §13):
+// Three `ugs serve` processes on one PostgreSQL database deliver one outbox to one receiver (docs/api.md#webhooks):
 // every event arrives, no event is ever being delivered by two instances at once, and an event
 // arrives twice only when the instance delivering it was killed before it could record the outcome.
 import { randomBytes } from 'node:crypto';

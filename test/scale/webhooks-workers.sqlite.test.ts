@@ -1,4 +1,4 @@
-// `ugs serve --workers 2` on SQLite delivers one outbox from both worker processes (SPEC §13): each
+// `ugs serve --workers 2` on SQLite delivers one outbox from both worker processes (docs/api.md#webhooks): each
 // event exactly once (nobody was killed), never by both at once, each group's events in order.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The admin console's sessions (SPEC §14, docs/security.md "Admin console sessions"): only an admin
+// The admin console's sessions (docs/security.md "Admin console sessions"): only an admin
 // API token opens one; the cookie is HttpOnly, SameSite=Strict and Secure over HTTPS; every request it
 // authenticates carries the CSRF token; it ends after an hour idle, after eight hours, at sign-out and
 // when its API token is revoked, on every instance; and every console page carries a strict CSP.
@@ -114,7 +114,7 @@ describe('admin console sessions', () => {
         body: { api_token: apiToken(t) },
         headers: { 'x-forwarded-proto': 'https' },
       });
-      // Over HTTPS the __Host- prefix (issue 25): a browser takes it only from this host, Secure, Path=/, no Domain.
+      // Over HTTPS the __Host- prefix: a browser takes it only from this host, Secure, Path=/, no Domain.
       const secure = String(viaTls.headers['set-cookie']);
       expect(secure).toMatch(
         /^__Host-ugs_console=ucs_[0-9a-f]{64}; Path=\/; Max-Age=28800; HttpOnly; SameSite=Strict; Secure$/,
@@ -375,7 +375,7 @@ describe('admin console sessions', () => {
       '/console/signing-keys',
       '/console/status',
       '/console/no-such-page',
-      // A path that does not decode (issue 25): the page, whose router shows its not-found view.
+      // A path that does not decode: the page, whose router shows its not-found view.
       '/console/groups/%E0%A4%A',
     ];
 

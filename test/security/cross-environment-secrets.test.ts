@@ -1,4 +1,4 @@
-// SPEC §6 (issue 25, item 9): an admin token reads the metadata of both environments of its
+// An admin token reads the metadata of both environments of its
 // workspace, but a group's token only with a token of the group's own environment.
 import { describe, expect, it } from 'vitest';
 import { ADMIN, adminCall } from '../http/admin-helpers.js';

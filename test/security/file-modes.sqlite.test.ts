@@ -1,4 +1,4 @@
-// SPEC §8: the SQLite database, its WAL and shared-memory files and the key file are created for
+// The SQLite database, its WAL and shared-memory files and the key file are created for
 // their owner only (0600), and a directory the service creates 0700, whatever the umask allows.
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';

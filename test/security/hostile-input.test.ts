@@ -1,7 +1,7 @@
 /*
- * SPEC §3 "Every input is answered…": input the service cannot represent exactly is refused with the
+ * Every input is answered (docs/api.md#wire-conventions): input the service cannot represent exactly is refused with the
  * envelope and a 4xx, never altered, never a 5xx, and changes nothing. Each case here is one that an
- * outside review found answered with a 500 or stored altered (issue 10, findings 4 to 6).
+ * outside review found answered with a 500 or stored altered.
  */
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /*
- * The isolation matrix (issue 6): every ordered pair of tenants (2 workspaces × 2 environments), every
+ * The isolation matrix: every ordered pair of tenants (2 workspaces × 2 environments), every
  * scope of the caller's API token, and every operation that can name another tenant's object. An
  * operation answers exactly as it does for an object that exists nowhere and changes nothing, except
  * where the docs let an admin token act across its own workspace (docs/decisions.md, "Admin surface"):
@@ -220,7 +220,7 @@ export function useIsolationFixture(): IsolationFixture {
     return response.body;
   };
   /*
-   * Schema and data-source ids are numbers of their workspace (SPEC §12): each workspace's first
+   * Schema and data-source ids are numbers of their workspace (docs/api.md#schema-and-data-source-ids): each workspace's first
    * schema and first data source are given an id from a range of its own, and later ones follow it,
    * so that another workspace's id names an object that does not exist in the caller's (as ids unique
    * in the deployment did), never the caller's own namesake.
@@ -397,7 +397,7 @@ async function expectReached(fixture: IsolationFixture, reached: Operation[], pa
     expect(response.status, `${operation.name}: ${response.raw}`).toBe(200);
     if (request.method === 'GET') {
       // A read shows the victim's object exactly as it shows it to the victim's own admin, but for
-      // its secrets: across environments a group comes without its token (SPEC §6, issue 25).
+      // its secrets: across environments a group comes without its token (docs/api.md#the-admin-api).
       expect(response.raw, operation.name).toMatch(
         new RegExp(`"(team_id":${target.teamId}|id":${target.dataSourceId})[,}]`),
       );

@@ -1,4 +1,4 @@
-// SPEC §8: a server or command started with keys that cannot decrypt the database's ciphertexts
+// A server or command started with keys that cannot decrypt the database's ciphertexts
 // refuses to start, naming the key ids it found and the ones it has, instead of serving 500s.
 // (The CLI's side, serve included, on SQLite with the key file: test/cli/keys.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -264,7 +264,7 @@ export function expectNoTokenAndNoInternals(response: ApiResponse, keys: Buffer[
 }
 
 /**
- * An instance opened with a key the data was not written with refuses to start (SPEC §8): the error
+ * An instance opened with a key the data was not written with refuses to start (docs/deployment.md#one-machine-sqlite): the error
  * names key ids, never a key or a token.
  */
 export async function expectRefusedStart(opening: Promise<unknown>, secrets: string[]): Promise<void> {

@@ -1,4 +1,4 @@
-// What only a real socket shows (SPEC §3): a client that pipelines without reading holds a few
+// What only a real socket shows (docs/api.md#wire-conventions): a client that pipelines without reading holds a few
 // responses at most and is closed after the idle timeout, while others are served; a request without
 // Host and one with two Authorization headers get the envelope; caller text is echoed cut.
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// SSRF rules of SPEC §13: a webhook reaches only global unicast addresses unless allowed. A literal
+// SSRF rules of webhooks (docs/api.md#webhooks): a webhook reaches only global unicast addresses unless allowed. A literal
 // address (or localhost) is judged at creation; a name only at delivery, where it is resolved at each
 // attempt (DNS rebinding: public when the endpoint was created, private when the event is sent). The
 // tenant is told one generic message; what a name resolved to goes to the operator's log only.
@@ -73,7 +73,7 @@ describe('webhooks: private addresses refused unless allowed', () => {
     'http://[fd00::1]/hooks',
     'http://[::ffff:127.0.0.1]/hooks',
     'http://app.localhost/hooks',
-    // Issue 25: IPv6 forms that embed a refused IPv4 address, and reserved IPv4 ranges.
+    // IPv6 forms that embed a refused IPv4 address, and reserved IPv4 ranges.
     'http://[::127.0.0.1]/',
     'http://[64:ff9b::7f00:1]/',
     'http://[64:ff9b::a9fe:a9fe]/',

@@ -134,7 +134,7 @@ export async function seed(store: Store): Promise<Fixture> {
   const otherCustomer = tenant(otherWorkspace, 'Customer');
   const schemaA = await store.insertSchema(workspace.id, 'sales', context);
   const schemaB = await store.insertSchema(workspace.id, 'marketing', context);
-  // Ids are numbers of their workspace (SPEC §12): the other workspace's are chosen apart from this
+  // Ids are numbers of their workspace (docs/api.md#schema-and-data-source-ids): the other workspace's are chosen apart from this
   // one's, so that a lookup of one of them in the wrong workspace shows it is not found there.
   const otherSchema = await store.insertSchema(otherWorkspace.id, 'sales', context, 77);
   const dataSource = (t: Tenant, providedId: string, schema: SchemaRecord, id?: number) =>

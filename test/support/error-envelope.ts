@@ -1,4 +1,4 @@
-// The failure envelope every refusal has (SPEC §3), asserted one way by every suite.
+// The failure envelope every refusal has (docs/api.md#wire-conventions), asserted one way by every suite.
 import { expect } from 'vitest';
 import type { ApiResponse } from './http-client.js';
 

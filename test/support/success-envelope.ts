@@ -1,4 +1,4 @@
-// The success envelope of /api/user and /api/admin (SPEC §3), asserted one way by every suite.
+// The success envelope of /api/user and /api/admin (docs/api.md#wire-conventions), asserted one way by every suite.
 import { expect } from 'vitest';
 import type { ApiResponse } from './http-client.js';
 

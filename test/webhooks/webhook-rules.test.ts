@@ -7,7 +7,7 @@ import { isRefusedAddress } from '../../src/webhooks/address-policy.js';
 import { DEFAULT_RETRY_DELAYS_MS, retryDelayMs } from '../../src/webhooks/delivery-worker.js';
 import { signatureHeader } from '../../src/webhooks/webhook-signature.js';
 
-describe('the retry schedule (SPEC §13)', () => {
+describe('the retry schedule', () => {
   const lowest = () => 0;
   const highest = () => 0.999_999;
 
@@ -50,7 +50,7 @@ describe('addresses outside global unicast', () => {
     ['93.184.216.34', false],
     ['8.8.8.8', false],
     ['2606:2800:220:1:248:1893:25c8:1946', false],
-    // Issue 25: reserved IPv4 ranges, and every IPv6 form that embeds an IPv4 address, judged as that address.
+    // Reserved IPv4 ranges, and every IPv6 form that embeds an IPv4 address, judged as that address.
     ['198.18.0.1', true],
     ['198.19.255.255', true],
     ['192.0.0.1', true],

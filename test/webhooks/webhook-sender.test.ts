@@ -1,4 +1,4 @@
-// SPEC §13: a 2xx within the timeout is success whatever its body's length (issue 25, item 7),
+// A 2xx within the timeout is success whatever its body's length,
 // against a real receiver on loopback.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

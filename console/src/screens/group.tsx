@@ -11,7 +11,7 @@ import { BASE, navigate } from '../router';
 import { UgsError, ugs } from '../service';
 import type { UserGroup } from '../types';
 
-/** The tree has four levels at most (SPEC §11): a group has three ancestors at most. */
+/** The tree has four levels at most (docs/api.md#hierarchy-demo-groups-and-tags): a group has three ancestors at most. */
 const MAX_ANCESTORS = 3;
 
 /** The group of a provided_id: the list's search is by prefix, so the exact one is picked from its pages. */
@@ -46,7 +46,7 @@ interface Level {
 
 /**
  * Computed values key by key, each with the level it comes from: the group itself, or the nearest
- * ancestor that sets it (a nearer level overrides a farther one, SPEC §11).
+ * ancestor that sets it (a nearer level overrides a farther one, docs/api.md#hierarchy-demo-groups-and-tags).
  */
 function Computed({
   levels,
@@ -85,7 +85,7 @@ function Computed({
   return <DataTable caption={label} columns={columns} rows={keys} rowKey={(key) => key} compact />;
 }
 
-/** The group's effective access rules (SPEC §17), each with the group it comes from: all of them must hold. */
+/** The group's effective access rules (docs/api.md#access-rules), each with the group it comes from: all of them must hold. */
 function AccessRules({ group, ancestors }: { group: UserGroup; ancestors: UserGroup[] }) {
   const rules = group.computed_access_rules;
   if (rules.length === 0) return <p class="muted">None: tokens of this group carry no access rule.</p>;

@@ -8,7 +8,7 @@ import { UgsError, ugs } from '../service';
 import type { SyncPlanItem, UserGroupSync } from '../types';
 
 /*
- * Sync (SPEC §16, tenants as code) from a file chosen in the page: a dry run shows the plan, and only
+ * Sync (docs/api.md#sync-tenants-as-code, tenants as code) from a file chosen in the page: a dry run shows the plan, and only
  * a plan of exactly this file, prune tag and environment unlocks "Apply" (decisions D411). The file
  * goes to POST /api/admin/user_groups/sync as it is, through @ugs/client; the page never parses it,
  * except to name the group of a line or item the API refused.

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { Alert, Loading, PageHeader, Select, TextField } from '../components/ui';
 import { BarChart, UsageTable } from '../components/usage-chart';
 import { useConsole, useLoad } from '../hooks';
@@ -13,7 +13,14 @@ const METRICS: ReadonlyArray<readonly [Metric, string]> = [
   ['embed_tokens_minted', 'Embed tokens minted'],
 ];
 
-/** The busiest groups of the environment over a chosen period (SPEC §16). */
+/** Each metric's name on the chart's value axis and in each bar's name. */
+const AXIS_NAMES: Record<Metric, string> = {
+  verifications: 'Verifications',
+  reads: 'Reads',
+  embed_tokens_minted: 'Embed tokens minted',
+};
+
+/** The busiest groups of the environment over a chosen period (docs/api.md#usage-per-group). */
 export function UsageScreen() {
   const { environment } = useConsole();
   const initial = { since: '', until: '', metric: 'verifications' as Metric };
@@ -30,6 +37,12 @@ export function UsageScreen() {
       }),
     [filters, environment],
   );
+  // The date fields show the range the answer covers, the defaults included (the server's today and the
+  // 29 days before it), rather than staying empty while the heading names a range.
+  useEffect(() => {
+    const range = top.data;
+    if (range) setDraft((previous) => ({ ...previous, since: range.since, until: range.until }));
+  }, [top.data]);
   const metricName = METRICS.find(([metric]) => metric === filters.metric)![1];
   return (
     <>
@@ -76,9 +89,12 @@ export function UsageScreen() {
           ) : (
             <>
               <BarChart
-                describe={`${metricName} per group, busiest first`}
+                layout="rows"
+                title={`${AXIS_NAMES[top.data.metric]} per group, busiest first`}
+                valueAxis={AXIS_NAMES[top.data.metric]}
+                categoryAxis="Group"
                 bars={top.data.user_groups.map((group) => ({
-                  label: group.user_group_id,
+                  label: group.name || group.user_group_id,
                   value: group[top.data!.metric],
                 }))}
               />
@@ -111,7 +127,10 @@ export function GroupUsage({ teamId }: { teamId: number }) {
   return (
     <>
       <BarChart
-        describe={`Verifications per day, ${since} to ${until}`}
+        layout="columns"
+        title={`Verifications per day, ${since} to ${until}`}
+        valueAxis="Verifications"
+        categoryAxis="Day (UTC)"
         bars={days.map((day) => ({ label: day.day, value: day.verifications }))}
       />
       <details>

@@ -1,5 +1,5 @@
 /*
- * An embed token's access rules (SPEC §17) as a parameterised SQL filter for a renderer's query. Pure:
+ * An embed token's access rules (docs/api.md#access-rules) as a parameterised SQL filter for a renderer's query. Pure:
  * no I/O and nothing of Node, so it runs the same in a server, a worker or a browser.
  */
 import type { ResolvedAccessRule } from '../../../src/wire/access-rules.schemas.js';
@@ -71,7 +71,7 @@ const isScalar = (value: unknown): value is Scalar =>
 
 const kindOf = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value);
 
-/** One rule, checked as SPEC §17 shapes it: the identifiers, the operator, and the value the operator takes. */
+/** One rule, checked as docs/api.md#access-rules shapes it: the identifiers, the operator, and the value the operator takes. */
 function checkedRule(rule: unknown, index: number): ResolvedAccessRule {
   const at = (field: string) => `rules[${index}]${field === '' ? '' : `.${field}`}`;
   if (typeof rule !== 'object' || rule === null || Array.isArray(rule))
@@ -208,7 +208,7 @@ function typedCondition(
  * - An empty `in` list is `FALSE`, an empty `not_in` list `TRUE`. As in SQL, a NULL in the column
  *   never satisfies a comparison: `neq`, `not_in`, `lt`… exclude the rows where it is NULL.
  *
- * Throws AccessRuleError when a rule or an option is not as SPEC §17 shapes it (an unresolved
+ * Throws AccessRuleError when a rule or an option is not as docs/api.md#access-rules shapes it (an unresolved
  * property reference included): a filter that cannot be written safely is no filter.
  */
 export function accessRulesToSql(rules: readonly ResolvedAccessRule[], options: AccessRulesToSqlOptions): SqlFilter {

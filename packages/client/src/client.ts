@@ -57,7 +57,7 @@ const SYNC_TIMEOUT_MS = 600_000;
 const json = (value: unknown) => (value === undefined ? undefined : JSON.stringify(value));
 
 /**
- * A method for every operation of the service (SPEC §5, §6, §10). Failures throw UgsError; writes
+ * A method for every operation of the service (docs/api.md#endpoints). Failures throw UgsError; writes
  * are retried safely (see transport.ts).
  */
 export function createClient(options: ClientOptions) {
@@ -214,7 +214,7 @@ export function createClient(options: ClientOptions) {
         .user_group;
     },
     /**
-     * POST /api/admin/user_groups/sync (SPEC §16): the desired state of many groups in, the plan out;
+     * POST /api/admin/user_groups/sync (docs/api.md#sync-tenants-as-code): the desired state of many groups in, the plan out;
      * applied (all or nothing) unless `dryRun`. `file` is a sync file's text, sent as it is: a JSON
      * array when it starts with `[`, NDJSON otherwise; an array of groups is sent as JSON. A refused
      * file throws a UgsError whose `line` (NDJSON) or `index` (array) names the group at fault.
@@ -259,7 +259,7 @@ export function createClient(options: ClientOptions) {
     listAuditEvents(query: AuditQuery = {}): Promise<Page<AuditEvent>> {
       return page('audit_events', '/api/admin/audit_events', query);
     },
-    /** GET /api/admin/usage: one group's usage per UTC day (SPEC §16). */
+    /** GET /api/admin/usage: one group's usage per UTC day (docs/api.md#usage-per-group). */
     async getUsage(query: UsageSeriesQuery): Promise<UsageSeries> {
       const { success: _success, ...series } = await send<UsageSeries & { success: 1 }>({
         method: 'GET',
@@ -268,7 +268,7 @@ export function createClient(options: ClientOptions) {
       });
       return series;
     },
-    /** GET /api/admin/usage/top: the busiest groups of the environment (SPEC §16). */
+    /** GET /api/admin/usage/top: the busiest groups of the environment (docs/api.md#usage-per-group). */
     async getTopUsage(query: TopUsageQuery = {}): Promise<TopUsage> {
       const { success: _success, ...top } = await send<TopUsage & { success: 1 }>({
         method: 'GET',

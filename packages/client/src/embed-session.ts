@@ -3,7 +3,7 @@ import { UgsError } from './errors.js';
 import { answerOf } from './transport.js';
 
 /*
- * Refresh within a session (SPEC §10): a page that holds an embed token minted with session_seconds
+ * Refresh within a session (docs/api.md#refresh-within-a-session): a page that holds an embed token minted with session_seconds
  * swaps it for a fresh one before it expires, with no API token and no backend of its own involved.
  * Works in browsers (the package's browser build) and in Node.
  */

@@ -47,7 +47,7 @@ export interface EmbedTokenCheck {
   currentDate?: Date;
 }
 
-/** What an embed token carries about its group (SPEC §10). */
+/** What an embed token carries about its group (docs/api.md#embed-tokens). */
 export interface EmbedClaims extends JWTPayload {
   sub: string;
   ugs: {
@@ -59,7 +59,7 @@ export interface EmbedClaims extends JWTPayload {
     is_demo_group: boolean;
     origin: string | null;
     /**
-     * The group's effective access rules, property references resolved (SPEC §17): give them to
+     * The group's effective access rules, property references resolved (docs/api.md#access-rules): give them to
      * accessRulesToSql. Absent from tokens minted by a service that predates them: pass `?? []`,
      * which denies every table not opted out with `unlisted: 'allow'`.
      */

@@ -1,9 +1,9 @@
-/** Every failure the service answers, as one error: its status and envelope (SPEC §3). */
+/** Every failure the service answers, as one error: its status and envelope (docs/api.md#wire-conventions). */
 export class UgsError extends Error {
   override readonly name = 'UgsError';
-  /** A sync's refusal (SPEC §16): the NDJSON line (from 1) of the group at fault, when the service names one. */
+  /** A sync's refusal (docs/api.md#sync-tenants-as-code): the NDJSON line (from 1) of the group at fault, when the service names one. */
   readonly line: number | undefined;
-  /** A sync's refusal (SPEC §16): the JSON array index (from 0) of the group at fault, when the service names one. */
+  /** A sync's refusal (docs/api.md#sync-tenants-as-code): the JSON array index (from 0) of the group at fault, when the service names one. */
   readonly index: number | undefined;
 
   constructor(

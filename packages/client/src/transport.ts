@@ -24,7 +24,7 @@ export type TransportOptions = CommonOptions &
       }
     | {
         /**
-         * A console session (a page of the service's own origin, SPEC §14): the browser sends the
+         * A console session (a page of the service's own origin, docs/security.md#admin-console-sessions): the browser sends the
          * HttpOnly session cookie, and the client sends the session's CSRF token in X-CSRF-Token, which
          * it keeps from the answers of createConsoleSession and getConsoleSession. No API token.
          */

@@ -100,7 +100,7 @@ export interface SyncFieldChange {
 export type SyncPlanItem = Omit<Static<typeof SyncPlanItemSchema>, 'changes'> & {
   changes?: Record<string, SyncFieldChange>;
 };
-/** A sync's answer (SPEC §16): its id, whether it was a dry run and was applied, the counts and the plan. */
+/** A sync's answer (docs/api.md#usage-per-group): its id, whether it was a dry run and was applied, the counts and the plan. */
 export type UserGroupSync = Omit<Static<typeof SyncResponse>['sync'], 'plan'> & { plan: SyncPlanItem[] };
 
 /** A page of a cursor-paginated list; `next_cursor` is null on the last page. */

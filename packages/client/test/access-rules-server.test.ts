@@ -1,4 +1,4 @@
-// Issue 31, done-when 2: the renderer's whole path on real parts. A real server holds three tenants'
+// The renderer's whole path on real parts. A real server holds three tenants'
 // groups under one customer whose rule every tenant inherits; for each tenant a token is minted through
 // the server's HTTP API, verified offline with the client, turned into a filter with accessRulesToSql,
 // and the query on a real SQLite and a real PostgreSQL table returns exactly that tenant's rows. Values

@@ -1,4 +1,4 @@
-// accessRulesToSql's filters run on real databases (issue 31, SPEC §17): a real SQLite (better-sqlite3),
+// accessRulesToSql's filters run on real databases (docs/api.md#access-rules): a real SQLite (better-sqlite3),
 // a real PostgreSQL and a real MariaDB table of three tenants' rows. Each tenant's rules give exactly its
 // rows; every operator gives what SQL's own semantics (NULLs included) say on text, integer, boolean and
 // nullable columns; values crafted as SQL come back as data, never as SQL; look-alikes (case, spaces,

@@ -1,4 +1,4 @@
-// accessRulesToSql (issue 31, SPEC §17) as text and parameters: every operator in every dialect, the
+// accessRulesToSql (docs/api.md#access-rules) as text and parameters: every operator in every dialect, the
 // rules that apply (exact table, schema), failing closed, identifiers checked again and quoted, values
 // only ever parameters. test/access-rules-sql.databases.test.ts runs the filters on real databases.
 import { readFileSync } from 'node:fs';

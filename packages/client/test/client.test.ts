@@ -1,4 +1,4 @@
-// The client library against a real server over a socket (SPEC §15): every method, the one error
+// The client library against a real server over a socket (packages/client/README.md): every method, the one error
 // class, safe retries with one Idempotency-Key, and the offline embed-token verifier.
 import {
   createServer,
@@ -134,7 +134,7 @@ describe('every operation', () => {
     await expect(write.verifyToken(rotated.token)).rejects.toMatchObject({ status: 404, code: 'user_group_not_found' });
   });
 
-  it("the tree fields and the list filters (SPEC §11), typed from the server's schemas", async () => {
+  it("the tree fields and the list filters, typed from the server's schemas", async () => {
     await admin.getOrCreateUserGroup({
       user_group_id: 'client-parent',
       properties: { plan: 'pro', region: 'none' },
@@ -220,7 +220,7 @@ describe('every operation', () => {
     expect((await admin.listSigningKeys()).items[0]!.kid).toBe(rotation.current.kid);
   });
 
-  it('syncs groups (SPEC §16): a dry run plans and writes nothing, an apply writes, a refusal names the line or index', async () => {
+  it('syncs groups: a dry run plans and writes nothing, an apply writes, a refusal names the line or index', async () => {
     await admin.getOrCreateUserGroup({ user_group_id: 'client-sync-root', name: 'Before', tags: ['client-sync'] });
     const file = [
       JSON.stringify({ user_group_id: 'client-sync-root', name: 'After' }),
@@ -565,7 +565,7 @@ describe('webhooks', () => {
         )
         .toEqual(['delivered', 'delivered']);
       const deliveries = await client.listWebhookDeliveries({ endpoint_id: String(endpoint.id) });
-      // A delivered delivery is not sent again (issue 25): it would carry an older state than later events.
+      // A delivered delivery is not sent again: it would carry an older state than later events.
       await expect(client.retryWebhookDelivery(deliveries.items[1]!.id)).rejects.toMatchObject({
         status: 409,
         code: 'webhook_delivery_delivered',

@@ -1,4 +1,4 @@
-// The offline verifier's memory of verified tokens (issue 30) against a real server: a token seen
+// The offline verifier's memory of verified tokens against a real server: a token seen
 // before skips only its signature. Issuer, audience, origin, exp and nbf hold on every call (exp to the
 // second); a token is forgotten when its key leaves the JWKS at a fetch; never more than
 // `tokenCacheSize` tokens are held, and a forgotten one is verified in full again. A remembered token

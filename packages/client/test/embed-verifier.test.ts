@@ -1,4 +1,4 @@
-// The offline verifier against a real server (issue 25, SPEC §10): pinned to one environment's
+// The offline verifier against a real server (docs/api.md#embed-tokens): pinned to one environment's
 // issuer, the origin pinned by the renderer, and one signature (low S) per token.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/support/test-app.js';

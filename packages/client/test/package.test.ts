@@ -1,4 +1,4 @@
-// @ugs/client as another project gets it (issue 26): `npm pack`, the tarball installed alone into a
+// @ugs/client as another project gets it: `npm pack`, the tarball installed alone into a
 // scratch project outside the repository, a program using every method group type-checked there
 // (strict, with Node's resolution and with a bundler's) and run against a live server.
 import { execFile } from 'node:child_process';

@@ -17,7 +17,7 @@ import {
 } from '../../wire/contract.constants.js';
 
 /*
- * Access rules (SPEC §17), for both engines and every way in (API, admin API, import): the checks a
+ * Access rules (docs/api.md#access-rules), for both engines and every way in (API, admin API, import): the checks a
  * group's own rules must pass, the effective rules a group has with its ancestors', and their
  * resolution for an embed token. The bound on a group's effective rules is checked beside the bound on
  * its merged properties, in hierarchy.ts. A rule is held in its wire shape (snake_case keys): it is
@@ -154,7 +154,7 @@ export function assertSchemasExist(rules: AccessRule[], known: ReadonlySet<numbe
 }
 
 /**
- * A group's effective rules (SPEC §17): the root's first, then each level down to the group's own,
+ * A group's effective rules (docs/api.md#access-rules): the root's first, then each level down to the group's own,
  * each with the team id of the group that owns it. All must hold, so the order only reads well.
  */
 export function computedAccessRules(group: RuleLevels): ComputedAccessRule[] {

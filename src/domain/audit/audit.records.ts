@@ -35,7 +35,7 @@ export interface AuditContext {
   requestId: string | null;
   /** Changed fields with before and after values; never a secret. */
   changes?: FieldChanges;
-  /** The sync (SPEC §16) the change is part of: its audit and webhook events carry it. */
+  /** The sync (docs/api.md#sync-tenants-as-code) the change is part of: its audit and webhook events carry it. */
   syncId?: string;
 }
 
@@ -50,6 +50,6 @@ export interface AuditEventRecord {
   providedId: string | null;
   changes: FieldChanges | null;
   requestId: string | null;
-  /** The sync (SPEC §16) the change was part of, or null. */
+  /** The sync (docs/api.md#sync-tenants-as-code) the change was part of, or null. */
   syncId: string | null;
 }

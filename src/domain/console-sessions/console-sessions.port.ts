@@ -9,7 +9,7 @@ export interface FoundConsoleSession {
 }
 
 /**
- * Admin console sessions (SPEC §14), in the database so that every instance knows them. Whether one
+ * Admin console sessions (docs/security.md#admin-console-sessions), in the database so that every instance knows them. Whether one
  * is still live is the domain's decision (src/domain/console-sessions/console-sessions.rules.ts); the store keeps the
  * times, and `expires_at` only to purge by.
  */

@@ -4,7 +4,7 @@ import type { ConsoleSessionRecord } from './console-session.records.js';
 import type { Environment } from '../tenancy.js';
 
 /*
- * When an admin console session ends (SPEC §14: idle expiry 1 h, absolute 8 h), and what signing in
+ * When an admin console session ends (idle expiry 1 h, absolute 8 h), and what signing in
  * and out write into the audit trail. Pure: the service and the stores apply them.
  */
 

@@ -39,7 +39,7 @@ function csrfTokenOf(secret: string): string {
 
 export type ConsoleSessionService = ReturnType<typeof createConsoleSessionService>;
 
-/** Admin console sessions (SPEC §14): an admin API token exchanged for a session that acts as it. */
+/** Admin console sessions (docs/security.md#admin-console-sessions): an admin API token exchanged for a session that acts as it. */
 export function createConsoleSessionService({
   store,
   clock,

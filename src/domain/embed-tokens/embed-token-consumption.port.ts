@@ -1,4 +1,4 @@
-/** One consumption of a single-use embed token (SPEC §10, "Single use"). */
+/** One consumption of a single-use embed token (docs/api.md#single-use-tokens). */
 export interface EmbedTokenConsumption {
   workspaceId: number;
   /** The token's `jti`: unique across every token the service mints. */

@@ -68,7 +68,7 @@ const PURGE_BATCH = 1000;
 const isoAt = (seconds: number) => new Date(seconds * 1000).toISOString();
 
 /**
- * The online lifecycle of embed tokens beyond minting (SPEC §10): RFC 7662 introspection, the
+ * The online lifecycle of embed tokens beyond minting (docs/api.md#introspection-rfc-7662 and the two sections after it): RFC 7662 introspection, the
  * consumption of single-use tokens, and refresh within a session. Each builds on the online verify
  * (EmbedTokenService.verify), so whatever verify refuses (expiry, rotation, deletion, revocation) they
  * refuse too.

@@ -3,7 +3,7 @@ import { failure } from '../errors.js';
 import type { JsonObject } from '../common.records.js';
 
 /*
- * Rules of the embed-token lifecycle beyond expiry (SPEC §10, "Single use" and "Refresh") that need
+ * Rules of the embed-token lifecycle beyond expiry (docs/api.md#single-use-tokens, docs/api.md#refresh-within-a-session) that need
  * no storage: what a mint may ask for, when a token may refresh, and what the refreshed token carries.
  */
 

@@ -3,7 +3,7 @@ import { failure } from '../errors.js';
 import type { JsonObject } from '../common.records.js';
 
 /*
- * Rules of minting and verifying embed tokens (SPEC §10) that need no storage: what per-view
+ * Rules of minting and verifying embed tokens (docs/api.md#embed-tokens) that need no storage: what per-view
  * properties may do, and the one form of an ES256 signature the service makes and accepts.
  */
 

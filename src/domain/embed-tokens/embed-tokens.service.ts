@@ -58,7 +58,7 @@ export interface MintEmbedTokenInput extends LifecycleInput {
   renewal?: { session: EmbedSessionClaim; properties: JsonObject; teamId: number; jti: string };
 }
 
-/** What the `ugs` claim carries (SPEC §10). */
+/** What the `ugs` claim carries (docs/api.md#embed-tokens). */
 export interface UgsClaim {
   team_id: number;
   environment: string;
@@ -67,11 +67,11 @@ export interface UgsClaim {
   mapping: Record<string, string>;
   is_demo_group: boolean;
   origin: string | null;
-  /** The group's effective access rules, property references resolved (SPEC §17); absent from tokens minted before them. */
+  /** The group's effective access rules, property references resolved (docs/api.md#access-rules); absent from tokens minted before them. */
   access_rules?: ResolvedAccessRule[];
-  /** Present (true) on a single-use token only (SPEC §10, "Single use"). */
+  /** Present (true) on a single-use token only (docs/api.md#single-use-tokens). */
   single_use?: true;
-  /** Present on a refreshable token only (SPEC §10, "Refresh"). */
+  /** Present on a refreshable token only (docs/api.md#refresh-within-a-session). */
   session?: EmbedSessionClaim;
 }
 
@@ -108,14 +108,14 @@ export interface EmbedTokenServiceDeps {
   clock: Clock;
   /** The public URL of the service, without a trailing slash: the base of every issuer (issuerPath). */
   publicUrl: () => string;
-  /** Counts embed tokens minted and verified (SPEC §16). */
+  /** Counts embed tokens minted and verified (docs/api.md#usage-per-group). */
   usage?: UsageCounter;
 }
 
 export type EmbedTokenService = ReturnType<typeof createEmbedTokenService>;
 
 /**
- * Short-lived signed credentials for the browser (SPEC §10). The `jti` starts with the group's token
+ * Short-lived signed credentials for the browser (docs/api.md#embed-tokens). The `jti` starts with the group's token
  * generation at minting ("<generation>.<uuid>"): verify refuses a token minted before the group
  * token's latest rotation by comparing it with the group's, whatever the clock says.
  */
@@ -142,7 +142,7 @@ export function createEmbedTokenService({
     return name;
   }
 
-  /** Each environment of a workspace is its own issuer, with its own keys (SPEC §10). */
+  /** Each environment of a workspace is its own issuer, with its own keys (docs/api.md#embed-tokens). */
   const issuerOf = (workspace: string, environment: Environment) =>
     `${publicUrl()}${issuerPath(workspace, environment)}`;
 
@@ -153,7 +153,7 @@ export function createEmbedTokenService({
     signatureChecks: () => signatureChecks,
 
     /**
-     * The public keys of an issuer's JWKS (SPEC §10). A workspace that does not exist has none, as one
+     * The public keys of an issuer's JWKS (docs/api.md#embed-tokens). A workspace that does not exist has none, as one
      * whose issuer has no key yet: the public paths do not tell which workspaces exist.
      */
     async publishedKeys(workspaceName: string, environment: Environment): Promise<JsonObject[]> {
@@ -180,7 +180,7 @@ export function createEmbedTokenService({
         (input.renewal && (group.teamId !== input.renewal.teamId || !mintedUnder(input.renewal.jti, group)))
       )
         throw notFound();
-      // The group's inherited values as its ancestors are now (SPEC §11), and the view's own added.
+      // The group's inherited values as its ancestors are now (docs/api.md#hierarchy-demo-groups-and-tags), and the view's own added.
       const inherited = computedProperties(group);
       const { renewal } = input;
       const overrides = renewal
@@ -188,7 +188,7 @@ export function createEmbedTokenService({
         : (input.properties ?? {});
       const properties = perViewProperties(inherited, overrides);
       assertPropertiesWithinLimits(properties);
-      // Rules resolve against what the group's owner set, never against the per-view values (SPEC §17).
+      // Rules resolve against what the group's owner set, never against the per-view values (docs/api.md#access-rules).
       const accessRules = resolvedAccessRules(group, inherited);
 
       const workspace = await workspaceName(caller.tenant.workspaceId);
@@ -240,7 +240,7 @@ export function createEmbedTokenService({
     },
 
     /**
-     * The online check (SPEC §10, "Revocation"): the group and the token's embed while signature,
+     * The online check (docs/api.md#embed-tokens): the group and the token's embed while signature,
      * issuer (the caller's environment's), lifetime, tenant and the group token's generation all
      * hold; else user_group_not_found.
      */
@@ -343,7 +343,7 @@ function signingBytes(signingInput: string): Buffer {
 /**
  * The compact JWS of the claims (`payload`, their base64url) under `key`: ES256 by node:crypto with the prepared key, on libuv's
  * thread pool (the callback form), so the signature's 40-60 µs do not hold the event loop; the
- * signature's S made low (one signature per token, SPEC §10).
+ * signature's S made low (one signature per token, docs/api.md#embed-tokens).
  */
 function signedToken(key: SigningKey, payload: string): Promise<string> {
   const signingInput = `${key.encodedHeader}.${payload}`;

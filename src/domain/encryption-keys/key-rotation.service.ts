@@ -79,7 +79,7 @@ export function storedKeyIds(counts: ReadonlyArray<{ keyId: string; count: numbe
 }
 
 /**
- * Refuses (SPEC §8) data under keys the process does not have: it could only answer 500 for them.
+ * Refuses (docs/deployment.md#one-machine-sqlite) data under keys the process does not have: it could only answer 500 for them.
  * Names both sides, so the operator knows which key to bring.
  */
 export function assertKeyIdsConfigured(stored: readonly StoredKeyId[], configured: readonly string[]): void {

@@ -2,7 +2,7 @@ import { hashSecret } from '../secrets.js';
 import type { IdempotencyClaimAttempt, LiveKeys } from './idempotency.port.js';
 
 /*
- * What makes a retry with an Idempotency-Key the same request as the first one (SPEC §3): a replayed
+ * What makes a retry with an Idempotency-Key the same request as the first one (docs/api.md#safe-retries-idempotency-key): a replayed
  * response to another request would be wrong, so a key reused for another request is refused.
  */
 

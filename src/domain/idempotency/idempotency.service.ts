@@ -10,7 +10,7 @@ export const IDEMPOTENCY_RECORD_TTL_MS = 24 * 60 * 60 * 1000;
 export const ABANDONED_CLAIM_MS = 60 * 1000;
 const PURGE_INTERVAL_MS = 60 * 1000;
 const PURGE_BATCH = 1000;
-/** Live keys one API token may hold (SPEC §3): bounds what a caller can make the service keep. */
+/** Live keys one API token may hold (docs/api.md#wire-conventions): bounds what a caller can make the service keep. */
 export const MAX_LIVE_KEYS_PER_TOKEN = 10_000;
 /** The largest response kept for replays: a larger one (a big sync's plan) is answered but not kept. */
 export const MAX_KEPT_RESPONSE_BYTES = 1024 * 1024;

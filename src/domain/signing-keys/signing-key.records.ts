@@ -5,7 +5,7 @@ import type { Environment } from '../tenancy.js';
 export interface SigningKeyRecord {
   id: number;
   workspaceId: number;
-  /** The environment whose issuer the key signs for (SPEC §10): each environment has its own keys. */
+  /** The environment whose issuer the key signs for (docs/api.md#embed-tokens): each environment has its own keys. */
   environment: Environment;
   /** The JWK thumbprint (RFC 7638) of the public key: the `kid` of the tokens it signs. */
   kid: string;

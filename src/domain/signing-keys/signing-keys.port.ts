@@ -35,7 +35,7 @@ export interface SigningKeyStore {
     bound: { publishedSince: string; force: boolean },
   ): Promise<SigningKeyRotation>;
   /**
-   * When the service began signing low-S (SPEC §10): when the migration that brought it was applied.
+   * When the service began signing low-S (docs/api.md#embed-tokens): when the migration that brought it was applied.
    * A high-S signature on a token issued from then on is refused by verify.
    */
   lowSignaturesSince(): Promise<string>;

@@ -5,7 +5,7 @@ import type { Environment } from '../tenancy.js';
 import { MAX_EMBED_TOKEN_LIFETIME_S, MAX_PUBLISHED_KEYS } from '../../wire/contract.constants.js';
 
 /*
- * The rules of the embed-token signing keys (SPEC §10) as pure functions: whose issuer a key signs
+ * The rules of the embed-token signing keys (docs/api.md#embed-tokens) as pure functions: whose issuer a key signs
  * for, how long a retired key stays published, and what a rotation may do to an issuer's published
  * keys. The engines read the rows these name inside the rotation's transaction and apply the plan.
  */

@@ -45,7 +45,7 @@ export type SigningKeyService = ReturnType<typeof createSigningKeyService>;
 const withPublication = (key: SigningKeyRecord): PublishedKey => ({ ...key, publishedUntil: publishedUntil(key) });
 
 /**
- * The ES256 key pairs of each issuer, a workspace's environment (SPEC §10): created on first need,
+ * The ES256 key pairs of each issuer, a workspace's environment (docs/api.md#embed-tokens): created on first need,
  * the private half stored as a keyring ciphertext, one current key per issuer shared by every
  * instance (read from the database at each signing, so a rotation on one instance signs at once on
  * all), retired keys published until every token they could have signed has expired. Mint and

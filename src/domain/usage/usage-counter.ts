@@ -4,7 +4,7 @@ import type { UsageIncrement } from './usage.records.js';
 import { DAY_MS, dayOf, firstKeptDay } from './usage.rules.js';
 
 /**
- * What the hot path calls once it has answered with a group (SPEC §16): a Map lookup and an
+ * What the hot path calls once it has answered with a group (docs/api.md#usage-per-group): a Map lookup and an
  * increment, no await, no allocation except a group's first count after a window without any.
  */
 export interface UsageCounter {

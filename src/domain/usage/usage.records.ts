@@ -1,6 +1,6 @@
 import type { Environment } from '../tenancy.js';
 
-/** What the service counts per group and per UTC day (SPEC §16), in the order the API lists them. */
+/** What the service counts per group and per UTC day (docs/api.md#usage-per-group), in the order the API lists them. */
 export const USAGE_METRICS = ['embed_tokens_minted', 'verifications', 'reads'] as const;
 export type UsageMetric = (typeof USAGE_METRICS)[number];
 

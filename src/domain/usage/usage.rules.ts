@@ -2,7 +2,7 @@ import { AppError } from '../errors.js';
 import { USAGE_METRICS, type UsageMetric, type UsageRange } from './usage.records.js';
 
 /*
- * Rules of usage counting and its reads (SPEC §16) that need no storage: UTC days, how long counts
+ * Rules of usage counting and its reads (docs/api.md#usage-per-group) that need no storage: UTC days, how long counts
  * are kept, and the ranges a read may ask for.
  */
 

@@ -37,7 +37,7 @@ export type UsageService = ReturnType<typeof createUsageService>;
 
 const today = (clock: Clock): string => dayOf(Date.parse(clock()));
 
-/** The two reads of usage (SPEC §16): admin scope, within the caller's tenant. */
+/** The two reads of usage (docs/api.md#usage-per-group): admin scope, within the caller's tenant. */
 export function createUsageService({
   store,
   clock,

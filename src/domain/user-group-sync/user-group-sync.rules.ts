@@ -13,7 +13,7 @@ import { MAX_SYNC_GROUPS } from '../../wire/contract.constants.js';
 import type { UserGroupLink } from './user-group-sync.port.js';
 
 /*
- * The plan of a sync (SPEC §16): given the desired state of many groups, read from a file, and the
+ * The plan of a sync (docs/api.md#sync-tenants-as-code): given the desired state of many groups, read from a file, and the
  * groups of the tenant as they are, which groups to create, update, leave alone or (when pruning a
  * tag) delete, in which order, and with which audit changes. Pure: the service reads the facts, the
  * engines apply the steps in one transaction.

@@ -87,7 +87,7 @@ const STATISTICS_AFTER = 1000;
 export type UserGroupSyncService = ReturnType<typeof createUserGroupSyncService>;
 
 /**
- * Tenants as code (SPEC §16): the desired state of many groups in, a plan out, applied unless a dry
+ * Tenants as code (docs/api.md#sync-tenants-as-code): the desired state of many groups in, a plan out, applied unless a dry
  * run, all or nothing. Syncs of one tenant in this process queue behind each other; across processes
  * the store's lock orders the applies, and a plan another apply made stale is made again. The plan's
  * reads are linear in the file and the pruned tag, and between two of them the event loop runs other

@@ -5,7 +5,7 @@ import { MAX_COMPUTED_ACCESS_RULES, MAX_PROPERTIES_BYTES } from '../../wire/cont
 import type { AncestorValues } from './user-group.records.js';
 
 /*
- * The rules of a group tree (SPEC §11), in one place for both engines: each engine reads the facts
+ * The rules of a group tree (docs/api.md#hierarchy-demo-groups-and-tags), in one place for both engines: each engine reads the facts
  * inside the write's own transaction (after taking the tenant's tree lock where it needs one) and
  * asks these functions; the merge of inherited values is computed here from the ancestors a read
  * brought along with the group.
@@ -66,7 +66,7 @@ export function computedMapping(group: Inheriting): MappingEntry[] {
   return [...bySchema.values()].sort((a, b) => a.schemaId - b.schemaId);
 }
 
-/** A group's merged properties weigh at most what its own may (SPEC §11): four levels never amplify a read. */
+/** A group's merged properties weigh at most what its own may (docs/api.md#hierarchy-demo-groups-and-tags): four levels never amplify a read. */
 export const MAX_COMPUTED_PROPERTIES_BYTES = MAX_PROPERTIES_BYTES;
 
 /** A group below the written one, as an engine reads it under the tree lock. */
@@ -146,7 +146,7 @@ export interface RuleCountFacts {
 
 /**
  * Refuses a write (a link, a move, a change of rules at any level) that would give some group more
- * effective access rules than the bound (SPEC §17) and more than it had; beside the merged-properties
+ * effective access rules than the bound (docs/api.md#access-rules) and more than it had; beside the merged-properties
  * bound, on the same facts, under the same tree lock.
  */
 export function assertComputedAccessRulesWithinBound(facts: RuleCountFacts): void {

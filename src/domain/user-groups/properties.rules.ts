@@ -4,7 +4,7 @@ import { MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from '../../wire/contract.
 
 /**
  * The rules JSON Schema cannot express: serialized size, nesting depth, and values that would not
- * come back as they were sent (SPEC §3): a number JSON cannot carry exactly (non-finite, or an
+ * come back as they were sent (docs/api.md#wire-conventions): a number JSON cannot carry exactly (non-finite, or an
  * integer beyond ±(2^53−1)), and text with a NUL or a lone surrogate, which PostgreSQL cannot store
  * and SQLite would store for one engine only.
  */

@@ -1,7 +1,7 @@
 import type { UserGroupDeletion } from './user-groups.port.js';
 
 /**
- * "Has children, refuse the delete" (SPEC §11): a group that is the parent of any other is not
+ * "Has children, refuse the delete" (docs/api.md#hierarchy-demo-groups-and-tags): a group that is the parent of any other is not
  * deleted, and the refusal names how many children it has; nothing is written. The engine counts the
  * children under the transaction's lock and asks this rule; undefined: the delete may go ahead.
  * Both engines ask it; PostgreSQL's two delete paths (the one statement `…IfNoEndpointWants` and its

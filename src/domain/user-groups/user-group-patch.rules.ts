@@ -2,7 +2,7 @@ import type { JsonObject } from '../common.records.js';
 import type { UserGroupPatch } from './user-group.records.js';
 
 /*
- * Which columns a PUT of a user group changes (issue 28: the rule once, not per engine). Each engine
+ * Which columns a PUT of a user group changes (the rule once, not per engine). Each engine
  * keeps one UPDATE statement for every shape of patch (`col = CASE WHEN @setCol THEN @col ELSE col
  * END`, src/store/user-group-records.ts `patchParameters`) and encodes the values in its own types;
  * what goes into that statement, and whether the merged-size rule must look at the write, is here.

@@ -8,7 +8,7 @@ type TokenReads = Pick<UserGroupStore, 'findUserGroupByTokenHash'>;
 
 /**
  * The group that holds a user group token in the caller's tenant, whether the token is native or
- * one imported from the hosted product (SPEC §12). A hosted token is looked up by its keyed hash
+ * one imported from the hosted product (docs/api.md#tokens-imported-from-the-hosted-product). A hosted token is looked up by its keyed hash
  * under every key of the keyring (one key, except while keys rotate), all in one turn, so the hot
  * reads batch them into one statement; the first read confirms the caller's API token. A miss of a
  * hosted token asks a keyring that follows a key file to look at it, and tries once more: `ugs keys

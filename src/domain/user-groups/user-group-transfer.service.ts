@@ -29,7 +29,7 @@ export interface TransferredUserGroup {
   parent_user_group_id?: string | number | null;
   is_demo_group?: boolean;
   tags?: string[];
-  /** The group's own access rules (SPEC §17); null or []: none. */
+  /** The group's own access rules (docs/api.md#access-rules); null or []: none. */
   access_rules?: unknown;
   api_environment_tag?: Environment | null;
   token?: string;
@@ -118,7 +118,7 @@ export function createUserGroupTransferService({
           api_environment_tag: group.environment,
           created_at: group.createdAt,
           updated_at: group.updatedAt,
-          // Never across environments (SPEC §6): only a caller of the group's environment gets its token.
+          // Never across environments (docs/api.md#the-admin-api): only a caller of the group's environment gets its token.
           ...(options.includeTokens && readsSecrets(caller) ? { token: cipher.decrypt(group.tokenCiphertext) } : {}),
         };
       }
@@ -315,7 +315,7 @@ export function createUserGroupTransferService({
     if (group.properties !== undefined) assertPropertiesWithinLimits(group.properties);
     const accessRules = group.access_rules === undefined ? undefined : checkedAccessRules(group.access_rules);
     if (accessRules) assertSchemasExist(accessRules, ruleSchemas);
-    // A native token, or the hosted product's (SPEC §12): either verifies from then on as it did there.
+    // A native token, or the hosted product's (docs/api.md#tokens-imported-from-the-hosted-product): either verifies from then on as it did there.
     if (group.token !== undefined && tokenLookupHashes(group.token, cipher).length === 0) {
       throw failure.importTokenShape();
     }

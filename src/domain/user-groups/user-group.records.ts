@@ -22,16 +22,16 @@ export interface UserGroupFields {
   isDemoGroup: boolean;
   /** Distinct, in code point order. */
   tags: string[];
-  /** The group's own access rules (SPEC §17), in the order given; [] when none. */
+  /** The group's own access rules (docs/api.md#access-rules), in the order given; [] when none. */
   accessRules: AccessRule[];
   createdAt: Timestamp;
 }
 
-/** What one ancestor of a group passes down to it (SPEC §11). */
+/** What one ancestor of a group passes down to it (docs/api.md#hierarchy-demo-groups-and-tags). */
 export interface AncestorValues {
   teamId: number;
   properties: JsonObject | null;
-  /** Its own access rules, which its descendants' effective rules include (SPEC §17). */
+  /** Its own access rules, which its descendants' effective rules include (docs/api.md#access-rules). */
   accessRules: AccessRule[];
   /** Sorted by schemaId. */
   mapping: MappingEntry[];
@@ -53,7 +53,7 @@ export interface UserGroupRecord extends UserGroupFields {
 export interface NewUserGroup extends UserGroupFields {
   tenant: Tenant;
   /**
-   * The team_id an import asks to keep (SPEC §12): kept only when it is above every team_id the
+   * The team_id an import asks to keep (docs/api.md#migrating-from-the-hosted-product): kept only when it is above every team_id the
    * deployment has issued, and then later ones are issued above it; otherwise the next is issued.
    */
   teamId?: number;

@@ -16,12 +16,12 @@ export interface UserGroupView {
   properties: JsonObject | null;
   mapping: Record<string, string>;
   parentProvidedId: string | null;
-  /** Properties and mapping merged down from the root to the group (SPEC §11). */
+  /** Properties and mapping merged down from the root to the group (docs/api.md#hierarchy-demo-groups-and-tags). */
   computedProperties: JsonObject;
   computedMapping: Record<string, string>;
   isDemoGroup: boolean;
   tags: string[];
-  /** The group's own access rules, and its effective ones with each owner's team id (SPEC §17). */
+  /** The group's own access rules, and its effective ones with each owner's team id (docs/api.md#access-rules). */
   accessRules: AccessRule[];
   computedAccessRules: ComputedAccessRule[];
   environment: Environment;
@@ -29,7 +29,7 @@ export interface UserGroupView {
   updatedAt: string;
 }
 
-/** A group as the admin API shows it: without its token across environments (SPEC §6). */
+/** A group as the admin API shows it: without its token across environments (docs/api.md#the-admin-api). */
 export type UserGroupAdminView = Omit<UserGroupView, 'token'> & { token?: string };
 
 /** Plaintexts kept per process; a few MB at most. */

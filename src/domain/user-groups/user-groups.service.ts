@@ -22,13 +22,13 @@ import type { SchemaStore } from '../schemas/schemas.port.js';
 import type { UserGroupStore } from './user-groups.port.js';
 import { NO_USAGE_COUNTING, type UsageCounter } from '../usage/usage-counter.js';
 
-/** The fields of SPEC §11 that get-or-create and PUT both take. */
+/** The tree, demo and tag fields (docs/api.md#hierarchy-demo-groups-and-tags) that get-or-create and PUT both take. */
 export interface TreeFieldsInput {
   /** The parent's provided id; null (on PUT) detaches. */
   parentUserGroupId?: string | number | null;
   isDemoGroup?: boolean;
   tags?: string[];
-  /** As the request gives them (SPEC §17): checked here, field by field; null and [] clear them. */
+  /** As the request gives them (docs/api.md#access-rules): checked here, field by field; null and [] clear them. */
   accessRules?: unknown;
 }
 
@@ -59,7 +59,7 @@ export interface UserGroupServiceDeps {
   cipher: Keyring;
   clock: Clock;
   view: UserGroupViewer;
-  /** Counts reads of existing groups and verifications (SPEC §16). */
+  /** Counts reads of existing groups and verifications (docs/api.md#usage-per-group). */
   usage?: UsageCounter;
 }
 
@@ -173,7 +173,7 @@ export function createUserGroupService({
         ? hashSecret(currentToken)
         : (await findByToken(caller, currentToken))?.tokenHash;
       if (currentTokenHash === undefined) throw notFound();
-      // Whatever the current token's format, the new one is native (SPEC §12).
+      // Whatever the current token's format, the new one is native (docs/api.md#tokens-imported-from-the-hosted-product).
       const token = generateUserGroupToken();
       const updatedAt = clock();
       const rotated = await store.rotateUserGroupToken(
@@ -246,7 +246,7 @@ export function createUserGroupService({
   }
 }
 
-/** The SPEC §11 and §17 fields of a create: what the input gives, else no parent, not a demo group, no tags, no rules. */
+/** The tree, demo, tag and access-rule fields of a create: what the input gives, else no parent, not a demo group, no tags, no rules. */
 export function newTreeFields(input: TreeFieldsInput): {
   parentProvidedId: string | null;
   isDemoGroup: boolean;
@@ -261,7 +261,7 @@ export function newTreeFields(input: TreeFieldsInput): {
   };
 }
 
-/** The SPEC §11 and §17 fields of a patch: only those the input gives (a null parent detaches, null rules clear). */
+/** The tree, demo, tag and access-rule fields of a patch: only those the input gives (a null parent detaches, null rules clear). */
 export function treeFieldsPatch(
   input: TreeFieldsInput,
 ): Pick<UserGroupPatch, 'parentProvidedId' | 'isDemoGroup' | 'tags' | 'accessRules'> {

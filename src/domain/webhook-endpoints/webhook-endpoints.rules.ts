@@ -20,7 +20,7 @@ function auditFields(endpoint: WebhookEndpointRecord): Record<string, unknown> {
   };
 }
 
-/** The most webhook endpoints one environment of a workspace may have (SPEC §13). */
+/** The most webhook endpoints one environment of a workspace may have (docs/api.md#webhooks). */
 export const MAX_WEBHOOK_ENDPOINTS = 100;
 
 /** Refuses a new endpoint when the environment already has the most it may; `existing` counted under the engine's lock. */

@@ -16,10 +16,10 @@ import type { Caller, Environment } from '../tenancy.js';
 import type { WebhookStore } from './webhooks.port.js';
 import { MAX_WEBHOOK_URL_LENGTH, WEBHOOK_EVENT_TYPES } from '../../wire/contract.constants.js';
 
-/** A rotated-out secret keeps signing beside the new one this long (SPEC §13), so receivers can switch over. */
+/** A rotated-out secret keeps signing beside the new one this long (docs/api.md#webhooks), so receivers can switch over. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
 
-/** Checks that a URL may receive deliveries (scheme, and where its host resolves): the SSRF rules of SPEC §13. */
+/** Checks that a URL may receive deliveries (scheme, and where its host resolves): the address rules of docs/api.md#webhooks. */
 export interface WebhookAddressPolicy {
   /** Throws `invalid_field` (field `url`) when the URL must not be called. */
   assertDeliverable(url: string): Promise<void>;
@@ -108,7 +108,7 @@ function checkedUrl(url: string): string {
 
 export type WebhookEndpointService = ReturnType<typeof createWebhookEndpointService>;
 
-/** Webhook endpoints and their deliveries (SPEC §13), for the admin API and the CLI. */
+/** Webhook endpoints and their deliveries (docs/api.md#webhooks), for the admin API and the CLI. */
 export function createWebhookEndpointService({
   store,
   cipher,

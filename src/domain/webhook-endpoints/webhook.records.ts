@@ -6,7 +6,7 @@ import type { SigningKeyRecord } from '../signing-keys/signing-key.records.js';
 import type { Environment } from '../tenancy.js';
 import type { UserGroupRecord } from '../user-groups/user-group.records.js';
 
-/** The changes a webhook can announce (SPEC §13); each is also the audit action of the change. */
+/** The changes a webhook can announce (docs/api.md#webhooks); each is also the audit action of the change. */
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** What an endpoint asks for: some event types, or `*` for every one. */
@@ -62,7 +62,7 @@ export interface WebhookEventRecord {
   environment: Environment | null;
   subject: WebhookSubject;
   changes: FieldChanges | null;
-  /** The sync (SPEC §16) the change was part of; absent otherwise. */
+  /** The sync (docs/api.md#sync-tenants-as-code) the change was part of; absent otherwise. */
   syncId?: string;
   createdAt: Timestamp;
 }

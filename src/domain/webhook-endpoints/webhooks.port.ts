@@ -50,7 +50,7 @@ export interface WebhookBacklog {
   oldestPendingCreatedAt: Timestamp | null;
 }
 
-/** Webhook endpoints and the outbox of their deliveries (SPEC §13). Events are written by the changes themselves. */
+/** Webhook endpoints and the outbox of their deliveries (docs/api.md#webhooks). Events are written by the changes themselves. */
 export interface WebhookStore {
   insertWebhookEndpoint(endpoint: NewWebhookEndpoint, audit: AuditContext): Promise<WebhookEndpointRecord>;
   listWebhookEndpoints(tenant: Tenant): Promise<WebhookEndpointRecord[]>;

@@ -85,7 +85,7 @@ export interface ConsoleRouteOptions {
   admission: RequestAdmission | undefined;
 }
 
-/** The admin console (SPEC §14): its pages and assets at /console, and its session at /console/session. */
+/** The admin console (docs/security.md#admin-console-sessions): its pages and assets at /console, and its session at /console/session. */
 export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions> = async (
   app,
   { consoleSessions, assets, admission },

@@ -5,7 +5,7 @@ import { CONSOLE_SESSION_ABSOLUTE_MS } from '../../domain/console-sessions/conso
 import { requestFailure } from '../../wire/request-errors.js';
 
 /*
- * The admin console's session cookie and CSRF header (SPEC §14, docs/security.md "Console sessions").
+ * The admin console's session cookie and CSRF header (docs/security.md "Console sessions").
  * The cookie is HttpOnly (no script reads it), SameSite=Strict (no other site's page sends it) and
  * Secure whenever the request came over HTTPS. Path=/ because the console calls /api with it.
  * Over HTTPS it is named with the `__Host-` prefix, which a browser accepts only from this very

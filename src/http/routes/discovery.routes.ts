@@ -23,7 +23,7 @@ const ISSUERS: ReadonlyArray<{ environment: Environment; path: string; whose: st
 const capitalised = (text: string) => `${text[0]!.toUpperCase()}${text.slice(1)}`;
 
 /**
- * Public, unauthenticated discovery of each issuer's embed-token keys (SPEC §10): the JWKS, and the
+ * Public, unauthenticated discovery of each issuer's embed-token keys (docs/api.md#embed-tokens): the JWKS, and the
  * OpenID-style configuration that standard JWT libraries read to find it. A workspace that does not
  * exist answers as one whose issuer has no key yet, so these paths tell no one which workspaces exist.
  * Any origin may read them (a renderer verifies in the browser too): GET, HEAD and OPTIONS, every

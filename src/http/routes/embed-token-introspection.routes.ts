@@ -56,7 +56,7 @@ const ISSUERS: ReadonlyArray<{ environment: Environment; path: string; operation
 ];
 
 /**
- * RFC 7662 introspection of embed tokens, one endpoint per issuer (SPEC §10), for servers: an API
+ * RFC 7662 introspection of embed tokens, one endpoint per issuer (docs/api.md#introspection-rfc-7662), for servers: an API
  * token of the issuer's own environment authenticates it (the /api authentication hook, on this
  * plugin alone), its body is the one form of the service, and it grants no other origin.
  */
@@ -132,7 +132,7 @@ function claimedOrigin(body: unknown): string | undefined {
 }
 
 /**
- * POST /api/user/embed_token/refresh (SPEC §10): the token is the credential, so no API token, and a
+ * POST /api/user/embed_token/refresh (docs/api.md#refresh-within-a-session): the token is the credential, so no API token, and a
  * cross-origin rule of its own. The preflight cannot see the token: it grants POST to any origin. The
  * request itself is answered to the token's pinned origin only (the domain refuses any other Origin, and
  * an Origin at all for a token without one); a refusal is readable by the page of the origin the token

@@ -13,7 +13,7 @@ import {
 
 /**
  * The embed-token signing keys of an environment's issuer (admin): list (either environment: keys'
- * metadata only), and rotate with overlap the token's own environment's key (SPEC §6, §10).
+ * metadata only), and rotate with overlap the token's own environment's key (docs/api.md#the-admin-api, docs/api.md#embed-tokens).
  */
 export const signingKeyRoutes: FastifyPluginAsyncTypebox<{ signingKeys: SigningKeyService }> = async (
   app,

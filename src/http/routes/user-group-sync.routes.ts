@@ -11,7 +11,7 @@ import { acceptStreamedBodies, clientGone, streamedItems, type StreamedBodyRoute
 /** The media types of a sync's body: a JSON array, or NDJSON (one group per line). */
 export const SYNC_MEDIA_TYPES = ['application/json', 'application/x-ndjson'] as const;
 
-/** A sync's body (SPEC §16): admitted (admin scope) before it is read, then read group by group within its bounds. */
+/** A sync's body (docs/api.md#sync-tenants-as-code): admitted (admin scope) before it is read, then read group by group within its bounds. */
 const SYNC_BODY: StreamedBodyRoute<SyncFileLine> = {
   scope: 'admin',
   mediaTypes: SYNC_MEDIA_TYPES,
@@ -22,7 +22,7 @@ const SYNC_BODY: StreamedBodyRoute<SyncFileLine> = {
 };
 
 /**
- * POST /api/admin/user_groups/sync (SPEC §16), in a scope of its own: its body is not one JSON object
+ * POST /api/admin/user_groups/sync (docs/api.md#sync-tenants-as-code), in a scope of its own: its body is not one JSON object
  * but many groups, up to 64 MiB, streamed (src/http/streamed-body.ts) and checked group by group, so
  * that a refusal names the group's line or index.
  */

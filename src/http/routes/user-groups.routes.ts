@@ -38,7 +38,7 @@ const withUserGroup = (view: UserGroupView) => ({ success: 1 as const, user_grou
 // Query values that carry JSON documents (or a JSON boolean) rather than plain strings.
 export const JSON_QUERY_FIELDS = new Set(['mapping', 'properties', 'tags', 'is_demo_group', 'access_rules']);
 
-/** The SPEC §11 fields of a get-or-create or PUT body, as the domain takes them. */
+/** The tree, demo and tag fields of a get-or-create or PUT body, as the domain takes them. */
 const treeFieldsOf = (body: {
   parent_user_group_id?: string | number | null;
   is_demo_group?: boolean;
@@ -53,7 +53,7 @@ const treeFieldsOf = (body: {
 
 /**
  * For clients that cannot send a GET body (fetch, browsers): the same fields from the query string,
- * with mapping and properties as JSON text, held to the same rules as in a body (SPEC §3).
+ * with mapping and properties as JSON text, held to the same rules as in a body (docs/api.md#wire-conventions).
  * Validation then runs on the result as on any body.
  */
 function bodyFromQuery(query: Record<string, string | string[] | undefined>): Record<string, unknown> {
@@ -74,7 +74,7 @@ function jsonFromQuery(field: string, text: string): unknown {
 }
 
 /**
- * SPEC §12: the hosted product documents these operations under paths of their own (a POST for the
+ * The hosted product documents these operations under paths of their own (a POST for the
  * update, as it does); they are aliases, with the same bodies and answers, deprecated in the
  * OpenAPI document but for get-or-create's (see aliasing). The canonical route of each operation
  * comes first; each has an operationId of its own (an id names one operation), the alias's after
@@ -235,7 +235,7 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{
         VerifyUserGroupTokenBody,
         VerifiedTokenResponse,
       ),
-      // A POST that changes nothing: it takes no Idempotency-Key (SPEC §3); its lookup confirms the API token.
+      // A POST that changes nothing: it takes no Idempotency-Key (docs/api.md#safe-retries-idempotency-key); its lookup confirms the API token.
       config: { readOnly: true, confirmsApiToken: true },
     },
     async (request) => {

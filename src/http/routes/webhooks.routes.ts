@@ -20,7 +20,7 @@ import {
   WebhookEndpointResponse,
 } from '../../wire/webhooks.schemas.js';
 
-/** SPEC §13: endpoints (secrets shown once), their deliveries, and a manual retry. */
+/** Endpoints (secrets shown once), their deliveries, and a manual retry. */
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhookEndpoints: WebhookEndpointService }> = async (
   app,
   { webhookEndpoints },

@@ -111,7 +111,7 @@ const INSERT_AUDIT_EVENTS = `INSERT INTO audit_events
 const sql = statements(
   {
     insert: INSERT_AUDIT_EVENTS,
-    // The same, with the webhook events the entries announce (the outbox, SPEC §13), in one statement:
+    // The same, with the webhook events the entries announce (the outbox, docs/api.md#webhooks), in one statement:
     // an event is written only when an enabled endpoint of its workspace (and environment) wants its
     // type, with one delivery per such endpoint, in the order of the entries.
     insertAnnouncing: `WITH audited AS (${INSERT_AUDIT_EVENTS}),

@@ -154,7 +154,7 @@ const SELECT_GROUP = `SELECT ${groupColumns('g')}, ${mappingOf('g')}, ${ancestor
 const RETURNING_GROUP = `RETURNING ${GROUP_COLUMNS}, ${mappingOf('user_groups')}, ${ancestorsOf('user_groups')}`;
 
 /**
- * The new group's team_id: a requested one (an import's, SPEC §12) above every team_id the sequence
+ * The new group's team_id: a requested one (an import's, docs/api.md#migrating-from-the-hosted-product) above every team_id the sequence
  * has issued is kept, otherwise the next from the sequence. Writes that may keep one lock the table
  * first, so no create draws a number between this check and the sequence's catching up (KEEP_TEAM_IDS).
  */
@@ -415,7 +415,7 @@ const sql = statements(
       RETURNING ${groupColumns('g')}, ${mappingOf('g')}, ${ancestorsOf('g')}
     )
     SELECT target.children, (SELECT row_to_json(deleted) FROM deleted) AS deleted FROM target`,
-    // Every change that can grow a merge (SPEC §11: a link, a change of properties, a create under a
+    // Every change that can grow a merge (a link, a change of properties, a create under a
     // parent) first locks the roots of the trees it touches (D442): the root of the written group's
     // tree and of the would-be parent's, found by walking up the parent links (the depth rule bounds
     // the walk), each lock a key folded from the root's team_id (a collision only serialises more),
@@ -426,7 +426,7 @@ const sql = statements(
     // The same keys again, in a new snapshot: a tree that moved while this write waited has a new root.
     treeRootKeys: TREE_ROOT_KEYS,
     lockTreeKey: `SELECT pg_advisory_xact_lock(${TREE_LOCK_CLASS}, @key::int)`,
-    // Syncs of one tenant one after the other (SPEC §16), taken before the tree lock.
+    // Syncs of one tenant one after the other (docs/api.md#sync-tenants-as-code), taken before the tree lock.
     // Tried, not waited for: another sync may hold it for longer than a statement may run.
     tryLockSync: `SELECT pg_try_advisory_xact_lock(hashtext('ugs.user_group_sync'), hashtext(@workspaceId::text || '.' || @environment)) AS locked`,
     // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
@@ -508,7 +508,7 @@ const sql = statements(
       AND user_groups.version = u.expected_version
     RETURNING user_groups.team_id`,
     byTeamIds: `${SELECT_GROUP} WHERE ${TENANT} AND g.team_id = ANY(@teamIds::bigint[])`,
-    // A sync's plan (SPEC §16): the children by user_groups_parent, never a walk of the tenant per
+    // A sync's plan (docs/api.md#sync-tenants-as-code): the children by user_groups_parent, never a walk of the tenant per
     // parent. The tenant is compared with IS NOT DISTINCT FROM (the columns are NOT NULL, so it means
     // equality), which no index serves: unanalysed, the planner would otherwise price user_groups_tenant
     // as selective (docs/performance.md, "Without statistics").
@@ -562,7 +562,7 @@ const SYNC_LOCK_PAUSE_MS = 50;
 
 /**
  * How PostgreSQL writes a create, a token rotation or a deletion, decided here and nowhere else
- * (issue 28, D443). Each has two writes, stated once each in `userGroupMethods`:
+ * (D443). Each has two writes, stated once each in `userGroupMethods`:
  * - `statement`: the change and its audit event as one statement (no BEGIN and COMMIT round trips),
  *   which writes nothing while an enabled endpoint of the tenant wants the event (NO_ENDPOINT_WANTS:
  *   its webhook event must be written with the whole group) or when it finds nothing to do; it then
@@ -680,7 +680,7 @@ export function userGroupMethods(
 
   /**
    * Inside a transaction: locks the trees a change of the parent link touches (the group's own, and
-   * the would-be parent's), then checks the link (SPEC §11) on the tree as it is now and returns the
+   * the would-be parent's), then checks the link (docs/api.md#hierarchy-demo-groups-and-tags) on the tree as it is now and returns the
    * parent's team id; null detaches, undefined leaves the link.
    */
   const parentTeamIdFor = async (
@@ -1195,7 +1195,7 @@ export function userGroupMethods(
       updated.set(group.teamId, group);
   };
 
-  // A sync (SPEC §16): under the tenant's sync lock, the steps in the plan's order, in runs written a
+  // A sync (docs/api.md#sync-tenants-as-code): under the tenant's sync lock, the steps in the plan's order, in runs written a
   // few statements each (D415) and, for deletes and the updates that move a group or change what its
   // tree merges, one by one. Each locks the roots of the trees it touches as the single operations do
   // (D442) and holds them to the end, so every parent and merged-size check reads a tree no other

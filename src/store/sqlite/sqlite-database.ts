@@ -43,7 +43,7 @@ function enableWal(db: Database.Database, busyTimeoutMs: number): void {
 }
 
 /**
- * Names, properties and the audit trail are for the service's user alone (SPEC §8): a missing
+ * Names, properties and the audit trail are for the service's user alone (docs/deployment.md#one-machine-sqlite): a missing
  * directory is created 0700 and a missing database file 0600 before SQLite opens it, whatever the
  * umask; SQLite gives the WAL and shared-memory files it creates the database file's mode. Existing
  * files keep the mode their operator gave them.

@@ -266,7 +266,7 @@ export function userGroupMethods(
         (SELECT json_group_array(json_array(level, team_id, parent_team_id, provided_id, json(properties), rules)) FROM subtree)
           AS subtree`,
     children: 'SELECT count(*) AS children FROM user_groups WHERE parent_team_id = ?',
-    // A sync's plan (SPEC §16): the children by user_groups_parent, never a walk of the tenant per
+    // A sync's plan (docs/api.md#sync-tenants-as-code): the children by user_groups_parent, never a walk of the tenant per
     // parent; the unary + keeps the planner off user_groups_tenant for the tenant's check.
     childLinks: `SELECT c.team_id AS teamId, c.provided_id AS providedId, c.parent_team_id AS parentTeamId
       FROM user_groups c
@@ -327,7 +327,7 @@ export function userGroupMethods(
   };
 
   /**
-   * The team id of the checked parent (SPEC §11), read inside the write's transaction, which SQLite's
+   * The team id of the checked parent (docs/api.md#hierarchy-demo-groups-and-tags), read inside the write's transaction, which SQLite's
    * one write lock serialises with every other tree change; null detaches, undefined leaves the link.
    */
   const parentTeamIdFor = (
@@ -464,7 +464,7 @@ export function userGroupMethods(
     return { result: undefined, entries };
   });
 
-  // A sync (SPEC §16): every step under one write lock, in the plan's order; the first refusal rolls
+  // A sync (docs/api.md#sync-tenants-as-code): every step under one write lock, in the plan's order; the first refusal rolls
   // all of it back. Deletes read the group first: its webhook subject is the group as it was.
   const applySync = audit.withAudit((_context: AuditContext, tenant: Tenant, steps: SyncWrite[]) => {
     const entries = steps.map((step) => {

@@ -232,7 +232,7 @@ export function describeCatalogContract(t: ContractContext): void {
     });
   });
 
-  describe('ids: numbers of their workspace (SPEC §12)', () => {
+  describe('ids: numbers of their workspace', () => {
     it('a chosen schema or data source id is kept; later ones are issued above it, never reused', async () => {
       const { workspace, customer, otherWorkspace, otherCustomer } = t.fx;
       const chosen = await t.store.insertSchema(workspace.id, 'hosted', auditContext(), 40);

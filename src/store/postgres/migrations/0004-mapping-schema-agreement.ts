@@ -2,7 +2,7 @@ import type { Migration } from '../../migration.js';
 
 /*
  * A mapping entry names a schema and a data source, and the data source must serve that schema
- * (SPEC §3). The domain checks it before writing, but a concurrent change of the data source's
+ * (docs/api.md#wire-conventions). The domain checks it before writing, but a concurrent change of the data source's
  * schema could land in between; the composite foreign key makes the database check the pair inside
  * the write itself. Its check takes a key-share lock on the data source, which the schema change's
  * update (a key column now) conflicts with, so one of the two waits for the other and then fails.

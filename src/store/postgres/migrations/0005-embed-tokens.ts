@@ -1,7 +1,7 @@
 import type { Migration } from '../../migration.js';
 
 /*
- * Embed tokens (SPEC §10): as SQLite's migration 5 says. The new user_groups column has a constant
+ * Embed tokens (docs/api.md#embed-tokens): as SQLite's migration 5 says. The new user_groups column has a constant
  * default, so adding it rewrites no row.
  */
 export const embedTokens: Migration = {

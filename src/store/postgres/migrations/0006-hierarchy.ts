@@ -1,7 +1,7 @@
 import type { Migration } from '../../migration.js';
 
 /*
- * Hierarchy, demo groups and tags (SPEC §11): as SQLite's migration 6 says, with tags as a text
+ * Hierarchy, demo groups and tags (docs/api.md#hierarchy-demo-groups-and-tags): as SQLite's migration 6 says, with tags as a text
  * array. Every new column has a constant default (or none), so adding them rewrites no row. The
  * foreign key is named for postgres-errors.ts.
  */

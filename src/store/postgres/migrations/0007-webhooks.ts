@@ -1,7 +1,7 @@
 import type { Migration } from '../../migration.js';
 
 /*
- * Webhooks (SPEC §13): as SQLite's migration 7 says, with events as a text array (the outbox's
+ * Webhooks (docs/api.md#webhooks): as SQLite's migration 7 says, with events as a text array (the outbox's
  * match is an array overlap) and identity keys, whose values follow the order rows are written in.
  */
 export const webhooks: Migration = {

@@ -1,7 +1,7 @@
 import type { Migration } from '../../migration.js';
 
 /*
- * Environments sealed for offline verifiers (SPEC §10, issue 25): as SQLite's migration 9 says,
+ * Environments sealed for offline verifiers (docs/api.md#embed-tokens): as SQLite's migration 9 says,
  * applied_at included. The new column has a constant default, so adding it rewrites no row; the
  * table holds a few keys per workspace, so its indexes are rebuilt in place.
  */

@@ -1,7 +1,7 @@
 import type { Migration } from '../../migration.js';
 
 /*
- * Schema and data-source ids become numbers of their workspace (SPEC §12); see the SQLite migration
+ * Schema and data-source ids become numbers of their workspace (docs/api.md#schema-and-data-source-ids); see the SQLite migration
  * of the same number for the design. The row id stays the internal key; `number` is the public id.
  * Existing workspaces continue above the identity sequences' high-water marks, which count the data
  * sources deleted since.
@@ -22,7 +22,7 @@ UPDATE data_sources SET number = id;
 ALTER TABLE data_sources ALTER COLUMN number SET NOT NULL;
 ALTER TABLE data_sources ADD CONSTRAINT data_sources_number_key UNIQUE (workspace_id, number);
 -- The mapping rows carry the public numbers too (ids never change), so that reading a group's mapping
--- joins nothing: its plan cannot turn on the catalogue tables' statistics (issue 27).
+-- joins nothing: its plan cannot turn on the catalogue tables' statistics.
 ALTER TABLE user_group_mappings ADD COLUMN schema_number bigint;
 ALTER TABLE user_group_mappings ADD COLUMN data_source_number bigint;
 UPDATE user_group_mappings SET schema_number = schema_id, data_source_number = data_source_id;

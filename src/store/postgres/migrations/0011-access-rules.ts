@@ -1,7 +1,7 @@
 import type { Migration } from '../../migration.js';
 
 /*
- * Access rules (SPEC §17): as SQLite's migration 11 says, as json (kept as written, like properties).
+ * Access rules (docs/api.md#access-rules): as SQLite's migration 11 says, as json (kept as written, like properties).
  * The column has no default, so adding it rewrites no row.
  */
 export const accessRules: Migration = {

@@ -1,7 +1,7 @@
 import type { Migration } from '../../migration.js';
 
 /*
- * A sync (SPEC §16) marks every audit event it writes with its id, so that an operator finds all the
+ * A sync (docs/api.md#sync-tenants-as-code) marks every audit event it writes with its id, so that an operator finds all the
  * changes of one apply together. Events of other changes leave it NULL.
  */
 export const syncIds: Migration = {

@@ -8,7 +8,7 @@ export const MAPPING_SCHEMA_MISMATCH = 'user_group_mappings: the data source ser
 
 /*
  * A mapping entry names a schema and a data source, and the data source must serve that schema
- * (SPEC §3). The domain checks it before writing; this trigger checks it again inside the write's
+ * (docs/api.md#wire-conventions). The domain checks it before writing; this trigger checks it again inside the write's
  * own transaction, under SQLite's one write lock, so a change of the data source's schema committed
  * in between is caught (a schema change checks for mappings under the same lock). A trigger rather
  * than PostgreSQL's composite foreign key: adding one to an existing SQLite table means rebuilding

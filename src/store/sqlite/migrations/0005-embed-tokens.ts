@@ -1,7 +1,7 @@
 import type { Migration } from '../../migration.js';
 
 /*
- * Embed tokens (SPEC §10). signing_keys: each workspace's P-256 key pairs, the private half as a
+ * Embed tokens (docs/api.md#embed-tokens). signing_keys: each workspace's P-256 key pairs, the private half as a
  * keyring ciphertext (so `ugs keys rotate` re-encrypts it with the tokens); one current key per
  * workspace (retired_at NULL), which the partial unique index makes the database's rule, so
  * instances creating the first key at once agree on one. user_groups.token_generation counts the

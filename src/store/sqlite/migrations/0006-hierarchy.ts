@@ -1,7 +1,7 @@
 import type { Migration } from '../../migration.js';
 
 /*
- * Hierarchy, demo groups and tags (SPEC §11). parent_team_id links a group to its parent by team id,
+ * Hierarchy, demo groups and tags (docs/api.md#hierarchy-demo-groups-and-tags). parent_team_id links a group to its parent by team id,
  * so a rename of either keeps the link; the foreign key keeps a parent from being deleted under its
  * children (the store refuses that first, with the count). tags is a JSON array, sorted and distinct
  * as the domain writes it: reads take it whole, and the tag filter of the admin list walks it.

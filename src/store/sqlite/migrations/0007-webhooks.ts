@@ -1,7 +1,7 @@
 import type { Migration } from '../../migration.js';
 
 /*
- * Webhooks (SPEC §13). webhook_endpoints: where a workspace's events go, the signing secret (and,
+ * Webhooks (docs/api.md#webhooks). webhook_endpoints: where a workspace's events go, the signing secret (and,
  * for a day after a rotation, the one it replaced) as keyring ciphertexts. webhook_events is the
  * outbox: written by a change's own transaction, only when an endpoint wants the event, with one
  * webhook_deliveries row per such endpoint. Only the first unfinished delivery of an endpoint and

@@ -1,7 +1,7 @@
 import type { Migration } from '../../migration.js';
 
 /*
- * Admin console sessions (SPEC §14). A session is known by the SHA-256 of its secret (the cookie's
+ * Admin console sessions (docs/security.md#admin-console-sessions). A session is known by the SHA-256 of its secret (the cookie's
  * value), never the secret itself, and acts as its API token: a lookup joins the token and finds a
  * session only while the token is live. expires_at (the earlier of the idle and the absolute expiry,
  * moved on by each recorded use) is for the purge, which walks its index.

@@ -1,7 +1,7 @@
 import type { Migration } from '../../migration.js';
 
 /*
- * Environments sealed for offline verifiers (SPEC §10, issue 25). Each signing key belongs to one
+ * Environments sealed for offline verifiers (docs/api.md#embed-tokens). Each signing key belongs to one
  * environment of its workspace, and each environment has its own current key (the partial unique
  * index, now per workspace and environment). The keys that exist are Customer's, whose issuer is the
  * one they signed under. The published keys of an issuer are read through their own index (current

@@ -1,7 +1,7 @@
 import type { Migration } from '../../migration.js';
 
 /*
- * Schema and data-source ids become numbers of their workspace (SPEC §12), which an admin may choose
+ * Schema and data-source ids become numbers of their workspace (docs/api.md#schema-and-data-source-ids), which an admin may choose
  * at creation so that mappings copied from the hosted product resolve. The row id stays the internal
  * key every foreign key, trigger and index already uses; `number` is the id the API shows and takes,
  * unique per workspace. Existing rows keep their ids as their numbers, so every stored mapping reads

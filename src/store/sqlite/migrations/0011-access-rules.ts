@@ -1,7 +1,7 @@
 import type { Migration } from '../../migration.js';
 
 /*
- * Access rules (SPEC §17): a group's own rules as a JSON array, NULL when it has none (most groups).
+ * Access rules (docs/api.md#access-rules): a group's own rules as a JSON array, NULL when it has none (most groups).
  * Reads take it whole, with each ancestor's, to build the group's effective rules; the rule-count
  * bound counts it with json_array_length. A rule's schema is named by its public number, as mappings
  * are, and is checked against the catalogue when the rule is written.

@@ -1,7 +1,7 @@
 import type { Migration } from '../../migration.js';
 
 /*
- * Usage per group and per UTC day (SPEC §16). Rows are added to, never replaced: every serving
+ * Usage per group and per UTC day (docs/api.md#usage-per-group). Rows are added to, never replaced: every serving
  * process writes what it counted since its last write with `count = count + excluded.count`. No
  * foreign key to user_groups: a count flushed after its group was deleted is kept (and pruned with
  * its day) rather than failing the batch it came in; the reads show only groups that exist. The

@@ -1,7 +1,7 @@
 import type { Migration } from '../../migration.js';
 
 /*
- * Single-use embed tokens (SPEC §10, "Single use"): the `jti` of each one consumed, inserted only if
+ * Single-use embed tokens (docs/api.md#single-use-tokens): the `jti` of each one consumed, inserted only if
  * absent, so that exactly one online verify or introspection wins. A record leaves once its token has
  * expired (expires_at), since the token is refused from then on anyway. `consumer` is a hash of the
  * API token and Idempotency-Key that consumed it (or NULL): the same caller's retry is answered as its
