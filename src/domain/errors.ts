@@ -18,9 +18,12 @@ export const ERROR_STATUS = {
   unresolved_property: 400,
   unauthenticated: 401,
   invalid_api_token: 401,
+  invalid_embed_token: 401,
+  embed_session_ended: 401,
   insufficient_scope: 403,
   invalid_csrf_token: 403,
   token_sign_in_off: 403,
+  origin_not_allowed: 403,
   user_group_not_found: 404,
   api_token_not_found: 404,
   data_source_not_found: 404,
@@ -444,6 +447,61 @@ export const failure = {
     new AppError(
       'signing_key_limit',
       `This environment's issuer publishes ${published} signing keys, at most ${maxPublished} may be published: rotate again once the oldest retires (a day after its retirement), or force the rotation (for a leaked key), which drops the oldest key and voids the tokens it signed.`,
+    ),
+  /** A refresh with a token that is not currently valid: expired, forged, revoked, another issuer's. */
+  invalidEmbedToken: () =>
+    new AppError(
+      'invalid_embed_token',
+      "The embed token is not valid (expired, revoked, malformed or not this service's): mint a new one from your backend.",
+      { field: 'token' },
+    ),
+  embedSessionEnded: (why: 'no_session' | 'ended' | 'inactive') =>
+    new AppError(
+      'embed_session_ended',
+      why === 'no_session'
+        ? 'The embed token was minted without a session (session_seconds): it cannot be refreshed; mint a new one.'
+        : why === 'ended'
+          ? "The embed token's session has ended: mint a new one from your backend."
+          : 'The embed token was not refreshed within its inactivity interval: mint a new one from your backend.',
+      { field: 'token' },
+    ),
+  refreshOrigin: (pinned: boolean) =>
+    new AppError(
+      'origin_not_allowed',
+      pinned
+        ? "The request's Origin is not the origin the embed token was minted for."
+        : 'The embed token was minted without an origin: a browser cannot refresh it (mint it with "origin").',
+      { field: 'Origin' },
+    ),
+  refreshRateLimited: (perMinute: number, burst: number, retryAfterSeconds: number) =>
+    new AppError(
+      'rate_limited',
+      `An embed-token session may refresh ${perMinute} times a minute, up to ${burst} at once; retry in ${retryAfterSeconds} s.`,
+      { retryAfterSeconds },
+    ),
+  notFormMediaType: () =>
+    new AppError(
+      'unsupported_media_type',
+      'Send the introspection request as a form, with "Content-Type: application/x-www-form-urlencoded" (RFC 7662), e.g. token=<embed token>.',
+    ),
+  singleUseSession: () =>
+    new AppError(
+      'invalid_field',
+      'A single-use token cannot have a session: give either single_use or session_seconds, not both.',
+      { field: 'single_use' },
+    ),
+  inactivityWithoutSession: () =>
+    new AppError(
+      'invalid_field',
+      '"inactivity_seconds" needs "session_seconds": it bounds the gaps within a session.',
+      {
+        field: 'inactivity_seconds',
+      },
+    ),
+  introspectionIssuer: () =>
+    new AppError(
+      'unauthenticated',
+      "Introspection at an issuer takes an API token of that issuer's own workspace and environment.",
     ),
   embedOrigin: () =>
     new AppError(

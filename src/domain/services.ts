@@ -10,6 +10,7 @@ import {
   createEmbedTokenRevocationService,
   createRevocationNames,
 } from './embed-tokens/embed-token-revocations.service.js';
+import { createEmbedTokenLifecycleService } from './embed-tokens/embed-token-introspection.service.js';
 import { createKeyRotationService } from './encryption-keys/key-rotation.service.js';
 import type { Keyring } from './encryption-keys/keyring.js';
 import { createIdempotencyService } from './idempotency/idempotency.service.js';
@@ -83,6 +84,7 @@ export function createServices({
     signingKeys,
     embedTokens,
     embedTokenRevocations: createEmbedTokenRevocationService({ store, embedTokens, names, view, clock }),
+    embedTokenLifecycle: createEmbedTokenLifecycleService({ embedTokens, store, clock }),
     webhookEndpoints: createWebhookEndpointService({ store, cipher, clock, addresses: webhookAddresses }),
     operations: createOperationsService({ store }),
     consoleSessions: createConsoleSessionService({ store, clock }),

@@ -3,6 +3,7 @@ import type { ApiTokenStore } from './api-tokens/api-tokens.port.js';
 import type { AuditStore } from './audit/audit.port.js';
 import type { ConsoleSessionStore } from './console-sessions/console-sessions.port.js';
 import type { OidcSessionStore } from './console-sessions/oidc-sessions.port.js';
+import type { EmbedTokenConsumptionStore } from './embed-tokens/embed-token-consumption.port.js';
 import type { DataSourceStore } from './data-sources/data-sources.port.js';
 import type { CiphertextStore } from './encryption-keys/ciphertexts.port.js';
 import type { IdempotencyStore } from './idempotency/idempotency.port.js';
@@ -46,7 +47,8 @@ export interface Store
     ConsoleSessionStore,
     OidcSessionStore,
     UsageStore,
-    EmbedTokenRevocationStore {
+    EmbedTokenRevocationStore,
+    EmbedTokenConsumptionStore {
   /** Applies pending migrations; safe to call from several processes at once. Resolves with how many it applied. */
   migrate(): Promise<number>;
   /**

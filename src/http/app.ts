@@ -31,6 +31,7 @@ import { dataSourceRoutes } from './routes/data-sources.routes.js';
 import { discoveryRoutes } from './routes/discovery.routes.js';
 import { embedTokenRevocationRoutes, revocationDocumentRoutes } from './routes/embed-token-revocations.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
+import { embedTokenIntrospectionRoutes, embedTokenRefreshRoutes } from './routes/embed-token-introspection.routes.js';
 import { signingKeyRoutes } from './routes/signing-keys.routes.js';
 import { schemaRoutes } from './routes/schemas.routes.js';
 import { userGroupRoutes } from './routes/user-groups.routes.js';
@@ -122,7 +123,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Before any route: each route copies the hooks that exist when it is registered.
   registerMetrics(app, options.services.operations, [
     ...(options.metrics ?? []),
-    embedTokenMetrics(options.services.embedTokens, options.services.embedTokenRevocations),
+    embedTokenMetrics(
+      options.services.embedTokens,
+      options.services.embedTokenRevocations,
+      options.services.embedTokenLifecycle,
+    ),
   ]);
   await app.register(healthRoutes, {
     operations: options.services.operations,
@@ -135,6 +140,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const admission = options.rateLimit === 'off' ? undefined : createRateLimit(options.rateLimit);
   await app.register(discoveryRoutes, { embedTokens: services.embedTokens });
   await app.register(revocationDocumentRoutes, { embedTokenRevocations: services.embedTokenRevocations });
+  await app.register(embedTokenIntrospectionRoutes, {
+    lifecycle: services.embedTokenLifecycle,
+    apiTokens: services.apiTokens,
+    admission,
+  });
+  // Outside the authenticated /api plugin below: the embed token is the credential.
+  await app.register(embedTokenRefreshRoutes, {
+    prefix: '/api',
+    lifecycle: services.embedTokenLifecycle,
+    rateLimit: options.rateLimit,
+  });
   const assets = loadConsoleAssets();
   if (assets.size === 0) app.log.warn('the admin console is not built (npm run build): /console answers 404');
   const people = options.oidc && services.oidcSignIn(options.oidc);
@@ -156,7 +172,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       );
       registerIdempotency(api, services.idempotency);
       registerStreamedBodies(api);
-      await api.register(userGroupRoutes, { userGroups: services.userGroups, embedTokens: services.embedTokens });
+      await api.register(userGroupRoutes, {
+        userGroups: services.userGroups,
+        embedTokens: services.embedTokens,
+        embedTokenLifecycle: services.embedTokenLifecycle,
+      });
       await api.register(embedTokenRevocationRoutes, { embedTokenRevocations: services.embedTokenRevocations });
       await api.register(schemaRoutes, { schemas: services.schemas });
       await api.register(dataSourceRoutes, { dataSources: services.dataSources });

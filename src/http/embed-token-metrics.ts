@@ -1,6 +1,7 @@
 import { Counter, Registry } from 'prom-client';
 import type { EmbedTokenService } from '../domain/embed-tokens/embed-tokens.service.js';
 import type { EmbedTokenRevocationService } from '../domain/embed-tokens/embed-token-revocations.service.js';
+import type { EmbedTokenLifecycleService } from '../domain/embed-tokens/embed-token-introspection.service.js';
 
 /**
  * `ugs_embed_token_signature_checks_total`: the ES256 signatures of embed tokens this process has
@@ -11,6 +12,7 @@ import type { EmbedTokenRevocationService } from '../domain/embed-tokens/embed-t
 export function embedTokenMetrics(
   embedTokens: Pick<EmbedTokenService, 'signatureChecks'>,
   revocations?: Pick<EmbedTokenRevocationService, 'counts'>,
+  lifecycle?: Pick<EmbedTokenLifecycleService, 'counts'>,
 ): Registry {
   const registry = new Registry();
   new Counter({
@@ -52,5 +54,46 @@ export function embedTokenMetrics(
       },
     });
   }
+  if (lifecycle) lifecycleMetrics(registry, lifecycle);
   return registry;
+}
+
+/**
+ * The lifecycle beyond minting (docs/api.md#introspection-rfc-7662), this process's figures read when scraped:
+ * `ugs_embed_token_introspections_total{active}`, `ugs_embed_tokens_consumed_total` (single-use tokens
+ * this process consumed first), `ugs_embed_token_consumptions_refused_total` (checks of a token consumed
+ * already, by anyone), `ugs_embed_token_refreshes_total` (tokens a session refreshed).
+ */
+function lifecycleMetrics(registry: Registry, lifecycle: Pick<EmbedTokenLifecycleService, 'counts'>): void {
+  new Counter({
+    name: 'ugs_embed_token_introspections_total',
+    help: 'Embed token introspections (RFC 7662) answered, by whether the token was active.',
+    labelNames: ['active'],
+    registers: [registry],
+    collect() {
+      const counts = lifecycle.counts();
+      this.reset();
+      this.inc({ active: 'true' }, counts.active);
+      this.inc({ active: 'false' }, counts.inactive);
+    },
+  });
+  const figures = [
+    ['ugs_embed_tokens_consumed_total', 'Single-use embed tokens this process consumed first.', 'consumed'],
+    [
+      'ugs_embed_token_consumptions_refused_total',
+      'Online checks of a single-use embed token consumed already (by another caller or key).',
+      'consumptionsRefused',
+    ],
+    ['ugs_embed_token_refreshes_total', 'Embed tokens refreshed within their session.', 'refreshed'],
+  ] as const;
+  for (const [name, help, figure] of figures)
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(lifecycle.counts()[figure]);
+      },
+    });
 }

@@ -20,6 +20,9 @@ export const MAX_EMBED_TOKEN_LIFETIME_S = 86_400;
  */
 export const MAX_PUBLISHED_KEYS = 32;
 export const MAX_EMBED_TOKEN_BYTES = 8 * 1024;
+/** The longest session of refreshable embed tokens (docs/api.md#refresh-within-a-session), and the shortest inactivity interval. */
+export const MAX_EMBED_SESSION_S = 86_400;
+export const MIN_EMBED_INACTIVITY_S = 60;
 
 /** The range of a token's own rate limit: from one request in about 17 minutes to a million a second. */
 export const RATE_LIMIT_BOUNDS = {

@@ -2,8 +2,10 @@ import { Type, type Static } from 'typebox';
 import { ResolvedAccessRule } from './access-rules.schemas.js';
 import {
   DEFAULT_EMBED_TOKEN_LIFETIME_S,
+  MAX_EMBED_SESSION_S,
   MAX_EMBED_TOKEN_BYTES,
   MAX_EMBED_TOKEN_LIFETIME_S,
+  MIN_EMBED_INACTIVITY_S,
   MAX_PROPERTIES_BYTES,
   MAX_PROPERTIES_DEPTH,
   MIN_EMBED_TOKEN_LIFETIME_S,
@@ -41,6 +43,27 @@ export const MintEmbedTokenBody = Type.Object(
         },
       ),
     ),
+    single_use: Type.Optional(
+      Type.Boolean({
+        description:
+          'The first online verify or introspection consumes the token; later ones answer 404 / inactive. Not with session_seconds.',
+      }),
+    ),
+    session_seconds: Type.Optional(
+      Type.Integer({
+        minimum: MIN_EMBED_TOKEN_LIFETIME_S,
+        maximum: MAX_EMBED_SESSION_S,
+        description: `Makes the token refreshable (POST /api/user/embed_token/refresh) for this many seconds from now, at most ${MAX_EMBED_SESSION_S}; no token of the session expires later.`,
+      }),
+    ),
+    inactivity_seconds: Type.Optional(
+      Type.Integer({
+        minimum: MIN_EMBED_INACTIVITY_S,
+        maximum: MAX_EMBED_SESSION_S,
+        description:
+          'With session_seconds: a token not refreshed within this many seconds of its issue cannot refresh.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -52,6 +75,7 @@ export const EmbedTokenResponse = Type.Object({
     description: 'A compact JWS (ES256, typ ugs-embed+jwt); never contains the group token.',
   }),
   expires_at: Timestamp,
+  session_ends_at: Type.Optional(Timestamp),
 });
 
 export const EmbedOfToken = Type.Object(

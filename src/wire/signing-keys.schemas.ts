@@ -25,6 +25,10 @@ export const OpenIdConfiguration = Type.Object({
   issuer: Type.String(),
   jwks_uri: Type.String(),
   id_token_signing_alg_values_supported: Type.Array(Type.Literal('ES256')),
+  introspection_endpoint: Type.String({
+    description:
+      "RFC 7662 introspection of this issuer's embed tokens (RFC 8414's name): takes an API token of this issuer.",
+  }),
 });
 
 export const WorkspaceParam = Type.Object(

@@ -230,4 +230,61 @@ describe('cross-origin in Chromium', () => {
     });
     await page.close();
   });
+
+  it("a page keeps a session's token fresh with @ugs/client, from the token's own origin only (the preflight grants any)", async () => {
+    const minted = await server.request({
+      method: 'POST',
+      path: '/api/user/embed_token',
+      token: admin,
+      body: { user_group_id: 'acme', origin: otherOrigin, expires_in: 60, session_seconds: 600 },
+    });
+    if (minted.status !== 200) throw new Error(`mint: ${minted.status} ${minted.raw}`);
+    const token = minted.body.embed_token as string;
+    const refreshIn = (page: Page) =>
+      page.evaluate(
+        async ({ baseUrl, token }) => {
+          const { ugs } = globalThis as unknown as RendererGlobals;
+          // A margin of 59 s on a 60 s token: the helper refreshes at once.
+          return new Promise<{ fresh: string } | { ended: string }>((resolve) => {
+            const keeper = ugs.keepEmbedTokenFresh({
+              baseUrl,
+              token,
+              marginSeconds: 59,
+              onToken: (fresh) => {
+                keeper.stop();
+                resolve({ fresh });
+              },
+              onEnd: (error) => resolve({ ended: String((error as Error).name) }),
+            });
+          });
+        },
+        { baseUrl: server.baseUrl, token },
+      );
+    // The token's own origin (not listed in UGS_CORS_ORIGINS): a preflighted POST, answered to it.
+    const own = await refreshIn(await rendererAt(otherOrigin));
+    expect(own).toEqual({ fresh: expect.stringMatching(/^ey/) });
+    const fresh = (own as { fresh: string }).fresh;
+    const verified = await server.request({
+      method: 'POST',
+      path: '/api/user/verify',
+      token: admin,
+      body: { token: fresh },
+    });
+    expect(verified.status, verified.raw).toBe(200);
+    expect(verified.body.embed.origin).toBe(otherOrigin);
+    // The listed origin is another origin than the token's: refused without a grant, so the page cannot
+    // even read why (a fetch failure to it, which keepEmbedTokenFresh would retry until the token expires).
+    const other = await rendererAt(listedOrigin);
+    const refused = await other.evaluate(
+      async ({ baseUrl, token }) => {
+        const { ugs } = globalThis as unknown as RendererGlobals;
+        return ugs.refreshEmbedToken(token, { baseUrl }).then(
+          () => 'refreshed',
+          (error: { code?: string }) => error.code,
+        );
+      },
+      { baseUrl: server.baseUrl, token: fresh },
+    );
+    expect(refused).toBe('network_error');
+  });
 });

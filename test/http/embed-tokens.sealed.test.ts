@@ -81,6 +81,7 @@ describe('embed tokens, sealed by environment', () => {
         issuer,
         jwks_uri: `${issuer}/.well-known/jwks.json`,
         id_token_signing_alg_values_supported: ['ES256'],
+        introspection_endpoint: `${issuer}/introspect`,
       });
       expect(configuration.headers['cache-control']).toBe('public, max-age=300');
       const own = minted[environment];
@@ -156,6 +157,7 @@ describe('embed tokens, sealed by environment', () => {
             issuer,
             jwks_uri: `${issuer}/.well-known/jwks.json`,
             id_token_signing_alg_values_supported: ['ES256'],
+            introspection_endpoint: `${issuer}/introspect`,
           },
           cache: 'public, max-age=300',
         });

@@ -111,6 +111,7 @@ for (const transport of TRANSPORTS) {
         issuer,
         jwks_uri: `${issuer}/.well-known/jwks.json`,
         id_token_signing_alg_values_supported: ['ES256'],
+        introspection_endpoint: `${issuer}/introspect`,
       });
       expect(configuration.headers['cache-control']).toBe('public, max-age=300');
       const keys = await client({ method: 'GET', path: JWKS_PATH });

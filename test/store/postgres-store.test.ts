@@ -209,6 +209,7 @@ describe('PostgreSQL store specifics', () => {
       'api_tokens',
       'audit_events',
       'console_sessions',
+      'consumed_embed_tokens',
       'data_sources',
       'embed_revocation_keys',
       'embed_token_revocations',

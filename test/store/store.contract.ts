@@ -8,6 +8,7 @@ import { describeConsoleSessionContract } from './contract/console-sessions.cont
 import { describeOidcSessionContract } from './contract/oidc-sessions.contract.js';
 import type { ContractContext } from './contract/context.js';
 import { describeIdempotencyKeyContract } from './contract/idempotency-keys.contract.js';
+import { describeConsumedEmbedTokenContract } from './contract/consumed-embed-tokens.contract.js';
 import { describeStoreLifecycleContract } from './contract/store-lifecycle.contract.js';
 import { describeUserGroupLookupContract } from './contract/user-group-lookups.contract.js';
 import { describeSigningKeyChangeContract } from './contract/signing-key-changes.contract.js';
@@ -64,6 +65,7 @@ export function describeStoreContract(engineName: string, openStore: () => Promi
     describeAuditContract(context);
     describeCiphertextContract(context);
     describeIdempotencyKeyContract(context);
+    describeConsumedEmbedTokenContract(context);
     describeConsoleSessionContract(context);
     describeOidcSessionContract(context);
     describeUserGroupLookupContract(context);

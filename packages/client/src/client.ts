@@ -1,4 +1,5 @@
 import { createTransport, credentialsOf, type TransportOptions } from './transport.js';
+import { refreshEmbedToken, type RefreshedEmbedToken } from './embed-session.js';
 import type {
   ApiToken,
   AuditEvent,
@@ -9,6 +10,7 @@ import type {
   CreateSchemaBody,
   DataSource,
   DeleteUserGroupBody,
+  EmbedTokenIntrospection,
   GetOrCreateUserGroupBody,
   IssuedApiToken,
   ListUserGroupsQuery,
@@ -156,13 +158,37 @@ export function createClient(options: ClientOptions) {
       });
       return { user_group, revoked };
     },
+    /**
+     * RFC 7662 introspection at the API token's issuer (`workspace`, default `default`; the environment is
+     * the API token's). `{active:false}` for any token not currently valid. A single-use token is consumed;
+     * the Idempotency-Key (one per call, the same on each retry) makes a retry after a lost answer get the
+     * first answer again.
+     */
+    async introspectEmbedToken(
+      token: string,
+      options: WriteOptions & { workspace?: string; environment?: Environment } = {},
+    ): Promise<EmbedTokenIntrospection> {
+      const workspace = encodeURIComponent(options.workspace ?? 'default');
+      const issuer = options.environment === 'Testing' ? `/w/${workspace}/testing` : `/w/${workspace}`;
+      return send<EmbedTokenIntrospection>({
+        method: 'POST',
+        path: `${issuer}/introspect`,
+        text: { content: new URLSearchParams({ token }).toString(), mediaType: 'application/x-www-form-urlencoded' },
+        idempotencyKey: options.idempotencyKey,
+        bare: true,
+      });
+    },
+    /** POST /api/user/embed_token/refresh: the token is the credential (see refreshEmbedToken). */
+    refreshEmbedToken(token: string): Promise<RefreshedEmbedToken> {
+      return refreshEmbedToken(token, { baseUrl: options.baseUrl, fetch: options.fetch });
+    },
     async mintEmbedToken(body: MintEmbedTokenBody): Promise<MintedEmbedToken> {
-      const { embed_token, expires_at } = await send<MintedEmbedToken>({
+      const { embed_token, expires_at, session_ends_at } = await send<MintedEmbedToken>({
         method: 'POST',
         path: '/api/user/embed_token',
         body,
       });
-      return { embed_token, expires_at };
+      return session_ends_at === undefined ? { embed_token, expires_at } : { embed_token, expires_at, session_ends_at };
     },
 
     async createSchema(body: CreateSchemaBody, write: WriteOptions = {}): Promise<Schema> {

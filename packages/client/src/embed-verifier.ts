@@ -31,6 +31,12 @@ export interface EmbedTokenVerifierOptions {
    */
   tokenCacheSize?: number;
   /**
+   * Accept single-use tokens (`ugs.single_use`), because the caller introspects each one (or verifies
+   * it online), which consumes it. Default: refused, since an offline check cannot consume a token and
+   * would accept it any number of times.
+   */
+  introspectsSingleUse?: boolean;
+  /**
    * Check the issuer's revocation document (`<issuer>/.well-known/revocations.json`) too: `true` for
    * the default staleness bound (60 s), or its options. A token revoked (its group's token rotated, the
    * group deleted, or revoked explicitly) is refused with EmbedTokenRevokedError within the bound; while
@@ -76,12 +82,21 @@ export interface EmbedClaims extends JWTPayload {
      * which denies every table not opted out with `unlisted: 'allow'`.
      */
     access_rules?: ResolvedAccessRule[];
+    /** A single-use token: only an introspection (or online verify) may accept it, once. */
+    single_use?: true;
+    /** A refreshable token's session (see keepEmbedTokenFresh). */
+    session?: { id: string; ends_at: number; inactivity_seconds: number | null; view_keys: string[] };
   };
 }
 
 /** The token was not minted for the origin the renderer was asked to check. */
 export class EmbedOriginError extends Error {
   override readonly name = 'EmbedOriginError';
+}
+
+/** A single-use token offered to a verifier not told that its caller introspects (`introspectsSingleUse`). */
+export class EmbedSingleUseError extends Error {
+  override readonly name = 'EmbedSingleUseError';
 }
 
 /** The service refuses to mint a token longer than this (MAX_EMBED_TOKEN_BYTES); none is verified. */
@@ -381,6 +396,11 @@ export function createEmbedTokenVerifier(options: EmbedTokenVerifierOptions) {
     }
     if (check.origin !== undefined && origin !== null && origin !== check.origin) {
       throw new EmbedOriginError(`The embed token is for ${origin}, not ${check.origin}.`);
+    }
+    if (claims.ugs.single_use === true && options.introspectsSingleUse !== true) {
+      throw new EmbedSingleUseError(
+        'The embed token is single-use: introspect it (which consumes it), or create the verifier with introspectsSingleUse.',
+      );
     }
     return claims;
   }

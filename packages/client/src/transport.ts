@@ -65,6 +65,8 @@ export interface Call {
   idempotencyKey?: string;
   /** A floor under the transport's time limit per try, for a call that may legitimately run longer. */
   minTimeoutMs?: number;
+  /** A success answered without the envelope (RFC 7662 introspection): any 2xx JSON object is the answer. */
+  bare?: true;
 }
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -123,7 +125,7 @@ export function createTransport(options: TransportOptions, credentials: Credenti
         await sleep(Math.min(maxDelay, retryAfterMs(response.headers.get('retry-after')) ?? 100 * 2 ** attempt));
         continue;
       }
-      return answerOf<T>(response);
+      return answerOf<T>(response, call.bare);
     }
   };
 }
@@ -142,7 +144,8 @@ interface Envelope {
   error?: { code?: string; message?: string; field?: string; line?: number; index?: number; request_id?: string };
 }
 
-async function answerOf<T>(response: Response): Promise<T> {
+/** The answer of a success, or the UgsError of a failure; `bare`: a success has no envelope. */
+export async function answerOf<T>(response: Response, bare?: true): Promise<T> {
   const text = await response.text();
   let parsed: Envelope | undefined;
   try {
@@ -150,7 +153,8 @@ async function answerOf<T>(response: Response): Promise<T> {
   } catch {
     parsed = undefined;
   }
-  if (response.ok && parsed?.success === 1) return parsed as T;
+  if (response.ok && (parsed?.success === 1 || (bare && typeof parsed === 'object' && parsed !== null)))
+    return parsed as T;
   const error = parsed?.error;
   throw new UgsError(
     response.status,

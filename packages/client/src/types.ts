@@ -15,6 +15,7 @@ import type {
   VerifiedTokenResponse,
 } from '../../../src/wire/embed-tokens.schemas.js';
 import type { RevokedEmbedTokensResponse } from '../../../src/wire/embed-token-revocations.schemas.js';
+import type { IntrospectionResponse } from '../../../src/wire/embed-token-lifecycle.schemas.js';
 import type { CreateDataSourceBody, DataSource, UpdateDataSourceBody } from '../../../src/wire/data-sources.schemas.js';
 import type { CreateSchemaBody, Schema } from '../../../src/wire/schemas.schemas.js';
 import type {
@@ -82,6 +83,8 @@ export type TopUsage = Omit<Static<typeof TopUsageResponse>, 'success'>;
 export type SigningKeyRotation = Omit<Static<typeof SigningKeyRotationResponse>, 'success'>;
 export type MintedEmbedToken = Omit<Static<typeof EmbedTokenResponse>, 'success'>;
 export type RevokedEmbedTokens = Omit<Static<typeof RevokedEmbedTokensResponse>, 'success'>;
+/** RFC 7662: `{active:false}`, or `active: true` with the token's claims. */
+export type EmbedTokenIntrospection = Static<typeof IntrospectionResponse>;
 export type VerifiedToken = Omit<Static<typeof VerifiedTokenResponse>, 'success'>;
 export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
 export type IssuedWebhookEndpoint = Static<typeof IssuedWebhookEndpoint>;

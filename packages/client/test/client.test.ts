@@ -14,6 +14,9 @@ import {
   createClient,
   createEmbedTokenVerifier,
   EmbedOriginError,
+  EmbedSingleUseError,
+  keepEmbedTokenFresh,
+  refreshEmbedToken,
   UgsError,
   verifyWebhook,
   WebhookVerificationError,
@@ -297,6 +300,91 @@ describe('every operation', () => {
     expect(error).toMatchObject({ status: 400, code: 'invalid_field', field: 'name', requestId: expect.any(String) });
     const unauthenticated = createClient({ baseUrl, apiToken: 'ugs_live_nope' });
     await expect(unauthenticated.listSchemas()).rejects.toMatchObject({ status: 401, code: 'invalid_api_token' });
+  });
+});
+
+describe('embed-token lifecycle: introspection, single use, refresh', () => {
+  const read = () => createClient({ baseUrl, apiToken: t.tokens.default.Customer.read });
+  const singleUse = async (id: string) => {
+    await admin.getOrCreateUserGroup({ user_group_id: id });
+    return (await read().mintEmbedToken({ user_group_id: id, single_use: true })).embed_token;
+  };
+  const loseFirstAnswer = () =>
+    startFront((request, count) => (request.method === 'POST' && count === 1 ? 'lose-answer' : 'forward'));
+
+  it('a single-use token whose first verify answer is lost still verifies on the retry (same Idempotency-Key), and once only', async () => {
+    const token = await singleUse('client-single-verify');
+    const front = await loseFirstAnswer();
+    try {
+      const viaFront = createClient({ baseUrl: front.url, apiToken: t.tokens.default.Customer.read });
+      expect((await viaFront.verifyToken(token)).embed).toBeDefined();
+      expect(front.counts.get('POST /api/user/verify')).toBe(2);
+      await expect(read().verifyToken(token)).rejects.toMatchObject({ status: 404, code: 'user_group_not_found' });
+    } finally {
+      await front.close();
+    }
+  });
+
+  it('introspects (RFC 7662): a lost answer of a single-use token is active again on the retry, inactive for anyone else', async () => {
+    const token = await singleUse('client-single-introspect');
+    const front = await loseFirstAnswer();
+    try {
+      const viaFront = createClient({ baseUrl: front.url, apiToken: t.tokens.default.Customer.read });
+      const answer = await viaFront.introspectEmbedToken(token);
+      expect(answer).toMatchObject({ active: true, sub: 'client-single-introspect', ugs: { single_use: true } });
+      expect(front.counts.get('POST /w/default/introspect')).toBe(2);
+      expect(await read().introspectEmbedToken(token)).toEqual({ active: false });
+    } finally {
+      await front.close();
+    }
+    await expect(
+      createClient({ baseUrl, apiToken: t.tokens.default.Testing.read }).introspectEmbedToken(token),
+    ).rejects.toMatchObject({ status: 401, code: 'unauthenticated' });
+  });
+
+  it('the offline verifier refuses a single-use token unless its caller introspects', async () => {
+    const token = await singleUse('client-single-offline');
+    const issuer = `${baseUrl}/w/default`;
+    await expect(createEmbedTokenVerifier({ issuer, audience: 'ugs-embed' })(token)).rejects.toBeInstanceOf(
+      EmbedSingleUseError,
+    );
+    const claims = await createEmbedTokenVerifier({ issuer, audience: 'ugs-embed', introspectsSingleUse: true })(token);
+    expect(claims.ugs.single_use).toBe(true);
+  });
+
+  it('keeps a session token fresh before it expires, and says when a token cannot refresh', async () => {
+    await admin.getOrCreateUserGroup({ user_group_id: 'client-session', properties: { plan: 'pro' } });
+    const minted = await read().mintEmbedToken({
+      user_group_id: 'client-session',
+      expires_in: 60,
+      session_seconds: 600,
+    });
+    expect(minted.session_ends_at).toBeDefined();
+    const fresh = await new Promise<string>((resolve, reject) => {
+      // A margin of 59 s on a 60 s token: the first refresh is due at once.
+      const keeper = keepEmbedTokenFresh({
+        baseUrl,
+        token: minted.embed_token,
+        marginSeconds: 59,
+        onToken: (token) => {
+          keeper.stop();
+          resolve(token);
+        },
+        onEnd: reject,
+      });
+    });
+    expect(fresh).not.toBe(minted.embed_token);
+    expect((await read().verifyToken(fresh)).user_group.provided_id).toBe('client-session');
+
+    const plain = (await read().mintEmbedToken({ user_group_id: 'client-session' })).embed_token;
+    await expect(refreshEmbedToken(plain, { baseUrl })).rejects.toMatchObject({
+      status: 401,
+      code: 'embed_session_ended',
+    });
+    const ended = await new Promise<unknown>((resolve) =>
+      keepEmbedTokenFresh({ baseUrl, token: plain, onToken: () => undefined, onEnd: resolve }),
+    );
+    expect(ended).toBeInstanceOf(Error);
   });
 });
 

@@ -5,6 +5,14 @@ import { admitBeforeWork } from '../api-tokens/api-token-admission.js';
 import type { Clock } from '../clock.js';
 import { failure } from '../errors.js';
 import { hasHighS, lowSignature, perViewProperties } from './embed-tokens.rules.js';
+import {
+  assertLifecycleInput,
+  carriedViewProperties,
+  expiryWithin,
+  newSession,
+  type EmbedSessionClaim,
+  type LifecycleInput,
+} from './embed-token-sessions.rules.js';
 import { computedMapping, computedProperties } from '../user-groups/hierarchy.rules.js';
 import { mappingToRecord } from '../user-groups/mapping.js';
 import type { JsonObject } from '../common.records.js';
@@ -39,16 +47,21 @@ export const ANY_EMBED_AUDIENCE = 'ugs-embed';
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 export const isEmbedTokenShaped = (token: string) => COMPACT_JWS.test(token);
 
-export interface MintEmbedTokenInput {
+export interface MintEmbedTokenInput extends LifecycleInput {
   userGroupId: string | number;
   expiresIn?: number;
   embedId?: string;
   origin?: string;
   properties?: JsonObject;
+  /**
+   * A refresh (embed-token-introspection.service.ts): the session goes on, and the per-view
+   * properties of the token refreshed are carried over (never over the group's own values).
+   */
+  renewal?: { session: EmbedSessionClaim; properties: JsonObject; teamId: number; jti: string };
 }
 
 /** What the `ugs` claim carries (docs/api.md#embed-tokens). */
-interface UgsClaim {
+export interface UgsClaim {
   team_id: number;
   environment: string;
   workspace: string;
@@ -58,6 +71,22 @@ interface UgsClaim {
   origin: string | null;
   /** The group's effective access rules, property references resolved (docs/api.md#access-rules); absent from tokens minted before them. */
   access_rules?: ResolvedAccessRule[];
+  /** Present (true) on a single-use token only (docs/api.md#single-use-tokens). */
+  single_use?: true;
+  /** Present on a refreshable token only (docs/api.md#refresh-within-a-session). */
+  session?: EmbedSessionClaim;
+}
+
+/** Every claim of a verified embed token. */
+export interface EmbedTokenClaims {
+  iss: string;
+  sub: string;
+  aud: string;
+  iat: number;
+  nbf: number;
+  exp: number;
+  jti: string;
+  ugs: UgsClaim;
 }
 
 export interface VerifiedEmbed {
@@ -69,6 +98,8 @@ export interface VerifiedEmbed {
     accessRules: ResolvedAccessRule[];
     expiresAt: string;
   };
+  /** The token's claims as signed, for introspection and refresh. */
+  claims: EmbedTokenClaims;
 }
 
 export interface EmbedTokenServiceDeps {
@@ -137,17 +168,30 @@ export function createEmbedTokenService({
       return (await signingKeys.published({ workspaceId: workspace.id, environment })).map((key) => key.publicJwk);
     },
 
-    async mint(caller: Caller, input: MintEmbedTokenInput): Promise<{ embedToken: string; expiresAt: string }> {
-      const overrides = input.properties ?? {};
-      assertPropertiesWithinLimits(overrides);
+    async mint(
+      caller: Caller,
+      input: MintEmbedTokenInput,
+    ): Promise<{ embedToken: string; expiresAt: string; sessionEndsAt?: string }> {
+      assertPropertiesWithinLimits(input.properties ?? {});
       if (input.origin !== undefined) assertWebOrigin(input.origin);
+      assertLifecycleInput(input);
       // Admitted before anything is read, signed or counted; a no-op where the request was admitted on
       // arrival, as the mint route's are.
       await admitBeforeWork(caller);
       const group = await store.findUserGroupByProvidedId(caller.tenant, providedIdOf(input.userGroupId));
-      if (!group) throw notFound();
+      // A refresh is for the group the token was minted for, whose token has not been rotated since:
+      // a rotation between the refresh's verify and this read must not give the session a new life.
+      if (
+        !group ||
+        (input.renewal && (group.teamId !== input.renewal.teamId || !mintedUnder(input.renewal.jti, group)))
+      )
+        throw notFound();
       // The group's inherited values as its ancestors are now (docs/api.md#hierarchy-demo-groups-and-tags), and the view's own added.
       const inherited = computedProperties(group);
+      const { renewal } = input;
+      const overrides = renewal
+        ? carriedViewProperties(renewal.properties, renewal.session.view_keys, inherited)
+        : (input.properties ?? {});
       const properties = perViewProperties(inherited, overrides);
       assertPropertiesWithinLimits(properties);
       // Rules resolve against what the group's owner set, never against the per-view values (docs/api.md#access-rules).
@@ -157,7 +201,12 @@ export function createEmbedTokenService({
       const named = names.groupName(caller.tenant, group.teamId);
       const groupName = typeof named === 'string' ? named : await named;
       const issuedAt = Math.floor(Date.parse(clock()) / 1000);
-      const expiresAt = issuedAt + (input.expiresIn ?? DEFAULT_EMBED_TOKEN_LIFETIME_S);
+      const session = renewal
+        ? { ...renewal.session, view_keys: Object.keys(overrides) }
+        : input.sessionSeconds === undefined
+          ? undefined
+          : newSession(issuedAt, input.sessionSeconds, input.inactivitySeconds, Object.keys(overrides));
+      const expiresAt = expiryWithin(issuedAt, input.expiresIn ?? DEFAULT_EMBED_TOKEN_LIFETIME_S, session);
       const ugs: Omit<UgsClaim, 'access_rules'> = {
         team_id: group.teamId,
         environment: group.environment,
@@ -166,6 +215,8 @@ export function createEmbedTokenService({
         mapping: mappingToRecord(computedMapping(group)),
         is_demo_group: group.isDemoGroup,
         origin: input.origin ?? null,
+        ...(input.singleUse === true ? { single_use: true as const } : {}),
+        ...(session ? { session } : {}),
       };
       const claims = JSON.stringify({
         iss: issuerOf(workspace, caller.tenant.environment),
@@ -192,7 +243,12 @@ export function createEmbedTokenService({
         );
       }
       usage.minted(caller.tenant, group.teamId);
-      return { embedToken, expiresAt: new Date(expiresAt * 1000).toISOString() };
+      const isoAt = (seconds: number) => new Date(seconds * 1000).toISOString();
+      return {
+        embedToken,
+        expiresAt: isoAt(expiresAt),
+        ...(session ? { sessionEndsAt: isoAt(session.ends_at) } : {}),
+      };
     },
 
     /**
@@ -224,6 +280,7 @@ export function createEmbedTokenService({
           accessRules: ugs.access_rules ?? [],
           expiresAt: new Date(Number(claims.exp) * 1000).toISOString(),
         },
+        claims: claims as unknown as EmbedTokenClaims,
       };
       usage.verified(caller.tenant, group.teamId);
       return verified;

@@ -120,7 +120,7 @@ export function createIdempotencyService({ store, cipher, clock }: IdempotencySe
   };
 }
 
-function assertIdempotencyKey(key: string): void {
+export function assertIdempotencyKey(key: string): void {
   if (!IDEMPOTENCY_KEY_SHAPE.test(key)) {
     throw failure.idempotencyKeyShape();
   }

@@ -75,6 +75,7 @@ export const discoveryRoutes: FastifyPluginAsyncTypebox<{
           issuer,
           jwks_uri: `${issuer}/.well-known/jwks.json`,
           id_token_signing_alg_values_supported: ['ES256' as const],
+          introspection_endpoint: `${issuer}/introspect`,
         };
       },
     );

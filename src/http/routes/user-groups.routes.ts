@@ -7,6 +7,8 @@ import { jsonDefectError, parseStrictJson } from '../strict-json.js';
 import type { JsonObject } from '../../domain/common.records.js';
 import type { UserGroupService } from '../../domain/user-groups/user-groups.service.js';
 import { isEmbedTokenShaped, type EmbedTokenService } from '../../domain/embed-tokens/embed-tokens.service.js';
+import type { EmbedTokenLifecycleService } from '../../domain/embed-tokens/embed-token-introspection.service.js';
+import { idempotencyKeyOf } from './embed-token-introspection.routes.js';
 import { EmbedTokenResponse, MintEmbedTokenBody, VerifiedTokenResponse } from '../../wire/embed-tokens.schemas.js';
 import type { UserGroupView } from '../../domain/user-groups/user-group.view.js';
 import { presentUserGroup } from '../../wire/user-group.presenter.js';
@@ -117,7 +119,8 @@ const aliasing = <S extends object>(schema: S, index: number, operationId: strin
 export const userGroupRoutes: FastifyPluginAsyncTypebox<{
   userGroups: UserGroupService;
   embedTokens: EmbedTokenService;
-}> = async (app, { userGroups, embedTokens }) => {
+  embedTokenLifecycle: Pick<EmbedTokenLifecycleService, 'verify'>;
+}> = async (app, { userGroups, embedTokens, embedTokenLifecycle }) => {
   const getOrCreateSchema = routeSchema(
     'getOrCreateUserGroup',
     'Get a user group, or create it',
@@ -239,7 +242,8 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{
       const { token } = request.body;
       if (!isEmbedTokenShaped(token))
         return withUserGroup(await userGroups.verifyUserGroupToken(request.caller, token));
-      const { userGroup, embed } = await embedTokens.verify(request.caller, token);
+      // A single-use token is consumed here; Idempotency-Key makes a retry of the same caller succeed again.
+      const { userGroup, embed } = await embedTokenLifecycle.verify(request.caller, token, idempotencyKeyOf(request));
       return {
         ...withUserGroup(userGroup),
         embed: {
@@ -274,12 +278,16 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{
         embedId: body.embed_id,
         origin: body.origin,
         properties: body.properties as JsonObject | undefined,
+        singleUse: body.single_use,
+        sessionSeconds: body.session_seconds,
+        inactivitySeconds: body.inactivity_seconds,
       });
+      const session = minted.sessionEndsAt === undefined ? '' : `,"session_ends_at":"${minted.sessionEndsAt}"`;
       // EmbedTokenResponse written out: a JWS is base64url and dots and the time ISO 8601, nothing to
       // escape, where the serialiser copies and scans a token that access rules make up to 8 KiB (D397).
       return (reply as FastifyReply)
         .type('application/json; charset=utf-8')
-        .send(`{"success":1,"embed_token":"${minted.embedToken}","expires_at":"${minted.expiresAt}"}`);
+        .send(`{"success":1,"embed_token":"${minted.embedToken}","expires_at":"${minted.expiresAt}"${session}}`);
     },
   );
 };

@@ -12,6 +12,7 @@ import { embedTokenRevocationMethods } from './embed-token-revocations.js';
 import { dataSourceMethods } from './data-sources.js';
 import { withPostgresErrorsMapped } from './mapped-errors.js';
 import { idempotencyKeyMethods } from './idempotency-keys.js';
+import { consumedEmbedTokenMethods } from './consumed-embed-tokens.js';
 import { signingKeyMethods } from './signing-keys.js';
 import { migratePostgres } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
@@ -44,6 +45,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     ...userGroupMethods(db, audit),
     ...ciphertextMethods(db, audit),
     ...idempotencyKeyMethods(db),
+    ...consumedEmbedTokenMethods(db),
     ...signingKeyMethods(db, audit),
     ...webhookMethods(db, audit),
     ...consoleSessionMethods(db, audit),

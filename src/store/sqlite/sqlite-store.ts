@@ -13,6 +13,7 @@ import { dataSourceMethods } from './data-sources.js';
 import { createGroupCommit } from './group-commit.js';
 import { retryWhileBusy } from './busy-retry.js';
 import { idempotencyKeyMethods } from './idempotency-keys.js';
+import { consumedEmbedTokenMethods } from './consumed-embed-tokens.js';
 import { migrateSqlite } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { preparedOnFirstUse } from './prepared.js';
@@ -56,6 +57,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       ...userGroupMethods(db, audit, apiTokens.findApiTokenByHash),
       ...ciphertextMethods(db, audit),
       ...idempotencyKeyMethods(db),
+      ...consumedEmbedTokenMethods(db),
       ...signingKeyMethods(db, audit),
       ...webhookMethods(db, audit),
       ...consoleSessionMethods(db, audit),

@@ -15,6 +15,7 @@ import { syncIds } from './0013-sync-ids.js';
 import { userGroupTagsIndex } from './0014-user-group-tags-index.js';
 import { sharedDataSourcesAndTeamIdGaps } from './0015-shared-data-sources-and-team-id-gaps.js';
 import { embedTokenRevocations } from './0016-embed-token-revocations.js';
+import { consumedEmbedTokens } from './0017-consumed-embed-tokens.js';
 import { consolePeople } from './0018-console-people.js';
 
 /** In version order; append only. */
@@ -35,5 +36,6 @@ export const MIGRATIONS: readonly PostgresMigration[] = [
   userGroupTagsIndex,
   sharedDataSourcesAndTeamIdGaps,
   embedTokenRevocations,
+  consumedEmbedTokens,
   consolePeople,
 ];

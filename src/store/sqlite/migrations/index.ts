@@ -13,6 +13,7 @@ import { groupUsage } from './0012-group-usage.js';
 import { syncIds } from './0013-sync-ids.js';
 import { sharedDataSourcesAndTeamIdGaps } from './0014-shared-data-sources-and-team-id-gaps.js';
 import { embedTokenRevocations } from './0015-embed-token-revocations.js';
+import { consumedEmbedTokens } from './0016-consumed-embed-tokens.js';
 import { consolePeople } from './0017-console-people.js';
 import type { Migration } from '../../migration.js';
 
@@ -33,5 +34,6 @@ export const MIGRATIONS: readonly Migration[] = [
   syncIds,
   sharedDataSourcesAndTeamIdGaps,
   embedTokenRevocations,
+  consumedEmbedTokens,
   consolePeople,
 ];
