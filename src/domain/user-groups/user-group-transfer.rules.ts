@@ -19,6 +19,20 @@ export type CarriedField = (typeof CARRIED_FIELDS)[number];
 export const isCarriedField = (name: string): name is CarriedField =>
   (CARRIED_FIELDS as readonly string[]).includes(name);
 
+/**
+ * A comma-separated list of carried fields (`--require-fields`, `require_fields`), checked so that a
+ * typo is an error rather than a requirement that never applies: the fields, or the sentence saying why not.
+ */
+export function parseCarriedFields(value: string): { fields: CarriedField[] } | { error: string } {
+  const names = value.split(',').map((field) => field.trim());
+  const unknown = names.filter((field) => !isCarriedField(field));
+  if (unknown.length > 0)
+    return {
+      error: `Unknown field ${unknown.join(', ')}; give some of ${CARRIED_FIELDS.join(', ')}, comma-separated.`,
+    };
+  return { fields: names.filter(isCarriedField) };
+}
+
 /** The carried fields a line does not have (as opposed to has as null, which clears). */
 export const lackedFields = (group: TransferredUserGroup): CarriedField[] =>
   CARRIED_FIELDS.filter((field) => group[field] === undefined);
