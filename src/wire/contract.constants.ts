@@ -74,3 +74,13 @@ export const MAX_ACCESS_RULE_VALUES = 1000;
 /** The most access rules a group may own, and the most it may have with its ancestors' (docs/api.md#access-rules). */
 export const MAX_ACCESS_RULES = 64;
 export const MAX_COMPUTED_ACCESS_RULES = 128;
+
+/**
+ * The fields of a group that this service keeps and an export may lack (`--require-fields`,
+ * `require_fields`): the hosted product's own API document lists only `team_id`, `token`, `name`,
+ * `provided_id` and `properties`.
+ */
+export const CARRIED_FIELDS = ['name', 'properties', 'mapping', 'parent_user_group_id', 'is_demo_group'] as const;
+
+/** The lacking lines an import's summary lists one by one (CLI and API); its counts cover every line. */
+export const LACKING_LISTED = 1000;

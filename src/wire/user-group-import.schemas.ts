@@ -1,10 +1,8 @@
 import { Type, type Static, type TObject, type TOptional } from 'typebox';
 import { Count, MAX_SAFE } from './common.schemas.js';
-import { MAX_SYNC_GROUPS } from './contract.constants.js';
+import { CARRIED_FIELDS, LACKING_LISTED, MAX_SYNC_GROUPS } from './contract.constants.js';
 import { Success } from './envelope.js';
 import { TransferredUserGroupLine } from './user-groups.schemas.js';
-import { CARRIED_FIELDS, type CarriedField } from '../domain/user-groups/user-group-transfer.rules.js';
-import { LACKING_LISTED } from '../domain/user-groups/user-group-transfer.service.js';
 
 const TrueOrFalse = (description: string) =>
   Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description }));
@@ -76,7 +74,7 @@ export const ImportResponse = Type.Object({
     lacking_fields: Type.Object(
       Object.fromEntries(
         CARRIED_FIELDS.map((field) => [field, Type.Optional(Type.Object({ lacked: Count }))]),
-      ) as Record<CarriedField, TOptional<TObject<{ lacked: typeof Count }>>>,
+      ) as Record<(typeof CARRIED_FIELDS)[number], TOptional<TObject<{ lacked: typeof Count }>>>,
       { description: 'Per field, how many of the imported lines lacked it.' },
     ),
   }),

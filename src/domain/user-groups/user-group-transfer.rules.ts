@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Environment } from '../tenancy.js';
 import type { MappingEntry, UserGroupRecord } from './user-group.records.js';
 import type { TransferredUserGroup } from './user-group-transfer.service.js';
+import { CARRIED_FIELDS } from '../../wire/contract.constants.js';
 
 /*
  * What an import learns about each line beyond writing it: which fields the line lacked (so a move
@@ -9,11 +10,8 @@ import type { TransferredUserGroup } from './user-group-transfer.service.js';
  * differs from its line. Pure functions; the transfer service reads and writes.
  */
 
-/**
- * The fields of a group that this service keeps and an export may lack: the hosted product's own
- * API document lists only `team_id`, `token`, `name`, `provided_id` and `properties`.
- */
-export const CARRIED_FIELDS = ['name', 'properties', 'mapping', 'parent_user_group_id', 'is_demo_group'] as const;
+// The list is part of the contract the wire schemas state: defined there, once.
+export { CARRIED_FIELDS };
 export type CarriedField = (typeof CARRIED_FIELDS)[number];
 
 export const isCarriedField = (name: string): name is CarriedField =>
