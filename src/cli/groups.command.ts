@@ -17,16 +17,18 @@ import {
   type CommonOptions,
 } from './context.js';
 import { addGroupsSyncCommand } from './groups-sync.command.js';
-import { CARRIED_FIELDS, isCarriedField, type CarriedField } from '../domain/user-groups/user-group-transfer.rules.js';
+import {
+  CARRIED_FIELDS,
+  parseCarriedFields,
+  type CarriedField,
+} from '../domain/user-groups/user-group-transfer.rules.js';
 import type { ImportVerification } from '../domain/user-groups/user-group-transfer.service.js';
 
 /** `--require-fields mapping,parent_user_group_id,…`: names checked here, so a typo is an error, not a no-op. */
 function carriedFieldList(value: string): CarriedField[] {
-  const fields = value.split(',').map((field) => field.trim());
-  const unknown = fields.filter((field) => !isCarriedField(field));
-  if (unknown.length > 0 || fields.length === 0)
-    throw new InvalidArgumentError(`Unknown field ${unknown.join(', ')}; give some of ${CARRIED_FIELDS.join(', ')}.`);
-  return fields.filter(isCarriedField);
+  const parsed = parseCarriedFields(value);
+  if ('error' in parsed) throw new InvalidArgumentError(parsed.error);
+  return parsed.fields;
 }
 
 /** The verify report for people: one line per difference, never a token. */

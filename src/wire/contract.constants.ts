@@ -85,3 +85,13 @@ export const MAX_COMPUTED_ACCESS_RULES = 128;
  * keeps to it within this many seconds of its commit.
  */
 export const EMBED_REVOCATION_MAX_AGE_S = 60;
+
+/**
+ * The fields of a group that this service keeps and an export may lack (`--require-fields`,
+ * `require_fields`): the hosted product's own API document lists only `team_id`, `token`, `name`,
+ * `provided_id` and `properties`.
+ */
+export const CARRIED_FIELDS = ['name', 'properties', 'mapping', 'parent_user_group_id', 'is_demo_group'] as const;
+
+/** The lacking lines an import's summary lists one by one (CLI and API); its counts cover every line. */
+export const LACKING_LISTED = 1000;

@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { EMBED_REVOCATION_MAX_AGE_S, MAX_EMBED_TOKEN_BYTES } from './contract.constants.js';
 import { Success } from './envelope.js';
 import { MAX_SAFE } from './common.schemas.js';
@@ -37,17 +37,25 @@ export const RevokedEmbedTokensResponse = Type.Object({
   }),
 });
 
+/**
+ * A fixed-length entry, published as JSON Schema 2020-12 `prefixItems` (what OpenAPI 3.1 reads): TypeBox's
+ * tuple is the draft-07 form (`items` as an array), which OpenAPI 3.1 validators refuse. The document is
+ * sent as rendered text, so this schema describes it and never serialises it.
+ */
+const Entry = <T extends unknown[]>(items: TSchema[]) =>
+  Type.Unsafe<T>({ type: 'array', prefixItems: items, minItems: items.length, maxItems: items.length });
+
 export const RevocationDocument = Type.Object({
   issuer: Type.String(),
   generation: Whole(
     'The highest entry number in the document: informative only (entries that expire leave, so it may fall); merge, never replace.',
   ),
   max_age: Whole(`Seconds a verifier may keep this document before fetching it again (${EMBED_REVOCATION_MAX_AGE_S}).`),
-  groups: Type.Array(Type.Tuple([Type.String(), Whole(), Whole()]), {
+  groups: Type.Array(Entry<[string, number, number]>([Type.String(), Whole(), Whole()]), {
     description:
       '[grp, before_generation, expires_at]: every token whose grp claim is grp and whose gen claim is below before_generation is revoked; the entry may be dropped after expires_at (Unix seconds).',
   }),
-  tokens: Type.Array(Type.Tuple([Type.String(), Whole()]), {
+  tokens: Type.Array(Entry<[string, number]>([Type.String(), Whole()]), {
     description: '[jti, expires_at]: the token with this jti is revoked; the entry may be dropped after expires_at.',
   }),
 });

@@ -15,6 +15,12 @@ export function presentImport(summary: ImportSummary, dryRun: boolean, form: 'li
       updated: summary.updated,
       unchanged: summary.unchanged,
       rejected: summary.rejected.map(({ line, reason }) => ({ ...position(line), reason })),
+      // No supplement over HTTP (a line carries its fields itself): what each line lacked, not what was supplied.
+      lacking: summary.lacking.map(({ line, provided_id, fields }) => ({ ...position(line), provided_id, fields })),
+      lacking_lines: summary.lacking_lines,
+      lacking_fields: Object.fromEntries(
+        Object.entries(summary.lacking_fields).map(([field, { lacked }]) => [field, { lacked }]),
+      ),
     },
   };
 }

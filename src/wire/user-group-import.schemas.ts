@@ -1,6 +1,6 @@
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TObject, type TOptional } from 'typebox';
 import { Count, MAX_SAFE } from './common.schemas.js';
-import { MAX_SYNC_GROUPS } from './contract.constants.js';
+import { CARRIED_FIELDS, LACKING_LISTED, MAX_SYNC_GROUPS } from './contract.constants.js';
 import { Success } from './envelope.js';
 import { TransferredUserGroupLine } from './user-groups.schemas.js';
 
@@ -12,6 +12,12 @@ export const ImportQuery = Type.Object(
     dry_run: TrueOrFalse('true: check every line and answer the summary the import would give, writing nothing.'),
     replace_tokens: TrueOrFalse(
       "true: a line whose token differs from its group's current token replaces it, as a rotation (audited and announced as user_group.token_rotated). Otherwise such a line is refused: an old export never puts back a token that was rotated away.",
+    ),
+    require_fields: Type.Optional(
+      Type.String({
+        maxLength: 1024,
+        description: `Comma-separated, some of ${CARRIED_FIELDS.join(', ')}: a line lacking any of them is refused rather than imported (\`ugs groups import --require-fields\`). An unknown name is a 400.`,
+      }),
     ),
   },
   { additionalProperties: false },
@@ -32,6 +38,21 @@ const ImportRejection = Type.Object({
   reason: Type.String({ description: "Why the line was refused: one sentence, never the line's token." }),
 });
 
+const CarriedFieldName = Type.Enum(CARRIED_FIELDS, {
+  description: 'A field this service keeps that an export may lack.',
+});
+
+const LackingLine = Type.Object({
+  line: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_SAFE, description: 'NDJSON: the line (from 1).' })),
+  index: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: MAX_SAFE, description: 'A JSON array: the index (from 0).' }),
+  ),
+  provided_id: Type.String(),
+  fields: Type.Array(CarriedFieldName, {
+    description: 'What the line lacked: the group keeps what it had here, or the default.',
+  }),
+});
+
 export const ImportResponse = Type.Object({
   success: Success,
   import: Type.Object({
@@ -42,6 +63,20 @@ export const ImportResponse = Type.Object({
     rejected: Type.Array(ImportRejection, {
       description: 'The refused lines in body order; each refused line wrote nothing, the others were written.',
     }),
+    lacking: Type.Array(LackingLine, {
+      description: `The lines that lacked a field this service keeps, in body order: the first ${LACKING_LISTED}, as the CLI lists them.`,
+    }),
+    lacking_lines: Type.Integer({
+      minimum: 0,
+      maximum: MAX_SAFE,
+      description: 'How many lines lacked a field (imported all the same, unless require_fields names it).',
+    }),
+    lacking_fields: Type.Object(
+      Object.fromEntries(
+        CARRIED_FIELDS.map((field) => [field, Type.Optional(Type.Object({ lacked: Count }))]),
+      ) as Record<(typeof CARRIED_FIELDS)[number], TOptional<TObject<{ lacked: typeof Count }>>>,
+      { description: 'Per field, how many of the imported lines lacked it.' },
+    ),
   }),
 });
 export type ImportResponse = Static<typeof ImportResponse>;

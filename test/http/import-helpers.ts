@@ -13,6 +13,8 @@ export const IMPORT_PATH = '/api/admin/user_groups/import';
 export interface ImportRequest {
   dryRun?: boolean;
   replaceTokens?: boolean;
+  /** `require_fields`, sent as it is. */
+  requireFields?: string;
   /** The JSON array form instead of NDJSON. */
   array?: boolean;
   /** Sent as it is (NDJSON content type unless `array`). */
@@ -31,6 +33,7 @@ export function importCall(t: TestApp, lines: readonly unknown[], request: Impor
     path: withQuery(IMPORT_PATH, {
       dry_run: request.dryRun ? 'true' : undefined,
       replace_tokens: request.replaceTokens ? 'true' : undefined,
+      require_fields: request.requireFields,
     }),
     token: apiToken(t, request.as),
     rawBody: request.rawBody ?? (request.array ? JSON.stringify(lines) : importLines(lines)),
@@ -44,6 +47,9 @@ export interface ImportSummaryBody {
   updated: number;
   unchanged: number;
   rejected: Array<{ line?: number; index?: number; reason: string }>;
+  lacking: Array<{ line?: number; index?: number; provided_id: string; fields: string[] }>;
+  lacking_lines: number;
+  lacking_fields: Record<string, { lacked: number }>;
 }
 
 /** The `import` object of a successful import. */

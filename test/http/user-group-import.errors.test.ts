@@ -33,6 +33,10 @@ describe('POST /api/admin/user_groups/import: bodies refused whole', () => {
     for (const [query, field] of [
       ['dry_run=yes', 'dry_run'],
       ['replace_tokens=1', 'replace_tokens'],
+      // The CLI's --require-fields names: a typo is refused, never a requirement that never applies.
+      ['require_fields=mapping,tokens', 'require_fields'],
+      ['require_fields=', 'require_fields'],
+      ['require_fields=team_id', 'require_fields'],
     ] as const) {
       const response = await expectUnchanged(fixture.t, () =>
         inject(fixture.t.app, {
@@ -72,6 +76,10 @@ describe('POST /api/admin/user_groups/import: lines refused in the summary', () 
         { line: 3, reason: 'a line must be a JSON object' },
         { line: 4, reason: 'not valid JSON' },
       ],
+      // What each line lacked: asserted where the lacking lines are the subject.
+      lacking: expect.any(Array),
+      lacking_lines: expect.any(Number),
+      lacking_fields: expect.any(Object),
     });
   });
 });

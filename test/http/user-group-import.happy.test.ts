@@ -14,6 +14,7 @@ import {
   TREE_CHILDREN_FIRST,
 } from '../support/import-cases.js';
 import { useTestApp, type TestApp } from '../support/test-app.js';
+import { CARRIED_FIELDS } from '../../src/domain/user-groups/user-group-transfer.rules.js';
 import { inject, type ApiRequest } from '../support/http-client.js';
 import { uniqueId } from '../support/unique-id.js';
 import { ADMIN, adminOk } from './admin-helpers.js';
@@ -50,6 +51,10 @@ describe('POST /api/admin/user_groups/import: the import suite over HTTP', () =>
       updated: 0,
       unchanged: 0,
       rejected: bad.map(({ line }) => ({ line, reason: expect.any(String) })),
+      // What each line lacked: asserted where the lacking lines are the subject.
+      lacking: expect.any(Array),
+      lacking_lines: expect.any(Number),
+      lacking_fields: expect.any(Object),
     });
     summary.rejected.forEach(({ reason }, index) => expect(reason).toMatch(bad[index]!.reason));
     const stored = await groupsOf();
@@ -122,6 +127,56 @@ describe('POST /api/admin/user_groups/import?dry_run=true', () => {
 
 const viaInject = (t: TestApp) => (request: ApiRequest) => inject(t.app, request);
 
+const ALL_CARRIED = [...CARRIED_FIELDS];
+
+describe('POST /api/admin/user_groups/import: lacking fields', () => {
+  const fixture = useTestApp();
+
+  it('reports each line lacking mapping by line, and imports it; require_fields=mapping refuses it and writes nothing of it', async () => {
+    const { t } = fixture;
+    const id = uniqueId('lacking');
+    const full = {
+      provided_id: `${id}-full`,
+      name: 'Full',
+      properties: {},
+      mapping: null,
+      parent_user_group_id: null,
+      is_demo_group: false,
+    };
+    const noMapping = {
+      provided_id: `${id}-bare`,
+      name: 'Bare',
+      properties: {},
+      parent_user_group_id: null,
+      is_demo_group: false,
+    };
+
+    // Required: the line lacking it is refused (and not written), the other imported.
+    expect(await importOk(t, [full, noMapping], { requireFields: 'mapping, is_demo_group' })).toEqual({
+      dry_run: false,
+      created: 1,
+      updated: 0,
+      unchanged: 0,
+      rejected: [{ line: 2, reason: 'the line lacks mapping, which is required' }],
+      lacking: [],
+      lacking_lines: 0,
+      lacking_fields: {},
+    });
+
+    // Not required: imported all the same, and reported by its line (the first is unchanged, so the second was not written).
+    expect(await importOk(t, [full, noMapping])).toEqual({
+      dry_run: false,
+      created: 1,
+      updated: 0,
+      unchanged: 1,
+      rejected: [],
+      lacking: [{ line: 2, provided_id: `${id}-bare`, fields: ['mapping'] }],
+      lacking_lines: 1,
+      lacking_fields: { mapping: { lacked: 1 } },
+    });
+  });
+});
+
 describe('POST /api/admin/user_groups/import: forms and tokens', () => {
   const fixture = useTestApp();
 
@@ -136,6 +191,10 @@ describe('POST /api/admin/user_groups/import: forms and tokens', () => {
       updated: 0,
       unchanged: 0,
       rejected: [{ index: 1, reason: expect.stringMatching(/colour/) }],
+      // Only the provided id: it lacks every field this service keeps, named by its index.
+      lacking: [{ index: 0, provided_id: id, fields: ALL_CARRIED }],
+      lacking_lines: 1,
+      lacking_fields: Object.fromEntries(ALL_CARRIED.map((field) => [field, { lacked: 1 }])),
     });
   });
 
@@ -173,6 +232,10 @@ describe('POST /api/admin/user_groups/import: forms and tokens', () => {
       updated: 0,
       unchanged: 0,
       rejected: [{ line: 1, reason: expect.stringMatching(/replace_tokens=true/) }],
+      // What each line lacked: asserted where the lacking lines are the subject.
+      lacking: expect.any(Array),
+      lacking_lines: expect.any(Number),
+      lacking_fields: expect.any(Object),
     });
     expect(await importOk(t, [line], { dryRun: true, replaceTokens: true })).toMatchObject({ updated: 1 });
 

@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Environment } from '../tenancy.js';
 import type { MappingEntry, UserGroupRecord } from './user-group.records.js';
 import type { TransferredUserGroup } from './user-group-transfer.service.js';
+import { CARRIED_FIELDS } from '../../wire/contract.constants.js';
 
 /*
  * What an import learns about each line beyond writing it: which fields the line lacked (so a move
@@ -9,15 +10,26 @@ import type { TransferredUserGroup } from './user-group-transfer.service.js';
  * differs from its line. Pure functions; the transfer service reads and writes.
  */
 
-/**
- * The fields of a group that this service keeps and an export may lack: the hosted product's own
- * API document lists only `team_id`, `token`, `name`, `provided_id` and `properties`.
- */
-export const CARRIED_FIELDS = ['name', 'properties', 'mapping', 'parent_user_group_id', 'is_demo_group'] as const;
+// The list is part of the contract the wire schemas state: defined there, once.
+export { CARRIED_FIELDS };
 export type CarriedField = (typeof CARRIED_FIELDS)[number];
 
 export const isCarriedField = (name: string): name is CarriedField =>
   (CARRIED_FIELDS as readonly string[]).includes(name);
+
+/**
+ * A comma-separated list of carried fields (`--require-fields`, `require_fields`), checked so that a
+ * typo is an error rather than a requirement that never applies: the fields, or the sentence saying why not.
+ */
+export function parseCarriedFields(value: string): { fields: CarriedField[] } | { error: string } {
+  const names = value.split(',').map((field) => field.trim());
+  const unknown = names.filter((field) => !isCarriedField(field));
+  if (unknown.length > 0)
+    return {
+      error: `Unknown field ${unknown.join(', ')}; give some of ${CARRIED_FIELDS.join(', ')}, comma-separated.`,
+    };
+  return { fields: names.filter(isCarriedField) };
+}
 
 /** The carried fields a line does not have (as opposed to has as null, which clears). */
 export const lackedFields = (group: TransferredUserGroup): CarriedField[] =>

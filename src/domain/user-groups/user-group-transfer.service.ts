@@ -19,6 +19,7 @@ import type { Store } from '../store.port.js';
 import type { UserGroupStore, UserGroupTokenRotation, UserGroupWrite } from './user-groups.port.js';
 import { keepableTeamId } from './team-ids.rules.js';
 import { mappingToRecord } from './mapping.js';
+import { LACKING_LISTED } from '../../wire/contract.constants.js';
 import {
   importDifferences,
   lackedFields,
@@ -124,8 +125,7 @@ type TransferStore = Pick<
   Pick<Store, 'refreshStatistics'>;
 
 const DEFAULT_BATCH = 1000;
-/** The lacking lines a summary lists one by one; the counts cover every line. */
-export const LACKING_LISTED = 1000;
+export { LACKING_LISTED };
 const MAX_BATCH_ATTEMPTS = 3;
 
 type Pending = { line: number; group: TransferredUserGroup };

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { UserGroupTransferService } from '../../domain/user-groups/user-group-transfer.service.js';
 import { failure } from '../../domain/errors.js';
+import { parseCarriedFields } from '../../domain/user-groups/user-group-transfer.rules.js';
 import { presentImport } from '../../wire/user-group-import.presenter.js';
 import {
   IMPORT_ITEM_BOUNDS,
@@ -51,7 +52,7 @@ export const userGroupImportRoutes: FastifyPluginAsyncTypebox<{ userGroupTransfe
       schema: apiRouteSchema('admin', 'Import user groups (the lines of an export)', ImportResponse, {
         operationId: 'importUserGroups',
         description:
-          "The lines of `ugs groups import` (an export of this service, or the hosted product's groups with their tokens) as a JSON array, or NDJSON with Content-Type application/x-ndjson: at most 10 000 groups, each at most 1 MiB, and 64 MiB. Upserts by provided_id (the user_group_id) into the API token's own workspace and environment (a line whose api_environment_tag names the other one is refused), with the CLI's rules and summary: each line created, updated, unchanged or refused with its reason (a refused line writes nothing; the others are written, in batches, parents before children). A line whose token differs from its group's current one is refused unless replace_tokens=true, which rotates it (user_group.token_rotated). dry_run=true writes nothing. The scope, rate limit and bodies in flight are checked before the body is read; a client that goes before its body is read has nothing written.",
+          "The lines of `ugs groups import` (an export of this service, or the hosted product's groups with their tokens) as a JSON array, or NDJSON with Content-Type application/x-ndjson: at most 10 000 groups, each at most 1 MiB, and 64 MiB. Upserts by provided_id (the user_group_id) into the API token's own workspace and environment (a line whose api_environment_tag names the other one is refused), with the CLI's rules and summary: each line created, updated, unchanged or refused with its reason (a refused line writes nothing; the others are written, in batches, parents before children). A line whose token differs from its group's current one is refused unless replace_tokens=true, which rotates it (user_group.token_rotated). require_fields (comma-separated) refuses a line lacking any of those fields; each line that lacked a field is listed in lacking (no supplement over HTTP: a line carries its fields itself). dry_run=true writes nothing. The scope, rate limit and bodies in flight are checked before the body is read; a client that goes before its body is read has nothing written.",
         querystring: ImportQuery,
       }),
     },
@@ -66,11 +67,15 @@ export const userGroupImportRoutes: FastifyPluginAsyncTypebox<{ userGroupTransfe
           ? { line: line.line, error: failure.importOtherEnvironment(environment).message }
           : line,
       );
+      // The CLI's --require-fields list, checked the same way: an unknown name is refused, not ignored.
+      const required = query.require_fields === undefined ? undefined : parseCarriedFields(query.require_fields);
+      if (required && 'error' in required) throw requestFailure.invalidField('require_fields', required.error);
       const dryRun = query.dry_run === 'true';
       const summary = await userGroupTransfer.importUserGroups(request.caller, lines, {
         environment,
         dryRun,
         replaceTokens: query.replace_tokens === 'true',
+        ...(required ? { requireFields: required.fields } : {}),
         signal: clientGone(request),
       });
       return presentImport(summary, dryRun, form);
