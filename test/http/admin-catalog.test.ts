@@ -68,6 +68,7 @@ describe('admin catalog', () => {
           name: 'Warehouse',
           schema_id: schema.id,
           api_environment_tag: 'Customer',
+          shared: false,
         },
       });
       expect(await listDataSources()).toContainEqual(body.data_source);

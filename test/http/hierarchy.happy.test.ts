@@ -263,12 +263,20 @@ describe('a tree through export and import, on this engine', () => {
       updated: 0,
       unchanged: 0,
       rejected: [],
+      lacking: [],
+      lacking_lines: 0,
+      lacking_fields: {},
+      supplemented: 0,
     });
     expect(await transfer.importUserGroups(target, lines)).toEqual({
       created: 0,
       updated: 0,
       unchanged: 4,
       rejected: [],
+      lacking: [],
+      lacking_lines: 0,
+      lacking_fields: {},
+      supplemented: 0,
     });
 
     const imported: TransferredUserGroup[] = [];

@@ -279,7 +279,26 @@ describe('every operation', () => {
       { provided_id: 'client-import-child', parent_user_group_id: 'client-import-root' },
     ];
     const dry = await admin.importUserGroups(lines, { dryRun: true });
-    expect(dry).toEqual({ dry_run: true, created: 2, updated: 0, unchanged: 0, rejected: [] });
+    // What each line lacked of the fields the service keeps (neither carries a mapping, for one).
+    const lacking = {
+      lacking: [
+        {
+          index: 0,
+          provided_id: 'client-import-root',
+          fields: ['properties', 'mapping', 'parent_user_group_id', 'is_demo_group'],
+        },
+        { index: 1, provided_id: 'client-import-child', fields: ['name', 'properties', 'mapping', 'is_demo_group'] },
+      ],
+      lacking_lines: 2,
+      lacking_fields: {
+        name: { lacked: 1 },
+        properties: { lacked: 2 },
+        mapping: { lacked: 2 },
+        parent_user_group_id: { lacked: 1 },
+        is_demo_group: { lacked: 2 },
+      },
+    };
+    expect(dry).toEqual({ dry_run: true, created: 2, updated: 0, unchanged: 0, rejected: [], ...lacking });
     expect((await admin.listUserGroups({ q: 'client-import' })).items).toEqual([]);
     expect(await admin.importUserGroups(lines)).toMatchObject({ dry_run: false, created: 2 });
     const file = `${JSON.stringify(lines[0])}\n{"provided_id":"client-import-bad","colour":"red"}\n`;
@@ -289,6 +308,20 @@ describe('every operation', () => {
       updated: 0,
       unchanged: 1,
       rejected: [{ line: 2, reason: expect.stringMatching(/colour/) }],
+      lacking: [
+        {
+          line: 1,
+          provided_id: 'client-import-root',
+          fields: ['properties', 'mapping', 'parent_user_group_id', 'is_demo_group'],
+        },
+      ],
+      lacking_lines: 1,
+      lacking_fields: {
+        properties: { lacked: 1 },
+        mapping: { lacked: 1 },
+        parent_user_group_id: { lacked: 1 },
+        is_demo_group: { lacked: 1 },
+      },
     });
   });
 

@@ -40,6 +40,12 @@ CREATE TABLE IF NOT EXISTS embed_revocation_keys (
   secret TEXT NOT NULL
 );
 INSERT OR IGNORE INTO embed_revocation_keys (id, secret) VALUES (1, lower(hex(randomblob(32))));
+-- A statement whose trigger may insert here (an UPDATE of user_groups that matches no row included)
+-- makes SQLite record this table's AUTOINCREMENT counter; record it now, so that such a statement
+-- leaves the database byte-for-byte as it was.
+INSERT INTO sqlite_sequence (name, seq)
+  SELECT 'embed_token_revocations', 0
+  WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'embed_token_revocations');
 
 CREATE TRIGGER IF NOT EXISTS embed_token_revocations_generation AFTER UPDATE OF token_generation ON user_groups
   WHEN NEW.token_generation > OLD.token_generation
