@@ -140,7 +140,14 @@ describe('ugs schemas, data-sources and workspaces', () => {
 
     expect(jsonOf(await box.ugs('schemas', 'list', '--json'))).toEqual([{ id: schemaId, name: 'sales' }]);
     expect(jsonOf(await box.ugs('data-sources', 'list', '--json'))).toEqual([
-      { id: dataSourceId, provided_id: 'ds1', name: 'Warehouse', schema_id: schemaId, api_environment_tag: 'Customer' },
+      {
+        id: dataSourceId,
+        provided_id: 'ds1',
+        name: 'Warehouse',
+        schema_id: schemaId,
+        api_environment_tag: 'Customer',
+        shared: false,
+      },
     ]);
 
     const schemas = await box.ugs('schemas', 'list');
@@ -149,7 +156,7 @@ describe('ugs schemas, data-sources and workspaces', () => {
     const dataSources = await box.ugs('data-sources', 'list');
     expect(dataSources).toMatchObject({ code: 0, stderr: '' });
     expect(dataSources.stdout).toMatch(
-      new RegExp(`^${dataSourceId}\\s+ds1\\s+Warehouse\\s+${schemaId}\\s+Customer$`, 'm'),
+      new RegExp(`^${dataSourceId}\\s+ds1\\s+Warehouse\\s+${schemaId}\\s+Customer\\s+false$`, 'm'),
     );
   });
 
