@@ -53,7 +53,7 @@ describe('ugs audit list', { timeout: 60_000 }, () => {
       { provided_id: 'beta', name: 'Beta', api_environment_tag: 'Testing' },
     ]);
     await importGroups(box, [{ provided_id: 'alpha', name: 'Alpha renamed' }]);
-    await importGroups(box, [{ provided_id: 'alpha', token: groupToken }]);
+    await importGroups(box, [{ provided_id: 'alpha', token: groupToken }], '--replace-tokens');
     apiTokenSecret = jsonOutput<{ token: string }>(
       await box.ugs('tokens', 'create', '--environment', 'Testing', '--scope', 'read', '--json'),
     ).token;
@@ -65,7 +65,7 @@ describe('ugs audit list', { timeout: 60_000 }, () => {
     expect(all.map((event) => [event.action, event.environment, event.provided_id])).toEqual([
       ['data_source.updated', 'Customer', 'warehouse'],
       ['api_token.created', 'Testing', null],
-      ['user_group.updated', 'Customer', 'alpha'],
+      ['user_group.token_rotated', 'Customer', 'alpha'],
       ['user_group.updated', 'Customer', 'alpha'],
       ['user_group.created', 'Testing', 'beta'],
       ['user_group.created', 'Customer', 'alpha'],
@@ -81,7 +81,8 @@ describe('ugs audit list', { timeout: 60_000 }, () => {
     expect(all.every((event) => event.request_id === null)).toBe(true);
 
     expect(all[3]?.changes).toEqual({ name: { before: 'Alpha', after: 'Alpha renamed' } });
-    expect(all[2]?.changes).toEqual({ token: expect.anything() });
+    // A replaced token is a rotation, audited as the API's are: no changes recorded, the token never.
+    expect(all[2]?.changes).toBeNull();
     expect(all[0]?.changes).toEqual({ name: { before: 'warehouse', after: 'Main warehouse' } });
     const text = JSON.stringify(all);
     expect(text).not.toContain(groupToken);
@@ -117,7 +118,7 @@ describe('ugs audit list', { timeout: 60_000 }, () => {
     const filtered = await Promise.all(cases.map(([flags]) => auditList(box, ...flags)));
     expect(filtered).toEqual(cases.map(([, keep]) => all.filter(keep)));
     expect(filtered[1]!.map((event) => event.action)).toEqual([
-      'user_group.updated',
+      'user_group.token_rotated',
       'user_group.updated',
       'user_group.created',
     ]);
