@@ -22,17 +22,9 @@ export const EMBED_TOKEN_TYPE_NAME = 'ugs-embed+jwt';
 export const INACTIVE = { active: false } as const;
 
 /** RFC 7662 §2.2's members of a valid token, and the service's own claim (`ugs`). */
-export interface ActiveIntrospection {
+export interface ActiveIntrospection extends EmbedTokenClaims {
   active: true;
   token_type: typeof EMBED_TOKEN_TYPE_NAME;
-  iss: string;
-  sub: string;
-  aud: string;
-  iat: number;
-  nbf: number;
-  exp: number;
-  jti: string;
-  ugs: UgsClaim;
 }
 export type Introspection = typeof INACTIVE | ActiveIntrospection;
 
