@@ -1,6 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { cpus } from 'node:os';
 import { freePort } from '../test/support/free-port.js';
 
 export { freePort };
@@ -167,4 +168,19 @@ export async function startNodeProcess(options: {
   }
   await stop(2000);
   throw new Error(`${options.name} was not ready within ${START_TIMEOUT_MS / 1000} s:\n${output}`);
+}
+
+/**
+ * The servers' processes on the last CPU and this one (and so the load generator it starts) on the
+ * others, while two servers are compared (usage cost, two builds): a process that moves between CPUs, or shares one with the
+ * load, varies more from window to window than counting costs. Undone by the function it returns.
+ * Without taskset (util-linux), or on one CPU, nothing is pinned.
+ */
+export function pinApart(serverPids: number[]): () => void {
+  const last = cpus().length - 1;
+  const pin = (cpuList: string, pid: number) =>
+    spawnSync('taskset', ['--all-tasks', '--cpu-list', '-p', cpuList, String(pid)], { stdio: 'ignore' }).status === 0;
+  if (last < 1 || !serverPids.every((pid) => pin(String(last), pid))) return () => undefined;
+  pin(last === 1 ? '0' : `0-${last - 1}`, process.pid);
+  return () => void pin(`0-${last}`, process.pid);
 }

@@ -2,16 +2,15 @@
 // one process) and two ceilings (a bare node:http server, a bare Fastify route), drives both with wrk (a native load generator),
 // prints a table and writes bench/results/<timestamp>.json and bench/results/latest.json.
 // See bench/README.md.
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { postgresDatabase, postgresServerVersion, redact, sqliteDatabase, type BenchDatabase } from './databases.js';
 import { drive, ensureWrk, measure, type LoadFigures } from './wrk.js';
 import { parseOptions, SCENARIOS, USAGE, type BenchOptions, type Engine, type ScenarioName } from './options.js';
-import { freePort, killChildrenNow, send, startNodeProcess, type Child } from './processes.js';
+import { freePort, killChildrenNow, pinApart, send, startNodeProcess, type Child } from './processes.js';
 import { machine, row, table, type Row } from './report.js';
 import { measureOfflineVerify, measureOfflineVerifyRepeated, mintTokens } from './offline-verify.js';
 import { measureWebhookDrain } from './webhook-drain.js';
@@ -387,21 +386,6 @@ function usageCostOf(scenario: UsageCost['scenario'], windows: UsageWindow[], ns
     `  usage cost, ${scenario}: ${costPercent ?? '–'} % CPU per response (the median of its rounds); counting's own work ${workPercent ?? '–'} % (a count ${nsPerCount} ns, and the write)`,
   );
   return { scenario, windows, costPercent, workPercent, nsPerCount };
-}
-
-/**
- * The servers' processes on the last CPU and this one (and so the load generator it starts) on the
- * others, while the usage cost is measured: a process that moves between CPUs, or shares one with the
- * load, varies more from window to window than counting costs. Undone by the function it returns.
- * Without taskset (util-linux), or on one CPU, nothing is pinned.
- */
-function pinApart(serverPids: number[]): () => void {
-  const last = cpus().length - 1;
-  const pin = (cpuList: string, pid: number) =>
-    spawnSync('taskset', ['--all-tasks', '--cpu-list', '-p', cpuList, String(pid)], { stdio: 'ignore' }).status === 0;
-  if (last < 1 || !serverPids.every((pid) => pin(String(last), pid))) return () => undefined;
-  pin(last === 1 ? '0' : `0-${last - 1}`, process.pid);
-  return () => void pin(`0-${last}`, process.pid);
 }
 
 /**
