@@ -55,7 +55,7 @@ export interface BenchOptions {
   /** PostgreSQL: skip the ANALYZE after seeding, to measure tables without statistics (autovacuum off). */
   noAnalyze: boolean;
   /**
-   * Rounds of the usage-counting cost (D425): get-existing and verify against two servers in
+   * Rounds of the usage-counting cost (docs/performance.md#usage-countings-cost): get-existing and verify against two servers in
    * one process, one counting and one not, in turns; 0: not measured.
    */
   usageCost: number;

@@ -187,7 +187,7 @@ interface BlockResult {
   rulesCost?: RulesCost;
 }
 
-/** The server's CPU per response with usage counting on and off, window by window (D455). */
+/** The server's CPU per response with usage counting on and off, window by window (docs/performance.md#usage-countings-cost). */
 interface UsageCost {
   scenario: 'get-existing' | 'verify';
   /** Each window: which process counted (`a` or `b`), the CPU per response of each, and the counting one's write. */
@@ -233,7 +233,7 @@ function median(values: number[]): number {
  * changing every round (the first of two may meet a machine the second does not), each round's pair
  * told to `onRound`. The comparison is the median over the rounds of a ÷ b: a window now and then
  * meets a burst of the machine's other work that its twin does not, and one such window moves a mean
- * by several percent (D425).
+ * by several percent (docs/performance-history.md, the first method).
  */
 async function inTurns(
   rounds: number,
@@ -255,7 +255,7 @@ async function inTurns(
 }
 
 /**
- * Usage counting's cost (D455): two processes of bench/usage-cost-host.ts on the block's database,
+ * Usage counting's cost (docs/performance.md#usage-countings-cost): two processes of bench/usage-cost-host.ts on the block's database,
  * each a server of `ugs serve`'s own parts whose counting the bench switches, both on the last CPU and
  * loaded at the same time with the same requests, one counting and the other not. A window lasts
  * twice `ugs serve`'s interval between writes (each process has half the CPU), and each process's CPU
@@ -347,7 +347,7 @@ async function usageWindow(
   const before = [on.cpuSeconds(), off.cpuSeconds()];
   // The processes share one CPU: a window of `ugs serve`'s interval between writes times their number
   // gives each the CPU time, and so the responses, of a server with the CPU to itself between two
-  // writes, and the one write at its end is what that server would have written meanwhile (D455).
+  // writes, and the one write at its end is what that server would have written meanwhile.
   const window = { ...load, seconds: (hosts.length * DEFAULT_USAGE_FLUSH_MS) / 1000, warmup: 0 };
   const [onResponses, offResponses] = await both(
     async (host) => (await measure(host.port, scenario.run(), window)).responses,

@@ -1,4 +1,4 @@
-// What usage counting costs (D455): a server of `ugs serve`'s own parts whose counting the bench
+// What usage counting costs (docs/performance.md#usage-countings-cost): a server of `ugs serve`'s own parts whose counting the bench
 // switches on and off between windows. bench/run.ts starts two such processes on one database, pins
 // both to one CPU and loads them at the same time, one counting and one not, then the other way round:
 // the machine's bursts then reach both alike, and what makes one process dearer than another of the

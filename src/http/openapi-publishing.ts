@@ -8,7 +8,7 @@ import { DEFAULT_TOP_LIMIT, MAX_TOP_LIMIT } from '../domain/usage/usage.rules.js
 /*
  * What @fastify/swagger derives from the route schemas is what the validator runs; a code generator
  * wants the values those schemas stand for. These transforms change the published document only:
- * the routes validate exactly as before (docs/decisions.md, D263).
+ * the routes validate exactly as before (docs/api.md#the-openapi-document).
  */
 
 export type Schema = {

@@ -58,7 +58,7 @@ export type RequestAdmission = (reply: FastifyReply, caller: RequestCaller) => P
 /**
  * The IETF draft's headers (draft-ietf-httpapi-ratelimit-headers): the limit is the bucket's size,
  * the reset is when it is full again, and the policy says how fast it refills. Set one by one, in
- * lower case as Fastify keeps them, rather than through an object per request (D452).
+ * lower case as Fastify keeps them, rather than through an object per request.
  */
 export function createRateLimit({ limiter, defaultPolicy }: RateLimiting): RequestAdmission {
   const headersOf = policyHeadersCache();

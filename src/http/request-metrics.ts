@@ -6,7 +6,7 @@
  * figures take prom-client's shape only when /metrics is scraped. `get()` answers exactly what
  * prom-client's Counter and Histogram answer for the same observations (the same objects, in the
  * same order, series in the order they were first seen), so the text of /metrics and the cluster
- * aggregation under --workers (which sums these objects) are unchanged (docs/decisions.md D451).
+ * aggregation under --workers (which sums these objects) are unchanged (docs/performance-history.md).
  */
 
 type RouteLabels = { route: string; method: string };

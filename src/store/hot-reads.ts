@@ -111,7 +111,7 @@ export function batchedCatalogueReads(store: CatalogueReads): CatalogueReads {
 /**
  * The current signing key of each issuer, read once per turn of the event loop for all the mints of
  * that turn (one read per issuer among them): each mint still reads after its request arrived, so a
- * rotation committed before a request arrives signs that request, on every instance (D441).
+ * rotation committed before a request arrives signs that request, on every instance (docs/adr/0014-embed-token-issuers-and-keys.md).
  */
 export function batchedSigningKeyReads(
   store: Pick<SigningKeyStore, 'findCurrentSigningKey'>,

@@ -62,7 +62,7 @@ const parsedRules = new LRUCache<string, ParsedRules[]>({
 
 /**
  * A level's rules, parsed once per distinct stored text and shared, frozen, by every read that brings
- * the same text (D397): a mint then finds the rules' token text already built for that array
+ * the same text: a mint then finds the rules' token text already built for that array
  * (access-rules.rules.ts). The text read in this statement is compared whole with the one kept, so a
  * changed row is new text and is never answered from an older read: there is nothing to invalidate.
  * The cache's key is the text's length and ending, not the text: hashing 5 KB of rules on every read

@@ -4,7 +4,7 @@ import type { AdminUserGroup, UserGroup } from './user-groups.schemas.js';
 /**
  * The wire form with the token in its place (second, as every response and the CLI show it), built as
  * one object literal: every read presents a group, and copies through rest and spread cost each read
- * two more objects of sixteen fields (docs/decisions.md D450).
+ * two more objects of sixteen fields (docs/performance-history.md).
  */
 function wireGroup(view: Omit<UserGroupView, 'token'>, token: string | undefined): AdminUserGroup {
   return {

@@ -1,4 +1,4 @@
-// Which steps of a sync an engine may write together (D415): a pure rule, without a database.
+// Which steps of a sync an engine may write together: a pure rule, without a database.
 import { describe, expect, it } from 'vitest';
 import { syncWriteRuns, type SyncStep } from '../../src/domain/user-group-sync/user-group-sync.rules.js';
 import type { UserGroupPatch } from '../../src/domain/user-groups/user-group.records.js';

@@ -174,7 +174,7 @@ for (const transport of TRANSPORTS) {
 
     it('mints many tokens at once, each carrying its own rules: every length and value, verified by a second JWT library', async () => {
       // Groups holding the same rules text with other values, and rules of each length modulo 3 (the
-      // rules' base64url is spliced into the payload, D398), minted all at once: one signing buffer
+      // rules' base64url is spliced into the payload), minted all at once: one signing buffer
       // serves every mint.
       const groups = Array.from({ length: 24 }, (_, index) => ({
         id: uniqueId('minted'),

@@ -171,7 +171,7 @@ describe('GET /openapi.json', () => {
     expect(validator.version).toBe('3.1');
   });
 
-  it('documents exactly the routes the app serves, but itself, the admin console\'s own (docs/decisions.md, "Admin console") and the public documents\' HEAD and OPTIONS', () => {
+  it("documents exactly the routes the app serves, but itself, the admin console's own (docs/adr/0024-admin-console.md) and the public documents' HEAD and OPTIONS", () => {
     // Guards the route reader: it must see the routes every deployment has.
     expect(routes).toEqual(
       expect.arrayContaining([

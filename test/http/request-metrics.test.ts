@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AggregatorRegistry, Counter, Histogram, Registry, type Metric } from 'prom-client';
 import { createRequestMetrics } from '../../src/http/request-metrics.js';
 
-// The per-request series are counted without prom-client (src/http/request-metrics.ts, D451); /metrics
+// The per-request series are counted without prom-client (src/http/request-metrics.ts); /metrics
 // must read exactly as prom-client's own Counter and Histogram would have shown the same requests.
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const REQUESTS = {
@@ -53,7 +53,7 @@ describe('request metrics without prom-client on the request path', () => {
     const ourJson = await ours.getMetricsAsJSON();
     const promJson = await prom.getMetricsAsJSON();
     expect(JSON.stringify(ourJson)).toBe(JSON.stringify(promJson));
-    // Two workers' figures summed by the primary (prom-client's cluster aggregation, D303).
+    // Two workers' figures summed by the primary (prom-client's cluster aggregation, docs/adr/0009-workers-under-one-primary.md).
     const aggregated = (json: typeof ourJson) =>
       AggregatorRegistry.aggregate([JSON.parse(JSON.stringify(json)), JSON.parse(JSON.stringify(json))]).metrics();
     expect(await aggregated(ourJson)).toBe(await aggregated(promJson));

@@ -2,7 +2,7 @@
  * The isolation matrix: every ordered pair of tenants (2 workspaces × 2 environments), every
  * scope of the caller's API token, and every operation that can name another tenant's object. An
  * operation answers exactly as it does for an object that exists nowhere and changes nothing, except
- * where the docs let an admin token act across its own workspace (docs/decisions.md, "Admin surface"):
+ * where the docs let an admin token act across its own workspace (docs/api.md#the-admin-api):
  * there it reaches the object. The test files list the operations; this module runs them.
  */
 import { randomUUID } from 'node:crypto';
@@ -143,7 +143,7 @@ export interface Operation {
 }
 
 /**
- * docs/decisions.md, "Admin surface": an admin call acts in the environment it names (default: the
+ * docs/api.md#the-admin-api: an admin call acts in the environment it names (default: the
  * API token's), audit events span the workspace, and a token of either environment can revoke any
  * token of its workspace; schemas belong to the workspace. Nothing crosses a workspace.
  */

@@ -24,7 +24,7 @@ const admin = (outcome: Outcome) => needs('admin', outcome);
 
 /**
  * An admin request in two forms: in the API token's environment, and naming the target's; the second
- * reaches the target from the other environment of its workspace (docs/decisions.md, "Admin surface").
+ * reaches the target from the other environment of its workspace (docs/api.md#the-admin-api).
  */
 function inBothForms(
   name: string,
@@ -158,7 +158,7 @@ interface Listing {
   key: 'id' | 'team_id';
   /** The victim's objects a listing may show, from its stored state. */
   ids(stored: StoredTenantState, victim: Environment): unknown[];
-  /** Whether the caller's listing shows them, with `environment` named or not (docs/decisions.md, "Admin surface"). */
+  /** Whether the caller's listing shows them, with `environment` named or not (docs/api.md#the-admin-api). */
   shows(pair: Pair, environment: Environment | undefined): boolean;
   takesEnvironment: boolean;
 }

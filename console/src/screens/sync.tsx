@@ -9,7 +9,7 @@ import type { SyncPlanItem, UserGroupSync } from '../types';
 
 /*
  * Sync (docs/api.md#sync-tenants-as-code, tenants as code) from a file chosen in the page: a dry run shows the plan, and only
- * a plan of exactly this file, prune tag and environment unlocks "Apply" (decisions D411). The file
+ * a plan of exactly this file, prune tag and environment unlocks "Apply" (docs/adr/0024-admin-console.md). The file
  * goes to POST /api/admin/user_groups/sync as it is, through @ugs/client; the page never parses it,
  * except to name the group of a line or item the API refused.
  */
@@ -31,7 +31,7 @@ type Outcome =
   | { kind: 'refused'; where: string | undefined; message: string };
 
 const ACCEPT = '.ndjson,.jsonl,.json,application/json,application/x-ndjson';
-/** The plan's table lists this many changed groups at most (decisions D412); the counts are always the whole plan's. */
+/** The plan's table lists this many changed groups at most (docs/adr/0024-admin-console.md); the counts are always the whole plan's. */
 const MAX_LISTED = 1000;
 
 const groupCount = (count: number) => `${count.toLocaleString()} ${count === 1 ? 'group' : 'groups'}`;
@@ -54,7 +54,7 @@ function groupIdAt(text: string, at: { line: number | undefined; index: number |
   }
 }
 
-/** A refusal, placed: the line or item the API names (D403) and the group there, then the API's message. */
+/** A refusal, placed: the line or item the API names (docs/api.md#sync-tenants-as-code) and the group there, then the API's message. */
 function refusalOf(error: unknown, text: string): Extract<Outcome, { kind: 'refused' }> {
   if (!(error instanceof UgsError) || (error.line === undefined && error.index === undefined))
     return { kind: 'refused', where: undefined, message: (error as Error).message };

@@ -2,7 +2,7 @@ import type { ACCESS_RULE_OPERATORS } from '../../wire/contract.constants.js';
 
 /*
  * An access rule as the domain holds it (docs/api.md#access-rules), in its wire shape (snake_case keys): it is stored,
- * shown, audited and signed as it is (docs/decisions.md, D381). src/wire/access-rules.schemas.ts
+ * shown, audited and signed as it is (docs/adr/0027-access-rules.md). src/wire/access-rules.schemas.ts
  * states the same shape for validation and /openapi.json.
  */
 

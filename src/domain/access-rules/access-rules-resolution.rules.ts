@@ -7,7 +7,7 @@ import { isObject, valueDefect, type RuleLevels } from './access-rules.rules.js'
 /*
  * The rules an embed token carries (docs/api.md#access-rules): a group's effective rules, root first, without their
  * team ids, each property reference replaced by the value of the group's computed property of that
- * key. Minting is hot, so the work is kept to what changes between mints (D397, D398): a level's
+ * key. Minting is hot, so the work is kept to what changes between mints (docs/performance-history.md): a level's
  * rules are turned into token text once per rules array (the store shares one frozen array per
  * distinct stored text), and the whole answer once per levels and referenced values.
  */

@@ -111,7 +111,7 @@ const REMEMBERED_TOKENS = 10_000;
  * The clock's reading from which a use of the token is written again: `lastUsedAt` plus the
  * resolution, as the clock writes times (ISO 8601 in UTC to the millisecond, whose order is the
  * text's). Worked out once per write, so that a request compares two strings instead of parsing two
- * timestamps (D453). Null: the token was never used, so its first use is written.
+ * timestamps (docs/performance-history.md). Null: the token was never used, so its first use is written.
  */
 function nextUseWriteAt(lastUsedAt: string | null): string | null {
   if (lastUsedAt === null) return null;
@@ -141,7 +141,7 @@ interface TokenMemory {
 /**
  * The check a remembered token's caller carries (step 3, then step 5). A class rather than an object
  * literal with accessors and closures: every hot read makes one, and a literal with getters cost
- * more than a microsecond to build (D454).
+ * more than a microsecond to build (docs/performance-history.md).
  */
 class RememberedTokenCheck implements ApiTokenCheck {
   readonly apiTokenId: number;

@@ -336,7 +336,7 @@ function padded(text: string): string {
   return over === 0 ? text : `${text}${' '.repeat(3 - over)}`;
 }
 
-/** Each answer's rules as base64url, encoded at its first mint (D398); the answer is shared while its cache keeps it. */
+/** Each answer's rules as base64url, encoded at its first mint (docs/performance-history.md); the answer is shared while its cache keeps it. */
 const encodedRules = new WeakMap<ResolvedRulesText, string>();
 
 /**
@@ -344,7 +344,7 @@ const encodedRules = new WeakMap<ResolvedRulesText, string>();
  * `ugs`, which comes first. Without rules it is encoded whole. With rules, the text before them and
  * the rules' own text are each padded with spaces (JSON whitespace, which every parser skips) to whole
  * 3-byte groups, so that each encodes on its own and the rules' base64url, up to 7 KB of a token's 8,
- * is encoded once per answer rather than once per mint (D398).
+ * is encoded once per answer rather than once per mint.
  */
 function encodedClaims(ugsJson: string, rules: ResolvedRulesText, claims: string): string {
   const head = `{"ugs":${ugsJson.slice(0, -1)},"access_rules":`;

@@ -113,7 +113,7 @@ export function createSigningKeyService({
      * The issuer's current key, created (and audited as `actor`'s) when it has none yet. Which key is
      * current is read for each mint, after its request arrived (the mints of one turn of the event loop
      * share one read: src/store/hot-reads.ts), so a rotation through any instance signs the next
-     * request on all of them; the key itself is decrypted and prepared once per process (D441).
+     * request on all of them; the key itself is decrypted and prepared once per process (docs/adr/0014-embed-token-issuers-and-keys.md).
      */
     async signingKey(issuer: Tenant, actor: Actor): Promise<SigningKey> {
       const current =

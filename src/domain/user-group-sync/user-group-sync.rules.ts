@@ -421,7 +421,7 @@ type CreateStep<Group> = Extract<SyncStep<Group>, { kind: 'create' }>;
 type UpdateStep<Group> = Extract<SyncStep<Group>, { kind: 'update' }>;
 
 /**
- * Consecutive steps an engine may write with one statement per kind (D415), or a step it writes on its
+ * Consecutive steps an engine may write with one statement per kind (docs/performance-history.md), or a step it writes on its
  * own. A run's steps depend on nothing another step of the run writes, so writing them together, its
  * updates first, leaves what writing them one by one in the plan's order would leave:
  * - a create reads its parent's chain (the tree, merged properties and rules): it joins a run unless

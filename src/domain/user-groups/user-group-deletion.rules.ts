@@ -6,7 +6,7 @@ import type { UserGroupDeletion } from './user-groups.port.js';
  * children under the transaction's lock and asks this rule; undefined: the delete may go ahead.
  * Both engines ask it; PostgreSQL's two delete paths (the one statement `…IfNoEndpointWants` and its
  * transaction) count the children in the statement itself (the CTE `target`, `AND target.children = 0`,
- * so nothing is deleted while children exist) and take the refusal from here (decisions D354).
+ * so nothing is deleted while children exist) and take the refusal from here (docs/adr/0021-rules-modules-and-domain-ports.md).
  */
 export function deletionRefusal(children: number): UserGroupDeletion | undefined {
   return children > 0 ? { status: 'has_children', children } : undefined;

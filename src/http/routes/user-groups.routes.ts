@@ -284,7 +284,7 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{
       });
       const session = minted.sessionEndsAt === undefined ? '' : `,"session_ends_at":"${minted.sessionEndsAt}"`;
       // EmbedTokenResponse written out: a JWS is base64url and dots and the time ISO 8601, nothing to
-      // escape, where the serialiser copies and scans a token that access rules make up to 8 KiB (D397).
+      // escape, where the serialiser copies and scans a token that access rules make up to 8 KiB.
       return (reply as FastifyReply)
         .type('application/json; charset=utf-8')
         .send(`{"success":1,"embed_token":"${minted.embedToken}","expires_at":"${minted.expiresAt}"${session}}`);

@@ -46,7 +46,7 @@ export const auditEventPerRow = (source: string) => `audited AS (
   )`;
 
 /**
- * The same for a change of many rows made for several requests in one statement (D445): `source`
+ * The same for a change of many rows made for several requests in one statement (docs/adr/0019-postgresql-group-writes.md): `source`
  * returns a `batch_index` beside the row's columns, and each row's audit event takes its request's
  * time, actor, changes and request id from the parallel arrays of `batchAuditParameters` at that index.
  */

@@ -114,7 +114,7 @@ const GROUP_COLUMN_NAMES =
 
 /**
  * A group's columns, of `table` when given. The access rules come as their stored text, not parsed by
- * the driver: the decoder parses each distinct text once and shares it (D397).
+ * the driver: the decoder parses each distinct text once and shares it.
  */
 const groupColumns = (table?: string) =>
   GROUP_COLUMN_NAMES.map((column) => {
@@ -225,7 +225,7 @@ const DELETE_TARGET = `WITH target AS (
 
 const TENANT = 'g.workspace_id = @workspaceId AND g.environment = @environment';
 
-/** First half of the advisory lock key of a tree's root (D442); "ugtt" in ASCII. */
+/** First half of the advisory lock key of a tree's root (docs/adr/0012-tree-root-locks.md); "ugtt" in ASCII. */
 const TREE_LOCK_CLASS = 0x75677474;
 /**
  * The lock keys of the roots of the trees that hold the groups @teamIds and the groups @parentProvidedIds:
@@ -344,7 +344,7 @@ const sql = statements(
     // theirs too.
     insertIfNoEndpointWants: `${insertGroupSql(NO_ENDPOINT_WANTS)}, ${auditEventPerRow('inserted')}
     SELECT ${GROUP_COLUMNS} FROM inserted`,
-    // The creates of roots asked for in one turn, as one statement (D446): one row of unnest per
+    // The creates of roots asked for in one turn, as one statement (docs/adr/0019-postgresql-group-writes.md): one row of unnest per
     // request (its batch_index, which also orders the team_ids drawn), each inserted while no endpoint
     // of its tenant wants the event and its provided id is free, with its mapping rows and its own audit
     // event. The caller sends each provided id of a tenant once, so a row joins back to one request.
@@ -378,7 +378,7 @@ const sql = statements(
     rotateIfNoEndpointWants: `WITH rotated AS (${ROTATE} AND ${NO_ENDPOINT_WANTS} ${RETURNING_GROUP}),
     ${auditEventPerRow('rotated')}
     SELECT ${GROUP_COLUMNS}, mapping, ancestors FROM rotated`,
-    // The rotations of several requests asked for in one turn, as one statement (D445): one row of
+    // The rotations of several requests asked for in one turn, as one statement (docs/adr/0019-postgresql-group-writes.md): one row of
     // unnest per request (batch_index), each rotated while no endpoint of its tenant wants the event,
     // with its own audit event. A token asked for twice matches its row once: one request rotates it.
     rotateBatchIfNoEndpointWants: `WITH r AS (
@@ -403,7 +403,7 @@ const sql = statements(
     SELECT target.children, EXISTS (SELECT 1 FROM deleted) AS deleted FROM target`,
     // One statement for every patch shape: a field is written only when its flag is set.
     update: `${UPDATE_GROUP} ${RETURNING_GROUP}`,
-    // The same with its audit event, as one statement (D444): a change that touches no tree and
+    // The same with its audit event, as one statement (docs/adr/0019-postgresql-group-writes.md): a change that touches no tree and
     // sets no mapping needs no transaction at all, and one that does saves the audit round trip.
     // Taken only while no endpoint wants the event (its webhook event is written with the whole group).
     updateIfNoEndpointWants: `WITH updated AS (${UPDATE_GROUP} AND ${NO_ENDPOINT_WANTS} ${RETURNING_GROUP}),
@@ -423,7 +423,7 @@ const sql = statements(
     )
     SELECT target.children, (SELECT row_to_json(deleted) FROM deleted) AS deleted FROM target`,
     // Every change that can grow a merge (a link, a change of properties, a create under a
-    // parent) first locks the roots of the trees it touches (D442): the root of the written group's
+    // parent) first locks the roots of the trees it touches (docs/adr/0012-tree-root-locks.md): the root of the written group's
     // tree and of the would-be parent's, found by walking up the parent links (the depth rule bounds
     // the walk), each lock a key folded from the root's team_id (a collision only serialises more),
     // taken in key order within the statement. Writes on different trees of a tenant no longer wait
@@ -437,7 +437,7 @@ const sql = statements(
     // Tried, not waited for: another sync may hold it for longer than a statement may run.
     tryLockSync: `SELECT pg_try_advisory_xact_lock(hashtext('ugs.user_group_sync'), hashtext(@workspaceId::text || '.' || @environment)) AS locked`,
     // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
-    // one level past the depth rule: the walk stays SQL, the refusal is hierarchy.rules.ts' (D355).
+    // one level past the depth rule: the walk stays SQL, the refusal is hierarchy.rules.ts' (docs/adr/0021-rules-modules-and-domain-ports.md).
     parentLink: `WITH RECURSIVE chain(team_id, parent_team_id, level) AS (
       SELECT team_id, parent_team_id, 1 FROM user_groups
         WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @parentProvidedId
@@ -455,7 +455,7 @@ const sql = statements(
     // What a write's change of merged properties is checked on (src/domain/user-groups/hierarchy.rules.ts decides).
     mergedSizes: `${mergedSizeChains({ bigint: '::bigint' })} SELECT ${MERGED_SIZE_FACTS}`,
     // The same, with the keys of the roots the write's trees have now (TREE_ROOT_KEYS, for @teamIds):
-    // after the roots were locked, one round trip both confirms them and reads the facts (D444).
+    // after the roots were locked, one round trip both confirms them and reads the facts.
     mergedSizesUnderRoots: `${mergedSizeChains({ bigint: '::bigint' })}, ${TREE_ROOTS}
     SELECT (SELECT json_agg(DISTINCT ${ROOT_KEY}) FROM up WHERE parent_team_id IS NULL) AS root_keys, ${MERGED_SIZE_FACTS}`,
     lockForTeamIds: LOCK_FOR_TEAM_IDS,
@@ -576,7 +576,7 @@ const SYNC_LOCK_PAUSE_MS = 50;
 
 /**
  * How PostgreSQL writes a create, a token rotation or a deletion, decided here and nowhere else
- * (D443). Each has two writes, stated once each in `userGroupMethods`:
+ * (docs/adr/0019-postgresql-group-writes.md). Each has two writes, stated once each in `userGroupMethods`:
  * - `statement`: the change and its audit event as one statement (no BEGIN and COMMIT round trips),
  *   which writes nothing while an enabled endpoint of the tenant wants the event (NO_ENDPOINT_WANTS:
  *   its webhook event must be written with the whole group) or when it finds nothing to do; it then
@@ -660,7 +660,7 @@ export function userGroupMethods(
     }));
   };
 
-  /** Locks the roots of the trees holding `teamIds` and the groups `parentProvidedIds` (D442); the keys it holds. */
+  /** Locks the roots of the trees holding `teamIds` and the groups `parentProvidedIds`; the keys it holds. */
   const lockTreeRoots = async (tx: Queryable, parameters: TreeRootsParameters) =>
     new Set((await tx.rows<{ key: number }>(sql.lockTreeRoots({ ...parameters }))).map((row) => row.key));
 
@@ -680,7 +680,7 @@ export function userGroupMethods(
 
   /**
    * Inside a transaction: locks the roots of the trees holding `teamIds` and the groups
-   * `parentProvidedIds` (D442), then reads them again in a new snapshot and locks any root that
+   * `parentProvidedIds` (docs/adr/0012-tree-root-locks.md), then reads them again in a new snapshot and locks any root that
    * changed while it waited (a tree moved), until the roots it holds are the trees' roots.
    */
   const lockTrees = async (tx: Queryable, tenant: Tenant, teamIds: number[], parentProvidedIds: string[]) => {
@@ -868,9 +868,9 @@ export function userGroupMethods(
   });
 
   /**
-   * A batch statement's rows (D445, D446), or null when it failed on its data (a conflict, a deadlock,
+   * A batch statement's rows, or null when it failed on its data (a conflict, a deadlock,
    * a refused mapping, a lost connection), so that each ask runs alone; a statement that cannot run
-   * as written would otherwise fall back on every turn, unseen, and is thrown instead (D447).
+   * as written would otherwise fall back on every turn, unseen, and is thrown instead (docs/adr/0019-postgresql-group-writes.md).
    */
   const batchRows = async <R extends QueryResultRow>(statement: Statement): Promise<R[] | null> => {
     try {
@@ -882,11 +882,11 @@ export function userGroupMethods(
   };
 
   /**
-   * The creates of roots asked for in one turn of the event loop (D446), as the rotations are (D445):
+   * The creates of roots asked for in one turn of the event loop, as the rotations are:
    * several go as one statement, one WAL flush and one round trip for all; a lone one, a create that
    * statement did not make (an endpoint wants the event, the provided id exists, or a later ask of a
    * provided id already in the statement) and every create of a batch whose statement failed run
-   * alone as the one statement of D443, so that each outcome and each failure is its own request's
+   * alone as the one statement of a lone write, so that each outcome and each failure is its own request's
    * (and one that statement does not make either goes on to the transaction, as before). Each answer
    * is wrapped, so that a failure reaches only its own caller.
    */
@@ -933,7 +933,7 @@ export function userGroupMethods(
 
   // A root (the hot path) may be one statement, which writes nothing when the group exists; a group
   // with a parent is checked under its tree's lock, in the transaction. A root whose team_id an import
-  // asks to keep is its own statement (TEAM_ID); other roots of one turn share one (D446).
+  // asks to keep is its own statement (TEAM_ID); other roots of one turn share one.
   const create = written<[NewUserGroup, AuditContext], UserGroupRecord | undefined>({
     statement: async (group, context) =>
       group.parentProvidedId !== null
@@ -982,7 +982,7 @@ export function userGroupMethods(
   });
 
   // An update that touches no tree (a rename, tags, a token swap…) is one statement, no transaction;
-  // the rest, and any update an endpoint wants the event of, is the transaction (D444). A statement
+  // the rest, and any update an endpoint wants the event of, is the transaction. A statement
   // that found another version wrote nothing either: the transaction then finds the same and answers
   // null, a lost race.
   const update = written<[AuditContext, UserGroupUpdate], UserGroupRecord | null>({
@@ -1065,7 +1065,7 @@ export function userGroupMethods(
   };
 
   /**
-   * A run of a sync's steps (D415, `syncWriteRuns`) in a few statements whatever its length: the
+   * A run of a sync's steps (`syncWriteRuns`) in a few statements whatever its length: the
    * trees of the creates' parents locked and their chains read, its updates written, its creates
    * checked on those chains, then written up to the first that a check refuses. The run then fails at
    * its first step in the plan's order that wrote nothing or was refused, as writing the steps one by
@@ -1236,9 +1236,9 @@ export function userGroupMethods(
   };
 
   // A sync (docs/api.md#sync-tenants-as-code): under the tenant's sync lock, the steps in the plan's order, in runs written a
-  // few statements each (D415) and, for deletes and the updates that move a group or change what its
+  // few statements each and, for deletes and the updates that move a group or change what its
   // tree merges, one by one. Each locks the roots of the trees it touches as the single operations do
-  // (D442) and holds them to the end, so every parent and merged-size check reads a tree no other
+  // (docs/adr/0012-tree-root-locks.md) and holds them to the end, so every parent and merged-size check reads a tree no other
   // write changes; the first refusal rolls all of it back, and a deadlock with another writer runs the
   // whole transaction again. Up to 10 000 audit entries: written 500 to a statement, each far inside
   // the statement timeout.
@@ -1252,7 +1252,7 @@ export function userGroupMethods(
         if (Date.now() > deadline) throw failure.syncPlanMoved();
         await new Promise((resolve) => setTimeout(resolve, SYNC_LOCK_PAUSE_MS));
       }
-      // No tenant-wide tree lock (D442): each run or step locks the roots of the trees it touches, as
+      // No tenant-wide tree lock: each run or step locks the roots of the trees it touches, as
       // the single operations do, and holds them to the end of the apply.
       const entries: AuditEntry[] = [];
       for (const run of syncWriteRuns(steps, SYNC_RUN_STEPS)) {
@@ -1355,7 +1355,7 @@ export function userGroupMethods(
   };
 
   /**
-   * The rotations asked for in one turn of the event loop (D445), as the reads are (lookup-batch.ts):
+   * The rotations asked for in one turn of the event loop, as the reads are (lookup-batch.ts):
    * several go as one statement, one WAL flush and one round trip for all; a lone one, a rotation
    * that statement did not make (an endpoint wants the event, the token is gone) and every rotation
    * of a batch whose statement failed go on alone, as before, so that each outcome and each failure
@@ -1396,7 +1396,7 @@ export function userGroupMethods(
     findUserGroupByTeamId: (tenant, teamId) => findOne(db, sql.byTeamIdInTenant({ ...tenant, teamId })),
     listUserGroups: list,
     // Two writes that each found a tree moved under them may wait for each other's roots: PostgreSQL
-    // ends one with a deadlock, which changed nothing; it is a lost race like any other (D442).
+    // ends one with a deadlock, which changed nothing; it is a lost race like any other.
     writeUserGroups: (writes, context) =>
       retryWhileContended(
         () => writeBatch(context, writes).catch(lostOnTransientConflict),

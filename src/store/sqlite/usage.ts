@@ -28,7 +28,7 @@ const topStatement = (column: string) => `SELECT g.team_id AS teamId, g.provided
 export function usageMethods(db: Database): Synchronous<UsageStore> {
   const sql = preparedOnFirstUse(db, {
     // An update of the day's row, and an insert only where there is none: after a group's first
-    // write of a day every write is an update, which costs SQLite about half an upsert (D456).
+    // write of a day every write is an update, which costs SQLite about half an upsert (docs/performance-history.md).
     addToDay: `UPDATE group_usage SET embed_tokens_minted = embed_tokens_minted + ?, verifications = verifications + ?,
         reads = reads + ?
       WHERE team_id = ? AND day = ?`,
@@ -44,7 +44,7 @@ export function usageMethods(db: Database): Synchronous<UsageStore> {
     prune: 'DELETE FROM group_usage WHERE day < ?',
   });
 
-  // Positional parameters: binding seven named ones cost a third of the write (D456).
+  // Positional parameters: binding seven named ones cost a third of the write.
   const add = db.transaction((increments: readonly UsageIncrement[]) => {
     for (const { teamId, day, workspaceId, environment, embedTokensMinted, verifications, reads } of increments)
       if (sql.addToDay.run(embedTokensMinted, verifications, reads, teamId, day).changes === 0)

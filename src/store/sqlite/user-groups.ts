@@ -84,7 +84,7 @@ const mappingOf = (team: string) => `(SELECT json_group_array(json_array(m.schem
 
 /*
  * The ancestors ride along too, each with its level, provided id, properties, mapping and access rules
- * (their stored text, as a JSON string: parsed once per distinct text, D397): a recursive walk up the
+ * (their stored text, as a JSON string: parsed once per distinct text): a recursive walk up the
  * parent links inside the same statement, bounded by the depth rule. A root (most groups) skips the walk.
  */
 const ANCESTORS = `CASE WHEN g.parent_team_id IS NULL THEN '[]' ELSE (
@@ -246,7 +246,7 @@ export function userGroupMethods(
       WHERE team_id = ? AND workspace_id = ? AND environment = ? AND version = ?
       ${RETURNING_IDENTITY}`,
     // The would-be parent's chain up to the root and the height of the group's own subtree, bounded
-    // one level past the depth rule: the walk stays SQL, the refusal is hierarchy.rules.ts' (D355).
+    // one level past the depth rule: the walk stays SQL, the refusal is hierarchy.rules.ts' (docs/adr/0021-rules-modules-and-domain-ports.md).
     parentLink: `WITH RECURSIVE chain(team_id, parent_team_id, level) AS (
         SELECT team_id, parent_team_id, 1 FROM user_groups
           WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = @parentProvidedId

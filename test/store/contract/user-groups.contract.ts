@@ -141,7 +141,7 @@ export function describeUserGroupContract(t: ContractContext): void {
       const made = [0, 1, 2, 4];
       let results: Array<{ group: UserGroupRecord; created: boolean }> = [];
       const events = await auditWrittenBy(t.store, customer.workspaceId, async () => {
-        // One turn of the event loop: PostgreSQL sends these as one statement (D446).
+        // One turn of the event loop: PostgreSQL sends these as one statement (docs/adr/0019-postgresql-group-writes.md).
         results = await Promise.all(
           asks.map((ask, index) =>
             t.store.insertUserGroupIfAbsent(ask, auditContext({ requestId: `req-new-${index}` })),
@@ -443,7 +443,7 @@ export function describeUserGroupContract(t: ContractContext): void {
       }));
       let results: Array<UserGroupRecord | null> = [];
       const events = await auditWrittenBy(t.store, t.fx.customer.workspaceId, async () => {
-        // One turn of the event loop: PostgreSQL sends these as one statement (D445).
+        // One turn of the event loop: PostgreSQL sends these as one statement (docs/adr/0019-postgresql-group-writes.md).
         results = await Promise.all([
           ...asks.map(({ group, newHash, requestId }) =>
             t.store.rotateUserGroupToken(

@@ -1,7 +1,7 @@
 import type { Migration } from '../../migration.js';
 
 /*
- * Responses kept for safe retries (docs/decisions.md, "Idempotency keys"). A row is a claim while
+ * Responses kept for safe retries (docs/adr/0007-idempotency-records.md). A row is a claim while
  * `response` is NULL and a finished request once it holds the response's ciphertext. The key itself
  * is not kept, only its SHA-256: equality is all the service needs. created_at is the claim's time;
  * expiry and abandonment are both measured from it, and the index serves the purge. `id` is for
