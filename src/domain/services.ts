@@ -1,4 +1,5 @@
 import { createApiTokenService } from './api-tokens/api-tokens.service.js';
+import { admittedOnEntry } from './api-tokens/api-token-admission.js';
 import { createAuditService } from './audit/audit.service.js';
 import type { Clock } from './clock.js';
 import { createConsoleSessionService } from './console-sessions/console-sessions.service.js';
@@ -60,15 +61,12 @@ export function createServices({
   const signingKeys = createSigningKeyService({ store, cipher, clock });
   const view = createUserGroupViewer(cipher);
   const names = createRevocationNames(store);
-  const embedTokens = createEmbedTokenService({
-    store,
-    signingKeys,
-    view,
-    clock,
-    publicUrl,
-    names,
-    usage: usageCounter,
-  });
+  // Each signs or checks a signature before any group read: a remembered API token is admitted on
+  // entry (the group reads of the other hot operations admit it themselves).
+  const embedTokens = admittedOnEntry(
+    createEmbedTokenService({ store, signingKeys, view, clock, publicUrl, names, usage: usageCounter }),
+    ['mint', 'verify', 'ownedClaims'],
+  );
   return {
     userGroups: createUserGroupService({ store, cipher, clock, view, usage: usageCounter }),
     userGroupAdmin: createUserGroupAdminService({ store, view }),

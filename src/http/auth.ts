@@ -14,9 +14,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /**
      * The route's operation confirms the caller's API token in its first statement (the hot reads):
-     * a token this process has seen live is not read again, and the operation admits the request once
-     * the statement has confirmed it, before any work it counts, signs or writes (`admitBeforeWork`,
-     * src/domain/api-tokens/api-token-admission.ts); a refusal is admitted by the error handler.
+     * a token this process has seen live is not read again; the admitting group reads (or, for an
+     * operation that signs or checks a signature first, `admittedOnEntry`) admit the request before
+     * any work it counts, signs or writes (docs/architecture.md, "Token admission"); a refusal is
+     * admitted by the error handler.
      */
     confirmsApiToken?: boolean;
   }

@@ -1,5 +1,5 @@
 import type { ApiTokenCheck } from '../domain/api-tokens/api-token-check.js';
-import { settleFromLookup, tokenToConfirm } from '../domain/api-tokens/api-token-admission.js';
+import { admitWithLookup, tokenToConfirm } from '../domain/api-tokens/api-token-admission.js';
 import type { DataSourceRecord } from '../domain/data-sources/data-source.records.js';
 import type { SchemaRecord } from '../domain/schemas/schema.records.js';
 import type { SigningKeyRecord } from '../domain/signing-keys/signing-key.records.js';
@@ -38,7 +38,8 @@ export function batchedUserGroupReads(
     // What to confirm, and what the answer means, are the admission's (api-token-admission.ts, step 3).
     const apiToken = tokenToConfirm(check);
     const answer = await batch(apiToken ? { tenant, key, apiToken } : { tenant, key });
-    if (apiToken && check) settleFromLookup(check, answer.apiToken ?? null);
+    // The request is admitted before its group is handed over: an operation never admits it itself.
+    if (check) await admitWithLookup(check, apiToken ? (answer.apiToken ?? null) : undefined);
     return answer.group;
   };
 

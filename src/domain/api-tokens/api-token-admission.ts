@@ -16,15 +16,15 @@ import type { ApiTokenStore } from './api-tokens.port.js';
  *    in its own first statement (the hot reads) and this process has seen it live: then it is
  *    remembered, and the caller carries an unsettled `ApiTokenCheck`; unknown → `invalid_api_token`;
  * 3. remembered check: the operation's lookup (batched per event-loop turn, src/store/hot-reads.ts)
- *    reads the token's state beside the group, in the same snapshot, and settles the check
- *    (`settleFromLookup`): revoked or gone → `invalid_api_token`; a request that ends before any
- *    lookup settles it by a read of its own when it is admitted;
+ *    reads the token's state beside the group, in the same snapshot, and settles the check:
+ *    revoked or gone → `invalid_api_token`; a request that ends before any lookup settles it by a
+ *    read of its own when it is admitted;
  * 4. scope and environment: the operation's own (`requireScope`, `inEnvironment`);
  * 5. rate limit: the request is admitted, its token taken from the bucket (`rate_limited` when it is
- *    empty): at once for a token read in step 2; for a remembered one by the operation, before any work
- *    that it counts, signs or writes (`admitBeforeWork`: right after its lookup, or first thing when no
- *    lookup confirms the token), or before a refusal is sent (`admissionFailureBeforeRefusal`),
- *    whichever comes first, and only once;
+ *    empty): at once for a token read in step 2; for a remembered one before any work that the
+ *    operation counts, signs or writes — by the admitting group reads right after their lookup
+ *    (`admitWithLookup`), by `admittedOnEntry` for an operation whose work comes before any read, or
+ *    before a refusal is sent (`admissionFailureBeforeRefusal`) — whichever comes first, and once;
  * 6. the operation: usage counted, signatures checked or made, writes, only for an admitted request.
  *
  * HTTP keeps only the header's parsing, the bucket (the admission it hands in) and the statuses; the
@@ -68,20 +68,42 @@ export function tokenToConfirm(check: ApiTokenCheck | undefined): { id: number; 
   return check !== undefined && !check.settled ? { id: check.apiTokenId, hash: check.apiTokenHash } : undefined;
 }
 
-/** Step 3: settles the check with what the lookup read; throws `invalid_api_token` for a token no longer live. */
-export function settleFromLookup(check: ApiTokenCheck, state: ApiTokenState | null): void {
-  check.settle(state);
+/**
+ * Steps 3 and 5 for the admitting group reads (src/store/hot-reads.ts): settles the check with what
+ * the lookup read when it confirmed the token (`confirmed`), then admits the request, before the read
+ * returns; throws `invalid_api_token` for a token no longer live, `rate_limited` for an empty bucket.
+ */
+export async function admitWithLookup(
+  check: ApiTokenCheck,
+  confirmed: ApiTokenState | null | undefined,
+): Promise<void> {
+  if (confirmed !== undefined) check.settle(confirmed);
+  await check.admit();
 }
 
+/** An operation whose first argument is its caller. */
+type CallerOperation = (caller: Caller, ...rest: never[]) => Promise<unknown>;
+
 /**
- * Step 5 in the operation, before any work that it counts, signs or writes: a remembered token is
- * admitted once its lookup confirmed it, or, where nothing confirms it before that work (an embed
- * token's signature is checked before any lookup), by a read of its own. A refused request thus
- * costs no signature and is never counted in usage. Every operation of a route that confirms its
- * token (`confirmsApiToken`) calls it on each path to a success.
+ * Step 5 on entry, for the operations of a service whose work (a signature checked, a use counted)
+ * comes before any admitting group read: a remembered token is admitted (read and rate-limited) before
+ * the operation starts, so a refused request checks no signature and is never counted. A no-op for a
+ * request admitted on arrival. Applied where the services are put together (src/domain/services.ts):
+ * the operations themselves never call admission.
  */
-export async function admitBeforeWork(caller: Caller): Promise<void> {
-  await caller.tokenCheck?.admit();
+export function admittedOnEntry<S extends { [P in K]: CallerOperation }, K extends keyof S>(
+  service: S,
+  operations: readonly K[],
+): S {
+  const admitted = { ...service };
+  for (const name of operations) {
+    const operation = service[name];
+    admitted[name] = (async (caller: Caller, ...rest: never[]) => {
+      await caller.tokenCheck?.admit();
+      return operation(caller, ...rest);
+    }) as S[K];
+  }
+  return admitted;
 }
 
 /**

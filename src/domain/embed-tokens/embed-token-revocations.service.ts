@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { requireScope } from '../api-tokens/scopes.js';
-import { admitBeforeWork } from '../api-tokens/api-token-admission.js';
 import { auditContextOf } from '../audit/audit-context.js';
 import type { Clock } from '../clock.js';
 import { failure } from '../errors.js';
@@ -161,7 +160,6 @@ export function createEmbedTokenRevocationService({
     /** Revokes one embed token of the caller's environment, given the token (its signature proves whose it is). */
     async revokeToken(caller: Caller, token: string): Promise<RevokedEmbedTokens> {
       requireScope(caller, 'write');
-      await admitBeforeWork(caller);
       const claims = await embedTokens.ownedClaims(caller, token);
       if (!claims) throw failure.userGroupNotFound();
       const revoked = await store.revokeEmbedToken(

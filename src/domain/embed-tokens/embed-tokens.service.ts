@@ -1,7 +1,6 @@
 import { randomUUID, sign } from 'node:crypto';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { NO_USAGE_COUNTING, type UsageCounter } from '../usage/usage-counter.js';
-import { admitBeforeWork } from '../api-tokens/api-token-admission.js';
 import type { Clock } from '../clock.js';
 import { failure } from '../errors.js';
 import { hasHighS, lowSignature, perViewProperties } from './embed-tokens.rules.js';
@@ -175,9 +174,6 @@ export function createEmbedTokenService({
       assertPropertiesWithinLimits(input.properties ?? {});
       if (input.origin !== undefined) assertWebOrigin(input.origin);
       assertLifecycleInput(input);
-      // Admitted before anything is read, signed or counted; a no-op where the request was admitted on
-      // arrival, as the mint route's are.
-      await admitBeforeWork(caller);
       const group = await store.findUserGroupByProvidedId(caller.tenant, providedIdOf(input.userGroupId));
       // A refresh is for the group the token was minted for, whose token has not been rotated since:
       // a rotation between the refresh's verify and this read must not give the session a new life.
@@ -257,9 +253,6 @@ export function createEmbedTokenService({
      * hold; else user_group_not_found.
      */
     async verify(caller: Caller, token: string): Promise<VerifiedEmbed> {
-      // No lookup confirms a remembered API token before the signature is checked: it is admitted
-      // (read and rate-limited) first, so that a refused request checks no signature and counts nothing.
-      await admitBeforeWork(caller);
       const workspace = await workspaceName(caller.tenant.workspaceId);
       const claims = await verifiedClaims(token, caller, issuerOf(workspace, caller.tenant.environment));
       const ugs = claims?.ugs;
@@ -292,7 +285,6 @@ export function createEmbedTokenService({
      * only whoever holds an API token of the token's own environment can revoke it.
      */
     async ownedClaims(caller: Caller, token: string): Promise<{ teamId: number; jti: string; exp: number } | null> {
-      await admitBeforeWork(caller);
       const workspace = await workspaceName(caller.tenant.workspaceId);
       const claims = await verifiedClaims(token, caller, issuerOf(workspace, caller.tenant.environment));
       const ugs = claims?.ugs;

@@ -1,5 +1,4 @@
 import { auditContextOf } from '../audit/audit-context.js';
-import { admitBeforeWork } from '../api-tokens/api-token-admission.js';
 import { failure } from '../errors.js';
 import { sortedTags } from './hierarchy.rules.js';
 import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../retry-policy.js';
@@ -104,10 +103,9 @@ export function createUserGroupService({
       const properties = input.properties ?? null;
       assertPropertiesWithinLimits(properties);
       const accessRules = checkedAccessRules(input.accessRules);
+      // The lookup confirms a remembered API token and admits the request before it returns, so
+      // nothing is counted or written for a refused one.
       const existing = await store.findUserGroupByProvidedId(caller.tenant, providedId, caller.tokenCheck);
-      // A remembered API token is admitted (rate-limited) once the lookup confirmed it, before it is
-      // counted or anything is written.
-      await admitBeforeWork(caller);
       if (existing) {
         const userGroup = view(existing);
         usage.read(caller.tenant, existing.teamId);
@@ -209,8 +207,6 @@ export function createUserGroupService({
 
     async verifyUserGroupToken(caller: Caller, token: string): Promise<UserGroupView> {
       const group = await findByToken(caller, token);
-      // As in get-or-create: admitted once the lookup confirmed the API token, and counted only then.
-      await admitBeforeWork(caller);
       if (!group) throw notFound();
       const verified = view(group, token);
       usage.verified(caller.tenant, group.teamId);
