@@ -61,11 +61,11 @@ export function createServices({
   const signingKeys = createSigningKeyService({ store, cipher, clock });
   const view = createUserGroupViewer(cipher);
   const names = createRevocationNames(store);
-  // Each signs or checks a signature before any group read: a remembered API token is admitted on
-  // entry (the group reads of the other hot operations admit it themselves).
+  // Each checks a signature before any group read: a remembered API token is admitted on entry (a
+  // mint's group read, as the other hot operations', admits it itself).
   const embedTokens = admittedOnEntry(
     createEmbedTokenService({ store, signingKeys, view, clock, publicUrl, names, usage: usageCounter }),
-    ['mint', 'verify', 'ownedClaims'],
+    ['verify', 'ownedClaims'],
   );
   return {
     userGroups: createUserGroupService({ store, cipher, clock, view, usage: usageCounter }),

@@ -11,6 +11,8 @@ import { uniqueId } from '../support/unique-id.js';
 import { adminCaller } from '../support/callers.js';
 import { USER_PATH, VERIFY_PATH } from '../support/user-group-api.js';
 
+const MINT_PATH = '/api/user/embed_token';
+
 describe('API tokens remembered by the hot reads', () => {
   // Two instances on one database: `serving` remembers tokens, `other` changes them.
   let serving: TestApp;
@@ -34,7 +36,7 @@ describe('API tokens remembered by the hot reads', () => {
     groupToken = created.body.user_group.token;
     const minted = await inject(serving.app, {
       method: 'POST',
-      path: '/api/user/embed_token',
+      path: MINT_PATH,
       token: serving.tokens.default.Customer.write,
       body: { user_group_id: groupId },
     });
@@ -87,6 +89,12 @@ describe('API tokens remembered by the hot reads', () => {
     ],
     // Its lookup confirms nothing: the answer's own admission reads the token.
     ['a verify of an embed token that would succeed', { method: 'POST', path: VERIFY_PATH, body: { token: 'embed' } }],
+    // The mint's group read confirms the token, as get-or-create's does.
+    ['a mint that would succeed', { method: 'POST', path: MINT_PATH, body: { user_group_id: groupId } }],
+    [
+      'a mint for a group that does not exist',
+      { method: 'POST', path: MINT_PATH, body: { user_group_id: uniqueId('never-created') } },
+    ],
   ];
 
   it.each(refusals)(

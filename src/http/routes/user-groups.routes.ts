@@ -267,8 +267,9 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{
         MintEmbedTokenBody,
         EmbedTokenResponse,
       ),
-      // Minting changes nothing stored: a retry mints another token, as good as the first.
-      config: { readOnly: true },
+      // Minting changes nothing stored: a retry mints another token, as good as the first. Its group
+      // read confirms the API token.
+      config: { readOnly: true, confirmsApiToken: true },
     },
     async (request, reply) => {
       const { body } = request;
