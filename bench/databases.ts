@@ -85,3 +85,21 @@ export async function postgresDatabase(baseUrl: string, size: number): Promise<B
       ),
   };
 }
+
+/** `ugs serve`'s flags for the bench, but for the port. */
+export function serveFlags(db: BenchDatabase): string[] {
+  return [
+    '--host',
+    '127.0.0.1',
+    '--database',
+    db.url,
+    '--log-level',
+    'warn',
+    // On, as in production, but far above what the load generator can send: the limiter's cost is
+    // measured, and no request is refused.
+    '--rate-limit',
+    '1000000/s',
+    '--workers',
+    '1',
+  ];
+}

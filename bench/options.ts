@@ -77,7 +77,7 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --seed-parallel 8           PostgreSQL seeding transactions in flight (default 8)
   --sample 50000              seeded groups the scenarios rotate over (default 50000)
   --cpu-prof                  run the service under node --cpu-prof; profiles go to bench/profiles/
-  --no-analyze                PostgreSQL: no ANALYZE after seeding (tables without statistics, as with autovacuum off)
+  --no-analyze                PostgreSQL: no ANALYZE after seeding (ugs serve then analyses the stale tables at start)
   --usage-cost 5              rounds comparing the server's CPU per response of get-existing and verify with usage
                               counting on and off (two processes loaded at once, each counting in one window of a
                               round); 0: not measured (default 0)

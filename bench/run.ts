@@ -7,7 +7,14 @@ import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { postgresDatabase, postgresServerVersion, redact, sqliteDatabase, type BenchDatabase } from './databases.js';
+import {
+  postgresDatabase,
+  postgresServerVersion,
+  redact,
+  serveFlags,
+  sqliteDatabase,
+  type BenchDatabase,
+} from './databases.js';
 import { drive, ensureWrk, measure, type LoadFigures } from './wrk.js';
 import { parseOptions, SCENARIOS, USAGE, type BenchOptions, type Engine, type ScenarioName } from './options.js';
 import { freePort, killChildrenNow, pinApart, send, startNodeProcess, type Child } from './processes.js';
@@ -114,24 +121,6 @@ async function startService(
     env: serviceEnv(db),
   });
   return { ...service, release: defer(() => service.stop()) };
-}
-
-/** `ugs serve`'s flags for the bench, but for the port. */
-function serveFlags(db: BenchDatabase): string[] {
-  return [
-    '--host',
-    '127.0.0.1',
-    '--database',
-    db.url,
-    '--log-level',
-    'warn',
-    // On, as in production, but far above what the load generator can send: the limiter's cost is
-    // measured, and no request is refused.
-    '--rate-limit',
-    '1000000/s',
-    '--workers',
-    '1',
-  ];
 }
 
 // The webhook-drain receiver is on loopback.

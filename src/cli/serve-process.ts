@@ -76,6 +76,8 @@ export function openFor(flags: ServeFlags, publicUrl: () => string, { serving }:
  * embed tokens under its own address, which the others then refuse (docs/api.md#embed-tokens).
  */
 export async function warnAboutSetup(flags: ServeFlags, runtime: Runtime, log: Logger): Promise<void> {
+  // Before the first request: a database bulk-loaded since its last ANALYZE gets its statistics now.
+  for (const warning of await runtime.store.refreshStaleStatistics()) log.warn(warning);
   for (const warning of await runtime.store.serverWarnings()) log.warn(warning);
   if (parseDatabaseUrl(flags.database).engine === 'postgres' && flags.publicUrl === undefined)
     log.warn(

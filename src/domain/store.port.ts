@@ -57,6 +57,12 @@ export interface Store
    * fails: what it could not do (a role that may not analyse) comes back as warnings.
    */
   refreshStatistics(): Promise<string[]>;
+  /**
+   * At start: the same for the tables whose statistics are stale (a bulk load since their last
+   * ANALYZE, autovacuum off or behind); nothing on SQLite. Comes back as warnings naming what it
+   * analysed and what an operator should do, and what it could not do.
+   */
+  refreshStaleStatistics(): Promise<string[]>;
   /** What about the database server's settings an operator should hear at start (e.g. autovacuum off). */
   serverWarnings(): Promise<string[]>;
   /** Resolves when the database answers a trivial query; throws `unavailable` otherwise. */

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inject } from '../support/http-client.js';
 import { startServeProcess, stopAllServeProcesses } from '../support/serve-process.js';
-import { createTestApp } from '../support/test-app.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createTestDatabase, withPostgresClient, type TestDatabase } from '../support/test-database.js';
 import { runUgs } from '../support/ugs-command.js';
 
@@ -87,6 +87,28 @@ async function analyse(db: TestDatabase): Promise<void> {
   });
 }
 
+/** `count` groups created through the API, 50 requests at a time; their tokens, in order. */
+async function createGroups(
+  t: TestApp,
+  token: string,
+  count: number,
+  body: (n: number) => Record<string, unknown>,
+): Promise<string[]> {
+  const tokens: string[] = [];
+  for (let start = 0; start < count; start += 50) {
+    const created = await Promise.all(
+      Array.from({ length: Math.min(50, count - start) }, (_, offset) =>
+        inject(t.app, { method: 'GET', path: '/api/user', token, body: body(start + offset) }),
+      ),
+    );
+    for (const response of created) {
+      expect(response.status, response.raw).toBe(200);
+      tokens.push(response.body.user_group.token);
+    }
+  }
+  return tokens;
+}
+
 const databases: TestDatabase[] = [];
 async function database(): Promise<TestDatabase> {
   const db = await createTestDatabase('postgres');
@@ -119,27 +141,11 @@ describe('hot reads on PostgreSQL without statistics', () => {
         token: admin,
         body: { provided_id: 'ds', name: 'DS', schema_id: schema.body.schema.id },
       });
-      const tokens: string[] = [];
-      for (let start = 0; start < GROUPS; start += 50) {
-        const created = await Promise.all(
-          Array.from({ length: 50 }, (_, offset) =>
-            inject(t.app, {
-              method: 'GET',
-              path: '/api/user',
-              token,
-              body: {
-                user_group_id: `g_${start + offset}`,
-                name: `G ${start + offset}`,
-                mapping: { [schemaId]: 'ds' },
-              },
-            }),
-          ),
-        );
-        for (const response of created) {
-          expect(response.status, response.raw).toBe(200);
-          tokens.push(response.body.user_group.token);
-        }
-      }
+      const tokens = await createGroups(t, token, GROUPS, (n) => ({
+        user_group_id: `g_${n}`,
+        name: `G ${n}`,
+        mapping: { [schemaId]: 'ds' },
+      }));
 
       // The hot reads: get-or-create of existing groups and verify, several in one turn as under load.
       const hot = await statementsSentDuring(async () => {
@@ -187,6 +193,49 @@ describe('statistics and warnings', () => {
     const configured = await startServeProcess(db, { args: ['--public-url', 'https://ugs.example.com'] });
     expect(configured.stdout() + configured.stderr()).not.toMatch(/no --public-url/);
     expect(await configured.stop()).toBe(0);
+  }, 120_000);
+
+  it('ugs serve analyses tables bulk-loaded since their last ANALYZE and, with autovacuum off, says so and what to do', async () => {
+    const db = await database();
+    const schema = schemaOf(db);
+    // Migrated (and analysed while empty), then 200 groups written: more than autovacuum's threshold.
+    const t = await createTestApp({ database: db });
+    try {
+      await createGroups(t, t.tokens.default.Customer.write, 200, (n) => ({ user_group_id: `bulk_${n}` }));
+    } finally {
+      await t.close();
+    }
+    const columnStatistics = async () =>
+      (
+        await withPostgresClient((client) =>
+          client.query<{ n: string }>(
+            "SELECT count(*) AS n FROM pg_stats WHERE schemaname = $1 AND tablename = 'user_groups'",
+            [schema],
+          ),
+        )
+      ).rows[0]!.n;
+    const [{ autovacuum }] = (await withPostgresClient((client) => client.query('SHOW autovacuum'))).rows as [
+      { autovacuum: string },
+    ];
+    if (autovacuum === 'off') expect(await columnStatistics()).toBe('0');
+
+    const server = await startServeProcess(db, { args: ['--public-url', 'https://ugs.example.com'] });
+    expect(await server.stop()).toBe(0);
+    const log = server.stdout() + server.stderr();
+    expect(Number(await columnStatistics())).toBeGreaterThan(0);
+    if (autovacuum === 'off') {
+      expect(log).toMatch(
+        /"level":40[^\n]*stale planner statistics at start: [^\n]*user_groups \(\d+ rows changed\)[^\n]*analysed them now/,
+      );
+      expect(log).toMatch(
+        /"level":40[^\n]*turn autovacuum on, or run VACUUM \(ANALYZE\) on the service's tables after every bulk load/,
+      );
+    } else expect(log).not.toMatch(/stale planner statistics/);
+
+    // Nothing stale is left: the next start analyses nothing and says nothing about it.
+    const again = await startServeProcess(db, { args: ['--public-url', 'https://ugs.example.com'] });
+    expect(await again.stop()).toBe(0);
+    expect(again.stdout() + again.stderr()).not.toMatch(/stale planner statistics/);
   }, 120_000);
 
   it('an import analyses the tables; a role that may not gets a warning and the import succeeds', async () => {

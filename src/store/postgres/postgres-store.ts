@@ -19,7 +19,7 @@ import { MIGRATIONS } from './migrations/index.js';
 import { openPostgresDatabase } from './postgres-database.js';
 import type { PostgresStoreOptions } from './postgres-database.js';
 import { schemaMethods } from './schemas.js';
-import { refreshStatistics, serverWarnings } from './statistics.js';
+import { refreshStaleStatistics, refreshStatistics, serverWarnings } from './statistics.js';
 import { statement } from './statements.js';
 import { userGroupMethods } from './user-groups.js';
 import { webhookMethods } from './webhooks.js';
@@ -55,6 +55,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migratePostgres(db, MIGRATIONS),
     refreshStatistics: () => refreshStatistics(db),
+    refreshStaleStatistics: () => refreshStaleStatistics(db),
     serverWarnings: () => serverWarnings(db),
     close: () => db.close(),
   });

@@ -67,6 +67,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
       listAuditEvents: (query) => audit.list(query),
       migrate: () => migrateSqlite(db, MIGRATIONS),
       refreshStatistics: () => [],
+      refreshStaleStatistics: () => [],
       serverWarnings: () => [],
       ping: () => {
         try {

@@ -24,6 +24,16 @@ export function describeStoreLifecycleContract(t: ContractContext): void {
       expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'bulk-1')).toMatchObject({ providedId: 'bulk-1' });
     });
 
+    it('refreshes stale statistics at start: sentences at most, and nothing stale is left for a second call', async () => {
+      for (let n = 0; n < 60; n += 1)
+        await t.store.insertUserGroupIfAbsent(newGroup(t.fx.customer, `stale-${n}`), auditContext());
+      for (const warning of await t.store.refreshStaleStatistics()) expect(warning).toMatch(/^\S.{10,}$/s);
+      expect(await t.store.refreshStaleStatistics()).toEqual([]);
+      expect(await t.store.findUserGroupByProvidedId(t.fx.customer, 'stale-0')).toMatchObject({
+        providedId: 'stale-0',
+      });
+    });
+
     it("reads the server's settings as warnings for the operator: sentences, the same each time", async () => {
       const warnings = await t.store.serverWarnings();
       for (const warning of warnings) expect(warning).toMatch(/^\S.{10,}$/s);
