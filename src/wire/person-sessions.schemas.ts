@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { EnvironmentTag, IdParam, IssuedId, Timestamp } from './common.schemas.js';
+import { EnvironmentTag, IdParam, IssuedId, MAX_SAFE, Timestamp } from './common.schemas.js';
 import { Success } from './envelope.js';
 
 const Scope = Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('admin')]);
@@ -41,5 +41,9 @@ export const PersonSessionsEndQuery = Type.Object(
 );
 export const PersonSessionsEndedResponse = Type.Object({
   success: Success,
-  ended: Type.Integer({ minimum: 0, description: 'How many sessions were ended (0 when the person had none).' }),
+  ended: Type.Integer({
+    minimum: 0,
+    maximum: MAX_SAFE,
+    description: 'How many sessions were ended (0 when the person had none).',
+  }),
 });

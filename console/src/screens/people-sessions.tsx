@@ -77,10 +77,10 @@ export function PeopleSessionsScreen() {
           <button
             type="button"
             class="danger small"
-            aria-label={`End every session of ${nameOf(session)}`}
+            aria-label={`End all sessions of ${nameOf(session)}`}
             onClick={() => endAll.ask(session)}
           >
-            End all of this person's
+            End all
           </button>
         </>
       ),
