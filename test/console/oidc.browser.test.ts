@@ -137,7 +137,7 @@ describe('console sign-in through an identity provider, in Chromium', () => {
 
     const newest = rows.first();
     await newest.getByRole('button', { name: /^End session \d+ of ada@example\.com$/ }).click();
-    await page.getByRole('button', { name: 'End session' }).click();
+    await page.getByRole('button', { name: 'End session', exact: true }).click();
     await page.getByText(/^Ended console session \d+ of ada@example\.com\.$/).waitFor();
     await rows.nth(1).waitFor({ state: 'detached' });
     const ended = await elsewhere.context.request.get(`${server.baseUrl}/console/session`);
