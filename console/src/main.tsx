@@ -9,6 +9,7 @@ import { DataSourcesScreen } from './screens/data-sources';
 import { GroupScreen } from './screens/group';
 import { GroupsScreen } from './screens/groups';
 import { NewGroupScreen } from './screens/new-group';
+import { PeopleSessionsScreen } from './screens/people-sessions';
 import { SchemasScreen } from './screens/schemas';
 import { SignInScreen } from './screens/sign-in';
 import { SigningKeysScreen } from './screens/signing-keys';
@@ -25,6 +26,7 @@ const NAVIGATION = [
   ['/groups', 'User groups'],
   ['/sync', 'Sync'],
   ['/api-tokens', 'API tokens'],
+  ['/people-sessions', "People's sessions"],
   ['/schemas', 'Schemas'],
   ['/data-sources', 'Data sources'],
   ['/webhooks', 'Webhooks'],
@@ -41,6 +43,7 @@ function Screen({ path }: { path: string }) {
   if ((params = match('/groups/:teamId', path))) return <GroupScreen teamId={Number(params.teamId)} />;
   if (path === '/sync') return <SyncScreen />;
   if (path === '/api-tokens') return <ApiTokensScreen />;
+  if (path === '/people-sessions') return <PeopleSessionsScreen />;
   if (path === '/schemas') return <SchemasScreen />;
   if (path === '/data-sources') return <DataSourcesScreen />;
   if (path === '/webhooks') return <WebhooksScreen />;

@@ -7,6 +7,7 @@ export type {
   IssuedWebhookEndpoint,
   MintedEmbedToken,
   MintEmbedTokenBody,
+  PersonSession,
   Schema,
   SigningKey,
   SyncPlanItem,

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IdempotencyOwner } from '../domain/idempotency/idempotency.port.js';
 import type {
   IdempotencyClaim,
   IdempotencyService,
@@ -45,14 +46,25 @@ export function registerIdempotency(api: FastifyInstance, idempotency: Idempoten
 
   const claimKey = async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers['idempotency-key'];
-    const { actor } = request.caller;
-    // Every /api caller is an API token (the CLI never comes through HTTP); keys are its own.
-    if (header === undefined || actor.type !== 'api_token') return;
+    if (header === undefined) return;
+    const { caller } = request;
+    // An /api caller is an API token or a person (the CLI never comes through HTTP); keys are its own,
+    // a person's in the workspace their session acts in.
+    const owner: IdempotencyOwner =
+      caller.actor.type === 'person'
+        ? {
+            person: {
+              workspaceId: caller.tenant.workspaceId,
+              issuer: caller.actor.issuer,
+              subject: caller.actor.subject,
+            },
+          }
+        : { apiTokenId: caller.actor.apiTokenId };
     const { readOnly } = request.routeOptions.config;
     if (typeof readOnly === 'function' && readOnly(request)) return;
     // A repeated header is refused like any other value with a space in it.
     const key = Array.isArray(header) ? header.join(', ') : header;
-    const start = await idempotency.start(actor.apiTokenId, key, {
+    const start = await idempotency.start(owner, key, {
       method: request.method,
       route: request.routeOptions.url ?? request.url,
       params: request.params,

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { EnvironmentTag, IdParam, IssuedId, Timestamp } from './common.schemas.js';
+import { EnvironmentTag, IdParam, IssuedId, MAX_SAFE, Timestamp } from './common.schemas.js';
 import { Success } from './envelope.js';
 
 const Scope = Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('admin')]);
@@ -30,3 +30,20 @@ export const PersonSessionParams = Type.Object({ id: IdParam("The session's id."
 
 export const PersonSessionsResponse = Type.Object({ success: Success, console_sessions: Type.Array(PersonSession) });
 export const PersonSessionEndedResponse = Type.Object({ success: Success });
+
+/** Whose sessions to end: both halves of the person's identity are required. */
+export const PersonSessionsEndQuery = Type.Object(
+  {
+    person_issuer: Type.String({ minLength: 1, maxLength: 512, description: "The person's identity provider." }),
+    person_sub: Type.String({ minLength: 1, maxLength: 512, description: "The person's sub at that provider." }),
+  },
+  { additionalProperties: false },
+);
+export const PersonSessionsEndedResponse = Type.Object({
+  success: Success,
+  ended: Type.Integer({
+    minimum: 0,
+    maximum: MAX_SAFE,
+    description: 'How many sessions were ended (0 when the person had none).',
+  }),
+});

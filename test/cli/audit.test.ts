@@ -1,5 +1,6 @@
 // `ugs audit list`: CLI changes recorded with actor `cli`, newest first, and each filter on its own
 // and together, checked against the unfiltered list of the same database.
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   cleanUp,
@@ -190,5 +191,51 @@ describe('ugs audit list with a server on the same database', { timeout: 60_000 
     ]);
     const table = await box.ugs('audit', 'list', '--action', 'user_group.created');
     expect(table.stdout).toContain(`api_token:${apiToken?.id} (${apiToken?.name})`);
+  });
+});
+
+describe('ugs audit list --person', { timeout: 60_000 }, () => {
+  const STAFF = 'https://idp.example.com/realms/staff';
+  const OTHER = 'https://other.example.com';
+
+  it("keeps one person's console changes, matched on (issuer, sub) and never on email, as the admin API does", async () => {
+    const box = sandbox();
+    await createSchema(box, 'sales'); // a migrated database with its workspace
+    // People's changes come through the console (a server and an identity provider): written
+    // straight here, as the console's requests would have, with the columns the store writes.
+    const db = new Database(box.databasePath);
+    const workspace = (db.prepare('SELECT min(id) AS id FROM workspaces').get() as { id: number }).id;
+    const insert = db.prepare(`INSERT INTO audit_events
+      (at, workspace_id, environment, actor_type, actor_name, actor_issuer, actor_subject, action, provided_id)
+      VALUES (?, ?, 'Customer', 'person', ?, ?, ?, 'user_group.updated', ?)`);
+    insert.run('2026-11-01T10:00:00.000Z', workspace, 'ada@example.com', STAFF, 'ada', 'by-ada');
+    insert.run('2026-11-01T10:01:00.000Z', workspace, 'ada@example.com', OTHER, 'ada', 'by-other-ada');
+    insert.run('2026-11-01T10:02:00.000Z', workspace, 'ada@example.com', STAFF, 'grace', 'by-grace');
+    insert.run('2026-11-01T10:03:00.000Z', workspace, 'ada2@example.com', STAFF, 'ada', 'by-ada-again');
+    db.close();
+
+    const byAda = ['by-ada-again', 'by-ada'];
+    for (const person of [`${STAFF} ada`, `${STAFF}/ada`, `  ${STAFF}   ada `]) {
+      const events = await auditList(box, '--person', person);
+      expect(events.map((event) => event.provided_id)).toEqual(byAda);
+      expect(events[0]!.actor).toBe(`person:${STAFF} ada (ada2@example.com)`);
+    }
+    expect((await auditList(box, '--person', `${OTHER}/ada`)).map((event) => event.provided_id)).toEqual([
+      'by-other-ada',
+    ]);
+    // A sub with a "/" in it, given with white space; a person with no events.
+    expect(await auditList(box, '--person', `${STAFF} a/da`)).toEqual([]);
+    expect(
+      (await auditList(box, '--person', `${STAFF}/ada`, '--since', '2026-11-01T10:02:00Z')).map(
+        (event) => event.provided_id,
+      ),
+    ).toEqual(['by-ada-again']);
+
+    const refusals = await Promise.all(
+      ['ada', 'ada@example.com', `${STAFF}/`, 'idp.example.com/ada'].map((person) =>
+        box.ugs('audit', 'list', '--person', person),
+      ),
+    );
+    for (const refusal of refusals) expectCleanFailure(refusal, /is not a person/);
   });
 });

@@ -2,7 +2,8 @@
 // (oidc-provider, test/support/oidc-provider.ts) on another site than the service: an admin person
 // (Keycloak's `/path` groups), a read-only one (an Entra group object id), one in no mapped group
 // (Google, which sends no `groups`); sign-out at both ends; a group removed at the provider taking
-// effect at the session's next renewal; the person in the audit trail. Token sign-in is off.
+// effect at the session's next renewal; the person in the audit trail; an admin person ending another
+// session on the people's sessions page. Token sign-in is off.
 import Database from 'better-sqlite3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -116,6 +117,34 @@ describe('console sign-in through an identity provider, in Chromium', () => {
     await page.goto(`${server.baseUrl}/console/audit?person_issuer=${encodeURIComponent(idp.issuer)}&person_sub=ada`);
     await page.getByRole('row').filter({ hasText: 'user_group.updated' }).first().waitFor();
     expect(await page.getByRole('row').filter({ hasText: 'command line' }).count()).toBe(0);
+  });
+
+  it("lists people's sessions for an admin person, who ends one: refused from its next request", async () => {
+    // A second session of Ada's, in another browser: the newest, so the first row.
+    const elsewhere = await personBrowser();
+    await signIn(elsewhere.page, 'ada');
+    await elsewhere.page.getByRole('heading', { level: 1, name: 'User groups' }).waitFor();
+
+    const { page } = ada;
+    await page.goto(`${server.baseUrl}/console/groups`);
+    await page.getByRole('link', { name: "People's sessions" }).click();
+    await page.getByRole('heading', { level: 1, name: "People's sessions" }).waitFor();
+    const rows = page.getByRole('row').filter({ hasText: 'ada@example.com' });
+    await rows.nth(1).waitFor();
+    expect(await rows.count()).toBe(2);
+    await expectNoSeriousAxeViolations(page, "people's sessions");
+    await screenshot(page, 'people-sessions');
+
+    const newest = rows.first();
+    await newest.getByRole('button', { name: /^End session \d+ of ada@example\.com$/ }).click();
+    await page.getByRole('button', { name: 'End session', exact: true }).click();
+    await page.getByText(/^Ended console session \d+ of ada@example\.com\.$/).waitFor();
+    await rows.nth(1).waitFor({ state: 'detached' });
+    const ended = await elsewhere.context.request.get(`${server.baseUrl}/console/session`);
+    expect(ended.status()).toBe(401);
+    // This page's own session goes on.
+    expect((await page.context().request.get(`${server.baseUrl}/console/session`)).status()).toBe(200);
+    await elsewhere.context.close();
   });
 
   it('signs the admin person out of the console and, through RP-initiated logout, of the provider', async () => {

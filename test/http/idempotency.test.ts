@@ -436,7 +436,7 @@ describe('Idempotency-Key over time', () => {
     const tokens = await t.runtime.store.listApiTokens(t.runtime.defaultWorkspace.id);
     const apiTokenId = tokens.find((token) => token.name === 'write-Customer')!.id;
     // A server that claimed the key and then died: nothing will finish or release the claim.
-    const crashed = await t.runtime.services.idempotency.start(apiTokenId, key, {
+    const crashed = await t.runtime.services.idempotency.start({ apiTokenId }, key, {
       method: 'POST',
       route: USER_PATH,
       params: {},

@@ -317,4 +317,56 @@ describe('console sign-in through an identity provider: refusals', () => {
     const after = await t.app.inject({ method: 'GET', url: '/console/session', headers: { cookie } });
     expect(after.statusCode).toBe(401);
   });
+
+  it("lets an admin end all of a person's sessions at once, each audited, and no one else's", async () => {
+    const signedIn = async (sub: string, groups = ['/ugs/admins']) => {
+      const { response } = await signInWith((tools) =>
+        tools.sign(tools.claims({ sub, email: `${sub}@example.com`, groups })),
+      );
+      return cookieOf(response.headers['set-cookie'], 'ugs_console')!;
+    };
+    const sessionOf = (cookie: string) => t.app.inject({ method: 'GET', url: '/console/session', headers: { cookie } });
+    const leaving = [await signedIn('leaver-2'), await signedIn('leaver-2')];
+    const staying = await signedIn('stayer-2');
+    const reader = await signedIn('reader-2', ['ugs-readers']);
+    const asAdmin = (url: string) =>
+      t.app.inject({ method: 'DELETE', url, headers: { authorization: `Token ${t.tokens.default.Customer.admin}` } });
+    const person = (sub: string) => `person_issuer=${encodeURIComponent(idp.issuer)}&person_sub=${sub}`;
+
+    const half = await asAdmin('/api/admin/console_sessions?person_sub=leaver-2');
+    expect(half.statusCode).toBe(400);
+    expect(half.json().error).toMatchObject({ field: 'person_issuer' });
+    // A person with read access may not end anyone's sessions.
+    const csrf = (await sessionOf(reader)).json().session.csrf_token as string;
+    const refused = await t.app.inject({
+      method: 'DELETE',
+      url: `/api/admin/console_sessions?${person('leaver-2')}`,
+      headers: { cookie: reader, 'x-csrf-token': csrf },
+    });
+    expect(refused.statusCode).toBe(403);
+    for (const cookie of leaving) expect((await sessionOf(cookie)).statusCode).toBe(200);
+
+    const endedByTokens = async () => {
+      const audit = await t.app.inject({
+        method: 'GET',
+        url: '/api/admin/audit_events?action=console_session.ended&limit=100',
+        headers: { authorization: `Token ${t.tokens.default.Customer.admin}` },
+      });
+      return (audit.json().audit_events as { actor: { type: string } }[]).filter(
+        (event) => event.actor.type === 'api_token',
+      ).length;
+    };
+    const endedBefore = await endedByTokens();
+    const ended = await asAdmin(`/api/admin/console_sessions?${person('leaver-2')}`);
+    expect(ended.statusCode, ended.body).toBe(200);
+    expect(ended.json()).toEqual({ success: 1, ended: 2 });
+    for (const cookie of leaving) expect((await sessionOf(cookie)).statusCode).toBe(401);
+    expect((await sessionOf(staying)).statusCode).toBe(200);
+    expect((await asAdmin(`/api/admin/console_sessions?${person('leaver-2')}`)).json()).toEqual({
+      success: 1,
+      ended: 0,
+    });
+
+    expect(await endedByTokens()).toBe(endedBefore + 2);
+  });
 });

@@ -237,6 +237,37 @@ describe('PostgreSQL store specifics', () => {
     );
   });
 
+  it("serves the audit trail's person filter through an index, and wants exactly one owner per idempotency key", async () => {
+    await open().migrate();
+    expect(
+      await inSchema(
+        "SELECT indexdef FROM pg_indexes WHERE indexname = 'audit_events_person' AND schemaname = current_schema()",
+      ),
+    ).toEqual([
+      {
+        indexdef: expect.stringMatching(
+          /ON \S*audit_events USING btree \(workspace_id, actor_subject, id\) WHERE \(actor_subject IS NOT NULL\)$/,
+        ),
+      },
+    ]);
+    const [workspace] = await inSchema<{ id: string }>(
+      "INSERT INTO workspaces (name, created_at) VALUES ('owners', now()) RETURNING id",
+    );
+    const [token] = await inSchema<{ id: string }>(
+      "INSERT INTO api_tokens (workspace_id, environment, name, token_hash, scope, created_at) VALUES ($1, 'Customer', 'owner', 'owner-hash', 'write', now()) RETURNING id",
+      [workspace!.id],
+    );
+    const insert = (apiTokenId: string | null, personKey: string | null) =>
+      inSchema(
+        "INSERT INTO idempotency_keys (api_token_id, person_key, key_hash, fingerprint, created_at) VALUES ($1, $2, 'k', 'f', now())",
+        [apiTokenId, personKey],
+      );
+    await expect(insert(null, null)).rejects.toThrow(/idempotency_keys_one_owner/);
+    await expect(insert(token!.id, '[1,"i","s"]')).rejects.toThrow(/idempotency_keys_one_owner/);
+    await insert(null, '[1,"i","s"]');
+    await insert(token!.id, null);
+  });
+
   it("makes the signing keys of a database from before migration 9 Customer's", async () => {
     const workspaceId = await withAdmin(async (client) => {
       await client.query(`SET search_path = ${schema}`);

@@ -94,6 +94,39 @@ describe('SQLite store specifics', () => {
     await expectLegacyKeyMigrated(open(), workspaceId);
   });
 
+  it('keeps the idempotency keys of a database from before migration 18, ids and all, and wants one owner per key', async () => {
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    const db = openRaw();
+    db.pragma('foreign_keys = ON');
+    migrateSqlite(
+      db,
+      MIGRATIONS.filter((migration) => migration.version < 18),
+    );
+    const workspaceId = db.prepare("INSERT INTO workspaces (name, created_at) VALUES ('legacy', ?)").run(T2)
+      .lastInsertRowid as number;
+    const tokenId = db
+      .prepare(
+        "INSERT INTO api_tokens (workspace_id, environment, name, token_hash, scope, created_at) VALUES (?, 'Customer', 'legacy', 'hash', 'write', ?)",
+      )
+      .run(workspaceId, T2).lastInsertRowid as number;
+    db.prepare(
+      "INSERT INTO idempotency_keys (id, api_token_id, key_hash, fingerprint, created_at, response) VALUES (41, ?, 'k', 'f', ?, 'v1.sealed')",
+    ).run(tokenId, T2);
+    migrateSqlite(db, MIGRATIONS);
+    expect(db.prepare('SELECT id, api_token_id, person_key, key_hash, response FROM idempotency_keys').all()).toEqual([
+      { id: 41, api_token_id: tokenId, person_key: null, key_hash: 'k', response: 'v1.sealed' },
+    ]);
+    const insert = db.prepare(
+      "INSERT INTO idempotency_keys (api_token_id, person_key, key_hash, fingerprint, created_at) VALUES (?, ?, 'k2', 'f', ?)",
+    );
+    expect(() => insert.run(null, null, T2)).toThrow(/CHECK/);
+    expect(() => insert.run(tokenId, '[1,"i","s"]', T2)).toThrow(/CHECK/);
+    // An API token still takes its keys with it; a person's key stands alone.
+    insert.run(null, '[1,"i","s"]', T2);
+    db.prepare('DELETE FROM api_tokens WHERE id = ?').run(tokenId);
+    expect(db.prepare('SELECT person_key FROM idempotency_keys').pluck().all()).toEqual(['[1,"i","s"]']);
+  });
+
   it('migrates a fresh file, records the version, and a second migrate is a no-op', async () => {
     const store = open();
     await store.migrate();

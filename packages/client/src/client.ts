@@ -18,6 +18,8 @@ import type {
   RevokedEmbedTokens,
   MintEmbedTokenBody,
   Page,
+  PersonSession,
+  PersonSessionsQuery,
   Schema,
   SigningKey,
   SigningKeyRotation,
@@ -327,6 +329,27 @@ export function createClient(options: ClientOptions) {
         query,
       });
       return top;
+    },
+    /** GET /api/admin/console_sessions: people's console sessions in the workspace, newest first, optionally one person's. */
+    async listPersonSessions(query: PersonSessionsQuery = {}): Promise<PersonSession[]> {
+      return (
+        await send<{ console_sessions: PersonSession[] }>({ method: 'GET', path: '/api/admin/console_sessions', query })
+      ).console_sessions;
+    },
+    /** DELETE /api/admin/console_sessions/:id: ends one person's session, from its next request. */
+    async endPersonSession(id: number, write: WriteOptions = {}): Promise<void> {
+      await send({ method: 'DELETE', path: `/api/admin/console_sessions/${id}`, ...write });
+    },
+    /** DELETE /api/admin/console_sessions: ends every session of the person; how many there were. */
+    async endPersonSessions(person: { issuer: string; sub: string }, write: WriteOptions = {}): Promise<number> {
+      return (
+        await send<{ ended: number }>({
+          method: 'DELETE',
+          path: '/api/admin/console_sessions',
+          query: { person_issuer: person.issuer, person_sub: person.sub },
+          ...write,
+        })
+      ).ended;
     },
     listSigningKeys(): Promise<Page<SigningKey>> {
       return page('signing_keys', '/api/admin/signing_keys');

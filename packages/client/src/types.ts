@@ -27,6 +27,7 @@ import type {
 import type { AuditEvent, AuditQuery } from '../../../src/wire/audit-events.schemas.js';
 import type { AccessRule, ResolvedAccessRule } from '../../../src/wire/access-rules.schemas.js';
 import type { ConsoleSession } from '../../../src/wire/console-sessions.schemas.js';
+import type { PersonSession, PersonSessionsQuery } from '../../../src/wire/person-sessions.schemas.js';
 import type { ListUserGroupsQuery } from '../../../src/wire/admin-user-groups.schemas.js';
 import type { SigningKey, SigningKeyRotationResponse } from '../../../src/wire/signing-keys.schemas.js';
 import type {
@@ -74,6 +75,9 @@ export type UpdateApiTokenBody = Static<typeof UpdateApiTokenBody>;
 export type AuditEvent = Static<typeof AuditEvent>;
 export type AuditQuery = Static<typeof AuditQuery>;
 export type ConsoleSession = Static<typeof ConsoleSession>;
+/** A person's console session (signed in through the identity provider), as an admin lists it. */
+export type PersonSession = Static<typeof PersonSession>;
+export type PersonSessionsQuery = Static<typeof PersonSessionsQuery>;
 export type ListUserGroupsQuery = Static<typeof ListUserGroupsQuery>;
 export type SigningKey = Static<typeof SigningKey>;
 export type UsageSeriesQuery = Static<typeof UsageSeriesQuery>;

@@ -218,6 +218,11 @@ describe('every operation', () => {
     expect(audit.items[0]).toMatchObject({ action: 'api_token.revoked' });
     const rotation = await admin.rotateSigningKey();
     expect((await admin.listSigningKeys()).items[0]!.kid).toBe(rotation.current.kid);
+
+    // People's console sessions (none here: no identity provider), and their ending, as the server answers.
+    expect(await admin.listPersonSessions({ person_issuer: 'https://idp.example.com', person_sub: 'ada' })).toEqual([]);
+    expect(await admin.endPersonSessions({ issuer: 'https://idp.example.com', sub: 'ada' })).toBe(0);
+    await expect(admin.endPersonSession(999_999)).rejects.toMatchObject({ status: 404, code: 'not_found' });
   });
 
   it('syncs groups: a dry run plans and writes nothing, an apply writes, a refusal names the line or index', async () => {

@@ -290,5 +290,17 @@ export function createPersonSessionAdmin({ store, clock }: { store: OidcSessionS
       );
       return session ? endPersonSession(store, clock, session, caller) : false;
     },
+
+    /** Ends every session of one person acting in the caller's workspace, each audited; how many ended. */
+    async endPersonSessions(caller: Caller, person: { issuer: string; subject: string }): Promise<number> {
+      requireScope(caller, 'admin');
+      let ended = 0;
+      // At most 1000 a listing: one sign-in per request at most, so the loop ends.
+      for (;;) {
+        const sessions = await store.listPersonSessions(caller.tenant.workspaceId, person);
+        if (sessions.length === 0) return ended;
+        for (const session of sessions) if (await endPersonSession(store, clock, session, caller)) ended += 1;
+      }
+    },
   };
 }

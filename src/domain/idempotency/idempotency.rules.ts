@@ -1,5 +1,5 @@
 import { hashSecret } from '../secrets.js';
-import type { IdempotencyClaimAttempt, LiveKeys } from './idempotency.port.js';
+import type { IdempotencyClaimAttempt, IdempotencyOwner, LiveKeys } from './idempotency.port.js';
 
 /*
  * What makes a retry with an Idempotency-Key the same request as the first one (docs/api.md#safe-retries-idempotency-key): a replayed
@@ -42,4 +42,14 @@ export function liveLimitReached(live: LiveKeys, attempt: IdempotencyClaimAttemp
   if (live.count > attempt.maxLiveKeys) return 'keys';
   if (live.bytes >= attempt.maxLiveBytes) return 'bytes';
   return undefined;
+}
+
+/** The owner as both stores keep it: the API token's id, or the person as JSON text (unambiguous whatever issuer and sub hold). */
+export type StoredIdempotencyOwner =
+  { column: 'api_token_id'; value: number } | { column: 'person_key'; value: string };
+
+export function storedIdempotencyOwner(owner: IdempotencyOwner): StoredIdempotencyOwner {
+  if (owner.person === undefined) return { column: 'api_token_id', value: owner.apiTokenId };
+  const { workspaceId, issuer, subject } = owner.person;
+  return { column: 'person_key', value: JSON.stringify([workspaceId, issuer, subject]) };
 }

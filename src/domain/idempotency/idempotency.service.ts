@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import { failure } from '../errors.js';
 import { requestFingerprint, type RequestIdentity } from './idempotency.rules.js';
 import { hashSecret, type TokenCipher } from '../secrets.js';
-import type { IdempotencyClaimRef, IdempotencyStore } from './idempotency.port.js';
+import type { IdempotencyClaimRef, IdempotencyOwner, IdempotencyStore } from './idempotency.port.js';
 
 /** A finished request is replayed for this long after it was first claimed. */
 export const IDEMPOTENCY_RECORD_TTL_MS = 24 * 60 * 60 * 1000;
@@ -10,11 +10,11 @@ export const IDEMPOTENCY_RECORD_TTL_MS = 24 * 60 * 60 * 1000;
 export const ABANDONED_CLAIM_MS = 60 * 1000;
 const PURGE_INTERVAL_MS = 60 * 1000;
 const PURGE_BATCH = 1000;
-/** Live keys one API token may hold (docs/api.md#wire-conventions): bounds what a caller can make the service keep. */
+/** Live keys one API token (or one person) may hold (docs/api.md#wire-conventions): bounds what a caller can make the service keep. */
 export const MAX_LIVE_KEYS_PER_TOKEN = 10_000;
 /** The largest response kept for replays: a larger one (a big sync's plan) is answered but not kept. */
 export const MAX_KEPT_RESPONSE_BYTES = 1024 * 1024;
-/** Stored responses one API token's live keys may hold (ciphertext) before a new key is refused. */
+/** Stored responses one API token's (or one person's) live keys may hold (ciphertext) before a new key is refused. */
 export const MAX_KEPT_BYTES_PER_TOKEN = 64 * 1024 * 1024;
 
 const IDEMPOTENCY_KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
@@ -26,9 +26,9 @@ export interface RecordedResponse {
 }
 
 /** A request that holds its key: the caller runs it, then completes or releases the claim. */
-export interface IdempotencyClaim extends IdempotencyClaimRef {
+export type IdempotencyClaim = IdempotencyClaimRef & {
   fingerprint: string;
-}
+};
 
 export type IdempotentStart =
   { kind: 'execute'; claim: IdempotencyClaim } | { kind: 'replay'; response: RecordedResponse };
@@ -65,13 +65,21 @@ export function createIdempotencyService({ store, cipher, clock }: IdempotencySe
   }
 
   return {
-    /** Claims `key` for this request, or answers with the response of the first request that used it. */
-    async start(apiTokenId: number, key: string, request: RequestIdentity): Promise<IdempotentStart> {
+    /**
+     * Claims the owner's `key` for this request, or answers with the response of the first request
+     * of that owner (an API token, a person) that used it: another owner's keys are never seen.
+     */
+    async start(owner: IdempotencyOwner, key: string, request: RequestIdentity): Promise<IdempotentStart> {
       assertIdempotencyKey(key);
       const createdAt = clock();
       const now = Date.parse(createdAt);
       await purgeExpired(now);
-      const claim = { apiTokenId, keyHash: hashSecret(key), createdAt, fingerprint: requestFingerprint(request) };
+      const claim: IdempotencyClaim = {
+        ...owner,
+        keyHash: hashSecret(key),
+        createdAt,
+        fingerprint: requestFingerprint(request),
+      };
       const result = await store.claimIdempotencyKey({
         ...claim,
         expiredBefore: isoAt(now - IDEMPOTENCY_RECORD_TTL_MS),

@@ -7,6 +7,8 @@ import { requestFailure } from '../../wire/request-errors.js';
 import {
   PersonSessionEndedResponse,
   PersonSessionParams,
+  PersonSessionsEndedResponse,
+  PersonSessionsEndQuery,
   PersonSessionsQuery,
   PersonSessionsResponse,
 } from '../../wire/person-sessions.schemas.js';
@@ -29,7 +31,7 @@ const toPersonSession = (session: PersonSessionRecord) => ({
   renew_at: session.renewAt,
 });
 
-/** People's console sessions (signed in through the identity provider) in the workspace: list, end. */
+/** People's console sessions (signed in through the identity provider) in the workspace: list, end one, end a person's. */
 export const personSessionRoutes: FastifyPluginAsyncTypebox<{ personSessions: PersonSessionAdmin }> = async (
   app,
   { personSessions },
@@ -54,6 +56,25 @@ export const personSessionRoutes: FastifyPluginAsyncTypebox<{ personSessions: Pe
       const person = issuer === undefined || subject === undefined ? undefined : { issuer, subject };
       const sessions = await personSessions.listSessions(request.caller, person);
       return { success: 1 as const, console_sessions: sessions.map(toPersonSession) };
+    },
+  );
+
+  app.delete(
+    '/admin/console_sessions',
+    {
+      schema: apiRouteSchema('admin', "End all of a person's console sessions", PersonSessionsEndedResponse, {
+        operationId: 'endPersonSessions',
+        description:
+          "Every session of the person (person_issuer with person_sub) acting in this workspace: each refused from its very next request, on every instance, and audited. The person can sign in again while the identity provider's groups allow it.",
+        querystring: PersonSessionsEndQuery,
+      }),
+    },
+    async (request) => {
+      const { person_issuer: issuer, person_sub: subject } = request.query;
+      return {
+        success: 1 as const,
+        ended: await personSessions.endPersonSessions(request.caller, { issuer, subject }),
+      };
     },
   );
 

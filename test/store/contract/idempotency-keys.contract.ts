@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { IdempotencyClaimAttempt } from '../../../src/domain/idempotency/idempotency.port.js';
+import type { IdempotencyClaimAttempt, IdempotencyPerson } from '../../../src/domain/idempotency/idempotency.port.js';
 import { auditContext, newApiToken, randomHex, T0, T1, T2 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 
@@ -16,17 +16,22 @@ export function describeIdempotencyKeyContract(t: ContractContext): void {
       otherTokenId = (await t.store.insertApiToken(newApiToken(t.fx.customer), auditContext())).id;
     });
 
-    const attempt = (overrides: Partial<IdempotencyClaimAttempt> = {}): IdempotencyClaimAttempt => ({
-      apiTokenId: tokenId,
-      keyHash: 'key-1',
-      fingerprint: 'request-1',
-      createdAt: T0,
-      expiredBefore: LONG_AGO,
-      abandonedBefore: LONG_AGO,
-      maxLiveKeys: 100,
-      maxLiveBytes: 1024 * 1024,
-      ...overrides,
-    });
+    /** An attempt of the first API token unless the overrides name another owner (a token, a person). */
+    const attempt = (
+      overrides: Partial<Omit<IdempotencyClaimAttempt, 'apiTokenId' | 'person'>> &
+        ({ apiTokenId?: number } | { person: IdempotencyPerson }) = {},
+    ): IdempotencyClaimAttempt =>
+      ({
+        ...('person' in overrides ? {} : { apiTokenId: tokenId }),
+        keyHash: 'key-1',
+        fingerprint: 'request-1',
+        createdAt: T0,
+        expiredBefore: LONG_AGO,
+        abandonedBefore: LONG_AGO,
+        maxLiveKeys: 100,
+        maxLiveBytes: 1024 * 1024,
+        ...overrides,
+      }) as IdempotencyClaimAttempt;
 
     it("refuses a new key once the token's stored responses reach the byte limit, counting only its own live ones", async () => {
       const stored = 'x'.repeat(600);
@@ -99,6 +104,91 @@ export function describeIdempotencyKeyContract(t: ContractContext): void {
       expect(await t.store.claimIdempotencyKey(attempt())).toEqual({ claimed: true });
       expect(await t.store.claimIdempotencyKey(attempt({ apiTokenId: otherTokenId }))).toEqual({ claimed: true });
       expect(await t.store.claimIdempotencyKey(attempt({ keyHash: 'key-2' }))).toEqual({ claimed: true });
+    });
+
+    describe("a person's keys", () => {
+      const ada = (): IdempotencyPerson => ({
+        workspaceId: t.fx.workspace.id,
+        issuer: 'https://idp.example.com',
+        subject: 'ada',
+      });
+
+      it('keeps them apart from every API token, from every other person, and per workspace', async () => {
+        expect(await t.store.claimIdempotencyKey(attempt({ person: ada() }))).toEqual({ claimed: true });
+        // The same key of an API token, of another person (another sub, another issuer with the same
+        // sub, a sub that spells the issuer's tail) and of the same person in another workspace.
+        expect(await t.store.claimIdempotencyKey(attempt())).toEqual({ claimed: true });
+        for (const person of [
+          { ...ada(), subject: 'grace' },
+          { ...ada(), issuer: 'https://other-idp.example.com' },
+          { ...ada(), issuer: 'https://idp.example', subject: '.com ada' },
+          { ...ada(), workspaceId: t.fx.otherWorkspace.id },
+        ])
+          expect(await t.store.claimIdempotencyKey(attempt({ person }))).toEqual({ claimed: true });
+        expect(await t.store.claimIdempotencyKey(attempt({ person: ada(), createdAt: T1 }))).toEqual({
+          claimed: false,
+          record: { fingerprint: 'request-1', createdAt: T0, response: null },
+        });
+      });
+
+      it("stores, replays, releases and purges them as an API token's", async () => {
+        const claim = { person: ada(), keyHash: 'key-1', createdAt: T0 };
+        expect(await t.store.claimIdempotencyKey(attempt({ person: ada() }))).toEqual({ claimed: true });
+        // Another owner's claim of the same key and time is not this one.
+        expect(await t.store.completeIdempotencyKey({ ...claim, person: { ...ada(), subject: 'grace' } }, 'x')).toBe(
+          false,
+        );
+        await t.store.releaseIdempotencyKey({ apiTokenId: tokenId, keyHash: 'key-1', createdAt: T0 });
+        expect(await t.store.completeIdempotencyKey(claim, 'sealed response')).toBe(true);
+        expect(await t.store.claimIdempotencyKey(attempt({ person: ada(), createdAt: T1 }))).toEqual({
+          claimed: false,
+          record: { fingerprint: 'request-1', createdAt: T0, response: 'sealed response' },
+        });
+
+        expect(await t.store.claimIdempotencyKey(attempt({ person: ada(), keyHash: 'key-2' }))).toEqual({
+          claimed: true,
+        });
+        await t.store.releaseIdempotencyKey({ ...claim, keyHash: 'key-2' });
+        expect(await t.store.claimIdempotencyKey(attempt({ person: ada(), keyHash: 'key-2', createdAt: T1 }))).toEqual({
+          claimed: true,
+        });
+
+        expect(await t.store.purgeIdempotencyKeys(T0, 10)).toBe(1);
+        expect(
+          await t.store.claimIdempotencyKey(attempt({ person: ada(), fingerprint: 'request-2', createdAt: T2 })),
+        ).toEqual({ claimed: true });
+      });
+
+      it('holds a person to the live-key and byte limits, counting only their own keys', async () => {
+        for (const keyHash of ['a', 'b'])
+          expect(await t.store.claimIdempotencyKey(attempt({ person: ada(), keyHash, maxLiveKeys: 2 }))).toEqual({
+            claimed: true,
+          });
+        expect(await t.store.claimIdempotencyKey(attempt({ person: ada(), keyHash: 'c', maxLiveKeys: 2 }))).toEqual({
+          claimed: false,
+          limitReached: 'keys',
+        });
+        // The API token's and another person's count is their own.
+        expect(await t.store.claimIdempotencyKey(attempt({ keyHash: 'c', maxLiveKeys: 1 }))).toEqual({ claimed: true });
+        expect(
+          await t.store.claimIdempotencyKey(
+            attempt({ person: { ...ada(), subject: 'grace' }, keyHash: 'c', maxLiveKeys: 1 }),
+          ),
+        ).toEqual({ claimed: true });
+
+        await t.store.completeIdempotencyKey({ person: ada(), keyHash: 'a', createdAt: T0 }, 'x'.repeat(600));
+        expect(await t.store.claimIdempotencyKey(attempt({ person: ada(), keyHash: 'c', maxLiveBytes: 600 }))).toEqual({
+          claimed: false,
+          limitReached: 'bytes',
+        });
+      });
+
+      it("lets no two concurrent claims of one person's key both win", async () => {
+        const results = await Promise.all(
+          Array.from({ length: 8 }, () => t.store.claimIdempotencyKey(attempt({ person: ada() }))),
+        );
+        expect(results.filter((result) => result.claimed)).toHaveLength(1);
+      });
     });
 
     it('stores the response of the claim once, and only for the claim that holds the key', async () => {

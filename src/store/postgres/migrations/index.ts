@@ -17,6 +17,8 @@ import { sharedDataSourcesAndTeamIdGaps } from './0015-shared-data-sources-and-t
 import { embedTokenRevocations } from './0016-embed-token-revocations.js';
 import { consumedEmbedTokens } from './0017-consumed-embed-tokens.js';
 import { consolePeople } from './0018-console-people.js';
+import { personIdempotencyKeys } from './0019-person-idempotency-keys.js';
+import { auditEventsPersonIndex } from './0020-audit-events-person-index.js';
 
 /** In version order; append only. */
 export const MIGRATIONS: readonly PostgresMigration[] = [
@@ -38,4 +40,6 @@ export const MIGRATIONS: readonly PostgresMigration[] = [
   embedTokenRevocations,
   consumedEmbedTokens,
   consolePeople,
+  personIdempotencyKeys,
+  auditEventsPersonIndex,
 ];

@@ -15,6 +15,7 @@ import { sharedDataSourcesAndTeamIdGaps } from './0014-shared-data-sources-and-t
 import { embedTokenRevocations } from './0015-embed-token-revocations.js';
 import { consumedEmbedTokens } from './0016-consumed-embed-tokens.js';
 import { consolePeople } from './0017-console-people.js';
+import { personIdempotencyKeys } from './0018-person-idempotency-keys.js';
 import type { Migration } from '../../migration.js';
 
 /** In version order; append only. */
@@ -36,4 +37,5 @@ export const MIGRATIONS: readonly Migration[] = [
   embedTokenRevocations,
   consumedEmbedTokens,
   consolePeople,
+  personIdempotencyKeys,
 ];
