@@ -3,7 +3,8 @@
 // UGS_* variable but the test's (rate limiting off), the working directory, stdin, and its stdout,
 // stderr and exit code captured. A spawn costs about 0.6 s of Node start-up per command; this costs
 // milliseconds, so the CLI suites run their commands here and keep real processes (runUgs) for what
-// only a process shows: `serve` (which runs until stopped), stdin, start-up, signals and the bin script.
+// only a process shows: `serve` (which runs until stopped), a read of file descriptor 0, start-up,
+// signals and the bin script.
 // Commands run one at a time: stdout, stderr, the environment and the working directory are the
 // process's own, so two overlapping commands would mix them.
 import { Readable } from 'node:stream';
@@ -11,11 +12,11 @@ import { REPO, runUgs, ugsEnv, type RunOptions, type RunResult } from './ugs-com
 
 let queue: Promise<unknown> = Promise.resolve();
 
-/** Runs `ugs <args>` in this process (see above); `serve`, and a command given `input`, still get a real process. */
+/** Runs `ugs <args>` in this process (see above); `serve` and `embed-tokens` given `input` still get a real process. */
 export function runUgsInProcess(args: string[], options: RunOptions = {}): Promise<RunResult> {
-  // `serve` that starts runs until a signal, and a command given stdin may read file descriptor 0
-  // itself (`embed-tokens … -`): only a process can show those.
-  if (args[0] === 'serve' || options.input !== undefined) return runUgs(args, options);
+  // `serve` that starts runs until a signal, and `embed-tokens … -` reads file descriptor 0 itself
+  // rather than process.stdin: only a process can show those.
+  if (args[0] === 'serve' || (args[0] === 'embed-tokens' && options.input !== undefined)) return runUgs(args, options);
   const result = queue.then(() => runNow(args, options));
   queue = result.catch(() => undefined);
   return result;
@@ -61,12 +62,10 @@ async function runNow(args: string[], options: RunOptions): Promise<RunResult> {
   Object.defineProperty(process.stderr, 'isTTY', { value: false, configurable: true, writable: true });
   process.stdout.write = capture(out);
   process.stderr.write = capture(err);
-  // As with runUgs without `input`: a stdin left open and empty.
-  Object.defineProperty(process, 'stdin', {
-    value: new Readable({ read: () => undefined }),
-    configurable: true,
-    writable: true,
-  });
+  // As with runUgs: `input` then end of file, or a stdin left open and empty.
+  const stdin =
+    options.input === undefined ? new Readable({ read: () => undefined }) : Readable.from([Buffer.from(options.input)]);
+  Object.defineProperty(process, 'stdin', { value: stdin, configurable: true, writable: true });
   // main() lets go of a cluster primary's channel on failure; a spawned command has none, and the
   // channel here is the test runner's own.
   process.disconnect = () => undefined;
