@@ -1,9 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject, type ApiResponse, type UnsignedRequest } from '../support/http-client.js';
 import type { TestApp } from '../support/test-app.js';
 import { expectError, expectSuccess, expectUnchanged } from './helpers.js';
 import { adminCaller, apiToken } from '../support/callers.js';
-import { useTestApp } from '../support/test-app.js';
+import { createTestApp } from '../support/test-app.js';
 
 /**
  * Builds a request that an admin API token makes succeed. Called once per request sent, so it can
@@ -14,10 +14,42 @@ export type MakeRequest = (t: TestApp) => Promise<UnsignedRequest>;
 const UNKNOWN_LIVE_TOKEN = `ugs_live_${'0'.repeat(64)}`;
 const SANE_GENERATED_ID = /^[\x21-\x7e]{1,128}$/;
 
-/** The authentication contract of one /api endpoint (docs/api.md#wire-conventions), on its own app. */
+/*
+ * The endpoints of a file share one app: no case needs a configuration of its own, each sets up the
+ * state it sends (a fresh group, token or data source) and compares the database before and after,
+ * and building an app (its database, migrations and tokens) per endpoint cost most of the file's time.
+ * It is built before the first block and closed after the last one registered.
+ */
+let sharedApp: Promise<TestApp> | undefined;
+let blocksRegistered = 0;
+let blocksFinished = 0;
+
+function useSharedTestApp(): { readonly t: TestApp } {
+  let app: TestApp | undefined;
+  blocksRegistered += 1;
+  beforeAll(async () => {
+    sharedApp ??= createTestApp();
+    app = await sharedApp;
+  });
+  afterAll(async () => {
+    blocksFinished += 1;
+    if (blocksFinished < blocksRegistered || !sharedApp) return;
+    const closing = sharedApp;
+    sharedApp = undefined;
+    await (await closing).close();
+  });
+  return {
+    get t() {
+      if (!app) throw new Error('the test app exists only inside tests');
+      return app;
+    },
+  };
+}
+
+/** The authentication contract of one /api endpoint (docs/api.md#wire-conventions), on the file's shared app. */
 export function describeAuth(name: string, makeRequest: MakeRequest): void {
   describe(`${name}: authentication`, () => {
-    const ctx = useTestApp();
+    const ctx = useSharedTestApp();
 
     /** Sets up the request now; the returned function sends it. */
     async function prepare(

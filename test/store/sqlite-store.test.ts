@@ -35,10 +35,31 @@ async function freshDatabasePath(): Promise<{ file: string; cleanup: () => Promi
   return { file: path.join(dir, 'nested', 'ugs.db'), cleanup: () => fs.rm(dir, { recursive: true, force: true }) };
 }
 
-describeStoreContract('sqlite', async () => {
-  const { file, cleanup } = await freshDatabasePath();
-  return { store: openSqliteStore({ path: file }), cleanup };
-});
+/** The contract's template on SQLite: the migrated, seeded file (closed, so its WAL is folded in), copied per test. */
+let templateFile: string | undefined;
+describeStoreContract(
+  'sqlite',
+  async () => {
+    const { file, cleanup } = await freshDatabasePath();
+    return { store: openSqliteStore({ path: file }), cleanup };
+  },
+  {
+    create: async () => {
+      const { file, cleanup } = await freshDatabasePath();
+      templateFile = file;
+      return { store: openSqliteStore({ path: file }), cleanup };
+    },
+    copy: async () => {
+      const { file, cleanup } = await freshDatabasePath();
+      await fs.mkdir(path.dirname(file), { recursive: true });
+      for (const suffix of ['', '-wal'])
+        await fs.copyFile(`${templateFile!}${suffix}`, `${file}${suffix}`).catch((error: NodeJS.ErrnoException) => {
+          if (suffix === '' || error.code !== 'ENOENT') throw error;
+        });
+      return { store: openSqliteStore({ path: file }), cleanup };
+    },
+  },
+);
 
 describe('SQLite store specifics', () => {
   let file: string;

@@ -1,5 +1,6 @@
 // A temp dir with a SQLite database path in it, and the `ugs` commands the CLI tests run against it:
-// real processes, real SQLite files, real sockets.
+// the commander program in the test's process (see ugs-in-process.ts; `serve` as a real process),
+// real SQLite files, real sockets.
 import Database from 'better-sqlite3';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,13 +8,14 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { readJsonLines, writeJsonLines } from './json-lines.js';
 import { startServe, stopAllServeProcesses, type ServeOptions, type ServeProcess } from './serve-process.js';
-import { jsonOutput, runUgs, type RunResult } from './ugs-command.js';
+import { jsonOutput, type RunResult } from './ugs-command.js';
+import { runUgsInProcess } from './ugs-in-process.js';
 
 export interface Sandbox {
   dir: string;
   databasePath: string;
   databaseUrl: string;
-  /** `ugs <args> --database sqlite:<dir>/ugs.db`. */
+  /** `ugs <args> --database sqlite:<dir>/ugs.db`, in process (see runUgsInProcess). */
   ugs(...args: string[]): Promise<RunResult>;
   /** The same, with `input` on the command's stdin. */
   ugsWithStdin(input: string, ...args: string[]): Promise<RunResult>;
@@ -34,9 +36,9 @@ export function sandbox(): Sandbox {
     dir,
     databasePath,
     databaseUrl,
-    ugs: (...args) => runUgs([...args, '--database', databaseUrl]),
-    ugsWithStdin: (input, ...args) => runUgs([...args, '--database', databaseUrl], { input }),
-    ugsWith: (env, ...args) => runUgs([...args, '--database', databaseUrl], { env }),
+    ugs: (...args) => runUgsInProcess([...args, '--database', databaseUrl]),
+    ugsWithStdin: (input, ...args) => runUgsInProcess([...args, '--database', databaseUrl], { input }),
+    ugsWith: (env, ...args) => runUgsInProcess([...args, '--database', databaseUrl], { env }),
     serve: (options) => startServe(['--database', databaseUrl], options),
   };
 }
