@@ -268,6 +268,11 @@ export const failure = {
   nestedTooDeeply: (field: string, maxDepth: number) =>
     new AppError('invalid_field', `"${field}" must be nested at most ${maxDepth} levels deep.`, { field }),
   invalidProperties: (rule: string) => new AppError('invalid_field', `"properties" ${rule}.`, { field: 'properties' }),
+  /** A tag that arrived without a schema (a CLI option) and is not one (contract.constants.ts: TAG); `field` as the API names it. */
+  notATag: (field: string) =>
+    new AppError('invalid_field', `"${field}" must be a tag: 1 to 64 characters without control characters.`, {
+      field,
+    }),
 
   unknownSchema: (schemaId: number | string, field: 'mapping' | 'schema_id') =>
     new AppError('unknown_schema', `Schema ${schemaId} does not exist.`, { field }),

@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js';
+import { isStorableText, UNSTORABLE_TEXT } from '../storable-text.rules.js';
 import {
   LIST_OPERATORS,
   NULL_TEST_OPERATORS,
@@ -8,6 +9,7 @@ import {
   type ResolvedAccessRule,
 } from './access-rule.records.js';
 import {
+  ACCESS_RULE_FIELDS,
   ACCESS_RULE_IDENTIFIER,
   ACCESS_RULE_OPERATORS,
   ACCESS_RULE_TABLE,
@@ -38,10 +40,7 @@ export interface RuleLevels {
 const IDENTIFIER = new RegExp(ACCESS_RULE_IDENTIFIER);
 const TABLE = new RegExp(ACCESS_RULE_TABLE);
 const OPERATORS = new Set<string>(ACCESS_RULE_OPERATORS);
-const RULE_KEYS = new Set(['schema_id', 'table', 'column', 'op', 'value']);
-// Text PostgreSQL cannot store, and SQLite would store for one engine only (as for properties).
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const unstorable = (text: string) => text.includes('\u0000') || LONE_SURROGATE.test(text);
+const RULE_KEYS: ReadonlySet<string> = new Set(ACCESS_RULE_FIELDS);
 
 const invalid = (field: string, rule: string) => new AppError('invalid_field', `"${field}" ${rule}.`, { field });
 export const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -99,7 +98,7 @@ function checkedValue(value: unknown, op: AccessRuleOperator, at: string): NonNu
   if (isObject(value)) {
     const keys = Object.keys(value);
     const key = value.property;
-    if (keys.length !== 1 || typeof key !== 'string' || key.length < 1 || key.length > 256 || unstorable(key))
+    if (keys.length !== 1 || typeof key !== 'string' || key.length < 1 || key.length > 256 || !isStorableText(key))
       throw invalid(
         at,
         'as an object must be {"property": "<key>"}: the key (1 to 256 characters) of a computed property',
@@ -129,7 +128,7 @@ export function valueDefect(value: unknown, op: AccessRuleOperator): string | un
 function scalarDefect(value: unknown): string | undefined {
   if (value === null) return 'must not be null: use the operators is_null and not_null';
   if (typeof value === 'boolean') return undefined;
-  if (typeof value === 'string') return unstorable(value) ? 'must not hold NUL or a lone surrogate' : undefined;
+  if (typeof value === 'string') return isStorableText(value) ? undefined : `must not hold ${UNSTORABLE_TEXT}`;
   if (typeof value === 'number')
     return Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value))
       ? undefined
