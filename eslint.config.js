@@ -69,6 +69,23 @@ export default tseslint.config(
     '**/validation-errors.js',
     '**/*.presenter.js',
   ]),
+  // One error catalogue (docs/architecture.md): every AppError is made by a constructor of
+  // src/domain/errors.ts (`failure.*`) or src/wire/request-errors.ts (`requestFailure.*`), where its
+  // code, message and field are read together.
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/domain/errors.ts', 'src/wire/request-errors.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='AppError']",
+          message:
+            'Make the error in the catalogue (failure.* in src/domain/errors.ts, requestFailure.* in src/wire/request-errors.ts) and call it here.',
+        },
+      ],
+    },
+  },
   ...layer('src/cli/**', ['**/http/**']),
   ...layer('src/webhooks/**', ['**/http/**', '**/cli/**']),
   // The console's front end runs in the browser and reaches the service through the client library

@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { failure } from '../errors.js';
 import { isStorableText, UNSTORABLE_TEXT } from '../storable-text.rules.js';
 import {
   LIST_OPERATORS,
@@ -42,7 +42,7 @@ const TABLE = new RegExp(ACCESS_RULE_TABLE);
 const OPERATORS = new Set<string>(ACCESS_RULE_OPERATORS);
 const RULE_KEYS: ReadonlySet<string> = new Set(ACCESS_RULE_FIELDS);
 
-const invalid = (field: string, rule: string) => new AppError('invalid_field', `"${field}" ${rule}.`, { field });
+const invalid = failure.accessRuleField;
 export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -61,13 +61,9 @@ export function checkedAccessRules(input: unknown, field = 'access_rules'): Acce
 function checkedRule(input: unknown, at: string): AccessRule {
   if (!isObject(input)) throw invalid(at, 'must be an object {"schema_id", "table", "column", "op", "value"}');
   for (const key of Object.keys(input))
-    if (!RULE_KEYS.has(key))
-      throw new AppError('unknown_field', `"${at}.${key.slice(0, 64)}" is not a field of an access rule.`, {
-        field: `${at}.${key.slice(0, 64)}`,
-      });
+    if (!RULE_KEYS.has(key)) throw failure.notAnAccessRuleField(`${at}.${key.slice(0, 64)}`);
   for (const key of ['schema_id', 'table', 'column', 'op'])
-    if (input[key] === undefined)
-      throw new AppError('missing_field', `"${at}.${key}" is required.`, { field: `${at}.${key}` });
+    if (input[key] === undefined) throw failure.accessRuleFieldMissing(`${at}.${key}`);
   const { schema_id: schemaId, table, column, op, value } = input;
   if (typeof schemaId !== 'number' || !Number.isInteger(schemaId) || schemaId < 1 || schemaId > MAX_CATALOGUE_ID)
     throw invalid(`${at}.schema_id`, `must be a schema id: a whole number from 1 to ${MAX_CATALOGUE_ID}`);
@@ -86,10 +82,7 @@ function checkedRule(input: unknown, at: string): AccessRule {
     if (value !== undefined) throw invalid(`${at}.value`, `must be absent: ${operator} takes no value`);
     return rule;
   }
-  if (value === undefined)
-    throw new AppError('missing_field', `"${at}.value" is required: ${operator} takes a value.`, {
-      field: `${at}.value`,
-    });
+  if (value === undefined) throw failure.accessRuleFieldMissing(`${at}.value`, `${operator} takes a value`);
   rule.value = checkedValue(value, operator, `${at}.value`);
   return rule;
 }
@@ -148,8 +141,7 @@ export function schemaIdsOf(rules: AccessRule[], field = 'access_rules'): Map<nu
 /** Refuses the first rule whose schema is not among the workspace's. */
 export function assertSchemasExist(rules: AccessRule[], known: ReadonlySet<number>, field = 'access_rules'): void {
   for (const [schemaId, at] of schemaIdsOf(rules, field))
-    if (!known.has(schemaId))
-      throw new AppError('unknown_schema', `Schema ${schemaId} does not exist in this workspace.`, { field: at });
+    if (!known.has(schemaId)) throw failure.unknownRuleSchema(schemaId, at);
 }
 
 /**
