@@ -1,14 +1,26 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** Files matching `files` may not import from the folders in `forbidden`. */
-const layer = (files, forbidden) => [
+const CROSSES_LAYERS = 'This import crosses the layers (docs/architecture.md).';
+
+/**
+ * Files matching `files` may not import from the folders in `forbidden`; from the modules in
+ * `typesOnly` they may import types only (erased from the JavaScript, so no layer is loaded).
+ */
+const layer = (files, forbidden, typesOnly = []) => [
   {
     files: [files],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { patterns: [{ group: forbidden, message: 'This import crosses the layers (docs/architecture.md).' }] },
+        {
+          patterns: [
+            { group: [...forbidden, ...typesOnly.map((path) => `!${path}`)], message: CROSSES_LAYERS },
+            ...(typesOnly.length === 0
+              ? []
+              : [{ group: typesOnly, allowTypeImports: true, message: `${CROSSES_LAYERS} Types only.` }]),
+          ],
+        },
       ],
     },
   },
@@ -29,15 +41,13 @@ export default tseslint.config(
   // The layers (docs/architecture.md): a request flows http -> domain -> store; the CLI and the
   // webhook worker call the domain; the wire format sits beside http and never below the domain,
   // except its leaf of contract constants, which every layer reads. The domain owns its ports and
-  // records (src/domain/<resource>/*.port.ts, *.records.ts): it imports nothing of the store.
-  ...layer('src/domain/**', [
-    '**/http/**',
-    '**/wire/**',
-    '!**/wire/contract.constants.js',
-    '**/cli/**',
-    '**/webhooks/**',
-    '**/store/**',
-  ]),
+  // records (src/domain/<resource>/*.port.ts, *.records.ts): it imports nothing of the store. An access
+  // rule's shape is defined once, by its schemas, whose types the domain takes (access-rule.records.ts).
+  ...layer(
+    'src/domain/**',
+    ['**/http/**', '**/wire/**', '!**/wire/contract.constants.js', '**/cli/**', '**/webhooks/**', '**/store/**'],
+    ['**/wire/access-rules.schemas.js'],
+  ),
   ...layer('src/store/**', [
     '**/http/**',
     '**/wire/**',
@@ -59,6 +69,23 @@ export default tseslint.config(
     '**/validation-errors.js',
     '**/*.presenter.js',
   ]),
+  // One error catalogue (docs/architecture.md): every AppError is made by a constructor of
+  // src/domain/errors.ts (`failure.*`) or src/wire/request-errors.ts (`requestFailure.*`), where its
+  // code, message and field are read together.
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/domain/errors.ts', 'src/wire/request-errors.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='AppError']",
+          message:
+            'Make the error in the catalogue (failure.* in src/domain/errors.ts, requestFailure.* in src/wire/request-errors.ts) and call it here.',
+        },
+      ],
+    },
+  },
   ...layer('src/cli/**', ['**/http/**']),
   ...layer('src/webhooks/**', ['**/http/**', '**/cli/**']),
   // The console's front end runs in the browser and reaches the service through the client library

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
-import { AppError, failure } from '../domain/errors.js';
+import { failure } from '../domain/errors.js';
+import { requestFailure } from '../wire/request-errors.js';
 import { MAX_SYNC_GROUPS } from '../wire/contract.constants.js';
 import type { Environment } from '../domain/tenancy.js';
 import { cliCaller, environmentOption, printJson, subcommand, withRuntime, type CommonOptions } from './context.js';
@@ -37,7 +38,7 @@ function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw new AppError('invalid_json', 'The text is not valid JSON.');
+    throw requestFailure.textNotJson();
   }
 }
 

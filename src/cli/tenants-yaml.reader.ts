@@ -1,5 +1,5 @@
 import { isSeq, LineCounter, parseDocument, visit, type Node } from 'yaml';
-import { AppError } from '../domain/errors.js';
+import { requestFailure } from '../wire/request-errors.js';
 
 /** One group of a YAML tenants file, as JSON would carry it, with the line its item starts on. */
 export interface YamlTenant {
@@ -7,7 +7,7 @@ export interface YamlTenant {
   value: unknown;
 }
 
-const yamlError = (line: number, message: string) => new AppError('invalid_request', `Line ${line}: ${message}`);
+const yamlError = requestFailure.yamlLine;
 
 /** The text JSON would write for a plain scalar's value: what the file must say for the value to be read as written. */
 function jsonText(value: unknown): string | undefined {

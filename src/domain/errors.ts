@@ -268,6 +268,11 @@ export const failure = {
   nestedTooDeeply: (field: string, maxDepth: number) =>
     new AppError('invalid_field', `"${field}" must be nested at most ${maxDepth} levels deep.`, { field }),
   invalidProperties: (rule: string) => new AppError('invalid_field', `"properties" ${rule}.`, { field: 'properties' }),
+  /** A tag that arrived without a schema (a CLI option) and is not one (contract.constants.ts: TAG); `field` as the API names it. */
+  notATag: (field: string) =>
+    new AppError('invalid_field', `"${field}" must be a tag: 1 to 64 characters without control characters.`, {
+      field,
+    }),
 
   unknownSchema: (schemaId: number | string, field: 'mapping' | 'schema_id') =>
     new AppError('unknown_schema', `Schema ${schemaId} does not exist.`, { field }),
@@ -527,4 +532,48 @@ export const failure = {
   emptyWebhookPatch: () => new AppError('bad_request', 'Give at least one of url, events, description, enabled.'),
   webhookEvents: (rule: string) => new AppError('invalid_field', rule, { field: 'events' }),
   webhookUrl: (rule: string) => new AppError('invalid_field', `url ${rule}.`, { field: 'url' }),
+
+  /** An access rule's field (`access_rules[3].column`) that breaks `rule` (docs/api.md#access-rules). */
+  accessRuleField: (field: string, rule: string) => new AppError('invalid_field', `"${field}" ${rule}.`, { field }),
+  notAnAccessRuleField: (field: string) =>
+    new AppError('unknown_field', `"${field}" is not a field of an access rule.`, { field }),
+  /** A field an access rule lacks; `why` says what requires it (the operator takes a value). */
+  accessRuleFieldMissing: (field: string, why?: string) =>
+    new AppError('missing_field', `"${field}" is required${why === undefined ? '' : `: ${why}`}.`, { field }),
+  unknownRuleSchema: (schemaId: number, field: string) =>
+    new AppError('unknown_schema', `Schema ${schemaId} does not exist in this workspace.`, { field }),
+  /** A rule's property reference that the group's computed properties do not fill: none such, or `defect`. */
+  unresolvedProperty: (
+    index: number,
+    rule: { table: string; column: string; op: string },
+    key: string,
+    defect: string | undefined,
+  ) =>
+    new AppError(
+      'unresolved_property',
+      `Access rule ${index} (${rule.table}.${rule.column} ${rule.op}) refers to the property ${quoted(key.slice(0, 64))}: ${
+        defect === undefined
+          ? 'the group has no such computed property'
+          : `its value${defect.startsWith('[') ? '' : ' '}${defect}`
+      }.`,
+      { field: `access_rules[${index}]` },
+    ),
+
+  /** A usage read's parameter (since, until, metric, limit) outside what it takes; `message` says what it takes. */
+  usageParameter: (field: string, message: string) => new AppError('invalid_field', message, { field }),
+
+  /** A person's console session past its renewal time: the identity provider decides again. */
+  consoleSessionDueForRenewal: () =>
+    new AppError(
+      'unauthenticated',
+      'The console session is due for renewal: sign in again through the identity provider.',
+    ),
+  personSessionNotFound: (id: number | string) =>
+    new AppError('not_found', `No console session of a person with id ${id} in this workspace.`),
+  /** A person whose identity provider groups grant less than `needed` in `environment`. */
+  insufficientConsoleAccess: (needed: string, environment: string) =>
+    new AppError(
+      'insufficient_scope',
+      `This needs "${needed}" console access in ${environment}; the identity provider's groups give you less.`,
+    ),
 };

@@ -22,6 +22,21 @@ import type { AuditEntry } from '../domain/audit/audit-entry.js';
 
 const ANNOUNCED: ReadonlySet<string> = new Set(WEBHOOK_EVENT_TYPES);
 
+/** The filter an endpoint lists to want every event type (WebhookEventFilter). */
+const EVERY_EVENT: WebhookEventFilter = '*';
+
+/**
+ * "An endpoint wants this event", the one definition per engine: the SQL condition that the endpoint's
+ * filter (`events`, an SQL expression: its column) lists the event's `type` (an SQL expression or a
+ * parameter) or every event. PostgreSQL holds the filter as text[], SQLite as a JSON array. Every
+ * statement that matches endpoints to events states it through these, so that no two can drift.
+ */
+export const endpointWants = {
+  postgres: (events: string, type: string) => `${events} && ARRAY[${type}, '${EVERY_EVENT}']`,
+  sqlite: (events: string, type: string) =>
+    `EXISTS (SELECT 1 FROM json_each(${events}) WHERE value IN (${type}, '${EVERY_EVENT}'))`,
+} as const;
+
 /** One event to write, with everything the engines' statements bind. */
 export interface OutboxEvent {
   publicId: string;

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import {
+  type AccessRuleField,
   ACCESS_RULE_IDENTIFIER,
   ACCESS_RULE_OPERATORS,
   ACCESS_RULE_TABLE,
@@ -11,7 +12,9 @@ import {
 import { IssuedId } from './common.schemas.js';
 
 /*
- * An access rule (docs/api.md#access-rules): which rows of one table of one schema a group may see. The shape only;
+ * An access rule (docs/api.md#access-rules): which rows of one table of one schema a group may see. The one
+ * definition of its shape: validation and /openapi.json read these schemas, the domain their types
+ * (src/domain/access-rules/access-rule.records.ts), and @ugs/client builds them in. The shape only;
  * which value each operator takes, the schema's existence and the limits on a group's rules are the
  * domain's rules. The client's accessRulesToSql checks the resolved form again before it writes SQL.
  */
@@ -34,7 +37,7 @@ const ruleFields = {
   }),
   column: Type.String({ pattern: ACCESS_RULE_IDENTIFIER, description: 'An identifier.' }),
   op: Type.Enum(ACCESS_RULE_OPERATORS),
-};
+} satisfies Record<Exclude<AccessRuleField, 'value'>, unknown>;
 
 export const AccessRule = Type.Object(
   {
@@ -49,6 +52,13 @@ export const AccessRule = Type.Object(
   { additionalProperties: false },
 );
 export type AccessRule = Static<typeof AccessRule>;
+// The fields the domain and the client name (ACCESS_RULE_FIELDS) are exactly the schema's: a compile error otherwise.
+const sameFields: [keyof AccessRule] extends [AccessRuleField]
+  ? [AccessRuleField] extends [keyof AccessRule]
+    ? true
+    : false
+  : false = true;
+void sameFields;
 
 /** A rule as an embed token carries it (`ugs.access_rules`): every property reference resolved. */
 export const ResolvedAccessRule = Type.Object(

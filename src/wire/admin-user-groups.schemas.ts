@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { EnvironmentQuery } from './common.schemas.js';
+import { EnvironmentQuery, Tag } from './common.schemas.js';
 import { PageQuery } from './page.schemas.js';
 
 export const ListUserGroupsQuery = Type.Object(
@@ -19,7 +19,7 @@ export const ListUserGroupsQuery = Type.Object(
         description: 'Only the children of the group with this provided_id.',
       }),
     ),
-    tag: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only groups carrying this tag.' })),
+    tag: Type.Optional(Tag('Only groups carrying this tag.')),
     is_demo_group: Type.Optional(
       Type.Union([Type.Literal('true'), Type.Literal('false')], {
         description: 'Only demo groups (true) or only the others (false).',

@@ -1,8 +1,8 @@
-import { MAX_CATALOGUE_ID } from './contract.constants.js';
+import { MAX_CATALOGUE_ID, NO_CONTROL_CHARACTERS, TAG } from './contract.constants.js';
 import { Type } from 'typebox';
 
-// No C0 or C1 control characters and no DEL; Ajv compiles patterns with the unicode flag.
-export const NO_CONTROL_CHARACTERS = '^[^\\x00-\\x1F\\x7F-\\x9F]*$';
+// Defined in the leaf of contract constants, which the domain reads too; re-exported for the schemas.
+export { NO_CONTROL_CHARACTERS };
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
 export const EnvironmentTag = Type.Union([Type.Literal('Customer'), Type.Literal('Testing')]);
@@ -12,6 +12,10 @@ export const EnvironmentQuery = Type.Object(
   { environment: Type.Optional(EnvironmentTag) },
   { additionalProperties: false },
 );
+
+/** A tag (contract.constants.ts: TAG), wherever one is taken: a group's tags, a sync's prune, the admin list's filter. */
+export const Tag = (description?: string) =>
+  Type.String(description === undefined ? { ...TAG } : { ...TAG, description });
 
 export const Text256 = (description: string) =>
   Type.String({ minLength: 1, maxLength: 256, pattern: NO_CONTROL_CHARACTERS, description });

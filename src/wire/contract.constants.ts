@@ -1,8 +1,33 @@
 /*
- * The numbers and names of the contract (docs/api.md) that the wire schemas state and the domain enforces,
- * defined once. A leaf: it imports nothing, so the schemas that use it can be built into
+ * The numbers, names and field concepts of the contract (docs/api.md) that the wire schemas state and the
+ * domain enforces, defined once. A leaf: it imports nothing, so the schemas that use it can be built into
  * @ugs/client without any of the server (packages/client; eslint.config.js keeps it so).
  */
+
+/*
+ * The field concepts that several schemas and the domain take, each defined here once and found by its
+ * name: text without control characters and a tag. A schema states them with TypeBox
+ * (common.schemas.ts: `Tag`), the domain checks what arrives without a schema (a CLI option) with the
+ * predicates below, and both read the same definition.
+ */
+
+/**
+ * Text without control characters: no C0 control (U+0000–U+001F), no DEL, no C1 control
+ * (U+0080–U+009F). A pattern, so that a schema states it; Ajv and TypeBox both compile it.
+ */
+export const NO_CONTROL_CHARACTERS = '^[^\\x00-\\x1F\\x7F-\\x9F]*$';
+const WITHOUT_CONTROL_CHARACTERS = new RegExp(NO_CONTROL_CHARACTERS);
+
+/** A tag (docs/api.md#hierarchy-demo-groups-and-tags): 1 to 64 characters without control characters. */
+export const TAG = { minLength: 1, maxLength: 64, pattern: NO_CONTROL_CHARACTERS } as const;
+
+/** Whether `text` is a tag, as the `Tag` schema decides (its lengths count code points, as JSON Schema's do). */
+export function isTag(text: string): boolean {
+  if (!WITHOUT_CONTROL_CHARACTERS.test(text)) return false;
+  // Counting the code points of a bounded prefix: a long text is no tag whatever follows.
+  const length = [...text.slice(0, 2 * TAG.maxLength + 2)].length;
+  return length >= TAG.minLength && length <= TAG.maxLength;
+}
 
 /** The most rows one page may ask for, on every list (API and CLI). */
 export const MAX_PAGE_SIZE = 1000;
@@ -69,6 +94,12 @@ export const ACCESS_RULE_OPERATORS = [
   'is_null',
   'not_null',
 ] as const;
+/** The operators that take a list of values, and those that take no value at all (every other takes one scalar). */
+export const ACCESS_RULE_LIST_OPERATORS = ['in', 'not_in'] as const;
+export const ACCESS_RULE_NULL_TEST_OPERATORS = ['is_null', 'not_null'] as const;
+/** The fields of an access rule, in the order a message lists them (AccessRule in access-rules.schemas.ts states them). */
+export const ACCESS_RULE_FIELDS = ['schema_id', 'table', 'column', 'op', 'value'] as const;
+export type AccessRuleField = (typeof ACCESS_RULE_FIELDS)[number];
 /** An access rule's column, and each part of its table (docs/api.md#access-rules): PostgreSQL's 63 characters at most. */
 export const ACCESS_RULE_IDENTIFIER = '^[A-Za-z_][A-Za-z0-9_]{0,62}$';
 /** An access rule's table: an identifier, optionally qualified once as `schema.table`. */

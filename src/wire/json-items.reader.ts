@@ -1,4 +1,4 @@
-import { AppError, atPosition, type InputPosition } from '../domain/errors.js';
+import { atPosition, type AppError, type InputPosition } from '../domain/errors.js';
 import { requestFailure } from './request-errors.js';
 
 /** What a body of many items may hold: refused at the first item past a bound, before the rest is read. */
@@ -28,7 +28,7 @@ const BOM = [0xef, 0xbb, 0xbf];
 
 const isWhitespace = (byte: number) => byte === SPACE || byte === NEWLINE || byte === CARRIAGE_RETURN || byte === TAB;
 
-const notJson = () => new AppError('invalid_json', 'The request body is not valid JSON.');
+const notJson = requestFailure.itemsNotJson;
 
 /**
  * Splits a body of many JSON items as it arrives, chunk by chunk, without ever holding more than one

@@ -75,6 +75,14 @@ export const requestFailure = {
   syncBodyMissing: () =>
     new AppError('invalid_json', 'Send the groups as a JSON array, or as NDJSON (one group per line).'),
   bodyNotObject: () => new AppError('invalid_json', 'The request body must be a JSON object.'),
+  /** A body of many JSON items (an import's, a sync's) that is not JSON. */
+  itemsNotJson: () => new AppError('invalid_json', 'The request body is not valid JSON.'),
+  /** A sync's item (an NDJSON line, an array element, a YAML list item) that is not an object. */
+  groupNotObject: () => new AppError('invalid_json', 'Each group must be a JSON object.'),
+  /** A file the CLI reads as JSON that is not. */
+  textNotJson: () => new AppError('invalid_json', 'The text is not valid JSON.'),
+  /** A YAML tenants file that breaks `rule` at `line`. */
+  yamlLine: (line: number, rule: string) => new AppError('invalid_request', `Line ${line}: ${rule}`),
   /** A JSON defect of the body (`field` undefined) or of the JSON text in the query value `field`. */
   jsonDefect: (kind: 'syntax' | 'duplicate_key' | 'lone_surrogate' | 'forbidden_key', field?: string, key?: string) => {
     const where = field === undefined ? 'The request body' : `"${field}" in the query string`;

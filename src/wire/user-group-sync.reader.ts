@@ -6,6 +6,7 @@ import { MAX_SYNC_GROUPS, MAX_SYNC_LINE_BYTES } from './contract.constants.js';
 import { JsonItemsSplitter, type JsonItemBounds } from './json-items.reader.js';
 import { SyncUserGroupLine } from './user-group-sync.schemas.js';
 import { validationError } from './validation-errors.js';
+import { requestFailure } from './request-errors.js';
 
 // The same rules as the API's request schemas, compiled once.
 // Compiled on first use: compiling costs some 200 ms, which every `ugs` command and server start would
@@ -60,7 +61,7 @@ export function syncLineAt(value: unknown, at: InputPosition): SyncFileLine {
 
 function syncLineOf(value: unknown, at: InputPosition): SyncLineInput {
   if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw atPosition(new AppError('invalid_json', 'Each group must be a JSON object.'), at);
+    throw atPosition(requestFailure.groupNotObject(), at);
   if (!lineValidator().Check(value)) throw atPosition(describeFirstError(value), at);
   const line = value as SyncUserGroupLine;
   return {

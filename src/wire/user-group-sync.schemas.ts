@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { AccessRulesInput } from './access-rules.schemas.js';
-import { Count, EnvironmentTag, IssuedId, MAX_SAFE, Text256 } from './common.schemas.js';
+import { Count, EnvironmentTag, IssuedId, MAX_SAFE, Tag, Text256 } from './common.schemas.js';
 import { MAX_SYNC_GROUPS } from './contract.constants.js';
 import { Success } from './envelope.js';
 import {
@@ -56,13 +56,9 @@ export const SyncQuery = Type.Object(
       }),
     ),
     prune: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 64,
-        pattern: '^[^\\u0000-\\u001f\\u007f]*$',
-        description:
-          'A tag: also delete the groups carrying it that the file leaves out (never any other group); refused when that would delete the parent of a group that stays.',
-      }),
+      Tag(
+        'A tag: also delete the groups carrying it that the file leaves out (never any other group); refused when that would delete the parent of a group that stays.',
+      ),
     ),
   },
   { additionalProperties: false },

@@ -1,6 +1,14 @@
 import { Type, type Static } from 'typebox';
 import { MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from './contract.constants.js';
-import { EnvironmentTag, IssuedId, MAX_SAFE, NO_CONTROL_CHARACTERS, Text256, Timestamp } from './common.schemas.js';
+import {
+  EnvironmentTag,
+  IssuedId,
+  MAX_SAFE,
+  NO_CONTROL_CHARACTERS,
+  Tag,
+  Text256,
+  Timestamp,
+} from './common.schemas.js';
 import { Success } from './envelope.js';
 import { AccessRule, AccessRulesInput, ComputedAccessRule } from './access-rules.schemas.js';
 
@@ -49,7 +57,7 @@ export const ParentUserGroupId = Type.Union(
 );
 
 export const MAX_TAGS = 32;
-export const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: NO_CONTROL_CHARACTERS }), {
+export const Tags = Type.Array(Tag(), {
   maxItems: MAX_TAGS,
   uniqueItems: true,
   description: `At most ${MAX_TAGS} distinct strings of 1 to 64 characters without control characters, returned sorted; a PUT replaces them whole.`,

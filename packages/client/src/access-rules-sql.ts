@@ -5,6 +5,8 @@
 import type { ResolvedAccessRule } from '../../../src/wire/access-rules.schemas.js';
 import {
   ACCESS_RULE_IDENTIFIER,
+  ACCESS_RULE_LIST_OPERATORS,
+  ACCESS_RULE_NULL_TEST_OPERATORS,
   ACCESS_RULE_OPERATORS,
   ACCESS_RULE_TABLE,
   MAX_ACCESS_RULE_VALUES,
@@ -64,6 +66,8 @@ type Operator = (typeof ACCESS_RULE_OPERATORS)[number];
 const IDENTIFIER = new RegExp(ACCESS_RULE_IDENTIFIER);
 const TABLE = new RegExp(ACCESS_RULE_TABLE);
 const OPERATORS: ReadonlySet<string> = new Set(ACCESS_RULE_OPERATORS);
+const LIST_OPERATORS: ReadonlySet<string> = new Set(ACCESS_RULE_LIST_OPERATORS);
+const NULL_TEST_OPERATORS: ReadonlySet<string> = new Set(ACCESS_RULE_NULL_TEST_OPERATORS);
 const COMPARISONS: Partial<Record<Operator, string>> = { eq: '=', neq: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' };
 
 const isScalar = (value: unknown): value is Scalar =>
@@ -91,9 +95,9 @@ function checkedRule(rule: unknown, index: number): ResolvedAccessRule {
       'The value is a property reference: give the resolved rules of a verified embed token (ugs.access_rules).',
       at('value'),
     );
-  if (op === 'is_null' || op === 'not_null') {
+  if (NULL_TEST_OPERATORS.has(op)) {
     if (present) throw new AccessRuleError(`${op} takes no value.`, at('value'));
-  } else if (op === 'in' || op === 'not_in') {
+  } else if (LIST_OPERATORS.has(op)) {
     if (!Array.isArray(value) || value.length > MAX_ACCESS_RULE_VALUES || !value.every(isScalar))
       throw new AccessRuleError(
         `${op} takes a list of 0 to ${MAX_ACCESS_RULE_VALUES} strings, finite numbers or booleans.`,

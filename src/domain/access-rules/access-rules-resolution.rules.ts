@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { AppError } from '../errors.js';
+import { failure } from '../errors.js';
 import type { JsonObject, JsonValue } from '../common.records.js';
 import { LIST_OPERATORS, type AccessRule } from './access-rule.records.js';
 import { isObject, valueDefect, type RuleLevels } from './access-rules.rules.js';
@@ -129,15 +129,6 @@ export function resolvedAccessRules(group: RuleLevels, computed: JsonObject): Re
 function resolvedValue(rule: AccessRule, key: string, computed: JsonObject, index: number): Scalar | Scalar[] {
   const value: JsonValue | undefined = Object.hasOwn(computed, key) ? computed[key] : undefined;
   const defect = value === undefined ? undefined : valueDefect(value, rule.op);
-  if (value === undefined || defect)
-    throw new AppError(
-      'unresolved_property',
-      `Access rule ${index} (${rule.table}.${rule.column} ${rule.op}) refers to the property ${JSON.stringify(key.slice(0, 64))}: ${
-        defect === undefined
-          ? 'the group has no such computed property'
-          : `its value${defect.startsWith('[') ? '' : ' '}${defect}`
-      }.`,
-      { field: `access_rules[${index}]` },
-    );
+  if (value === undefined || defect) throw failure.unresolvedProperty(index, rule, key, defect);
   return value as Scalar | Scalar[];
 }

@@ -1,4 +1,5 @@
-import { AppError } from '../errors.js';
+import { failure } from '../errors.js';
+import { isStorableText, UNSTORABLE_TEXT } from '../storable-text.rules.js';
 import {
   LIST_OPERATORS,
   NULL_TEST_OPERATORS,
@@ -8,6 +9,7 @@ import {
   type ResolvedAccessRule,
 } from './access-rule.records.js';
 import {
+  ACCESS_RULE_FIELDS,
   ACCESS_RULE_IDENTIFIER,
   ACCESS_RULE_OPERATORS,
   ACCESS_RULE_TABLE,
@@ -38,12 +40,9 @@ export interface RuleLevels {
 const IDENTIFIER = new RegExp(ACCESS_RULE_IDENTIFIER);
 const TABLE = new RegExp(ACCESS_RULE_TABLE);
 const OPERATORS = new Set<string>(ACCESS_RULE_OPERATORS);
-const RULE_KEYS = new Set(['schema_id', 'table', 'column', 'op', 'value']);
-// Text PostgreSQL cannot store, and SQLite would store for one engine only (as for properties).
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const unstorable = (text: string) => text.includes('\u0000') || LONE_SURROGATE.test(text);
+const RULE_KEYS: ReadonlySet<string> = new Set(ACCESS_RULE_FIELDS);
 
-const invalid = (field: string, rule: string) => new AppError('invalid_field', `"${field}" ${rule}.`, { field });
+const invalid = failure.accessRuleField;
 export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -62,13 +61,9 @@ export function checkedAccessRules(input: unknown, field = 'access_rules'): Acce
 function checkedRule(input: unknown, at: string): AccessRule {
   if (!isObject(input)) throw invalid(at, 'must be an object {"schema_id", "table", "column", "op", "value"}');
   for (const key of Object.keys(input))
-    if (!RULE_KEYS.has(key))
-      throw new AppError('unknown_field', `"${at}.${key.slice(0, 64)}" is not a field of an access rule.`, {
-        field: `${at}.${key.slice(0, 64)}`,
-      });
+    if (!RULE_KEYS.has(key)) throw failure.notAnAccessRuleField(`${at}.${key.slice(0, 64)}`);
   for (const key of ['schema_id', 'table', 'column', 'op'])
-    if (input[key] === undefined)
-      throw new AppError('missing_field', `"${at}.${key}" is required.`, { field: `${at}.${key}` });
+    if (input[key] === undefined) throw failure.accessRuleFieldMissing(`${at}.${key}`);
   const { schema_id: schemaId, table, column, op, value } = input;
   if (typeof schemaId !== 'number' || !Number.isInteger(schemaId) || schemaId < 1 || schemaId > MAX_CATALOGUE_ID)
     throw invalid(`${at}.schema_id`, `must be a schema id: a whole number from 1 to ${MAX_CATALOGUE_ID}`);
@@ -87,10 +82,7 @@ function checkedRule(input: unknown, at: string): AccessRule {
     if (value !== undefined) throw invalid(`${at}.value`, `must be absent: ${operator} takes no value`);
     return rule;
   }
-  if (value === undefined)
-    throw new AppError('missing_field', `"${at}.value" is required: ${operator} takes a value.`, {
-      field: `${at}.value`,
-    });
+  if (value === undefined) throw failure.accessRuleFieldMissing(`${at}.value`, `${operator} takes a value`);
   rule.value = checkedValue(value, operator, `${at}.value`);
   return rule;
 }
@@ -99,7 +91,7 @@ function checkedValue(value: unknown, op: AccessRuleOperator, at: string): NonNu
   if (isObject(value)) {
     const keys = Object.keys(value);
     const key = value.property;
-    if (keys.length !== 1 || typeof key !== 'string' || key.length < 1 || key.length > 256 || unstorable(key))
+    if (keys.length !== 1 || typeof key !== 'string' || key.length < 1 || key.length > 256 || !isStorableText(key))
       throw invalid(
         at,
         'as an object must be {"property": "<key>"}: the key (1 to 256 characters) of a computed property',
@@ -129,7 +121,7 @@ export function valueDefect(value: unknown, op: AccessRuleOperator): string | un
 function scalarDefect(value: unknown): string | undefined {
   if (value === null) return 'must not be null: use the operators is_null and not_null';
   if (typeof value === 'boolean') return undefined;
-  if (typeof value === 'string') return unstorable(value) ? 'must not hold NUL or a lone surrogate' : undefined;
+  if (typeof value === 'string') return isStorableText(value) ? undefined : `must not hold ${UNSTORABLE_TEXT}`;
   if (typeof value === 'number')
     return Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value))
       ? undefined
@@ -149,8 +141,7 @@ export function schemaIdsOf(rules: AccessRule[], field = 'access_rules'): Map<nu
 /** Refuses the first rule whose schema is not among the workspace's. */
 export function assertSchemasExist(rules: AccessRule[], known: ReadonlySet<number>, field = 'access_rules'): void {
   for (const [schemaId, at] of schemaIdsOf(rules, field))
-    if (!known.has(schemaId))
-      throw new AppError('unknown_schema', `Schema ${schemaId} does not exist in this workspace.`, { field: at });
+    if (!known.has(schemaId)) throw failure.unknownRuleSchema(schemaId, at);
 }
 
 /**

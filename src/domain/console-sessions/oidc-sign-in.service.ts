@@ -2,7 +2,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { OidcSettings } from '../../config/oidc-settings.js';
 import type { AuditEntry } from '../audit/audit-entry.js';
 import type { Clock } from '../clock.js';
-import { AppError, failure } from '../errors.js';
+import { failure } from '../errors.js';
 import { requireScope } from '../api-tokens/scopes.js';
 import { hashSecret } from '../secrets.js';
 import type { Caller } from '../tenancy.js';
@@ -225,11 +225,7 @@ export function createOidcSignInService({
       const found = isPersonSessionSecretShaped(secret) ? await store.findPersonSession(hashSecret(secret)) : null;
       const now = clock();
       if (!found || !isConsoleSessionLive(found, now)) throw failure.consoleSessionEnded();
-      if (Date.parse(now) >= Date.parse(found.renewAt))
-        throw new AppError(
-          'unauthenticated',
-          'The console session is due for renewal: sign in again through the identity provider.',
-        );
+      if (Date.parse(now) >= Date.parse(found.renewAt)) throw failure.consoleSessionDueForRenewal();
       const touch = consoleSessionTouch(found, now);
       if (touch) await store.touchPersonSession(found.id, touch.lastSeenAt, touch.expiresAt).catch(() => undefined);
       const record = { ...found, ...touch };

@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { failure } from '../errors.js';
 import { USAGE_METRICS, type UsageMetric, type UsageRange } from './usage.records.js';
 
 /*
@@ -32,7 +32,7 @@ export const daysSpanned = ({ since, until }: UsageRange): number =>
 /** The first day still kept on `today`: counts of the days before it are pruned. */
 export const firstKeptDay = (today: string): string => addDays(today, 1 - USAGE_RETENTION_DAYS);
 
-const invalid = (field: string, message: string) => new AppError('invalid_field', message, { field });
+const invalid = failure.usageParameter;
 
 /** A `YYYY-MM-DD` that names a day of the calendar (2026-02-30 does not). */
 export function parseDay(field: 'since' | 'until', text: string): string {

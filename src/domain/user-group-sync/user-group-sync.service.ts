@@ -19,7 +19,7 @@ import type { Store } from '../store.port.js';
 import type { UserGroupStore } from '../user-groups/user-groups.port.js';
 import type { SyncWrite, UserGroupSyncStore } from './user-group-sync.port.js';
 import { MAX_SYNC_GROUPS } from '../../wire/contract.constants.js';
-import { HIERARCHY_READ_LIMIT } from '../user-groups/hierarchy.rules.js';
+import { assertTag, HIERARCHY_READ_LIMIT } from '../user-groups/hierarchy.rules.js';
 import type { UserGroupLink } from './user-group-sync.port.js';
 import {
   assertPruneWithinBound,
@@ -157,6 +157,7 @@ export function createUserGroupSyncService({
     signal: AbortSignal,
   ): Promise<SyncResult> {
     await checkpoint(signal);
+    if (options.pruneTag !== undefined) assertTag(options.pruneTag, 'prune');
     const desired = await desiredLines(caller.tenant, lines);
     const id = `sync_${randomBytes(12).toString('hex')}`;
     const plan = async () => {

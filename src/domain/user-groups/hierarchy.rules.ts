@@ -1,7 +1,7 @@
 import { failure } from '../errors.js';
 import type { JsonObject, JsonValue } from '../common.records.js';
 import type { MappingEntry, UserGroupRecord } from './user-group.records.js';
-import { MAX_COMPUTED_ACCESS_RULES, MAX_PROPERTIES_BYTES } from '../../wire/contract.constants.js';
+import { isTag, MAX_COMPUTED_ACCESS_RULES, MAX_PROPERTIES_BYTES } from '../../wire/contract.constants.js';
 import type { AncestorValues } from './user-group.records.js';
 
 /*
@@ -198,6 +198,11 @@ function withLevel(below: SizedMerge, properties: JsonObject | null): SizedMerge
     own.set(key, bytes);
   }
   return { sum, count, entryBytes: (key) => own.get(key) ?? below.entryBytes(key) };
+}
+
+/** Refuses a tag that arrived without a schema (a CLI option) when it is not one: the schemas' own definition (TAG). */
+export function assertTag(text: string, field: string): void {
+  if (!isTag(text)) throw failure.notATag(field);
 }
 
 /** Tags as stored and shown: in code point order (the order of both engines' binary collation). */

@@ -1,6 +1,7 @@
 import { failure, type AppError } from '../errors.js';
 import type { JsonObject, JsonValue } from '../common.records.js';
 import { MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH } from '../../wire/contract.constants.js';
+import { isStorableText } from '../storable-text.rules.js';
 
 /**
  * The rules JSON Schema cannot express: serialized size, nesting depth, and values that would not
@@ -54,5 +55,4 @@ function findDefect(root: JsonObject): AppError | undefined {
   return undefined;
 }
 
-const isStorableText = (text: string) => !text.includes('\u0000') && text.isWellFormed();
 const invalidText = () => invalidProperties('may not hold a NUL character or a lone surrogate, in keys or values');

@@ -2,6 +2,7 @@ import { failure } from '../errors.js';
 import { fetchPageWithinBytes, type Page } from '../pagination.js';
 import { requireScope } from '../api-tokens/scopes.js';
 import { readsSecrets, type Caller } from '../tenancy.js';
+import { assertTag } from './hierarchy.rules.js';
 import type { UserGroupRecord } from './user-group.records.js';
 import { userGroupFieldsView, type UserGroupAdminView, type UserGroupViewer } from './user-group.view.js';
 import type { UserGroupQuery, UserGroupStore } from './user-groups.port.js';
@@ -35,6 +36,7 @@ export function createUserGroupAdminService({
   return {
     async listUserGroups(caller: Caller, query: UserGroupListQuery): Promise<Page<UserGroupAdminView>> {
       requireScope(caller, 'admin');
+      if (query.tag !== undefined) assertTag(query.tag, 'tag');
       return fetchPageWithinBytes(
         { limit: query.limit, after: query.afterTeamId, maxBytes: MAX_GROUP_PAGE_BYTES },
         (afterTeamId, limit) =>

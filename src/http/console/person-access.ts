@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { PersonCaller } from '../../domain/console-sessions/oidc-session.records.js';
-import { AppError } from '../../domain/errors.js';
+import { failure } from '../../domain/errors.js';
 import { ENVIRONMENTS, scopeIncludes, type Environment, type Scope } from '../../domain/tenancy.js';
 
 /*
@@ -41,11 +41,7 @@ const NEEDED: Record<string, Scope> = {
   'POST /api/admin/user_groups/sync': 'write',
 };
 
-const insufficientAccess = (needed: Scope, environment: Environment) =>
-  new AppError(
-    'insufficient_scope',
-    `This needs "${needed}" console access in ${environment}; the identity provider's groups give you less.`,
-  );
+const insufficientAccess = failure.insufficientConsoleAccess;
 
 /** The caller the operations see for a person's request; throws `insufficient_scope` when their access falls short. */
 export function admitPerson(request: FastifyRequest, caller: PersonCaller): PersonCaller {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { PersonSessionRecord } from '../../domain/console-sessions/oidc-session.records.js';
 import type { PersonSessionAdmin } from '../../domain/console-sessions/oidc-sign-in.service.js';
-import { AppError } from '../../domain/errors.js';
+import { failure } from '../../domain/errors.js';
 import { NoQuery } from '../../wire/common.schemas.js';
 import { requestFailure } from '../../wire/request-errors.js';
 import {
@@ -90,11 +90,7 @@ export const personSessionRoutes: FastifyPluginAsyncTypebox<{ personSessions: Pe
     },
     async (request) => {
       const ended = await personSessions.endSession(request.caller, Number(request.params.id));
-      if (!ended)
-        throw new AppError(
-          'not_found',
-          `No console session of a person with id ${request.params.id} in this workspace.`,
-        );
+      if (!ended) throw failure.personSessionNotFound(request.params.id);
       return { success: 1 as const };
     },
   );

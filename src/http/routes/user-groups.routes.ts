@@ -12,6 +12,7 @@ import { idempotencyKeyOf } from './embed-token-introspection.routes.js';
 import { EmbedTokenResponse, MintEmbedTokenBody, VerifiedTokenResponse } from '../../wire/embed-tokens.schemas.js';
 import type { UserGroupView } from '../../domain/user-groups/user-group.view.js';
 import { presentUserGroup } from '../../wire/user-group.presenter.js';
+import { serializeEmbedTokenAnswer } from '../../wire/embed-token.presenter.js';
 import type { TSchema } from 'typebox';
 import { apiRouteSchema } from '../route-schema.js';
 import {
@@ -283,12 +284,14 @@ export const userGroupRoutes: FastifyPluginAsyncTypebox<{
         sessionSeconds: body.session_seconds,
         inactivitySeconds: body.inactivity_seconds,
       });
-      const session = minted.sessionEndsAt === undefined ? '' : `,"session_ends_at":"${minted.sessionEndsAt}"`;
-      // EmbedTokenResponse written out: a JWS is base64url and dots and the time ISO 8601, nothing to
-      // escape, where the serialiser copies and scans a token that access rules make up to 8 KiB.
-      return (reply as FastifyReply)
-        .type('application/json; charset=utf-8')
-        .send(`{"success":1,"embed_token":"${minted.embedToken}","expires_at":"${minted.expiresAt}"${session}}`);
+      // Written by the schema's serialiser (embed-token.presenter.ts), which skips Fastify's copy and scan.
+      return (reply as FastifyReply).type('application/json; charset=utf-8').send(
+        serializeEmbedTokenAnswer({
+          embed_token: minted.embedToken,
+          expires_at: minted.expiresAt,
+          session_ends_at: minted.sessionEndsAt,
+        }),
+      );
     },
   );
 };

@@ -3,7 +3,7 @@ import type { GroupAudit } from '../../domain/user-groups/user-groups.rules.js';
 import { actorColumns, auditEventFromRow, auditQueryParameters, serializeChanges } from '../audit-rows.js';
 import type { AuditEventRow } from '../audit-rows.js';
 import type { AuditEntry, Audited } from '../../domain/audit/audit-entry.js';
-import { announcedEvents, firstInLine } from '../webhook-outbox.js';
+import { announcedEvents, endpointWants, firstInLine } from '../webhook-outbox.js';
 import type { AuditEventQuery } from '../../domain/audit/audit.port.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { iso, nullableNumber, toNumber } from './rows.js';
@@ -74,7 +74,7 @@ export const noEndpointWants = (
   workspaceId: string,
   environment: string,
 ) => `NOT EXISTS (SELECT 1 FROM webhook_endpoints w
-    WHERE w.workspace_id = ${workspaceId} AND w.environment = ${environment} AND w.enabled AND w.events && ARRAY[@action::text, '*'])`;
+    WHERE w.workspace_id = ${workspaceId} AND w.environment = ${environment} AND w.enabled AND ${endpointWants.postgres('w.events', '@action::text')})`;
 export const NO_ENDPOINT_WANTS = noEndpointWants('@workspaceId', '@environment');
 
 /** The parameters an audit event takes from its context: when, who, and in which request. */
@@ -126,7 +126,7 @@ const sql = statements(
         @orderingKeys::text[], @bodies::text[]) WITH ORDINALITY AS a(public_id, type, workspace_id, environment, ordering_key, body, n)
     ), targets AS (
       SELECT a.n, w.id AS endpoint_id FROM announced a JOIN webhook_endpoints w ON w.workspace_id = a.workspace_id AND w.enabled
-        AND (a.environment IS NULL OR w.environment = a.environment) AND w.events && ARRAY[a.type, '*']
+        AND (a.environment IS NULL OR w.environment = a.environment) AND ${endpointWants.postgres('w.events', 'a.type')}
     ), events AS (
       INSERT INTO webhook_events (public_id, workspace_id, environment, type, body, created_at)
       SELECT a.public_id, a.workspace_id, a.environment, a.type, a.body, @at::timestamptz FROM announced a

@@ -29,6 +29,7 @@ import {
 import {
   announcedEvents,
   attemptColumns,
+  endpointWants,
   firstInLine,
   PROMOTE_NEXT,
   WEBHOOK_DELIVERY_COLUMNS,
@@ -59,7 +60,7 @@ export function sqliteOutbox(db: Database) {
   const sql = preparedOnFirstUse(db, {
     wanting: `SELECT id FROM webhook_endpoints
       WHERE workspace_id = @workspaceId AND enabled = 1 AND (@environment IS NULL OR environment = @environment)
-        AND EXISTS (SELECT 1 FROM json_each(events) WHERE value IN (@type, '*'))
+        AND ${endpointWants.sqlite('events', '@type')}
       ORDER BY id`,
     insertEvent: `INSERT INTO webhook_events (public_id, workspace_id, environment, type, body, created_at)
       VALUES (@publicId, @workspaceId, @environment, @type, @body, @at) RETURNING id`,
