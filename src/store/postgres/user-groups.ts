@@ -36,17 +36,26 @@ import {
   MAX_ANCESTORS,
   mergedSizeChains,
   parentTeamIdFromRow,
-  patchParameters,
   RULE_COUNT,
-  serializeAccessRules,
-  serializeProperties,
   userGroupFromRow,
 } from '../user-group-records.js';
+import {
+  columnsFromPostgres,
+  INSERT_COLUMNS,
+  insertParameters,
+  insertValues,
+  patchAssignments,
+  groupPatchParameters,
+  pgNewGroupArrays,
+  pgNewGroupKeys,
+  pgNewGroupParameters,
+  pgPatchArrays,
+  selectList,
+} from '../user-group-columns.js';
 import type { MergedSizeRow, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
 import {
   assertTokenPatchComplete,
   mergedSizeWriteOfUpdate,
-  PATCHABLE_GROUP_COLUMNS,
   type MergedSizeWrite,
 } from '../../domain/user-groups/user-group-patch.rules.js';
 import { userGroupSearchPlan } from '../../domain/user-groups/user-group-search.rules.js';
@@ -65,7 +74,7 @@ import { failure } from '../../domain/errors.js';
 import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../../domain/retry-policy.js';
 import { isParentLinkViolation, isStatementDefect, isTransientConflict } from './postgres-errors.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
-import { iso, toNumber } from './rows.js';
+import { toNumber } from './rows.js';
 import type { Int8 } from './rows.js';
 import { statements } from './statements.js';
 import { dataSourceRowId, schemaRowId } from '../catalogue-numbers.js';
@@ -75,52 +84,29 @@ import type { Statement } from './statements.js';
 import type { QueryResultRow } from 'pg';
 
 /**
- * user_groups as node-postgres returns it: bigints as strings, timestamps as Dates, JSON parsed, tags
- * as an array. A row straight from an insert has no ancestors column (a new group's ancestors are
- * read back when it has a parent).
+ * user_groups as node-postgres returns it (bigints as strings, timestamps as Dates, JSON parsed, tags
+ * as an array), each column decoded as src/store/user-group-columns.ts describes. A row straight from
+ * an insert has no ancestors column (a new group's ancestors are read back when it has a parent).
  */
-export type PostgresUserGroupRow = Omit<
-  UserGroupRow,
-  'team_id' | 'workspace_id' | 'token_generation' | 'created_at' | 'updated_at' | 'ancestors'
-> & {
+export interface PostgresUserGroupColumns {
+  [column: string]: unknown;
   team_id: Int8;
-  workspace_id: Int8;
-  token_generation: Int8;
-  created_at: Date;
-  updated_at: Date;
+  provided_id: string;
   ancestors?: UserGroupRow['ancestors'];
-};
+}
+export type PostgresUserGroupRow = PostgresUserGroupColumns & { mapping: UserGroupRow['mapping'] };
 
 /** A row that came back as JSON (row_to_json): timestamps as text, which the decoder takes as Dates. */
 function decodedJsonRow(row: PostgresUserGroupRow): PostgresUserGroupRow {
-  return { ...row, created_at: new Date(row.created_at), updated_at: new Date(row.updated_at) };
+  return { ...row, created_at: new Date(row.created_at as string), updated_at: new Date(row.updated_at as string) };
 }
 
 export function decodeUserGroupRow(row: PostgresUserGroupRow): UserGroupRecord {
-  return userGroupFromRow({
-    ...row,
-    ancestors: row.ancestors ?? [],
-    team_id: toNumber(row.team_id),
-    workspace_id: toNumber(row.workspace_id),
-    token_generation: toNumber(row.token_generation),
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-  });
+  return userGroupFromRow({ ...columnsFromPostgres(row), mapping: row.mapping, ancestors: row.ancestors ?? [] });
 }
 
-const GROUP_COLUMN_NAMES =
-  `team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties,
-  is_demo_group, tags, access_rules, version, token_generation, created_at, updated_at`.split(/,\s*/);
-
-/**
- * A group's columns, of `table` when given. The access rules come as their stored text, not parsed by
- * the driver: the decoder parses each distinct text once and shares it (D397).
- */
-const groupColumns = (table?: string) =>
-  GROUP_COLUMN_NAMES.map((column) => {
-    const qualified = table === undefined ? column : `${table}.${column}`;
-    return column === 'access_rules' ? `${qualified}::text AS access_rules` : qualified;
-  }).join(', ');
+/** A group's columns, of `table` when given (the description's SELECT list). */
+const groupColumns = (table?: string) => selectList('postgres', table);
 const GROUP_COLUMNS = groupColumns();
 
 // The mapping as the numbers of its schemas and data sources, which its rows keep (migration 0010):
@@ -179,12 +165,9 @@ const ISSUE_ABOVE_KEPT = `SELECT setval('user_groups_team_id_seq', max(team_id))
  * `inserted` and `mapped`.
  */
 const insertGroupSql = (condition = 'true') => `WITH inserted AS (
-    INSERT INTO user_groups
-      (team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
-        access_rules, created_at, updated_at)
+    INSERT INTO user_groups (${INSERT_COLUMNS})
     OVERRIDING SYSTEM VALUE
-    SELECT ${TEAM_ID}, @workspaceId::bigint, @environment::text, @providedId::text, @name::text, @tokenHash::text, @tokenCiphertext::text,
-      @properties::json, @parentTeamId::bigint, @isDemoGroup::boolean, @tags::text[], @accessRules::json, @createdAt::timestamptz, @createdAt::timestamptz
+    SELECT ${insertValues('postgres', TEAM_ID)}
     WHERE ${condition}
     ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING
     RETURNING ${GROUP_COLUMNS}
@@ -196,18 +179,7 @@ const insertGroupSql = (condition = 'true') => `WITH inserted AS (
 
 /** A patch applied if the row is still the version read; every patch shape is this one statement. */
 const UPDATE_GROUP = `UPDATE user_groups SET
-      provided_id = CASE WHEN @setProvidedId::boolean THEN @providedId::text ELSE provided_id END,
-      name = CASE WHEN @setName::boolean THEN @name::text ELSE name END,
-      properties = CASE WHEN @setProperties::boolean THEN @properties::json ELSE properties END,
-      parent_team_id = CASE WHEN @setParentTeamId::boolean THEN @parentTeamId::bigint ELSE parent_team_id END,
-      is_demo_group = CASE WHEN @setIsDemoGroup::boolean THEN @isDemoGroup::boolean ELSE is_demo_group END,
-      tags = CASE WHEN @setTags::boolean THEN @tags::text[] ELSE tags END,
-      access_rules = CASE WHEN @setAccessRules::boolean THEN @accessRules::json ELSE access_rules END,
-      token_hash = CASE WHEN @setTokenHash::boolean THEN @tokenHash::text ELSE token_hash END,
-      token_ciphertext = CASE WHEN @setTokenCiphertext::boolean THEN @tokenCiphertext::text ELSE token_ciphertext END,
-      token_generation = token_generation + CASE WHEN @setTokenHash::boolean THEN 1 ELSE 0 END,
-      version = version + 1,
-      updated_at = @updatedAt
+      ${patchAssignments('postgres')}
     WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment
       AND version = @expectedVersion`;
 
@@ -305,6 +277,15 @@ const BY_TOKEN_HASH = `g.token_hash = k.key
 /** A lookup's row: its group's columns (all null when there is none) beside the API token's state. */
 type LookupRow = (PostgresUserGroupRow | { [column in keyof PostgresUserGroupRow]: null }) & ApiTokenStateColumns;
 
+/** The creates of roots of one turn: every column an array, the tenant's too; no parent. */
+const BATCH_ROOTS = pgNewGroupArrays({ parentTeamId: 'NULL' });
+/** A sync run's creates: in the run's tenant, each with its checked parent. */
+const RUN_CREATES = pgNewGroupArrays({ workspaceId: '@workspaceId::bigint', environment: '@environment::text' });
+/** What both send of each new group besides the tenant and the parent. */
+const NEW_GROUP_KEYS = pgNewGroupKeys({ workspaceId: '', environment: '', parentTeamId: '' });
+/** A sync run's updates write what changes neither tree nor merged facts (the mapping goes after). */
+const RUN_UPDATES = pgPatchArrays(['name', 'isDemoGroup', 'tags'], 'user_groups', 'u');
+
 const sql = statements(
   {
     byProvidedId: `${SELECT_GROUP} WHERE ${TENANT} AND g.provided_id = @providedId`,
@@ -349,17 +330,10 @@ const sql = statements(
     // of its tenant wants the event and its provided id is free, with its mapping rows and its own audit
     // event. The caller sends each provided id of a tenant once, so a row joins back to one request.
     insertBatchIfNoEndpointWants: `WITH g AS (
-      SELECT * FROM unnest(@indexes::int[], @workspaceIds::bigint[], @environments::text[], @providedIds::text[], @names::text[],
-        @tokenHashes::text[], @tokenCiphertexts::text[], @properties::json[], @isDemoGroups::boolean[], @tags::json[],
-        @accessRules::json[], @createdAts::timestamptz[])
-        AS g(i, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, is_demo_group, tags,
-          access_rules, created_at)
+      SELECT * FROM unnest(@indexes::int[], ${BATCH_ROOTS.arrays}) AS g(i, ${BATCH_ROOTS.aliases})
     ), inserted AS (
-      INSERT INTO user_groups
-        (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
-          access_rules, created_at, updated_at)
-      SELECT g.workspace_id, g.environment, g.provided_id, g.name, g.token_hash, g.token_ciphertext, g.properties, NULL,
-        g.is_demo_group, ARRAY(SELECT json_array_elements_text(g.tags)), g.access_rules, g.created_at, g.created_at
+      INSERT INTO user_groups (${BATCH_ROOTS.columns})
+      SELECT ${BATCH_ROOTS.values('g')}
       FROM g
       WHERE ${noEndpointWants('g.workspace_id', 'g.environment')}
       ORDER BY g.i
@@ -488,15 +462,9 @@ const sql = statements(
     // (a concurrent create) inserts nothing, which refuses the sync. The ancestors of a group created
     // under a parent are those this transaction's earlier statements left.
     insertRun: `WITH inserted AS (
-      INSERT INTO user_groups
-        (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
-          access_rules, created_at, updated_at)
-      SELECT @workspaceId::bigint, @environment::text, g.provided_id, g.name, g.token_hash, g.token_ciphertext, g.properties,
-        g.parent_team_id, g.is_demo_group, ARRAY(SELECT json_array_elements_text(g.tags)), g.access_rules, g.created_at, g.created_at
-      FROM unnest(@providedIds::text[], @names::text[], @tokenHashes::text[], @tokenCiphertexts::text[], @properties::json[],
-        @parentTeamIds::bigint[], @isDemoGroups::boolean[], @tags::json[], @accessRules::json[], @createdAts::timestamptz[])
-        WITH ORDINALITY AS g(provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
-          access_rules, created_at, n)
+      INSERT INTO user_groups (${RUN_CREATES.columns})
+      SELECT ${RUN_CREATES.values('g')}
+      FROM unnest(${RUN_CREATES.arrays}) WITH ORDINALITY AS g(${RUN_CREATES.aliases}, n)
       ORDER BY g.n
       ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING
       RETURNING ${GROUP_COLUMNS}, ${ancestorsOf('user_groups')}
@@ -510,14 +478,11 @@ const sql = statements(
     // A sync's run: its updates that change neither the tree nor merged properties or rules (name, demo
     // flag, tags; the mapping is written after), each only if its row still has the version the plan read.
     updateRun: `UPDATE user_groups SET
-      name = CASE WHEN u.set_name THEN u.name ELSE user_groups.name END,
-      is_demo_group = CASE WHEN u.set_is_demo_group THEN u.is_demo_group ELSE user_groups.is_demo_group END,
-      tags = CASE WHEN u.set_tags THEN ARRAY(SELECT json_array_elements_text(u.tags)) ELSE user_groups.tags END,
+      ${RUN_UPDATES.assignments},
       version = user_groups.version + 1,
       updated_at = u.updated_at
-    FROM unnest(@teamIds::bigint[], @expectedVersions::bigint[], @setNames::boolean[], @names::text[],
-      @setIsDemoGroups::boolean[], @isDemoGroups::boolean[], @setTags::boolean[], @tags::json[], @updatedAts::timestamptz[])
-      AS u(team_id, expected_version, set_name, name, set_is_demo_group, is_demo_group, set_tags, tags, updated_at)
+    FROM unnest(@teamIds::bigint[], @expectedVersions::bigint[], ${RUN_UPDATES.arrays}, @updatedAts::timestamptz[])
+      AS u(team_id, expected_version, ${RUN_UPDATES.aliases}, updated_at)
     WHERE user_groups.team_id = u.team_id AND user_groups.workspace_id = @workspaceId AND user_groups.environment = @environment
       AND user_groups.version = u.expected_version
     RETURNING user_groups.team_id`,
@@ -607,17 +572,7 @@ interface RotationAsk {
 }
 
 /** New groups' columns as the parallel arrays of a multi-row `INSERT … SELECT FROM unnest(…)`. */
-const newGroupColumns = (groups: NewUserGroup[]) => ({
-  providedIds: groups.map((group) => group.providedId),
-  names: groups.map((group) => group.name),
-  tokenHashes: groups.map((group) => group.tokenHash),
-  tokenCiphertexts: groups.map((group) => group.tokenCiphertext),
-  properties: groups.map((group) => serializeProperties(group.properties)),
-  isDemoGroups: groups.map((group) => group.isDemoGroup),
-  tags: groups.map((group) => JSON.stringify(group.tags)),
-  accessRules: groups.map((group) => serializeAccessRules(group.accessRules)),
-  createdAts: groups.map((group) => group.createdAt),
-});
+const newGroupColumns = (groups: NewUserGroup[]) => pgNewGroupParameters(groups, NEW_GROUP_KEYS);
 
 type TreeRootsParameters = Tenant & { teamIds: number[]; parentProvidedIds: string[] };
 
@@ -753,7 +708,7 @@ export function userGroupMethods(
     group: NewUserGroup,
     unannounced?: AuditContext,
   ): Promise<UserGroupRecord | undefined> => {
-    const { tenant, providedId, name, tokenHash, tokenCiphertext, createdAt, parentProvidedId } = group;
+    const { tenant, providedId, parentProvidedId } = group;
     // The parent is checked only for a group that will be created; one that exists is left as it is.
     if (parentProvidedId !== null && (await byProvidedId(q, tenant, providedId))) return undefined;
     const parentTeamId = (await parentTeamIdFor(q, tenant, parentProvidedId)) ?? null;
@@ -764,22 +719,8 @@ export function userGroupMethods(
         { providedId, properties: group.properties, accessRules: group.accessRules.length, parentTeamId },
         true,
       );
-    const parameters = {
-      ...tenant,
-      providedId,
-      name,
-      tokenHash,
-      tokenCiphertext,
-      properties: serializeProperties(group.properties),
-      parentTeamId,
-      isDemoGroup: group.isDemoGroup,
-      tags: group.tags,
-      accessRules: serializeAccessRules(group.accessRules),
-      createdAt,
-      teamId: group.teamId ?? null,
-      ...mappingParameters(group.mapping),
-    };
-    const [inserted] = await q.rows<Omit<PostgresUserGroupRow, 'mapping'>>(
+    const parameters = { ...insertParameters('postgres', group, parentTeamId), ...mappingParameters(group.mapping) };
+    const [inserted] = await q.rows<PostgresUserGroupColumns>(
       unannounced
         ? sql.insertIfNoEndpointWants({
             ...parameters,
@@ -805,12 +746,7 @@ export function userGroupMethods(
     teamId,
     expectedVersion,
     updatedAt,
-    ...patchParameters(PATCHABLE_GROUP_COLUMNS, {
-      ...patch,
-      properties: patch.properties === undefined ? undefined : serializeProperties(patch.properties),
-      accessRules: patch.accessRules === undefined ? undefined : serializeAccessRules(patch.accessRules),
-      parentTeamId,
-    }),
+    ...groupPatchParameters('postgres', { ...patch, parentTeamId }),
   });
 
   /**
@@ -905,7 +841,7 @@ export function userGroupMethods(
       const { keys: mappedIndexes, ...mapped } = mappingRows(
         groups.map((group, position) => ({ key: position, mapping: group.mapping })),
       );
-      const rows = await batchRows<Omit<PostgresUserGroupRow, 'mapping'> & { batch_index: number }>(
+      const rows = await batchRows<PostgresUserGroupColumns & { batch_index: number }>(
         sql.insertBatchIfNoEndpointWants({
           indexes: groups.map((_, position) => position),
           workspaceIds: groups.map((group) => group.tenant.workspaceId),
@@ -1140,7 +1076,7 @@ export function userGroupMethods(
     const { keys: mappedProvidedIds, ...mapped } = mappingRows(
       groups.map((group) => ({ key: group.providedId, mapping: group.mapping })),
     );
-    const rows = await tx.rows<Omit<PostgresUserGroupRow, 'mapping'>>(
+    const rows = await tx.rows<PostgresUserGroupColumns>(
       sql.insertRun({
         ...tenant,
         ...newGroupColumns(groups),
@@ -1212,12 +1148,7 @@ export function userGroupMethods(
         ...tenant,
         teamIds: patches.map((update) => update.teamId),
         expectedVersions: patches.map((update) => update.expectedVersion),
-        setNames: patches.map((update) => update.patch.name !== undefined),
-        names: patches.map((update) => update.patch.name ?? null),
-        setIsDemoGroups: patches.map((update) => update.patch.isDemoGroup !== undefined),
-        isDemoGroups: patches.map((update) => update.patch.isDemoGroup ?? null),
-        setTags: patches.map((update) => update.patch.tags !== undefined),
-        tags: patches.map((update) => (update.patch.tags === undefined ? null : JSON.stringify(update.patch.tags))),
+        ...RUN_UPDATES.parameters(patches.map((update) => update.patch)),
         updatedAts: patches.map((update) => update.updatedAt),
       }),
     );

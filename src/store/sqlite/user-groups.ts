@@ -2,7 +2,6 @@ import type { Database, Statement } from 'better-sqlite3';
 import { HIERARCHY_READ_LIMIT } from '../../domain/user-groups/hierarchy.rules.js';
 import type { ApiTokenRecord } from '../../domain/api-tokens/api-token.records.js';
 import type { AuditContext } from '../../domain/audit/audit.records.js';
-import type { JsonObject } from '../../domain/common.records.js';
 import type { MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/user-groups/user-group.records.js';
 import type { Tenant } from '../../domain/tenancy.js';
 import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups/user-groups.rules.js';
@@ -32,16 +31,22 @@ import {
   MAX_ANCESTORS,
   mergedSizeChains,
   parentTeamIdFromRow,
-  patchParameters,
-  serializeAccessRules,
-  serializeProperties,
   userGroupFromRow,
 } from '../user-group-records.js';
+import {
+  columnsFromSqlite,
+  INSERT_COLUMNS,
+  insertParameters,
+  insertValues,
+  patchAssignments,
+  groupPatchParameters,
+  READ_COLUMNS,
+  selectList,
+} from '../user-group-columns.js';
 import type { MergedSizeRow, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
 import {
   assertTokenPatchComplete,
   mergedSizeWriteOfUpdate,
-  PATCHABLE_GROUP_COLUMNS,
   type MergedSizeWrite,
 } from '../../domain/user-groups/user-group-patch.rules.js';
 import { userGroupSearchPlan } from '../../domain/user-groups/user-group-search.rules.js';
@@ -55,28 +60,10 @@ import { preparedOnFirstUse } from './prepared.js';
 
 /**
  * A group's cells as SQLite returns them, in SELECT_GROUP's column order (the statements run in raw
- * mode: an array per row is cheaper than the object better-sqlite3 would build): properties, mapping,
- * tags and ancestors are JSON text, the demo flag 0 or 1.
+ * mode: an array per row is cheaper than the object better-sqlite3 would build): the description's
+ * columns (src/store/user-group-columns.ts, READ_COLUMNS), then mapping and ancestors as JSON text.
  */
-export type SqliteUserGroupCells = [
-  teamId: number,
-  workspaceId: number,
-  environment: UserGroupRow['environment'],
-  providedId: string,
-  name: string,
-  tokenHash: string,
-  tokenCiphertext: string,
-  properties: string | null,
-  version: number,
-  tokenGeneration: number,
-  createdAt: string,
-  updatedAt: string,
-  isDemoGroup: number,
-  tags: string,
-  accessRules: string | null,
-  mapping: string,
-  ancestors: string,
-];
+export type SqliteUserGroupCells = unknown[];
 
 // The mapping as the numbers of its schemas and data sources, which its rows keep (migration 0010).
 const mappingOf = (team: string) => `(SELECT json_group_array(json_array(m.schema_number, m.data_source_number))
@@ -98,49 +85,16 @@ const ANCESTORS = `CASE WHEN g.parent_team_id IS NULL THEN '[]' ELSE (
 ) END AS ancestors`;
 
 // Mapping and ancestors ride along as JSON so that every lookup is a single statement.
-export const SELECT_GROUP = `SELECT g.team_id, g.workspace_id, g.environment, g.provided_id, g.name, g.token_hash, g.token_ciphertext,
-  g.properties, g.version, g.token_generation, g.created_at, g.updated_at, g.is_demo_group, g.tags,
-  g.access_rules, ${mappingOf('g.team_id')} AS mapping, ${ANCESTORS} FROM user_groups g`;
+const MAPPING_CELL = READ_COLUMNS.length;
+const ANCESTORS_CELL = MAPPING_CELL + 1;
+export const SELECT_GROUP = `SELECT ${selectList('sqlite', 'g')}, ${mappingOf('g.team_id')} AS mapping, ${ANCESTORS}
+  FROM user_groups g`;
 
 export function decodeUserGroupRow(cells: SqliteUserGroupCells): UserGroupRecord {
-  const [
-    team_id,
-    workspace_id,
-    environment,
-    provided_id,
-    name,
-    token_hash,
-    token_ciphertext,
-    properties,
-    version,
-    token_generation,
-    created_at,
-    updated_at,
-    isDemoGroup,
-    tags,
-    accessRules,
-    mapping,
-    ancestors,
-  ] = cells;
+  const ancestors = cells[ANCESTORS_CELL] as string;
   return userGroupFromRow({
-    team_id,
-    workspace_id,
-    environment,
-    provided_id,
-    name,
-    token_hash,
-    token_ciphertext,
-    properties: properties === null ? null : (JSON.parse(properties) as JsonObject),
-    version,
-    token_generation,
-    created_at,
-    updated_at,
-    mapping: JSON.parse(mapping) as [number, number][],
-    is_demo_group: isDemoGroup === 1,
-    // Most groups have neither: skip the parser for the empty array.
-    tags: tags === '[]' ? [] : (JSON.parse(tags) as string[]),
-    // The rules' text itself, each level's too (a JSON string in the ancestors): parsed once per distinct text.
-    access_rules: accessRules,
+    ...columnsFromSqlite(cells),
+    mapping: JSON.parse(cells[MAPPING_CELL] as string) as [number, number][],
     ancestors: ancestors === '[]' ? [] : (JSON.parse(ancestors) as UserGroupRow['ancestors']),
   });
 }
@@ -212,28 +166,16 @@ export function userGroupMethods(
   const sql = preparedOnFirstUse(db, {
     // A requested team_id never issued is kept: above AUTOINCREMENT's high-water mark (which then
     // follows it) or in a gap that mark jumped over (team-ids.rules.ts); otherwise NULL draws the next one.
-    insert: `INSERT INTO user_groups
-      (team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
-        access_rules, created_at, updated_at)
-      VALUES (CASE WHEN @teamId > coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'user_groups'), 0)
-          OR ${IN_TEAM_ID_GAP} THEN @teamId END,
-        @workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties, @parentTeamId, @isDemoGroup,
-        @tags, @accessRules, @createdAt, @createdAt)
+    insert: `INSERT INTO user_groups (${INSERT_COLUMNS})
+      VALUES (${insertValues(
+        'sqlite',
+        `CASE WHEN @teamId > coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'user_groups'), 0)
+          OR ${IN_TEAM_ID_GAP} THEN @teamId END`,
+      )})
       ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING RETURNING team_id`,
     // One statement for every patch shape: a field is written only when its flag is set.
     update: `UPDATE user_groups SET
-        provided_id = CASE WHEN @setProvidedId THEN @providedId ELSE provided_id END,
-        name = CASE WHEN @setName THEN @name ELSE name END,
-        properties = CASE WHEN @setProperties THEN @properties ELSE properties END,
-        parent_team_id = CASE WHEN @setParentTeamId THEN @parentTeamId ELSE parent_team_id END,
-        is_demo_group = CASE WHEN @setIsDemoGroup THEN @isDemoGroup ELSE is_demo_group END,
-        tags = CASE WHEN @setTags THEN @tags ELSE tags END,
-        access_rules = CASE WHEN @setAccessRules THEN @accessRules ELSE access_rules END,
-        token_hash = CASE WHEN @setTokenHash THEN @tokenHash ELSE token_hash END,
-        token_ciphertext = CASE WHEN @setTokenCiphertext THEN @tokenCiphertext ELSE token_ciphertext END,
-        token_generation = token_generation + CASE WHEN @setTokenHash THEN 1 ELSE 0 END,
-        version = version + 1,
-        updated_at = @updatedAt
+      ${patchAssignments('sqlite')}
       WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment
         AND version = @expectedVersion
       ${RETURNING_IDENTITY}`,
@@ -400,16 +342,7 @@ export function userGroupMethods(
         parentTeamId,
       });
     const mark = group.teamId === undefined ? 0 : (sql.teamIdMark.get() as { mark: number }).mark;
-    const inserted = sql.insert.get({
-      ...group,
-      ...tenant,
-      teamId: group.teamId ?? null,
-      properties: serializeProperties(group.properties),
-      parentTeamId,
-      isDemoGroup: group.isDemoGroup ? 1 : 0,
-      tags: JSON.stringify(group.tags),
-      accessRules: serializeAccessRules(group.accessRules),
-    }) as { team_id: number } | undefined;
+    const inserted = sql.insert.get(insertParameters('sqlite', group, parentTeamId)) as { team_id: number } | undefined;
     if (!inserted) return undefined;
     if (group.teamId !== undefined && inserted.team_id === group.teamId) recordKeptTeamId(group.teamId, mark);
     insertMapping(inserted.team_id, tenant.workspaceId, group.mapping);
@@ -428,20 +361,12 @@ export function userGroupMethods(
     const parentTeamId = parentTeamIdFor(tenant, patch.parentProvidedId, teamId);
     const sizeCheck = mergedSizeWriteOfUpdate(teamId, patch, parentTeamId);
     if (sizeCheck) assertMergedSize(tenant, sizeCheck);
-    const columns = {
-      ...patch,
-      properties: patch.properties === undefined ? undefined : serializeProperties(patch.properties),
-      isDemoGroup: patch.isDemoGroup === undefined ? undefined : Number(patch.isDemoGroup),
-      tags: patch.tags === undefined ? undefined : JSON.stringify(patch.tags),
-      accessRules: patch.accessRules === undefined ? undefined : serializeAccessRules(patch.accessRules),
-      parentTeamId,
-    };
     const updated = sql.update.get({
       ...tenant,
       teamId,
       expectedVersion,
       updatedAt,
-      ...patchParameters(PATCHABLE_GROUP_COLUMNS, columns),
+      ...groupPatchParameters('sqlite', { ...patch, parentTeamId }),
     }) as GroupIdentity | undefined;
     if (updated && patch.mapping) {
       sql.clearMapping.run(teamId);
