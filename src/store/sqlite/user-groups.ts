@@ -26,24 +26,16 @@ import type {
   UserGroupUpdate,
   UserGroupWrite,
 } from '../../domain/user-groups/user-groups.port.js';
+import { assertMergedSizeFromRow, mergedSizeChains, parentTeamIdFromRow } from '../user-group-records.js';
 import {
-  assertMergedSizeFromRow,
-  MAX_ANCESTORS,
-  mergedSizeChains,
-  parentTeamIdFromRow,
-  userGroupFromRow,
-} from '../user-group-records.js';
-import {
-  columnsFromSqlite,
   INSERT_COLUMNS,
   insertParameters,
   insertValues,
   patchAssignments,
   groupPatchParameters,
-  READ_COLUMNS,
-  selectList,
+  GROUP_COLUMN,
 } from '../user-group-columns.js';
-import type { MergedSizeRow, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+import type { MergedSizeRow, ParentLinkRow } from '../user-group-records.js';
 import {
   assertTokenPatchComplete,
   mergedSizeWriteOfUpdate,
@@ -58,71 +50,18 @@ import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
 
-/**
- * A group's cells as SQLite returns them, in SELECT_GROUP's column order (the statements run in raw
- * mode: an array per row is cheaper than the object better-sqlite3 would build): the description's
- * columns (src/store/user-group-columns.ts, READ_COLUMNS), then mapping and ancestors as JSON text.
- */
-export type SqliteUserGroupCells = unknown[];
+import {
+  CASEFOLD_FUNCTION,
+  casefold,
+  containsPattern,
+  decodeUserGroupRow,
+  likeCanDecide,
+  RETURNING_IDENTITY,
+  SELECT_GROUP,
+  type SqliteUserGroupCells,
+} from './user-group-rows.js';
 
-// The mapping as the numbers of its schemas and data sources, which its rows keep (migration 0010).
-const mappingOf = (team: string) => `(SELECT json_group_array(json_array(m.schema_number, m.data_source_number))
-  FROM user_group_mappings m WHERE m.team_id = ${team})`;
-
-/*
- * The ancestors ride along too, each with its level, provided id, properties, mapping and access rules
- * (their stored text, as a JSON string: parsed once per distinct text, D397): a recursive walk up the
- * parent links inside the same statement, bounded by the depth rule. A root (most groups) skips the walk.
- */
-const ANCESTORS = `CASE WHEN g.parent_team_id IS NULL THEN '[]' ELSE (
-  WITH RECURSIVE chain(team_id, parent_team_id, level, provided_id, properties, access_rules) AS (
-    SELECT a.team_id, a.parent_team_id, 1, a.provided_id, a.properties, a.access_rules FROM user_groups a WHERE a.team_id = g.parent_team_id
-    UNION ALL
-    SELECT a.team_id, a.parent_team_id, c.level + 1, a.provided_id, a.properties, a.access_rules
-      FROM user_groups a JOIN chain c ON a.team_id = c.parent_team_id WHERE c.level < ${MAX_ANCESTORS})
-  SELECT json_group_array(json_array(c.level, c.provided_id, json(c.properties), json(${mappingOf('c.team_id')}),
-    c.team_id, c.access_rules)) FROM chain c
-) END AS ancestors`;
-
-// Mapping and ancestors ride along as JSON so that every lookup is a single statement.
-const MAPPING_CELL = READ_COLUMNS.length;
-const ANCESTORS_CELL = MAPPING_CELL + 1;
-export const SELECT_GROUP = `SELECT ${selectList('sqlite', 'g')}, ${mappingOf('g.team_id')} AS mapping, ${ANCESTORS}
-  FROM user_groups g`;
-
-export function decodeUserGroupRow(cells: SqliteUserGroupCells): UserGroupRecord {
-  const ancestors = cells[ANCESTORS_CELL] as string;
-  return userGroupFromRow({
-    ...columnsFromSqlite(cells),
-    mapping: JSON.parse(cells[MAPPING_CELL] as string) as [number, number][],
-    ancestors: ancestors === '[]' ? [] : (JSON.parse(ancestors) as UserGroupRow['ancestors']),
-  });
-}
-
-const RETURNING_IDENTITY =
-  'RETURNING team_id AS teamId, workspace_id AS workspaceId, environment, provided_id AS providedId';
-
-/**
- * Case folding for name search. SQLite's LIKE folds ASCII letters only, so it decides alone only
- * when both the name and the search text are ASCII; otherwise this JavaScript function folds them.
- */
-const CASEFOLD_FUNCTION = 'ugs_casefold';
-
-function casefold(text: string): string {
-  return text.toLowerCase();
-}
-
-/** A LIKE pattern (with ESCAPE '\') matching names that contain `text` literally, wildcards included. */
-function containsPattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, '\\$&')}%`;
-}
-
-/** Longer LIKE patterns hit SQLITE_MAX_LIKE_PATTERN_LENGTH; the folding path has no such limit. */
-const MAX_LIKE_SEARCH_LENGTH = 1000;
-
-function likeCanDecide(search: string): boolean {
-  return search.length <= MAX_LIKE_SEARCH_LENGTH && Buffer.byteLength(search) === search.length;
-}
+export { decodeUserGroupRow, SELECT_GROUP, type SqliteUserGroupCells } from './user-group-rows.js';
 
 /** The live API token with this hash, or null: the engine's own (cached) token read. */
 type LiveApiTokenRead = (tokenHash: string) => ApiTokenRecord | null;
@@ -152,8 +91,8 @@ export function userGroupMethods(
       WHERE g.workspace_id = @workspaceId AND g.environment = @environment AND g.team_id > @afterTeamId
         AND (@parent IS NULL OR g.parent_team_id = (SELECT p.team_id FROM user_groups p
           WHERE p.workspace_id = @workspaceId AND p.environment = @environment AND p.provided_id = @parent))
-        AND (@tag IS NULL OR EXISTS (SELECT 1 FROM json_each(g.tags) WHERE json_each.value = @tag))
-        AND (@isDemoGroup IS NULL OR g.is_demo_group = @isDemoGroup)
+        AND (@tag IS NULL OR EXISTS (SELECT 1 FROM json_each(g.${GROUP_COLUMN.tags}) WHERE json_each.value = @tag))
+        AND (@isDemoGroup IS NULL OR g.${GROUP_COLUMN.isDemoGroup} = @isDemoGroup)
         AND (@search IS NULL
           OR (g.provided_id >= @search AND (@searchEnd IS NULL OR g.provided_id < @searchEnd))
           OR CASE WHEN @likeCanDecide AND length(g.name) = octet_length(g.name)
@@ -180,8 +119,8 @@ export function userGroupMethods(
         AND version = @expectedVersion
       ${RETURNING_IDENTITY}`,
     rotate: `UPDATE user_groups SET
-        token_hash = @newTokenHash, token_ciphertext = @newTokenCiphertext,
-        token_generation = token_generation + 1, version = version + 1, updated_at = @updatedAt
+        token_hash = @newTokenHash, ${GROUP_COLUMN.tokenCiphertext} = @newTokenCiphertext,
+        ${GROUP_COLUMN.tokenGeneration} = ${GROUP_COLUMN.tokenGeneration} + 1, version = version + 1, updated_at = @updatedAt
       WHERE token_hash = @currentTokenHash AND workspace_id = @workspaceId AND environment = @environment
       RETURNING team_id`,
     delete: `DELETE FROM user_groups
@@ -221,7 +160,7 @@ export function userGroupMethods(
     taggedLinks: `SELECT g.team_id AS teamId, g.provided_id AS providedId, g.parent_team_id AS parentTeamId
       FROM user_groups g
       WHERE g.workspace_id = @workspaceId AND g.environment = @environment AND g.team_id > @afterTeamId
-        AND EXISTS (SELECT 1 FROM json_each(g.tags) WHERE json_each.value = @tag)
+        AND EXISTS (SELECT 1 FROM json_each(g.${GROUP_COLUMN.tags}) WHERE json_each.value = @tag)
       ORDER BY g.team_id LIMIT @limit`,
     // Numbers to row ids: a data source deleted since the domain's check leaves NULL, which NOT NULL refuses.
     insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id, schema_number, data_source_number)
