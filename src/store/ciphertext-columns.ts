@@ -1,5 +1,6 @@
 import { CIPHERTEXT_KINDS, type CiphertextKind } from '../domain/encryption-keys/ciphertext.records.js';
 import { CIPHERTEXT_KEY_ID_SPAN } from '../domain/secrets.js';
+import { GROUP_COLUMN } from './user-group-columns.js';
 
 /**
  * Where each kind of ciphertext lives, for both engines: key rotation walks these. A new encrypted
@@ -11,7 +12,12 @@ export const CIPHERTEXT_COLUMNS: Record<
   { table: string; id: string; column: string; lookupHash?: string }
 > = {
   // A hosted token's keyed hash is made under its ciphertext's key, so a re-encryption rewrites it too.
-  user_group_token: { table: 'user_groups', id: 'team_id', column: 'token_ciphertext', lookupHash: 'token_hash' },
+  user_group_token: {
+    table: 'user_groups',
+    id: 'team_id',
+    column: GROUP_COLUMN.tokenCiphertext,
+    lookupHash: 'token_hash',
+  },
   // Responses kept for safe retries; NULL while the request is still running (then nothing to rotate).
   idempotent_response: { table: 'idempotency_keys', id: 'id', column: 'response' },
   // The private halves of the workspaces' embed-token signing keys.

@@ -10,7 +10,8 @@ import type { AuditEvents } from './audit-events.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { toNumber, type Int8 } from './rows.js';
 import { statements } from './statements.js';
-import { decodeUserGroupRow, SELECT_GROUP, type PostgresUserGroupRow } from './user-groups.js';
+import { decodeUserGroupRow, SELECT_GROUP, type PostgresUserGroupRow } from './user-groups/index.js';
+import { GROUP_COLUMN } from '../user-group-columns.js';
 
 /** The group's columns, then whether the token of @jti is revoked on its own (its tenant's entry). */
 const GROUP_AND_REVOKED = `${SELECT_GROUP.slice(0, SELECT_GROUP.lastIndexOf(' FROM user_groups g'))},
@@ -26,7 +27,7 @@ const sql = statements({
   insertToken: `INSERT INTO embed_token_revocations (workspace_id, environment, jti, expires_at)
     VALUES (@workspaceId, @environment, @jti, @expiresAt)
     ON CONFLICT (workspace_id, environment, jti) WHERE jti IS NOT NULL DO NOTHING RETURNING id`,
-  raiseGeneration: `UPDATE user_groups SET token_generation = token_generation + 1
+  raiseGeneration: `UPDATE user_groups SET ${GROUP_COLUMN.tokenGeneration} = ${GROUP_COLUMN.tokenGeneration} + 1
     WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment RETURNING team_id`,
   version: `SELECT coalesce(max(id), 0) AS generation, count(*) AS count, coalesce(sum(id), 0) AS total
     FROM embed_token_revocations WHERE ${IN_FORCE}`,

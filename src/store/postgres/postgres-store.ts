@@ -21,7 +21,7 @@ import type { PostgresStoreOptions } from './postgres-database.js';
 import { schemaMethods } from './schemas.js';
 import { refreshStaleStatistics, refreshStatistics, serverWarnings } from './statistics.js';
 import { statement } from './statements.js';
-import { userGroupMethods } from './user-groups.js';
+import { userGroupMethods } from './user-groups/index.js';
 import { webhookMethods } from './webhooks.js';
 import { workspaceMethods } from './workspaces.js';
 

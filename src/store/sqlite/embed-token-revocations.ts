@@ -13,6 +13,7 @@ import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
 import { decodeUserGroupRow, SELECT_GROUP, type SqliteUserGroupCells } from './user-groups.js';
+import { GROUP_COLUMN } from '../user-group-columns.js';
 
 /** The group's columns, then whether the token of @jti is revoked on its own (its tenant's entry). */
 const GROUP_AND_REVOKED = `${SELECT_GROUP.slice(0, SELECT_GROUP.lastIndexOf(' FROM user_groups g'))},
@@ -29,7 +30,7 @@ export function embedTokenRevocationMethods(db: Database, audit: AuditEvents): S
     insertToken: `INSERT INTO embed_token_revocations (workspace_id, environment, jti, expires_at)
       VALUES (@workspaceId, @environment, @jti, @expiresAt)
       ON CONFLICT (workspace_id, environment, jti) WHERE jti IS NOT NULL DO NOTHING`,
-    raiseGeneration: `UPDATE user_groups SET token_generation = token_generation + 1
+    raiseGeneration: `UPDATE user_groups SET ${GROUP_COLUMN.tokenGeneration} = ${GROUP_COLUMN.tokenGeneration} + 1
       WHERE team_id = ? AND workspace_id = ? AND environment = ?`,
     version: `SELECT coalesce(max(id), 0) AS generation, count(*) AS count, coalesce(sum(id), 0) AS total
       FROM embed_token_revocations WHERE ${IN_FORCE}`,

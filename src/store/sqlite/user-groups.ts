@@ -2,7 +2,6 @@ import type { Database, Statement } from 'better-sqlite3';
 import { HIERARCHY_READ_LIMIT } from '../../domain/user-groups/hierarchy.rules.js';
 import type { ApiTokenRecord } from '../../domain/api-tokens/api-token.records.js';
 import type { AuditContext } from '../../domain/audit/audit.records.js';
-import type { JsonObject } from '../../domain/common.records.js';
 import type { MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/user-groups/user-group.records.js';
 import type { Tenant } from '../../domain/tenancy.js';
 import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups/user-groups.rules.js';
@@ -27,21 +26,19 @@ import type {
   UserGroupUpdate,
   UserGroupWrite,
 } from '../../domain/user-groups/user-groups.port.js';
+import { assertMergedSizeFromRow, mergedSizeChains, parentTeamIdFromRow } from '../user-group-records.js';
 import {
-  assertMergedSizeFromRow,
-  MAX_ANCESTORS,
-  mergedSizeChains,
-  parentTeamIdFromRow,
-  patchParameters,
-  serializeAccessRules,
-  serializeProperties,
-  userGroupFromRow,
-} from '../user-group-records.js';
-import type { MergedSizeRow, ParentLinkRow, UserGroupRow } from '../user-group-records.js';
+  INSERT_COLUMNS,
+  insertParameters,
+  insertValues,
+  patchAssignments,
+  groupPatchParameters,
+  GROUP_COLUMN,
+} from '../user-group-columns.js';
+import type { MergedSizeRow, ParentLinkRow } from '../user-group-records.js';
 import {
   assertTokenPatchComplete,
   mergedSizeWriteOfUpdate,
-  PATCHABLE_GROUP_COLUMNS,
   type MergedSizeWrite,
 } from '../../domain/user-groups/user-group-patch.rules.js';
 import { userGroupSearchPlan } from '../../domain/user-groups/user-group-search.rules.js';
@@ -53,122 +50,18 @@ import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
 
-/**
- * A group's cells as SQLite returns them, in SELECT_GROUP's column order (the statements run in raw
- * mode: an array per row is cheaper than the object better-sqlite3 would build): properties, mapping,
- * tags and ancestors are JSON text, the demo flag 0 or 1.
- */
-export type SqliteUserGroupCells = [
-  teamId: number,
-  workspaceId: number,
-  environment: UserGroupRow['environment'],
-  providedId: string,
-  name: string,
-  tokenHash: string,
-  tokenCiphertext: string,
-  properties: string | null,
-  version: number,
-  tokenGeneration: number,
-  createdAt: string,
-  updatedAt: string,
-  isDemoGroup: number,
-  tags: string,
-  accessRules: string | null,
-  mapping: string,
-  ancestors: string,
-];
+import {
+  CASEFOLD_FUNCTION,
+  casefold,
+  containsPattern,
+  decodeUserGroupRow,
+  likeCanDecide,
+  RETURNING_IDENTITY,
+  SELECT_GROUP,
+  type SqliteUserGroupCells,
+} from './user-group-rows.js';
 
-// The mapping as the numbers of its schemas and data sources, which its rows keep (migration 0010).
-const mappingOf = (team: string) => `(SELECT json_group_array(json_array(m.schema_number, m.data_source_number))
-  FROM user_group_mappings m WHERE m.team_id = ${team})`;
-
-/*
- * The ancestors ride along too, each with its level, provided id, properties, mapping and access rules
- * (their stored text, as a JSON string: parsed once per distinct text): a recursive walk up the
- * parent links inside the same statement, bounded by the depth rule. A root (most groups) skips the walk.
- */
-const ANCESTORS = `CASE WHEN g.parent_team_id IS NULL THEN '[]' ELSE (
-  WITH RECURSIVE chain(team_id, parent_team_id, level, provided_id, properties, access_rules) AS (
-    SELECT a.team_id, a.parent_team_id, 1, a.provided_id, a.properties, a.access_rules FROM user_groups a WHERE a.team_id = g.parent_team_id
-    UNION ALL
-    SELECT a.team_id, a.parent_team_id, c.level + 1, a.provided_id, a.properties, a.access_rules
-      FROM user_groups a JOIN chain c ON a.team_id = c.parent_team_id WHERE c.level < ${MAX_ANCESTORS})
-  SELECT json_group_array(json_array(c.level, c.provided_id, json(c.properties), json(${mappingOf('c.team_id')}),
-    c.team_id, c.access_rules)) FROM chain c
-) END AS ancestors`;
-
-// Mapping and ancestors ride along as JSON so that every lookup is a single statement.
-export const SELECT_GROUP = `SELECT g.team_id, g.workspace_id, g.environment, g.provided_id, g.name, g.token_hash, g.token_ciphertext,
-  g.properties, g.version, g.token_generation, g.created_at, g.updated_at, g.is_demo_group, g.tags,
-  g.access_rules, ${mappingOf('g.team_id')} AS mapping, ${ANCESTORS} FROM user_groups g`;
-
-export function decodeUserGroupRow(cells: SqliteUserGroupCells): UserGroupRecord {
-  const [
-    team_id,
-    workspace_id,
-    environment,
-    provided_id,
-    name,
-    token_hash,
-    token_ciphertext,
-    properties,
-    version,
-    token_generation,
-    created_at,
-    updated_at,
-    isDemoGroup,
-    tags,
-    accessRules,
-    mapping,
-    ancestors,
-  ] = cells;
-  return userGroupFromRow({
-    team_id,
-    workspace_id,
-    environment,
-    provided_id,
-    name,
-    token_hash,
-    token_ciphertext,
-    properties: properties === null ? null : (JSON.parse(properties) as JsonObject),
-    version,
-    token_generation,
-    created_at,
-    updated_at,
-    mapping: JSON.parse(mapping) as [number, number][],
-    is_demo_group: isDemoGroup === 1,
-    // Most groups have neither: skip the parser for the empty array.
-    tags: tags === '[]' ? [] : (JSON.parse(tags) as string[]),
-    // The rules' text itself, each level's too (a JSON string in the ancestors): parsed once per distinct text.
-    access_rules: accessRules,
-    ancestors: ancestors === '[]' ? [] : (JSON.parse(ancestors) as UserGroupRow['ancestors']),
-  });
-}
-
-const RETURNING_IDENTITY =
-  'RETURNING team_id AS teamId, workspace_id AS workspaceId, environment, provided_id AS providedId';
-
-/**
- * Case folding for name search. SQLite's LIKE folds ASCII letters only, so it decides alone only
- * when both the name and the search text are ASCII; otherwise this JavaScript function folds them.
- */
-const CASEFOLD_FUNCTION = 'ugs_casefold';
-
-function casefold(text: string): string {
-  return text.toLowerCase();
-}
-
-/** A LIKE pattern (with ESCAPE '\') matching names that contain `text` literally, wildcards included. */
-function containsPattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, '\\$&')}%`;
-}
-
-/** Longer LIKE patterns hit SQLITE_MAX_LIKE_PATTERN_LENGTH; the folding path has no such limit. */
-const MAX_LIKE_SEARCH_LENGTH = 1000;
-
-function likeCanDecide(search: string): boolean {
-  return search.length <= MAX_LIKE_SEARCH_LENGTH && Buffer.byteLength(search) === search.length;
-}
+export { decodeUserGroupRow, SELECT_GROUP, type SqliteUserGroupCells } from './user-group-rows.js';
 
 /** The live API token with this hash, or null: the engine's own (cached) token read. */
 type LiveApiTokenRead = (tokenHash: string) => ApiTokenRecord | null;
@@ -198,8 +91,8 @@ export function userGroupMethods(
       WHERE g.workspace_id = @workspaceId AND g.environment = @environment AND g.team_id > @afterTeamId
         AND (@parent IS NULL OR g.parent_team_id = (SELECT p.team_id FROM user_groups p
           WHERE p.workspace_id = @workspaceId AND p.environment = @environment AND p.provided_id = @parent))
-        AND (@tag IS NULL OR EXISTS (SELECT 1 FROM json_each(g.tags) WHERE json_each.value = @tag))
-        AND (@isDemoGroup IS NULL OR g.is_demo_group = @isDemoGroup)
+        AND (@tag IS NULL OR EXISTS (SELECT 1 FROM json_each(g.${GROUP_COLUMN.tags}) WHERE json_each.value = @tag))
+        AND (@isDemoGroup IS NULL OR g.${GROUP_COLUMN.isDemoGroup} = @isDemoGroup)
         AND (@search IS NULL
           OR (g.provided_id >= @search AND (@searchEnd IS NULL OR g.provided_id < @searchEnd))
           OR CASE WHEN @likeCanDecide AND length(g.name) = octet_length(g.name)
@@ -212,34 +105,22 @@ export function userGroupMethods(
   const sql = preparedOnFirstUse(db, {
     // A requested team_id never issued is kept: above AUTOINCREMENT's high-water mark (which then
     // follows it) or in a gap that mark jumped over (team-ids.rules.ts); otherwise NULL draws the next one.
-    insert: `INSERT INTO user_groups
-      (team_id, workspace_id, environment, provided_id, name, token_hash, token_ciphertext, properties, parent_team_id, is_demo_group, tags,
-        access_rules, created_at, updated_at)
-      VALUES (CASE WHEN @teamId > coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'user_groups'), 0)
-          OR ${IN_TEAM_ID_GAP} THEN @teamId END,
-        @workspaceId, @environment, @providedId, @name, @tokenHash, @tokenCiphertext, @properties, @parentTeamId, @isDemoGroup,
-        @tags, @accessRules, @createdAt, @createdAt)
+    insert: `INSERT INTO user_groups (${INSERT_COLUMNS})
+      VALUES (${insertValues(
+        'sqlite',
+        `CASE WHEN @teamId > coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'user_groups'), 0)
+          OR ${IN_TEAM_ID_GAP} THEN @teamId END`,
+      )})
       ON CONFLICT (workspace_id, environment, provided_id) DO NOTHING RETURNING team_id`,
     // One statement for every patch shape: a field is written only when its flag is set.
     update: `UPDATE user_groups SET
-        provided_id = CASE WHEN @setProvidedId THEN @providedId ELSE provided_id END,
-        name = CASE WHEN @setName THEN @name ELSE name END,
-        properties = CASE WHEN @setProperties THEN @properties ELSE properties END,
-        parent_team_id = CASE WHEN @setParentTeamId THEN @parentTeamId ELSE parent_team_id END,
-        is_demo_group = CASE WHEN @setIsDemoGroup THEN @isDemoGroup ELSE is_demo_group END,
-        tags = CASE WHEN @setTags THEN @tags ELSE tags END,
-        access_rules = CASE WHEN @setAccessRules THEN @accessRules ELSE access_rules END,
-        token_hash = CASE WHEN @setTokenHash THEN @tokenHash ELSE token_hash END,
-        token_ciphertext = CASE WHEN @setTokenCiphertext THEN @tokenCiphertext ELSE token_ciphertext END,
-        token_generation = token_generation + CASE WHEN @setTokenHash THEN 1 ELSE 0 END,
-        version = version + 1,
-        updated_at = @updatedAt
+      ${patchAssignments('sqlite')}
       WHERE team_id = @teamId AND workspace_id = @workspaceId AND environment = @environment
         AND version = @expectedVersion
       ${RETURNING_IDENTITY}`,
     rotate: `UPDATE user_groups SET
-        token_hash = @newTokenHash, token_ciphertext = @newTokenCiphertext,
-        token_generation = token_generation + 1, version = version + 1, updated_at = @updatedAt
+        token_hash = @newTokenHash, ${GROUP_COLUMN.tokenCiphertext} = @newTokenCiphertext,
+        ${GROUP_COLUMN.tokenGeneration} = ${GROUP_COLUMN.tokenGeneration} + 1, version = version + 1, updated_at = @updatedAt
       WHERE token_hash = @currentTokenHash AND workspace_id = @workspaceId AND environment = @environment
       RETURNING team_id`,
     delete: `DELETE FROM user_groups
@@ -279,7 +160,7 @@ export function userGroupMethods(
     taggedLinks: `SELECT g.team_id AS teamId, g.provided_id AS providedId, g.parent_team_id AS parentTeamId
       FROM user_groups g
       WHERE g.workspace_id = @workspaceId AND g.environment = @environment AND g.team_id > @afterTeamId
-        AND EXISTS (SELECT 1 FROM json_each(g.tags) WHERE json_each.value = @tag)
+        AND EXISTS (SELECT 1 FROM json_each(g.${GROUP_COLUMN.tags}) WHERE json_each.value = @tag)
       ORDER BY g.team_id LIMIT @limit`,
     // Numbers to row ids: a data source deleted since the domain's check leaves NULL, which NOT NULL refuses.
     insertMapping: `INSERT INTO user_group_mappings (team_id, schema_id, data_source_id, schema_number, data_source_number)
@@ -400,16 +281,7 @@ export function userGroupMethods(
         parentTeamId,
       });
     const mark = group.teamId === undefined ? 0 : (sql.teamIdMark.get() as { mark: number }).mark;
-    const inserted = sql.insert.get({
-      ...group,
-      ...tenant,
-      teamId: group.teamId ?? null,
-      properties: serializeProperties(group.properties),
-      parentTeamId,
-      isDemoGroup: group.isDemoGroup ? 1 : 0,
-      tags: JSON.stringify(group.tags),
-      accessRules: serializeAccessRules(group.accessRules),
-    }) as { team_id: number } | undefined;
+    const inserted = sql.insert.get(insertParameters('sqlite', group, parentTeamId)) as { team_id: number } | undefined;
     if (!inserted) return undefined;
     if (group.teamId !== undefined && inserted.team_id === group.teamId) recordKeptTeamId(group.teamId, mark);
     insertMapping(inserted.team_id, tenant.workspaceId, group.mapping);
@@ -428,20 +300,12 @@ export function userGroupMethods(
     const parentTeamId = parentTeamIdFor(tenant, patch.parentProvidedId, teamId);
     const sizeCheck = mergedSizeWriteOfUpdate(teamId, patch, parentTeamId);
     if (sizeCheck) assertMergedSize(tenant, sizeCheck);
-    const columns = {
-      ...patch,
-      properties: patch.properties === undefined ? undefined : serializeProperties(patch.properties),
-      isDemoGroup: patch.isDemoGroup === undefined ? undefined : Number(patch.isDemoGroup),
-      tags: patch.tags === undefined ? undefined : JSON.stringify(patch.tags),
-      accessRules: patch.accessRules === undefined ? undefined : serializeAccessRules(patch.accessRules),
-      parentTeamId,
-    };
     const updated = sql.update.get({
       ...tenant,
       teamId,
       expectedVersion,
       updatedAt,
-      ...patchParameters(PATCHABLE_GROUP_COLUMNS, columns),
+      ...groupPatchParameters('sqlite', { ...patch, parentTeamId }),
     }) as GroupIdentity | undefined;
     if (updated && patch.mapping) {
       sql.clearMapping.run(teamId);

@@ -154,7 +154,7 @@ export function describeWebhookOutboxContract(t: ContractContext): void {
     }
 
     // PostgreSQL writes a create, a rotation and a deletion as one statement while no enabled endpoint of
-    // the tenant wants the event, and as a transaction otherwise (src/store/postgres/user-groups.ts):
+    // the tenant wants the event, and as a transaction otherwise (src/store/postgres/user-groups/statement-or-transaction.ts):
     // the test above takes the transaction, this one the statement, with endpoints that do not want it.
     for (const kind of WEBHOOK_EVENT_TYPES) {
       it(`writes ${kind} with its audit event and no webhook event while no enabled endpoint of the tenant wants it`, async () => {
