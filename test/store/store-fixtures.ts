@@ -204,25 +204,33 @@ export const RICH_PROPERTIES = {
 
 /**
  * A remembered API token's check as the domain hands it to a hot read (src/domain/api-tokens/api-token-check.ts),
- * recording what the store settled it with; a token no longer live throws as the domain's does.
+ * recording what the store settled it with; a token no longer live throws as the domain's does. The
+ * hot reads admit the request once the lookup settled the check (the admitting group reads): an
+ * admission before any settlement throws, so a store that admitted unconfirmed would fail.
  */
 export function recordingTokenCheck(token: { id: number; tokenHash: string }): {
   check: ApiTokenCheck;
   settled: Array<ApiTokenState | null>;
 } {
   const settled: Array<ApiTokenState | null> = [];
+  let admitted = false;
   const check: ApiTokenCheck = {
     apiTokenId: token.id,
     apiTokenHash: token.tokenHash,
     get settled() {
       return settled.length > 0;
     },
-    admitted: false,
+    get admitted() {
+      return admitted;
+    },
     settle: (state) => {
       settled.push(state);
       if (!state?.live) throw new AppError('invalid_api_token', 'revoked');
     },
-    admit: () => Promise.reject(new Error('not called by the store')),
+    admit: async () => {
+      if (settled.length === 0) throw new Error('admitted before a lookup settled the check');
+      admitted = true;
+    },
   };
   return { check, settled };
 }

@@ -35,10 +35,15 @@ import { written } from './statement-or-transaction.js';
 import { turnBatches } from './turn-batches.js';
 import { GROUP_COLUMN } from '../../user-group-columns.js';
 
+// The tenant compared with IS NOT DISTINCT FROM (NOT NULL columns: the same as =), which no index
+// serves, so the planner takes the unique token hash whatever the statistics; with `=` a table never
+// analysed was read through the tenant index, every group of the tenant (docs/performance.md,
+// "What else a fresh database cost: the writes").
 const ROTATE = `UPDATE user_groups SET
       token_hash = @newTokenHash, ${GROUP_COLUMN.tokenCiphertext} = @newTokenCiphertext,
       ${GROUP_COLUMN.tokenGeneration} = ${GROUP_COLUMN.tokenGeneration} + 1, version = version + 1, updated_at = @updatedAt
-    WHERE token_hash = @currentTokenHash AND workspace_id = @workspaceId AND environment = @environment`;
+    WHERE token_hash = @currentTokenHash
+      AND (workspace_id, environment) IS NOT DISTINCT FROM (@workspaceId::bigint, @environment::text)`;
 
 /** The group to delete and its children, counted in the same statement; the CTE `target`. */
 const DELETE_TARGET = `WITH target AS (

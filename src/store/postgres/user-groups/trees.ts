@@ -14,12 +14,19 @@ const TREE_LOCK_CLASS = 0x75677474;
  * chain shorter, so each walk ends at a root). The key folds in the schema, so that databases sharing
  * one PostgreSQL server in schemas of their own (tests, the bench) do not wait for each other's trees.
  */
+// Both starts take one index whatever the statistics, as the hot reads do: the team ids their primary
+// key (the tenant compared with IS NOT DISTINCT FROM, which no index serves), the provided ids one
+// bounded lookup each. With `=` and `= ANY` a table never analysed was read through the tenant index,
+// every group of the tenant, twice a change (docs/performance.md, "What else a fresh database cost").
 const TREE_ROOTS = `up(team_id, parent_team_id, level) AS (
     SELECT team_id, parent_team_id, 1 FROM user_groups
-      WHERE team_id = ANY(@teamIds::bigint[]) AND workspace_id = @workspaceId AND environment = @environment
+      WHERE team_id = ANY(@teamIds::bigint[])
+        AND (workspace_id, environment) IS NOT DISTINCT FROM (@workspaceId::bigint, @environment::text)
     UNION ALL
-    SELECT team_id, parent_team_id, 1 FROM user_groups
-      WHERE workspace_id = @workspaceId AND environment = @environment AND provided_id = ANY(@parentProvidedIds::text[])
+    SELECT p.team_id, p.parent_team_id, 1 FROM unnest(@parentProvidedIds::text[]) AS k(key)
+      CROSS JOIN LATERAL (SELECT g.team_id, g.parent_team_id FROM user_groups g
+        WHERE g.workspace_id = @workspaceId AND g.environment = @environment
+          AND g.provided_id >= k.key AND g.provided_id <= k.key ORDER BY g.provided_id LIMIT 1) p
     UNION ALL
     SELECT p.team_id, p.parent_team_id, u.level + 1 FROM user_groups p JOIN up u ON p.team_id = u.parent_team_id
       WHERE u.level < ${HIERARCHY_READ_LIMIT}

@@ -76,7 +76,8 @@ export const turnSql = statements(
       UPDATE user_groups g SET token_hash = r.new_token_hash, ${GROUP_COLUMN.tokenCiphertext} = r.new_token_ciphertext,
         ${GROUP_COLUMN.tokenGeneration} = g.${GROUP_COLUMN.tokenGeneration} + 1, version = g.version + 1, updated_at = r.updated_at
       FROM r
-      WHERE g.token_hash = r.current_token_hash AND g.workspace_id = r.workspace_id AND g.environment = r.environment
+      WHERE g.token_hash = r.current_token_hash
+        AND (g.workspace_id, g.environment) IS NOT DISTINCT FROM (r.workspace_id, r.environment)
         AND ${noEndpointWants('r.workspace_id', 'r.environment')}
       RETURNING r.i AS batch_index, ${groupColumns('g')}, ${mappingOf('g')}, ${ancestorsOf('g')}
     ), ${auditEventPerBatchRow('rotated')}
