@@ -27,6 +27,8 @@ export interface OidcSessionStore {
     workspaceId: number,
     person: { issuer: string; subject: string } | undefined,
   ): Promise<PersonSessionRecord[]>;
+  /** One session acting in a workspace, by its id; null when there is none (or it acts in another). */
+  findPersonSessionById(workspaceId: number, id: number): Promise<PersonSessionRecord | null>;
   /** Writes an audit entry that changes nothing else (a refused sign-in). */
   recordAuditEntry(audit: AuditContext, entry: AuditEntry): Promise<void>;
   purgePersonSessions(expiredBy: string, limit: number): Promise<number>;

@@ -281,9 +281,7 @@ export function createPersonSessionAdmin({ store, clock }: { store: OidcSessionS
     /** Ends a person's session of the caller's workspace; false when there is none by that id. */
     async endSession(caller: Caller, id: number): Promise<boolean> {
       requireScope(caller, 'admin');
-      const session = (await store.listPersonSessions(caller.tenant.workspaceId, undefined)).find(
-        (candidate) => candidate.id === id,
-      );
+      const session = await store.findPersonSessionById(caller.tenant.workspaceId, id);
       return session ? endPersonSession(store, clock, session, caller) : false;
     },
 

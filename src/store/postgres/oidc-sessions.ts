@@ -66,6 +66,7 @@ const sql = statements(
     delete: 'DELETE FROM person_sessions WHERE id = @id RETURNING 1',
     list: `SELECT ${COLUMNS} FROM person_sessions WHERE workspace_id = @workspaceId
     AND (@subject::text IS NULL OR (issuer = @issuer::text AND subject = @subject::text)) ORDER BY id DESC LIMIT 1000`,
+    byId: `SELECT ${COLUMNS} FROM person_sessions WHERE workspace_id = @workspaceId AND id = @id`,
     purge: `DELETE FROM person_sessions WHERE id IN
     (SELECT id FROM person_sessions WHERE expires_at <= @expiredBy::timestamptz LIMIT @limit) RETURNING 1`,
   },
@@ -130,6 +131,10 @@ export function oidcSessionMethods(db: PostgresDatabase, audit: AuditEvents): Oi
           sql.list({ workspaceId, issuer: person?.issuer ?? null, subject: person?.subject ?? null }),
         )
       ).map(toPersonSession),
+    findPersonSessionById: async (workspaceId, id) => {
+      const [row] = await db.rows<PersonSessionRow>(sql.byId({ workspaceId, id }));
+      return row ? toPersonSession(row) : null;
+    },
     recordAuditEntry: (context, entry) => record(context, entry),
     purgePersonSessions: async (expiredBy, limit) => (await db.rows(sql.purge({ expiredBy, limit }))).length,
   };

@@ -58,6 +58,7 @@ export function oidcSessionMethods(db: Database, audit: AuditEvents): Synchronou
     delete: 'DELETE FROM person_sessions WHERE id = ?',
     list: `SELECT ${COLUMNS} FROM person_sessions WHERE workspace_id = @workspaceId
       AND (@subject IS NULL OR (issuer = @issuer AND subject = @subject)) ORDER BY id DESC LIMIT 1000`,
+    byId: `SELECT ${COLUMNS} FROM person_sessions WHERE workspace_id = ? AND id = ?`,
     purge: 'DELETE FROM person_sessions WHERE id IN (SELECT id FROM person_sessions WHERE expires_at <= ? LIMIT ?)',
   });
 
@@ -106,6 +107,10 @@ export function oidcSessionMethods(db: Database, audit: AuditEvents): Synchronou
           subject: person?.subject ?? null,
         }) as PersonSessionRow[]
       ).map(toPersonSession),
+    findPersonSessionById: (workspaceId, id) => {
+      const row = sql.byId.get(workspaceId, id) as PersonSessionRow | undefined;
+      return row ? toPersonSession(row) : null;
+    },
     recordAuditEntry: (context, entry) => record(context, entry),
     purgePersonSessions: (expiredBy, limit) => sql.purge.run(expiredBy, limit).changes,
   };

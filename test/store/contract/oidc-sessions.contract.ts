@@ -98,6 +98,10 @@ export function describeOidcSessionContract(t: ContractContext): void {
         mine.id,
       ]);
       expect(await t.store.listPersonSessions(t.fx.otherWorkspace.id, undefined)).toEqual([]);
+      // By id: within its own workspace only.
+      expect(await t.store.findPersonSessionById(t.fx.workspace.id, mine.id)).toEqual(all[1]);
+      expect(await t.store.findPersonSessionById(t.fx.otherWorkspace.id, mine.id)).toBeNull();
+      expect(await t.store.findPersonSessionById(t.fx.workspace.id, theirs.id + 1_000)).toBeNull();
 
       const events = await auditWrittenBy(t.store, t.fx.workspace.id, async () => {
         expect(
