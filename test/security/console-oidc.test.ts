@@ -4,7 +4,12 @@
 // refusals a certified provider never gives a reason for. The browser tests sign in at a real one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRoleMapping } from '../../src/domain/console-sessions/oidc-roles.rules.js';
-import { startIdTokenServer, type IdTokenServer, type IdTokenTools } from '../support/id-token-server.js';
+import {
+  idTokenServerSettings,
+  startIdTokenServer,
+  type IdTokenServer,
+  type IdTokenTools,
+} from '../support/id-token-server.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { adminCaller } from '../support/callers.js';
 
@@ -23,15 +28,11 @@ describe('console sign-in through an identity provider: refusals', () => {
   beforeAll(async () => {
     idp = await startIdTokenServer(CLIENT_ID);
     t = await createTestApp({
-      oidc: {
-        issuer: idp.issuer,
+      oidc: idTokenServerSettings(idp, {
         clientId: CLIENT_ID,
         clientSecret: 'client secret: with a colon',
-        rolesClaim: 'groups',
         roles: ROLES,
-        algorithms: ['RS256'],
-        scopes: ['openid', 'email'],
-      },
+      }),
       tokenSignIn: false,
     });
   });

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRoleMapping } from '../../src/domain/console-sessions/oidc-roles.rules.js';
 import { createLocalRateLimiter } from '../../src/rate-limit/rate-limiter.js';
-import { startIdTokenServer, type IdTokenServer } from '../support/id-token-server.js';
+import { idTokenServerSettings, startIdTokenServer, type IdTokenServer } from '../support/id-token-server.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 const CLIENT_ID = 'ugs-console';
@@ -19,17 +19,13 @@ describe("a person's idempotency keys and rate limit are their own", () => {
   beforeAll(async () => {
     idp = await startIdTokenServer(CLIENT_ID);
     t = await createTestApp({
-      oidc: {
-        issuer: idp.issuer,
+      oidc: idTokenServerSettings(idp, {
         clientId: CLIENT_ID,
         clientSecret: 'client secret',
-        rolesClaim: 'groups',
         roles: parseRoleMapping(
           JSON.stringify({ writers: [{ workspace: 'default', environment: '*', access: 'write' }] }),
         ),
-        algorithms: ['RS256'],
-        scopes: ['openid', 'email'],
-      },
+      }),
       rateLimit: { limiter: createLocalRateLimiter(() => 0), defaultPolicy: { perSecond: 1 / 3600, burst: BURST } },
     });
   });

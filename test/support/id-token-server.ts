@@ -5,6 +5,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
+import type { OidcSettings } from '../../src/config/oidc-settings.js';
+import type { RoleMapping } from '../../src/domain/console-sessions/oidc-roles.rules.js';
 
 export interface IdTokenServer {
   issuer: string;
@@ -29,6 +31,22 @@ export interface IdTokenTools {
   signHmac(claims: JWTPayload, secret: string): Promise<string>;
   /** An unsecured JWT (`alg: none`). */
   unsigned(claims: JWTPayload): string;
+}
+
+/** The service's OIDC settings for signing in at `idp`: its issuer, RS256, the roles in `groups`. */
+export function idTokenServerSettings(
+  idp: IdTokenServer,
+  { clientId, clientSecret, roles }: { clientId: string; clientSecret: string; roles: RoleMapping },
+): OidcSettings {
+  return {
+    issuer: idp.issuer,
+    clientId,
+    clientSecret,
+    rolesClaim: 'groups',
+    roles,
+    algorithms: ['RS256'],
+    scopes: ['openid', 'email'],
+  };
 }
 
 export async function startIdTokenServer(clientId: string, host = 'localhost'): Promise<IdTokenServer> {
