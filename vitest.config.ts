@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './test/support/longest-first.sequencer.js';
 
 /*
  * One `vitest run` runs three projects (`--project <name>` picks one):
@@ -80,6 +81,9 @@ export default defineConfig({
     // (each test app's pool holds up to 10 of the server's 100).
     maxWorkers: 2,
     reporters: ['default'],
+    // The longest files first, from the durations recorded in the repository (a fresh clone has no
+    // vitest cache to order by): see test/support/longest-first.sequencer.ts.
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
         extends: true,

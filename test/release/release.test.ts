@@ -90,7 +90,9 @@ beforeAll(async () => {
   tarball = join(out, `ugs-${manifest.version}.tgz`);
   install = join(out, 'install');
   mkdirSync(install);
-  // The registry cannot serve the SQLite binding prebuilt here: it compiles from source (Node's headers).
+  // The registry cannot serve the SQLite binding prebuilt here: it compiles from source (Node's headers), or
+  // unpacks the build .ci/run kept for this Node (npm_config_better_sqlite3_local_prebuilds), as a user's
+  // install unpacks the prebuilt one from GitHub.
   await run('npm', ['install', '--omit=dev', '--offline', '--no-audit', '--no-fund', tarball], {
     cwd: install,
     maxBuffer: 64 * 1024 * 1024,
