@@ -44,7 +44,7 @@ export interface BenchOptions {
   scenarios: ScenarioName[];
   quick: boolean;
   postgresUrl: string;
-  /** Groups per writeUserGroups call (one transaction each). */
+  /** Groups per applyUserGroupWrites call (one transaction each). */
   seedBatch: number;
   /** Batches written at once on PostgreSQL (SQLite writes one at a time: it has one writer). */
   seedParallel: number;

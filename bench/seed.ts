@@ -1,4 +1,4 @@
-// Seeds N user groups through the store's batch path (writeUserGroups: one transaction per batch,
+// Seeds N user groups through the store's batch path (applyUserGroupWrites per batch: one transaction per batch,
 // one audit event per group, exactly what an import writes), not through HTTP.
 import type { JsonObject } from '../src/domain/common.records.js';
 import type { MappingEntry } from '../src/domain/user-groups/user-group.records.js';
@@ -125,7 +125,7 @@ export async function seed(
           sample.tokens.push(token);
         }
       }
-      await store.writeUserGroups(writes, audit);
+      await store.applyUserGroupWrites(tenant, writes, audit, { policy: 'per_batch' });
     };
 
     const started = performance.now();
@@ -198,7 +198,7 @@ export async function seed(
         writes.push(createWrite(content, token, createdAt));
         ids.push(content.providedId);
       }
-      await store.writeUserGroups(writes, audit);
+      await store.applyUserGroupWrites(tenant, writes, audit, { policy: 'per_batch' });
       return ids;
     }
 
@@ -224,7 +224,7 @@ export async function seed(
         }
         leaves.push(`tree-${chain}-${NESTED_LEVELS}`);
       }
-      await store.writeUserGroups(writes, audit);
+      await store.applyUserGroupWrites(tenant, writes, audit, { policy: 'per_batch' });
       return leaves;
     }
   } finally {

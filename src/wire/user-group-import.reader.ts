@@ -1,4 +1,3 @@
-import { Compile } from 'typebox/compile';
 import type { JsonObject } from '../domain/common.records.js';
 import type { InputPosition } from '../domain/errors.js';
 import { failure } from '../domain/errors.js';
@@ -6,12 +5,9 @@ import type { ImportLine, TransferredUserGroup } from '../domain/user-groups/use
 import { MAX_SYNC_GROUPS, MAX_SYNC_LINE_BYTES } from './contract.constants.js';
 import type { JsonItemBounds } from './json-items.reader.js';
 import { TransferredUserGroupLine } from './user-groups.schemas.js';
-import { validationError } from './validation-errors.js';
+import { groupLineValidator } from './group-line.validator.js';
 
-// The same schema rules as the API's, compiled on first use (some 200 ms that other commands need not pay).
-const compileLineValidator = () => Compile(TransferredUserGroupLine);
-let compiledLineValidator: ReturnType<typeof compileLineValidator> | undefined;
-const lineValidator = () => (compiledLineValidator ??= compileLineValidator());
+const lineValidator = groupLineValidator(TransferredUserGroupLine);
 
 /** The reason of a line that is not JSON: the CLI's and the HTTP import's alike. */
 export const NOT_JSON_REASON = 'not valid JSON';
@@ -60,7 +56,7 @@ export function groupLineOf(value: unknown, line: number): ImportLine {
   const unwrapped = hostedResponseGroup(value);
   if ('refusal' in unwrapped) return { line, error: unwrapped.refusal };
   const { group } = unwrapped;
-  if (lineValidator().Check(group))
+  if (lineValidator.check(group))
     return { line, group: group as TransferredUserGroup & { properties?: JsonObject | null } };
   return { line, error: describeFirstError(group) };
 }
@@ -84,18 +80,5 @@ function hostedResponseGroup(value: unknown): { group: unknown } | { refusal: st
 
 function describeFirstError(value: unknown): string {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'a line must be a JSON object';
-  // TypeBox lists a root-level problem after the nested "schema is false" entries it causes; report
-  // it first, as the API would, and word it as the API does.
-  const errors = [...lineValidator().Errors(value)].filter((error) => error.keyword !== 'boolean').map(asAjvError);
-  errors.sort((a, b) => Number(b.instancePath === '') - Number(a.instancePath === ''));
-  return validationError(errors, 'line', TransferredUserGroupLine).message;
-}
-
-/** TypeBox names all missing or extra properties at once; Ajv (whose shape the API's wording reads) names one. */
-function asAjvError<E extends { keyword: string; params: object }>(error: E): E {
-  const params = error.params as { requiredProperties?: string[]; additionalProperties?: string[] };
-  if (error.keyword === 'required') return { ...error, params: { missingProperty: params.requiredProperties?.[0] } };
-  if (error.keyword === 'additionalProperties')
-    return { ...error, params: { additionalProperty: params.additionalProperties?.[0] } };
-  return error;
+  return lineValidator.firstError(value).message;
 }

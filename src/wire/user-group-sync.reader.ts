@@ -1,19 +1,13 @@
-import { Compile } from 'typebox/compile';
 import { atPosition, AppError, failure, type InputPosition } from '../domain/errors.js';
 import type { JsonObject } from '../domain/common.records.js';
 import type { SyncLineInput } from '../domain/user-group-sync/user-group-sync.service.js';
 import { MAX_SYNC_GROUPS, MAX_SYNC_LINE_BYTES } from './contract.constants.js';
 import { JsonItemsSplitter, type JsonItemBounds } from './json-items.reader.js';
 import { SyncUserGroupLine } from './user-group-sync.schemas.js';
-import { validationError } from './validation-errors.js';
+import { groupLineValidator } from './group-line.validator.js';
 import { requestFailure } from './request-errors.js';
 
-// The same rules as the API's request schemas, compiled once.
-// Compiled on first use: compiling costs some 200 ms, which every `ugs` command and server start would
-// otherwise pay whether or not it syncs.
-const compileLineValidator = () => Compile(SyncUserGroupLine);
-let compiledLineValidator: ReturnType<typeof compileLineValidator> | undefined;
-const lineValidator = () => (compiledLineValidator ??= compileLineValidator());
+const lineValidator = groupLineValidator(SyncUserGroupLine);
 
 /** Parses one JSON text, or throws the AppError saying what is wrong with it (the HTTP layer's strict parser, or the CLI's). */
 export type JsonTextParser = (text: string) => unknown;
@@ -62,8 +56,8 @@ export function syncLineAt(value: unknown, at: InputPosition): SyncFileLine {
 function syncLineOf(value: unknown, at: InputPosition): SyncLineInput {
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     throw atPosition(requestFailure.groupNotObject(), at);
-  if (!lineValidator().Check(value)) throw atPosition(describeFirstError(value), at);
-  const line = value as SyncUserGroupLine;
+  if (!lineValidator.check(value)) throw atPosition(lineValidator.firstError(value), at);
+  const line = value;
   return {
     userGroupId: line.user_group_id,
     ...(line.name !== undefined ? { name: line.name } : {}),
@@ -74,20 +68,4 @@ function syncLineOf(value: unknown, at: InputPosition): SyncLineInput {
     ...(line.is_demo_group !== undefined ? { isDemoGroup: line.is_demo_group } : {}),
     ...(line.access_rules !== undefined ? { accessRules: line.access_rules } : {}),
   };
-}
-
-/** Worded as the API words a refusal of its request schema; TypeBox lists every missing or extra key, Ajv one. */
-function describeFirstError(value: unknown): AppError {
-  const errors = [...lineValidator().Errors(value)]
-    .filter((error) => error.keyword !== 'boolean')
-    .map((error) => {
-      const params = error.params as { requiredProperties?: string[]; additionalProperties?: string[] };
-      if (error.keyword === 'required')
-        return { ...error, params: { missingProperty: params.requiredProperties?.[0] } };
-      if (error.keyword === 'additionalProperties')
-        return { ...error, params: { additionalProperty: params.additionalProperties?.[0] } };
-      return error;
-    });
-  errors.sort((a, b) => Number(b.instancePath === '') - Number(a.instancePath === ''));
-  return validationError(errors, 'line', SyncUserGroupLine);
 }

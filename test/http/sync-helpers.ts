@@ -97,12 +97,17 @@ export async function seedTaggedTree(
     ),
   ];
   for (let start = 0; start < steps.length; start += 5000) {
-    await t.runtime.store.applyUserGroupSync(tenant, steps.slice(start, start + 5000), {
-      at: new Date().toISOString(),
-      actor: { type: 'cli' },
-      requestId: null,
-      syncId: `sync_seed_${start}`,
-    });
+    await t.runtime.store.applyUserGroupWrites(
+      tenant,
+      steps.slice(start, start + 5000),
+      {
+        at: new Date().toISOString(),
+        actor: { type: 'cli' },
+        requestId: null,
+        syncId: `sync_seed_${start}`,
+      },
+      { policy: 'all_or_nothing' },
+    );
   }
   return steps.length;
 }

@@ -556,8 +556,12 @@ describe('PostgreSQL store specifics', () => {
     // Both instances hold an open connection, so the two transactions start together and interleave.
     await stores[1]!.ping();
     const outcomes = await Promise.allSettled([
-      stores[0]!.writeUserGroups([updateOf(a, 'first'), updateOf(b, 'first')], auditContext()),
-      stores[1]!.writeUserGroups([updateOf(b, 'second'), updateOf(a, 'second')], auditContext()),
+      stores[0]!.applyUserGroupWrites(fx.customer, [updateOf(a, 'first'), updateOf(b, 'first')], auditContext(), {
+        policy: 'per_batch',
+      }),
+      stores[1]!.applyUserGroupWrites(fx.customer, [updateOf(b, 'second'), updateOf(a, 'second')], auditContext(), {
+        policy: 'per_batch',
+      }),
     ]);
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
     const refused = outcomes.find((outcome) => outcome.status === 'rejected');
@@ -699,7 +703,7 @@ describe('PostgreSQL store specifics', () => {
         group: newGroup(fx.customer, `bulk-${batch}-${i}`, { properties: { batch, i }, mapping }),
         changes: { name: { before: null, after: `Group bulk-${batch}-${i}` } },
       }));
-      await store!.writeUserGroups(writes, auditContext());
+      await store!.applyUserGroupWrites(fx.customer, writes, auditContext(), { policy: 'per_batch' });
     }
     expect(
       await inSchema(`SELECT (SELECT count(*)::int FROM user_groups) AS groups, (SELECT count(*)::int FROM user_group_mappings) AS mappings,

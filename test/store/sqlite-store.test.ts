@@ -313,7 +313,7 @@ describe('SQLite store specifics', () => {
         group: newGroup(customer, `bulk-${batch}-${i}`, { properties: { batch, i }, mapping }),
         changes: { name: { before: null, after: `Group bulk-${batch}-${i}` } },
       }));
-      await store.writeUserGroups(writes, auditContext());
+      await store.applyUserGroupWrites(customer, writes, auditContext(), { policy: 'per_batch' });
     }
     const db = openRaw();
     expect(db.prepare('SELECT count(*) FROM user_groups').pluck().get()).toBe(20_000);

@@ -32,16 +32,4 @@ export interface UserGroupSyncStore {
     tag: string,
     page: { afterTeamId?: number; limit: number },
   ): Promise<UserGroupLink[]>;
-  /**
-   * Applies the steps in their order in one transaction, or none: serialised with every other sync
-   * of the tenant (PostgreSQL: the tenant's sync lock, then its tree lock; SQLite: the write lock).
-   * A create whose provided id exists, an update or delete whose row moved on from
-   * `expectedVersion`, throws `concurrent_change`; a delete of a group that still has children
-   * throws `user_group_has_children`; each write is checked as a single write is (the tree, the
-   * merged properties, unique ids), and a refusal names the step's line. One audit event per step,
-   * marked with the sync's id, and the webhook events they announce, in the same transaction.
-   * An engine that writes the steps in several statements stops between them once `signal` is aborted,
-   * throwing `unavailable` and rolling all of it back (SQLite writes them in one synchronous call).
-   */
-  applyUserGroupSync(tenant: Tenant, steps: SyncWrite[], audit: SyncAuditContext, signal?: AbortSignal): Promise<void>;
 }

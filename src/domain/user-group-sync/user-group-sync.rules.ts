@@ -1,5 +1,4 @@
-import type { AuditEntry } from '../audit/audit-entry.js';
-import { atPosition, failure, isAppError, type AppError, type InputPosition } from '../errors.js';
+import { atPosition, failure, type InputPosition } from '../errors.js';
 import { checkedParentTeamId, HIERARCHY_READ_LIMIT } from '../user-groups/hierarchy.rules.js';
 import type { FieldChanges } from '../audit/audit.records.js';
 import type { JsonObject, Timestamp } from '../common.records.js';
@@ -7,8 +6,8 @@ import type { MappingEntry, NewUserGroup, UserGroupRecord } from '../user-groups
 import type { Tenant } from '../tenancy.js';
 import type { AccessRule } from '../access-rules/access-rule.records.js';
 import { diffUserGroup, wholeGroupChanges } from '../user-groups/user-group-diff.rules.js';
-import { groupAudit, groupEntry, type GroupIdentity } from '../user-groups/user-groups.rules.js';
-import type { UserGroupUpdate } from '../user-groups/user-groups.port.js';
+import { batchWriteFailure } from '../user-groups/user-groups.rules.js';
+import type { UserGroupWrite } from '../user-groups/user-groups.port.js';
 import { MAX_SYNC_GROUPS } from '../../wire/contract.constants.js';
 import type { UserGroupLink } from './user-group-sync.port.js';
 
@@ -72,18 +71,8 @@ export interface SyncPlanItem {
 /** A create before its token: the service adds one when (and only when) it applies. */
 export type TokenlessGroup = Omit<NewUserGroup, 'tokenHash' | 'tokenCiphertext'>;
 
-/** One write of the apply, in the order the engine runs them. */
-export type SyncStep<Group = TokenlessGroup> =
-  | { kind: 'create'; at: InputPosition; group: Group; changes: FieldChanges }
-  | { kind: 'update'; at: InputPosition; update: UserGroupUpdate; changes: FieldChanges }
-  | {
-      kind: 'delete';
-      tenant: Tenant;
-      teamId: number;
-      providedId: string;
-      expectedVersion: number;
-      changes: FieldChanges;
-    };
+/** One write of the apply, in the order the engine runs them (applyUserGroupWrites, all or nothing). */
+export type SyncStep<Group = TokenlessGroup> = UserGroupWrite<Group>;
 
 export interface SyncPlan {
   /** In file order, then the deletes. */
@@ -188,7 +177,7 @@ export function planUserGroupSync(
     try {
       tree.write(step);
     } catch (error) {
-      throw syncStepFailure(step, error);
+      throw batchWriteFailure(step, error);
     }
   }
 
@@ -381,37 +370,6 @@ function depthsWithin(
     depths.set(providedId, depth);
   }
   return depths;
-}
-
-/**
- * The audit entry of one step, given what the engine wrote; a step that wrote nothing (the group was
- * created, changed or deleted since the plan was made) refuses the whole sync, which then rolls back.
- */
-export function syncStepEntry(
-  step: SyncStep<unknown>,
-  written: GroupIdentity | null | undefined,
-  read: () => UserGroupRecord,
-): AuditEntry {
-  if (!written) throw syncStepLost(step);
-  const action =
-    step.kind === 'create'
-      ? 'user_group.created'
-      : step.kind === 'update'
-        ? 'user_group.updated'
-        : 'user_group.deleted';
-  return groupEntry(groupAudit(action, step.changes), written, read);
-}
-
-/** The refusal of a step that found its row created, changed or deleted since the plan was made. */
-export function syncStepLost(step: SyncStep<unknown>): AppError {
-  return step.kind === 'create'
-    ? failure.batchGroupCreated((step.group as { providedId: string }).providedId)
-    : failure.batchGroupChanged(step.kind === 'update' ? step.update.teamId : step.teamId);
-}
-
-/** A step's refusal as the caller sees it: naming the file's line, when the step has one. */
-export function syncStepFailure(step: SyncStep<unknown>, error: unknown): unknown {
-  return isAppError(error) && step.kind !== 'delete' ? atPosition(error, step.at) : error;
 }
 
 /** The patch fields an update may change and still be written together with other steps (`syncWriteRuns`). */

@@ -17,7 +17,7 @@ import type { DataSourceStore } from '../data-sources/data-sources.port.js';
 import type { SchemaStore } from '../schemas/schemas.port.js';
 import type { Store } from '../store.port.js';
 import type { UserGroupStore } from '../user-groups/user-groups.port.js';
-import type { SyncWrite, UserGroupSyncStore } from './user-group-sync.port.js';
+import type { SyncAuditContext, SyncWrite, UserGroupSyncStore } from './user-group-sync.port.js';
 import { MAX_SYNC_GROUPS } from '../../wire/contract.constants.js';
 import { assertTag, HIERARCHY_READ_LIMIT } from '../user-groups/hierarchy.rules.js';
 import type { UserGroupLink } from './user-group-sync.port.js';
@@ -69,7 +69,7 @@ export interface SyncResult {
   items: SyncPlanItem[];
 }
 
-type SyncServiceStore = Pick<UserGroupStore, 'findUserGroupsByProvidedIds'> &
+type SyncServiceStore = Pick<UserGroupStore, 'findUserGroupsByProvidedIds' | 'applyUserGroupWrites'> &
   UserGroupSyncStore &
   Pick<SchemaStore, 'findSchemasByIds'> &
   Pick<DataSourceStore, 'findDataSources'> &
@@ -179,12 +179,11 @@ export function createUserGroupSyncService({
         // The last moment to stop on every engine (SQLite's apply is one synchronous call).
         if (signal.aborted) throw failure.syncStopped();
         try {
-          await store.applyUserGroupSync(
-            caller.tenant,
-            steps.map(withToken),
-            { at: clock(), actor: caller.actor, requestId: caller.requestId, syncId: id },
+          const audit: SyncAuditContext = { at: clock(), actor: caller.actor, requestId: caller.requestId, syncId: id };
+          await store.applyUserGroupWrites(caller.tenant, steps.map(withToken), audit, {
+            policy: 'all_or_nothing',
             signal,
-          );
+          });
         } catch (error) {
           // Another writer got there between the plan and the apply: plan again on what it left.
           if (isAppError(error) && error.code === 'concurrent_change') {

@@ -16,7 +16,12 @@ import { newTreeFields, parentProvidedIdOf, providedIdOf, treeFieldsPatch } from
 import type { DataSourceStore } from '../data-sources/data-sources.port.js';
 import type { SchemaStore } from '../schemas/schemas.port.js';
 import type { Store } from '../store.port.js';
-import type { UserGroupStore, UserGroupTokenRotation, UserGroupWrite } from './user-groups.port.js';
+import type {
+  UserGroupStore,
+  UserGroupTokenRotation,
+  UserGroupWrite,
+  UserGroupWritePolicy,
+} from './user-groups.port.js';
 import { keepableTeamId } from './team-ids.rules.js';
 import { mappingToRecord } from './mapping.js';
 import { LACKING_LISTED } from '../../wire/contract.constants.js';
@@ -116,7 +121,7 @@ type TransferStore = Pick<
   UserGroupStore,
   | 'listUserGroups'
   | 'findUserGroupsByProvidedIds'
-  | 'writeUserGroups'
+  | 'applyUserGroupWrites'
   | 'rotateUserGroupToken'
   | 'findUserGroupByTokenHash'
 > &
@@ -127,6 +132,8 @@ type TransferStore = Pick<
 const DEFAULT_BATCH = 1000;
 export { LACKING_LISTED };
 const MAX_BATCH_ATTEMPTS = 3;
+/** An import writes in batches; a refused batch is written again a line at a time, to refuse only its lines at fault. */
+const PER_BATCH: UserGroupWritePolicy = { policy: 'per_batch' };
 
 type Pending = { line: number; group: TransferredUserGroup };
 type PlannedWrite = Pending & { write: UserGroupWrite; rotation?: UserGroupTokenRotation };
@@ -323,9 +330,11 @@ export function createUserGroupTransferService({
       if (mode.signal?.aborted) throw failure.importStopped();
       try {
         await rotateTokens(caller, plan, summary);
-        await store.writeUserGroups(
+        await store.applyUserGroupWrites(
+          caller.tenant,
           plan.writes.map((write) => write.write),
           auditContextOf(clock, caller),
+          PER_BATCH,
         );
         for (const { write } of plan.writes) summary[write.kind === 'create' ? 'created' : 'updated'] += 1;
       } catch (error) {
@@ -387,7 +396,7 @@ export function createUserGroupTransferService({
   ): Promise<void> {
     for (const { line, group, write } of writes) {
       try {
-        await store.writeUserGroups([write], auditContextOf(clock, caller));
+        await store.applyUserGroupWrites(caller.tenant, [write], auditContextOf(clock, caller), PER_BATCH);
         summary[write.kind === 'create' ? 'created' : 'updated'] += 1;
       } catch (error) {
         if (isAppError(error) && error.code === 'unavailable') throw error;

@@ -1,5 +1,6 @@
 import type { ApiTokenCheck, ApiTokenState } from '../api-tokens/api-token-check.js';
 import type { AuditContext, FieldChanges } from '../audit/audit.records.js';
+import type { InputPosition } from '../errors.js';
 import type { Tenant } from '../tenancy.js';
 import type { NewUserGroup, UserGroupPatch, UserGroupRecord } from './user-group.records.js';
 
@@ -38,10 +39,35 @@ export interface UserGroupQuery {
 export type UserGroupDeletion =
   { status: 'deleted' } | { status: 'moved' } | { status: 'has_children'; children: number };
 
-/** One write of a batch; `changes` goes into that group's audit event. */
-export type UserGroupWrite =
-  | { kind: 'create'; group: NewUserGroup; changes: FieldChanges }
-  | { kind: 'update'; update: UserGroupUpdate; changes: FieldChanges };
+/**
+ * One write of a batch (an import's or a sync's); `changes` goes into that group's audit event. `at`,
+ * the line of a file a create or update comes from, is what its refusal names. `Group` is what a
+ * create writes: a sync plans its creates before they have a token (TokenlessGroup).
+ */
+export type UserGroupWrite<Group = NewUserGroup> =
+  | { kind: 'create'; at?: InputPosition; group: Group; changes: FieldChanges }
+  | { kind: 'update'; at?: InputPosition; update: UserGroupUpdate; changes: FieldChanges }
+  | {
+      kind: 'delete';
+      tenant: Tenant;
+      teamId: number;
+      providedId: string;
+      expectedVersion: number;
+      changes: FieldChanges;
+    };
+
+/**
+ * How applyUserGroupWrites applies a batch (docs/adr/0034-one-bulk-write-primitive.md). Either way the
+ * writes of one call are one transaction, applied in their order or not at all; the policies differ in
+ * what the call is part of:
+ * - `all_or_nothing` (a sync): the call is the whole change, however many writes; serialised with every
+ *   other such call of the tenant; an engine that writes it in several statements stops between them
+ *   once `signal` is aborted, throwing `unavailable` and rolling all of it back.
+ * - `per_batch` (an import): the call is one batch of many; a create may keep the team_id it asks for,
+ *   and a batch that loses a deadlock runs again. The caller learns each line's refusal by writing a
+ *   refused batch's writes one at a time.
+ */
+export type UserGroupWritePolicy = { policy: 'all_or_nothing'; signal?: AbortSignal } | { policy: 'per_batch' };
 
 /** What a hot read looks a group up by. */
 export type UserGroupLookupKey = 'providedId' | 'tokenHash';
@@ -80,11 +106,20 @@ export interface UserGroupStore {
   /** In team_id order. */
   listUserGroups(query: UserGroupQuery): Promise<UserGroupRecord[]>;
   /**
-   * Applies every write in one transaction, or none: a create whose provided id exists, or an update
-   * whose row moved on from `expectedVersion`, throws `concurrent_change`; unique violations throw
-   * their `*_taken` code. One audit event per write (`user_group.created` / `user_group.updated`).
+   * Applies the writes of the tenant in their order in one transaction, or none, as `policy` says. A
+   * create whose provided id exists, an update or delete whose row moved on from `expectedVersion`,
+   * throws `concurrent_change`; a delete of a group that still has children throws
+   * `user_group_has_children`; each write is checked as a single write is (the tree, the merged
+   * properties, unique ids: `*_taken`), and a refusal names the write's line (`at`). One audit event
+   * per write (`user_group.created` / `.updated` / `.deleted`, marked with the audit's `syncId` when it
+   * has one) and the webhook events they announce, in the same transaction.
    */
-  writeUserGroups(writes: UserGroupWrite[], audit: Omit<AuditContext, 'changes'>): Promise<void>;
+  applyUserGroupWrites(
+    tenant: Tenant,
+    writes: UserGroupWrite[],
+    audit: Omit<AuditContext, 'changes'>,
+    policy: UserGroupWritePolicy,
+  ): Promise<void>;
   /** `check` as for findUserGroupByProvidedId. */
   findUserGroupByTokenHash(tenant: Tenant, tokenHash: string, check?: ApiTokenCheck): Promise<UserGroupRecord | null>;
   /**

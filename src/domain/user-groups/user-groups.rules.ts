@@ -1,5 +1,5 @@
 import type { AuditEntry } from '../audit/audit-entry.js';
-import { failure } from '../errors.js';
+import { atPosition, failure, isAppError, type AppError } from '../errors.js';
 import type { UserGroupWrite } from './user-groups.port.js';
 import type { FieldChanges } from '../audit/audit.records.js';
 import type { UserGroupRecord } from './user-group.records.js';
@@ -56,25 +56,43 @@ export function groupEntry(
 }
 
 /**
- * The audit entry of one write of an import batch, given the row it wrote. A write that wrote
- * nothing (the group was created, changed or deleted since the batch was planned) refuses the whole
- * batch: the engine's transaction rolls back, audit entries included.
+ * The audit entry of one write of a batch (an import's or a sync's), given the row it wrote. A write
+ * that wrote nothing (the group was created, changed or deleted since the batch was planned) refuses
+ * the whole batch: the engine's transaction rolls back, audit entries included.
  */
-export function batchWriteEntry(write: UserGroupWrite, written: UserGroupRecord | null | undefined): AuditEntry;
 export function batchWriteEntry(
-  write: UserGroupWrite,
+  write: UserGroupWrite<unknown>,
+  written: UserGroupRecord | null | undefined,
+): AuditEntry;
+export function batchWriteEntry(
+  write: UserGroupWrite<unknown>,
   written: GroupIdentity | null | undefined,
   read: () => UserGroupRecord,
 ): AuditEntry;
 export function batchWriteEntry(
-  write: UserGroupWrite,
+  write: UserGroupWrite<unknown>,
   written: GroupIdentity | null | undefined,
   read?: () => UserGroupRecord,
 ): AuditEntry {
-  if (!written)
-    throw write.kind === 'create'
-      ? failure.batchGroupCreated(write.group.providedId)
-      : failure.batchGroupChanged(write.update.teamId);
-  const audit = groupAudit(write.kind === 'create' ? 'user_group.created' : 'user_group.updated', write.changes);
+  if (!written) throw batchWriteLost(write);
+  const action =
+    write.kind === 'create'
+      ? 'user_group.created'
+      : write.kind === 'update'
+        ? 'user_group.updated'
+        : 'user_group.deleted';
+  const audit = groupAudit(action, write.changes);
   return read ? groupEntry(audit, written, read) : groupEntry(audit, written as UserGroupRecord);
+}
+
+/** The refusal of a write that found its row created, changed or deleted since the batch was planned. */
+export function batchWriteLost(write: UserGroupWrite<unknown>): AppError {
+  return write.kind === 'create'
+    ? failure.batchGroupCreated((write.group as { providedId: string }).providedId)
+    : failure.batchGroupChanged(write.kind === 'update' ? write.update.teamId : write.teamId);
+}
+
+/** A write's refusal as the caller sees it: naming the file's line, when the write has one. */
+export function batchWriteFailure(write: UserGroupWrite<unknown>, error: unknown): unknown {
+  return isAppError(error) && write.kind !== 'delete' && write.at !== undefined ? atPosition(error, write.at) : error;
 }

@@ -4,15 +4,15 @@ import type { ApiTokenRecord } from '../../domain/api-tokens/api-token.records.j
 import type { AuditContext } from '../../domain/audit/audit.records.js';
 import type { MappingEntry, NewUserGroup, UserGroupRecord } from '../../domain/user-groups/user-group.records.js';
 import type { Tenant } from '../../domain/tenancy.js';
-import { batchWriteEntry, groupAudit, groupEntry } from '../../domain/user-groups/user-groups.rules.js';
+import {
+  batchWriteEntry,
+  batchWriteFailure,
+  groupAudit,
+  groupEntry,
+} from '../../domain/user-groups/user-groups.rules.js';
 import type { GroupIdentity } from '../../domain/user-groups/user-groups.rules.js';
 import type { Audited } from '../../domain/audit/audit-entry.js';
-import type {
-  SyncWrite,
-  UserGroupLink,
-  UserGroupSyncStore,
-} from '../../domain/user-group-sync/user-group-sync.port.js';
-import { syncStepEntry, syncStepFailure } from '../../domain/user-group-sync/user-group-sync.rules.js';
+import type { UserGroupLink, UserGroupSyncStore } from '../../domain/user-group-sync/user-group-sync.port.js';
 import { failure } from '../../domain/errors.js';
 import type {
   BatchedUserGroupReads,
@@ -335,33 +335,29 @@ export function userGroupMethods(
     return { result: group, entries: [groupEntry(groupAudit('user_group.updated', context.changes), group)] };
   });
 
-  // The batch path of an import: prepared statements only, no re-reads (a webhook subject reads the
-  // group back only when an endpoint wants it), one audit entry per write.
-  const writeBatch = audit.withAudit((_context: AuditContext, writes: UserGroupWrite[]) => {
+  // A batch of writes (an import's batch, a sync), either policy: every write under one write lock,
+  // in their order, prepared statements only; the first refusal rolls all of it back. No re-reads (a
+  // webhook subject reads the group back only when an endpoint wants it), but for a delete: its
+  // webhook subject is the group as it was.
+  const applyWrites = audit.withAudit((_context: AuditContext, tenant: Tenant, writes: UserGroupWrite[]) => {
     const entries = writes.map((write) => {
-      const row = write.kind === 'create' ? insertGroup(write.group) : applyUpdate(write.update);
-      return batchWriteEntry(write, row, () => written(row!.teamId));
-    });
-    return { result: undefined, entries };
-  });
-
-  // A sync (docs/api.md#sync-tenants-as-code): every step under one write lock, in the plan's order; the first refusal rolls
-  // all of it back. Deletes read the group first: its webhook subject is the group as it was.
-  const applySync = audit.withAudit((_context: AuditContext, tenant: Tenant, steps: SyncWrite[]) => {
-    const entries = steps.map((step) => {
       try {
-        if (step.kind === 'delete') {
-          const { children } = sql.children.get(step.teamId) as { children: number };
-          if (deletionRefusal(children)) throw failure.hasChildren(step.providedId, children);
-          const before = findOne(reads.byTeamId, step.teamId);
-          const deleted = sql.delete.get(step.teamId, tenant.workspaceId, tenant.environment, step.expectedVersion) as
-            GroupIdentity | undefined;
-          return syncStepEntry(step, deleted, () => before!);
+        if (write.kind === 'delete') {
+          const { children } = sql.children.get(write.teamId) as { children: number };
+          if (deletionRefusal(children)) throw failure.hasChildren(write.providedId, children);
+          const before = findOne(reads.byTeamId, write.teamId);
+          const deleted = sql.delete.get(
+            write.teamId,
+            tenant.workspaceId,
+            tenant.environment,
+            write.expectedVersion,
+          ) as GroupIdentity | undefined;
+          return batchWriteEntry(write, deleted, () => before!);
         }
-        const row = step.kind === 'create' ? insertGroup(step.group) : applyUpdate(step.update);
-        return syncStepEntry(step, row, () => written(row!.teamId));
+        const row = write.kind === 'create' ? insertGroup(write.group) : applyUpdate(write.update);
+        return batchWriteEntry(write, row, () => written(row!.teamId));
       } catch (error) {
-        throw syncStepFailure(step, error);
+        throw batchWriteFailure(write, error);
       }
     });
     return { result: undefined, entries };
@@ -426,13 +422,13 @@ export function userGroupMethods(
     findUserGroupByTeamId: (tenant, teamId) =>
       findOne(reads.byTeamIdInTenant, teamId, tenant.workspaceId, tenant.environment),
     listUserGroups: list,
-    writeUserGroups: (writes, context) => writeBatch(context, writes),
+    // One synchronous transaction whatever the policy: the write lock serialises it with every other
+    // write, and nothing runs between its writes, so there is no moment to stop at.
+    applyUserGroupWrites: (tenant, writes, context) => applyWrites(context, tenant, writes),
     listUserGroupChildren: (tenant, parentTeamIds) =>
       sql.childLinks.all(JSON.stringify(parentTeamIds), tenant.workspaceId, tenant.environment) as UserGroupLink[],
     listTaggedUserGroupLinks: (tenant, tag, { afterTeamId, limit }) =>
       sql.taggedLinks.all({ ...tenant, tag, afterTeamId: afterTeamId ?? 0, limit }) as UserGroupLink[],
-    // One synchronous transaction: nothing runs between its steps, so there is no moment to stop at.
-    applyUserGroupSync: (tenant, steps, context) => applySync(context, tenant, steps),
     insertUserGroupIfAbsent: (group, context) => insertIfAbsent(context, group),
     updateUserGroup: (groupUpdate, context) => update(context, groupUpdate),
     rotateUserGroupToken: (rotation, context) => rotate(context, rotation),

@@ -35,7 +35,8 @@ export function describeEmbedTokenRevocationContract(t: ContractContext): void {
 
       // An import replacing the token (a batch write carrying one) raises the generation too.
       const imported = await createGroup(t.store, t.fx.customer, 'imported');
-      await t.store.writeUserGroups(
+      await t.store.applyUserGroupWrites(
+        t.fx.customer,
         [
           {
             kind: 'update',
@@ -50,6 +51,7 @@ export function describeEmbedTokenRevocationContract(t: ContractContext): void {
           },
         ],
         { at: T1, actor: API_ACTOR, requestId: null },
+        { policy: 'per_batch' },
       );
       expect(await groupEntries(imported)).toEqual([1]);
 
@@ -69,7 +71,7 @@ export function describeEmbedTokenRevocationContract(t: ContractContext): void {
 
       // A sync's deletion (its prune) and a plain deletion: every token the group had.
       const pruned = await createGroup(t.store, t.fx.customer, 'pruned');
-      await t.store.applyUserGroupSync(
+      await t.store.applyUserGroupWrites(
         t.fx.customer,
         [
           {
@@ -82,6 +84,7 @@ export function describeEmbedTokenRevocationContract(t: ContractContext): void {
           },
         ],
         { at: T2, actor: API_ACTOR, requestId: null, syncId: 'sync-1' },
+        { policy: 'all_or_nothing' },
       );
       expect(await groupEntries(pruned)).toEqual([1]);
       const deleted = await createGroup(t.store, t.fx.customer, 'deleted');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditContext, FieldChanges } from '../../../src/domain/audit/audit.records.js';
 import type { UserGroupPatch, UserGroupRecord } from '../../../src/domain/user-groups/user-group.records.js';
-import type { UserGroupWrite } from '../../../src/domain/user-groups/user-groups.port.js';
+import type { UserGroupWrite, UserGroupWritePolicy } from '../../../src/domain/user-groups/user-groups.port.js';
 import {
   API_ACTOR,
   auditWrittenBy,
@@ -14,6 +14,7 @@ import {
   T2,
 } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
+import { isAppError } from '../../../src/domain/errors.js';
 
 export function describeUserGroupBatchContract(t: ContractContext): void {
   const batchContext: Omit<AuditContext, 'changes'> = { at: T2, actor: API_ACTOR, requestId: 'import-1' };
@@ -52,7 +53,7 @@ export function describeUserGroupBatchContract(t: ContractContext): void {
   const expectRefusedBatch = async (writes: UserGroupWrite[], code: 'concurrent_change' | 'user_group_id_taken') => {
     const before = await snapshot();
     const events = await auditWrittenBy(t.store, t.fx.workspace.id, () =>
-      expectAppError(t.store.writeUserGroups(writes, batchContext), code),
+      expectAppError(t.store.applyUserGroupWrites(t.fx.customer, writes, batchContext, { policy: 'per_batch' }), code),
     );
     expect(events).toEqual([]);
     expect(await snapshot()).toEqual(before);
@@ -71,7 +72,7 @@ export function describeUserGroupBatchContract(t: ContractContext): void {
         createWrite('new-2'),
       ];
       const events = await auditWrittenBy(t.store, t.fx.workspace.id, () =>
-        t.store.writeUserGroups(writes, batchContext),
+        t.store.applyUserGroupWrites(t.fx.customer, writes, batchContext, { policy: 'per_batch' }),
       );
 
       const created = await t.store.findUserGroupByProvidedId(customer, 'new-1');
@@ -144,9 +145,11 @@ export function describeUserGroupBatchContract(t: ContractContext): void {
     it('applies a token carried by an update write', async () => {
       const group = await createGroup(t.store, t.fx.customer, 'g1');
       const tokenHash = randomHex();
-      await t.store.writeUserGroups(
+      await t.store.applyUserGroupWrites(
+        t.fx.customer,
         [updateWrite(group, { tokenHash, tokenCiphertext: 'imported-cipher' })],
         batchContext,
+        { policy: 'per_batch' },
       );
       const updated = await t.store.findUserGroupByTokenHash(t.fx.customer, tokenHash);
       // A new token voids the embed tokens minted under the old one: its generation moves on.
@@ -162,7 +165,9 @@ export function describeUserGroupBatchContract(t: ContractContext): void {
     });
 
     it('writes nothing for an empty batch', async () => {
-      const events = await auditWrittenBy(t.store, t.fx.workspace.id, () => t.store.writeUserGroups([], batchContext));
+      const events = await auditWrittenBy(t.store, t.fx.workspace.id, () =>
+        t.store.applyUserGroupWrites(t.fx.customer, [], batchContext, { policy: 'per_batch' }),
+      );
       expect(events).toEqual([]);
     });
 
@@ -213,7 +218,9 @@ export function describeUserGroupBatchContract(t: ContractContext): void {
 
   describe('kept team_ids (an import asks for them)', () => {
     const keep = async (providedId: string, teamId: number) => {
-      await t.store.writeUserGroups([createWrite(providedId, { teamId })], batchContext);
+      await t.store.applyUserGroupWrites(t.fx.customer, [createWrite(providedId, { teamId })], batchContext, {
+        policy: 'per_batch',
+      });
       return (await t.store.findUserGroupByProvidedId(t.fx.customer, providedId))!.teamId;
     };
 
@@ -227,13 +234,15 @@ export function describeUserGroupBatchContract(t: ContractContext): void {
       for (const [index, teamId] of asked.entries()) kept.push(await keep(`${prefix}-${index}`, teamId));
       expect(kept).toEqual(asked);
       // In one batch too, mixed with a plain create (which is issued above every kept one).
-      await t.store.writeUserGroups(
+      await t.store.applyUserGroupWrites(
+        t.fx.customer,
         [
           createWrite(`${prefix}-a`, { teamId: mark + 20 }),
           createWrite(`${prefix}-b`),
           createWrite(`${prefix}-c`, { teamId: mark + 15 }),
         ],
         batchContext,
+        { policy: 'per_batch' },
       );
       const read = async (providedId: string) =>
         (await t.store.findUserGroupByProvidedId(t.fx.customer, providedId))!.teamId;
@@ -248,5 +257,84 @@ export function describeUserGroupBatchContract(t: ContractContext): void {
       // The numbers between, never issued, are still keepable.
       expect(await keep(`${prefix}-late`, mark + 2)).toBe(mark + 2);
     });
+  });
+
+  describe('applyUserGroupWrites: one primitive, two policies', () => {
+    const policies: UserGroupWritePolicy[] = [{ policy: 'all_or_nothing' }, { policy: 'per_batch' }];
+    const deleteWrite = (group: UserGroupRecord): UserGroupWrite => ({
+      kind: 'delete',
+      tenant: t.fx.customer,
+      teamId: group.teamId,
+      providedId: group.providedId,
+      expectedVersion: group.version,
+      changes: changesOf(`delete ${group.providedId}`),
+    });
+    const atLine = (write: UserGroupWrite, line: number): UserGroupWrite =>
+      write.kind === 'delete' ? write : { ...write, at: { line } };
+
+    for (const policy of policies) {
+      it(`${policy.policy}: applies creates, updates and deletes in their order, one audit event each`, async () => {
+        const prefix = `${policy.policy}-${randomHex()}`;
+        const kept = await createGroup(t.store, t.fx.customer, `${prefix}-kept`);
+        const old = await createGroup(t.store, t.fx.customer, `${prefix}-old`);
+        const events = await auditWrittenBy(t.store, t.fx.workspace.id, () =>
+          t.store.applyUserGroupWrites(
+            t.fx.customer,
+            [
+              createWrite(`${prefix}-root`),
+              createWrite(`${prefix}-leaf`, { parentProvidedId: `${prefix}-root` }),
+              updateWrite(kept, { name: 'Kept' }),
+              deleteWrite(old),
+            ],
+            batchContext,
+            policy,
+          ),
+        );
+        expect(events.map((event) => [event.action, event.providedId])).toEqual([
+          ['user_group.created', `${prefix}-root`],
+          ['user_group.created', `${prefix}-leaf`],
+          ['user_group.updated', `${prefix}-kept`],
+          ['user_group.deleted', `${prefix}-old`],
+        ]);
+        expect((await t.store.findUserGroupByProvidedId(t.fx.customer, `${prefix}-leaf`))?.parentProvidedId).toBe(
+          `${prefix}-root`,
+        );
+        expect((await t.store.findUserGroupByProvidedId(t.fx.customer, `${prefix}-kept`))?.name).toBe('Kept');
+        expect(await t.store.findUserGroupByProvidedId(t.fx.customer, `${prefix}-old`)).toBeNull();
+      });
+
+      it(`${policy.policy}: rolls every write back when one fails, its refusal naming that write's line`, async () => {
+        const prefix = `${policy.policy}-${randomHex()}`;
+        const kept = await createGroup(t.store, t.fx.customer, `${prefix}-kept`);
+        const parent = await createGroup(t.store, t.fx.customer, `${prefix}-parent`);
+        await createGroup(t.store, t.fx.customer, `${prefix}-child`, { parentProvidedId: parent.providedId });
+        for (const [failing, code] of [
+          [atLine(createWrite(`${prefix}-kept`), 3), 'concurrent_change'],
+          [atLine(createWrite(`${prefix}-orphan`, { parentProvidedId: `${prefix}-missing` }), 3), 'unknown_parent'],
+          [deleteWrite(parent), 'user_group_has_children'],
+        ] as const) {
+          const before = await snapshot();
+          const events = await auditWrittenBy(t.store, t.fx.workspace.id, async () => {
+            const error: unknown = await t.store
+              .applyUserGroupWrites(
+                t.fx.customer,
+                [atLine(createWrite(`${prefix}-fresh`), 1), atLine(updateWrite(kept, { name: 'Changed' }), 2), failing],
+                batchContext,
+                policy,
+              )
+              .then(
+                () => undefined,
+                (caught: unknown) => caught,
+              );
+            expect(isAppError(error) && [error.code, error.at]).toEqual([
+              code,
+              failing.kind === 'delete' ? undefined : { line: 3 },
+            ]);
+          });
+          expect(events).toEqual([]);
+          expect(await snapshot()).toEqual(before);
+        }
+      });
+    }
   });
 }

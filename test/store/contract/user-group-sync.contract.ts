@@ -54,10 +54,12 @@ export function describeUserGroupSyncContract(t: ContractContext): void {
   /** Applies steps that must be refused with `code`, naming `at`, and checks that nothing changed. */
   const expectRefused = async (steps: SyncWrite[], code: string, at?: InputPosition) => {
     const before = await snapshot();
-    const error: unknown = await t.store.applyUserGroupSync(t.fx.customer, steps, context('sync_refused')).then(
-      () => undefined,
-      (caught: unknown) => caught,
-    );
+    const error: unknown = await t.store
+      .applyUserGroupWrites(t.fx.customer, steps, context('sync_refused'), { policy: 'all_or_nothing' })
+      .then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
     expect(isAppError(error) && error.code).toBe(code);
     if (isAppError(error)) expect(error.at).toEqual(at);
     expect(await snapshot()).toEqual(before);
@@ -76,7 +78,7 @@ export function describeUserGroupSyncContract(t: ContractContext): void {
         remove(parent),
       ];
       const events = await auditWrittenBy(t.store, t.fx.workspace.id, () =>
-        t.store.applyUserGroupSync(t.fx.customer, steps, context('sync_one')),
+        t.store.applyUserGroupWrites(t.fx.customer, steps, context('sync_one'), { policy: 'all_or_nothing' }),
       );
       expect(events.map((event) => [event.action, event.providedId, event.syncId, event.requestId])).toEqual([
         ['user_group.created', 'root', 'sync_one', 'sync-1'],
@@ -117,7 +119,7 @@ export function describeUserGroupSyncContract(t: ContractContext): void {
       });
       const kept = await createGroup(t.store, t.fx.customer, 'kept');
       await addEndpoint(t.store, t.fx.customer, ['user_group.created', 'user_group.updated']);
-      await t.store.applyUserGroupSync(
+      await t.store.applyUserGroupWrites(
         t.fx.customer,
         [
           update(parent, 1, 'Parent', parent.version, { name: 'Parent', mapping: [schemaB], tags: ['fleet'] }),
@@ -127,6 +129,7 @@ export function describeUserGroupSyncContract(t: ContractContext): void {
           create('root', 5, null, { isDemoGroup: true, accessRules: [] }),
         ],
         context('sync_run'),
+        { policy: 'all_or_nothing' },
       );
       const find = async (providedId: string) => (await t.store.findUserGroupByProvidedId(t.fx.customer, providedId))!;
       expect(await find('parent')).toMatchObject({
@@ -213,8 +216,12 @@ export function describeUserGroupSyncContract(t: ContractContext): void {
     it('applies two syncs of one tenant one after the other: the second, planned on the old rows, is refused', async () => {
       const group = await createGroup(t.store, t.fx.customer, 'raced');
       const outcomes = await Promise.allSettled([
-        t.store.applyUserGroupSync(t.fx.customer, [update(group, 1, 'First')], context('sync_a')),
-        t.store.applyUserGroupSync(t.fx.customer, [update(group, 1, 'Second')], context('sync_b')),
+        t.store.applyUserGroupWrites(t.fx.customer, [update(group, 1, 'First')], context('sync_a'), {
+          policy: 'all_or_nothing',
+        }),
+        t.store.applyUserGroupWrites(t.fx.customer, [update(group, 1, 'Second')], context('sync_b'), {
+          policy: 'all_or_nothing',
+        }),
       ]);
       expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected']);
       const rejected = outcomes.find((outcome) => outcome.status === 'rejected');

@@ -236,19 +236,23 @@ export function describeUserGroupTreeContract(t: ContractContext): void {
     });
 
     it('writes a batch whose children follow their parents, and refuses the whole batch when a parent is missing', async () => {
-      await t.store.writeUserGroups(
+      await t.store.applyUserGroupWrites(
+        t.fx.customer,
         ['p', 'q', 'r'].map((id, index, all) => ({
           kind: 'create',
           group: newGroup(t.fx.customer, id, { parentProvidedId: index === 0 ? null : (all[index - 1] ?? null) }),
           changes: {},
         })),
         auditContext(),
+        { policy: 'per_batch' },
       );
       expect((await find('r')).ancestors).toHaveLength(2);
       await expectAppError(
-        t.store.writeUserGroups(
+        t.store.applyUserGroupWrites(
+          t.fx.customer,
           [{ kind: 'create', group: newGroup(t.fx.customer, 's', { parentProvidedId: 'missing' }), changes: {} }],
           auditContext(),
+          { policy: 'per_batch' },
         ),
         'unknown_parent',
       );

@@ -262,9 +262,11 @@ export function describeUserGroupContract(t: ContractContext): void {
         const group = await create(customer, 'agreeing');
         await expectAppError(update(group, { mapping: contradicting() }), 'data_source_schema_mismatch', 'mapping');
         await expectAppError(
-          t.store.writeUserGroups(
+          t.store.applyUserGroupWrites(
+            customer,
             [{ kind: 'create', group: newGroup(customer, 'imported', { mapping: contradicting() }), changes: {} }],
             auditContext(),
+            { policy: 'per_batch' },
           ),
           'data_source_schema_mismatch',
           'mapping',

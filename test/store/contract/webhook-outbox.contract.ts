@@ -206,12 +206,14 @@ export function describeWebhookOutboxContract(t: ContractContext): void {
         const cycle = { ...stale, expectedVersion: 1, patch: { parentProvidedId: 'child' } };
         await expectAppError(t.store.updateUserGroup(cycle, CHANGED), 'hierarchy_cycle');
         // A batch is all or nothing: its create goes with the update that finds its row moved on.
-        const batch = t.store.writeUserGroups(
+        const batch = t.store.applyUserGroupWrites(
+          customer,
           [
             { kind: 'create', group: newGroup(customer, 'batched'), changes: SAMPLE_CHANGES },
             { kind: 'update', update: stale, changes: SAMPLE_CHANGES },
           ],
           auditContext(),
+          { policy: 'per_batch' },
         );
         await expectAppError(batch, 'concurrent_change');
       });
@@ -230,13 +232,15 @@ export function describeWebhookOutboxContract(t: ContractContext): void {
         patch: { name: 'Batched' },
         updatedAt: T1,
       };
-      await t.store.writeUserGroups(
+      await t.store.applyUserGroupWrites(
+        t.fx.customer,
         [
           { kind: 'create', group: newGroup(t.fx.customer, 'new-1'), changes: SAMPLE_CHANGES },
           { kind: 'update', update, changes: SAMPLE_CHANGES },
           { kind: 'create', group: newGroup(t.fx.customer, 'new-2'), changes: SAMPLE_CHANGES },
         ],
         auditContext(),
+        { policy: 'per_batch' },
       );
       const claimed = await claimAt(t.store, 'worker', T0);
       expect(claimed.map(({ event }) => [event.type, event.subject])).toMatchObject([

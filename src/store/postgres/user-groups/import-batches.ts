@@ -1,8 +1,9 @@
 import type { AuditContext } from '../../../domain/audit/audit.records.js';
 import type { NewUserGroup, UserGroupRecord } from '../../../domain/user-groups/user-group.records.js';
-import { batchWriteEntry } from '../../../domain/user-groups/user-groups.rules.js';
+import { batchWriteEntry, batchWriteFailure } from '../../../domain/user-groups/user-groups.rules.js';
 import type { AuditEntry } from '../../../domain/audit/audit-entry.js';
-import type { UserGroupStore, UserGroupWrite } from '../../../domain/user-groups/user-groups.port.js';
+import type { UserGroupWrite } from '../../../domain/user-groups/user-groups.port.js';
+import type { Tenant } from '../../../domain/tenancy.js';
 import { type AuditEvents } from '../audit-events.js';
 import { failure } from '../../../domain/errors.js';
 import { LOST_TO_CONCURRENT_CHANGE, retryWhileContended } from '../../../domain/retry-policy.js';
@@ -13,7 +14,8 @@ import type { Int8 } from '../rows.js';
 import { statements } from '../statements.js';
 import { TEAM_ID_GAP_SQL } from '../../team-id-gaps.js';
 import { gapsAfterKeeping } from '../../../domain/user-groups/team-ids.rules.js';
-import { insertGroup, applyUpdate } from './group-writes.js';
+import { insertGroup } from './group-writes.js';
+import { applyWriteAlone } from './sync-runs.js';
 
 /** The sequence's mark: the highest team_id issued or kept. */
 const TEAM_ID_MARK = 'SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS mark FROM user_groups_team_id_seq';
@@ -45,8 +47,11 @@ const lostOnTransientConflict = (error: unknown): typeof LOST_TO_CONCURRENT_CHAN
   throw error;
 };
 
-/** An import's batches: each one transaction, its creates keeping the team ids asked for. */
-export function importBatches(audit: AuditEvents): Pick<UserGroupStore, 'writeUserGroups'> {
+/**
+ * The per-batch policy of applyUserGroupWrites, an import's batches: each one transaction, its creates
+ * keeping the team ids asked for.
+ */
+export function perBatchWrites(audit: AuditEvents) {
   /**
    * An import's create, under the table lock: a team_id kept from a gap or above the mark updates the
    * gaps (team-ids.rules.ts) and raises the mark. setval is not rolled back with the transaction: a
@@ -71,30 +76,32 @@ export function importBatches(audit: AuditEvents): Pick<UserGroupStore, 'writeUs
     return created;
   };
 
+  /** A create keeping its team_id, its refusal naming its line as one on its own would. */
+  const createKeepingTeamId = async (tx: Queryable, write: Extract<UserGroupWrite, { kind: 'create' }>) => {
+    try {
+      return batchWriteEntry(write, await insertKeepingTeamId(tx, write.group));
+    } catch (error) {
+      throw batchWriteFailure(write, error);
+    }
+  };
+
   // The batch path of an import: no re-reads, one audit entry per write.
-  const writeBatch = audit.withAudit(async (tx, _context: AuditContext, writes: UserGroupWrite[]) => {
+  const writeBatch = audit.withAudit(async (tx, _context: AuditContext, tenant: Tenant, writes: UserGroupWrite[]) => {
     const entries: AuditEntry[] = [];
     const keepsTeamIds = writes.some((write) => write.kind === 'create' && write.group.teamId !== undefined);
     if (keepsTeamIds) await tx.rows(importSql.lockForTeamIds());
-    for (const write of writes) {
+    for (const write of writes)
       entries.push(
-        batchWriteEntry(
-          write,
-          write.kind === 'create'
-            ? await insertKeepingTeamId(tx, write.group)
-            : (await applyUpdate(tx, write.update))?.group,
-        ),
+        write.kind === 'create' ? await createKeepingTeamId(tx, write) : await applyWriteAlone(tx, tenant, write),
       );
-    }
     if (keepsTeamIds) await tx.rows(importSql.issueAboveKept());
     return { result: undefined, entries };
   });
-  return {
-    // ends one with a deadlock, which changed nothing; it is a lost race like any other (docs/adr/0012-tree-root-locks.md).
-    writeUserGroups: (writes, context) =>
-      retryWhileContended(
-        () => writeBatch(context, writes).catch(lostOnTransientConflict),
-        () => failure.unavailable(new Error('a user group batch kept deadlocking')),
-      ),
-  };
+  // Two batches writing the same rows in opposite orders: PostgreSQL ends one with a deadlock, which
+  // changed nothing; it is a lost race like any other (docs/adr/0012-tree-root-locks.md).
+  return (tenant: Tenant, writes: UserGroupWrite[], context: Omit<AuditContext, 'changes'>) =>
+    retryWhileContended(
+      () => writeBatch(context, tenant, writes).catch(lostOnTransientConflict),
+      () => failure.unavailable(new Error('a user group batch kept deadlocking')),
+    );
 }

@@ -3,14 +3,10 @@ import type { AuditContext } from '../../../domain/audit/audit.records.js';
 import type { NewUserGroup, UserGroupRecord } from '../../../domain/user-groups/user-group.records.js';
 import type { Tenant } from '../../../domain/tenancy.js';
 import type { AuditEntry } from '../../../domain/audit/audit-entry.js';
-import type { SyncWrite, UserGroupSyncStore } from '../../../domain/user-group-sync/user-group-sync.port.js';
-import {
-  syncStepEntry,
-  syncStepFailure,
-  syncStepLost,
-  syncWriteRuns,
-  type SyncRun,
-} from '../../../domain/user-group-sync/user-group-sync.rules.js';
+import type { SyncWrite } from '../../../domain/user-group-sync/user-group-sync.port.js';
+import { syncWriteRuns, type SyncRun } from '../../../domain/user-group-sync/user-group-sync.rules.js';
+import { batchWriteEntry, batchWriteFailure, batchWriteLost } from '../../../domain/user-groups/user-groups.rules.js';
+import type { UserGroupWrite } from '../../../domain/user-groups/user-groups.port.js';
 import type { JsonObject } from '../../../domain/common.records.js';
 import { assertMergedSizeFromRow, MAX_ANCESTORS, parentTeamIdFromRow, RULE_COUNT } from '../../user-group-records.js';
 import { pgNewGroupArrays, pgPatchArrays } from '../../user-group-columns.js';
@@ -106,28 +102,34 @@ type ParentChainCell = [number, number, JsonObject | null, number];
 const SYNC_LOCK_WAIT_MS = 120_000;
 const SYNC_LOCK_PAUSE_MS = 50;
 
-/** A sync's apply (docs/api.md#sync-tenants-as-code): all of it in one transaction, or nothing. */
-export function syncRuns(audit: AuditEvents): Pick<UserGroupSyncStore, 'applyUserGroupSync'> {
-  /** One step of a sync written on its own, as the single operations write it. */
-  const applySyncStep = async (tx: Queryable, tenant: Tenant, step: SyncWrite): Promise<AuditEntry> => {
-    try {
-      if (step.kind === 'delete') {
-        const [outcome] = await tx.rows<{ children: Int8; deleted: PostgresUserGroupRow | null }>(
-          singleSql.delete({ ...tenant, teamId: step.teamId, expectedVersion: step.expectedVersion }),
-        );
-        const children = outcome ? toNumber(outcome.children) : 0;
-        if (deletionRefusal(children)) throw failure.hasChildren(step.providedId, children);
-        const group = outcome?.deleted ? decodeUserGroupRow(decodedJsonRow(outcome.deleted)) : undefined;
-        return syncStepEntry(step, group, () => group!);
-      }
-      const row =
-        step.kind === 'create' ? await insertGroup(tx, step.group) : (await applyUpdate(tx, step.update))?.group;
-      return syncStepEntry(step, row, () => row!);
-    } catch (error) {
-      throw syncStepFailure(step, error);
+/**
+ * One write on its own, as the single operations write it: a sync's step outside its runs, and an
+ * import batch's update or delete.
+ */
+export async function applyWriteAlone(tx: Queryable, tenant: Tenant, write: UserGroupWrite): Promise<AuditEntry> {
+  try {
+    if (write.kind === 'delete') {
+      const [outcome] = await tx.rows<{ children: Int8; deleted: PostgresUserGroupRow | null }>(
+        singleSql.delete({ ...tenant, teamId: write.teamId, expectedVersion: write.expectedVersion }),
+      );
+      const children = outcome ? toNumber(outcome.children) : 0;
+      if (deletionRefusal(children)) throw failure.hasChildren(write.providedId, children);
+      const group = outcome?.deleted ? decodeUserGroupRow(decodedJsonRow(outcome.deleted)) : undefined;
+      return batchWriteEntry(write, group, () => group!);
     }
-  };
+    const row =
+      write.kind === 'create' ? await insertGroup(tx, write.group) : (await applyUpdate(tx, write.update))?.group;
+    return batchWriteEntry(write, row, () => row!);
+  } catch (error) {
+    throw batchWriteFailure(write, error);
+  }
+}
 
+/**
+ * The all-or-nothing policy of applyUserGroupWrites, a sync's apply (docs/api.md#sync-tenants-as-code):
+ * all of it in one transaction, or nothing.
+ */
+export function allOrNothingWrites(audit: AuditEvents) {
   /**
    * A run of a sync's steps (`syncWriteRuns`) in a few statements whatever its length: the
    * trees of the creates' parents locked and their chains read, its updates written, its creates
@@ -172,7 +174,7 @@ export function syncRuns(audit: AuditEvents): Pick<UserGroupSyncStore, 'applyUse
       if (step === refused?.step) {
         // One by one, a create whose provided id exists by now is not checked: the plan moved on.
         const exists = await byProvidedId(tx, tenant, refused.step.group.providedId);
-        throw syncStepFailure(step, exists ? syncStepLost(step) : refused.error);
+        throw batchWriteFailure(step, exists ? batchWriteLost(step) : refused.error);
       }
       const group =
         step.kind === 'create'
@@ -181,9 +183,9 @@ export function syncRuns(audit: AuditEvents): Pick<UserGroupSyncStore, 'applyUse
             ? updated.get(step.update.teamId)
             : undefined;
       try {
-        entries.push(syncStepEntry(step, group, () => group!));
+        entries.push(batchWriteEntry(step, group, () => group!));
       } catch (error) {
-        throw syncStepFailure(step, error);
+        throw batchWriteFailure(step, error);
       }
     }
     return entries;
@@ -317,13 +319,12 @@ export function syncRuns(audit: AuditEvents): Pick<UserGroupSyncStore, 'applyUse
       for (const run of syncWriteRuns(steps, SYNC_RUN_STEPS)) {
         // Stopped (the server stops, the client has gone): the transaction rolls back, nothing written.
         if (signal?.aborted) throw failure.syncStopped();
-        if (run.kind === 'single') entries.push(await applySyncStep(tx, tenant, run.step));
+        if (run.kind === 'single') entries.push(await applyWriteAlone(tx, tenant, run.step));
         else entries.push(...(await applySyncRun(tx, tenant, run)));
       }
       return { result: undefined, entries };
     },
   );
-  return {
-    applyUserGroupSync: (tenant, steps, context, signal) => applySync(context, tenant, steps, signal),
-  };
+  return (tenant: Tenant, writes: SyncWrite[], context: AuditContext, signal: AbortSignal | undefined) =>
+    applySync(context, tenant, writes, signal);
 }
