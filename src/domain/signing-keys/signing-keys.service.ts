@@ -63,8 +63,8 @@ export const CURRENT_KEY_HELD_MS = 5_000;
  * the private half stored as a keyring ciphertext, one current key per issuer shared by every
  * instance (held in memory for CURRENT_KEY_HELD_MS, so a rotation on one instance signs there at once
  * and on the others within that bound), retired keys published until every token they could have
- * signed has expired. Mint and
- * verify read one key (the current one, or the one the token's kid names), never the whole set.
+ * signed has expired. Mint and verify read one key (the current one, or the one the token's kid
+ * names), never the whole set.
  */
 export function createSigningKeyService({
   store,
@@ -191,8 +191,9 @@ export function createSigningKeyService({
 
     /**
      * A new current key for the caller's own environment from now on (admin), on this instance at
-     * once; the old one stays published for MAX_EMBED_TOKEN_LIFETIME_S plus CURRENT_KEY_HELD_MS. Beyond MAX_PUBLISHED_KEYS published keys it is refused
-     * (`signing_key_limit`) unless `force`, which drops the oldest.
+     * once; the old one stays published for MAX_EMBED_TOKEN_LIFETIME_S plus CURRENT_KEY_HELD_MS.
+     * Beyond MAX_PUBLISHED_KEYS published keys it is refused (`signing_key_limit`) unless `force`,
+     * which drops the oldest.
      */
     async rotate(
       caller: Caller,
