@@ -60,6 +60,8 @@ export async function openRuntime(options: {
    * serving process counts: a command's own operations are not usage.
    */
   usage?: { flushMs: number };
+  /** How long an instance signs with the current key it read before reading it again: CURRENT_KEY_HELD_MS unless given (tests). */
+  currentKeyHeldMs?: number;
 }): Promise<Runtime> {
   const warn = options.warn ?? ((message: string) => process.stderr.write(`ugs: warning: ${message}\n`));
   const location = parseDatabaseUrl(options.databaseUrl);
@@ -106,6 +108,7 @@ export async function openRuntime(options: {
       webhookAddresses: createAddressPolicy({ allowPrivate: options.allowPrivateWebhooks ?? false }),
       warn,
       ...(usage ? { usageCounter: usage } : {}),
+      currentKeyHeldMs: options.currentKeyHeldMs,
     });
     if (requireAllKeys) await services.keyRotation.assertKeysOpenAllData();
     const defaultWorkspace = await services.workspaces.ensureDefaultWorkspace({ type: 'cli' });

@@ -46,6 +46,8 @@ export interface ServiceOptions {
   warn?: (message: string) => void;
   /** Where the hot path counts usage per group (docs/api.md#usage-per-group): nowhere unless given (the CLI, `--usage off`). */
   usageCounter?: UsageCounter;
+  /** How long an instance signs with the current key it read before reading it again: CURRENT_KEY_HELD_MS unless given (tests). */
+  currentKeyHeldMs?: number;
 }
 
 /** The domain layer as one value: what the HTTP routes and the CLI both call. */
@@ -57,8 +59,9 @@ export function createServices({
   webhookAddresses,
   warn = () => undefined,
   usageCounter = NO_USAGE_COUNTING,
+  currentKeyHeldMs,
 }: ServiceOptions) {
-  const signingKeys = createSigningKeyService({ store, cipher, clock });
+  const signingKeys = createSigningKeyService({ store, cipher, clock, currentKeyHeldMs });
   const view = createUserGroupViewer(cipher);
   const names = createRevocationNames(store);
   // Each checks a signature before any group read: a remembered API token is admitted on entry (a

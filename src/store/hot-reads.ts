@@ -2,8 +2,6 @@ import type { ApiTokenCheck } from '../domain/api-tokens/api-token-check.js';
 import { admitWithLookup, tokenToConfirm } from '../domain/api-tokens/api-token-admission.js';
 import type { DataSourceRecord } from '../domain/data-sources/data-source.records.js';
 import type { SchemaRecord } from '../domain/schemas/schema.records.js';
-import type { SigningKeyRecord } from '../domain/signing-keys/signing-key.records.js';
-import type { SigningKeyStore } from '../domain/signing-keys/signing-keys.port.js';
 import type { UserGroupRecord } from '../domain/user-groups/user-group.records.js';
 import type { Tenant } from '../domain/tenancy.js';
 import { lookupBatch } from './lookup-batch.js';
@@ -107,23 +105,4 @@ export function batchedCatalogueReads(store: CatalogueReads): CatalogueReads {
     findSchemasByIds: (workspaceId, ids) => schemas({ workspaceId, ids }),
     findDataSources: (tenant, refs) => dataSources({ tenant, refs }),
   };
-}
-
-/**
- * The current signing key of each issuer, read once per turn of the event loop for all the mints of
- * that turn (one read per issuer among them): each mint still reads after its request arrived, so a
- * rotation committed before a request arrives signs that request, on every instance (docs/adr/0014-embed-token-issuers-and-keys.md).
- */
-export function batchedSigningKeyReads(
-  store: Pick<SigningKeyStore, 'findCurrentSigningKey'>,
-): Pick<SigningKeyStore, 'findCurrentSigningKey'> {
-  const current = lookupBatch((issuers: Tenant[]) =>
-    answeredTogether(
-      issuers,
-      (issuer) => `${issuer.workspaceId}/${issuer.environment}`,
-      async (group) => [await store.findCurrentSigningKey(group[0]!)],
-      (_issuer, found: Array<SigningKeyRecord | null>) => found,
-    ).then((answers) => answers.map((found) => found[0]!)),
-  );
-  return { findCurrentSigningKey: (issuer) => current(issuer) };
 }

@@ -5,6 +5,7 @@ import { cliCaller } from '../../src/cli/context.js';
 import { openRuntime } from '../../src/runtime.js';
 import { cleanUp, sandbox } from '../support/cli-sandbox.js';
 import { expectCleanFailure, jsonOutput } from '../support/ugs-command.js';
+import { CURRENT_KEY_HELD_MS } from '../../src/domain/signing-keys/signing-keys.service.js';
 
 afterEach(cleanUp);
 
@@ -38,7 +39,7 @@ describe('ugs signing-keys', () => {
     const listed = jsonOutput<KeyRow[]>(await box.ugs('signing-keys', 'list', '--json'));
     expect(listed.map((key) => key.kid)).toEqual([newKid, oldKid]);
     expect(listed[1]).toMatchObject({ retired_at: expect.any(String), published_until: until });
-    expect(Date.parse(until!) - Date.parse(listed[1]!.retired_at!)).toBe(86_400_000);
+    expect(Date.parse(until!) - Date.parse(listed[1]!.retired_at!)).toBe(86_400_000 + CURRENT_KEY_HELD_MS);
 
     const audit = jsonOutput<Array<{ action: string; actor: string; changes: unknown }>>(
       await box.ugs('audit', 'list', '--json'),

@@ -9,6 +9,7 @@ import { createTestApp, type TestApp } from '../support/test-app.js';
 import { expectError, expectUnchanged } from './helpers.js';
 import { uniqueId } from '../support/unique-id.js';
 import { adminCaller } from '../support/callers.js';
+import { CURRENT_KEY_HELD_MS } from '../../src/domain/signing-keys/signing-keys.service.js';
 
 const PUBLIC_URL = 'http://ugs.test';
 const EMBED_PATH = '/api/user/embed_token';
@@ -259,9 +260,12 @@ describe('the published signing keys of an issuer', () => {
       dropped_kids: { before: [kidOf(oldest)], after: [] },
     });
 
-    // A day after the oldest remaining key retired, it leaves the JWKS, and a rotation needs no force.
+    // A day after the oldest remaining key retired, plus the bound for which another instance may
+    // still have signed with it, it leaves the JWKS, and a rotation needs no force.
     expectError(await call(t, 'POST', ROTATE_PATH, admin()), 409, 'signing_key_limit');
     now += 86_400_000 - 30_000;
+    expectError(await call(t, 'POST', ROTATE_PATH, admin()), 409, 'signing_key_limit');
+    now += CURRENT_KEY_HELD_MS;
     const unforced = await call(t, 'POST', ROTATE_PATH, admin(), {});
     expect(unforced.status, unforced.raw).toBe(200);
     expect(unforced.body.dropped).toEqual([]);

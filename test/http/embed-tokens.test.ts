@@ -18,6 +18,7 @@ import { uniqueId } from '../support/unique-id.js';
 import { apiToken } from '../support/callers.js';
 import { makeGroup } from '../support/group-maker.js';
 import { USER_PATH, VERIFY_PATH } from '../support/user-group-api.js';
+import { CURRENT_KEY_HELD_MS } from '../../src/domain/signing-keys/signing-keys.service.js';
 
 const EMBED_PATH = '/api/user/embed_token';
 const JWKS_PATH = '/w/default/.well-known/jwks.json';
@@ -219,6 +220,21 @@ for (const transport of TRANSPORTS) {
   });
 }
 
+/** A request injected into `t`'s app: its status and JSON body. */
+async function injectInto(t: TestApp, method: string, path: string, token?: string, body?: unknown) {
+  const response = await t.app.inject({
+    method: method as 'GET',
+    url: path,
+    headers: {
+      ...(token ? { authorization: `Token ${token}` } : {}),
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(body ? { payload: JSON.stringify(body) } : {}),
+  });
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return { status: response.statusCode, body: response.json() as Record<string, any> };
+}
+
 describe('signing-key rotation', () => {
   let t: TestApp;
   let now = Date.parse('2026-11-24T10:00:00.000Z');
@@ -229,26 +245,16 @@ describe('signing-key rotation', () => {
     return () => t.close();
   });
 
-  const injectCall = async (method: string, path: string, token?: string, body?: unknown) => {
-    const response = await t.app.inject({
-      method: method as 'GET',
-      url: path,
-      headers: {
-        ...(token ? { authorization: `Token ${token}` } : {}),
-        ...(body ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body ? { payload: JSON.stringify(body) } : {}),
-    });
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    return { status: response.statusCode, body: response.json() as Record<string, any> };
-  };
+  const injectCall = (method: string, path: string, token?: string, body?: unknown) =>
+    injectInto(t, method, path, token, body);
 
-  it('signs with the new key at once, keeps the old one published until its tokens have expired, then drops it; audited', async () => {
+  it('signs with the new key at once, keeps the old one published until its tokens have expired (and the bound on signing with a held key), then drops it; audited', async () => {
     const group = await makeGroup(t);
     const mintNow = async (expiresIn: number) =>
       (await injectCall('POST', EMBED_PATH, read(), { user_group_id: group.provided_id, expires_in: expiresIn })).body
         .embed_token as string;
     const jwksNow = async () => (await injectCall('GET', JWKS_PATH)).body.keys as Jwk[];
+    // This mint leaves the old key held in memory: the rotation through this instance drops it.
     const oldToken = await mintNow(86_400);
     const oldKid = headerOf(oldToken).kid;
     expect((await jwksNow()).map((key) => key.kid)).toEqual([oldKid]);
@@ -260,7 +266,7 @@ describe('signing-key rotation', () => {
     const newKid = rotation.body.current.kid as string;
     expect(rotation.body.retired).toMatchObject({
       kid: oldKid,
-      published_until: new Date(now + 86_400_000).toISOString(),
+      published_until: new Date(now + 86_400_000 + CURRENT_KEY_HELD_MS).toISOString(),
     });
     expect(headerOf(await mintNow(60)).kid).toBe(newKid);
     expect((await jwksNow()).map((key) => key.kid)).toEqual([newKid, oldKid]);
@@ -270,8 +276,8 @@ describe('signing-key rotation', () => {
       group.provided_id,
     );
     expect((await injectCall('POST', VERIFY_PATH, read(), { token: oldToken })).status).toBe(200);
-    // Once every token the old key could have signed has expired, it leaves the JWKS.
-    now += 2_000;
+    // Once every token the old key could have signed, here or on another instance, has expired, it leaves the JWKS.
+    now += 1_000 + CURRENT_KEY_HELD_MS;
     expect((await jwksNow()).map((key) => key.kid)).toEqual([newKid]);
     expect((await injectCall('POST', VERIFY_PATH, read(), { token: oldToken })).status).toBe(404);
 
@@ -280,5 +286,101 @@ describe('signing-key rotation', () => {
     expect(events).toEqual([
       expect.objectContaining({ action: 'signing_key.rotated', changes: { kid: { before: oldKid, after: newKid } } }),
     ]);
+  });
+});
+
+describe('signing-key rotation seen by another instance on the same database', () => {
+  // The bound for which each app holds the current key it read, on the monotonic clock: short, so the
+  // test waits it out; the services' clock below stands still meanwhile and is moved by hand.
+  const HELD_MS = 2_000;
+  // Half a second past a whole second: a token minted 1.4 s later has an iat past the retirement,
+  // so only the held bound's extra publication covers it to its expiry.
+  let now = Date.parse('2026-11-24T10:00:00.500Z');
+  let a: TestApp;
+  let b: TestApp;
+
+  beforeAll(async () => {
+    const clock = () => new Date(now).toISOString();
+    a = await createTestApp({ clock, currentKeyHeldMs: HELD_MS });
+    b = await createTestApp({ clock, currentKeyHeldMs: HELD_MS, database: a.db });
+    return async () => {
+      await b.close();
+      await a.close();
+    };
+  });
+
+  const read = (t: TestApp, environment: 'Customer' | 'Testing' = 'Customer') => t.tokens.default[environment].read;
+  const mint = async (t: TestApp, userGroupId: string, environment: 'Customer' | 'Testing' = 'Customer') => {
+    const minted = await injectInto(t, 'POST', EMBED_PATH, read(t, environment), {
+      user_group_id: userGroupId,
+      expires_in: 86_400,
+    });
+    expect(minted.status, JSON.stringify(minted.body)).toBe(200);
+    const token = minted.body.embed_token as string;
+    return { token, kid: headerOf(token).kid! };
+  };
+  const jwksOf = async (t: TestApp) => (await injectInto(t, 'GET', JWKS_PATH)).body.keys as Jwk[];
+  const verifiedOnline = async (t: TestApp, token: string) =>
+    (await injectInto(t, 'POST', VERIFY_PATH, read(t), { token })).status;
+
+  it('two instances racing for the first key both sign with the one that won, made once', async () => {
+    const group = await makeGroup(a, { as: { environment: 'Testing' } });
+    const [onA, onB] = await Promise.all([
+      mint(a, group.provided_id, 'Testing'),
+      mint(b, group.provided_id, 'Testing'),
+    ]);
+    expect(onB.kid).toBe(onA.kid);
+    const created = (
+      await injectInto(a, 'GET', '/api/admin/audit_events?action=signing_key.created', a.tokens.default.Testing.admin)
+    ).body.audit_events as unknown[];
+    expect(created).toHaveLength(1);
+  });
+
+  it('the other instance may sign with the retired key within the bound, then with the new one; tokens of the old key verify online and offline until they expire', async () => {
+    const group = await makeGroup(a);
+    const oldKid = (await mint(a, group.provided_id)).kid;
+    // B reads the current key now and holds it for HELD_MS.
+    const heldFrom = performance.now();
+    expect((await mint(b, group.provided_id)).kid).toBe(oldKid);
+    const heldUntil = performance.now() + HELD_MS;
+
+    const rotatedAt = now;
+    const rotation = await injectInto(a, 'POST', '/api/admin/signing_keys/rotate', a.tokens.default.Customer.admin);
+    expect(rotation.status).toBe(200);
+    const newKid = rotation.body.current.kid as string;
+    expect(rotation.body.retired).toMatchObject({
+      kid: oldKid,
+      published_until: new Date(rotatedAt + 86_400_000 + HELD_MS).toISOString(),
+    });
+    // The instance the rotation went through signs with the new key at once…
+    expect((await mint(a, group.provided_id)).kid).toBe(newKid);
+    // …the other, within the bound, may still sign with the old one: a token that lives a day from after the retirement.
+    now += 1_400;
+    const late = await mint(b, group.provided_id);
+    expect(performance.now() - heldFrom, 'B minted within the bound').toBeLessThan(HELD_MS);
+    expect(late.kid).toBe(oldKid);
+
+    // Once the bound has passed, B reads the current key again: the new one, though the services' clock stood still.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, heldUntil - performance.now())));
+    expect((await mint(b, group.provided_id)).kid).toBe(newKid);
+
+    // The late token verifies on both instances, online and against either's JWKS, up to its last millisecond.
+    const expiresAt = (jwt.decode(late.token) as jwt.JwtPayload).exp! * 1000;
+    expect(expiresAt).toBeGreaterThan(rotatedAt + 86_400_000);
+    now = expiresAt - 1;
+    for (const t of [a, b]) {
+      expect(await verifiedOnline(t, late.token)).toBe(200);
+      const keys = await jwksOf(t);
+      expect(keys.map((key) => key.kid)).toEqual([newKid, oldKid]);
+      expect(independentlyVerified(late.token, keys, { clockTimestamp: Math.floor(now / 1000) }).sub).toBe(
+        group.provided_id,
+      );
+    }
+    // The old key leaves the JWKS once the last token it could have signed has expired.
+    now = rotatedAt + 86_400_000 + HELD_MS;
+    for (const t of [a, b]) {
+      expect((await jwksOf(t)).map((key) => key.kid)).toEqual([newKid]);
+      expect(await verifiedOnline(t, late.token)).toBe(404);
+    }
   });
 });

@@ -69,6 +69,8 @@ export interface TestAppOptions {
   oidc?: OidcSettings;
   /** false: token sign-in switched off (as `ugs serve --token-sign-in off`). */
   tokenSignIn?: boolean;
+  /** How long the app signs with the current key it read before reading it again: CURRENT_KEY_HELD_MS otherwise. */
+  currentKeyHeldMs?: number;
 }
 
 /** A SQLite database in an existing directory, which stays when the database is "dropped". */
@@ -123,6 +125,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       publicUrl: options.publicUrl,
       allowPrivateWebhooks: options.webhooks?.allowPrivate,
       usage: options.usage,
+      currentKeyHeldMs: options.currentKeyHeldMs,
     });
     const opened = runtime;
     const other =

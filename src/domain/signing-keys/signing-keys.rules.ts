@@ -1,7 +1,7 @@
 import type { SigningKeyRecord } from './signing-key.records.js';
 import type { Environment } from '../tenancy.js';
-// The contract's bounds: a token's longest lifetime (how long a retired key stays published) and the
-// most keys one issuer publishes.
+// The contract's bounds: a token's longest lifetime (with the bound on signing with a held key, how long
+// a retired key stays published) and the most keys one issuer publishes.
 import { MAX_EMBED_TOKEN_LIFETIME_S, MAX_PUBLISHED_KEYS } from '../../wire/contract.constants.js';
 
 /*
@@ -19,20 +19,26 @@ export function issuerPath(workspace: string, environment: Environment): string 
   return environment === 'Customer' ? base : `${base}/testing`;
 }
 
+/**
+ * How long a retired key stays published: the longest lifetime of a token it signed, counted from the
+ * last moment it may still sign. That is its retirement plus `heldMs`, the bound for which an instance
+ * goes on signing with the current key it holds in memory after a rotation made through another
+ * (CURRENT_KEY_HELD_MS, src/domain/signing-keys/signing-keys.service.ts).
+ */
+const publishedForMs = (heldMs: number) => MAX_EMBED_TOKEN_LIFETIME_S * 1000 + heldMs;
+
 /** A key retired after this moment is still published at `now`: tokens it signed may still be live. */
-export function publishedSince(now: string): string {
-  return new Date(Date.parse(now) - MAX_EMBED_TOKEN_LIFETIME_S * 1000).toISOString();
+export function publishedSince(now: string, heldMs: number): string {
+  return new Date(Date.parse(now) - publishedForMs(heldMs)).toISOString();
 }
 
 /** When the key leaves the JWKS: null while it is current. */
-export function publishedUntil(key: Pick<SigningKeyRecord, 'retiredAt'>): string | null {
-  return key.retiredAt === null
-    ? null
-    : new Date(Date.parse(key.retiredAt) + MAX_EMBED_TOKEN_LIFETIME_S * 1000).toISOString();
+export function publishedUntil(key: Pick<SigningKeyRecord, 'retiredAt'>, heldMs: number): string | null {
+  return key.retiredAt === null ? null : new Date(Date.parse(key.retiredAt) + publishedForMs(heldMs)).toISOString();
 }
 
-export function isPublished(key: Pick<SigningKeyRecord, 'retiredAt'>, now: string): boolean {
-  const until = publishedUntil(key);
+export function isPublished(key: Pick<SigningKeyRecord, 'retiredAt'>, now: string, heldMs: number): boolean {
+  const until = publishedUntil(key, heldMs);
   return until === null || Date.parse(until) > Date.parse(now);
 }
 

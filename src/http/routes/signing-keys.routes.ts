@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { MAX_PUBLISHED_KEYS } from '../../wire/contract.constants.js';
-import type { SigningKeyService } from '../../domain/signing-keys/signing-keys.service.js';
+import { CURRENT_KEY_HELD_MS, type SigningKeyService } from '../../domain/signing-keys/signing-keys.service.js';
 import { inEnvironment } from '../../domain/tenancy.js';
 import { toSigningKey } from '../../wire/signing-key.presenter.js';
 import { EnvironmentQuery, NoQuery } from '../../wire/common.schemas.js';
@@ -41,7 +41,7 @@ export const signingKeyRoutes: FastifyPluginAsyncTypebox<{ signingKeys: SigningK
     {
       schema: apiRouteSchema('admin', 'Rotate the embed-token signing key', SigningKeyRotationResponse, {
         operationId: 'rotateSigningKey',
-        description: `The API token's own environment's key. A new key signs from now on, on every instance; the old one stays in the JWKS until every token it signed has expired (a day). At most ${MAX_PUBLISHED_KEYS} keys are published: beyond, 409 signing_key_limit unless forced. Audited.`,
+        description: `The API token's own environment's key. A new key signs from now on, at once on this instance and within ${CURRENT_KEY_HELD_MS / 1000} s on the others; the old one stays in the JWKS until every token it could have signed has expired (a day and ${CURRENT_KEY_HELD_MS / 1000} s). At most ${MAX_PUBLISHED_KEYS} keys are published: beyond, 409 signing_key_limit unless forced. Audited.`,
         body: RotateSigningKeyBody,
         querystring: NoQuery,
       }),

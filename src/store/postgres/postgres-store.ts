@@ -1,5 +1,5 @@
 import { failure } from '../../domain/errors.js';
-import { batchedCatalogueReads, batchedSigningKeyReads, batchedUserGroupReads } from '../hot-reads.js';
+import { batchedCatalogueReads, batchedUserGroupReads } from '../hot-reads.js';
 import type { Store } from '../../domain/store.port.js';
 import type { BatchedUserGroupReads } from '../../domain/user-groups/user-groups.port.js';
 import { apiTokenMethods } from './api-tokens.js';
@@ -63,7 +63,6 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     ...methods,
     ...batchedUserGroupReads(methods.lookUpUserGroups),
     ...batchedCatalogueReads(methods),
-    ...batchedSigningKeyReads(methods),
     connectionStats: () => db.stats(),
     ping: async () => {
       try {

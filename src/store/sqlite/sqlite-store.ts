@@ -1,5 +1,5 @@
 import { failure } from '../../domain/errors.js';
-import { batchedCatalogueReads, batchedSigningKeyReads, batchedUserGroupReads } from '../hot-reads.js';
+import { batchedCatalogueReads, batchedUserGroupReads } from '../hot-reads.js';
 import type { Store } from '../../domain/store.port.js';
 import type { BatchedUserGroupReads } from '../../domain/user-groups/user-groups.port.js';
 import { apiTokenMethods } from './api-tokens.js';
@@ -87,7 +87,6 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...methods,
     ...batchedUserGroupReads(methods.lookUpUserGroups),
     ...batchedCatalogueReads(methods),
-    ...batchedSigningKeyReads(methods),
     connectionStats: () => null,
   };
 }
