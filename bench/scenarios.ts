@@ -1,7 +1,7 @@
 // What each scenario sends, as a wrk script (wrk.ts): every request is built just before it is sent,
 // so scenarios rotate over many groups instead of hammering one row.
 import type { ScenarioName } from './options.js';
-import { groupProperties } from './seed.js';
+import { groupProperties, groupTag } from './seed.js';
 import type { Seeded } from './seed.js';
 import type { WrkScenario } from './wrk.js';
 
@@ -13,6 +13,8 @@ export interface Scenario {
   run(): WrkScenario;
   /** The script of the unrecorded run before it, where it must not use up what the measured run needs. */
   warmup(): WrkScenario;
+  /** Connections to load it with, when not `--connections` (the admin scenarios: one admin at a time). */
+  connections?: number;
 }
 
 /** The ids and tokens a scenario draws from, shared between scenarios of one database. */
@@ -22,6 +24,10 @@ export interface ScenarioData {
   createPrefix: string;
   /** Embed tokens minted by the block's service for embed-token-verify (none unless it runs). */
   embedTokens?: string[];
+  /** What admin-page-1000 asks for: the cursor that a walk from the first page reached at page `page`. */
+  pageCursor?: { page: number; cursor: string };
+  /** The 30 days of the seeded usage rows (usage-top-30d). */
+  usageRange?: { since: string; until: string };
 }
 
 /** A JSON request with the seeded API token. */
@@ -217,6 +223,87 @@ export function embedTokenRules(data: ScenarioData): Scenario {
   );
 }
 
+/** Latency of the admin paths is measured one request at a time: an admin's page, not a crowd of them. */
+const ADMIN_CONNECTIONS = 1;
+
+/** GET of each path in turn with the admin API token, one connection. */
+function adminGets(name: Scenario['name'], describe: string, seeded: Seeded, paths: string[]): Scenario {
+  const run = (): WrkScenario => ({
+    method: 'GET',
+    path: paths[0]!,
+    headers: { authorization: `Token ${seeded.adminToken}` },
+    lines: paths,
+    lua: `local n = 0
+next_path = function() n = n % #lines + 1; return lines[n] end`,
+  });
+  return { name, describe, run, warmup: run, connections: ADMIN_CONNECTIONS };
+}
+
+const LIST = '/api/admin/user_groups';
+/** The sampled groups the admin searches rotate over. */
+const searched = (seeded: Seeded) => seeded.ids.slice(0, 1000).map((id, index) => [id, seeded.names[index]!] as const);
+
+/** The admin list searched for an id's prefix (the id but its last digit): a prefix range or a name substring. */
+export function adminSearchPrefix({ seeded }: ScenarioData): Scenario {
+  return adminGets(
+    'admin-search-prefix',
+    'GET /api/admin/user_groups?q=<a sampled id but its last digit> (first page of 100), one connection',
+    seeded,
+    searched(seeded).map(([id]) => `${LIST}?q=${encodeURIComponent(id.slice(0, -1))}`),
+  );
+}
+
+/** The admin list searched for part of a name, as someone types it: a substring, case folded. */
+export function adminSearchName({ seeded }: ScenarioData): Scenario {
+  return adminGets(
+    'admin-search-name',
+    'GET /api/admin/user_groups?q=<a sampled name but its first and last characters> (first page of 100), one connection',
+    seeded,
+    searched(seeded).map(([, name]) => `${LIST}?q=${encodeURIComponent(name.slice(1, -1))}`),
+  );
+}
+
+export function adminTagFilter({ seeded }: ScenarioData): Scenario {
+  return adminGets(
+    'admin-tag-filter',
+    'GET /api/admin/user_groups?tag=<one of 100 tags, each on 1 % of the groups> (first page of 100), one connection',
+    seeded,
+    Array.from({ length: 100 }, (_, k) => `${LIST}?tag=${groupTag(k)}`),
+  );
+}
+
+export function adminPage1000({ seeded, pageCursor }: ScenarioData): Scenario {
+  return adminGets(
+    'admin-page-1000',
+    `GET /api/admin/user_groups?cursor=<page ${pageCursor?.page ?? 1000}'s, reached by walking from the first> (100 groups), one connection`,
+    seeded,
+    [pageCursor ? `${LIST}?cursor=${encodeURIComponent(pageCursor.cursor)}` : LIST],
+  );
+}
+
+/** A group's admin page: the group, then its audit trail, in turn. */
+export function adminGroupAudit({ seeded }: ScenarioData): Scenario {
+  return adminGets(
+    'admin-group-audit',
+    "GET /api/admin/user_groups/<team_id> and GET /api/admin/audit_events?team_id=<it>&limit=50 in turn, over 1 000 sampled groups, one connection",
+    seeded,
+    seeded.teamIds.flatMap((teamId) => [
+      `${LIST}/${teamId}`,
+      `/api/admin/audit_events?team_id=${teamId}&limit=50`,
+    ]),
+  );
+}
+
+export function usageTop30d({ seeded, usageRange }: ScenarioData): Scenario {
+  const range = usageRange ? `since=${usageRange.since}&until=${usageRange.until}&` : '';
+  return adminGets(
+    'usage-top-30d',
+    'GET /api/admin/usage/top?<the 30 days of the seeded usage rows>&metric=verifications&limit=20 (the console\'s Usage screen), one connection',
+    seeded,
+    [`/api/admin/usage/top?${range}metric=verifications&limit=20`],
+  );
+}
+
 /** The scenarios that run in the bench process, not over HTTP (offline-verify.ts, webhook-drain.ts, sync-10k.ts, sync-prune-10k.ts). */
 export const IN_PROCESS = [
   'offline-verify',
@@ -240,4 +327,10 @@ export const SCENARIO_FACTORIES: Record<
   create,
   'embed-token': embedToken,
   'embed-token-rules': embedTokenRules,
+  'admin-search-prefix': adminSearchPrefix,
+  'admin-search-name': adminSearchName,
+  'admin-tag-filter': adminTagFilter,
+  'admin-page-1000': adminPage1000,
+  'admin-group-audit': adminGroupAudit,
+  'usage-top-30d': usageTop30d,
 };

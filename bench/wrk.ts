@@ -31,7 +31,11 @@ export interface LoadFigures {
   cpuUsPerResponse: number | null;
 }
 
-/** What wrk sends, as Lua: `next_body()` returns the next request's body; `judge(body)` (optional) whether a 2xx answer had the expected outcome. */
+/**
+ * What wrk sends, as Lua: `next_body()` returns the next request's body (or defines none: no body),
+ * `next_path()` (optional) its path instead of `path`; `judge(body)` (optional) whether a 2xx answer
+ * had the expected outcome.
+ */
 export interface WrkScenario {
   method: 'GET' | 'POST' | 'PUT';
   path: string;
@@ -86,7 +90,7 @@ lines = {}
 local method, path, headers = ${luaString(scenario.method)}, ${luaString(scenario.path)}, { ${headers} }
 ${linesFile ? `for line in io.lines(${luaString(linesFile)}) do lines[#lines + 1] = line end` : ''}
 ${scenario.lua}
-request = function() return wrk.format(method, path, headers, next_body()) end
+request = function() return wrk.format(method, next_path and next_path() or path, headers, next_body and next_body() or nil) end
 response = function(status, _, body)
   statuses[status] = (statuses[status] or 0) + 1
   if status >= 200 and status < 300 then
