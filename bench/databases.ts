@@ -107,8 +107,8 @@ interface UsageSql {
 /**
  * The usage load of both engines. Each group gets three days in the 30 ending `until` (its team_id
  * picks which) and counts spread by team_id, so the busiest groups are scattered over the table.
- * Resumes after the highest team_id with rows (each statement is one transaction), up to the
- * team_id of the `groups`-th group.
+ * Resumes after the highest team_id with rows on those days (each statement is one transaction), up
+ * to the team_id of the `groups`-th group.
  */
 async function loadUsage(
   { param, daysBefore, query }: UsageSql,
@@ -125,7 +125,8 @@ async function loadUsage(
   const nth = `SELECT team_id FROM user_groups WHERE team_id > ${param(1)} ORDER BY team_id LIMIT 1 OFFSET ${param(2)}`;
   const lastTeamId =
     (await query(nth, [0, groups - 1])) ?? (await query('SELECT max(team_id) FROM user_groups', [])) ?? 0;
-  let after = (await query('SELECT coalesce(max(team_id), 0) FROM group_usage', [])) ?? 0;
+  // Only the seeded days: what the service counts when the bench loads it falls on the first load's day or later.
+  let after = (await query(`SELECT coalesce(max(team_id), 0) FROM group_usage WHERE day <= ${param(1)}`, [until])) ?? 0;
   let given = 0;
   while (after < lastTeamId) {
     const end = Math.min((await query(nth, [after, USAGE_CHUNK - 1])) ?? lastTeamId, lastTeamId);
@@ -228,8 +229,7 @@ export async function postgresDatabase(
     sideFile = join(sideDir, `postgres-${url.hostname}-${url.port || 5432}-${url.pathname.slice(1)}-${size}.json`);
   }
   const reset = await withPostgresClient(async (client) => {
-    const present =
-      (await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema])).rowCount === 1;
+    const present = (await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema])).rowCount === 1;
     const reset = !sideFile || fresh || !present || readKept(sideFile)?.setup === undefined;
     if (reset) {
       await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);

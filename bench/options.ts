@@ -208,8 +208,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     sample: values.sample === undefined ? 50_000 : positive(values.sample, 'sample', { min: 100 }),
     keep: values.keep === true,
     fresh: values.fresh === true,
-    usageGroups:
-      values['usage-groups'] === undefined ? USAGE_GROUPS : positive(values['usage-groups'], 'usage-groups'),
+    usageGroups: values['usage-groups'] === undefined ? USAGE_GROUPS : positive(values['usage-groups'], 'usage-groups'),
     cpuProf: values['cpu-prof'] === true,
     noAnalyze: values['no-analyze'] === true,
     usageCost: values['usage-cost'] === undefined ? 0 : positive(values['usage-cost'], 'usage-cost', { min: 0 }),

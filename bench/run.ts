@@ -451,14 +451,14 @@ async function walkToPage(port: number, seeded: Seeded, page: number): Promise<{
   while (reached.page < page) {
     const path = `/api/admin/user_groups${reached.cursor ? `?cursor=${encodeURIComponent(reached.cursor)}` : ''}`;
     const reply = await send(port, 'GET', path, { authorization: `Token ${seeded.adminToken}` });
-    if (reply.status !== 200) throw new Error(`${path} answered ${reply.status}: ${reply.body.toString().slice(0, 300)}`);
+    if (reply.status !== 200)
+      throw new Error(`${path} answered ${reply.status}: ${reply.body.toString().slice(0, 300)}`);
     const next = (JSON.parse(reply.body.toString()) as { next_cursor: string | null }).next_cursor;
     if (next === null) break;
     reached = { page: reached.page + 1, cursor: next };
   }
   return reached;
 }
-
 
 async function runBlock(engine: Engine, size: number, options: BenchOptions, rows: Row[]): Promise<BlockResult> {
   const label = `${engine}-${size}`;
@@ -694,7 +694,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
       kept,
       seconds: Math.round(seeded.seconds * 10) / 10,
       groupsPerSecond,
-      batch: options.seedBatch,
+      batch: seeded.batch,
       parallel: engine === 'postgres' ? options.seedParallel : 1,
     },
     ...(usage ? { usage } : {}),

@@ -33,6 +33,8 @@ export interface Seeded {
   seconds: number;
   written: number;
   groups: number;
+  /** Groups per batch: --seed-batch, or a kept database's first load's. */
+  batch: number;
 }
 
 /** Sampled groups whose team_id the admin scenarios get. */
@@ -192,6 +194,7 @@ export async function seed(
       seconds,
       written,
       groups: size,
+      batch,
     };
 
     /** The batches whose first group is not there yet, asked 1 000 at a time. */
@@ -200,9 +203,12 @@ export async function seed(
       for (let from = 0; from < count; from += 1000) {
         const wanted = Array.from({ length: Math.min(1000, count - from) }, (_, k) => from + k);
         const present = new Set(
-          (await store.findUserGroupsByProvidedIds(tenant, wanted.map((b) => groupId(b * batch + 1)))).map(
-            (group) => group.providedId,
-          ),
+          (
+            await store.findUserGroupsByProvidedIds(
+              tenant,
+              wanted.map((b) => groupId(b * batch + 1)),
+            )
+          ).map((group) => group.providedId),
         );
         missing.push(...wanted.filter((b) => !present.has(groupId(b * batch + 1))));
       }

@@ -44,6 +44,8 @@ export interface WrkScenario {
   lines?: string[];
   /** Lua defining `next_body()` and, optionally, `judge(body)` (and `on_ok(body)` to learn from an answer). */
   lua: string;
+  /** Seconds before wrk gives up on a response and counts a timeout (default 10). */
+  timeoutSeconds?: number;
 }
 
 const percentile = (sorted: number[], p: number) =>
@@ -151,7 +153,7 @@ export async function drive(
       `-c${connections}`,
       `-d${seconds}s`,
       '--timeout',
-      '10s',
+      `${scenario.timeoutSeconds ?? 10}s`,
       '-s',
       scriptFile,
       `http://127.0.0.1:${port}`,
