@@ -73,23 +73,28 @@ function newState(engine: Engine): KeptState {
   };
 }
 
-/** The side file's state, or a new one written there when the database must start over (`reset`). */
-function keptState(file: string, engine: Engine, reset: boolean): KeptState {
-  if (!reset) return JSON.parse(readFileSync(file, 'utf8')) as KeptState;
-  const state = newState(engine);
-  writeFileSync(file, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
-  return state;
-}
-
 /** What a kept database's side file holds, if there is one. */
 function readKept(file: string): KeptState | undefined {
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as KeptState) : undefined;
 }
 
+/** Secrets inside: readable by its owner alone. */
+const writeKept = (file: string, state: KeptState) =>
+  writeFileSync(file, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+
+/** The side file's state, or a new one written there when the database must start over (`reset`). */
+function keptState(file: string, engine: Engine, reset: boolean): KeptState {
+  const kept = reset ? undefined : readKept(file);
+  if (kept) return kept;
+  const state = newState(engine);
+  writeKept(file, state);
+  return state;
+}
+
 function saver(file: string | undefined, state: KeptState): (setup: KeptSetup) => void {
   return (setup) => {
     state.setup = setup;
-    if (file) writeFileSync(file, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+    if (file) writeKept(file, state);
   };
 }
 
