@@ -78,6 +78,8 @@ export interface BenchOptions {
   keep: boolean;
   /** Start a kept database over: drop it and load it from nothing. */
   fresh: boolean;
+  /** Measure a kept database as far as its load got, writing no groups (the sample from the batches there). */
+  asLoaded: boolean;
   /** Groups that get usage rows (three days each in 30) when usage-top-30d runs; at most the size. */
   usageGroups: number;
   /** Start the service under `node --cpu-prof` and keep the profiles in bench/profiles/. */
@@ -110,6 +112,8 @@ export const USAGE = `Usage: npm run bench -- [flags]
                               bench/.data/scale/) between runs and continue its load where it stopped;
                               always so above ${KEPT_ABOVE.toLocaleString('en-US')} groups. Scenarios that change groups are skipped there
   --fresh                     drop a kept database first and load it from nothing
+  --as-loaded                 measure a kept database as far as its load got, writing no groups (the sample drawn
+                              from the groups there)
   --usage-groups 1000000      groups given usage rows for usage-top-30d (default ${USAGE_GROUPS.toLocaleString('en-US')}, at most the size)
   --cpu-prof                  run the service under node --cpu-prof; profiles go to bench/profiles/
   --no-analyze                PostgreSQL: no ANALYZE after seeding (ugs serve then analyses the stale tables at start)
@@ -168,6 +172,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       sample: { type: 'string' },
       keep: { type: 'boolean', default: false },
       fresh: { type: 'boolean', default: false },
+      'as-loaded': { type: 'boolean', default: false },
       'usage-groups': { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
       'no-analyze': { type: 'boolean', default: false },
@@ -208,6 +213,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     sample: values.sample === undefined ? 50_000 : positive(values.sample, 'sample', { min: 100 }),
     keep: values.keep === true,
     fresh: values.fresh === true,
+    asLoaded: values['as-loaded'] === true,
     usageGroups: values['usage-groups'] === undefined ? USAGE_GROUPS : positive(values['usage-groups'], 'usage-groups'),
     cpuProf: values['cpu-prof'] === true,
     noAnalyze: values['no-analyze'] === true,

@@ -32,7 +32,18 @@ import { measureOfflineVerify, measureOfflineVerifyRepeated, mintTokens } from '
 import { measureWebhookDrain } from './webhook-drain.js';
 import { measureSync10k } from './sync-10k.js';
 import { measureSyncPrune10k } from './sync-prune-10k.js';
-import { getExisting, IN_PROCESS, SCENARIO_FACTORIES, type Scenario, type ScenarioData } from './scenarios.js';
+import {
+  ADMIN,
+  ADMIN_REQUESTS,
+  getExisting,
+  IN_PROCESS,
+  SCENARIO_FACTORIES,
+  type Scenario,
+  type ScenarioData,
+} from './scenarios.js';
+import { measureOneAtATime } from './one-at-a-time.js';
+
+const isAdmin = (name: ScenarioName): name is (typeof ADMIN)[number] => (ADMIN as readonly string[]).includes(name);
 
 const OFFLINE_VERIFY =
   "distinct embed tokens, each verified in full offline by @ugs/client's verifier in the bench process, in turns with the crypto.verify ceiling (verifications/s; × the crypto.verify ceiling; CPU µs: the bench process's per verification; RSS: the service's)";
@@ -478,7 +489,9 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     sample: options.sample,
     nested: options.scenarios.includes('get-nested'),
     ruled: options.scenarios.includes('embed-token-rules') || options.rulesCost > 0,
+    asLoaded: options.asLoaded && kept,
   });
+  if (seeded.groups < size) log(`  as loaded: ${seeded.groups.toLocaleString('en-US')} groups there`);
   const groupsPerSecond = seeded.written === 0 ? 0 : Math.round(seeded.written / seeded.seconds);
   log(
     `  seeding: ${seeded.written.toLocaleString('en-US')} groups${seeded.written < size ? ` (of ${size.toLocaleString('en-US')}; the rest were there)` : ''} in ${seeded.seconds.toFixed(1)} s (${groupsPerSecond.toLocaleString('en-US')} groups/s)`,
@@ -594,9 +607,17 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
       figures = await measure(
         service.port,
         scenario.run(),
-        { ...load, connections: scenario.connections ?? load.connections, serverCpuSeconds: service.cpuSeconds },
+        { ...load, serverCpuSeconds: service.cpuSeconds },
         scenario.warmup(),
       );
+    } else if (isAdmin(name)) {
+      const requests = ADMIN_REQUESTS[name](data);
+      figures = await measureOneAtATime(service.port, requests.paths, seeded.adminToken, {
+        seconds: options.duration,
+        warmup: options.warmup,
+        serverCpuSeconds: service.cpuSeconds,
+      });
+      describe = requests.describe;
     } else if (name === 'webhook-drain') {
       figures = await measureWebhookDrain(service.port, seeded);
       describe = WEBHOOK_DRAIN;
@@ -647,8 +668,8 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     }
     perSecond.set(name, figures.okPerSecond);
     const rssMb = service.rssMb();
-    // A scenario of its own connection count (the admin paths, one at a time) is no like-for-like ratio.
-    const alone = scenario?.connections !== undefined;
+    // The admin paths, one request at a time, make no like-for-like ratio.
+    const alone = isAdmin(name);
     const result = row(
       engine,
       size,
@@ -689,7 +710,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     size,
     database: db.describe,
     seed: {
-      groups: size,
+      groups: seeded.groups,
       written: seeded.written,
       kept,
       seconds: Math.round(seeded.seconds * 10) / 10,

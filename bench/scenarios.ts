@@ -13,8 +13,6 @@ export interface Scenario {
   run(): WrkScenario;
   /** The script of the unrecorded run before it, where it must not use up what the measured run needs. */
   warmup(): WrkScenario;
-  /** Connections to load it with, when not `--connections` (the admin scenarios: one admin at a time). */
-  connections?: number;
 }
 
 /** The ids and tokens a scenario draws from, shared between scenarios of one database. */
@@ -223,89 +221,78 @@ export function embedTokenRules(data: ScenarioData): Scenario {
   );
 }
 
-/** Latency of the admin paths is measured one request at a time: an admin's page, not a crowd of them. */
-const ADMIN_CONNECTIONS = 1;
-/** A search that walks 10 000 000 groups takes longer than wrk's 10 s: such an answer is slow, not lost. */
-const ADMIN_TIMEOUT_SECONDS = 120;
-
-/** GET of each path in turn with the admin API token, one connection. */
-function adminGets(name: Scenario['name'], describe: string, seeded: Seeded, paths: string[]): Scenario {
-  const run = (): WrkScenario => ({
-    method: 'GET',
-    path: paths[0]!,
-    headers: { authorization: `Token ${seeded.adminToken}` },
-    lines: paths,
-    lua: `local n = 0
-next_path = function() n = n % #lines + 1; return lines[n] end`,
-    timeoutSeconds: ADMIN_TIMEOUT_SECONDS,
-  });
-  return { name, describe, run, warmup: run, connections: ADMIN_CONNECTIONS };
+/** An admin path as the bench asks it (one-at-a-time.ts): GETs of `paths` in turn with the admin API token. */
+export interface AdminRequests {
+  describe: string;
+  paths: string[];
 }
+
+/** GETs of `paths` in turn, one at a time. */
+const adminGets = (describe: string, paths: string[]): AdminRequests => ({ describe, paths });
 
 const LIST = '/api/admin/user_groups';
 /** The sampled groups the admin searches rotate over. */
 const searched = (seeded: Seeded) => seeded.ids.slice(0, 1000).map((id, index) => [id, seeded.names[index]!] as const);
 
 /** The admin list searched for an id's prefix (the id but its last digit): a prefix range or a name substring. */
-export function adminSearchPrefix({ seeded }: ScenarioData): Scenario {
+export function adminSearchPrefix({ seeded }: ScenarioData): AdminRequests {
   return adminGets(
-    'admin-search-prefix',
-    'GET /api/admin/user_groups?q=<a sampled id but its last digit> (first page of 100), one connection',
-    seeded,
+    'GET /api/admin/user_groups?q=<a sampled id but its last digit> (first page of 100), one request at a time',
     searched(seeded).map(([id]) => `${LIST}?q=${encodeURIComponent(id.slice(0, -1))}`),
   );
 }
 
 /** The admin list searched for part of a name, as someone types it: a substring, case folded. */
-export function adminSearchName({ seeded }: ScenarioData): Scenario {
+export function adminSearchName({ seeded }: ScenarioData): AdminRequests {
   return adminGets(
-    'admin-search-name',
-    'GET /api/admin/user_groups?q=<a sampled name but its first and last characters> (first page of 100), one connection',
-    seeded,
+    'GET /api/admin/user_groups?q=<a sampled name but its first and last characters> (first page of 100), one request at a time',
     searched(seeded).map(([, name]) => `${LIST}?q=${encodeURIComponent(name.slice(1, -1))}`),
   );
 }
 
-export function adminTagFilter({ seeded }: ScenarioData): Scenario {
+export function adminTagFilter(): AdminRequests {
   return adminGets(
-    'admin-tag-filter',
-    'GET /api/admin/user_groups?tag=<one of 100 tags, each on 1 % of the groups> (first page of 100), one connection',
-    seeded,
+    'GET /api/admin/user_groups?tag=<one of 100 tags, each on 1 % of the groups> (first page of 100), one request at a time',
     Array.from({ length: 100 }, (_, k) => `${LIST}?tag=${groupTag(k)}`),
   );
 }
 
-export function adminPage1000({ seeded, pageCursor }: ScenarioData): Scenario {
+export function adminPage1000({ pageCursor }: ScenarioData): AdminRequests {
   return adminGets(
-    'admin-page-1000',
-    `GET /api/admin/user_groups?cursor=<page ${pageCursor?.page ?? 1000}'s, reached by walking from the first> (100 groups), one connection`,
-    seeded,
+    `GET /api/admin/user_groups?cursor=<page ${pageCursor?.page ?? 1000}'s, reached by walking from the first> (100 groups), one request at a time`,
     [pageCursor ? `${LIST}?cursor=${encodeURIComponent(pageCursor.cursor)}` : LIST],
   );
 }
 
 /** A group's admin page: the group, then its audit trail, in turn. */
-export function adminGroupAudit({ seeded }: ScenarioData): Scenario {
+export function adminGroupAudit({ seeded }: ScenarioData): AdminRequests {
   return adminGets(
-    'admin-group-audit',
-    'GET /api/admin/user_groups/<team_id> and GET /api/admin/audit_events?team_id=<it>&limit=50 in turn, over 1 000 sampled groups, one connection',
-    seeded,
+    'GET /api/admin/user_groups/<team_id> and GET /api/admin/audit_events?team_id=<it>&limit=50 in turn, over 1 000 sampled groups, one request at a time',
     seeded.teamIds.flatMap((teamId) => [`${LIST}/${teamId}`, `/api/admin/audit_events?team_id=${teamId}&limit=50`]),
   );
 }
 
-export function usageTop30d({ seeded, usageRange }: ScenarioData): Scenario {
+export function usageTop30d({ usageRange }: ScenarioData): AdminRequests {
   const range = usageRange ? `since=${usageRange.since}&until=${usageRange.until}&` : '';
   return adminGets(
-    'usage-top-30d',
-    "GET /api/admin/usage/top?<the 30 days of the seeded usage rows>&metric=verifications&limit=20 (the console's Usage screen), one connection",
-    seeded,
+    "GET /api/admin/usage/top?<the 30 days of the seeded usage rows>&metric=verifications&limit=20 (the console's Usage screen), one request at a time",
     [`/api/admin/usage/top?${range}metric=verifications&limit=20`],
   );
 }
 
 /** The scenarios that run in the bench process, not over HTTP (offline-verify.ts, webhook-drain.ts, sync-10k.ts, sync-prune-10k.ts). */
+export const ADMIN = [
+  'admin-search-prefix',
+  'admin-search-name',
+  'admin-tag-filter',
+  'admin-page-1000',
+  'admin-group-audit',
+  'usage-top-30d',
+] as const;
+
+/** The scenarios that run in the bench process, not over wrk (the admin paths: one-at-a-time.ts). */
 export const IN_PROCESS = [
+  ...ADMIN,
   'offline-verify',
   'offline-verify-repeated',
   'webhook-drain',
@@ -327,6 +314,10 @@ export const SCENARIO_FACTORIES: Record<
   create,
   'embed-token': embedToken,
   'embed-token-rules': embedTokenRules,
+};
+
+/** The admin paths: latency one request at a time, an admin's page rather than a crowd of them. */
+export const ADMIN_REQUESTS: Record<(typeof ADMIN)[number], (data: ScenarioData) => AdminRequests> = {
   'admin-search-prefix': adminSearchPrefix,
   'admin-search-name': adminSearchName,
   'admin-tag-filter': adminTagFilter,

@@ -29,7 +29,10 @@ export interface Seeded {
   nestedIds: string[];
   /** Groups of 64 short access rules each, seeded for `embed-token-rules` (empty when it does not run). */
   ruledIds: string[];
-  /** Seconds this run spent writing groups, and the groups it wrote (fewer than `groups` when a kept load resumed). */
+  /**
+   * Seconds this run spent writing groups, and the groups it wrote (fewer than `groups` when a kept
+   * load resumed); the groups there (fewer than the size as loaded).
+   */
   seconds: number;
   written: number;
   groups: number;
@@ -73,7 +76,7 @@ function log(message: string): void {
 export async function seed(
   db: BenchDatabase,
   size: number,
-  options: { batch: number; parallel: number; sample: number; nested: boolean; ruled: boolean },
+  options: { batch: number; parallel: number; sample: number; nested: boolean; ruled: boolean; asLoaded?: boolean },
 ): Promise<Seeded> {
   const parallel = db.engine === 'postgres' ? options.parallel : 1;
   const runtime = await openRuntime({ databaseUrl: db.url, encryptionKey: db.encryptionKey, poolSize: parallel + 1 });
@@ -132,10 +135,14 @@ export async function seed(
       return last - first + 1;
     };
 
-    const missing = db.kept ? await missingBatches(batches) : Array.from({ length: batches }, (_, b) => b);
-    if (missing.length < batches)
-      log(`  resuming: ${batches - missing.length} of ${batches} batches of ${batch} already loaded`);
-    const toWrite = missing.reduce((sum, b) => sum + Math.min(batch, size - b * batch), 0);
+    const absent = db.kept ? await missingBatches(batches) : Array.from({ length: batches }, (_, b) => b);
+    if (absent.length < batches)
+      log(`  resuming: ${batches - absent.length} of ${batches} batches of ${batch} already loaded`);
+    const groupsOf = (batches: number[]) => batches.reduce((sum, b) => sum + Math.min(batch, size - b * batch), 0);
+    // As loaded: nothing written, and the sample drawn from the batches there.
+    const missing = options.asLoaded ? [] : absent;
+    const notThere = new Set(options.asLoaded ? absent : []);
+    const toWrite = groupsOf(missing);
     const started = performance.now();
     let next = 0;
     let done = 0;
@@ -168,6 +175,7 @@ export async function seed(
     const stride = Math.max(1, Math.floor(size / options.sample));
     const sample: Pick<Seeded, 'ids' | 'names' | 'tokens'> = { ids: [], names: [], tokens: [] };
     for (let i = stride; i <= size && sample.ids.length < options.sample; i += stride) {
+      if (notThere.has(Math.floor((i - 1) / batch))) continue;
       sample.ids.push(groupId(i));
       sample.names.push(groupName(i));
       sample.tokens.push(groupToken(db.tokenSeed, i));
@@ -193,7 +201,7 @@ export async function seed(
       ruledIds,
       seconds,
       written,
-      groups: size,
+      groups: size - groupsOf([...notThere]),
       batch,
     };
 

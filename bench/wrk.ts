@@ -31,11 +31,7 @@ export interface LoadFigures {
   cpuUsPerResponse: number | null;
 }
 
-/**
- * What wrk sends, as Lua: `next_body()` returns the next request's body (or defines none: no body),
- * `next_path()` (optional) its path instead of `path`; `judge(body)` (optional) whether a 2xx answer
- * had the expected outcome.
- */
+/** What wrk sends, as Lua: `next_body()` returns the next request's body; `judge(body)` (optional) whether a 2xx answer had the expected outcome. */
 export interface WrkScenario {
   method: 'GET' | 'POST' | 'PUT';
   path: string;
@@ -44,8 +40,6 @@ export interface WrkScenario {
   lines?: string[];
   /** Lua defining `next_body()` and, optionally, `judge(body)` (and `on_ok(body)` to learn from an answer). */
   lua: string;
-  /** Seconds before wrk gives up on a response and counts a timeout (default 10). */
-  timeoutSeconds?: number;
 }
 
 const percentile = (sorted: number[], p: number) =>
@@ -92,7 +86,7 @@ lines = {}
 local method, path, headers = ${luaString(scenario.method)}, ${luaString(scenario.path)}, { ${headers} }
 ${linesFile ? `for line in io.lines(${luaString(linesFile)}) do lines[#lines + 1] = line end` : ''}
 ${scenario.lua}
-request = function() return wrk.format(method, next_path and next_path() or path, headers, next_body and next_body() or nil) end
+request = function() return wrk.format(method, path, headers, next_body()) end
 response = function(status, _, body)
   statuses[status] = (statuses[status] or 0) + 1
   if status >= 200 and status < 300 then
@@ -153,7 +147,7 @@ export async function drive(
       `-c${connections}`,
       `-d${seconds}s`,
       '--timeout',
-      `${scenario.timeoutSeconds ?? 10}s`,
+      '10s',
       '-s',
       scriptFile,
       `http://127.0.0.1:${port}`,
