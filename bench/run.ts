@@ -494,7 +494,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
   if (seeded.groups < size) log(`  as loaded: ${seeded.groups.toLocaleString('en-US')} groups there`);
   const groupsPerSecond = seeded.written === 0 ? 0 : Math.round(seeded.written / seeded.seconds);
   log(
-    `  seeding: ${seeded.written.toLocaleString('en-US')} groups${seeded.written < size ? ` (of ${size.toLocaleString('en-US')}; the rest were there)` : ''} in ${seeded.seconds.toFixed(1)} s (${groupsPerSecond.toLocaleString('en-US')} groups/s)`,
+    `  seeding: ${seeded.written.toLocaleString('en-US')} groups${seeded.written < seeded.groups ? ` (the other ${(seeded.groups - seeded.written).toLocaleString('en-US')} were there)` : ''} in ${seeded.seconds.toFixed(1)} s (${groupsPerSecond.toLocaleString('en-US')} groups/s)`,
   );
   let usage: BlockResult['usage'];
   if (options.scenarios.includes('usage-top-30d')) {
