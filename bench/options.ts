@@ -23,8 +23,29 @@ export const SCENARIOS = [
   'webhook-drain',
   'sync-10k',
   'sync-prune-10k',
+  'admin-search-prefix',
+  'admin-search-name',
+  'admin-tag-filter',
+  'admin-page-1000',
+  'admin-group-audit',
+  'usage-top-30d',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
+
+/** Scenarios that change the seeded groups (or add to them): never run on a kept database, whose next run must find it as loaded. */
+export const MUTATING: readonly ScenarioName[] = [
+  'update',
+  'rotate',
+  'create',
+  'webhook-drain',
+  'sync-10k',
+  'sync-prune-10k',
+];
+
+/** Sizes above this are kept between runs and loaded resumably without `--keep`. */
+export const KEPT_ABOVE = 1_000_000;
+/** Groups given usage rows for usage-top-30d, at most (all of them below). */
+export const USAGE_GROUPS = 1_000_000;
 
 export const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -50,6 +71,17 @@ export interface BenchOptions {
   seedParallel: number;
   /** How many seeded groups (ids and tokens) the scenarios rotate over. */
   sample: number;
+  /**
+   * Keep every size's database between runs and continue its load where it stopped (sizes above
+   * KEPT_ABOVE are kept whatever this says).
+   */
+  keep: boolean;
+  /** Start a kept database over: drop it and load it from nothing. */
+  fresh: boolean;
+  /** Measure a kept database as far as its load got, writing no groups (the sample from the batches there). */
+  asLoaded: boolean;
+  /** Groups that get usage rows (three days each in 30) when usage-top-30d runs; at most the size. */
+  usageGroups: number;
   /** Start the service under `node --cpu-prof` and keep the profiles in bench/profiles/. */
   cpuProf: boolean;
   /** PostgreSQL: skip the ANALYZE after seeding, to measure tables without statistics (autovacuum off). */
@@ -66,7 +98,7 @@ export interface BenchOptions {
 export const USAGE = `Usage: npm run bench -- [flags]
 
   --engines sqlite,postgres   engines to measure (default: both)
-  --sizes 10000,1000000       seeded groups per database (default: both)
+  --sizes 10000,1000000       seeded groups per database (default: both; 100k, 1M, 10M also read)
   --duration 10               seconds per scenario, the ceilings included (default 10; below 10 is a smoke run)
   --warmup 2                  seconds of unrecorded load before each measurement (default 2; 0: none)
   --server-warmup 10          seconds of unrecorded get-existing load on each fresh service first (default 10)
@@ -76,6 +108,13 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --seed-batch 5000           groups per store transaction while seeding (default 5000)
   --seed-parallel 8           PostgreSQL seeding transactions in flight (default 8)
   --sample 50000              seeded groups the scenarios rotate over (default 50000)
+  --keep                      keep each size's database (PostgreSQL schema bench_scale_<size>, SQLite
+                              bench/.data/scale/) between runs and continue its load where it stopped;
+                              always so above ${KEPT_ABOVE.toLocaleString('en-US')} groups. Scenarios that change groups are skipped there
+  --fresh                     drop a kept database first and load it from nothing
+  --as-loaded                 measure a kept database as far as its load got, writing no groups (the sample drawn
+                              from the groups there)
+  --usage-groups 1000000      groups given usage rows for usage-top-30d (default ${USAGE_GROUPS.toLocaleString('en-US')}, at most the size)
   --cpu-prof                  run the service under node --cpu-prof; profiles go to bench/profiles/
   --no-analyze                PostgreSQL: no ANALYZE after seeding (ugs serve then analyses the stale tables at start)
   --usage-cost 5              rounds comparing the server's CPU per response of get-existing and verify with usage
@@ -107,6 +146,13 @@ function positive(value: string, flag: string, { integer = true, min = 1 } = {})
   return number;
 }
 
+/** `100k`, `1M`, `10M` as the numbers they stand for; anything else as written. */
+function withSuffix(value: string): string {
+  const match = /^\s*([\d_.]+)\s*([kKmM])\s*$/.exec(value);
+  if (!match) return value;
+  return String(Number(match[1]!.replace(/_/g, '')) * (match[2]!.toLowerCase() === 'k' ? 1e3 : 1e6));
+}
+
 export function parseOptions(argv: string[]): BenchOptions | 'help' {
   const { values } = parseArgs({
     args: argv,
@@ -124,6 +170,10 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       'seed-batch': { type: 'string' },
       'seed-parallel': { type: 'string' },
       sample: { type: 'string' },
+      keep: { type: 'boolean', default: false },
+      fresh: { type: 'boolean', default: false },
+      'as-loaded': { type: 'boolean', default: false },
+      'usage-groups': { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
       'no-analyze': { type: 'boolean', default: false },
       'usage-cost': { type: 'string' },
@@ -138,7 +188,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       ? quick
         ? [10_000]
         : [10_000, 1_000_000]
-      : values.sizes.split(',').map((size) => positive(size, 'sizes', { min: 1000 }));
+      : values.sizes.split(',').map((size) => positive(withSuffix(size), 'sizes', { min: 1000 }));
   return {
     engines: values.engines === undefined ? [...ENGINES] : list(values.engines, ENGINES, 'engines'),
     sizes: [...new Set(sizes)],
@@ -161,6 +211,10 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     seedBatch: values['seed-batch'] === undefined ? 5000 : positive(values['seed-batch'], 'seed-batch'),
     seedParallel: values['seed-parallel'] === undefined ? 8 : positive(values['seed-parallel'], 'seed-parallel'),
     sample: values.sample === undefined ? 50_000 : positive(values.sample, 'sample', { min: 100 }),
+    keep: values.keep === true,
+    fresh: values.fresh === true,
+    asLoaded: values['as-loaded'] === true,
+    usageGroups: values['usage-groups'] === undefined ? USAGE_GROUPS : positive(values['usage-groups'], 'usage-groups'),
     cpuProf: values['cpu-prof'] === true,
     noAnalyze: values['no-analyze'] === true,
     usageCost: values['usage-cost'] === undefined ? 0 : positive(values['usage-cost'], 'usage-cost', { min: 0 }),

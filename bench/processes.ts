@@ -38,6 +38,7 @@ export function send(
   path: string,
   headers: Record<string, string> = {},
   body?: string,
+  timeoutMs = 5000,
 ): Promise<HttpReply> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : Buffer.from(body);
@@ -50,7 +51,7 @@ export function send(
         headers: payload
           ? { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length) }
           : headers,
-        timeout: 5000,
+        timeout: timeoutMs,
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -16,14 +16,34 @@ import {
   type BenchDatabase,
 } from './databases.js';
 import { drive, ensureWrk, measure, type LoadFigures } from './wrk.js';
-import { parseOptions, SCENARIOS, USAGE, type BenchOptions, type Engine, type ScenarioName } from './options.js';
+import {
+  KEPT_ABOVE,
+  MUTATING,
+  parseOptions,
+  SCENARIOS,
+  USAGE,
+  type BenchOptions,
+  type Engine,
+  type ScenarioName,
+} from './options.js';
 import { freePort, killChildrenNow, pinApart, send, startNodeProcess, type Child } from './processes.js';
 import { machine, row, table, type Row } from './report.js';
 import { measureOfflineVerify, measureOfflineVerifyRepeated, mintTokens } from './offline-verify.js';
 import { measureWebhookDrain } from './webhook-drain.js';
 import { measureSync10k } from './sync-10k.js';
 import { measureSyncPrune10k } from './sync-prune-10k.js';
-import { getExisting, IN_PROCESS, SCENARIO_FACTORIES, type Scenario, type ScenarioData } from './scenarios.js';
+import {
+  ADMIN,
+  ADMIN_REQUESTS,
+  getExisting,
+  IN_PROCESS,
+  SCENARIO_FACTORIES,
+  type Scenario,
+  type ScenarioData,
+} from './scenarios.js';
+import { measureOneAtATime } from './one-at-a-time.js';
+
+const isAdmin = (name: ScenarioName): name is (typeof ADMIN)[number] => (ADMIN as readonly string[]).includes(name);
 
 const OFFLINE_VERIFY =
   "distinct embed tokens, each verified in full offline by @ugs/client's verifier in the bench process, in turns with the crypto.verify ceiling (verifications/s; × the crypto.verify ceiling; CPU µs: the bench process's per verification; RSS: the service's)";
@@ -48,6 +68,10 @@ const DATA_DIR = join(REPO, 'bench', '.data', RUN_ID);
 /** Embed tokens embed-token-verify presents in turn: one per group of the sample's first part. */
 const EMBED_VERIFY_TOKENS = 1000;
 const RESULTS_DIR = join(REPO, 'bench', 'results');
+/** Kept databases (SQLite files) and their side files, between runs. */
+const KEPT_DIR = join(REPO, 'bench', '.data', 'scale');
+/** The page admin-page-1000 asks for, walked to from the first. */
+const CURSOR_PAGE = 1000;
 const PROFILES_DIR = join(REPO, 'bench', 'profiles', RUN_ID);
 
 function log(message: string): void {
@@ -167,7 +191,18 @@ interface BlockResult {
   engine: Engine;
   size: number;
   database: string;
-  seed: { groups: number; seconds: number; groupsPerSecond: number; batch: number; parallel: number };
+  /** `written` of `groups` by this run, in `seconds` (a kept load resumed writes only the rest). */
+  seed: {
+    groups: number;
+    written: number;
+    kept: boolean;
+    seconds: number;
+    groupsPerSecond: number;
+    batch: number;
+    parallel: number;
+  };
+  /** Usage rows for usage-top-30d: the groups given rows by this run, and how long it took. */
+  usage?: { groups: number; newGroups: number; seconds: number; since: string; until: string };
   responseBytes: number;
   ceiling: ScenarioResult;
   fastifyCeiling: ScenarioResult;
@@ -409,17 +444,42 @@ async function measureRulesCost(
   return { rounds: pairs.map(([rulesCpuUs, plainCpuUs]) => ({ rulesCpuUs, plainCpuUs })), ratio };
 }
 
-/** The scenarios to run, in run order: offline-verify-repeated brings verify, whose rate it is compared with. */
-function scenarioNames(options: BenchOptions): ScenarioName[] {
+/**
+ * The scenarios to run, in run order: offline-verify-repeated brings verify, whose rate it is compared
+ * with. None that changes the groups on a kept database, which the next run must find as loaded.
+ */
+function scenarioNames(options: BenchOptions, kept: boolean): ScenarioName[] {
   const wanted = new Set(options.scenarios);
   if (wanted.has('offline-verify-repeated')) wanted.add('verify');
-  return SCENARIOS.filter((name) => wanted.has(name));
+  const skipped = kept ? MUTATING.filter((name) => wanted.has(name)) : [];
+  if (skipped.length > 0) log(`  kept database: skipping ${skipped.join(', ')}, which would change its groups`);
+  return SCENARIOS.filter((name) => wanted.has(name) && !skipped.includes(name));
+}
+
+/** The cursor of page `page` of the admin list (100 groups a page), walked to from the first; or of the last page, if fewer. */
+async function walkToPage(port: number, seeded: Seeded, page: number): Promise<{ page: number; cursor: string }> {
+  let reached = { page: 1, cursor: '' };
+  while (reached.page < page) {
+    const path = `/api/admin/user_groups${reached.cursor ? `?cursor=${encodeURIComponent(reached.cursor)}` : ''}`;
+    const reply = await send(port, 'GET', path, { authorization: `Token ${seeded.adminToken}` });
+    if (reply.status !== 200)
+      throw new Error(`${path} answered ${reply.status}: ${reply.body.toString().slice(0, 300)}`);
+    const next = (JSON.parse(reply.body.toString()) as { next_cursor: string | null }).next_cursor;
+    if (next === null) break;
+    reached = { page: reached.page + 1, cursor: next };
+  }
+  return reached;
 }
 
 async function runBlock(engine: Engine, size: number, options: BenchOptions, rows: Row[]): Promise<BlockResult> {
   const label = `${engine}-${size}`;
   log(`\n== ${engine}, ${size.toLocaleString('en-US')} groups`);
-  const db = engine === 'sqlite' ? sqliteDatabase(DATA_DIR, size) : await postgresDatabase(options.postgresUrl, size);
+  const kept = options.keep || size > KEPT_ABOVE;
+  const keeping = { keep: kept, fresh: options.fresh, sideDir: KEPT_DIR };
+  const db =
+    engine === 'sqlite'
+      ? sqliteDatabase(kept ? KEPT_DIR : DATA_DIR, size, keeping)
+      : await postgresDatabase(options.postgresUrl, size, keeping);
   const dropDatabase = defer(() => db.drop());
   log(`  database: ${db.describe}`);
 
@@ -429,11 +489,25 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     sample: options.sample,
     nested: options.scenarios.includes('get-nested'),
     ruled: options.scenarios.includes('embed-token-rules') || options.rulesCost > 0,
+    asLoaded: options.asLoaded && kept,
   });
-  const groupsPerSecond = Math.round(size / seeded.seconds);
+  if (seeded.groups < size) log(`  as loaded: ${seeded.groups.toLocaleString('en-US')} groups there`);
+  const groupsPerSecond = seeded.written === 0 ? 0 : Math.round(seeded.written / seeded.seconds);
   log(
-    `  seeding: ${size.toLocaleString('en-US')} groups in ${seeded.seconds.toFixed(1)} s (${groupsPerSecond.toLocaleString('en-US')} groups/s)`,
+    `  seeding: ${seeded.written.toLocaleString('en-US')} groups${seeded.written < seeded.groups ? ` (the other ${(seeded.groups - seeded.written).toLocaleString('en-US')} were there)` : ''} in ${seeded.seconds.toFixed(1)} s (${groupsPerSecond.toLocaleString('en-US')} groups/s)`,
   );
+  let usage: BlockResult['usage'];
+  if (options.scenarios.includes('usage-top-30d')) {
+    const groups = Math.min(size, options.usageGroups);
+    const usageStarted = performance.now();
+    const newGroups = await db.seedUsage(groups, log);
+    const seconds = Math.round((performance.now() - usageStarted) / 100) / 10;
+    const since = new Date(Date.parse(db.usageUntil) - 29 * 86_400_000).toISOString().slice(0, 10);
+    usage = { groups, newGroups, seconds, since, until: db.usageUntil };
+    log(
+      `  usage rows: ${groups.toLocaleString('en-US')} groups, three days each from ${since} to ${db.usageUntil} (${newGroups.toLocaleString('en-US')} given rows now, ${seconds} s)`,
+    );
+  }
   if (engine === 'postgres' && !options.noAnalyze) {
     const analyzeStarted = performance.now();
     await db.analyze();
@@ -448,7 +522,12 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
   const responseBytes = await captureResponse(service, seeded, captureFile);
 
   const load = { connections: options.connections, seconds: options.duration, warmup: options.warmup };
-  const data: ScenarioData = { seeded, createPrefix: `new-${RUN_ID}-` };
+  const data: ScenarioData = {
+    seeded,
+    createPrefix: `new-${RUN_ID}-`,
+    ...(usage ? { usageRange: { since: usage.since, until: usage.until } } : {}),
+  };
+  const names = scenarioNames(options, kept);
   if (options.scenarios.includes('embed-token-verify')) {
     data.embedTokens = await mintTokens(service.port, seeded, EMBED_VERIFY_TOKENS);
     log(`  embed-token-verify: ${data.embedTokens.length} embed tokens minted`);
@@ -508,8 +587,16 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
   const scenarios: ScenarioResult[] = [];
   /** Each scenario's successful responses per second in this block, for the ratios that divide by one. */
   const perSecond = new Map<string, number>();
-  for (const name of scenarioNames(options)) {
+  for (const name of names) {
     if (interrupted) break;
+    // Walked to just before: its thousand pages of full groups grow the heap, whose RSS the scenarios before it report.
+    if (name === 'admin-page-1000') {
+      const walkStarted = performance.now();
+      data.pageCursor = await walkToPage(service.port, seeded, CURSOR_PAGE);
+      log(
+        `  admin-page-1000: walked to page ${data.pageCursor.page} in ${((performance.now() - walkStarted) / 1000).toFixed(1)} s`,
+      );
+    }
     const scenario: Scenario | undefined = (IN_PROCESS as readonly string[]).includes(name)
       ? undefined
       : SCENARIO_FACTORIES[name as keyof typeof SCENARIO_FACTORIES](data);
@@ -523,6 +610,14 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
         { ...load, serverCpuSeconds: service.cpuSeconds },
         scenario.warmup(),
       );
+    } else if (isAdmin(name)) {
+      const requests = ADMIN_REQUESTS[name](data);
+      figures = await measureOneAtATime(service.port, requests.paths, seeded.adminToken, {
+        seconds: options.duration,
+        warmup: options.warmup,
+        serverCpuSeconds: service.cpuSeconds,
+      });
+      describe = requests.describe;
     } else if (name === 'webhook-drain') {
       figures = await measureWebhookDrain(service.port, seeded);
       describe = WEBHOOK_DRAIN;
@@ -573,13 +668,15 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     }
     perSecond.set(name, figures.okPerSecond);
     const rssMb = service.rssMb();
+    // The admin paths, one request at a time, make no like-for-like ratio.
+    const alone = isAdmin(name);
     const result = row(
       engine,
       size,
       name,
       figures,
-      ratioTo?.perSecond ?? ceilingPerSecond,
-      ratioTo ? null : fastifyPerSecond,
+      alone ? null : (ratioTo?.perSecond ?? ceilingPerSecond),
+      ratioTo || alone ? null : fastifyPerSecond,
       rssMb,
     );
     rows.push(result);
@@ -613,12 +710,15 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     size,
     database: db.describe,
     seed: {
-      groups: size,
+      groups: seeded.groups,
+      written: seeded.written,
+      kept,
       seconds: Math.round(seeded.seconds * 10) / 10,
       groupsPerSecond,
-      batch: options.seedBatch,
+      batch: seeded.batch,
       parallel: engine === 'postgres' ? options.seedParallel : 1,
     },
+    ...(usage ? { usage } : {}),
     responseBytes,
     ceiling,
     fastifyCeiling,
@@ -700,8 +800,12 @@ async function main(): Promise<number> {
           `(rules/none µs: ${block.rulesCost.rounds.map((r) => `${r.rulesCpuUs ?? '–'}/${r.plainCpuUs ?? '–'}`).join(', ')})\n`,
       );
     process.stdout.write(
-      `seeding ${block.engine} ${block.size.toLocaleString('en-US')}: ${block.seed.seconds} s (${block.seed.groupsPerSecond.toLocaleString('en-US')} groups/s)\n`,
+      `seeding ${block.engine} ${block.size.toLocaleString('en-US')}: ${block.seed.written < block.seed.groups ? `${block.seed.written.toLocaleString('en-US')} written (kept load resumed), ` : ''}${block.seed.seconds} s (${block.seed.groupsPerSecond.toLocaleString('en-US')} groups/s)\n`,
     );
+    if (block.usage)
+      process.stdout.write(
+        `usage rows ${block.engine} ${block.size.toLocaleString('en-US')}: ${block.usage.groups.toLocaleString('en-US')} groups × 3 days (${block.usage.since} to ${block.usage.until}); ${block.usage.newGroups.toLocaleString('en-US')} given rows in ${block.usage.seconds} s\n`,
+      );
   }
 
   const results = {

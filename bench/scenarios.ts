@@ -1,7 +1,7 @@
 // What each scenario sends, as a wrk script (wrk.ts): every request is built just before it is sent,
 // so scenarios rotate over many groups instead of hammering one row.
 import type { ScenarioName } from './options.js';
-import { groupProperties } from './seed.js';
+import { groupProperties, groupTag } from './seed.js';
 import type { Seeded } from './seed.js';
 import type { WrkScenario } from './wrk.js';
 
@@ -22,6 +22,10 @@ export interface ScenarioData {
   createPrefix: string;
   /** Embed tokens minted by the block's service for embed-token-verify (none unless it runs). */
   embedTokens?: string[];
+  /** What admin-page-1000 asks for: the cursor that a walk from the first page reached at page `page`. */
+  pageCursor?: { page: number; cursor: string };
+  /** The 30 days of the seeded usage rows (usage-top-30d). */
+  usageRange?: { since: string; until: string };
 }
 
 /** A JSON request with the seeded API token. */
@@ -217,8 +221,78 @@ export function embedTokenRules(data: ScenarioData): Scenario {
   );
 }
 
+/** An admin path as the bench asks it (one-at-a-time.ts): GETs of `paths` in turn with the admin API token. */
+export interface AdminRequests {
+  describe: string;
+  paths: string[];
+}
+
+/** GETs of `paths` in turn, one at a time. */
+const adminGets = (describe: string, paths: string[]): AdminRequests => ({ describe, paths });
+
+const LIST = '/api/admin/user_groups';
+/** The sampled groups the admin searches rotate over. */
+const searched = (seeded: Seeded) => seeded.ids.slice(0, 1000).map((id, index) => [id, seeded.names[index]!] as const);
+
+/** The admin list searched for an id's prefix (the id but its last digit): a prefix range or a name substring. */
+export function adminSearchPrefix({ seeded }: ScenarioData): AdminRequests {
+  return adminGets(
+    'GET /api/admin/user_groups?q=<a sampled id but its last digit> (first page of 100), one request at a time',
+    searched(seeded).map(([id]) => `${LIST}?q=${encodeURIComponent(id.slice(0, -1))}`),
+  );
+}
+
+/** The admin list searched for part of a name, as someone types it: a substring, case folded. */
+export function adminSearchName({ seeded }: ScenarioData): AdminRequests {
+  return adminGets(
+    'GET /api/admin/user_groups?q=<a sampled name but its first and last characters> (first page of 100), one request at a time',
+    searched(seeded).map(([, name]) => `${LIST}?q=${encodeURIComponent(name.slice(1, -1))}`),
+  );
+}
+
+export function adminTagFilter(): AdminRequests {
+  return adminGets(
+    'GET /api/admin/user_groups?tag=<one of 100 tags, each on 1 % of the groups> (first page of 100), one request at a time',
+    Array.from({ length: 100 }, (_, k) => `${LIST}?tag=${groupTag(k)}`),
+  );
+}
+
+export function adminPage1000({ pageCursor }: ScenarioData): AdminRequests {
+  return adminGets(
+    `GET /api/admin/user_groups?cursor=<page ${pageCursor?.page ?? 1000}'s, reached by walking from the first> (100 groups), one request at a time`,
+    [pageCursor ? `${LIST}?cursor=${encodeURIComponent(pageCursor.cursor)}` : LIST],
+  );
+}
+
+/** A group's admin page: the group, then its audit trail, in turn. */
+export function adminGroupAudit({ seeded }: ScenarioData): AdminRequests {
+  return adminGets(
+    'GET /api/admin/user_groups/<team_id> and GET /api/admin/audit_events?team_id=<it>&limit=50 in turn, over 1 000 sampled groups, one request at a time',
+    seeded.teamIds.flatMap((teamId) => [`${LIST}/${teamId}`, `/api/admin/audit_events?team_id=${teamId}&limit=50`]),
+  );
+}
+
+export function usageTop30d({ usageRange }: ScenarioData): AdminRequests {
+  const range = usageRange ? `since=${usageRange.since}&until=${usageRange.until}&` : '';
+  return adminGets(
+    "GET /api/admin/usage/top?<the 30 days of the seeded usage rows>&metric=verifications&limit=20 (the console's Usage screen), one request at a time",
+    [`/api/admin/usage/top?${range}metric=verifications&limit=20`],
+  );
+}
+
 /** The scenarios that run in the bench process, not over HTTP (offline-verify.ts, webhook-drain.ts, sync-10k.ts, sync-prune-10k.ts). */
+export const ADMIN = [
+  'admin-search-prefix',
+  'admin-search-name',
+  'admin-tag-filter',
+  'admin-page-1000',
+  'admin-group-audit',
+  'usage-top-30d',
+] as const;
+
+/** The scenarios that run in the bench process, not over wrk (the admin paths: one-at-a-time.ts). */
 export const IN_PROCESS = [
+  ...ADMIN,
   'offline-verify',
   'offline-verify-repeated',
   'webhook-drain',
@@ -240,4 +314,14 @@ export const SCENARIO_FACTORIES: Record<
   create,
   'embed-token': embedToken,
   'embed-token-rules': embedTokenRules,
+};
+
+/** The admin paths: latency one request at a time, an admin's page rather than a crowd of them. */
+export const ADMIN_REQUESTS: Record<(typeof ADMIN)[number], (data: ScenarioData) => AdminRequests> = {
+  'admin-search-prefix': adminSearchPrefix,
+  'admin-search-name': adminSearchName,
+  'admin-tag-filter': adminTagFilter,
+  'admin-page-1000': adminPage1000,
+  'admin-group-audit': adminGroupAudit,
+  'usage-top-30d': usageTop30d,
 };
