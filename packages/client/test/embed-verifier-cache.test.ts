@@ -4,6 +4,7 @@
 // `tokenCacheSize` tokens are held, and a forgotten one is verified in full again. A remembered token
 // is recognised by the claims object it returns: the same (frozen) object on every call.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CURRENT_KEY_HELD_MS } from '../../../src/domain/signing-keys/signing-keys.service.js';
 import { createTestApp, type TestApp } from '../../../test/support/test-app.js';
 import { createClient, createEmbedTokenVerifier, EmbedOriginError, type EmbedClaims } from '../src/index.js';
 
@@ -200,8 +201,8 @@ describe('createEmbedTokenVerifier, a signing key leaving the JWKS', () => {
     expect(await publishedKids()).toHaveLength(2);
     expect(await everyCall(oldToken, minted)).toBe(byAge);
 
-    // A day later the old key has left the JWKS.
-    now += 86_401_000;
+    // A day (and the bound for which another instance may still sign with it) later, it has left the JWKS.
+    now += 86_400_000 + CURRENT_KEY_HELD_MS + 1_000;
     expect(await publishedKids()).not.toContain(oldKid);
     await expect(everyCall(oldToken, minted)).rejects.toMatchObject({ code: 'ERR_JWKS_NO_MATCHING_KEY' });
     // Not fetched since: this verifier cannot know yet (cacheMaxAgeMs bounds how long)...
