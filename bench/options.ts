@@ -8,6 +8,16 @@ export type Engine = (typeof ENGINES)[number];
  * with them the embed tokens minted before), create last (it grows the
  * table); offline-verify-repeated after verify, whose rate it is compared with (and which it brings).
  */
+/** The admin paths, asked one request at a time (one-at-a-time.ts). */
+export const ADMIN = [
+  'admin-search-prefix',
+  'admin-search-name',
+  'admin-tag-filter',
+  'admin-page-1000',
+  'admin-group-audit',
+  'usage-top-30d',
+] as const;
+
 export const SCENARIOS = [
   'get-existing',
   'get-nested',
@@ -23,12 +33,7 @@ export const SCENARIOS = [
   'webhook-drain',
   'sync-10k',
   'sync-prune-10k',
-  'admin-search-prefix',
-  'admin-search-name',
-  'admin-tag-filter',
-  'admin-page-1000',
-  'admin-group-audit',
-  'usage-top-30d',
+  ...ADMIN,
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 

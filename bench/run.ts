@@ -25,6 +25,7 @@ import {
   type BenchOptions,
   type Engine,
   type ScenarioName,
+  ADMIN,
 } from './options.js';
 import { freePort, killChildrenNow, pinApart, send, startNodeProcess, type Child } from './processes.js';
 import { machine, row, table, type Row } from './report.js';
@@ -33,7 +34,6 @@ import { measureWebhookDrain } from './webhook-drain.js';
 import { measureSync10k } from './sync-10k.js';
 import { measureSyncPrune10k } from './sync-prune-10k.js';
 import {
-  ADMIN,
   ADMIN_REQUESTS,
   getExisting,
   IN_PROCESS,

@@ -1,6 +1,6 @@
 // What each scenario sends, as a wrk script (wrk.ts): every request is built just before it is sent,
 // so scenarios rotate over many groups instead of hammering one row.
-import type { ScenarioName } from './options.js';
+import { ADMIN, type ScenarioName } from './options.js';
 import { groupProperties, groupTag } from './seed.js';
 import type { Seeded } from './seed.js';
 import type { WrkScenario } from './wrk.js';
@@ -279,16 +279,6 @@ export function usageTop30d({ usageRange }: ScenarioData): AdminRequests {
     [`/api/admin/usage/top?${range}metric=verifications&limit=20`],
   );
 }
-
-/** The scenarios that run in the bench process, not over HTTP (offline-verify.ts, webhook-drain.ts, sync-10k.ts, sync-prune-10k.ts). */
-export const ADMIN = [
-  'admin-search-prefix',
-  'admin-search-name',
-  'admin-tag-filter',
-  'admin-page-1000',
-  'admin-group-audit',
-  'usage-top-30d',
-] as const;
 
 /** The scenarios that run in the bench process, not over wrk (the admin paths: one-at-a-time.ts). */
 export const IN_PROCESS = [
