@@ -42,6 +42,7 @@ import {
   type ScenarioData,
 } from './scenarios.js';
 import { measureOneAtATime } from './one-at-a-time.js';
+import { describeMemory, memoryBreakdownOf, type MemoryBreakdown } from './memory.js';
 
 const isAdmin = (name: ScenarioName): name is (typeof ADMIN)[number] => (ADMIN as readonly string[]).includes(name);
 
@@ -207,6 +208,8 @@ interface BlockResult {
   ceiling: ScenarioResult;
   fastifyCeiling: ScenarioResult;
   scenarios: ScenarioResult[];
+  /** The service's memory after its scenarios, split (bench/memory.ts); null where /proc is not there. */
+  memory: MemoryBreakdown | null;
   usageCost?: UsageCost[];
   rulesCost?: RulesCost;
 }
@@ -699,6 +702,9 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     );
   }
 
+  const memory = await memoryBreakdownOf(service.pid, service.port);
+  if (memory) log(`  memory after the scenarios: ${describeMemory(memory)}`);
+
   const rulesCost =
     options.rulesCost > 0 && !interrupted ? await measureRulesCost(service, options, data, load) : undefined;
   const usageCost = options.usageCost > 0 && !interrupted ? await measureUsageCost(db, options, data, load) : undefined;
@@ -723,6 +729,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     ceiling,
     fastifyCeiling,
     scenarios,
+    memory,
     ...(usageCost ? { usageCost } : {}),
     ...(rulesCost ? { rulesCost } : {}),
   };
