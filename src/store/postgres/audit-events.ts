@@ -114,6 +114,23 @@ const INSERT_AUDIT_EVENTS = `INSERT INTO audit_events
       @changes::json[]) WITH ORDINALITY AS e(workspace_id, environment, action, team_id, provided_id, changes, n)
     ORDER BY e.n`;
 
+/** The audit trail, newest first from the cursor: `team` is its condition on the group. */
+function auditList(team: string): string {
+  return `SELECT id, at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, actor_issuer, actor_subject, action,
+      team_id, provided_id,
+      changes, request_id, sync_id
+    FROM audit_events
+    WHERE workspace_id = @workspaceId
+      AND (@environment::text IS NULL OR environment = @environment)
+      AND ${team}
+      AND (@action::text IS NULL OR action = @action)
+      AND (@personSubject::text IS NULL OR (actor_subject = @personSubject AND actor_issuer = @personIssuer::text))
+      AND (@since::timestamptz IS NULL OR at >= @since)
+      AND (@until::timestamptz IS NULL OR at < @until)
+      AND id < @beforeId
+    ORDER BY id DESC LIMIT @limit`;
+}
+
 const sql = statements(
   {
     insert: INSERT_AUDIT_EVENTS,
@@ -137,19 +154,10 @@ const sql = statements(
     SELECT v.id, t.endpoint_id, a.ordering_key, 'pending', ${firstInLine('t.endpoint_id', 'a.ordering_key', '@at::timestamptz', 'FOR SHARE')}, @at::timestamptz
     FROM events v JOIN announced a ON a.public_id = v.public_id JOIN targets t ON t.n = a.n
     ORDER BY v.id, t.endpoint_id`,
-    list: `SELECT id, at, workspace_id, environment, actor_type, actor_api_token_id, actor_name, actor_issuer, actor_subject, action,
-      team_id, provided_id,
-      changes, request_id, sync_id
-    FROM audit_events
-    WHERE workspace_id = @workspaceId
-      AND (@environment::text IS NULL OR environment = @environment)
-      AND (@teamId::bigint IS NULL OR team_id = @teamId)
-      AND (@action::text IS NULL OR action = @action)
-      AND (@personSubject::text IS NULL OR (actor_subject = @personSubject AND actor_issuer = @personIssuer::text))
-      AND (@since::timestamptz IS NULL OR at >= @since)
-      AND (@until::timestamptz IS NULL OR at < @until)
-      AND id < @beforeId
-    ORDER BY id DESC LIMIT @limit`,
+    list: auditList('(@teamId::bigint IS NULL OR team_id = @teamId)'),
+    // A group's trail by audit_events_team (migration 21), walked backwards from the cursor: a statement
+    // of its own, since a generic plan of `@teamId IS NULL OR …` can use no index on team_id.
+    listOfTeam: auditList('team_id = @teamId::bigint'),
   },
   { prepared: true },
 );
@@ -220,7 +228,8 @@ export function auditEvents(db: PostgresDatabase) {
     },
 
     async list(query: AuditEventQuery): Promise<AuditEventRecord[]> {
-      const rows = await db.rows<PostgresAuditRow>(sql.list(auditQueryParameters(query)));
+      const list = query.teamId === undefined ? sql.list : sql.listOfTeam;
+      const rows = await db.rows<PostgresAuditRow>(list(auditQueryParameters(query)));
       return rows.map(toAuditEvent);
     },
   };

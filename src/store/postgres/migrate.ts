@@ -11,6 +11,29 @@ export interface PostgresMigration extends Migration {
    * any transaction (PostgreSQL refuses it inside one), so writes go on while it builds. Expand only.
    */
   concurrentIndex?: string;
+  /**
+   * Several indexes, each built as concurrentIndex builds its one, in order. `sql` then runs first,
+   * in the step's transaction, and is recorded with the indexes once they are all built: it must be
+   * repeatable (IF NOT EXISTS), since a process that stops meanwhile runs it again. Expand only.
+   */
+  concurrentIndexes?: readonly ConcurrentIndex[];
+  /**
+   * The extension whose operator class the indexes use, which `sql` creates when missing: the
+   * builds find it in whichever schema it is installed, and a failure of `sql` says what to do.
+   */
+  extension?: string;
+}
+
+/** One index a step builds concurrently: its name and its CREATE INDEX CONCURRENTLY IF NOT EXISTS. */
+export interface ConcurrentIndex {
+  name: string;
+  sql: string;
+}
+
+/** The indexes a step builds outside any transaction, in order (none for a step that is one transaction). */
+function concurrentIndexesOf(migration: PostgresMigration): readonly ConcurrentIndex[] {
+  if (migration.concurrentIndex !== undefined) return [{ name: migration.concurrentIndex, sql: migration.sql }];
+  return migration.concurrentIndexes ?? [];
 }
 
 /**
@@ -35,6 +58,12 @@ const sql = statements({
   indexValid: 'SELECT i.indisvalid AS valid FROM pg_index i WHERE i.indexrelid = to_regclass(@name)',
   noStatementTimeout: 'SET statement_timeout = 0',
   resetStatementTimeout: 'RESET statement_timeout',
+  extensionSchema: `SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+    WHERE e.extname = @extension`,
+  // The session's own search path (the connection's, e.g. the service's schema) followed by the extension's.
+  withExtensionSchema:
+    "SELECT set_config('search_path', current_setting('search_path') || ', ' || quote_ident(@schema), false)",
+  resetSearchPath: 'RESET search_path',
 });
 
 const createRecordTable = (table: string) =>
@@ -64,17 +93,37 @@ export async function migratePostgres(db: PostgresDatabase, migrations: readonly
       const next = nextMigration(await appliedSchema(tx), migrations) as PostgresMigration | undefined;
       if (!next || next.concurrentIndex !== undefined) return next;
       // No parameters: the simple query protocol runs the whole multi-statement script.
-      await tx.rows({ text: next.sql, values: [] });
-      await tx.rows(recordStep(next));
+      await runStep(tx, next);
+      if (concurrentIndexesOf(next).length === 0) await tx.rows(recordStep(next));
       return next;
     });
 
   let applied = 0;
   for (let next = await applyNext(); next; next = await applyNext()) {
-    if (next.concurrentIndex !== undefined) await buildIndex(db, next, next.concurrentIndex);
+    const indexes = concurrentIndexesOf(next);
+    for (const index of indexes) await buildIndex(db, next, index);
+    if (indexes.length > 0) await recordBuilt(db, next);
     applied += 1;
   }
   return applied;
+}
+
+/** Runs a step's script; when it needs an extension and fails, the error says which and what to do. */
+async function runStep(tx: Queryable, migration: PostgresMigration): Promise<void> {
+  try {
+    await tx.rows({ text: migration.sql, values: [] });
+  } catch (error) {
+    if (migration.extension === undefined) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `PostgreSQL schema step ${migration.version} (${migration.name}) needs the extension ${migration.extension}, ` +
+        `which this database user could not create (${reason}). Install it once, as a user allowed to ` +
+        `(the database owner, from PostgreSQL 13, when the server has it; a superuser otherwise): ` +
+        `CREATE EXTENSION IF NOT EXISTS ${migration.extension} in this database (any schema; on a server without ` +
+        `it, install the server's contrib package first), then start the service again.`,
+      { cause: error },
+    );
+  }
 }
 
 async function appliedSchema(tx: Queryable) {
@@ -84,13 +133,18 @@ async function appliedSchema(tx: Queryable) {
 }
 
 /**
- * Builds the step's index outside any transaction and records the step. The migration lock is not
+ * Builds one of the step's indexes outside any transaction (recordBuilt then records the step once
+ * they are all built). The migration lock is not
  * held meanwhile: a build waits for every transaction older than it, and a process of the previous
  * release blocked on that lock would be one (a deadlock). Builders take a session lock of their own
  * instead, asked for without waiting, so no session waits on it inside a statement. An invalid index
  * left by an interrupted build is dropped and built again.
  */
-async function buildIndex(db: PostgresDatabase, migration: PostgresMigration, name: string): Promise<void> {
+async function buildIndex(
+  db: PostgresDatabase,
+  migration: PostgresMigration,
+  { name, sql: build }: ConcurrentIndex,
+): Promise<void> {
   await db.withWarnings(async (session) => {
     for (;;) {
       const [row] = await session.rows<{ locked: boolean }>(sql.tryBuildLock());
@@ -99,14 +153,25 @@ async function buildIndex(db: PostgresDatabase, migration: PostgresMigration, na
     }
     try {
       await session.rows(sql.noStatementTimeout());
+      // The operator class is found through the search path, and the extension may live in a schema
+      // of its own (created elsewhere first); the index keeps the class itself, not its name.
+      if (migration.extension !== undefined) {
+        const [found] = await session.rows<{ schema: string }>(sql.extensionSchema({ extension: migration.extension }));
+        if (found) await session.rows(sql.withExtensionSchema({ schema: found.schema }));
+      }
       const [index] = await session.rows<{ valid: boolean }>(sql.indexValid({ name }));
       if (index && !index.valid) await session.rows(statement(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`)());
-      await session.rows({ text: migration.sql, values: [], query_timeout: INDEX_BUILD_TIMEOUT_MS });
+      await session.rows({ text: build, values: [], query_timeout: INDEX_BUILD_TIMEOUT_MS });
     } finally {
+      if (migration.extension !== undefined) await session.rows(sql.resetSearchPath());
       await session.rows(sql.resetStatementTimeout());
       await session.rows(sql.buildUnlock());
     }
   });
+}
+
+/** Records a step whose indexes are all built. */
+async function recordBuilt(db: PostgresDatabase, migration: PostgresMigration): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.rows(sql.lock());
     await tx.rows(recordStep(migration));

@@ -62,11 +62,6 @@ export function casefold(text: string): string {
   return text.toLowerCase();
 }
 
-/** A LIKE pattern (with ESCAPE '\') matching names that contain `text` literally, wildcards included. */
-export function containsPattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, '\\$&')}%`;
-}
-
 /** Longer LIKE patterns hit SQLITE_MAX_LIKE_PATTERN_LENGTH; the folding path has no such limit. */
 const MAX_LIKE_SEARCH_LENGTH = 1000;
 

@@ -49,11 +49,11 @@ import { gapsAfterKeeping, type TeamIdGap } from '../../domain/user-groups/team-
 import type { AuditEvents } from './audit-events.js';
 import type { Synchronous } from './busy-retry.js';
 import { preparedOnFirstUse } from './prepared.js';
+import { containsPattern } from '../contains-pattern.js';
 
 import {
   CASEFOLD_FUNCTION,
   casefold,
-  containsPattern,
   decodeUserGroupRow,
   likeCanDecide,
   RETURNING_IDENTITY,

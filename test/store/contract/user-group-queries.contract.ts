@@ -159,6 +159,25 @@ export function describeUserGroupQueryContract(t: ContractContext): void {
       expect(await searchIds('%_')).toEqual(['50%_off']);
     });
 
+    it('folds mixed case outside ASCII in the search text, beside literal wildcards and escapes', async () => {
+      await createAll(t.fx.customer, [
+        ['umlaut', 'Büro ÄÖÜ Nord'],
+        ['lower', 'büro äöü süd'],
+        ['pct', 'Rabatt ÄÖ\\%_ heute'],
+        ['äö-id', 'No Umlaut In Name'],
+        ['ÄÖ-id', 'Plain'],
+      ]);
+      // By name in any case, by provided id with the exact case (and only as a prefix).
+      expect(await searchIds('ÄÖ')).toEqual(['umlaut', 'lower', 'pct', 'ÄÖ-id']);
+      expect(await searchIds('äÖ')).toEqual(['umlaut', 'lower', 'pct']);
+      expect(await searchIds('äö')).toEqual(['umlaut', 'lower', 'pct', 'äö-id']);
+      expect(await searchIds('Öü s')).toEqual(['lower']);
+      expect(await searchIds('äö\\%_')).toEqual(['pct']);
+      expect(await searchIds('ö\\%')).toEqual(['pct']);
+      expect(await searchIds('ö\\_')).toEqual([]);
+      expect(await searchIds('-id')).toEqual([]);
+    });
+
     it('accepts a search text of any length', async () => {
       await createAll(t.fx.customer, [['a', 'a'.repeat(256)]]);
       expect(await searchIds('a'.repeat(256))).toEqual(['a']);

@@ -17,6 +17,7 @@ import type { Int8 } from '../rows.js';
 import { statements } from '../statements.js';
 import { decodeUserGroupRow, SELECT_GROUP, TENANT, findOne, findMany, type PostgresUserGroupRow } from './columns.js';
 import { GROUP_COLUMN } from '../../user-group-columns.js';
+import { containsPattern } from '../../contains-pattern.js';
 
 /**
  * The columns a group lookup adds when it also confirms the caller's API token (a LEFT JOIN of
@@ -66,6 +67,40 @@ const BY_PROVIDED_ID = `g.workspace_id = k.workspace_id AND g.environment = k.en
 const BY_TOKEN_HASH = `g.token_hash = k.key
     AND (g.workspace_id, g.environment) IS NOT DISTINCT FROM (k.workspace_id, k.environment)`;
 
+/** The admin list's filters other than the search, each NULL when it does not bind. */
+const FILTERS = `(@parent::text IS NULL OR g.parent_team_id = (SELECT p.team_id FROM user_groups p
+        WHERE p.workspace_id = @workspaceId AND p.environment = @environment AND p.provided_id = @parent))
+      AND (@tag::text IS NULL OR g.${GROUP_COLUMN.tags} @> ARRAY[@tag::text])
+      AND (@isDemoGroup::boolean IS NULL OR g.${GROUP_COLUMN.isDemoGroup} = @isDemoGroup)`;
+
+/**
+ * The admin search (`q`): a provided id starting with the text, or a name containing it in any case.
+ * The prefix is a range of user_groups_provided_id_key, exact for every string under the column's
+ * "C" collation. The name test, `name`, comes in two forms with strpos()'s results: the text is
+ * literal, and lower() folds case beyond ASCII on a database with a UTF-8 locale.
+ * - `lower(name) LIKE '%…%'` (%, _ and backslash escaped), which the trigram index
+ *   user_groups_name_trigrams serves (migration 21), for a text with a trigram to look up.
+ * - strpos() for a text without one (under three letters or digits in a row): the index would
+ *   return every name to be checked again, so it is kept out of the plan.
+ * Not prepared, so each call is planned with its own values: with statistics the planner weighs a rare
+ * text (both indexes OR-ed as bitmaps, the few matches sorted by team_id) against a common one (the
+ * tenant walked in team_id order until a page is full), which no one generic plan could serve
+ * (docs/performance.md, "Scale").
+ */
+const search = (name: string) => `${SELECT_GROUP}
+    WHERE ${TENANT} AND g.team_id > @afterTeamId
+      AND ${FILTERS}
+      AND ((g.provided_id >= @search AND (@searchEnd::text IS NULL OR g.provided_id < @searchEnd)) OR ${name})
+    ORDER BY g.team_id LIMIT @limit`;
+
+export const searchSql = statements({
+  byTrigrams: search('lower(g.name) LIKE lower(@namePattern::text)'),
+  byWalk: search('strpos(lower(g.name), lower(@search)) > 0'),
+});
+
+/** Whether pg_trgm finds a trigram of a LIKE pattern's text: three word characters in a row. */
+const HAS_TRIGRAM = /[\p{L}\p{N}]{3}/u;
+
 /** A lookup's row: its group's columns (all null when there is none) beside the API token's state. */
 type LookupRow = (PostgresUserGroupRow | { [column in keyof PostgresUserGroupRow]: null }) & ApiTokenStateColumns;
 
@@ -85,20 +120,12 @@ export const readSql = statements(
         FROM unnest(@providedIds::text[]) AS u(key)) k
       CROSS JOIN LATERAL (${SELECT_GROUP} WHERE ${BY_PROVIDED_ID}) grp
     ORDER BY grp.team_id`,
-    // Walks the tenant in team_id order (index user_groups_tenant) and stops at the limit. The name
-    // substring test makes any search a scan of the tenant; the provided-id prefix is a range because
-    // that is exact for every string under the column's "C" collation. strpos() takes the search text
-    // literally, so %, _ and backslash need no escaping; lower() folds case beyond ASCII on a database
-    // with a UTF-8 locale. The tag as containment (@>), which the GIN index user_groups_tags serves.
+    // Walks the tenant in team_id order (index user_groups_tenant) and stops at the limit. A search
+    // (`q`) has a statement of its own (searchSql). The tag as containment (@>), which the GIN index
+    // user_groups_tags serves.
     list: `${SELECT_GROUP}
     WHERE ${TENANT} AND g.team_id > @afterTeamId
-      AND (@parent::text IS NULL OR g.parent_team_id = (SELECT p.team_id FROM user_groups p
-        WHERE p.workspace_id = @workspaceId AND p.environment = @environment AND p.provided_id = @parent))
-      AND (@tag::text IS NULL OR g.${GROUP_COLUMN.tags} @> ARRAY[@tag::text])
-      AND (@isDemoGroup::boolean IS NULL OR g.${GROUP_COLUMN.isDemoGroup} = @isDemoGroup)
-      AND (@search::text IS NULL
-        OR (g.provided_id >= @search AND (@searchEnd::text IS NULL OR g.provided_id < @searchEnd))
-        OR strpos(lower(g.name), lower(@search)) > 0)
+      AND ${FILTERS}
     ORDER BY g.team_id LIMIT @limit`,
     byTeamIds: `${SELECT_GROUP} WHERE ${TENANT} AND g.team_id = ANY(@teamIds::bigint[])`,
     // A sync's plan (docs/api.md#sync-tenants-as-code): the children by user_groups_parent, never a walk of the tenant per
@@ -162,7 +189,13 @@ export function userGroupReads(
   };
 
   const list = (query: UserGroupQuery): Promise<UserGroupRecord[]> => {
-    return findMany(db, readSql.list({ ...query.tenant, ...userGroupSearchPlan(query) }));
+    const { search, ...plan } = userGroupSearchPlan(query);
+    if (search === null) return findMany(db, readSql.list({ ...query.tenant, ...plan }));
+    if (!HAS_TRIGRAM.test(search)) return findMany(db, searchSql.byWalk({ ...query.tenant, ...plan, search }));
+    return findMany(
+      db,
+      searchSql.byTrigrams({ ...query.tenant, ...plan, search, namePattern: containsPattern(search) }),
+    );
   };
 
   return {

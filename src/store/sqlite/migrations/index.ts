@@ -16,6 +16,7 @@ import { embedTokenRevocations } from './0015-embed-token-revocations.js';
 import { consumedEmbedTokens } from './0016-consumed-embed-tokens.js';
 import { consolePeople } from './0017-console-people.js';
 import { personIdempotencyKeys } from './0018-person-idempotency-keys.js';
+import { auditEventsTeamIndex } from './0019-audit-events-team-index.js';
 import type { Migration } from '../../migration.js';
 
 /** In version order; append only. */
@@ -38,4 +39,5 @@ export const MIGRATIONS: readonly Migration[] = [
   consumedEmbedTokens,
   consolePeople,
   personIdempotencyKeys,
+  auditEventsTeamIndex,
 ];
