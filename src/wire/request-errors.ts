@@ -81,6 +81,17 @@ export const requestFailure = {
   groupNotObject: () => new AppError('invalid_json', 'Each group must be a JSON object.'),
   /** A file the CLI reads as JSON that is not. */
   textNotJson: () => new AppError('invalid_json', 'The text is not valid JSON.'),
+  /**
+   * A file of many JSON items the CLI reads (an import's, its supplement) that it cannot go on
+   * reading: worded as the reason after the CLI's "<file>, line N: " (JsonItemRefusals).
+   */
+  fileArrayMalformed: () => new AppError('invalid_json', 'not a well-formed JSON array'),
+  fileNotUtf8: () => new AppError('invalid_json', 'not valid UTF-8'),
+  fileItemTooLarge: (limitBytes: number) =>
+    new AppError(
+      'payload_too_large',
+      `more than ${limitBytes / (1024 * 1024)} MiB of JSON (a line, or an element of the array, may be at most ${limitBytes / (1024 * 1024)} MiB)`,
+    ),
   /** A YAML tenants file that breaks `rule` at `line`. */
   yamlLine: (line: number, rule: string) => new AppError('invalid_request', `Line ${line}: ${rule}`),
   /** A JSON defect of the body (`field` undefined) or of the JSON text in the query value `field`. */

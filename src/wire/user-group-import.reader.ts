@@ -3,7 +3,8 @@ import type { InputPosition } from '../domain/errors.js';
 import { failure } from '../domain/errors.js';
 import type { ImportLine, TransferredUserGroup } from '../domain/user-groups/user-group-transfer.service.js';
 import { MAX_SYNC_GROUPS, MAX_SYNC_LINE_BYTES } from './contract.constants.js';
-import type { JsonItemBounds } from './json-items.reader.js';
+import type { JsonItemBounds, JsonItemRefusals } from './json-items.reader.js';
+import { requestFailure } from './request-errors.js';
 import { TransferredUserGroupLine } from './user-groups.schemas.js';
 import { groupLineValidator } from './group-line.validator.js';
 
@@ -20,6 +21,19 @@ export const IMPORT_ITEM_BOUNDS: JsonItemBounds = {
   maxItems: MAX_SYNC_GROUPS,
   maxItemBytes: MAX_SYNC_LINE_BYTES,
   tooMany: () => failure.importTooLarge(MAX_SYNC_GROUPS),
+};
+
+/**
+ * An import file's bounds (`ugs groups import`, its supplement, `verify-import`): each group at most
+ * 1 MiB, as over HTTP, and any number of them: the file is read as a stream, never held whole.
+ */
+export const IMPORT_FILE_ITEM_BOUNDS: JsonItemBounds = { maxItemBytes: MAX_SYNC_LINE_BYTES };
+
+/** What stops the reading of an import file, worded as the reason after "<file>, line N: ". */
+export const IMPORT_FILE_REFUSALS: JsonItemRefusals = {
+  notJson: requestFailure.fileArrayMalformed,
+  notUtf8: requestFailure.fileNotUtf8,
+  itemTooLarge: requestFailure.fileItemTooLarge,
 };
 
 /** One item of an import's body with where it was: a line (NDJSON, from 1) or an index (array, from 0). */
@@ -40,15 +54,18 @@ export const unparsableImportItem = (at: InputPosition): ImportItem => ({
   line: { line: 'line' in at ? at.line : at.index + 1, error: NOT_JSON_REASON },
 });
 
-/** One line's JSON text, parsed; a group or the reason it is not one. */
-export function parseGroupLine(text: string, line: number): ImportLine {
+/**
+ * One item of an import file (the CLI's), from its JSON text: parsed with JSON.parse, then as
+ * `importItemAt` takes an item over HTTP; text that is not JSON is a refused line, as over HTTP.
+ */
+export function importItemOfText(text: string, at: InputPosition): ImportItem {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return { line, error: NOT_JSON_REASON };
+    return unparsableImportItem(at);
   }
-  return groupLineOf(value, line);
+  return importItemAt(value, at);
 }
 
 /** One parsed line: a group (the hosted product's whole response unwrapped) or the reason it is not one. */
