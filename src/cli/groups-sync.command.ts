@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { failure } from '../domain/errors.js';
-import { requestFailure } from '../wire/request-errors.js';
 import { MAX_SYNC_GROUPS } from '../wire/contract.constants.js';
 import type { Environment } from '../domain/tenancy.js';
 import { cliCaller, environmentOption, printJson, subcommand, withRuntime, type CommonOptions } from './context.js';
@@ -26,20 +25,11 @@ interface SyncCommandOptions extends CommonOptions {
 async function readLines(file: string, format: SyncFormat) {
   const { readSyncFile, syncLineAt } = await import('../wire/user-group-sync.reader.js');
   const text = await readInput(file);
-  if (format === 'json') return readSyncFile(text, parseJson);
+  if (format === 'json') return readSyncFile(text);
   const { readTenantsYaml } = await import('./tenants-yaml.reader.js');
   const tenants = readTenantsYaml(text);
   if (tenants.length > MAX_SYNC_GROUPS) throw failure.syncTooLarge(MAX_SYNC_GROUPS);
   return tenants.map(({ line, value }) => syncLineAt(value, { line }));
-}
-
-/** JSON.parse, its failure worded as the API words invalid JSON. */
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw requestFailure.textNotJson();
-  }
 }
 
 type SyncFormat = 'json' | 'yaml';

@@ -5,6 +5,7 @@ import type { ImportLine, TransferredUserGroup } from '../domain/user-groups/use
 import { MAX_SYNC_GROUPS, MAX_SYNC_LINE_BYTES } from './contract.constants.js';
 import type { JsonItemBounds, JsonItemRefusals } from './json-items.reader.js';
 import { requestFailure } from './request-errors.js';
+import { MAX_BODY_DEPTH, parseStrictJson } from './strict-json.js';
 import { TransferredUserGroupLine } from './user-groups.schemas.js';
 import { groupLineValidator } from './group-line.validator.js';
 
@@ -48,24 +49,24 @@ export function importItemAt(value: unknown, at: InputPosition): ImportItem {
   return { at, line: groupLineOf(value, 'line' in at ? at.line : at.index + 1) };
 }
 
-/** An item that is not JSON: refused in the summary, as the CLI refuses such a line. */
+/**
+ * An item that is not JSON, or JSON the service refuses (parseStrictJson): refused in the summary
+ * with NOT_JSON_REASON, over HTTP as in the CLI.
+ */
 export const unparsableImportItem = (at: InputPosition): ImportItem => ({
   at,
   line: { line: 'line' in at ? at.line : at.index + 1, error: NOT_JSON_REASON },
 });
 
 /**
- * One item of an import file (the CLI's), from its JSON text: parsed with JSON.parse, then as
- * `importItemAt` takes an item over HTTP; text that is not JSON is a refused line, as over HTTP.
+ * One item of an import file (the CLI's), from its JSON text: parsed as an item over HTTP is
+ * (parseStrictJson, so a key twice in one object, a lone surrogate escape, `__proto__` or nesting too
+ * deep is refused as over HTTP), then taken as `importItemAt` takes one; text refused is a
+ * refused line, as over HTTP.
  */
 export function importItemOfText(text: string, at: InputPosition): ImportItem {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return unparsableImportItem(at);
-  }
-  return importItemAt(value, at);
+  const parsed = parseStrictJson(text, MAX_BODY_DEPTH);
+  return parsed.ok ? importItemAt(parsed.value, at) : unparsableImportItem(at);
 }
 
 /** One parsed line: a group (the hosted product's whole response unwrapped) or the reason it is not one. */

@@ -96,6 +96,42 @@ describe('ugs groups import: NDJSON or a JSON array', { timeout: 120_000 }, () =
     expect(await providedIdsOf(box)).toEqual(['a', 'b']);
   });
 
+  // The HTTP import refuses the same lines with the same reasons (test/http/user-group-import.errors.test.ts).
+  it('an item with a key twice or a __proto__ key is refused on its own, as the HTTP import refuses it', async () => {
+    const box = sandbox();
+    const file = join(box.dir, 'groups.jsonl');
+    const token = JSON.stringify(randomUUID());
+    writeFileSync(
+      file,
+      [
+        JSON.stringify(group('a')),
+        `{"provided_id":"twice","name":"first","token":${token},"name":"second"}`,
+        `{"provided_id":"proto","token":${token},"properties":{"__proto__":{"admin":true}}}`,
+        JSON.stringify(group('b')),
+      ].join('\n'),
+    );
+    const result = await box.ugs('groups', 'import', file);
+    expect(result).toMatchObject({ code: 2, stderr: '' });
+    expect(result.stdout).toMatch(
+      /^created 2, updated 0, unchanged 0, rejected 2\n {2}line 2: not valid JSON\n {2}line 3: not valid JSON\n/,
+    );
+    expect(await providedIdsOf(box)).toEqual(['a', 'b']);
+
+    // verify-import and a supplement read the file the same way.
+    const verified = await box.ugs('groups', 'verify-import', file, '--json');
+    expect(verified.code).toBe(2);
+    expect((JSON.parse(verified.stdout) as { unreadable: unknown[] }).unreadable).toEqual([
+      { line: 2, reason: 'not valid JSON' },
+      { line: 3, reason: 'not valid JSON' },
+    ]);
+    const supplement = join(box.dir, 'supplement.jsonl');
+    writeFileSync(supplement, '{"provided_id":"a","is_demo_group":true,"is_demo_group":false}\n');
+    expectCleanFailure(
+      await box.ugs('groups', 'import', file, '--supplement', supplement),
+      /supplement\.jsonl, line 1: not valid JSON/,
+    );
+  });
+
   it('takes a byte-order mark, blank lines and CRLF, in NDJSON and in an array', async () => {
     const box = sandbox();
     const ndjson = join(box.dir, 'windows.jsonl');

@@ -68,7 +68,8 @@ describe('POST /api/admin/user_groups/import: bodies refused whole', () => {
 describe('POST /api/admin/user_groups/import: lines refused in the summary', () => {
   const fixture = useTestApp();
 
-  it('refuses a line that is not JSON, not an object or has a key twice, and imports the others', async () => {
+  // `ugs groups import` refuses these lines with the same reasons (test/cli/import-file-forms.test.ts).
+  it('refuses a line that is not JSON, not an object, has a key twice or a __proto__ key, and imports the others', async () => {
     const id = uniqueId('lines');
     const summary = await importOk(fixture.t, [], {
       rawBody: [
@@ -76,6 +77,7 @@ describe('POST /api/admin/user_groups/import: lines refused in the summary', () 
         `{"provided_id":`,
         `"text"`,
         `{"provided_id":"${id}-2","name":"a","name":"b"}`,
+        `{"provided_id":"${id}-4","properties":{"__proto__":{"admin":true}}}`,
         `{"provided_id":"${id}-3"}`,
       ].join('\n'),
     });
@@ -88,6 +90,7 @@ describe('POST /api/admin/user_groups/import: lines refused in the summary', () 
         { line: 2, reason: 'not valid JSON' },
         { line: 3, reason: 'a line must be a JSON object' },
         { line: 4, reason: 'not valid JSON' },
+        { line: 5, reason: 'not valid JSON' },
       ],
       // What each line lacked: asserted where the lacking lines are the subject.
       lacking: expect.any(Array),
