@@ -82,6 +82,12 @@ export const requestFailure = {
   /** A file the CLI reads as JSON that is not (a sync's: its refusals start "Line N: "). */
   textNotJson: () => new AppError('invalid_json', 'The text is not valid JSON.'),
   textNotObject: () => new AppError('invalid_json', 'The text must be a JSON object.'),
+  textNotUtf8: () => new AppError('invalid_json', 'The text is not valid UTF-8.'),
+  textItemTooLarge: (limitBytes: number) =>
+    new AppError(
+      'payload_too_large',
+      `A group (a line, or an element of the array) may be at most ${limitBytes / (1024 * 1024)} MiB of JSON.`,
+    ),
   /**
    * A file of many JSON items the CLI reads (an import's, its supplement) that it cannot go on
    * reading: worded as the reason after the CLI's "<file>, line N: " (JsonItemRefusals).

@@ -2,7 +2,7 @@ import { atPosition, failure, type InputPosition } from '../domain/errors.js';
 import type { JsonObject } from '../domain/common.records.js';
 import type { SyncLineInput } from '../domain/user-group-sync/user-group-sync.service.js';
 import { MAX_SYNC_GROUPS, MAX_SYNC_LINE_BYTES } from './contract.constants.js';
-import { JsonItemsSplitter, type JsonItemBounds } from './json-items.reader.js';
+import { JsonItemsSplitter, type JsonItemBounds, type JsonItemRefusals } from './json-items.reader.js';
 import { SyncUserGroupLine } from './user-group-sync.schemas.js';
 import { groupLineValidator } from './group-line.validator.js';
 import { requestFailure } from './request-errors.js';
@@ -23,22 +23,37 @@ export const SYNC_ITEM_BOUNDS: JsonItemBounds = {
 };
 
 /**
- * A sync's desired state (docs/api.md#sync-tenants-as-code) as text, `ugs groups sync`'s file: a JSON
+ * What stops the reading of a sync file (`ugs groups sync`'s): worded for a file, as its other
+ * refusals are ("Line N: The text …").
+ */
+const SYNC_FILE_REFUSALS: JsonItemRefusals = {
+  notJson: requestFailure.textNotJson,
+  notUtf8: requestFailure.textNotUtf8,
+  itemTooLarge: requestFailure.textItemTooLarge,
+};
+
+/**
+ * A sync's desired state (docs/api.md#sync-tenants-as-code), `ugs groups sync`'s file, as bytes: a JSON
  * array of group objects (positions are indexes, from 0), or NDJSON, one object per line (positions
  * are line numbers, from 1; blank lines skipped). Each group is parsed as the API's streamed body
  * parses it (parseStrictJson: a key twice in one object, a lone surrogate escape, `__proto__` or
  * nesting too deep is refused) and checked as the single operations' request schemas check theirs;
  * the first refusal names its line or index, worded for a file ("The text …"). The same splitter
- * reads the API's streamed body (JsonItemsSplitter).
+ * reads the API's streamed body (JsonItemsSplitter), and decodes each item strictly: invalid UTF-8
+ * is refused naming its line or index, never read as U+FFFD.
  */
-export function readSyncFile(text: string): SyncFileLine[] {
+export function readSyncFile(input: Buffer): SyncFileLine[] {
   const lines: SyncFileLine[] = [];
-  const splitter = new JsonItemsSplitter(SYNC_ITEM_BOUNDS, (json, at) => {
-    const parsed = parseStrictJson(json, MAX_BODY_DEPTH);
-    if (!parsed.ok) throw atPosition(jsonDefectError(parsed.defect, 'text'), at);
-    lines.push(syncLineAt(parsed.value, at));
-  });
-  splitter.push(Buffer.from(text, 'utf8'));
+  const splitter = new JsonItemsSplitter(
+    SYNC_ITEM_BOUNDS,
+    (json, at) => {
+      const parsed = parseStrictJson(json, MAX_BODY_DEPTH);
+      if (!parsed.ok) throw atPosition(jsonDefectError(parsed.defect, 'text'), at);
+      lines.push(syncLineAt(parsed.value, at));
+    },
+    SYNC_FILE_REFUSALS,
+  );
+  splitter.push(input);
   splitter.end();
   return lines;
 }
