@@ -1,17 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { failure } from '../domain/errors.js';
-import { requestFailure } from '../wire/request-errors.js';
 import { MAX_SYNC_GROUPS } from '../wire/contract.constants.js';
 import type { Environment } from '../domain/tenancy.js';
 import { cliCaller, environmentOption, printJson, subcommand, withRuntime, type CommonOptions } from './context.js';
 import { renderSyncPlan, summaryLine } from './sync-plan.view.js';
 
-async function readInput(file: string): Promise<string> {
-  if (file !== '-') return readFile(file, 'utf8');
+/** The file's bytes, undecoded: its reader decodes them strictly, so invalid UTF-8 is refused, never turned into U+FFFD. */
+async function readInput(file: string): Promise<Buffer> {
+  if (file !== '-') return readFile(file);
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  for await (const chunk of process.stdin)
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks);
 }
 
 interface SyncCommandOptions extends CommonOptions {
@@ -25,21 +26,12 @@ interface SyncCommandOptions extends CommonOptions {
 /** The file's groups, each with the line (or index) a refusal names. */
 async function readLines(file: string, format: SyncFormat) {
   const { readSyncFile, syncLineAt } = await import('../wire/user-group-sync.reader.js');
-  const text = await readInput(file);
-  if (format === 'json') return readSyncFile(text, parseJson);
+  const bytes = await readInput(file);
+  if (format === 'json') return readSyncFile(bytes);
   const { readTenantsYaml } = await import('./tenants-yaml.reader.js');
-  const tenants = readTenantsYaml(text);
+  const tenants = readTenantsYaml(bytes);
   if (tenants.length > MAX_SYNC_GROUPS) throw failure.syncTooLarge(MAX_SYNC_GROUPS);
   return tenants.map(({ line, value }) => syncLineAt(value, { line }));
-}
-
-/** JSON.parse, its failure worded as the API words invalid JSON. */
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw requestFailure.textNotJson();
-  }
 }
 
 type SyncFormat = 'json' | 'yaml';

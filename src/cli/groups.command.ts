@@ -23,6 +23,7 @@ import {
   type CarriedField,
 } from '../domain/user-groups/user-group-transfer.rules.js';
 import type { ImportVerification } from '../domain/user-groups/user-group-transfer.service.js';
+import { importPosition, lineLabel, type ImportForm } from '../wire/user-group-import.presenter.js';
 
 /** `--require-fields mapping,parent_user_group_id,…`: names checked here, so a typo is an error, not a no-op. */
 function carriedFieldList(value: string): CarriedField[] {
@@ -31,8 +32,9 @@ function carriedFieldList(value: string): CarriedField[] {
   return parsed.fields;
 }
 
-/** The verify report for people: one line per difference, never a token. */
-function printVerification(result: ImportVerification): void {
+/** The verify report for people: one line per difference, never a token; items named as the file has them. */
+function printVerification(result: ImportVerification, form: ImportForm): void {
+  const at = (line: number) => lineLabel(line, form);
   process.stdout.write(
     `checked ${result.checked}, matched ${result.matched}, differ ${result.differences.length}, missing ${result.missing.length}, unreadable ${result.unreadable.length}\n`,
   );
@@ -40,12 +42,20 @@ function printVerification(result: ImportVerification): void {
     for (const difference of fields)
       process.stdout.write(
         difference.field === 'token'
-          ? `  line ${line} (${provided_id}): token does not verify\n`
-          : `  line ${line} (${provided_id}): ${difference.field} is ${JSON.stringify(difference.actual)}, the file has ${JSON.stringify(difference.expected)}\n`,
+          ? `  ${at(line)} (${provided_id}): token does not verify\n`
+          : `  ${at(line)} (${provided_id}): ${difference.field} is ${JSON.stringify(difference.actual)}, the file has ${JSON.stringify(difference.expected)}\n`,
       );
   for (const { line, provided_id } of result.missing)
-    process.stdout.write(`  line ${line} (${provided_id}): no such group in its environment\n`);
-  for (const { line, reason } of result.unreadable) process.stdout.write(`  line ${line}: ${reason}\n`);
+    process.stdout.write(`  ${at(line)} (${provided_id}): no such group in its environment\n`);
+  for (const { line, reason } of result.unreadable) process.stdout.write(`  ${at(line)}: ${reason}\n`);
+}
+
+/**
+ * The entries of a `--json` output that name an item by the domain's `line`, named as the file has
+ * them: unchanged for NDJSON, `index` (from 0) for a JSON array, as the HTTP import's summary does.
+ */
+function positioned<T extends { line: number }>(entries: T[], form: ImportForm) {
+  return entries.map(({ line, ...rest }) => ({ ...importPosition(line, form), ...rest }));
 }
 
 const summaryRow = (group: UserGroupAdminView) => ({
@@ -93,6 +103,20 @@ function progressReporter(totalBytes: number | undefined) {
     lines: draw,
     done: () => process.stderr.write('\n'),
   };
+}
+
+/**
+ * An import whose file could not be read on (group-import.reader.ts's ImportFileStopped): the file
+ * and the item, then what was written. An import writes batch by batch, so the batches before the
+ * stop are kept and nothing from the stop on is written; a rerun leaves what is already imported
+ * unchanged (upserts by provided_id), so the fixed file is imported again whole.
+ */
+function stoppedImport(error: Error, dryRun: boolean): Error {
+  return new Error(
+    dryRun
+      ? `${error.message}\nThe dry run stopped there; nothing was written.`
+      : `${error.message}\nThe import stopped there: the batches written before it are kept (see --batch-size), nothing from it on was written. Fix the file and run the import again; the lines already imported come out unchanged.`,
+  );
 }
 
 export function groupsCommand(): Command {
@@ -186,8 +210,8 @@ export function groupsCommand(): Command {
       },
     );
 
-  subcommand(groups, 'import', 'upsert user groups by provided id from JSON Lines; safe to rerun')
-    .argument('<file>', 'JSON Lines file, or - for stdin')
+  subcommand(groups, 'import', 'upsert user groups by provided id from NDJSON or a JSON array; safe to rerun')
+    .argument('<file>', 'NDJSON (one group a line) or a JSON array of groups, or - for stdin')
     .addOption(environmentOption("put every group in this environment (default: each line's api_environment_tag)"))
     .addOption(new Option('--batch-size <n>', 'groups per transaction').argParser(positiveInteger).default(1000))
     .addOption(new Option('--dry-run', 'check every line and print the summary the import would give; write nothing'))
@@ -200,7 +224,7 @@ export function groupsCommand(): Command {
     .addOption(
       new Option(
         '--supplement <file>',
-        'JSON Lines keyed by provided_id whose fields (mapping, parent_user_group_id, is_demo_group, …) fill what a line lacks',
+        'group lines (NDJSON or a JSON array) keyed by provided_id whose fields (mapping, parent_user_group_id, is_demo_group, …) fill what a line lacks',
       ),
     )
     .addOption(
@@ -223,14 +247,13 @@ export function groupsCommand(): Command {
       ) => {
         await withRuntime(options, async (runtime) => {
           // The line validator is compiled on load; only this command pays for it.
-          const { readGroupLines, readSupplement } = await import('./group-import.reader.js');
+          const { ImportFile, ImportFileStopped, readSupplement } = await import('./group-import.reader.js');
           const caller = await cliCaller(runtime, options.workspace);
           const supplement = options.supplement ? await readSupplement(options.supplement) : undefined;
           const progress = progressReporter(file === '-' ? undefined : (await stat(file)).size);
-          const summary = await runtime.services.userGroupTransfer.importUserGroups(
-            caller,
-            readGroupLines(file, progress.bytes),
-            {
+          const input = new ImportFile(file, progress.bytes);
+          const summary = await runtime.services.userGroupTransfer
+            .importUserGroups(caller, input.lines(), {
               ...(options.environment ? { environment: options.environment } : {}),
               batchSize: options.batchSize,
               ...(supplement ? { supplement } : {}),
@@ -238,15 +261,25 @@ export function groupsCommand(): Command {
               ...(progress.lines ? { onProgress: progress.lines } : {}),
               dryRun: options.dryRun === true,
               replaceTokens: options.replaceTokens === true,
-            },
-          );
+            })
+            .catch((error: unknown) => {
+              progress.done();
+              throw error instanceof ImportFileStopped ? stoppedImport(error, options.dryRun === true) : error;
+            });
           progress.done();
-          if (options.json) printJson(options.dryRun ? { dry_run: true, ...summary } : summary);
-          else {
+          const at = (line: number) => lineLabel(line, input.form);
+          if (options.json) {
+            const shown = {
+              ...summary,
+              rejected: positioned(summary.rejected, input.form),
+              lacking: positioned(summary.lacking, input.form),
+            };
+            printJson(options.dryRun ? { dry_run: true, ...shown } : shown);
+          } else {
             process.stdout.write(
               `${options.dryRun ? 'dry run, nothing written: would have ' : ''}created ${summary.created}, updated ${summary.updated}, unchanged ${summary.unchanged}, rejected ${summary.rejected.length}\n`,
             );
-            for (const { line, reason } of summary.rejected) process.stdout.write(`  line ${line}: ${reason}\n`);
+            for (const { line, reason } of summary.rejected) process.stdout.write(`  ${at(line)}: ${reason}\n`);
             if (summary.supplemented > 0) process.stdout.write(`supplemented ${summary.supplemented} lines\n`);
             if (summary.lacking_lines > 0) {
               const counts = CARRIED_FIELDS.flatMap((field) => {
@@ -263,7 +296,7 @@ export function groupsCommand(): Command {
                   ...(kept.length > 0 ? [`${kept.join(', ')} kept as here or the default`] : []),
                 ];
                 process.stdout.write(
-                  `  line ${line} (${provided_id}): lacks ${fields.join(', ')}; ${parts.join('; ')}\n`,
+                  `  ${at(line)} (${provided_id}): lacks ${fields.join(', ')}; ${parts.join('; ')}\n`,
                 );
               }
               if (summary.lacking_lines > summary.lacking.length)
@@ -280,20 +313,27 @@ export function groupsCommand(): Command {
     'verify-import',
     'compare every group an import wrote with its line; exit 2 on any difference (tokens never shown)',
   )
-    .argument('<file>', 'the JSON Lines file that was imported, or - for stdin')
+    .argument('<file>', 'the file that was imported (NDJSON or a JSON array), or - for stdin')
     .addOption(environmentOption("look in this environment (default: each line's api_environment_tag)"))
     .addOption(new Option('--supplement <file>', 'the supplement the import was given'))
     .action(async (file: string, options: CommonOptions & { environment?: Environment; supplement?: string }) => {
       await withRuntime(options, async (runtime) => {
-        const { readGroupLines, readSupplement } = await import('./group-import.reader.js');
+        const { ImportFile, readSupplement } = await import('./group-import.reader.js');
         const caller = await cliCaller(runtime, options.workspace);
         const supplement = options.supplement ? await readSupplement(options.supplement) : undefined;
-        const result = await runtime.services.userGroupTransfer.verifyImportedUserGroups(caller, readGroupLines(file), {
+        const input = new ImportFile(file);
+        const result = await runtime.services.userGroupTransfer.verifyImportedUserGroups(caller, input.lines(), {
           ...(options.environment ? { environment: options.environment } : {}),
           ...(supplement ? { supplement } : {}),
         });
-        if (options.json) printJson(result);
-        else printVerification(result);
+        if (options.json)
+          printJson({
+            ...result,
+            differences: positioned(result.differences, input.form),
+            missing: positioned(result.missing, input.form),
+            unreadable: positioned(result.unreadable, input.form),
+          });
+        else printVerification(result, input.form);
         if (result.differences.length + result.missing.length + result.unreadable.length > 0) process.exitCode = 2;
       });
     });

@@ -9,6 +9,33 @@ export interface YamlTenant {
 
 const yamlError = requestFailure.yamlLine;
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The file's text, decoded strictly; invalid UTF-8 refused with the line it is on. */
+function utf8Text(input: Buffer): string {
+  try {
+    return utf8.decode(input);
+  } catch {
+    // Named below.
+  }
+  // A line end (0x0a) is never part of a multi-byte sequence: some line fails to decode on its own,
+  // and the last line is the one when every line before it decodes.
+  for (let start = 0, line = 1; ; line += 1) {
+    const end = input.indexOf(0x0a, start);
+    if (end === -1 || !decodes(input.subarray(start, end))) throw yamlError(line, 'The text is not valid UTF-8.');
+    start = end + 1;
+  }
+}
+
+function decodes(bytes: Uint8Array): boolean {
+  try {
+    utf8.decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The text JSON would write for a plain scalar's value: what the file must say for the value to be read as written. */
 function jsonText(value: unknown): string | undefined {
   if (value === null) return 'null';
@@ -22,9 +49,10 @@ function jsonText(value: unknown): string | undefined {
  * (unquoted) scalar that is not a string must be written exactly as JSON writes its value: `00123`,
  * `1e3`, `9007199254740993` (past 2^53), `True`, `~` or an empty value are refused with their line, to
  * be quoted or written out. Aliases and tags are refused too; duplicate keys and several documents are
- * YAML errors.
+ * YAML errors. Bytes that are not UTF-8 are refused with their line, never read as U+FFFD.
  */
-export function readTenantsYaml(text: string): YamlTenant[] {
+export function readTenantsYaml(input: Buffer): YamlTenant[] {
+  const text = utf8Text(input);
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, merge: false, uniqueKeys: true, prettyErrors: false });
   const lineOf = (offset: number | undefined) => lineCounter.linePos(offset ?? 0).line;

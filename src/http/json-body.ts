@@ -1,6 +1,6 @@
 import { requestFailure } from '../wire/request-errors.js';
 import type { FastifyInstance } from 'fastify';
-import { jsonDefectError, MAX_BODY_DEPTH, parseStrictJson } from './strict-json.js';
+import { jsonDefectError, MAX_BODY_DEPTH, parseStrictJson } from '../wire/strict-json.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 

@@ -11,7 +11,7 @@ import type { Scope } from '../domain/tenancy.js';
 import { JsonItemsSplitter, type JsonItemBounds } from '../wire/json-items.reader.js';
 import { requestFailure } from '../wire/request-errors.js';
 import { createInFlightLimit, type InFlightLimits } from './in-flight-limit.js';
-import { jsonDefectError, MAX_BODY_DEPTH, parseStrictJson } from './strict-json.js';
+import { jsonDefectError, MAX_BODY_DEPTH, parseStrictJson } from '../wire/strict-json.js';
 
 /**
  * A route whose body is many JSON items (a JSON array, or NDJSON), read as a stream after the

@@ -1,14 +1,39 @@
 import { atPosition, type AppError, type InputPosition } from '../domain/errors.js';
 import { requestFailure } from './request-errors.js';
 
-/** What a body of many items may hold: refused at the first item past a bound, before the rest is read. */
-export interface JsonItemBounds {
-  maxItems: number;
+/**
+ * What a body of many items may hold: refused at the first item past a bound, before the rest is
+ * read. Without `maxItems`, any number (a file the CLI reads, which it never holds whole).
+ */
+export type JsonItemBounds = {
   /** Bytes of one item's JSON text: an NDJSON line, or an element of a JSON array. */
   maxItemBytes: number;
-  /** The refusal of one item more than `maxItems`. */
-  tooMany: () => AppError;
+} & (
+  | {
+      maxItems: number;
+      /** The refusal of one item more than `maxItems`. */
+      tooMany: () => AppError;
+    }
+  | { maxItems?: undefined }
+);
+
+/**
+ * The splitter's own refusals, worded for what it reads: a request body (the API's words, the
+ * default) or a file (the CLI's). An item's refusal is given its position (`atPosition`).
+ */
+export interface JsonItemRefusals {
+  /** An array that is not well formed: an empty element, `}` outside an element, never closed, text after it. */
+  notJson: () => AppError;
+  /** An item (or the body's start) that is not UTF-8. */
+  notUtf8: () => AppError;
+  itemTooLarge: (maxItemBytes: number) => AppError;
 }
+
+const BODY_REFUSALS: JsonItemRefusals = {
+  notJson: requestFailure.itemsNotJson,
+  notUtf8: requestFailure.bodyNotUtf8,
+  itemTooLarge: requestFailure.itemTooLarge,
+};
 
 /** Takes one item's JSON text (not yet parsed) and its position; throws the item's refusal. */
 export type JsonItemSink = (text: string, at: InputPosition) => void;
@@ -28,8 +53,6 @@ const BOM = [0xef, 0xbb, 0xbf];
 
 const isWhitespace = (byte: number) => byte === SPACE || byte === NEWLINE || byte === CARRIAGE_RETURN || byte === TAB;
 
-const notJson = requestFailure.itemsNotJson;
-
 /**
  * Splits a body of many JSON items as it arrives, chunk by chunk, without ever holding more than one
  * item's text: a JSON array (positions are indexes, from 0) or NDJSON, one item a line (positions
@@ -37,7 +60,8 @@ const notJson = requestFailure.itemsNotJson;
  * white space. Each item is handed to the sink once complete; an item longer than the bound is
  * refused as soon as its bytes pass it, and the item past `maxItems` as soon as it starts. Works on
  * bytes: the characters that delimit items are ASCII, which no UTF-8 sequence contains, and each
- * item is decoded strictly (invalid UTF-8 is refused).
+ * item is decoded strictly (invalid UTF-8 is refused, naming the item). The API's streamed bodies
+ * and the CLI's import files are both read with it.
  */
 export class JsonItemsSplitter {
   private mode: 'start' | 'lines' | 'array' | 'after_array' = 'start';
@@ -57,6 +81,7 @@ export class JsonItemsSplitter {
   constructor(
     private readonly bounds: JsonItemBounds,
     private readonly sink: JsonItemSink,
+    private readonly refusals: JsonItemRefusals = BODY_REFUSALS,
   ) {}
 
   /** Whether the body had anything but white space (an empty array included). */
@@ -85,9 +110,9 @@ export class JsonItemsSplitter {
   /** The body is complete: the last line, or the check that the array was closed. */
   end(): void {
     // Fewer bytes than a byte order mark, each one of it: not text.
-    if (this.head !== undefined && this.head.length > 0) throw requestFailure.bodyNotUtf8();
+    if (this.head !== undefined && this.head.length > 0) throw atPosition(this.refusals.notUtf8(), { line: 1 });
     if (this.mode === 'lines' && this.pendingBytes > 0) this.emitLine(this.takePending());
-    if (this.mode === 'array') throw notJson();
+    if (this.mode === 'array') throw this.refusals.notJson();
   }
 
   /** Skips white space (counting lines) up to the first character, which decides the form. */
@@ -122,9 +147,10 @@ export class JsonItemsSplitter {
   private emitLine(bytes: Buffer): void {
     this.line += 1;
     const end = bytes.length > 0 && bytes[bytes.length - 1] === CARRIAGE_RETURN ? bytes.length - 1 : bytes.length;
-    const text = this.decode(bytes.subarray(0, end));
+    const at = { line: this.line };
+    const text = this.decode(bytes.subarray(0, end), at);
     if (text.trim() === '') return;
-    this.emit(text, { line: this.line });
+    this.emit(text, at);
   }
 
   private pushArray(chunk: Buffer, from: number): void {
@@ -141,7 +167,7 @@ export class JsonItemsSplitter {
       else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) this.depth += 1;
       else if ((byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) && this.depth > 0) this.depth -= 1;
       else if (this.depth === 0 && (byte === COMMA || byte === CLOSE_ARRAY || byte === CLOSE_OBJECT)) {
-        if (byte === CLOSE_OBJECT) throw atPosition(notJson(), { index: this.index });
+        if (byte === CLOSE_OBJECT) throw atPosition(this.refusals.notJson(), { index: this.index });
         this.keep(chunk, start, at, { index: this.index });
         this.emitElement(this.takePending(), byte === CLOSE_ARRAY);
         start = at + 1;
@@ -156,22 +182,22 @@ export class JsonItemsSplitter {
   }
 
   private emitElement(bytes: Buffer, last: boolean): void {
-    const text = this.decode(bytes);
+    const at = { index: this.index };
+    const text = this.decode(bytes, at);
     // `[]` holds no element; any other empty element (`[,`, `[1,]`) is a syntax error at its place.
     if (text.trim() === '' && last && this.index === 0) return;
-    const at = { index: this.index };
     this.index += 1;
-    if (text.trim() === '') throw atPosition(notJson(), at);
+    if (text.trim() === '') throw atPosition(this.refusals.notJson(), at);
     this.emit(text, at);
   }
 
   private pushAfterArray(chunk: Buffer, from: number): void {
-    for (let at = from; at < chunk.length; at += 1) if (!isWhitespace(chunk[at]!)) throw notJson();
+    for (let at = from; at < chunk.length; at += 1) if (!isWhitespace(chunk[at]!)) throw this.refusals.notJson();
   }
 
   private emit(text: string, at: InputPosition): void {
     this.items += 1;
-    if (this.items > this.bounds.maxItems) throw this.bounds.tooMany();
+    if (this.bounds.maxItems !== undefined && this.items > this.bounds.maxItems) throw this.bounds.tooMany();
     this.sink(text, at);
   }
 
@@ -180,7 +206,7 @@ export class JsonItemsSplitter {
     if (end <= start) return;
     this.pendingBytes += end - start;
     if (this.pendingBytes > this.bounds.maxItemBytes)
-      throw atPosition(requestFailure.itemTooLarge(this.bounds.maxItemBytes), at);
+      throw atPosition(this.refusals.itemTooLarge(this.bounds.maxItemBytes), at);
     this.pending.push(chunk.subarray(start, end));
   }
 
@@ -191,11 +217,11 @@ export class JsonItemsSplitter {
     return bytes;
   }
 
-  private decode(bytes: Buffer): string {
+  private decode(bytes: Buffer, at: InputPosition): string {
     try {
       return this.decoder.decode(bytes);
     } catch {
-      throw requestFailure.bodyNotUtf8();
+      throw atPosition(this.refusals.notUtf8(), at);
     }
   }
 }

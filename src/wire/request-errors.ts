@@ -79,13 +79,40 @@ export const requestFailure = {
   itemsNotJson: () => new AppError('invalid_json', 'The request body is not valid JSON.'),
   /** A sync's item (an NDJSON line, an array element, a YAML list item) that is not an object. */
   groupNotObject: () => new AppError('invalid_json', 'Each group must be a JSON object.'),
-  /** A file the CLI reads as JSON that is not. */
+  /** A file the CLI reads as JSON that is not (a sync's: its refusals start "Line N: "). */
   textNotJson: () => new AppError('invalid_json', 'The text is not valid JSON.'),
+  textNotObject: () => new AppError('invalid_json', 'The text must be a JSON object.'),
+  textNotUtf8: () => new AppError('invalid_json', 'The text is not valid UTF-8.'),
+  textItemTooLarge: (limitBytes: number) =>
+    new AppError(
+      'payload_too_large',
+      `A group (a line, or an element of the array) may be at most ${limitBytes / (1024 * 1024)} MiB of JSON.`,
+    ),
+  /**
+   * A file of many JSON items the CLI reads (an import's, its supplement) that it cannot go on
+   * reading: worded as the reason after the CLI's "<file>, line N: " (JsonItemRefusals).
+   */
+  fileArrayMalformed: () => new AppError('invalid_json', 'not a well-formed JSON array'),
+  fileNotUtf8: () => new AppError('invalid_json', 'not valid UTF-8'),
+  fileItemTooLarge: (limitBytes: number) =>
+    new AppError(
+      'payload_too_large',
+      `more than ${limitBytes / (1024 * 1024)} MiB of JSON (a line, or an element of the array, may be at most ${limitBytes / (1024 * 1024)} MiB)`,
+    ),
   /** A YAML tenants file that breaks `rule` at `line`. */
   yamlLine: (line: number, rule: string) => new AppError('invalid_request', `Line ${line}: ${rule}`),
-  /** A JSON defect of the body (`field` undefined) or of the JSON text in the query value `field`. */
-  jsonDefect: (kind: 'syntax' | 'duplicate_key' | 'lone_surrogate' | 'forbidden_key', field?: string, key?: string) => {
-    const where = field === undefined ? 'The request body' : `"${field}" in the query string`;
+  /**
+   * A JSON defect of the request body, of the JSON text in the query value `field`, or of a file the
+   * CLI reads (`text`).
+   */
+  jsonDefect: (
+    kind: 'syntax' | 'duplicate_key' | 'lone_surrogate' | 'forbidden_key',
+    source: 'body' | 'text' | { field: string },
+    key?: string,
+  ) => {
+    const field = typeof source === 'object' ? source.field : undefined;
+    const where =
+      field !== undefined ? `"${field}" in the query string` : source === 'text' ? 'The text' : 'The request body';
     const options = field === undefined ? {} : { field };
     switch (kind) {
       case 'syntax':
@@ -102,7 +129,7 @@ export const requestFailure = {
       case 'forbidden_key':
         return new AppError(
           'invalid_field',
-          'Object keys "__proto__" and "constructor.prototype" are not accepted anywhere in a request.',
+          `Object keys "__proto__" and "constructor.prototype" are not accepted anywhere in ${source === 'text' ? 'the text' : 'a request'}.`,
           options,
         );
     }

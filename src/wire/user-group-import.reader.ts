@@ -3,7 +3,9 @@ import type { InputPosition } from '../domain/errors.js';
 import { failure } from '../domain/errors.js';
 import type { ImportLine, TransferredUserGroup } from '../domain/user-groups/user-group-transfer.service.js';
 import { MAX_SYNC_GROUPS, MAX_SYNC_LINE_BYTES } from './contract.constants.js';
-import type { JsonItemBounds } from './json-items.reader.js';
+import type { JsonItemBounds, JsonItemRefusals } from './json-items.reader.js';
+import { requestFailure } from './request-errors.js';
+import { MAX_BODY_DEPTH, parseStrictJson } from './strict-json.js';
 import { TransferredUserGroupLine } from './user-groups.schemas.js';
 import { groupLineValidator } from './group-line.validator.js';
 
@@ -22,6 +24,19 @@ export const IMPORT_ITEM_BOUNDS: JsonItemBounds = {
   tooMany: () => failure.importTooLarge(MAX_SYNC_GROUPS),
 };
 
+/**
+ * An import file's bounds (`ugs groups import`, its supplement, `verify-import`): each group at most
+ * 1 MiB, as over HTTP, and any number of them: the file is read as a stream, never held whole.
+ */
+export const IMPORT_FILE_ITEM_BOUNDS: JsonItemBounds = { maxItemBytes: MAX_SYNC_LINE_BYTES };
+
+/** What stops the reading of an import file, worded as the reason after "<file>, line N: ". */
+export const IMPORT_FILE_REFUSALS: JsonItemRefusals = {
+  notJson: requestFailure.fileArrayMalformed,
+  notUtf8: requestFailure.fileNotUtf8,
+  itemTooLarge: requestFailure.fileItemTooLarge,
+};
+
 /** One item of an import's body with where it was: a line (NDJSON, from 1) or an index (array, from 0). */
 export type ImportItem = { at: InputPosition; line: ImportLine };
 
@@ -34,21 +49,24 @@ export function importItemAt(value: unknown, at: InputPosition): ImportItem {
   return { at, line: groupLineOf(value, 'line' in at ? at.line : at.index + 1) };
 }
 
-/** An item that is not JSON: refused in the summary, as the CLI refuses such a line. */
+/**
+ * An item that is not JSON, or JSON the service refuses (parseStrictJson): refused in the summary
+ * with NOT_JSON_REASON, over HTTP as in the CLI.
+ */
 export const unparsableImportItem = (at: InputPosition): ImportItem => ({
   at,
   line: { line: 'line' in at ? at.line : at.index + 1, error: NOT_JSON_REASON },
 });
 
-/** One line's JSON text, parsed; a group or the reason it is not one. */
-export function parseGroupLine(text: string, line: number): ImportLine {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { line, error: NOT_JSON_REASON };
-  }
-  return groupLineOf(value, line);
+/**
+ * One item of an import file (the CLI's), from its JSON text: parsed as an item over HTTP is
+ * (parseStrictJson, so a key twice in one object, a lone surrogate escape, `__proto__` or nesting too
+ * deep is refused as over HTTP), then taken as `importItemAt` takes one; text refused is a
+ * refused line, as over HTTP.
+ */
+export function importItemOfText(text: string, at: InputPosition): ImportItem {
+  const parsed = parseStrictJson(text, MAX_BODY_DEPTH);
+  return parsed.ok ? importItemAt(parsed.value, at) : unparsableImportItem(at);
 }
 
 /** One parsed line: a group (the hosted product's whole response unwrapped) or the reason it is not one. */

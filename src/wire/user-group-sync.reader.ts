@@ -1,16 +1,14 @@
-import { atPosition, AppError, failure, type InputPosition } from '../domain/errors.js';
+import { atPosition, failure, type InputPosition } from '../domain/errors.js';
 import type { JsonObject } from '../domain/common.records.js';
 import type { SyncLineInput } from '../domain/user-group-sync/user-group-sync.service.js';
 import { MAX_SYNC_GROUPS, MAX_SYNC_LINE_BYTES } from './contract.constants.js';
-import { JsonItemsSplitter, type JsonItemBounds } from './json-items.reader.js';
+import { JsonItemsSplitter, type JsonItemBounds, type JsonItemRefusals } from './json-items.reader.js';
 import { SyncUserGroupLine } from './user-group-sync.schemas.js';
 import { groupLineValidator } from './group-line.validator.js';
 import { requestFailure } from './request-errors.js';
+import { jsonDefectError, MAX_BODY_DEPTH, parseStrictJson } from './strict-json.js';
 
 const lineValidator = groupLineValidator(SyncUserGroupLine);
-
-/** Parses one JSON text, or throws the AppError saying what is wrong with it (the HTTP layer's strict parser, or the CLI's). */
-export type JsonTextParser = (text: string) => unknown;
 
 export type SyncFileLine = { at: InputPosition; group: SyncLineInput };
 
@@ -25,27 +23,39 @@ export const SYNC_ITEM_BOUNDS: JsonItemBounds = {
 };
 
 /**
- * A sync's desired state (docs/api.md#sync-tenants-as-code) as text: a JSON array of group objects (positions are indexes,
- * from 0), or NDJSON, one object per line (positions are line numbers, from 1; blank lines skipped).
- * Each group is checked as the single operations' request schemas check theirs; the first refusal
- * names its line or index. The same splitter reads the API's streamed body (JsonItemsSplitter).
+ * What stops the reading of a sync file (`ugs groups sync`'s): worded for a file, as its other
+ * refusals are ("Line N: The text …").
  */
-export function readSyncFile(text: string, parse: JsonTextParser): SyncFileLine[] {
+const SYNC_FILE_REFUSALS: JsonItemRefusals = {
+  notJson: requestFailure.textNotJson,
+  notUtf8: requestFailure.textNotUtf8,
+  itemTooLarge: requestFailure.textItemTooLarge,
+};
+
+/**
+ * A sync's desired state (docs/api.md#sync-tenants-as-code), `ugs groups sync`'s file, as bytes: a JSON
+ * array of group objects (positions are indexes, from 0), or NDJSON, one object per line (positions
+ * are line numbers, from 1; blank lines skipped). Each group is parsed as the API's streamed body
+ * parses it (parseStrictJson: a key twice in one object, a lone surrogate escape, `__proto__` or
+ * nesting too deep is refused) and checked as the single operations' request schemas check theirs;
+ * the first refusal names its line or index, worded for a file ("The text …"). The same splitter
+ * reads the API's streamed body (JsonItemsSplitter), and decodes each item strictly: invalid UTF-8
+ * is refused naming its line or index, never read as U+FFFD.
+ */
+export function readSyncFile(input: Buffer): SyncFileLine[] {
   const lines: SyncFileLine[] = [];
-  const splitter = new JsonItemsSplitter(SYNC_ITEM_BOUNDS, (json, at) =>
-    lines.push(syncLineAt(parseAt(parse, json, at), at)),
+  const splitter = new JsonItemsSplitter(
+    SYNC_ITEM_BOUNDS,
+    (json, at) => {
+      const parsed = parseStrictJson(json, MAX_BODY_DEPTH);
+      if (!parsed.ok) throw atPosition(jsonDefectError(parsed.defect, 'text'), at);
+      lines.push(syncLineAt(parsed.value, at));
+    },
+    SYNC_FILE_REFUSALS,
   );
-  splitter.push(Buffer.from(text, 'utf8'));
+  splitter.push(input);
   splitter.end();
   return lines;
-}
-
-function parseAt(parse: JsonTextParser, text: string, at: InputPosition): unknown {
-  try {
-    return parse(text);
-  } catch (error) {
-    throw error instanceof AppError ? atPosition(error, at) : error;
-  }
 }
 
 /** One group of the desired state, as the domain takes it; refused, naming its position, unless it is a valid group object. */

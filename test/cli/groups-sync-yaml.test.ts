@@ -62,6 +62,13 @@ describe('ugs groups sync with YAML', () => {
 
     writeFileSync(file, ['- user_group_id: a', '- user_group_id: b', '  parent_user_group_id: nobody', ''].join('\n'));
     expectCleanFailure(await box.ugs('groups', 'sync', file, '--dry-run'), /^ugs: Line 2: /);
+
+    // "Caf\xe9": Latin-1, not UTF-8, refused with its line rather than read as a replacement character.
+    writeFileSync(
+      file,
+      Buffer.concat([Buffer.from('- user_group_id: a\n- user_group_id: cafe\n  name: Caf'), Buffer.from([0xe9, 0x0a])]),
+    );
+    expectCleanFailure(await box.ugs('groups', 'sync', file), /^ugs: Line 3: The text is not valid UTF-8\./);
   });
 
   it('refuses a scalar YAML would read as another value than it shows, never syncing another id', async () => {

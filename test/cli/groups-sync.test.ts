@@ -89,4 +89,42 @@ describe('ugs groups sync', () => {
     expectCleanFailure(await box.ugs('groups', 'sync', file), /Line 2: "is_demo_group"/);
     expect(auditEventCount(box)).toBe(before);
   });
+
+  it('refuses a file with a group the API refuses as JSON (a key twice, __proto__), naming its line, and changes nothing', async () => {
+    const box = sandbox();
+    expect((await box.ugs('migrate')).code).toBe(0);
+    const before = auditEventCount(box);
+    const twice = join(box.dir, 'twice.ndjson');
+    writeFileSync(twice, '{"user_group_id":"ok"}\n{"user_group_id":"twice","name":"a","name":"b"}\n');
+    expectCleanFailure(
+      await box.ugs('groups', 'sync', twice),
+      /^ugs: Line 2: The text has the key "name" twice in one object\. \(invalid_json\)\n/,
+    );
+    const proto = join(box.dir, 'proto.json');
+    writeFileSync(proto, '[{"user_group_id":"ok"}, {"user_group_id":"proto","properties":{"__proto__":{}}}]');
+    expectCleanFailure(await box.ugs('groups', 'sync', proto), /^ugs: Item 1: Object keys "__proto__"/);
+    expect(auditEventCount(box)).toBe(before);
+  });
+
+  it('refuses invalid UTF-8 naming its line or index, never syncing it as replacement characters', async () => {
+    const box = sandbox();
+    expect((await box.ugs('migrate')).code).toBe(0);
+    const before = auditEventCount(box);
+    // "Caf\xe9": Latin-1, not UTF-8.
+    const latin1 = Buffer.concat([
+      Buffer.from('{"user_group_id":"cafe","name":"Caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}'),
+    ]);
+    const ndjson = join(box.dir, 'latin1.ndjson');
+    writeFileSync(ndjson, Buffer.concat([Buffer.from('{"user_group_id":"ok"}\n'), latin1, Buffer.from('\n')]));
+    expectCleanFailure(
+      await box.ugs('groups', 'sync', ndjson),
+      /^ugs: Line 2: The text is not valid UTF-8\. \(invalid_json\)\n/,
+    );
+    const array = join(box.dir, 'latin1.json');
+    writeFileSync(array, Buffer.concat([Buffer.from('[{"user_group_id":"ok"},\n'), latin1, Buffer.from(']')]));
+    expectCleanFailure(await box.ugs('groups', 'sync', array), /^ugs: Item 1: The text is not valid UTF-8\./);
+    expect(auditEventCount(box)).toBe(before);
+  });
 });

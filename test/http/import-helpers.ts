@@ -18,7 +18,7 @@ export interface ImportRequest {
   /** The JSON array form instead of NDJSON. */
   array?: boolean;
   /** Sent as it is (NDJSON content type unless `array`). */
-  rawBody?: string;
+  rawBody?: string | Buffer;
   headers?: Record<string, string>;
   as?: As;
 }

@@ -14,7 +14,7 @@ describe('POST /api/admin/user_groups/import: bodies refused whole', () => {
   const refused = async (status: number, code: string, request: ImportRequest, lines: unknown[] = []) => {
     const response = await expectUnchanged(fixture.t, () => importCall(fixture.t, lines, request));
     expectError(response, status, code);
-    return response.body.error as { message: string; field?: string };
+    return response.body.error as { message: string; field?: string; line?: number; index?: number };
   };
 
   it('refuses a body without a group, and an array that is never closed', async () => {
@@ -22,6 +22,19 @@ describe('POST /api/admin/user_groups/import: bodies refused whole', () => {
     expect((await refused(400, 'invalid_json', { rawBody: '  \n' })).message).toMatch(/NDJSON/);
     await refused(400, 'invalid_json', { rawBody: `[{"provided_id":"${id}"}`, array: true });
     await refused(400, 'invalid_json', { rawBody: `[{"provided_id":"${id}"}] x`, array: true });
+  });
+
+  it('refuses a group that is not UTF-8, naming its line or index', async () => {
+    const latin1 = (open: string, close: string) =>
+      Buffer.concat([
+        Buffer.from(`${open}{"provided_id":"${uniqueId('utf8')}"}${open === '[' ? ',' : '\n'}{"provided_id":"caf`),
+        Buffer.from([0xe9]),
+        Buffer.from(`"}${close}`),
+      ]);
+    const line = await refused(400, 'invalid_json', { rawBody: latin1('', '\n') });
+    expect(line).toMatchObject({ line: 2, message: expect.stringMatching(/^Line 2: .*UTF-8/) });
+    const item = await refused(400, 'invalid_json', { rawBody: latin1('[', ']'), array: true });
+    expect(item).toMatchObject({ index: 1, message: expect.stringMatching(/^Item 1: .*UTF-8/) });
   });
 
   it('refuses more than 10 000 groups, writing none of the first 10 000', async () => {
@@ -55,7 +68,8 @@ describe('POST /api/admin/user_groups/import: bodies refused whole', () => {
 describe('POST /api/admin/user_groups/import: lines refused in the summary', () => {
   const fixture = useTestApp();
 
-  it('refuses a line that is not JSON, not an object or has a key twice, and imports the others', async () => {
+  // `ugs groups import` refuses these lines with the same reasons (test/cli/import-file-forms.test.ts).
+  it('refuses a line that is not JSON, not an object, has a key twice or a __proto__ key, and imports the others', async () => {
     const id = uniqueId('lines');
     const summary = await importOk(fixture.t, [], {
       rawBody: [
@@ -63,6 +77,7 @@ describe('POST /api/admin/user_groups/import: lines refused in the summary', () 
         `{"provided_id":`,
         `"text"`,
         `{"provided_id":"${id}-2","name":"a","name":"b"}`,
+        `{"provided_id":"${id}-4","properties":{"__proto__":{"admin":true}}}`,
         `{"provided_id":"${id}-3"}`,
       ].join('\n'),
     });
@@ -75,6 +90,7 @@ describe('POST /api/admin/user_groups/import: lines refused in the summary', () 
         { line: 2, reason: 'not valid JSON' },
         { line: 3, reason: 'a line must be a JSON object' },
         { line: 4, reason: 'not valid JSON' },
+        { line: 5, reason: 'not valid JSON' },
       ],
       // What each line lacked: asserted where the lacking lines are the subject.
       lacking: expect.any(Array),

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { echoable } from '../../domain/echoed-text.rules.js';
 import { MAX_PROPERTIES_DEPTH } from '../../wire/contract.constants.js';
-import { jsonDefectError, parseStrictJson } from '../strict-json.js';
+import { jsonDefectError, parseStrictJson } from '../../wire/strict-json.js';
 import type { JsonObject } from '../../domain/common.records.js';
 import type { UserGroupService } from '../../domain/user-groups/user-groups.service.js';
 import { isEmbedTokenShaped, type EmbedTokenService } from '../../domain/embed-tokens/embed-tokens.service.js';
@@ -71,7 +71,7 @@ function bodyFromQuery(query: Record<string, string | string[] | undefined>): Re
 function jsonFromQuery(field: string, text: string): unknown {
   const parsed = parseStrictJson(text, MAX_PROPERTIES_DEPTH);
   if (parsed.ok) return parsed.value;
-  throw jsonDefectError(parsed.defect, field);
+  throw jsonDefectError(parsed.defect, { field });
 }
 
 /**

@@ -1,17 +1,22 @@
-import { requestFailure } from '../wire/request-errors.js';
+import { requestFailure } from './request-errors.js';
 import { echoable } from '../domain/echoed-text.rules.js';
 import type { AppError } from '../domain/errors.js';
 import { nestedTooDeeply } from '../domain/user-groups/properties.rules.js';
-import { MAX_PROPERTIES_DEPTH } from '../wire/contract.constants.js';
+import { MAX_PROPERTIES_DEPTH } from './contract.constants.js';
 
 /**
- * How deep a request body may nest: `properties` sits one level below the body and may itself be
- * MAX_PROPERTIES_DEPTH deep; every other field is shallower. Deeper text is refused before any code
- * walks the parsed value, so nothing downstream (validation, the idempotency fingerprint) meets it.
+ * How deep a request body, or one item of a body or file of many (an import's, a sync's), may nest:
+ * `properties` sits one level below it and may itself be MAX_PROPERTIES_DEPTH deep; every other
+ * field is shallower. Deeper text is refused before any code walks the parsed value, so nothing
+ * downstream (validation, the idempotency fingerprint) meets it.
  */
 export const MAX_BODY_DEPTH = MAX_PROPERTIES_DEPTH + 1;
 
-/** What JSON.parse accepts but the service refuses (docs/api.md#wire-conventions): each has one meaning, or none. */
+/**
+ * What JSON.parse accepts but the service refuses (docs/api.md#wire-conventions): each has one
+ * meaning, or none. The API's bodies and query values and the CLI's import and sync files are all
+ * parsed with parseStrictJson, so a text one refuses, the others refuse.
+ */
 export type JsonDefect =
   | { kind: 'syntax' }
   | { kind: 'duplicate_key'; key: string }
@@ -110,17 +115,25 @@ function endOfEscapedString(text: string, start: number): number {
 }
 
 /**
- * The error for a defect of the request body (`field` undefined) or of the JSON text in the query
- * value `field`. A lone surrogate is bad JSON in a body but a bad value in a query (docs/api.md#wire-conventions).
+ * Where JSON text came from, for the wording of its refusal: a request's body, the JSON text in the
+ * query value `field`, or a file the CLI reads (`text`: a sync's, whose refusals stop the command).
  */
-export function jsonDefectError(defect: JsonDefect, field?: string): AppError {
+export type JsonSource = 'body' | 'text' | { field: string };
+
+/**
+ * The error for a defect of JSON text from `source`. A lone surrogate is bad JSON in a body or a
+ * file but a bad value in a query (docs/api.md#wire-conventions).
+ */
+export function jsonDefectError(defect: JsonDefect, source: JsonSource = 'body'): AppError {
+  const field = typeof source === 'object' ? source.field : undefined;
   if (defect.kind === 'too_deep') {
     const deepField = field ?? defect.field;
-    return deepField === undefined ? requestFailure.bodyNotObject() : nestedTooDeeply(echoable(deepField));
+    if (deepField !== undefined) return nestedTooDeeply(echoable(deepField));
+    return source === 'text' ? requestFailure.textNotObject() : requestFailure.bodyNotObject();
   }
   return requestFailure.jsonDefect(
     defect.kind,
-    field,
+    source,
     defect.kind === 'duplicate_key' ? echoable(defect.key) : undefined,
   );
 }
