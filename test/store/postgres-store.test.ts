@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { connect, createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import pg from 'pg';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AppError, isAppError } from '../../src/domain/errors.js';
 import { MIGRATIONS } from '../../src/store/postgres/migrations/index.js';
 import { mapPostgresError } from '../../src/store/postgres/postgres-errors.js';
@@ -12,6 +12,8 @@ import { openPostgresDatabase } from '../../src/store/postgres/postgres-database
 import type { PostgresStoreOptions } from '../../src/store/postgres/postgres-store.js';
 import type { Store } from '../../src/domain/store.port.js';
 import { describeStoreContract } from './store.contract.js';
+import { captureSchemaTemplate, schemaSnapshot } from '../support/postgres-schema-template.js';
+import type { SchemaTemplate } from '../support/postgres-schema-template.js';
 import { createChain, raceForCycle } from './contract/user-group-tree.contract.js';
 import {
   auditContext,
@@ -24,6 +26,7 @@ import {
   T1,
   expectLegacyKeyMigrated,
 } from './store-fixtures.js';
+import type { Fixture } from './store-fixtures.js';
 
 /*
  * Runs against a real PostgreSQL: UGS_TEST_POSTGRES_URL, or the local server CI starts. Each test
@@ -60,10 +63,36 @@ async function freshSchema(): Promise<{ schema: string; url: string; cleanup: ()
   };
 }
 
-describeStoreContract('postgres', async () => {
-  const { url, cleanup } = await freshSchema();
-  return { store: openPostgresStore({ url }), cleanup };
-});
+/**
+ * The contract's template on PostgreSQL: a schema migrated and seeded through openPostgresStore once
+ * per file, copied per test (its DDL, rows and sequences' positions: see captureSchemaTemplate).
+ */
+let contractTemplate: { schema: string; captured?: Promise<SchemaTemplate> } | undefined;
+describeStoreContract(
+  'postgres',
+  async () => {
+    const { url, cleanup } = await freshSchema();
+    return { store: openPostgresStore({ url }), cleanup };
+  },
+  {
+    create: async () => {
+      const { schema, url, cleanup } = await freshSchema();
+      const template: { schema: string; captured?: Promise<SchemaTemplate> } = { schema };
+      contractTemplate = template;
+      const dropAll = async () => {
+        await (await template.captured)?.close();
+        await cleanup();
+      };
+      return { store: openPostgresStore({ url }), cleanup: dropAll };
+    },
+    copy: async () => {
+      const template = contractTemplate!;
+      template.captured ??= captureSchemaTemplate(template.schema, BASE_URL);
+      const copy = await (await template.captured).clone();
+      return { store: openPostgresStore({ url: copy.url }), cleanup: copy.drop };
+    },
+  },
+);
 
 /** Elapsed milliseconds of `work`, which must reject with AppError `unavailable`. */
 async function timeUnavailable(work: Promise<unknown>): Promise<number> {
@@ -150,12 +179,43 @@ describe('PostgreSQL store specifics', () => {
     return store;
   };
 
-  /** `count` stores on the one fresh schema, migrated and seeded through the first. */
+  /**
+   * A schema migrated and seeded through the store once for this block; openSeeded copies it into
+   * each test's schema instead of migrating and seeding that.
+   */
+  let seeded: Promise<{ template: SchemaTemplate; fx: Fixture; drop: () => Promise<void> }> | undefined;
+  const seededTemplate = async () => {
+    const made = await freshSchema();
+    const store = openPostgresStore({ url: made.url });
+    try {
+      await store.migrate();
+      const fx = await seed(store);
+      const template = await captureSchemaTemplate(made.schema, BASE_URL);
+      const drop = async () => {
+        await template.close();
+        await made.cleanup();
+      };
+      return { template, fx, drop };
+    } finally {
+      await store.close();
+    }
+  };
+
+  afterAll(async () => {
+    const made = seeded;
+    seeded = undefined;
+    if (made) await (await made).drop();
+  });
+
+  /** `count` stores on the test's schema, filled with a migrated, seeded one and migrated through the first. */
   const openSeeded = async (count: number, options: Partial<PostgresStoreOptions> = {}) => {
+    const { template, fx } = await (seeded ??= seededTemplate());
+    await template.fill(schema);
     const stores = Array.from({ length: count }, () => open(options));
+    // Migrating the migrated copy changes nothing; the stores are still ones that migrate() ran on.
     await stores[0]!.migrate();
-    const fx = await seed(stores[0]!);
-    return { stores, fx };
+    // A copy per test: a test may change the objects it was handed.
+    return { stores, fx: structuredClone(fx) };
   };
 
   const inSchema = <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) =>
@@ -266,6 +326,38 @@ describe('PostgreSQL store specifics', () => {
     await expect(insert(token!.id, '[1,"i","s"]')).rejects.toThrow(/idempotency_keys_one_owner/);
     await insert(null, '[1,"i","s"]');
     await insert(token!.id, null);
+  });
+
+  it('copies a schema whole: a copy of a freshly migrated one, and of one migrated and seeded, is the same as it', async () => {
+    const store = open();
+    await store.migrate();
+    const migrated = await schemaSnapshot(schema, BASE_URL);
+    expect((migrated.rows as Record<string, unknown[]>).schema_migrations).toHaveLength(stepsOf('contract').length);
+    expect((migrated.indexes as unknown[]).length).toBeGreaterThan(20);
+    const templates: SchemaTemplate[] = [];
+    teardown.push(async () => {
+      for (const template of templates) await template.close();
+    });
+    const capture = async () => {
+      const template = await captureSchemaTemplate(schema, BASE_URL);
+      templates.push(template);
+      return template;
+    };
+    const ofMigrated = await (await capture()).clone();
+    expect(await schemaSnapshot(ofMigrated.schema, BASE_URL)).toEqual(migrated);
+
+    await seed(store);
+    const seededState = await schemaSnapshot(schema, BASE_URL);
+    expect(seededState.sequences).not.toEqual(migrated.sequences);
+    const ofSeeded = await (await capture()).clone();
+    expect(await schemaSnapshot(ofSeeded.schema, BASE_URL)).toEqual(seededState);
+    // The copy carries on from where the template's sequences stood.
+    const next = open({ url: ofSeeded.url });
+    await next.migrate();
+    // Its migration records are stamped when it was made, as a schema migrated then would be.
+    expect(Date.parse(await next.lowSignaturesSince())).toBeGreaterThan(Date.parse(await store.lowSignaturesSince()));
+    const inCopy = await next.createWorkspace('after-copy', auditContext());
+    expect(inCopy.id).toBe((await open().createWorkspace('after-copy', auditContext())).id);
   });
 
   it("makes the signing keys of a database from before migration 9 Customer's", async () => {
