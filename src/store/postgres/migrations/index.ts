@@ -19,6 +19,7 @@ import { consumedEmbedTokens } from './0017-consumed-embed-tokens.js';
 import { consolePeople } from './0018-console-people.js';
 import { personIdempotencyKeys } from './0019-person-idempotency-keys.js';
 import { auditEventsPersonIndex } from './0020-audit-events-person-index.js';
+import { groupUsageTenantTeamIndex } from './0022-group-usage-tenant-team-index.js';
 
 /** In version order; append only. */
 export const MIGRATIONS: readonly PostgresMigration[] = [
@@ -42,4 +43,5 @@ export const MIGRATIONS: readonly PostgresMigration[] = [
   consolePeople,
   personIdempotencyKeys,
   auditEventsPersonIndex,
+  groupUsageTenantTeamIndex,
 ];

@@ -17,6 +17,7 @@ import { consumedEmbedTokens } from './0016-consumed-embed-tokens.js';
 import { consolePeople } from './0017-console-people.js';
 import { personIdempotencyKeys } from './0018-person-idempotency-keys.js';
 import type { Migration } from '../../migration.js';
+import { groupUsageTenantTeamIndex } from './0020-group-usage-tenant-team-index.js';
 
 /** In version order; append only. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -38,4 +39,5 @@ export const MIGRATIONS: readonly Migration[] = [
   consumedEmbedTokens,
   consolePeople,
   personIdempotencyKeys,
+  groupUsageTenantTeamIndex,
 ];
