@@ -71,3 +71,24 @@ export function topLimit(limit: number | undefined): number {
     throw invalid('limit', `"limit" must be an integer from 1 to ${MAX_TOP_LIMIT}.`);
   return limit;
 }
+
+/**
+ * Candidates ranked for a top of `limit` groups (docs/api.md#usage-per-group): the stores rank the sums first and look
+ * up only the candidates, since a deleted group's counts are kept until pruned. A first round ranks `limit` +
+ * TOP_CANDIDATES_SPARE; a round that filled every candidate place but found fewer than `limit` groups still there
+ * ranks four times as many. Ties go to the lowest team id in every round, so a round's first candidates are the
+ * previous round's, and its answer is the same as ranking every group at once.
+ */
+export const TOP_CANDIDATES_SPARE = 20;
+
+export const topCandidates = (limit: number, previous?: number): number =>
+  previous === undefined ? limit + TOP_CANDIDATES_SPARE : previous * 4;
+
+/**
+ * What a round of candidates answers (`undefined`: rank again with `topCandidates(limit, candidates)`): the first
+ * `limit` that still exist, once there are that many or the round ranked every group with some of the metric.
+ */
+export function topOfRound<T>(rows: readonly T[], exists: (row: T) => boolean, limit: number, candidates: number) {
+  const existing = rows.filter(exists);
+  return existing.length >= limit || rows.length < candidates ? existing.slice(0, limit) : undefined;
+}

@@ -50,7 +50,7 @@ export function openPostgresStore(options: PostgresStoreOptions): Store {
     ...webhookMethods(db, audit),
     ...consoleSessionMethods(db, audit),
     ...oidcSessionMethods(db, audit),
-    ...usageMethods(db),
+    ...usageMethods(db, options.statementTimeoutMs),
     ...embedTokenRevocationMethods(db, audit),
     listAuditEvents: (query) => audit.list(query),
     migrate: () => migratePostgres(db, MIGRATIONS),

@@ -1,5 +1,6 @@
 import type { UsageMetric } from '../../domain/usage/usage.records.js';
 import type { UsageStore } from '../../domain/usage/usage.port.js';
+import { topCandidates, topOfRound } from '../../domain/usage/usage.rules.js';
 import type { PostgresDatabase } from './postgres-database.js';
 import { toNumber, type Int8 } from './rows.js';
 import { statements } from './statements.js';
@@ -16,18 +17,32 @@ const counts = (row: CountsRow) => ({
   reads: toNumber(row.reads),
 });
 
-/** The busiest groups by one column (fixed here, never taken from input); see SQLite's statement. */
-const topStatement = (column: UsageMetric) => `SELECT g.team_id, g.provided_id, g.name,
-    u.embed_tokens_minted, u.verifications, u.reads
-  FROM (SELECT team_id, sum(embed_tokens_minted) AS embed_tokens_minted, sum(verifications) AS verifications,
-      sum(reads) AS reads
+/**
+ * The busiest groups by one column (fixed here, never taken from input); see SQLite's statement. Ranked first, named
+ * after: the column's sums are ranked over group_usage alone (group_usage_tenant_team, index-only, summed group by
+ * group in team_id order, a top-N heap of @candidates); only those candidates get their three sums (by index) and
+ * are looked up in user_groups. A deleted group comes back without a name, and the store ranks more candidates when
+ * too few were left (topOfRound).
+ */
+const topStatement = (column: UsageMetric) => `WITH top AS (
+    SELECT team_id, sum(${column}) AS total
     FROM group_usage
     WHERE workspace_id = @workspaceId AND environment = @environment AND day BETWEEN @since::date AND @until::date
-    GROUP BY team_id) u
-  JOIN user_groups g ON g.team_id = u.team_id AND g.workspace_id = @workspaceId AND g.environment = @environment
-  WHERE u.${column} > 0
-  ORDER BY u.${column} DESC, g.team_id
-  LIMIT @limit`;
+    GROUP BY team_id
+    HAVING sum(${column}) > 0
+    ORDER BY sum(${column}) DESC, team_id
+    LIMIT @candidates),
+  counts AS (
+    SELECT u.team_id, sum(u.embed_tokens_minted) AS embed_tokens_minted, sum(u.verifications) AS verifications,
+      sum(u.reads) AS reads
+    FROM top JOIN group_usage u ON u.team_id = top.team_id AND u.workspace_id = @workspaceId
+      AND u.environment = @environment AND u.day BETWEEN @since::date AND @until::date
+    GROUP BY u.team_id)
+  SELECT top.team_id, g.provided_id, g.name, c.embed_tokens_minted, c.verifications, c.reads
+  FROM top
+  JOIN counts c ON c.team_id = top.team_id
+  LEFT JOIN user_groups g ON g.team_id = top.team_id AND g.workspace_id = @workspaceId AND g.environment = @environment
+  ORDER BY top.total DESC, top.team_id`;
 
 const sql = statements({
   // One statement for the whole batch; the counts of a row present are added to, never replaced.
@@ -45,10 +60,23 @@ const sql = statements({
   top_embed_tokens_minted: topStatement('embed_tokens_minted'),
   top_verifications: topStatement('verifications'),
   top_reads: topStatement('reads'),
+  // set_config(…, true): SET LOCAL, with the value as a parameter.
+  topTimeout: "SELECT set_config('statement_timeout', @ms, true)",
   prune: 'WITH gone AS (DELETE FROM group_usage WHERE day < @before::date RETURNING 1) SELECT count(*) AS n FROM gone',
 });
 
-export function usageMethods(db: PostgresDatabase): UsageStore {
+/**
+ * The statement timeout of the usage top (docs/api.md#usage-per-group): longer than the pool's (5 s by default), as its
+ * cost grows with the usage rows of the environment, not with one group; shorter than the server's idle socket
+ * timeout (60 s), so that the answer, or its `503`, still reaches the caller.
+ */
+export const TOP_STATEMENT_TIMEOUT_MS = 30_000;
+/** The client's own limit on it, as the pool's: past the server's, for a server gone silent. */
+const TOP_QUERY_TIMEOUT_MARGIN_MS = 1000;
+
+/** `statementTimeoutMs`: the pool's (PostgresStoreOptions); the top's is never shorter. */
+export function usageMethods(db: PostgresDatabase, statementTimeoutMs?: number): UsageStore {
+  const topTimeoutMs = Math.max(TOP_STATEMENT_TIMEOUT_MS, statementTimeoutMs ?? 0);
   return {
     async addUsage(increments) {
       if (increments.length === 0) return;
@@ -72,17 +100,27 @@ export function usageMethods(db: PostgresDatabase): UsageStore {
       );
       return rows.map((row) => ({ day: row.day, ...counts(row) }));
     },
-    async listTopUsage(tenant, { since, until, metric, limit }) {
-      const rows = await db.rows<CountsRow & { team_id: Int8; provided_id: string; name: string }>(
-        sql[`top_${metric}`]({ workspaceId: tenant.workspaceId, environment: tenant.environment, since, until, limit }),
-      );
-      return rows.map((row) => ({
-        teamId: toNumber(row.team_id),
-        providedId: row.provided_id,
-        name: row.name,
-        ...counts(row),
-      }));
-    },
+    listTopUsage: (tenant, { since, until, metric, limit }) =>
+      // A longer statement timeout than the pool's for this one admin read (TOP_STATEMENT_TIMEOUT_MS), in a
+      // transaction of its own so that it ends with it.
+      db.transaction(async (tx) => {
+        await tx.rows(sql.topTimeout({ ms: String(topTimeoutMs) }));
+        const { workspaceId, environment } = tenant;
+        for (let candidates = topCandidates(limit); ; candidates = topCandidates(limit, candidates)) {
+          const rows = await tx.rows<CountsRow & { team_id: Int8; provided_id: string | null; name: string | null }>({
+            ...sql[`top_${metric}`]({ workspaceId, environment, since, until, candidates }),
+            query_timeout: topTimeoutMs + TOP_QUERY_TIMEOUT_MARGIN_MS,
+          });
+          const top = topOfRound(rows, (row) => row.name !== null, limit, candidates);
+          if (top)
+            return top.map((row) => ({
+              teamId: toNumber(row.team_id),
+              providedId: row.provided_id as string,
+              name: row.name as string,
+              ...counts(row),
+            }));
+        }
+      }),
     async pruneUsage(before) {
       const [row] = await db.rows<{ n: Int8 }>(sql.prune({ before }));
       return row ? toNumber(row.n) : 0;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { auditContext, createGroup } from '../store-fixtures.js';
 import type { ContractContext } from './context.js';
 import { usageIncrement } from '../../support/usage-increment.js';
+import { TOP_CANDIDATES_SPARE } from '../../../src/domain/usage/usage.rules.js';
 
 export function describeUsageContract(t: ContractContext): void {
   describe('usage', () => {
@@ -83,6 +84,41 @@ export function describeUsageContract(t: ContractContext): void {
       expect(
         (await t.store.listTopUsage(t.fx.customer, { ...range, metric: 'reads', limit: 10 })).map((g) => g.providedId),
       ).toEqual(['a']);
+    });
+
+    it('ranks past more deleted groups than one round of candidates holds, ties at the limit by team id', async () => {
+      // More deleted groups above the survivors than a first round ranks (limit + the spare): a second round is needed.
+      const deleted = TOP_CANDIDATES_SPARE + 5;
+      const gone = [];
+      for (let i = 0; i < deleted; i++) gone.push(await createGroup(t.store, t.fx.customer, `gone-${i}`));
+      const [x, y, z, quiet] = [
+        await createGroup(t.store, t.fx.customer, 'x'),
+        await createGroup(t.store, t.fx.customer, 'y'),
+        await createGroup(t.store, t.fx.customer, 'z'),
+        await createGroup(t.store, t.fx.customer, 'quiet'),
+      ];
+      await t.store.addUsage([
+        ...gone.map((g, i) => usageIncrement(t.fx.customer, g.teamId, '2026-11-10', { verifications: 100 + i })),
+        // z before y by count; x and y tie, and the lower team id (x, created first) goes first.
+        usageIncrement(t.fx.customer, x.teamId, '2026-11-10', { verifications: 3 }),
+        usageIncrement(t.fx.customer, y.teamId, '2026-11-11', { verifications: 1 }),
+        usageIncrement(t.fx.customer, y.teamId, '2026-11-12', { verifications: 2 }),
+        usageIncrement(t.fx.customer, z.teamId, '2026-11-12', { verifications: 7 }),
+        // Counted, but none of the metric asked.
+        usageIncrement(t.fx.customer, quiet.teamId, '2026-11-12', { reads: 50 }),
+      ]);
+      for (const g of gone) await t.store.deleteUserGroup(t.fx.customer, g.teamId, g.version, auditContext());
+      const top = async (limit: number) =>
+        (await t.store.listTopUsage(t.fx.customer, { ...range, metric: 'verifications', limit })).map(
+          (g) => g.providedId,
+        );
+      expect(await top(1)).toEqual(['z']);
+      // The tie at the limit: x (lower team id) is in, y is out.
+      expect(await top(2)).toEqual(['z', 'x']);
+      expect(await top(3)).toEqual(['z', 'x', 'y']);
+      // Fewer groups with some of the metric than the limit: those, and not the group with none of it.
+      expect(await top(10)).toEqual(['z', 'x', 'y']);
+      expect(await top(100)).toEqual(['z', 'x', 'y']);
     });
 
     it('prunes the days before a day, and only those', async () => {

@@ -20,6 +20,7 @@ import { consolePeople } from './0018-console-people.js';
 import { personIdempotencyKeys } from './0019-person-idempotency-keys.js';
 import { auditEventsPersonIndex } from './0020-audit-events-person-index.js';
 import { searchAndAuditTrailIndexes } from './0021-search-and-audit-trail-indexes.js';
+import { groupUsageTenantTeamIndex } from './0022-group-usage-tenant-team-index.js';
 
 /** In version order; append only. */
 export const MIGRATIONS: readonly PostgresMigration[] = [
@@ -44,4 +45,5 @@ export const MIGRATIONS: readonly PostgresMigration[] = [
   personIdempotencyKeys,
   auditEventsPersonIndex,
   searchAndAuditTrailIndexes,
+  groupUsageTenantTeamIndex,
 ];

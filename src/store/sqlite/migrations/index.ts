@@ -18,6 +18,7 @@ import { consolePeople } from './0017-console-people.js';
 import { personIdempotencyKeys } from './0018-person-idempotency-keys.js';
 import { auditEventsTeamIndex } from './0019-audit-events-team-index.js';
 import type { Migration } from '../../migration.js';
+import { groupUsageTenantTeamIndex } from './0020-group-usage-tenant-team-index.js';
 
 /** In version order; append only. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -40,4 +41,5 @@ export const MIGRATIONS: readonly Migration[] = [
   consolePeople,
   personIdempotencyKeys,
   auditEventsTeamIndex,
+  groupUsageTenantTeamIndex,
 ];
