@@ -24,7 +24,11 @@ COPY --from=install /opt/ugs /opt/ugs
 COPY --from=install /release/ugs-*.cdx.json /opt/ugs/
 RUN mkdir /data && chown node:node /data
 VOLUME /data
+# NODE_OPTIONS: V8 sizes its young generation from the host's memory (up to 2 × 64 MiB on a large
+# host) unless told; 16 MiB semi-spaces keep the server's RSS some 100 MB lower at the same CPU per
+# request (docs/deployment.md#memory).
 ENV PATH=/opt/ugs/node_modules/.bin:$PATH \
+    NODE_OPTIONS=--max-semi-space-size=16 \
     UGS_HOST=0.0.0.0 \
     UGS_PORT=8080 \
     UGS_DATABASE_URL=sqlite:/data/ugs.db

@@ -6,6 +6,7 @@
 //
 //   node --import tsx bench/ab-builds.ts --before DIR --after DIR [--engine sqlite] [--rounds 7]
 //     [--seconds 5] [--scenarios get-existing,verify,embed-token-verify,embed-token]
+//     [--before-node-flags "…"] [--after-node-flags "--max-semi-space-size=16"]
 //
 // DIR: a copy of `dist` as `npm run build` left it for that build.
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -35,6 +36,10 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '7' },
     seconds: { type: 'string', default: '5' },
     scenarios: { type: 'string', default: 'get-existing,verify,embed-token-verify,embed-token' },
+    // Node's own flags for one build's server (space-separated), e.g. the same dist twice with
+    // --after-node-flags=--max-semi-space-size=16 to price a V8 setting.
+    'before-node-flags': { type: 'string', default: '' },
+    'after-node-flags': { type: 'string', default: '' },
   },
 });
 if (!values.before || !values.after) throw new Error('--before DIR and --after DIR (copies of dist) are required');
@@ -80,6 +85,7 @@ try {
       name: `ugs serve (${build})`,
       // One public URL for both: an embed token minted by one verifies on the other (same issuer).
       args: [
+        ...values[`${build}-node-flags`]!.split(' ').filter((flag) => flag !== ''),
         ...[join(dir, 'bin', 'ugs.js'), 'serve', '--port', String(port), '--host', '127.0.0.1'],
         ...['--database', db.url, '--log-level', 'warn', '--public-url', 'http://127.0.0.1:8080'],
         ...['--rate-limit', '1000000/s', '--workers', '1'],

@@ -130,6 +130,13 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...inherited, NODE_ENV: 'production', ...extra };
 }
 
+/**
+ * Node's flags for the service, as the container image, the systemd unit and the Kubernetes manifest
+ * start it (their NODE_OPTIONS; docs/deployment.md#memory): the young generation held to 16 MiB
+ * semi-spaces rather than sized from the host's memory.
+ */
+const SERVICE_NODE_FLAGS = ['--max-semi-space-size=16'];
+
 async function startService(
   db: BenchDatabase,
   options: BenchOptions,
@@ -139,7 +146,15 @@ async function startService(
   const profile = options.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', join(PROFILES_DIR, label)] : [];
   const service = await startNodeProcess({
     name: `ugs serve (${label})`,
-    args: [...profile, join(REPO, 'bin', 'ugs.js'), 'serve', '--port', String(port), ...serveFlags(db)],
+    args: [
+      ...SERVICE_NODE_FLAGS,
+      ...profile,
+      join(REPO, 'bin', 'ugs.js'),
+      'serve',
+      '--port',
+      String(port),
+      ...serveFlags(db),
+    ],
     port,
     readyPath: '/readyz',
     cwd: REPO,

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { dockerfileInstructions, dockerStages, envPairs, execForm } from '../support/dockerfile.js';
-import { serveDefault, serveVariables } from '../support/serve-variables.js';
+import { PACKAGED_NODE_OPTIONS, serveDefault, serveVariables } from '../support/serve-variables.js';
 
 const instructions = dockerfileInstructions();
 const stages = dockerStages(instructions);
@@ -76,10 +76,11 @@ describe('the Dockerfile', () => {
     expect(inStage(runtime, 'STOPSIGNAL').map(({ args }) => args)).toEqual(['SIGTERM']);
   });
 
-  it('sets only variables `ugs serve` reads (besides PATH), each to a value other than its default', () => {
+  it('sets only variables `ugs serve` reads (besides PATH and NODE_OPTIONS), each to a value other than its default', () => {
     const known = serveVariables();
+    expect(runtimeEnv.get('NODE_OPTIONS')).toBe(PACKAGED_NODE_OPTIONS);
     for (const [name, value] of runtimeEnv) {
-      if (name === 'PATH') continue;
+      if (name === 'PATH' || name === 'NODE_OPTIONS') continue;
       expect(known.has(name), `${name} is no variable of ugs serve`).toBe(true);
       if (name !== 'UGS_PORT') expect(String(serveDefault(name)), name).not.toBe(value);
     }

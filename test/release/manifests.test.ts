@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { inject } from '../support/http-client.js';
-import { serveDefault, serveVariables } from '../support/serve-variables.js';
+import { PACKAGED_NODE_OPTIONS, serveDefault, serveVariables } from '../support/serve-variables.js';
 import { useTestApp } from '../support/test-app.js';
 import { UGS_BIN } from '../support/ugs-command.js';
 
@@ -53,7 +53,8 @@ describe('deploy/kubernetes.yaml', () => {
 
   it('sets only variables `ugs serve` reads, binds all interfaces, and listens where the pod says', () => {
     const known = serveVariables();
-    expect([...env.keys()].filter((name) => !known.has(name))).toEqual([]);
+    expect(env.get('NODE_OPTIONS')?.value).toBe(PACKAGED_NODE_OPTIONS);
+    expect([...env.keys()].filter((name) => !known.has(name) && name !== 'NODE_OPTIONS')).toEqual([]);
     expect(env.get('UGS_HOST')?.value).toBe('0.0.0.0');
     expect(container!.ports.map((port) => port.containerPort)).toEqual([Number(env.get('UGS_PORT')?.value)]);
   });
@@ -102,7 +103,8 @@ describe('deploy/ugs.service', () => {
   it('runs `ugs serve` with variables it reads, stopped by SIGTERM with room for the drain', () => {
     const known = serveVariables();
     const names = settings('Environment').map((assignment) => assignment.split('=')[0]!);
-    expect(names.filter((name) => !known.has(name))).toEqual([]);
+    expect(settings('Environment')).toContain(`NODE_OPTIONS=${PACKAGED_NODE_OPTIONS}`);
+    expect(names.filter((name) => !known.has(name) && name !== 'NODE_OPTIONS')).toEqual([]);
     expect(names).toContain('UGS_DATABASE_URL');
     expect(settings('ExecStart')).toEqual(['/usr/local/bin/ugs serve']);
     expect(settings('KillSignal')).toEqual(['SIGTERM']);

@@ -16,3 +16,9 @@ export function serveVariables(): Map<string, string | undefined> {
 export function serveDefault(variable: string): unknown {
   return serveCommandWithOptions().options.find((option) => option.envVar === variable)?.defaultValue;
 }
+
+/**
+ * Node's own variable, which the container image, the systemd unit and the Kubernetes manifest set
+ * beside ugs serve's: the young generation held to 16 MiB semi-spaces (docs/deployment.md#memory).
+ */
+export const PACKAGED_NODE_OPTIONS = '--max-semi-space-size=16';
