@@ -7,14 +7,11 @@ import { statement, statements } from './statements.js';
 /** A PostgreSQL step; one that builds an index on a table that may be large does so without locking it. */
 export interface PostgresMigration extends Migration {
   /**
-   * The name of the one index `sql` builds with CREATE INDEX CONCURRENTLY IF NOT EXISTS: run outside
-   * any transaction (PostgreSQL refuses it inside one), so writes go on while it builds. Expand only.
-   */
-  concurrentIndex?: string;
-  /**
-   * Several indexes, each built as concurrentIndex builds its one, in order. `sql` then runs first,
-   * in the step's transaction, and is recorded with the indexes once they are all built: it must be
-   * repeatable (IF NOT EXISTS), since a process that stops meanwhile runs it again. Expand only.
+   * Indexes built with CREATE INDEX CONCURRENTLY IF NOT EXISTS, in order, each outside any
+   * transaction (PostgreSQL refuses one inside), so writes go on while they build. `sql` (empty for
+   * none) then runs first, in the step's transaction, and the step is recorded once every index is
+   * built: `sql` must be repeatable (IF NOT EXISTS), since a process that stops meanwhile runs it
+   * again. Expand only.
    */
   concurrentIndexes?: readonly ConcurrentIndex[];
   /**
@@ -28,12 +25,6 @@ export interface PostgresMigration extends Migration {
 export interface ConcurrentIndex {
   name: string;
   sql: string;
-}
-
-/** The indexes a step builds outside any transaction, in order (none for a step that is one transaction). */
-function concurrentIndexesOf(migration: PostgresMigration): readonly ConcurrentIndex[] {
-  if (migration.concurrentIndex !== undefined) return [{ name: migration.concurrentIndex, sql: migration.sql }];
-  return migration.concurrentIndexes ?? [];
 }
 
 /**
@@ -91,18 +82,19 @@ export async function migratePostgres(db: PostgresDatabase, migrations: readonly
       await tx.rows(sql.lock());
       for (const table of MIGRATION_RECORD_TABLES) await tx.rows(createRecordTable(table));
       const next = nextMigration(await appliedSchema(tx), migrations) as PostgresMigration | undefined;
-      if (!next || next.concurrentIndex !== undefined) return next;
+      if (!next) return next;
       // No parameters: the simple query protocol runs the whole multi-statement script.
-      await runStep(tx, next);
-      if (concurrentIndexesOf(next).length === 0) await tx.rows(recordStep(next));
+      if (next.sql !== '') await runStep(tx, next);
+      if (next.concurrentIndexes === undefined) await tx.rows(recordStep(next));
       return next;
     });
 
   let applied = 0;
   for (let next = await applyNext(); next; next = await applyNext()) {
-    const indexes = concurrentIndexesOf(next);
-    for (const index of indexes) await buildIndex(db, next, index);
-    if (indexes.length > 0) await recordBuilt(db, next);
+    if (next.concurrentIndexes !== undefined) {
+      for (const index of next.concurrentIndexes) await buildIndex(db, next, index);
+      await recordBuilt(db, next);
+    }
     applied += 1;
   }
   return applied;

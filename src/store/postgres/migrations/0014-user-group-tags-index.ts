@@ -9,6 +9,11 @@ export const userGroupTagsIndex: PostgresMigration = {
   version: 14,
   name: 'user group tags index',
   kind: 'expand',
-  concurrentIndex: 'user_groups_tags',
-  sql: 'CREATE INDEX CONCURRENTLY IF NOT EXISTS user_groups_tags ON user_groups USING gin (tags)',
+  sql: '',
+  concurrentIndexes: [
+    {
+      name: 'user_groups_tags',
+      sql: 'CREATE INDEX CONCURRENTLY IF NOT EXISTS user_groups_tags ON user_groups USING gin (tags)',
+    },
+  ],
 };

@@ -10,7 +10,12 @@ export const auditEventsPersonIndex: PostgresMigration = {
   version: 20,
   name: 'audit events person index',
   kind: 'expand',
-  concurrentIndex: 'audit_events_person',
-  sql: `CREATE INDEX CONCURRENTLY IF NOT EXISTS audit_events_person ON audit_events (workspace_id, actor_subject, id)
+  sql: '',
+  concurrentIndexes: [
+    {
+      name: 'audit_events_person',
+      sql: `CREATE INDEX CONCURRENTLY IF NOT EXISTS audit_events_person ON audit_events (workspace_id, actor_subject, id)
   WHERE actor_subject IS NOT NULL`,
+    },
+  ],
 };

@@ -11,7 +11,12 @@ export const groupUsageTenantTeamIndex: PostgresMigration = {
   version: 22,
   name: 'group usage tenant team index',
   kind: 'expand',
-  concurrentIndex: 'group_usage_tenant_team',
-  sql: `CREATE INDEX CONCURRENTLY IF NOT EXISTS group_usage_tenant_team
+  sql: '',
+  concurrentIndexes: [
+    {
+      name: 'group_usage_tenant_team',
+      sql: `CREATE INDEX CONCURRENTLY IF NOT EXISTS group_usage_tenant_team
   ON group_usage (workspace_id, environment, team_id, day) INCLUDE (embed_tokens_minted, verifications, reads)`,
+    },
+  ],
 };
