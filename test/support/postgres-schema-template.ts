@@ -48,8 +48,22 @@ export interface SchemaTemplate {
   close(): Promise<void>;
 }
 
+export interface CopyOptions {
+  /** Names copies `<template>_<random>` instead of `t_<random>`, so that whoever drops the template can find them. */
+  namedAfterTemplate?: boolean;
+  /**
+   * Ends each copy with ANALYZE of its tables, as a start that migrated does (refreshStatistics): the
+   * planner then prices a copy's statements as it would a migrated schema's.
+   */
+  analysed?: boolean;
+}
+
 /** Reads the template's DDL, its tables in foreign-key order with their columns, and its sequences. */
-export async function captureSchemaTemplate(template: string, baseUrl = POSTGRES_URL): Promise<SchemaTemplate> {
+export async function captureSchemaTemplate(
+  template: string,
+  baseUrl = POSTGRES_URL,
+  options: CopyOptions = {},
+): Promise<SchemaTemplate> {
   // pg_dump connects with the URL's own parameters; the template is named, so search_path is not needed.
   const dumpUrl = new URL(baseUrl);
   dumpUrl.searchParams.delete('options');
@@ -104,6 +118,7 @@ export async function captureSchemaTemplate(template: string, baseUrl = POSTGRES
         (sequence) =>
           `SELECT pg_catalog.setval('${schema}.${sequence.name}', ${sequence.lastValue}, ${String(sequence.isCalled)});`,
       ),
+      ...(options.analysed ? [`ANALYZE ${tables.map(({ table }) => `${schema}.${table}`).join(', ')};`] : []),
     ].join('\n');
 
   // One script, so one implicit transaction: a copy is there whole or not at all.
@@ -111,7 +126,7 @@ export async function captureSchemaTemplate(template: string, baseUrl = POSTGRES
     withPostgresClient((client) => client.query(scriptFor(schema)), baseUrl).then(() => undefined);
 
   const make = async (): Promise<string> => {
-    const schema = `t_${randomBytes(8).toString('hex')}`;
+    const schema = `${options.namedAfterTemplate ? template : 't'}_${randomBytes(8).toString('hex')}`;
     await withPostgresClient((client) => client.query(`CREATE SCHEMA ${schema};\n${scriptFor(schema)}`), baseUrl);
     return schema;
   };

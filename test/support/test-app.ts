@@ -9,6 +9,7 @@ import { ENVIRONMENTS, SCOPES } from '../../src/domain/tenancy.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { openDatabaseReader, type RawDatabaseReader } from './database-reader.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from './test-database.js';
+import { migratedPostgresDatabase } from './migrated-postgres.js';
 import type { DestinationStream } from 'pino';
 import type { OidcSettings } from '../../src/config/oidc-settings.js';
 import { createLogger } from '../../src/logger.js';
@@ -90,7 +91,9 @@ async function databaseFor(options: TestAppOptions): Promise<{ db: TestDatabase;
   if (options.database && options.dir) throw new Error('createTestApp takes `database` or `dir`, not both');
   if (options.database) return { db: options.database, owned: false };
   if (options.dir) return { db: sqliteDatabaseIn(options.dir), owned: false };
-  return { db: await createTestDatabase(TEST_ENGINE), owned: true };
+  // On PostgreSQL a copy of a migrated schema where the run has one: what the start would migrate is there.
+  const migrated = TEST_ENGINE === 'postgres' ? await migratedPostgresDatabase() : undefined;
+  return { db: migrated ?? (await createTestDatabase(TEST_ENGINE)), owned: true };
 }
 
 /**

@@ -40,9 +40,8 @@ export async function withPostgresClient<R>(work: (client: pg.Client) => Promise
  * connection URL's `options=-c search_path=…`, so tests never see each other's rows.
  */
 export async function createTestDatabase(engine: TestEngine = TEST_ENGINE): Promise<TestDatabase> {
-  const dir = mkdtempSync(join(tmpdir(), 'ugs-test-'));
-  const removeDir = () => rmSync(dir, { recursive: true, force: true });
   if (engine === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'ugs-test-'));
     const sqlitePath = join(dir, 'ugs.db');
     return {
       engine,
@@ -50,22 +49,30 @@ export async function createTestDatabase(engine: TestEngine = TEST_ENGINE): Prom
       encryptionKey: undefined,
       dir,
       sqlitePath,
-      drop: async () => removeDir(),
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
     };
   }
   const schema = `t_${randomBytes(8).toString('hex')}`;
   await withPostgresClient((client) => client.query(`CREATE SCHEMA ${schema}`));
   const url = new URL(POSTGRES_URL);
   url.searchParams.set('options', `-c search_path=${schema}`);
+  return postgresTestDatabase(url.toString(), () =>
+    withPostgresClient((client) => client.query(`DROP SCHEMA ${schema} CASCADE`)).then(() => undefined),
+  );
+}
+
+/** The PostgreSQL schema `url` selects as a test's database, with a key and a scratch directory of its own. */
+export function postgresTestDatabase(url: string, dropSchema: () => Promise<void>): TestDatabase {
+  const dir = mkdtempSync(join(tmpdir(), 'ugs-test-'));
   return {
-    engine,
-    url: url.toString(),
+    engine: 'postgres',
+    url,
     encryptionKey: randomBytes(32).toString('base64'),
     dir,
     sqlitePath: undefined,
     drop: async () => {
-      await withPostgresClient((client) => client.query(`DROP SCHEMA ${schema} CASCADE`));
-      removeDir();
+      await dropSchema();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
