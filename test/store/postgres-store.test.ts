@@ -7,13 +7,13 @@ import { AppError, isAppError } from '../../src/domain/errors.js';
 import { MIGRATIONS } from '../../src/store/postgres/migrations/index.js';
 import { mapPostgresError } from '../../src/store/postgres/postgres-errors.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { migratePostgres } from '../../src/store/postgres/migrate.js';
+import { INDEX_BUILD_LOCK_KEY, INDEX_BUILD_POLL_MS, migratePostgres } from '../../src/store/postgres/migrate.js';
 import { openPostgresDatabase } from '../../src/store/postgres/postgres-database.js';
 import type { PostgresStoreOptions } from '../../src/store/postgres/postgres-store.js';
 import type { Store } from '../../src/domain/store.port.js';
 import { describeStoreContract } from './store.contract.js';
 import { captureSchemaTemplate, schemaSnapshot } from '../support/postgres-schema-template.js';
-import type { SchemaTemplate } from '../support/postgres-schema-template.js';
+import type { ClonedSchema, SchemaTemplate } from '../support/postgres-schema-template.js';
 import { createChain, raceForCycle } from './contract/user-group-tree.contract.js';
 import {
   auditContext,
@@ -335,21 +335,26 @@ describe('PostgreSQL store specifics', () => {
     expect((migrated.rows as Record<string, unknown[]>).schema_migrations).toHaveLength(stepsOf('contract').length);
     expect((migrated.indexes as unknown[]).length).toBeGreaterThan(20);
     const templates: SchemaTemplate[] = [];
+    const copies: ClonedSchema[] = [];
     teardown.push(async () => {
+      // A template's close waits for the copies being dropped.
+      for (const copy of copies) await copy.drop();
       for (const template of templates) await template.close();
     });
-    const capture = async () => {
+    const copyOf = async () => {
       const template = await captureSchemaTemplate(schema, BASE_URL);
       templates.push(template);
-      return template;
+      const copy = await template.clone();
+      copies.push(copy);
+      return copy;
     };
-    const ofMigrated = await (await capture()).clone();
+    const ofMigrated = await copyOf();
     expect(await schemaSnapshot(ofMigrated.schema, BASE_URL)).toEqual(migrated);
 
     await seed(store);
     const seededState = await schemaSnapshot(schema, BASE_URL);
     expect(seededState.sequences).not.toEqual(migrated.sequences);
-    const ofSeeded = await (await capture()).clone();
+    const ofSeeded = await copyOf();
     expect(await schemaSnapshot(ofSeeded.schema, BASE_URL)).toEqual(seededState);
     // The copy carries on from where the template's sequences stood.
     const next = open({ url: ofSeeded.url });
@@ -400,13 +405,18 @@ describe('PostgreSQL store specifics', () => {
     await expect(migratePostgres(openDatabase(), previous)).resolves.toBe(0);
   });
 
-  it('builds an index concurrently, replacing an invalid one an interrupted build left', async () => {
+  /** The test's schema migrated up to the first step that builds an index concurrently, and that index's name. */
+  const migratedUpToFirstIndexBuild = async () => {
     const build = MIGRATIONS.find((migration) => migration.concurrentIndexes !== undefined)!;
-    const index = build.concurrentIndexes![0]!.name;
     await migratePostgres(
       openDatabase(),
       MIGRATIONS.filter(({ version }) => version < build.version),
     );
+    return { build, index: build.concurrentIndexes![0]!.name };
+  };
+
+  it('builds an index concurrently, replacing an invalid one an interrupted build left', async () => {
+    const { build, index } = await migratedUpToFirstIndexBuild();
     await inSchema("INSERT INTO workspaces (name, created_at) VALUES ('a', now()), ('b', now())");
     await inSchema(
       `INSERT INTO user_groups (workspace_id, environment, provided_id, name, token_hash, token_ciphertext, tags, created_at, updated_at)
@@ -423,6 +433,24 @@ describe('PostgreSQL store specifics', () => {
         .filter(({ version }) => version >= build.version)
         .map(({ version }) => ({ version })),
     );
+  });
+
+  it('waits while another process builds an index (its build lock held), then builds its own', async () => {
+    const { build, index } = await migratedUpToFirstIndexBuild();
+    // The lock is the database's, not the schema's: another release's builder anywhere holds it.
+    const otherBuilder = new pg.Client({ connectionString: BASE_URL });
+    await otherBuilder.connect();
+    teardown.push(() => otherBuilder.end());
+    await otherBuilder.query(`SELECT pg_advisory_lock(${INDEX_BUILD_LOCK_KEY})`);
+    let migrated = false;
+    const migrating = migratePostgres(openDatabase(), MIGRATIONS).finally(() => (migrated = true));
+    // Long enough for several of its tries: it neither builds nor gives up while the lock is held.
+    await new Promise((resolve) => setTimeout(resolve, 4 * INDEX_BUILD_POLL_MS));
+    expect(migrated).toBe(false);
+    expect(await indexState(index)).toEqual([]);
+    await otherBuilder.query(`SELECT pg_advisory_unlock(${INDEX_BUILD_LOCK_KEY})`);
+    await expect(migrating).resolves.toBe(MIGRATIONS.length - build.version + 1);
+    expect(await indexState(index)).toEqual([{ valid: true, method: 'gin' }]);
   });
 
   it('migrates safely from several store instances at once', async () => {

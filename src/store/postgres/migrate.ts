@@ -34,9 +34,9 @@ export interface ConcurrentIndex {
  */
 const MIGRATION_LOCK_KEY = BigInt('0x7567732d6d696772').toString();
 /** A session-level lock ("ugs-indx") held while one process builds an index concurrently. */
-const INDEX_BUILD_LOCK_KEY = BigInt('0x7567732d696e6478').toString();
+export const INDEX_BUILD_LOCK_KEY = BigInt('0x7567732d696e6478').toString();
 /** How often a process waiting for another's index build asks again. */
-const INDEX_BUILD_POLL_MS = 250;
+export const INDEX_BUILD_POLL_MS = 250;
 /** The client's own limit on one index build (the server's statement_timeout is lifted for it). */
 const INDEX_BUILD_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 
