@@ -13,6 +13,7 @@ import type { PostgresStoreOptions } from '../../src/store/postgres/postgres-sto
 import type { Store } from '../../src/domain/store.port.js';
 import { describeStoreContract } from './store.contract.js';
 import { captureSchemaTemplate, schemaSnapshot } from '../support/postgres-schema-template.js';
+import { POSTGRES_URL, schemaUrl, withPostgresClient } from '../support/test-database.js';
 import type { ClonedSchema, SchemaTemplate } from '../support/postgres-schema-template.js';
 import { createChain, raceForCycle } from './contract/user-group-tree.contract.js';
 import {
@@ -33,33 +34,21 @@ import type { Fixture } from './store-fixtures.js';
  * gets a fresh schema of its own (the store works in its connection's search_path), so tests never
  * see each other's rows. When PostgreSQL cannot be reached every test fails: nothing here skips.
  */
-const BASE_URL = process.env.UGS_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
-async function withAdmin<R>(work: (client: pg.Client) => Promise<R>): Promise<R> {
-  const client = new pg.Client({ connectionString: BASE_URL, connectionTimeoutMillis: 5000 });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
 
 /** The database URL with its search_path (and optionally other parameters) set through the URL. */
 function urlFor(schema: string, parameters: Record<string, string> = {}): string {
-  const url = new URL(BASE_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
+  const url = new URL(schemaUrl(schema));
   for (const [key, value] of Object.entries(parameters)) url.searchParams.set(key, value);
   return url.toString();
 }
 
 async function freshSchema(): Promise<{ schema: string; url: string; cleanup: () => Promise<void> }> {
   const schema = `t_${randomBytes(8).toString('hex')}`;
-  await withAdmin((client) => client.query(`CREATE SCHEMA ${schema}`));
+  await withPostgresClient((client) => client.query(`CREATE SCHEMA ${schema}`));
   return {
     schema,
     url: urlFor(schema),
-    cleanup: () => withAdmin((client) => client.query(`DROP SCHEMA ${schema} CASCADE`)).then(() => undefined),
+    cleanup: () => withPostgresClient((client) => client.query(`DROP SCHEMA ${schema} CASCADE`)).then(() => undefined),
   };
 }
 
@@ -87,7 +76,7 @@ describeStoreContract(
     },
     copy: async () => {
       const template = contractTemplate!;
-      template.captured ??= captureSchemaTemplate(template.schema, BASE_URL);
+      template.captured ??= captureSchemaTemplate(template.schema, POSTGRES_URL);
       const copy = await (await template.captured).clone();
       return { store: openPostgresStore({ url: copy.url }), cleanup: copy.drop };
     },
@@ -190,7 +179,7 @@ describe('PostgreSQL store specifics', () => {
     try {
       await store.migrate();
       const fx = await seed(store);
-      const template = await captureSchemaTemplate(made.schema, BASE_URL);
+      const template = await captureSchemaTemplate(made.schema, POSTGRES_URL);
       const drop = async () => {
         await template.close();
         await made.cleanup();
@@ -219,7 +208,7 @@ describe('PostgreSQL store specifics', () => {
   };
 
   const inSchema = <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) =>
-    withAdmin(async (client) => {
+    withPostgresClient(async (client) => {
       await client.query(`SET search_path = ${schema}`);
       return (await client.query<R>(text, values)).rows;
     });
@@ -257,7 +246,7 @@ describe('PostgreSQL store specifics', () => {
     await store.migrate();
     await store.migrate();
     await open().migrate();
-    const tables = await withAdmin(async (client) =>
+    const tables = await withPostgresClient(async (client) =>
       (
         await client.query<{ table_name: string }>(
           'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
@@ -331,7 +320,7 @@ describe('PostgreSQL store specifics', () => {
   it('copies a schema whole: a copy of a freshly migrated one, and of one migrated and seeded, is the same as it', async () => {
     const store = open();
     await store.migrate();
-    const migrated = await schemaSnapshot(schema, BASE_URL);
+    const migrated = await schemaSnapshot(schema, POSTGRES_URL);
     expect((migrated.rows as Record<string, unknown[]>).schema_migrations).toHaveLength(stepsOf('contract').length);
     expect((migrated.indexes as unknown[]).length).toBeGreaterThan(20);
     const templates: SchemaTemplate[] = [];
@@ -342,20 +331,20 @@ describe('PostgreSQL store specifics', () => {
       for (const template of templates) await template.close();
     });
     const copyOf = async () => {
-      const template = await captureSchemaTemplate(schema, BASE_URL);
+      const template = await captureSchemaTemplate(schema, POSTGRES_URL);
       templates.push(template);
       const copy = await template.clone();
       copies.push(copy);
       return copy;
     };
     const ofMigrated = await copyOf();
-    expect(await schemaSnapshot(ofMigrated.schema, BASE_URL)).toEqual(migrated);
+    expect(await schemaSnapshot(ofMigrated.schema, POSTGRES_URL)).toEqual(migrated);
 
     await seed(store);
-    const seededState = await schemaSnapshot(schema, BASE_URL);
+    const seededState = await schemaSnapshot(schema, POSTGRES_URL);
     expect(seededState.sequences).not.toEqual(migrated.sequences);
     const ofSeeded = await copyOf();
-    expect(await schemaSnapshot(ofSeeded.schema, BASE_URL)).toEqual(seededState);
+    expect(await schemaSnapshot(ofSeeded.schema, POSTGRES_URL)).toEqual(seededState);
     // The copy carries on from where the template's sequences stood.
     const next = open({ url: ofSeeded.url });
     await next.migrate();
@@ -366,7 +355,7 @@ describe('PostgreSQL store specifics', () => {
   });
 
   it("makes the signing keys of a database from before migration 9 Customer's", async () => {
-    const workspaceId = await withAdmin(async (client) => {
+    const workspaceId = await withPostgresClient(async (client) => {
       await client.query(`SET search_path = ${schema}`);
       await client.query(
         'CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)',
@@ -438,7 +427,7 @@ describe('PostgreSQL store specifics', () => {
   it('waits while another process builds an index (its build lock held), then builds its own', async () => {
     const { build, index } = await migratedUpToFirstIndexBuild();
     // The lock is the database's, not the schema's: another release's builder anywhere holds it.
-    const otherBuilder = new pg.Client({ connectionString: BASE_URL });
+    const otherBuilder = new pg.Client({ connectionString: POSTGRES_URL });
     await otherBuilder.connect();
     teardown.push(() => otherBuilder.end());
     await otherBuilder.query(`SELECT pg_advisory_lock(${INDEX_BUILD_LOCK_KEY})`);
@@ -736,7 +725,7 @@ describe('PostgreSQL store specifics', () => {
       ),
     );
     expect(results.every(Boolean)).toBe(true);
-    const [connections] = await withAdmin(
+    const [connections] = await withPostgresClient(
       async (client) =>
         (
           await client.query<{ n: number }>(
@@ -893,7 +882,7 @@ describe('PostgreSQL store specifics', () => {
   });
 
   it('gives up on a query the network stopped answering, and recovers by itself once it answers again', async () => {
-    const relay = await stallableRelay(new URL(BASE_URL));
+    const relay = await stallableRelay(new URL(POSTGRES_URL));
     teardown.push(relay.close);
     const through = new URL(urlFor(schema));
     through.hostname = '127.0.0.1';
@@ -924,7 +913,7 @@ describe('PostgreSQL store specifics', () => {
     const store = open({ url: urlFor(schema, { application_name: applicationName }) });
     await store.migrate();
     await store.ping();
-    const terminated = await withAdmin(
+    const terminated = await withPostgresClient(
       async (client) =>
         (
           await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [

@@ -9,8 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { schemaUrl } from './postgres-schema-template.js';
-import { withPostgresClient } from './test-database.js';
+import { schemaUrl, withPostgresClient } from './test-database.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import type pg from 'pg';
 import { MIGRATION_RECORD_TABLES } from '../../src/store/migration.js';
-import { POSTGRES_URL, withPostgresClient } from './test-database.js';
+import { POSTGRES_URL, schemaUrl, withPostgresClient } from './test-database.js';
 
 const run = promisify(execFile);
 
@@ -15,13 +15,6 @@ const run = promisify(execFile);
 const STAMPED_NOW: Record<string, string> = Object.fromEntries(
   MIGRATION_RECORD_TABLES.map((table) => [table, 'applied_at']),
 );
-
-/** The test database's URL with the connection's search_path set to `schema`. */
-export function schemaUrl(schema: string, baseUrl = POSTGRES_URL): string {
-  const url = new URL(baseUrl);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return url.toString();
-}
 
 export interface ClonedSchema {
   schema: string;

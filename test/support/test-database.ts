@@ -54,9 +54,7 @@ export async function createTestDatabase(engine: TestEngine = TEST_ENGINE): Prom
   }
   const schema = `t_${randomBytes(8).toString('hex')}`;
   await withPostgresClient((client) => client.query(`CREATE SCHEMA ${schema}`));
-  const url = new URL(POSTGRES_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return postgresTestDatabase(url.toString(), () =>
+  return postgresTestDatabase(schemaUrl(schema), () =>
     withPostgresClient((client) => client.query(`DROP SCHEMA ${schema} CASCADE`)).then(() => undefined),
   );
 }
@@ -75,6 +73,13 @@ export function postgresTestDatabase(url: string, dropSchema: () => Promise<void
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The test database's URL with the connection's search_path set to `schema`. */
+export function schemaUrl(schema: string, baseUrl = POSTGRES_URL): string {
+  const url = new URL(baseUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return url.toString();
 }
 
 /** The same database reached through another host and port (e.g. a test's TCP proxy). */
