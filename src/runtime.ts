@@ -94,8 +94,17 @@ export async function openRuntime(options: {
   try {
     // PostgreSQL: the same check before migrating, where the schema already has the encrypted
     // columns (a new or older one is checked once migrated, below).
+    // Each check reads every stored ciphertext's key id (docs/deployment.md#several-instances-postgresql): one that
+    // answered makes the check after migrating redundant, migrations moving no ciphertext.
+    let keysChecked = existing !== undefined;
     if (requireAllKeys && location.engine === 'postgres')
-      await assertStoredKeysConfigured(store, keys.keyring.keyIds).catch(onlyMissingKeys);
+      keysChecked = await assertStoredKeysConfigured(store, keys.keyring.keyIds).then(
+        () => true,
+        (error: unknown) => {
+          onlyMissingKeys(error);
+          return false;
+        },
+      );
     // A migration may have created or rewritten tables: the planner gets their statistics now.
     if ((await store.migrate()) > 0) (await store.refreshStatistics()).forEach(warn);
     const clock = options.clock ?? systemClock;
@@ -110,7 +119,7 @@ export async function openRuntime(options: {
       ...(usage ? { usageCounter: usage } : {}),
       currentKeyHeldMs: options.currentKeyHeldMs,
     });
-    if (requireAllKeys) await services.keyRotation.assertKeysOpenAllData();
+    if (requireAllKeys && !keysChecked) await services.keyRotation.assertKeysOpenAllData();
     const defaultWorkspace = await services.workspaces.ensureDefaultWorkspace({ type: 'cli' });
     return { store, services, defaultWorkspace, keys, clock, publicUrl, usage, close };
   } catch (error) {

@@ -881,6 +881,36 @@ describe('PostgreSQL store specifics', () => {
     expect(await store!.updateUserGroup(update, auditContext())).toMatchObject({ name: 'x', version: 2 });
   });
 
+  it("lets the key census and re-encryption's search outlast the pool's statement_timeout, as their walks grow with the data", async () => {
+    const {
+      stores: [store],
+      fx,
+    } = await openSeeded(1, { statementTimeoutMs: 300 });
+    await store!.insertUserGroupIfAbsent(newGroup(fx.customer, 'census'), auditContext());
+    const census = await store!.countCiphertextsByKey();
+    expect(census.some((count) => count.kind === 'user_group_token' && count.count === 1)).toBe(true);
+    // A walk kept waiting past the pool's 300 ms (here by a lock; at scale by the rows it reads) still answers.
+    const blocker = new pg.Client({ connectionString: urlFor(schema) });
+    await blocker.connect();
+    teardown.push(() => blocker.end());
+    await blocker.query('BEGIN');
+    await blocker.query('LOCK TABLE user_groups IN ACCESS EXCLUSIVE MODE');
+    const waiting = [
+      store!.countCiphertextsByKey(),
+      store!.listCiphertextsNotUnderKey('user_group_token', 'none-such', 0, 10),
+    ];
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    await blocker.query('ROLLBACK');
+    const [counted, listed] = await Promise.all(waiting);
+    expect(counted).toEqual(census);
+    expect(listed).toHaveLength(1);
+    // The pool's own statements keep the pool's limit.
+    await blocker.query('BEGIN');
+    await blocker.query('LOCK TABLE user_groups IN ACCESS EXCLUSIVE MODE');
+    await timeUnavailable(store!.findUserGroupByProvidedId(fx.customer, 'census'));
+    await blocker.query('ROLLBACK');
+  });
+
   it('gives up on a query the network stopped answering, and recovers by itself once it answers again', async () => {
     const relay = await stallableRelay(new URL(POSTGRES_URL));
     teardown.push(relay.close);

@@ -6,7 +6,8 @@ import type { CiphertextStore } from '../../domain/encryption-keys/ciphertexts.p
 import type { AuditEvents } from './audit-events.js';
 import type { PostgresDatabase } from './postgres-database.js';
 import { toNumber, type Int8 } from './rows.js';
-import { statement, statements } from './statements.js';
+import { statement, statements, type Statement } from './statements.js';
+import type { QueryResultRow } from 'pg';
 
 const list = statements(perKind(listNotUnderKey));
 
@@ -26,6 +27,18 @@ const replace = statements(
 );
 
 const countByKey = statement(COUNT_BY_KEY);
+// set_config(…, true): SET LOCAL, with the value as a parameter.
+const scanTimeout = statement("SELECT set_config('statement_timeout', @ms, true)");
+
+/**
+ * The statement timeout of a walk over every stored ciphertext (the key census at start and in `ugs
+ * keys`, re-encryption's search for rows under another key): its cost grows with the groups stored, not
+ * with one request, so the pool's 5 s would refuse a start at some size (10 000 000 groups read for about
+ * 10 s here). Long enough for hundreds of millions of rows; still a bound, for a database gone silent.
+ */
+export const CIPHERTEXT_SCAN_TIMEOUT_MS = 600_000;
+/** The client's own limit on it, as the pool's: past the server's. */
+const SCAN_QUERY_TIMEOUT_MARGIN_MS = 1000;
 
 export function ciphertextMethods(db: PostgresDatabase, audit: AuditEvents): CiphertextStore {
   const record = audit.withAudit(async (_tx, context: AuditContext, workspaceId: number) => ({
@@ -33,9 +46,16 @@ export function ciphertextMethods(db: PostgresDatabase, audit: AuditEvents): Cip
     entries: [encryptionKeyRotated(workspaceId, context.changes)],
   }));
 
+  /** A walk over stored ciphertexts, in a transaction of its own that ends its longer timeout with it. */
+  const scan = <R extends QueryResultRow>(walk: Statement) =>
+    db.transaction(async (tx) => {
+      await tx.rows(scanTimeout({ ms: String(CIPHERTEXT_SCAN_TIMEOUT_MS) }));
+      return tx.rows<R>({ ...walk, query_timeout: CIPHERTEXT_SCAN_TIMEOUT_MS + SCAN_QUERY_TIMEOUT_MARGIN_MS });
+    });
+
   return {
     async listCiphertextsNotUnderKey(kind, keyId, afterId, limit) {
-      const rows = await db.rows<{ id: Int8; ciphertext: string }>(list[kind]({ keyId, afterId, limit }));
+      const rows = await scan<{ id: Int8; ciphertext: string }>(list[kind]({ keyId, afterId, limit }));
       return rows.map((row) => ({ kind, id: toNumber(row.id), ciphertext: row.ciphertext }));
     },
 
@@ -58,7 +78,7 @@ export function ciphertextMethods(db: PostgresDatabase, audit: AuditEvents): Cip
       }),
 
     async countCiphertextsByKey() {
-      const rows = await db.rows<{ kind: CiphertextKind; key_id: string; count: Int8 }>(countByKey());
+      const rows = await scan<{ kind: CiphertextKind; key_id: string; count: Int8 }>(countByKey());
       return rows.map((row) => ({ kind: row.kind, keyId: row.key_id, count: toNumber(row.count) }));
     },
 
