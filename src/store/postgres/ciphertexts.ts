@@ -27,8 +27,6 @@ const replace = statements(
 );
 
 const countByKey = statement(COUNT_BY_KEY);
-// set_config(…, true): SET LOCAL, with the value as a parameter.
-const scanTimeout = statement("SELECT set_config('statement_timeout', @ms, true)");
 
 /**
  * The statement timeout of a walk over every stored ciphertext (the key census at start and in `ugs
@@ -37,8 +35,6 @@ const scanTimeout = statement("SELECT set_config('statement_timeout', @ms, true)
  * 10 s here). Long enough for hundreds of millions of rows; still a bound, for a database gone silent.
  */
 export const CIPHERTEXT_SCAN_TIMEOUT_MS = 600_000;
-/** The client's own limit on it, as the pool's: past the server's. */
-const SCAN_QUERY_TIMEOUT_MARGIN_MS = 1000;
 
 export function ciphertextMethods(db: PostgresDatabase, audit: AuditEvents): CiphertextStore {
   const record = audit.withAudit(async (_tx, context: AuditContext, workspaceId: number) => ({
@@ -46,12 +42,9 @@ export function ciphertextMethods(db: PostgresDatabase, audit: AuditEvents): Cip
     entries: [encryptionKeyRotated(workspaceId, context.changes)],
   }));
 
-  /** A walk over stored ciphertexts, in a transaction of its own that ends its longer timeout with it. */
+  /** A walk over stored ciphertexts, under its own statement timeout. */
   const scan = <R extends QueryResultRow>(walk: Statement) =>
-    db.transaction(async (tx) => {
-      await tx.rows(scanTimeout({ ms: String(CIPHERTEXT_SCAN_TIMEOUT_MS) }));
-      return tx.rows<R>({ ...walk, query_timeout: CIPHERTEXT_SCAN_TIMEOUT_MS + SCAN_QUERY_TIMEOUT_MARGIN_MS });
-    });
+    db.transaction((tx) => tx.rows<R>(walk), { statementTimeoutMs: CIPHERTEXT_SCAN_TIMEOUT_MS });
 
   return {
     async listCiphertextsNotUnderKey(kind, keyId, afterId, limit) {

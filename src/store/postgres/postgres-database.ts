@@ -39,9 +39,11 @@ export interface PostgresDatabase extends Queryable {
   /**
    * Runs `work` in one BEGIN … COMMIT on one pooled connection, rolling back when it throws. `work`
    * may run more than once (after a deadlock or serialization failure), so it must only touch the
-   * database through `tx`.
+   * database through `tx`. `statementTimeoutMs`: the statements of this transaction alone get that
+   * statement_timeout (SET LOCAL, ending with it) and the client's limit past it, instead of the pool's;
+   * for reads whose cost grows with the data rather than with one request.
    */
-  transaction<R>(work: (tx: Queryable) => Promise<R>): Promise<R>;
+  transaction<R>(work: (tx: Queryable) => Promise<R>, options?: { statementTimeoutMs?: number }): Promise<R>;
   /**
    * Runs `work` on one pooled connection outside any transaction, collecting the WARNING notices the
    * server sends meanwhile (e.g. a table ANALYZE skipped for want of ownership).
@@ -78,7 +80,7 @@ export function openPostgresDatabase(options: PostgresStoreOptions): PostgresDat
   const runOn = async <R extends QueryResultRow>(client: pg.Pool | pg.PoolClient, statement: Statement): Promise<R[]> =>
     (await client.query<R>(statement)).rows;
 
-  const attempt = async <R>(work: (tx: Queryable) => Promise<R>): Promise<R> => {
+  const attempt = async <R>(work: (tx: Queryable) => Promise<R>, statementTimeoutMs?: number): Promise<R> => {
     const client = await pool.connect();
     // A checked-out client has no listener of the pool's: without this one, a connection dropped
     // between two statements of the transaction would crash the process.
@@ -89,7 +91,14 @@ export function openPostgresDatabase(options: PostgresStoreOptions): PostgresDat
     client.on('error', onError);
     try {
       await client.query('BEGIN');
-      const result = await work({ rows: (statement) => runOn(client, statement) });
+      let tx: Queryable = { rows: (statement) => runOn(client, statement) };
+      if (statementTimeoutMs !== undefined) {
+        // set_config(…, true): SET LOCAL, with the value as a parameter.
+        await client.query("SELECT set_config('statement_timeout', $1, true)", [String(statementTimeoutMs)]);
+        const queryTimeout = statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS;
+        tx = { rows: (statement) => runOn(client, { query_timeout: queryTimeout, ...statement }) };
+      }
+      const result = await work(tx);
       await client.query('COMMIT');
       return result;
     } catch (error) {
@@ -113,14 +122,14 @@ export function openPostgresDatabase(options: PostgresStoreOptions): PostgresDat
   return {
     rows: (statement) => runOn(pool, statement),
 
-    transaction(work) {
+    transaction(work, { statementTimeoutMs } = {}) {
       // A transaction that lost to a deadlock or serialization failure changed nothing: it runs again
       // whole, under the one retry policy; when that gives up, the last conflict is the error.
       let conflict: unknown;
       return retryWhileContended(
         async () => {
           try {
-            return await attempt(work);
+            return await attempt(work, statementTimeoutMs);
           } catch (error) {
             if (!isTransientConflict(error)) throw error;
             conflict = error;

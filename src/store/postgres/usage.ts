@@ -60,8 +60,6 @@ const sql = statements({
   top_embed_tokens_minted: topStatement('embed_tokens_minted'),
   top_verifications: topStatement('verifications'),
   top_reads: topStatement('reads'),
-  // set_config(…, true): SET LOCAL, with the value as a parameter.
-  topTimeout: "SELECT set_config('statement_timeout', @ms, true)",
   prune: 'WITH gone AS (DELETE FROM group_usage WHERE day < @before::date RETURNING 1) SELECT count(*) AS n FROM gone',
 });
 
@@ -71,8 +69,6 @@ const sql = statements({
  * timeout (60 s), so that the answer, or its `503`, still reaches the caller.
  */
 export const TOP_STATEMENT_TIMEOUT_MS = 30_000;
-/** The client's own limit on it, as the pool's: past the server's, for a server gone silent. */
-const TOP_QUERY_TIMEOUT_MARGIN_MS = 1000;
 
 /** `statementTimeoutMs`: the pool's (PostgresStoreOptions); the top's is never shorter. */
 export function usageMethods(db: PostgresDatabase, statementTimeoutMs?: number): UsageStore {
@@ -101,26 +97,26 @@ export function usageMethods(db: PostgresDatabase, statementTimeoutMs?: number):
       return rows.map((row) => ({ day: row.day, ...counts(row) }));
     },
     listTopUsage: (tenant, { since, until, metric, limit }) =>
-      // A longer statement timeout than the pool's for this one admin read (TOP_STATEMENT_TIMEOUT_MS), in a
-      // transaction of its own so that it ends with it.
-      db.transaction(async (tx) => {
-        await tx.rows(sql.topTimeout({ ms: String(topTimeoutMs) }));
-        const { workspaceId, environment } = tenant;
-        for (let candidates = topCandidates(limit); ; candidates = topCandidates(limit, candidates)) {
-          const rows = await tx.rows<CountsRow & { team_id: Int8; provided_id: string | null; name: string | null }>({
-            ...sql[`top_${metric}`]({ workspaceId, environment, since, until, candidates }),
-            query_timeout: topTimeoutMs + TOP_QUERY_TIMEOUT_MARGIN_MS,
-          });
-          const top = topOfRound(rows, (row) => row.name !== null, limit, candidates);
-          if (top)
-            return top.map((row) => ({
-              teamId: toNumber(row.team_id),
-              providedId: row.provided_id as string,
-              name: row.name as string,
-              ...counts(row),
-            }));
-        }
-      }),
+      // A longer statement timeout than the pool's for this one admin read (TOP_STATEMENT_TIMEOUT_MS).
+      db.transaction(
+        async (tx) => {
+          const { workspaceId, environment } = tenant;
+          for (let candidates = topCandidates(limit); ; candidates = topCandidates(limit, candidates)) {
+            const rows = await tx.rows<CountsRow & { team_id: Int8; provided_id: string | null; name: string | null }>(
+              sql[`top_${metric}`]({ workspaceId, environment, since, until, candidates }),
+            );
+            const top = topOfRound(rows, (row) => row.name !== null, limit, candidates);
+            if (top)
+              return top.map((row) => ({
+                teamId: toNumber(row.team_id),
+                providedId: row.provided_id as string,
+                name: row.name as string,
+                ...counts(row),
+              }));
+          }
+        },
+        { statementTimeoutMs: topTimeoutMs },
+      ),
     async pruneUsage(before) {
       const [row] = await db.rows<{ n: Int8 }>(sql.prune({ before }));
       return row ? toNumber(row.n) : 0;
