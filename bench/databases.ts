@@ -3,6 +3,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Engine } from './options.js';
+import { backendCpuCounter } from './postgres-backends.js';
+import type { DatabaseCpuCounter } from './wrk.js';
 import { withPostgresClient } from '../test/support/test-database.js';
 
 /** What the first load of a kept database created through the services, for every later run. */
@@ -43,6 +45,8 @@ export interface BenchDatabase {
    * or so in production; without it PostgreSQL plans the first minute on an empty table's statistics.
    */
   analyze(): Promise<void>;
+  /** Counts the database's own CPU during a measured run (postgres-backends.ts); undefined on SQLite, which runs inside the service. */
+  databaseCpu?: DatabaseCpuCounter;
   /** Removes it, unless it is kept. */
   drop(): Promise<void>;
   /** Kept between runs (`--keep`, or a size above KEPT_ABOVE): its load resumes, drop() leaves it. */
@@ -258,6 +262,7 @@ export async function postgresDatabase(
         );
         for (const { tablename } of rows) await client.query(`ANALYZE ${schema}."${tablename}"`);
       }, baseUrl),
+    databaseCpu: () => backendCpuCounter(baseUrl),
     drop: async () => {
       if (keep) return;
       await withPostgresClient(

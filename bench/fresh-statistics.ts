@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { postgresDatabase, serveFlags, type BenchDatabase } from './databases.js';
-import { cpuSecondsOf, freePort, send, startNodeProcess, type Child } from './processes.js';
+import { backendCpuCounter } from './postgres-backends.js';
+import { freePort, send, startNodeProcess, type Child } from './processes.js';
 import { groupProperties, seed, type Seeded } from './seed.js';
 
 const REPO = join(import.meta.dirname, '..');
@@ -102,19 +103,6 @@ async function counters(schema: string): Promise<Counters> {
       indexes,
     };
   });
-}
-
-/** CPU seconds of every backend connected to the database but this one (the service's pool). */
-async function backendCpuSeconds(): Promise<number> {
-  const pids = await withClient(
-    async (client) =>
-      (
-        await client.query<{ pid: number }>(
-          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
-        )
-      ).rows,
-  );
-  return pids.reduce((sum, { pid }) => sum + (cpuSecondsOf(pid) ?? 0), 0);
 }
 
 async function prepare(schema: string, state: State): Promise<void> {
@@ -220,7 +208,7 @@ async function main(): Promise<void> {
         service = await startService(db, port);
         await sleep(300);
         const before = await counters(schema);
-        const cpuBefore = await backendCpuSeconds();
+        const backendCpuSince = await backendCpuCounter(baseUrl);
         const serviceCpuBefore = service.cpuSeconds() ?? 0;
         const started = performance.now();
         let failed: number;
@@ -230,7 +218,7 @@ async function main(): Promise<void> {
         try {
           failed = await drive(port, name, seeded, `${state}${Date.now()}`, requests);
           seconds = (performance.now() - started) / 1000;
-          backendCpu = (await backendCpuSeconds()) - cpuBefore;
+          backendCpu = await backendCpuSince();
           serviceCpu = (service.cpuSeconds() ?? 0) - serviceCpuBefore;
         } finally {
           await service.stop();

@@ -3,7 +3,7 @@
 // or drop it in flight when its time is up, and the server would go on with it under the next run.
 import { send } from './processes.js';
 import { concurrentFigures } from './sync-10k.js';
-import type { LoadFigures } from './wrk.js';
+import { databaseCpuFigure, type DatabaseCpuCounter, type LoadFigures } from './wrk.js';
 
 /** Requests measured at the least, however long they take. */
 const MIN_REQUESTS = 5;
@@ -18,7 +18,7 @@ export async function measureOneAtATime(
   port: number,
   paths: string[],
   token: string,
-  options: { seconds: number; warmup: number; serverCpuSeconds: () => number | null },
+  options: { seconds: number; warmup: number; serverCpuSeconds: () => number | null; databaseCpu?: DatabaseCpuCounter },
 ): Promise<LoadFigures> {
   let n = 0;
   const ask = async () => {
@@ -32,6 +32,7 @@ export async function measureOneAtATime(
   };
   const warm = performance.now() + options.warmup * 1000;
   while (performance.now() < warm) await ask();
+  const databaseCpuSince = await options.databaseCpu?.();
   const cpuBefore = options.serverCpuSeconds();
   const started = performance.now();
   const latencies: number[] = [];
@@ -43,9 +44,11 @@ export async function measureOneAtATime(
   }
   const seconds = (performance.now() - started) / 1000;
   const cpuAfter = options.serverCpuSeconds();
+  const databaseSeconds = await databaseCpuSince?.();
   return {
     ...concurrentFigures(latencies, statusCodes, seconds),
     cpuUsPerResponse:
       cpuBefore === null || cpuAfter === null ? null : Math.round(((cpuAfter - cpuBefore) * 1e6) / latencies.length),
+    ...databaseCpuFigure(databaseSeconds, latencies.length),
   };
 }

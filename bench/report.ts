@@ -16,6 +16,8 @@ export interface Row {
   rssMb: number | null;
   /** The server's CPU µs per response (null where not measured: offline-verify, webhook-drain). */
   cpuUs: number | null;
+  /** The database's CPU µs per response (PostgreSQL's backends), null where not measured (SQLite runs inside the service). */
+  databaseCpuUs: number | null;
 }
 
 export function machine() {
@@ -53,6 +55,7 @@ export function row(
     ratioToFastify: ratio(fastifyPerSecond),
     rssMb,
     cpuUs: figures.cpuUsPerResponse,
+    databaseCpuUs: figures.databaseCpuUsPerResponse ?? null,
   };
 }
 
@@ -67,6 +70,7 @@ const HEADINGS = [
   '× node:http',
   '× Fastify',
   'CPU µs',
+  'DB CPU µs',
   'RSS MB',
 ];
 
@@ -82,6 +86,7 @@ function cells(r: Row): string[] {
     r.ratioToCeiling === null ? '–' : r.ratioToCeiling.toFixed(2),
     r.ratioToFastify === null ? '–' : r.ratioToFastify.toFixed(2),
     r.cpuUs === null ? '–' : String(r.cpuUs),
+    r.databaseCpuUs === null ? '–' : String(r.databaseCpuUs),
     r.rssMb === null ? '–' : r.rssMb.toFixed(0),
   ];
 }

@@ -625,7 +625,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
       figures = await measure(
         service.port,
         scenario.run(),
-        { ...load, serverCpuSeconds: service.cpuSeconds },
+        { ...load, serverCpuSeconds: service.cpuSeconds, databaseCpu: db.databaseCpu },
         scenario.warmup(),
       );
     } else if (isAdmin(name)) {
@@ -634,6 +634,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
         seconds: options.duration,
         warmup: options.warmup,
         serverCpuSeconds: service.cpuSeconds,
+        databaseCpu: db.databaseCpu,
       });
       describe = requests.describe;
     } else if (name === 'webhook-drain') {
@@ -713,7 +714,7 @@ async function runBlock(engine: Engine, size: number, options: BenchOptions, row
     log(
       `  ${name}: ${result.reqPerSec} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, errors ${result.errors}` +
         ` (${codes || 'no responses'}${figures.errors.socket ? `, ${figures.errors.socket} socket errors` : ''}` +
-        `${figures.errors.wrongOutcome ? `, ${figures.errors.wrongOutcome} wrong outcomes` : ''}), ×${result.ratioToCeiling ?? '–'}${ratioTo ? ` (of ${ratioTo.name})` : ` node:http, ×${result.ratioToFastify ?? '–'} Fastify`}, ${result.cpuUs ?? '–'} µs CPU each, RSS ${rssMb ?? '?'} MB`,
+        `${figures.errors.wrongOutcome ? `, ${figures.errors.wrongOutcome} wrong outcomes` : ''}), ×${result.ratioToCeiling ?? '–'}${ratioTo ? ` (of ${ratioTo.name})` : ` node:http, ×${result.ratioToFastify ?? '–'} Fastify`}, ${result.cpuUs ?? '–'} µs CPU each${result.databaseCpuUs === null ? '' : ` (+${result.databaseCpuUs} µs in PostgreSQL's backends)`}, RSS ${rssMb ?? '?'} MB`,
     );
   }
 

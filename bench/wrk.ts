@@ -29,6 +29,21 @@ export interface LoadFigures {
   statusCodes: Record<string, number>;
   /** The server's CPU time (user + system) per response over the measured run, µs; null when not measured. */
   cpuUsPerResponse: number | null;
+  /** The database's CPU per response over the same run (PostgreSQL's backends), µs; absent when not measured. */
+  databaseCpuUsPerResponse?: number;
+}
+
+/** Starts counting the database's CPU; the function it returns gives the seconds used since (postgres-backends.ts). */
+export type DatabaseCpuCounter = () => Promise<() => Promise<number>>;
+
+/** The database's CPU µs per response, when it was counted. */
+export function databaseCpuFigure(
+  seconds: number | undefined,
+  responses: number,
+): { databaseCpuUsPerResponse?: number } {
+  return seconds === undefined || responses === 0
+    ? {}
+    : { databaseCpuUsPerResponse: Math.round((seconds * 1e6) / responses) };
 }
 
 /** What wrk sends, as Lua: `next_body()` returns the next request's body; `judge(body)` (optional) whether a 2xx answer had the expected outcome. */
@@ -177,13 +192,21 @@ const ms = (us: number) => Math.round(us / 10) / 100;
 export async function measure(
   port: number,
   scenario: WrkScenario,
-  options: { connections: number; seconds: number; warmup: number; serverCpuSeconds?: () => number | null },
+  options: {
+    connections: number;
+    seconds: number;
+    warmup: number;
+    serverCpuSeconds?: () => number | null;
+    databaseCpu?: DatabaseCpuCounter;
+  },
   warmupScenario = scenario,
 ): Promise<LoadFigures> {
   if (options.warmup > 0) await drive(port, warmupScenario, options.connections, options.warmup);
+  const databaseCpuSince = await options.databaseCpu?.();
   const cpuBefore = options.serverCpuSeconds?.() ?? null;
   const result = await drive(port, scenario, options.connections, options.seconds);
   const cpuAfter = options.serverCpuSeconds?.() ?? null;
+  const databaseSeconds = await databaseCpuSince?.();
   const seconds = result.us / 1e6;
   const twoHundreds = Object.entries(result.codes).reduce(
     (sum, [code, count]) => (code.startsWith('2') ? sum + count : sum),
@@ -218,5 +241,6 @@ export async function measure(
       cpuBefore === null || cpuAfter === null || responses === 0
         ? null
         : Math.round(((cpuAfter - cpuBefore) * 1e6) / responses),
+    ...databaseCpuFigure(databaseSeconds, responses),
   };
 }
