@@ -14,6 +14,7 @@ import type { Store } from '../../src/domain/store.port.js';
 import { describeStoreContract } from './store.contract.js';
 import { captureSchemaTemplate, schemaSnapshot } from '../support/postgres-schema-template.js';
 import { POSTGRES_URL, schemaUrl, withPostgresClient } from '../support/test-database.js';
+import { usageIncrement } from '../support/usage-increment.js';
 import type { ClonedSchema, SchemaTemplate } from '../support/postgres-schema-template.js';
 import { createChain, raceForCycle } from './contract/user-group-tree.contract.js';
 import {
@@ -908,6 +909,33 @@ describe('PostgreSQL store specifics', () => {
     await blocker.query('BEGIN');
     await blocker.query('LOCK TABLE user_groups IN ACCESS EXCLUSIVE MODE');
     await timeUnavailable(store!.findUserGroupByProvidedId(fx.customer, 'census'));
+    await blocker.query('ROLLBACK');
+  });
+
+  it("lets the usage top outlast the pool's statement_timeout (it ranks every usage row in range), and nothing else", async () => {
+    const {
+      stores: [store],
+      fx,
+    } = await openSeeded(1, { statementTimeoutMs: 300 });
+    const { group } = await store!.insertUserGroupIfAbsent(newGroup(fx.customer, 'counted'), auditContext());
+    await store!.addUsage([usageIncrement(fx.customer, group.teamId, '2026-11-21', { reads: 3 })]);
+    const query = { since: '2026-11-01', until: '2026-11-30', metric: 'reads', limit: 10 } as const;
+    const top = await store!.listTopUsage(fx.customer, query);
+    expect(top.map((row) => [row.providedId, row.reads])).toEqual([['counted', 3]]);
+    // Kept waiting past the pool's 300 ms (here by a lock; at scale by the rows it ranks), it still answers.
+    const blocker = new pg.Client({ connectionString: urlFor(schema) });
+    await blocker.connect();
+    teardown.push(() => blocker.end());
+    await blocker.query('BEGIN');
+    await blocker.query('LOCK TABLE group_usage IN ACCESS EXCLUSIVE MODE');
+    const waiting = store!.listTopUsage(fx.customer, query);
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    await blocker.query('ROLLBACK');
+    expect(await waiting).toEqual(top);
+    // A day's usage, read by the pool's own statements, keeps the pool's limit.
+    await blocker.query('BEGIN');
+    await blocker.query('LOCK TABLE group_usage IN ACCESS EXCLUSIVE MODE');
+    await timeUnavailable(store!.listUsageDays(fx.customer, group.teamId, query));
     await blocker.query('ROLLBACK');
   });
 
