@@ -169,6 +169,24 @@ describe('PostgreSQL store specifics', () => {
     return store;
   };
 
+  /** A session of its own on the test's schema, inside a transaction that has run `lock`; the returned function rolls it back. */
+  const holdLock = async (lock: string, params: unknown[] = []): Promise<() => Promise<void>> => {
+    const blocker = new pg.Client({ connectionString: urlFor(schema) });
+    await blocker.connect();
+    let ended = false;
+    const end = async () => {
+      if (!ended) await blocker.end();
+      ended = true;
+    };
+    teardown.push(end);
+    await blocker.query('BEGIN');
+    await blocker.query(lock, params);
+    return async () => {
+      await blocker.query('ROLLBACK');
+      await end();
+    };
+  };
+
   /**
    * A schema migrated and seeded through the store once for this block; openSeeded copies it into
    * each test's schema instead of migrating and seeding that.
@@ -863,11 +881,7 @@ describe('PostgreSQL store specifics', () => {
       fx,
     } = await openSeeded(1, { statementTimeoutMs: 300 });
     const { group } = await store!.insertUserGroupIfAbsent(newGroup(fx.customer, 'locked'), auditContext());
-    const blocker = new pg.Client({ connectionString: urlFor(schema) });
-    await blocker.connect();
-    teardown.push(() => blocker.end());
-    await blocker.query('BEGIN');
-    await blocker.query('SELECT 1 FROM user_groups WHERE team_id = $1 FOR UPDATE', [group.teamId]);
+    const release = await holdLock('SELECT 1 FROM user_groups WHERE team_id = $1 FOR UPDATE', [group.teamId]);
     const update = {
       tenant: fx.customer,
       teamId: group.teamId,
@@ -878,7 +892,7 @@ describe('PostgreSQL store specifics', () => {
     const ms = await timeUnavailable(store!.updateUserGroup(update, auditContext()));
     expect(ms).toBeGreaterThanOrEqual(250);
     expect(ms).toBeLessThan(1500);
-    await blocker.query('ROLLBACK');
+    await release();
     expect(await store!.updateUserGroup(update, auditContext())).toMatchObject({ name: 'x', version: 2 });
   });
 
@@ -891,25 +905,20 @@ describe('PostgreSQL store specifics', () => {
     const census = await store!.countCiphertextsByKey();
     expect(census.some((count) => count.kind === 'user_group_token' && count.count === 1)).toBe(true);
     // A walk kept waiting past the pool's 300 ms (here by a lock; at scale by the rows it reads) still answers.
-    const blocker = new pg.Client({ connectionString: urlFor(schema) });
-    await blocker.connect();
-    teardown.push(() => blocker.end());
-    await blocker.query('BEGIN');
-    await blocker.query('LOCK TABLE user_groups IN ACCESS EXCLUSIVE MODE');
+    let release = await holdLock('LOCK TABLE user_groups IN ACCESS EXCLUSIVE MODE');
     const waiting = [
       store!.countCiphertextsByKey(),
       store!.listCiphertextsNotUnderKey('user_group_token', 'none-such', 0, 10),
     ];
     await new Promise((resolve) => setTimeout(resolve, 900));
-    await blocker.query('ROLLBACK');
+    await release();
     const [counted, listed] = await Promise.all(waiting);
     expect(counted).toEqual(census);
     expect(listed).toHaveLength(1);
     // The pool's own statements keep the pool's limit.
-    await blocker.query('BEGIN');
-    await blocker.query('LOCK TABLE user_groups IN ACCESS EXCLUSIVE MODE');
+    release = await holdLock('LOCK TABLE user_groups IN ACCESS EXCLUSIVE MODE');
     await timeUnavailable(store!.findUserGroupByProvidedId(fx.customer, 'census'));
-    await blocker.query('ROLLBACK');
+    await release();
   });
 
   it("lets the usage top outlast the pool's statement_timeout (it ranks every usage row in range), and nothing else", async () => {
@@ -923,20 +932,15 @@ describe('PostgreSQL store specifics', () => {
     const top = await store!.listTopUsage(fx.customer, query);
     expect(top.map((row) => [row.providedId, row.reads])).toEqual([['counted', 3]]);
     // Kept waiting past the pool's 300 ms (here by a lock; at scale by the rows it ranks), it still answers.
-    const blocker = new pg.Client({ connectionString: urlFor(schema) });
-    await blocker.connect();
-    teardown.push(() => blocker.end());
-    await blocker.query('BEGIN');
-    await blocker.query('LOCK TABLE group_usage IN ACCESS EXCLUSIVE MODE');
+    let release = await holdLock('LOCK TABLE group_usage IN ACCESS EXCLUSIVE MODE');
     const waiting = store!.listTopUsage(fx.customer, query);
     await new Promise((resolve) => setTimeout(resolve, 900));
-    await blocker.query('ROLLBACK');
+    await release();
     expect(await waiting).toEqual(top);
     // A day's usage, read by the pool's own statements, keeps the pool's limit.
-    await blocker.query('BEGIN');
-    await blocker.query('LOCK TABLE group_usage IN ACCESS EXCLUSIVE MODE');
+    release = await holdLock('LOCK TABLE group_usage IN ACCESS EXCLUSIVE MODE');
     await timeUnavailable(store!.listUsageDays(fx.customer, group.teamId, query));
-    await blocker.query('ROLLBACK');
+    await release();
   });
 
   it('gives up on a query the network stopped answering, and recovers by itself once it answers again', async () => {
