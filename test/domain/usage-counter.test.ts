@@ -1,7 +1,7 @@
 // The usage recorder's windows (docs/api.md#usage-per-group): each flush writes what was counted since the last one, once
 // per group and day, whatever happened to the writes before it.
 import { describe, expect, it } from 'vitest';
-import { createUsageRecorder } from '../../src/domain/usage/usage-counter.js';
+import { createUsageRecorder, USAGE_WRITE_SLICE } from '../../src/domain/usage/usage-counter.js';
 import type { UsageIncrement } from '../../src/domain/usage/usage.records.js';
 import type { Tenant } from '../../src/domain/tenancy.js';
 import { usageIncrement } from '../support/usage-increment.js';
@@ -90,5 +90,57 @@ describe('usage recorder', () => {
     await recorder.flush();
     await recorder.flush();
     expect(told).toEqual([[increment(5, '2026-11-26', { reads: 1 })]]);
+  });
+
+  it('writes a flush of more groups than a slice in slices, the event loop taking what waited between them', async () => {
+    const events: string[] = [];
+    const recorder = createUsageRecorder({
+      store: {
+        addUsage: async (batch) => {
+          // I/O that arrives during a write (here, a callback queued by it) runs before the next slice.
+          if (events.length === 0) setImmediate(() => events.push('another request'));
+          events.push(`write of ${batch.length}`);
+        },
+        pruneUsage: async () => 0,
+      },
+      flushMs: 3_600_000,
+      now: () => DAY_ONE,
+    });
+    for (let teamId = 1; teamId <= 2 * USAGE_WRITE_SLICE + 5; teamId += 1) recorder.read(tenant, teamId);
+    await recorder.flush();
+    expect(events).toEqual([
+      `write of ${USAGE_WRITE_SLICE}`,
+      'another request',
+      `write of ${USAGE_WRITE_SLICE}`,
+      'write of 5',
+    ]);
+  });
+
+  it('keeps a failed slice and the slices after it for the next flush, and writes every count once', async () => {
+    const written = new Map<number, number>();
+    let writes = 0;
+    const recorder = createUsageRecorder({
+      store: {
+        addUsage: async (batch) => {
+          writes += 1;
+          if (writes === 2) throw new Error('database is locked');
+          for (const { teamId, reads } of batch) written.set(teamId, (written.get(teamId) ?? 0) + reads);
+        },
+        pruneUsage: async () => 0,
+      },
+      flushMs: 3_600_000,
+      now: () => DAY_ONE,
+    });
+    const groups = 2 * USAGE_WRITE_SLICE + 1;
+    for (let teamId = 1; teamId <= groups; teamId += 1) recorder.read(tenant, teamId);
+    await recorder.flush();
+    expect(written.size).toBe(USAGE_WRITE_SLICE);
+    recorder.read(tenant, 1);
+    await recorder.flush();
+    // The first flush: a slice written, the next refused; the second: the 2 001 kept and the new count, in two slices.
+    expect(writes).toBe(4);
+    expect(written.size).toBe(groups);
+    expect(written.get(1)).toBe(2);
+    expect([...written.values()].filter((reads) => reads !== 1)).toEqual([2]);
   });
 });

@@ -42,6 +42,17 @@ export interface UsageRecorderOptions {
 /** How often old days are pruned (each process; the deletes are idempotent). */
 const PRUNE_EVERY_MS = 3_600_000;
 
+/**
+ * Increments per write of a flush. SQLite writes on the service's only thread: 50 000 groups' counts
+ * in one transaction held every request for about 250 ms at 10 000 000 groups (docs/performance.md,
+ * "Ten million groups (SQLite)"); a slice of 2 000 holds them for some 10 ms, and the event loop turns
+ * between slices.
+ */
+export const USAGE_WRITE_SLICE = 2_000;
+
+/** Lets the event loop take the I/O that waited (a write on SQLite returns without letting it). */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 interface Entry {
   workspaceId: number;
   environment: Environment;
@@ -55,8 +66,9 @@ interface Entry {
 /**
  * Counts in memory, per group of the current UTC day, and writes the counts every `flushMs` as
  * additive upserts (UsageStore.addUsage): each process adds only what it counted since its last
- * write, so any number of processes and instances count every request once. A failed write keeps
- * its counts for the next one (the transaction added nothing).
+ * write, so any number of processes and instances count every request once. A flush writes in
+ * slices of USAGE_WRITE_SLICE; a failed write keeps its counts for the next flush (the transaction
+ * added nothing).
  */
 export function createUsageRecorder({
   store,
@@ -113,12 +125,16 @@ export function createUsageRecorder({
     const batch = carried.length === 0 ? fresh : merged([...carried, ...fresh]);
     carried = [];
     if (fresh.length > 0) for (const listener of listeners) listener(fresh);
-    if (batch.length > 0) {
+    // Slice by slice: a failed write keeps its slice and the ones after it for the next flush (a slice's
+    // transaction adds all of it or nothing); the slices before it are written.
+    for (let start = 0; start < batch.length; start += USAGE_WRITE_SLICE) {
+      if (start > 0) await nextTurn();
       try {
-        await store.addUsage(batch);
+        await store.addUsage(batch.slice(start, start + USAGE_WRITE_SLICE));
       } catch (error) {
-        carried.push(...batch);
+        carried.push(...batch.slice(start));
         warn('usage counts could not be written; they are kept for the next flush', error);
+        break;
       }
     }
     const at = now();
