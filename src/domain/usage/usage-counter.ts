@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Environment, Tenant } from '../tenancy.js';
 import type { UsageStore } from './usage.port.js';
 import type { UsageIncrement } from './usage.records.js';
@@ -49,9 +50,6 @@ const PRUNE_EVERY_MS = 3_600_000;
  * between slices.
  */
 export const USAGE_WRITE_SLICE = 2_000;
-
-/** Lets the event loop take the I/O that waited (a write on SQLite returns without letting it). */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface Entry {
   workspaceId: number;
@@ -128,7 +126,8 @@ export function createUsageRecorder({
     // Slice by slice: a failed write keeps its slice and the ones after it for the next flush (a slice's
     // transaction adds all of it or nothing); the slices before it are written.
     for (let start = 0; start < batch.length; start += USAGE_WRITE_SLICE) {
-      if (start > 0) await nextTurn();
+      // The I/O that waited goes first: a write on SQLite returns without letting it.
+      if (start > 0) await yieldToEventLoop();
       try {
         await store.addUsage(batch.slice(start, start + USAGE_WRITE_SLICE));
       } catch (error) {

@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
 import { isBusy, MAX_BUSY_PAUSE_MS } from './busy.js';
 import { mapSqliteError } from './sqlite-errors.js';
@@ -76,7 +76,7 @@ export function createGroupCommit(db: Database, { busyTimeoutMs }: { busyTimeout
         if (busy === undefined) {
           pause = 2;
           // Let the requests of this turn queue up behind the batch before the next one starts.
-          await new Promise<void>((resolve) => setImmediate(resolve));
+          await yieldToEventLoop();
           continue;
         }
         // Another process holds the write lock: writes past their deadline fail as unavailable, the
